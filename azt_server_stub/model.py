@@ -1,0 +1,244 @@
+"""The stub's data model: EDM types, typed property values, stored entities, time.
+
+This module is the one vocabulary shared by the stub's parts (filter evaluator,
+backend, wire formats). It is deliberately independent of the client package
+``azt``: the two sides must never share wire code.
+
+Value representation (``Value``) per EDM type:
+
+==============  ==============================================================
+``Edm.String``  ``str``
+``Edm.Int32``   ``int`` in [-2**31, 2**31 - 1]
+``Edm.Int64``   ``int`` in [-2**63, 2**63 - 1]
+``Edm.Double``  ``float`` (NaN and +-inf allowed)
+``Edm.Boolean`` ``bool``
+``Edm.DateTime````int``: 100 ns ticks since 0001-01-01T00:00:00Z (as .NET)
+``Edm.Guid``    ``uuid.UUID``
+``Edm.Binary``  ``bytes``
+==============  ==============================================================
+
+Example::
+
+    >>> ticks = parse_datetime("2020-09-15T23:02:10.4363943Z")
+    >>> format_datetime(ticks)
+    '2020-09-15T23:02:10.4363943Z'
+    >>> etag_for(ticks)
+    'W/"datetime\\'2020-09-15T23%3A02%3A10.4363943Z\\'"'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+
+class Edm(enum.StrEnum):
+    """The eight EDM types the Table service stores.
+
+    Example::
+
+        >>> Edm("Edm.Int64") is Edm.INT64
+        True
+    """
+
+    STRING = "Edm.String"
+    INT32 = "Edm.Int32"
+    INT64 = "Edm.Int64"
+    DOUBLE = "Edm.Double"
+    BOOLEAN = "Edm.Boolean"
+    DATETIME = "Edm.DateTime"
+    GUID = "Edm.Guid"
+    BINARY = "Edm.Binary"
+
+
+Value: TypeAlias = Any
+"""A typed property value; see the module docstring for the Python type per EDM type."""
+
+TypedValue: TypeAlias = tuple[Edm, Value]
+"""An EDM type with its value, e.g. ``(Edm.INT64, 255)``."""
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+# --- time -------------------------------------------------------------------
+
+TICKS_PER_SECOND = 10_000_000
+_EPOCH_0001 = _dt.datetime(1, 1, 1, tzinfo=_dt.UTC)
+#: Ticks of 1601-01-01T00:00:00Z, the earliest DateTime the service stores.
+MIN_DATETIME_TICKS = 504_911_232_000_000_000
+#: Ticks of 9999-12-31T23:59:59.9999999Z.
+MAX_DATETIME_TICKS = 3_155_378_975_999_999_999
+
+_DT_RE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?"
+    r"(Z|[+-]\d{2}:\d{2})?$"
+)
+
+
+def parse_datetime(text: str) -> int:
+    """Parse an ISO 8601 DateTime (0-7 fractional digits) into 100 ns ticks.
+
+    A missing zone designator means UTC; an offset is converted to UTC.
+    Raises ``ValueError`` when the text is not a valid DateTime.
+
+    Example::
+
+        >>> parse_datetime("0001-01-01T00:00:00Z")
+        0
+    """
+    m = _DT_RE.match(text)
+    if m is None:
+        raise ValueError(f"not an ISO 8601 DateTime: {text!r}")
+    year, month, day, hour, minute = (int(m.group(i)) for i in range(1, 6))
+    second = int(m.group(6) or 0)
+    frac = (m.group(7) or "").ljust(7, "0")
+    base = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.UTC)
+    zone = m.group(8)
+    if zone and zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        offset = _dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        base = base - sign * offset
+    delta = base - _EPOCH_0001
+    return (delta.days * 86_400 + delta.seconds) * TICKS_PER_SECOND + int(frac)
+
+
+def format_datetime(ticks: int) -> str:
+    """Format ticks the way the service prints DateTimes: UTC, ``Z``, up to 7
+    fractional digits with trailing zeros removed, no fraction when zero.
+
+    Example::
+
+        >>> format_datetime(parse_datetime("1973-10-04T00:00:00.5000000Z"))
+        '1973-10-04T00:00:00.5Z'
+    """
+    seconds, frac = divmod(ticks, TICKS_PER_SECOND)
+    moment = _EPOCH_0001 + _dt.timedelta(seconds=seconds)
+    head = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if len(head) < 19:  # strftime does not zero-pad years < 1000 on every platform
+        head = f"{moment.year:04d}" + head[head.index("-") :]
+    if frac:
+        return f"{head}.{frac:07d}".rstrip("0") + "Z"
+    return head + "Z"
+
+
+def format_datetime_7(ticks: int) -> str:
+    """Format ticks with exactly seven fractional digits (used for Timestamp).
+
+    Example::
+
+        >>> format_datetime_7(parse_datetime("2020-01-01T00:00:00Z"))
+        '2020-01-01T00:00:00.0000000Z'
+    """
+    seconds, frac = divmod(ticks, TICKS_PER_SECOND)
+    moment = _EPOCH_0001 + _dt.timedelta(seconds=seconds)
+    return f"{moment.year:04d}" + moment.strftime("-%m-%dT%H:%M:%S") + f".{frac:07d}Z"
+
+
+def ticks_from_datetime(moment: _dt.datetime) -> int:
+    """Convert an aware ``datetime`` to ticks (naive values are taken as UTC).
+
+    Example::
+
+        >>> ticks_from_datetime(_dt.datetime(1, 1, 1, tzinfo=_dt.UTC))
+        0
+    """
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    delta = moment - _EPOCH_0001
+    return (delta.days * 86_400 + delta.seconds) * TICKS_PER_SECOND + delta.microseconds * 10
+
+
+def datetime_from_ticks(ticks: int) -> _dt.datetime:
+    """Convert ticks to an aware UTC ``datetime`` (sub-microsecond digits are dropped).
+
+    Example::
+
+        >>> datetime_from_ticks(0).year
+        1
+    """
+    return _EPOCH_0001 + _dt.timedelta(microseconds=ticks // 10)
+
+
+def etag_for(timestamp_ticks: int) -> str:
+    """The weak ETag the service derives from an entity's Timestamp.
+
+    Uses the same string the service prints as Timestamp, with ``:`` escaped.
+
+    Example::
+
+        >>> etag_for(parse_datetime("2020-09-15T23:02:10.4363943Z"))
+        'W/"datetime\\'2020-09-15T23%3A02%3A10.4363943Z\\'"'
+    """
+    return "W/\"datetime'" + format_datetime_7(timestamp_ticks).replace(":", "%3A") + "'\""
+
+
+# --- entities ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Entity:
+    """A stored entity: keys, the service-assigned Timestamp, and typed properties.
+
+    ``props`` holds only custom properties (never PartitionKey, RowKey or
+    Timestamp), in insertion order, each as ``(Edm, value)``. Stored entities
+    never contain nulls.
+
+    Example::
+
+        >>> e = Entity("pk", "rk", 0, {"Age": (Edm.INT32, 23)})
+        >>> e.props["Age"]
+        (<Edm.INT32: 'Edm.Int32'>, 23)
+    """
+
+    pk: str
+    rk: str
+    timestamp: int
+    props: dict[str, TypedValue] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(PartitionKey, RowKey)``, the entity's position in ordinal order."""
+        return (self.pk, self.rk)
+
+    @property
+    def etag(self) -> str:
+        """The entity's current ETag, derived from its Timestamp."""
+        return etag_for(self.timestamp)
+
+    def get(self, name: str) -> TypedValue | None:
+        """Look up any property by name, system properties included.
+
+        ``PartitionKey``/``RowKey`` are ``Edm.String``, ``Timestamp`` is ``Edm.DateTime``;
+        a missing property gives ``None``.
+
+        Example::
+
+            >>> Entity("a", "b", 0).get("PartitionKey")
+            (<Edm.STRING: 'Edm.String'>, 'a')
+        """
+        if name == "PartitionKey":
+            return (Edm.STRING, self.pk)
+        if name == "RowKey":
+            return (Edm.STRING, self.rk)
+        if name == "Timestamp":
+            return (Edm.DATETIME, self.timestamp)
+        return self.props.get(name)
+
+    def copy(self) -> Entity:
+        """A copy whose property dict can be changed independently (values are immutable)."""
+        return Entity(self.pk, self.rk, self.timestamp, dict(self.props))
+
+
+def new_guid() -> str:
+    """A fresh request id in the service's GUID shape.
+
+    Example::
+
+        >>> len(new_guid())
+        36
+    """
+    return str(uuid.uuid4())
