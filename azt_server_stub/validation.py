@@ -1,0 +1,345 @@
+"""Service-side validation of table names, keys, property names, values and entity limits.
+
+Pure functions that raise :class:`~azt_server_stub.errors.StubError` with the
+service's status and code (PROTOCOL.md 5.2-5.5). They run once per entity on
+the write path, so the common cases (ASCII names and keys, names seen before)
+take a fast path.
+
+Choices where the service's behaviour is not pinned down (see PROTOCOL.md):
+
+* Forbidden key characters -> ``400 InvalidInput``; a non-string key -> ``400 InvalidInput``.
+* Property names follow the C# identifier rule: a letter (Unicode categories
+  Lu, Ll, Lt, Lm, Lo, Nl) or ``_`` first, then letters, decimal digits (Nd),
+  connectors (Pc) and combining marks (Mn, Mc). Formatting characters (Cf),
+  which C# allows, are refused because names must also be XML names.
+* ``PartitionKey``, ``RowKey`` and ``Timestamp`` are refused as custom
+  properties (``400 PropertyNameInvalid``): the format layer strips them from
+  bodies before the values reach the backend.
+* Int32 or Int64 out of range -> ``400 InvalidInput``; DateTime outside
+  1601-01-01 ... 9999-12-31T23:59:59.9999999Z -> ``400 OutOfRangeInput``.
+* Entity size follows the accounting of PROTOCOL.md 5.2: 4 bytes + 2 x (UTF-16
+  length of PartitionKey + RowKey) + for each custom property 8 bytes + 2 x name
+  length + value size (string 2 x len + 4, binary len + 4, Int64/Double/DateTime 8,
+  Int32 4, Guid 16, Boolean 1). The system Timestamp is not counted.
+
+Example::
+
+    >>> validate_table_name("Movies2024")
+    >>> validate_entity("pk", "rk", {"Title": (Edm.STRING, "Heat")})
+    >>> entity_size("pk", "rk", {"Age": (Edm.INT32, 23)})
+    30
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from . import errors
+from .model import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    MAX_DATETIME_TICKS,
+    MIN_DATETIME_TICKS,
+    Edm,
+    TypedValue,
+)
+
+__all__ = [
+    "MAX_BINARY_BYTES",
+    "MAX_ENTITY_BYTES",
+    "MAX_KEY_UNITS",
+    "MAX_PROPERTIES",
+    "MAX_PROPERTY_NAME",
+    "MAX_STRING_UNITS",
+    "RESERVED_PROPERTY_NAMES",
+    "check_entity_limits",
+    "entity_size",
+    "utf16_len",
+    "validate_entity",
+    "validate_key",
+    "validate_properties",
+    "validate_property_name",
+    "validate_table_name",
+    "validate_value",
+]
+
+#: Custom properties per entity (255 minus PartitionKey, RowKey, Timestamp).
+MAX_PROPERTIES = 252
+#: Entity size limit in bytes by the accounting described in the module docstring.
+MAX_ENTITY_BYTES = 1024 * 1024
+#: String property limit in UTF-16 code units (64 KiB).
+MAX_STRING_UNITS = 32 * 1024
+#: Binary property limit in bytes.
+MAX_BINARY_BYTES = 64 * 1024
+#: PartitionKey / RowKey limit in UTF-16 code units (2 KiB).
+MAX_KEY_UNITS = 1024
+#: Property name limit in characters.
+MAX_PROPERTY_NAME = 255
+#: Names that can never be custom properties.
+RESERVED_PROPERTY_NAMES = frozenset({"PartitionKey", "RowKey", "Timestamp"})
+
+_TABLE_NAME_CHARS = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
+_KEY_FORBIDDEN = re.compile("[/\\\\#?\x00-\x1f\x7f-\x9f]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_ASCII_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME_START_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nl"})
+_NAME_PART_CATEGORIES = _NAME_START_CATEGORIES | {"Nd", "Pc", "Mn", "Mc"}
+
+# Names already accepted: entities of one table repeat the same few names, so a
+# set lookup replaces the character checks. Bounded so hostile input cannot grow it.
+_KNOWN_NAMES: set[str] = set()
+_KNOWN_NAMES_LIMIT = 50_000
+
+_FIXED_VALUE_SIZE = {
+    Edm.INT32: 4,
+    Edm.INT64: 8,
+    Edm.DOUBLE: 8,
+    Edm.DATETIME: 8,
+    Edm.GUID: 16,
+    Edm.BOOLEAN: 1,
+}
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (characters above U+FFFF count twice).
+
+    Example::
+
+        >>> utf16_len("abc"), utf16_len("\\U0001F600")
+        (3, 2)
+    """
+    if text.isascii():
+        return len(text)
+    return len(text) + len(_ASTRAL.findall(text))
+
+
+def validate_table_name(name: str) -> None:
+    """Refuse a table name the service would refuse (PROTOCOL.md 5.5).
+
+    3-63 alphanumerics starting with a letter; ``tables`` (any casing) is reserved.
+    Wrong length -> ``400 OutOfRangeInput``; anything else -> ``400 InvalidResourceName``.
+    The length is checked first.
+
+    Example::
+
+        >>> validate_table_name("ab")
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 OutOfRangeInput: The specified resource name \
+length is not within the permissible limits.
+    """
+    if not 3 <= len(name) <= 63:
+        raise errors.resource_name_length()
+    if _TABLE_NAME_CHARS.match(name) is None or not name.isascii():
+        raise errors.invalid_resource_name()
+    if name.lower() == "tables":
+        raise errors.invalid_resource_name()
+
+
+def validate_key(which: str, value: object) -> None:
+    """Refuse a PartitionKey/RowKey (``which``) the service would refuse (PROTOCOL.md 5.4).
+
+    Not a string or a forbidden character -> ``400 InvalidInput``; more than 1024 UTF-16
+    code units -> ``400 KeyValueTooLarge``. The empty string is a legal key.
+
+    Example::
+
+        >>> validate_key("RowKey", "a/b")
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidInput: The 'RowKey' value contains a \
+character that is not allowed in keys (/ \\ # ? or a control character).
+    """
+    if type(value) is not str:
+        raise errors.invalid_input()
+    if len(value) > MAX_KEY_UNITS // 2 and utf16_len(value) > MAX_KEY_UNITS:
+        raise errors.key_value_too_large(which)
+    if _KEY_FORBIDDEN.search(value) is not None:
+        raise errors.invalid_input(
+            f"The '{which}' value contains a character that is not allowed in keys "
+            "(/ \\ # ? or a control character)."
+        )
+
+
+def _is_identifier(name: str) -> bool:
+    if _ASCII_NAME.match(name) is not None:
+        return True
+    if name.isascii():
+        return False
+    first = name[0]
+    if first != "_" and unicodedata.category(first) not in _NAME_START_CATEGORIES:
+        return False
+    return all(unicodedata.category(ch) in _NAME_PART_CATEGORIES for ch in name[1:])
+
+
+def validate_property_name(name: str) -> None:
+    """Refuse a custom property name the service would refuse (PROTOCOL.md 5.3).
+
+    Longer than 255 -> ``400 PropertyNameTooLong``; not a C# identifier, or a
+    reserved system name -> ``400 PropertyNameInvalid``.
+
+    Example::
+
+        >>> validate_property_name("Größe")
+        >>> validate_property_name("123")
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 PropertyNameInvalid: The property name is invalid.
+    """
+    if name in _KNOWN_NAMES:
+        return
+    if type(name) is not str:
+        raise errors.property_name_invalid()
+    if len(name) > MAX_PROPERTY_NAME:
+        raise errors.property_name_too_long()
+    if not name or name in RESERVED_PROPERTY_NAMES or not _is_identifier(name):
+        raise errors.property_name_invalid()
+    if len(_KNOWN_NAMES) < _KNOWN_NAMES_LIMIT:
+        _KNOWN_NAMES.add(name)
+
+
+def _value_size(edm: Edm, value: Any) -> int:
+    """Size of a validated value by the accounting of the module docstring."""
+    if edm is Edm.STRING:
+        return 2 * utf16_len(value) + 4
+    if edm is Edm.BINARY:
+        return len(value) + 4
+    return _FIXED_VALUE_SIZE[edm]
+
+
+def validate_value(edm: Edm, value: object) -> None:
+    """Refuse a value that is not a legal ``edm`` value (PROTOCOL.md 5.1-5.2).
+
+    The Python type must be the one ``model`` prescribes (``400 InvalidInput``
+    otherwise). Strings over 32 768 UTF-16 code units and binaries over 64 KiB ->
+    ``400 PropertyValueTooLarge``; Int32/Int64 out of range -> ``400 InvalidInput``;
+    DateTime ticks outside 1601-01-01 ... 9999-12-31 -> ``400 OutOfRangeInput``.
+
+    Example::
+
+        >>> validate_value(Edm.INT32, 2**31)
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidInput: One of the request inputs is not valid.
+    """
+    if edm is Edm.STRING:
+        if type(value) is not str:
+            raise errors.invalid_input()
+        if len(value) > MAX_STRING_UNITS // 2 and utf16_len(value) > MAX_STRING_UNITS:
+            raise errors.property_value_too_large()
+    elif edm is Edm.INT32:
+        if type(value) is not int:
+            raise errors.invalid_input()
+        if not INT32_MIN <= value <= INT32_MAX:
+            raise errors.invalid_input()
+    elif edm is Edm.INT64:
+        if type(value) is not int:
+            raise errors.invalid_input()
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise errors.invalid_input("An error occurred while processing this request.")
+    elif edm is Edm.DOUBLE:
+        if type(value) is not float:
+            raise errors.invalid_input()
+    elif edm is Edm.BOOLEAN:
+        if type(value) is not bool:
+            raise errors.invalid_input()
+    elif edm is Edm.DATETIME:
+        if type(value) is not int:
+            raise errors.invalid_input()
+        if not MIN_DATETIME_TICKS <= value <= MAX_DATETIME_TICKS:
+            raise errors.out_of_range_input()
+    elif edm is Edm.GUID:
+        if type(value) is not uuid.UUID:
+            raise errors.invalid_input()
+    elif edm is Edm.BINARY:
+        if type(value) is not bytes:
+            raise errors.invalid_input()
+        if len(value) > MAX_BINARY_BYTES:
+            raise errors.property_value_too_large()
+    else:  # pragma: no cover - Edm is closed; a foreign object lands here
+        raise errors.invalid_input()
+
+
+def validate_properties(props: Mapping[str, TypedValue]) -> int:
+    """Validate custom properties (count, names, values); return their accounted size.
+
+    More than 252 -> ``400 TooManyProperties``; then each name and value in order.
+
+    Example::
+
+        >>> validate_properties({"Age": (Edm.INT32, 23)})
+        18
+    """
+    if len(props) > MAX_PROPERTIES:
+        raise errors.too_many_properties()
+    size = 0
+    for name, typed in props.items():
+        validate_property_name(name)
+        if type(typed) is not tuple or len(typed) != 2:
+            raise errors.invalid_input()
+        edm, value = typed
+        if type(edm) is not Edm:
+            raise errors.invalid_input()
+        validate_value(edm, value)
+        size += 8 + 2 * utf16_len(name) + _value_size(edm, value)
+    return size
+
+
+def entity_size(pk: str, rk: str, props: Mapping[str, TypedValue]) -> int:
+    """The accounted size in bytes of an entity (see the module docstring).
+
+    Example::
+
+        >>> entity_size("", "", {})
+        4
+    """
+    size = 4 + 2 * (utf16_len(pk) + utf16_len(rk))
+    for name, (edm, value) in props.items():
+        size += 8 + 2 * utf16_len(name) + _value_size(edm, value)
+    return size
+
+
+def check_entity_limits(pk: str, rk: str, props: Mapping[str, TypedValue]) -> None:
+    """Check only the whole-entity limits (count, 1 MiB) of already validated parts.
+
+    Used after a merge, whose result may exceed limits that each part respects.
+
+    Example::
+
+        >>> check_entity_limits("pk", "rk", {"A": (Edm.BINARY, b"x" * 1000)})
+    """
+    if len(props) > MAX_PROPERTIES:
+        raise errors.too_many_properties()
+    if entity_size(pk, rk, props) > MAX_ENTITY_BYTES:
+        raise errors.entity_too_large()
+
+
+def validate_entity(pk: object, rk: object, props: Mapping[str, TypedValue]) -> None:
+    """Validate a whole entity as the service does on insert/replace/merge.
+
+    Order: PartitionKey, RowKey, property count, each property (name, then value),
+    then the 1 MiB size (``400 EntityTooLarge``).
+
+    Example::
+
+        >>> validate_entity("pk", "rk", {"Photo": (Edm.BINARY, b"x" * 65537)})
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 PropertyValueTooLarge: The property value exceeds \
+the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the \
+maximum number of characters should be 32K or less.
+    """
+    validate_key("PartitionKey", pk)
+    validate_key("RowKey", rk)
+    if type(pk) is not str or type(rk) is not str:  # pragma: no cover - checked above
+        raise errors.invalid_input()
+    size = validate_properties(props)
+    size += 4 + 2 * (utf16_len(pk) + utf16_len(rk))
+    if size > MAX_ENTITY_BYTES:
+        raise errors.entity_too_large()
