@@ -1,34 +1,65 @@
 """Client-side wire formats: sans-I/O encoders and decoders. No aiohttp here.
 
-CONTRACT between the wire owner and the client core (``azt/client.py``, ``_pipeline``):
+Nothing in this package does I/O; every function maps Python values to bytes or
+bytes to Python values, so it is tested without a network. Encoders raise
+:class:`azt._exceptions.ValidationError` for input the service would refuse; decoders
+raise :class:`WireDecodeError` for a response body that does not parse.
 
 ``azt._wire.urls``
     ``entity_path(table, pk, rk) -> str``: ``"mytable(PartitionKey='a%27%27b',RowKey='')"``
     escaped per PROTOCOL.md 2.2 (double quotes, percent-encode outside RFC 3986
-    unreserved). ``encode_query(params: Mapping[str, str]) -> str``: query string with
-    ``%20`` for spaces, ``$`` kept, everything a value must encode encoded.
+    unreserved); ``table_path``, ``table_entity_path`` (``Tables('name')``),
+    ``TABLES_PATH``, ``BATCH_PATH``. ``encode_query(params: Mapping[str, str]) -> str``:
+    query string with ``%20`` for spaces, ``$`` kept in names, everything else outside
+    the unreserved set encoded in values.
 
 ``azt._wire.json``
     ``encode_entity(entity, *, types=None) -> bytes``: a flat JSON object with
     ``@odata.type`` annotations for Int64/DateTime/Guid/Binary/Double (always for
-    Double so integral floats stay Double), nulls omitted.
-    ``decode_entity(obj: dict) -> TableEntity`` and ``decode_feed(body: bytes) ->
-    list[TableEntity]`` for no/minimal/full metadata (nometadata needs no types: values
-    stay as JSON gave them). ``decode_tables(body) -> list[str]``.
-    ``encode_table(name) -> bytes``. ``decode_error(body) -> tuple[str | None, str | None]``
-    (code, message).
+    Double so integral floats stay Double), nulls omitted, ``Timestamp`` not sent.
+    ``decode_entity(obj: dict) -> TableEntity``, ``decode_entry(body) -> TableEntity``
+    and ``decode_feed(body: bytes) -> list[TableEntity]`` for no/minimal/full metadata
+    (nometadata needs no types: values stay as JSON gave them). ``decode_tables(body)
+    -> list[str]``, ``decode_table(body) -> str``, ``encode_table(name) -> bytes``,
+    ``decode_error(body) -> tuple[str | None, str | None]`` (code, message).
 
 ``azt._wire.atom``
     The same functions for AtomPub (lxml): ``encode_entity``, ``decode_entry``,
-    ``decode_feed``, ``decode_tables``, ``encode_table``, ``decode_error``.
+    ``decode_feed``, ``decode_tables``, ``decode_table``, ``encode_table``,
+    ``decode_error``.
 
 ``azt._wire.batch``
     ``BatchPart(method, url, headers, body)``;
     ``encode_batch(parts) -> tuple[str, bytes]`` (content type with boundary, body; CRLF,
-    one change set, Content-ID per part); ``decode_batch_response(content_type, body) ->
-    list[BatchResponsePart]`` with ``status``, ``headers``, ``body``.
+    one change set, Content-ID per part), ``encode_query_batch(part)``;
+    ``decode_batch_response(content_type, body) -> list[BatchResponsePart]`` with
+    ``status``, ``reason``, ``headers``, ``body``; ``failed_operation_index``.
 
 ``azt._wire.xml``
     Storage XML for ACLs (``SignedIdentifiers``), service properties and stats, and the
-    storage ``<Error>`` body.
+    storage ``<Error>`` body, as typed attrs classes.
+
+``azt._wire.errors``
+    ``decode_error_body(content_type, body)``: code and message from any of the three
+    error body formats (JSON ``odata.error``, OData XML ``<error>``, storage ``<Error>``).
 """
+
+from __future__ import annotations
+
+from azt._exceptions import AztError
+
+__all__ = ["WireDecodeError"]
+
+
+class WireDecodeError(AztError, ValueError):
+    """A response body did not have the shape the protocol promises.
+
+    Example::
+
+        >>> from azt._wire.json import decode_feed
+        >>> try:
+        ...     decode_feed(b"not json")
+        ... except WireDecodeError as exc:
+        ...     print(type(exc).__name__)
+        WireDecodeError
+    """

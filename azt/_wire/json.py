@@ -1,0 +1,434 @@
+"""JSON ("OData v3 JSON light") entity, table and error payloads (PROTOCOL.md 6.1-6.4, 11.1).
+
+Encoding writes one flat object per entity. ``Edm.Int64``, ``Edm.DateTime``,
+``Edm.Guid``, ``Edm.Binary`` and ``Edm.Double`` values carry an ``@odata.type``
+annotation (Double always, so ``2.0`` is stored as a Double and not as Int32 ``2``);
+String, Int32 and Boolean are written bare; ``None`` values are omitted; ``Timestamp``
+is not sent (the service sets it).
+
+Decoding accepts no-, minimal- and full-metadata bodies with annotations before or
+after their values. Annotated values become Python values (Int64 -> ``int``, DateTime
+-> :class:`~azt.edm.EdmDateTime`, Guid -> ``UUID``, Binary -> ``bytes``, Double
+``"NaN"``/``"Infinity"``/``"-Infinity"`` -> ``float``) and their type is recorded in
+``entity.edm_types``. ``odata.etag`` becomes ``entity.metadata.etag`` and ``Timestamp``
+becomes ``entity.metadata.timestamp`` (parsed on first access); neither stays in the
+property dict, nor does any other ``odata.*`` member. With nometadata nothing is
+annotated, so values stay as JSON gave them (an Int64 arrives as a ``str``).
+
+:func:`decode_feed` is the hot path of every query: one ``json.loads`` and one pass over
+the keys of each entity, with a type-string -> decoder table for the rare annotated
+values.
+
+Example::
+
+    >>> from azt.edm import Typed, EdmType
+    >>> encode_entity({"PartitionKey": "p", "RowKey": "r", "N": Typed(5, EdmType.INT64)})
+    b'{"PartitionKey":"p","RowKey":"r","N@odata.type":"Edm.Int64","N":"5"}'
+    >>> e = decode_entry(b'{"PartitionKey":"p","RowKey":"r","N@odata.type":"Edm.Int64","N":"5"}')
+    >>> e["N"], e.edm_types["N"]
+    (5, <EdmType.INT64: 'Edm.Int64'>)
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from azt._exceptions import ValidationError
+from azt._wire import WireDecodeError
+from azt.edm import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    EdmDateTime,
+    EdmType,
+    TableEntity,
+    Typed,
+    coerce_value,
+    infer_edm_type,
+)
+
+__all__ = [
+    "decode_entity",
+    "decode_entry",
+    "decode_error",
+    "decode_feed",
+    "decode_table",
+    "decode_tables",
+    "encode_entity",
+    "encode_table",
+]
+
+_loads = json.loads
+_dumps_str = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+).encode
+_b64encode = binascii.b2a_base64
+_b64decode = binascii.a2b_base64
+
+_ANN: Final = "@odata.type"
+_INF: Final = float("inf")
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def _dumps(obj: Any) -> bytes:
+    try:
+        return _dumps_str(obj).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(
+            f"a string contains a lone surrogate ({exc.object[exc.start : exc.end]!r}) that "
+            "cannot be sent as UTF-8"
+        ) from None
+
+
+def _double(v: float) -> float | str:
+    if v != v:
+        return "NaN"
+    if v == _INF:
+        return "Infinity"
+    if v == -_INF:
+        return "-Infinity"
+    return v
+
+
+def _datetime(name: str, v: datetime) -> str:
+    dt = v if type(v) is EdmDateTime else EdmDateTime.from_datetime(v)
+    if dt.year < 1601:
+        coerce_value(dt, EdmType.DATETIME, name)  # raises the range error
+    return dt.to_wire()
+
+
+def _binary(v: bytes | bytearray | memoryview) -> str:
+    return _b64encode(v, newline=False).decode("ascii")
+
+
+# Wire value of an already coerced (canonical) value, by type.
+_WIRE: Final[dict[EdmType, Callable[[Any], Any]]] = {
+    EdmType.STRING: lambda v: v,
+    EdmType.INT32: lambda v: v,
+    EdmType.BOOLEAN: lambda v: v,
+    EdmType.INT64: str,
+    EdmType.DOUBLE: _double,
+    EdmType.DATETIME: EdmDateTime.to_wire,
+    EdmType.GUID: str,
+    EdmType.BINARY: _binary,
+}
+_ANNOTATED: Final = frozenset(
+    {EdmType.INT64, EdmType.DOUBLE, EdmType.DATETIME, EdmType.GUID, EdmType.BINARY}
+)
+
+
+def _put_explicit(out: dict[str, Any], name: str, value: Any, t: EdmType) -> None:
+    v = coerce_value(value, t, name)
+    if t in _ANNOTATED:
+        out[name + _ANN] = t.value
+    out[name] = _WIRE[t](v)
+
+
+def _put_other(out: dict[str, Any], name: str, value: Any) -> None:
+    """Values whose exact type is not in the fast table: Typed, subclasses, errors."""
+    if isinstance(value, Typed):
+        _put_explicit(out, name, value.value, value.edm_type)
+        return
+    try:
+        t = infer_edm_type(value)
+    except TypeError as exc:
+        raise ValidationError(f"property {name!r}: {exc}") from None
+    _put_explicit(out, name, value, t)
+
+
+def _enc_double(out: dict[str, Any], name: str, v: float) -> None:
+    out[name + _ANN] = "Edm.Double"
+    out[name] = v if -_INF < v < _INF else _double(v)
+
+
+def _enc_datetime(out: dict[str, Any], name: str, v: datetime) -> None:
+    out[name + _ANN] = "Edm.DateTime"
+    out[name] = _datetime(name, v)
+
+
+def _enc_guid(out: dict[str, Any], name: str, v: uuid.UUID) -> None:
+    out[name + _ANN] = "Edm.Guid"
+    out[name] = str(v)
+
+
+def _enc_binary(out: dict[str, Any], name: str, v: bytes) -> None:
+    out[name + _ANN] = "Edm.Binary"
+    out[name] = _b64encode(v, newline=False).decode("ascii")
+
+
+_ENCODERS: Final[dict[type, Callable[[dict[str, Any], str, Any], None]]] = {
+    float: _enc_double,
+    EdmDateTime: _enc_datetime,
+    datetime: _enc_datetime,
+    uuid.UUID: _enc_guid,
+    bytes: _enc_binary,
+    bytearray: _enc_binary,
+    memoryview: _enc_binary,
+}
+
+
+def encode_entity(
+    entity: Mapping[str, Any], *, types: Mapping[str, EdmType] | None = None
+) -> bytes:
+    """Encode an entity as a JSON request body (UTF-8 bytes).
+
+    Types come from, in order: ``types`` (overrides), ``entity.edm_types`` (for a
+    :class:`~azt.edm.TableEntity`), :class:`~azt.edm.Typed` values, then inference
+    (``int`` outside Int32 range becomes Int64). Values are range-checked; a bad one
+    raises ``ValidationError`` naming the property. Limits beyond single values (sizes,
+    names, property count) are :func:`azt.edm.validate_entity`'s job.
+
+    Example::
+
+        >>> encode_entity({"PartitionKey": "p", "RowKey": "r", "x": 2.0, "n": None, "ok": True})
+        b'{"PartitionKey":"p","RowKey":"r","x@odata.type":"Edm.Double","x":2.0,"ok":true}'
+    """
+    tmap: Mapping[str, EdmType] | None = getattr(entity, "_types", None) or None
+    if types:
+        tmap = {**tmap, **types} if tmap else types
+    out: dict[str, Any] = {}
+    for name, v in entity.items():
+        if tmap is not None and name in tmap:
+            if v is not None:
+                _put_explicit(out, name, v, tmap[name])
+            continue
+        tv = type(v)
+        if tv is str or tv is bool:
+            out[name] = v
+        elif tv is int:
+            if INT32_MIN <= v <= INT32_MAX:
+                out[name] = v
+            elif INT64_MIN <= v <= INT64_MAX:
+                out[name + _ANN] = "Edm.Int64"
+                out[name] = str(v)
+            else:
+                coerce_value(v, EdmType.INT64, name)  # raises the range error
+        elif v is None:
+            continue
+        else:
+            enc = _ENCODERS.get(tv)
+            if enc is None:
+                _put_other(out, name, v)
+            else:
+                enc(out, name, v)
+    out.pop("Timestamp", None)
+    out.pop("Timestamp" + _ANN, None)
+    for key in ("PartitionKey", "RowKey"):
+        if key + _ANN in out or (key in out and type(out[key]) is not str):
+            raise ValidationError(f"{key} must be a str, got {entity[key]!r}")
+    return _dumps(out)
+
+
+def encode_table(name: str) -> bytes:
+    """The Create Table body.
+
+    Example::
+
+        >>> encode_table("mytable")
+        b'{"TableName":"mytable"}'
+    """
+    return _dumps({"TableName": name})
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def _dec_bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if v in ("true", "false"):
+        return bool(v == "true")
+    raise ValueError(f"not a boolean: {v!r}")
+
+
+def _dec_binary(v: str) -> bytes:
+    return _b64decode(v)
+
+
+def _dec_guid(v: str) -> uuid.UUID:
+    return uuid.UUID(v)
+
+
+def _dec_str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"not a string: {v!r}")
+    return v
+
+
+# Annotation value -> (decoder, EdmType). Keys are the exact wire strings.
+_DECODERS: Final[dict[str, tuple[Callable[[Any], Any], EdmType]]] = {
+    "Edm.Int64": (int, EdmType.INT64),
+    "Edm.DateTime": (EdmDateTime.parse, EdmType.DATETIME),
+    "Edm.Guid": (_dec_guid, EdmType.GUID),
+    "Edm.Binary": (_dec_binary, EdmType.BINARY),
+    "Edm.Double": (float, EdmType.DOUBLE),
+    "Edm.Int32": (int, EdmType.INT32),
+    "Edm.Boolean": (_dec_bool, EdmType.BOOLEAN),
+    "Edm.String": (_dec_str, EdmType.STRING),
+}
+
+
+def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
+    out: list[TableEntity] = []
+    append = out.append
+    decoders = _DECODERS
+    for obj in objs:
+        ent = TableEntity(obj)
+        # Property names are C#-identifier-like: a '.' marks "odata.*" members and
+        # "Name@odata.type" annotations, the only keys needing work.
+        specials = [k for k in obj if "." in k]
+        if specials:
+            types: dict[str, EdmType] | None = None
+            for k in specials:
+                v = ent.pop(k)
+                if k[-11:] == _ANN:
+                    name = k[:-11]
+                    raw = obj.get(name)
+                    if raw is None or name == "Timestamp":
+                        continue
+                    dec = decoders.get(v)
+                    if dec is None:
+                        continue  # unknown type: keep the JSON value as it is
+                    try:
+                        ent[name] = dec[0](raw)
+                    except (ValueError, TypeError, binascii.Error, ValidationError) as exc:
+                        raise WireDecodeError(
+                            f"property {name!r}: invalid {v} value {raw!r}: {exc}"
+                        ) from None
+                    if types is None:
+                        types = ent._types = {}
+                    types[name] = dec[1]
+                elif k == "odata.etag":
+                    ent._etag = v
+        ts = ent.pop("Timestamp", None)
+        if ts is not None:
+            ent._ts = ts
+        append(ent)
+    return out
+
+
+def _load(body: bytes | str) -> Any:
+    try:
+        return _loads(body)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise WireDecodeError(f"response body is not JSON: {exc}") from None
+
+
+def decode_feed(body: bytes | str) -> list[TableEntity]:
+    """Decode a Query Entities page (``{"value": [...]}``) into entities.
+
+    Example::
+
+        >>> page = decode_feed(b'{"value":[{"odata.etag":"W/\\\\"x\\\\"","PartitionKey":"p",'
+        ...                    b'"RowKey":"r","Timestamp":"2020-09-15T23:02:10.4363943Z","A":1}]}')
+        >>> page[0], page[0].metadata.etag, page[0].metadata.timestamp.nanosecond
+        (TableEntity({'PartitionKey': 'p', 'RowKey': 'r', 'A': 1}), 'W/"x"', 300)
+    """
+    doc = _load(body)
+    try:
+        values = doc["value"]
+    except (KeyError, TypeError):
+        raise WireDecodeError("a query response must be an object with a 'value' list") from None
+    if type(values) is not list:
+        raise WireDecodeError("'value' in a query response must be a list")
+    try:
+        return _decode_list(values)
+    except (TypeError, AttributeError) as exc:
+        raise WireDecodeError(f"malformed entity in query response: {exc}") from None
+
+
+def decode_entity(obj: dict[str, Any], *, etag: str | None = None) -> TableEntity:
+    """Decode one already-parsed JSON entity object.
+
+    ``etag`` (for example from the ``ETag`` response header) is used when the body has
+    no ``odata.etag`` (nometadata).
+
+    Example::
+
+        >>> decode_entity({"PartitionKey": "p", "RowKey": "r", "G@odata.type": "Edm.Guid",
+        ...                "G": "c9da6455-213d-42c9-9a79-3e9149a57833"})["G"]
+        UUID('c9da6455-213d-42c9-9a79-3e9149a57833')
+    """
+    if type(obj) is not dict:
+        raise WireDecodeError(f"an entity must be a JSON object, got {type(obj).__name__}")
+    ent = _decode_list([obj])[0]
+    if etag is not None and getattr(ent, "_etag", None) is None:
+        ent._etag = etag
+    return ent
+
+
+def decode_entry(body: bytes | str, *, etag: str | None = None) -> TableEntity:
+    """Decode a single-entity response body (point query, insert echo).
+
+    Example::
+
+        >>> decode_entry(b'{"PartitionKey":"p","RowKey":"r"}', etag='W/"1"').metadata.etag
+        'W/"1"'
+    """
+    return decode_entity(_load(body), etag=etag)
+
+
+def decode_tables(body: bytes | str) -> list[str]:
+    """Table names from a Query Tables response.
+
+    Example::
+
+        >>> decode_tables(b'{"value":[{"TableName":"a"},{"TableName":"b"}]}')
+        ['a', 'b']
+    """
+    doc = _load(body)
+    try:
+        return [str(t["TableName"]) for t in doc["value"]]
+    except (KeyError, TypeError):
+        raise WireDecodeError("a Query Tables response must list objects with TableName") from None
+
+
+def decode_table(body: bytes | str) -> str:
+    """The table name from a Create Table echo or a single-table response.
+
+    Example::
+
+        >>> decode_table(b'{"odata.metadata":"x","TableName":"mytable"}')
+        'mytable'
+    """
+    doc = _load(body)
+    try:
+        return str(doc["TableName"])
+    except (KeyError, TypeError):
+        raise WireDecodeError("a table response must have TableName") from None
+
+
+def decode_error(body: bytes | str) -> tuple[str | None, str | None]:
+    """``(code, message)`` from an ``odata.error`` body; ``(None, None)`` if it is not one.
+
+    Example::
+
+        >>> decode_error(b'{"odata.error":{"code":"TableNotFound","message":'
+        ...              b'{"lang":"en-US","value":"The table specified does not exist."}}}')
+        ('TableNotFound', 'The table specified does not exist.')
+    """
+    try:
+        doc = _loads(body)
+    except ValueError:
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    err = doc.get("odata.error")
+    if not isinstance(err, dict):
+        return None, None
+    code = err.get("code")
+    msg = err.get("message")
+    if isinstance(msg, dict):
+        msg = msg.get("value")
+    return (
+        code if isinstance(code, str) else None,
+        msg if isinstance(msg, str) else None,
+    )
