@@ -1,0 +1,100 @@
+"""Continuation tokens (``NextPartitionKey``, ``NextRowKey``, ``NextTableName``).
+
+Azure's form (PROTOCOL.md 7.7): ``1!<n>!<payload>`` where ``<payload>`` is the
+standard base64 of the UTF-8 value with each padding ``=`` written as ``-`` and
+``<n>`` is the payload's length. ``NextTableName`` payloads carry the table
+name, a ``0x01`` byte and an opaque suffix.
+
+Decoding is strict for anything shaped like ``<digits>!...`` (wrong version,
+wrong length, bad base64 or UTF-8 -> ``400 InvalidInput`` "One of the request
+inputs is not valid.", the service's answer to a bad token, including an empty
+one such as ``NextRowKey=``). Any other non-empty text is taken as the raw key
+itself, as PROTOCOL.md recommends for clients that echo plain values. Plain
+base64 (Azurite's form) is deliberately not guessed at: it cannot be told apart
+from a raw key such as ``abcd``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+
+from ..errors import invalid_input
+
+_AZURE = re.compile(r"([0-9]+)!([0-9]+)!(.*)", re.DOTALL)
+_VERSIONED = re.compile(r"[0-9]+!")
+_TABLE_SEP = "\x01"
+
+
+def encode_continuation(value: str) -> str:
+    """Encode a key (or table name) as Azure's continuation token.
+
+    Example::
+
+        >>> encode_continuation("Smith")
+        '1!8!U21pdGg-'
+        >>> encode_continuation("pk121a1965")
+        '1!16!cGsxMjFhMTk2NQ--'
+    """
+    payload = base64.b64encode(value.encode("utf-8")).decode("ascii").replace("=", "-")
+    return f"1!{len(payload)}!{payload}"
+
+
+def decode_continuation(token: str) -> str:
+    """Decode a continuation token back to the key (raises ``400 InvalidInput`` if malformed).
+
+    Accepts Azure-style tokens and, leniently, raw key values.
+
+    Example::
+
+        >>> decode_continuation("1!12!QmVuMTg5OA--")
+        'Ben1898'
+        >>> decode_continuation("Ben1898")
+        'Ben1898'
+    """
+    if not token:
+        raise invalid_input()
+    m = _AZURE.fullmatch(token)
+    if m is None:
+        if _VERSIONED.match(token):
+            raise invalid_input()
+        return token
+    version, length, payload = m.groups()
+    if version != "1" or int(length) != len(payload) or not payload:
+        raise invalid_input()
+    # '+' may arrive as a space when a client did not percent-encode it.
+    payload = payload.replace(" ", "+")
+    stripped = payload.rstrip("-")
+    padding = len(payload) - len(stripped)
+    if padding > 2 or (len(payload) % 4) != 0:
+        raise invalid_input()
+    try:
+        raw = base64.b64decode(stripped + "=" * padding, validate=True)
+        return raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise invalid_input() from None
+
+
+def encode_table_continuation(name: str) -> str:
+    """Encode ``NextTableName`` the way Azure does: the name, ``0x01`` and an opaque suffix.
+
+    Example::
+
+        >>> decode_table_continuation(encode_table_continuation("mytable"))
+        'mytable'
+    """
+    suffix = hashlib.blake2b(name.lower().encode("utf-8"), digest_size=8).hexdigest()
+    return encode_continuation(name + _TABLE_SEP + suffix)
+
+
+def decode_table_continuation(token: str) -> str:
+    """Decode ``NextTableName`` to the table name (raw names are accepted too).
+
+    Example::
+
+        >>> decode_table_continuation("1!48!bGlzdHRhYmxlM2NhYzE0YzMBMDFkNjhiYjQzYjkyNWUxOQ--")
+        'listtable3cac14c3'
+    """
+    return decode_continuation(token).split(_TABLE_SEP, 1)[0]
