@@ -5,22 +5,91 @@ CONTRACT: the HTTP layer builds a :class:`RequestView`, resolves the account
 ``Authenticator.authenticate`` once per request and ``Principal.authorize``
 once per operation (once per contained operation for a batch). Everything
 raises :class:`~azt_server_stub.errors.StubError` with the service's code.
-The owner of this module fills in the bodies.
+
+Schemes (PROTOCOL.md section 10), in the order they are looked for:
+
+1. ``Authorization`` header: ``SharedKey``/``SharedKeyLite`` (Table-service
+   string-to-sign, key1 then key2, constant-time comparison, date skew check) or
+   ``Bearer`` (only with ``AuthOptions.allow_bearer``; audience and lifetime are
+   checked, the token signature is not). A header wins over a SAS in the query.
+2. ``sig`` in the query: an account SAS when ``ss`` or ``srt`` is present,
+   otherwise a service (table) SAS.
+3. Nothing: ``401 NoAuthenticationInformation`` (or Azurite's
+   ``403 AuthorizationFailure`` with ``AuthOptions.anonymous_status_azurite``).
+
+What a SAS allows is checked later: ``Principal.authorize(op, table)`` for the
+resource type, permission and table name, ``Principal.check_key`` for writes
+and ``Principal.key_allowed`` / ``Principal.key_filter`` for reads inside a
+service SAS key range. CORS preflight requests are anonymous by definition: the
+HTTP layer must not call ``authenticate`` for them.
+
+Example::
+
+    >>> from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
+    >>> key = b"secret"
+    >>> date = "Mon, 27 Jun 2016 15:25:14 GMT"
+    >>> sts = "GET\\n\\n\\n" + date + "\\n/acct/acct/Tables"
+    >>> headers = CIMultiDictProxy(CIMultiDict({
+    ...     "x-ms-date": date, "Authorization": "SharedKey acct:" + compute_signature(key, sts)}))
+    >>> view = RequestView("GET", "/acct/Tables", MultiDictProxy(MultiDict()),
+    ...                    headers, "http", "127.0.0.1")
+    >>> auth = Authenticator({"acct": [key]}, lambda a, t: [],
+    ...                      AuthOptions(check_clock_skew=False))
+    >>> auth.authenticate(view, "acct", None).scheme
+    'SharedKey'
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from multidict import CIMultiDictProxy, MultiDictProxy
 
-from .backend import SignedIdentifier
+from . import _auth_bearer, _auth_sas, _auth_sharedkey
+from ._auth_bearer import BEARER_CHALLENGE
+from ._auth_common import Signer, primary_account, sign
+from ._auth_sas import KeyRange, PolicyLike, SasGrant
+from .errors import (
+    StubError,
+    authentication_failed,
+    authorization_failure,
+    authorization_permission_mismatch,
+    authorization_resource_type_mismatch,
+    invalid_authentication_info,
+    no_authentication_information,
+)
+from .versions import resolve_version, supports_bearer
+
+if TYPE_CHECKING:
+    from .backend import SignedIdentifier
+
+__all__ = [
+    "BEARER_CHALLENGE",
+    "AuthOptions",
+    "Authenticator",
+    "KeyRange",
+    "Operation",
+    "PolicyLike",
+    "Principal",
+    "RequestView",
+    "compute_signature",
+    "shared_key_string_to_sign",
+    "www_authenticate",
+]
 
 
 class Operation(enum.Enum):
-    """What a request does, for permission checks (SAS ``sp``/``srt``)."""
+    """What a request does, for permission checks (SAS ``sp``/``srt``).
+
+    Example::
+
+        >>> Operation("InsertEntity") is Operation.INSERT_ENTITY
+        True
+    """
 
     QUERY_TABLES = "QueryTables"
     CREATE_TABLE = "CreateTable"
@@ -47,6 +116,14 @@ class RequestView:
 
     ``raw_path`` is the path exactly as sent (percent-encoding preserved, account
     segment included for path-style URLs); ``query`` holds decoded values.
+
+    Example::
+
+        >>> from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
+        >>> view = RequestView("GET", "/devstoreaccount1/Tables", MultiDictProxy(MultiDict()),
+        ...                    CIMultiDictProxy(CIMultiDict()), "http", "127.0.0.1")
+        >>> view.method
+        'GET'
     """
 
     method: str
@@ -59,51 +136,386 @@ class RequestView:
 
 @dataclass(slots=True)
 class AuthOptions:
-    """Switches: clock-skew check, bearer-token mode, Azurite-style 403 for anonymous."""
+    """Switches: clock-skew check, bearer-token mode, Azurite-style 403 for anonymous.
+
+    ``bearer_audiences`` are accepted in addition to the storage app id,
+    ``https://{account}.table.{cloud suffix}`` and the stub's own endpoint
+    (``{scheme}://{Host}`` and ``{scheme}://{Host}/{account}``).
+    ``bearer_leeway_seconds`` is the clock leeway for ``exp``/``nbf``.
+    ``bearer_allow_http`` lets tests send tokens over plain HTTP (Azure refuses:
+    ``403 AuthenticationFailed``).
+
+    Example::
+
+        >>> AuthOptions(allow_bearer=True).bearer_allow_http
+        False
+    """
 
     check_clock_skew: bool = True
     max_clock_skew_seconds: int = 15 * 60
     allow_bearer: bool = False
     bearer_audiences: tuple[str, ...] = ("https://storage.azure.com",)
     anonymous_status_azurite: bool = False
+    bearer_leeway_seconds: int = 5 * 60
+    bearer_allow_http: bool = False
+
+
+_SCHEMES = {"sharedkey": "SharedKey", "sharedkeylite": "SharedKeyLite", "bearer": "Bearer"}
+
+_WRITES = frozenset(
+    {
+        Operation.CREATE_TABLE,
+        Operation.DELETE_TABLE,
+        Operation.SET_TABLE_ACL,
+        Operation.SET_SERVICE_PROPERTIES,
+        Operation.INSERT_ENTITY,
+        Operation.UPDATE_ENTITY,
+        Operation.MERGE_ENTITY,
+        Operation.DELETE_ENTITY,
+        Operation.INSERT_OR_REPLACE_ENTITY,
+        Operation.INSERT_OR_MERGE_ENTITY,
+        Operation.BATCH,
+    }
+)
+
+# Service SAS: the permissions every entity operation needs (all of them). Operations
+# missing here (table, ACL and service level) are never allowed to a service SAS.
+_SERVICE_NEEDS: dict[Operation, frozenset[str]] = {
+    Operation.QUERY_ENTITIES: frozenset("r"),
+    Operation.INSERT_ENTITY: frozenset("a"),
+    Operation.UPDATE_ENTITY: frozenset("u"),
+    Operation.MERGE_ENTITY: frozenset("u"),
+    Operation.DELETE_ENTITY: frozenset("d"),
+    Operation.INSERT_OR_REPLACE_ENTITY: frozenset("au"),
+    Operation.INSERT_OR_MERGE_ENTITY: frozenset("au"),
+    Operation.BATCH: frozenset(),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _AccountNeed:
+    resource_types: frozenset[str]  # any one of them
+    all_of: frozenset[str] = frozenset()
+    any_of: frozenset[str] = frozenset()
+
+
+def _need(srt: str, all_of: str = "", any_of: str = "") -> _AccountNeed:
+    return _AccountNeed(frozenset(srt), frozenset(all_of), frozenset(any_of))
+
+
+# Account SAS (PROTOCOL.md 10.8). Table ACLs are missing: never allowed to a SAS.
+_ACCOUNT_NEEDS: dict[Operation, _AccountNeed] = {
+    Operation.GET_SERVICE_PROPERTIES: _need("s", "r"),
+    Operation.SET_SERVICE_PROPERTIES: _need("s", "w"),
+    Operation.GET_SERVICE_STATS: _need("s", "r"),
+    # The docs name srt=s, Azurite checks c: either is accepted.
+    Operation.QUERY_TABLES: _need("sc", "l"),
+    Operation.CREATE_TABLE: _need("c", any_of="cw"),
+    Operation.DELETE_TABLE: _need("c", "d"),
+    Operation.QUERY_ENTITIES: _need("o", "r"),
+    Operation.INSERT_ENTITY: _need("o", "a"),
+    Operation.UPDATE_ENTITY: _need("o", "u"),
+    Operation.MERGE_ENTITY: _need("o", "u"),
+    Operation.DELETE_ENTITY: _need("o", "d"),
+    Operation.INSERT_OR_REPLACE_ENTITY: _need("o", "au"),
+    Operation.INSERT_OR_MERGE_ENTITY: _need("o", "au"),
+    Operation.BATCH: _need("o"),
+}
+
+
+def _secondary_write_refused() -> StubError:
+    return StubError(
+        403,
+        "AuthorizationFailure",
+        "This request is not authorized to perform this operation.",
+        details={"AuthenticationErrorDetail": "Write operations are not allowed on the secondary."},
+    )
 
 
 @dataclass(slots=True)
 class Principal:
-    """Who is calling and what they may do; returned by ``authenticate``."""
+    """Who is calling and what they may do; returned by ``authenticate``.
+
+    ``sas`` holds a SAS's effective fields (stored access policy merged, ``sig``
+    left out). ``secondary`` is set when the request addressed ``{account}-secondary``
+    (read-only, as on Azure). ``claims`` holds a bearer token's payload.
+
+    Example::
+
+        >>> p = Principal("devstoreaccount1", "SharedKey")
+        >>> p.authorize(Operation.CREATE_TABLE, "mytable")  # a key may do anything
+        >>> p.key_allowed("pk", "rk"), p.key_filter is None
+        (True, True)
+    """
 
     account: str
     scheme: str  # "SharedKey" | "SharedKeyLite" | "ServiceSas" | "AccountSas" | "Bearer"
     sas: Mapping[str, str] = field(default_factory=dict)
+    secondary: bool = False
+    grant: SasGrant | None = None
+    claims: Mapping[str, Any] = field(default_factory=dict)
 
     def authorize(self, op: Operation, table: str | None) -> None:
-        """Raise unless this principal may perform ``op`` on ``table``."""
-        raise NotImplementedError
+        """Raise unless this principal may perform ``op`` on ``table``.
+
+        Service SAS: only entity operations (else ``403 AuthorizationFailure``), only
+        on the table named by ``tn`` (case-insensitive; else ``403 AuthorizationFailure``),
+        with ``sp`` holding every permission the operation needs (else ``403
+        AuthorizationPermissionMismatch``; upserts need ``a`` and ``u``). Account SAS:
+        ``srt`` must cover the resource type (``403 AuthorizationResourceTypeMismatch``),
+        then ``sp`` the permission; table ACLs are refused (``403 AuthorizationFailure``).
+        ``BATCH`` checks only the scope: each contained operation is authorized on its own.
+        """
+        if op is Operation.PREFLIGHT:
+            return
+        if self.secondary and op in _WRITES:
+            raise _secondary_write_refused()
+        grant = self.grant
+        if grant is None:
+            return
+        if grant.kind == "service":
+            needs = _SERVICE_NEEDS.get(op)
+            if needs is None:
+                raise authorization_failure()
+            if table is None:
+                if op is not Operation.BATCH:
+                    raise authorization_failure()
+            elif grant.table is None or table.lower() != grant.table.lower():
+                raise authorization_failure()
+            if not needs <= grant.permissions:
+                raise authorization_permission_mismatch()
+            return
+        need = _ACCOUNT_NEEDS.get(op)
+        if need is None:
+            raise authorization_failure()
+        if not need.resource_types & grant.resource_types:
+            raise authorization_resource_type_mismatch()
+        if not need.all_of <= grant.permissions or (
+            need.any_of and not need.any_of & grant.permissions
+        ):
+            raise authorization_permission_mismatch()
 
     def key_allowed(self, pk: str, rk: str) -> bool:
         """Whether a service SAS key range admits this key (True without a range)."""
-        raise NotImplementedError
+        grant = self.grant
+        if grant is None or grant.key_range is None:
+            return True
+        return grant.key_range.admits(pk, rk)
 
     def check_key(self, pk: str, rk: str) -> None:
         """Raise 403 AuthorizationFailure when a write targets a key outside the SAS range."""
-        raise NotImplementedError
+        if not self.key_allowed(pk, rk):
+            raise authorization_failure()
+
+    @property
+    def key_range(self) -> KeyRange | None:
+        """The service SAS key range, or None (for planners that narrow the scan)."""
+        return None if self.grant is None else self.grant.key_range
+
+    @property
+    def key_filter(self) -> Callable[[str, str], bool] | None:
+        """``key_allowed`` when a key range applies, else None (pass as the backend's
+        ``restrict`` so unrestricted queries pay nothing per entity)."""
+        key_range = self.key_range
+        return None if key_range is None else key_range.admits
+
+
+def compute_signature(key: bytes, string_to_sign: str) -> str:
+    """``Base64(HMAC-SHA256(key, UTF-8(string_to_sign)))``, the signature of every key scheme.
+
+    Example::
+
+        >>> compute_signature(b"k", "x")
+        'w47ciBXISJ9kc4l49EAI+FljRVRfC6po72/PXFPlcYk='
+    """
+    return sign(key, string_to_sign)
+
+
+def shared_key_string_to_sign(request: RequestView, account: str, *, lite: bool = False) -> str:
+    """The string-to-sign the service uses for ``request`` (Shared Key, or Lite).
+
+    ``account`` is the addressed account; a ``-secondary`` suffix is dropped. Raises
+    ``403 AuthenticationFailed`` when the request has neither ``x-ms-date`` nor ``Date``.
+
+    Example::
+
+        >>> from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
+        >>> view = RequestView("GET", "/acct/Tables", MultiDictProxy(MultiDict()),
+        ...     CIMultiDictProxy(CIMultiDict({"Date": "Mon, 27 Jun 2016 15:25:14 GMT"})),
+        ...     "http", "127.0.0.1")
+        >>> shared_key_string_to_sign(view, "acct", lite=True)
+        'Mon, 27 Jun 2016 15:25:14 GMT\\n/acct/acct/Tables'
+    """
+    primary, _ = primary_account(account, ())
+    date = _auth_sharedkey.request_date(request.headers)
+    if date is None:
+        raise authentication_failed("Request date header not specified.")
+    resource = _auth_sharedkey.canonicalized_resources(
+        primary, request.raw_path, request.query.get("comp")
+    )[0]
+    return _auth_sharedkey.string_to_sign(
+        request.method, request.headers, date, resource, lite=lite
+    )
+
+
+def www_authenticate(error: StubError) -> str | None:
+    """The ``WWW-Authenticate`` header value to send with ``error`` (401s only), or None.
+
+    Example::
+
+        >>> www_authenticate(no_authentication_information()) == BEARER_CHALLENGE
+        True
+    """
+    return BEARER_CHALLENGE if error.status == 401 else None
+
+
+def _utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
 
 
 class Authenticator:
     """Verifies SharedKey, SharedKeyLite, service/account SAS and (opt-in) bearer tokens.
 
     ``accounts`` maps account name -> list of decoded keys (key1, optional key2).
-    ``policies(account, table)`` returns a table's stored access policies for ``si``.
+    ``policies(account, table)`` returns a table's stored access policies for ``si``
+    (a ``404`` StubError from it counts as "no policies"). ``clock`` returns the
+    current aware UTC time (tests inject a fixed one).
+
+    Example::
+
+        >>> auth = Authenticator({"acct": [b"key"]}, lambda a, t: [])
+        >>> auth.options.check_clock_skew
+        True
     """
 
     def __init__(
         self,
         accounts: Mapping[str, list[bytes]],
-        policies: Callable[[str, str], list[SignedIdentifier]],
+        policies: Callable[[str, str], Sequence[PolicyLike]]
+        | Callable[[str, str], list[SignedIdentifier]],
         options: AuthOptions | None = None,
+        *,
+        clock: Callable[[], _dt.datetime] | None = None,
     ) -> None:
-        raise NotImplementedError
+        self._accounts = accounts
+        self._policies: Callable[[str, str], Sequence[PolicyLike]] = policies
+        self.options = options or AuthOptions()
+        self._clock = clock or _utcnow
+        self._signers: dict[str, tuple[tuple[bytes, ...], Signer]] = {}
+
+    def _signer(self, primary: str) -> Signer:
+        keys = self._accounts.get(primary)
+        if not keys:
+            raise authentication_failed(f"The account '{primary}' does not exist.")
+        frozen = tuple(keys)
+        cached = self._signers.get(primary)
+        if cached is not None and cached[0] == frozen:
+            return cached[1]
+        signer = Signer(frozen)
+        self._signers[primary] = (frozen, signer)
+        return signer
 
     def authenticate(self, request: RequestView, account: str, table: str | None) -> Principal:
-        """Verify the request's credentials for ``account`` (``table``: the addressed table)."""
-        raise NotImplementedError
+        """Verify the request's credentials for ``account`` (``table``: the addressed table).
+
+        ``account`` is the account as addressed (``name-secondary`` allowed). The
+        ``table`` is checked against a service SAS by ``Principal.authorize``.
+        """
+        primary, secondary = primary_account(account, self._accounts)
+        header = request.headers.get("Authorization")
+        if header is not None:
+            return self._authorization_header(request, header, account, primary, secondary)
+        query = request.query
+        if "sig" in query:
+            signer = self._signer(primary)
+            now = self._clock()
+            if "ss" in query or "srt" in query:
+                grant = _auth_sas.verify_account_sas(
+                    query,
+                    primary=primary,
+                    signer=signer,
+                    scheme=request.scheme,
+                    remote_ip=request.remote_ip,
+                    now=now,
+                )
+                scheme = "AccountSas"
+            else:
+                grant = _auth_sas.verify_service_sas(
+                    query,
+                    primary=primary,
+                    signer=signer,
+                    policies=self._policies,
+                    scheme=request.scheme,
+                    remote_ip=request.remote_ip,
+                    now=now,
+                )
+                scheme = "ServiceSas"
+            return Principal(primary, scheme, sas=grant.params, secondary=secondary, grant=grant)
+        if self.options.anonymous_status_azurite:
+            raise authorization_failure()
+        raise no_authentication_information()
+
+    def _authorization_header(
+        self, request: RequestView, header: str, account: str, primary: str, secondary: bool
+    ) -> Principal:
+        raw_scheme, _, credentials = header.strip().partition(" ")
+        scheme = _SCHEMES.get(raw_scheme.lower())
+        credentials = credentials.strip()
+        if scheme is None or not credentials:
+            raise invalid_authentication_info()
+        if scheme == "Bearer":
+            claims = self._bearer(request, credentials, primary)
+            return Principal(primary, scheme, secondary=secondary, claims=claims)
+        name, sep, signature = credentials.partition(":")
+        if not sep or not name or not signature or " " in credentials:
+            raise invalid_authentication_info()
+        signer = self._signer(primary)
+        if name not in (primary, account):
+            raise authentication_failed(
+                f"The account name '{name}' in the Authorization header does not match the "
+                f"account '{primary}' addressed by the request."
+            )
+        options = self.options
+        _auth_sharedkey.verify(
+            method=request.method,
+            raw_path=request.raw_path,
+            comp=request.query.get("comp"),
+            headers=request.headers,
+            primary=primary,
+            signature=signature,
+            signer=signer,
+            lite=scheme == "SharedKeyLite",
+            now=self._clock(),
+            check_skew=options.check_clock_skew,
+            max_skew_seconds=options.max_clock_skew_seconds,
+        )
+        return Principal(primary, scheme, secondary=secondary)
+
+    def _bearer(self, request: RequestView, token: str, primary: str) -> dict[str, Any]:
+        options = self.options
+        if not options.allow_bearer:
+            raise _auth_bearer.invalid_token(
+                "Bearer tokens are not accepted: the stub runs without bearer-token mode."
+            )
+        if request.scheme.lower() != "https" and not options.bearer_allow_http:
+            raise _auth_bearer.bearer_over_http()
+        version = request.headers.get("x-ms-version")
+        if version is not None:
+            try:
+                applied = resolve_version(version, lenient=True)
+            except StubError:
+                applied = None  # malformed: the HTTP layer's version check refuses it
+            if applied is not None and not supports_bearer(applied):
+                raise _auth_bearer.bearer_version_too_old()
+        audiences = _auth_bearer.allowed_audiences(
+            options.bearer_audiences, primary, request.scheme.lower(), request.headers.get("Host")
+        )
+        claims = _auth_bearer.verify_bearer(
+            token,
+            audiences=audiences,
+            now=self._clock(),
+            leeway_seconds=options.bearer_leeway_seconds,
+        )
+        if primary not in self._accounts:
+            raise authentication_failed(f"The account '{primary}' does not exist.")
+        return claims

@@ -1,0 +1,112 @@
+"""Shared pieces of stub authentication: signing, time parsing, account names."""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import hashlib
+import hmac
+import re
+from collections.abc import Container, Sequence
+from email.utils import parsedate_to_datetime
+
+SECONDARY_SUFFIX = "-secondary"
+
+
+def sign(key: bytes, string_to_sign: str) -> str:
+    """Base64(HMAC-SHA256(key, UTF-8(string_to_sign))), the signature of every key scheme."""
+    digest = hmac.new(key, string_to_sign.encode("utf-8"), hashlib.sha256).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+class Signer:
+    """HMAC-SHA256 with pre-keyed state per account key (saves the key schedule per request)."""
+
+    __slots__ = ("_macs",)
+
+    def __init__(self, keys: Sequence[bytes]) -> None:
+        self._macs = [hmac.new(key, digestmod=hashlib.sha256) for key in keys]
+
+    def matches(self, string_to_sign: str, signature: str) -> bool:
+        """Whether ``signature`` equals the signature of ``string_to_sign`` under any key.
+
+        Every key is tried (no early exit on the comparison itself), and each comparison
+        is constant-time.
+        """
+        given = signature.encode("utf-8", "surrogateescape")
+        message = string_to_sign.encode("utf-8")
+        ok = False
+        for mac in self._macs:
+            m = mac.copy()
+            m.update(message)
+            expected = base64.b64encode(m.digest())
+            ok |= hmac.compare_digest(expected, given)
+        return ok
+
+
+def primary_account(account: str, known: Container[str]) -> tuple[str, bool]:
+    """``(primary name, is_secondary)`` for an addressed account name.
+
+    ``known`` supports ``in``; ``name-secondary`` maps to ``name`` unless the full name
+    is itself a known account.
+    """
+    if account.endswith(SECONDARY_SUFFIX) and account not in known:
+        return account[: -len(SECONDARY_SUFFIX)], True
+    return account, False
+
+
+def parse_http_date(value: str) -> _dt.datetime | None:
+    """Parse an RFC 1123 date (``Mon, 27 Jun 2016 15:25:14 GMT``); None when malformed."""
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    return moment
+
+
+_ISO_RE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})"
+    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?(Z|[+-]\d{2}:\d{2}))?$"
+)
+
+
+def parse_sas_time(value: str) -> _dt.datetime | None:
+    """Parse a SAS ``st``/``se`` value; None when malformed.
+
+    Accepted: ``YYYY-MM-DD`` (midnight UTC), ``YYYY-MM-DDThh:mmZ``,
+    ``YYYY-MM-DDThh:mm:ssZ``, with up to seven fractional second digits, and a
+    ``+hh:mm``/``-hh:mm`` offset instead of ``Z``.
+    """
+    m = _ISO_RE.match(value)
+    if m is None:
+        return None
+    try:
+        year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if m.group(4) is None:
+            return _dt.datetime(year, month, day, tzinfo=_dt.UTC)
+        frac = (m.group(7) or "").ljust(6, "0")[:6]
+        moment = _dt.datetime(
+            year,
+            month,
+            day,
+            int(m.group(4)),
+            int(m.group(5)),
+            int(m.group(6) or 0),
+            int(frac),
+            tzinfo=_dt.UTC,
+        )
+    except ValueError:
+        return None
+    zone = m.group(8)
+    if zone != "Z":
+        sign_ = 1 if zone[0] == "+" else -1
+        offset = _dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        moment -= sign_ * offset
+    return moment
+
+
+def http_date(moment: _dt.datetime) -> str:
+    """Format a moment as an RFC 1123 GMT date (for error details)."""
+    return moment.astimezone(_dt.UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
