@@ -14,7 +14,8 @@ Typing rules (PROTOCOL.md 7.3), per comparison ``Prop OP literal``:
   ``Edm.Double`` properties. Literals are never narrowed, and an ``Edm.Int64``
   literal does not match ``Edm.Double`` properties (both observed on Azure);
 * any other type pairing is false for every operator;
-* strings compare ordinally (by code point), DateTimes by ticks, Guids by their
+* strings compare ordinally by UTF-16 code units (as the service and the
+  backend's key order do; see :mod:`._utf16`), DateTimes by ticks, Guids by their
   128-bit value (the order of their canonical hex text), Binary byte-wise,
   Booleans with false < true, Doubles by IEEE rules (NaN equals nothing).
 """
@@ -26,6 +27,7 @@ from typing import Any
 
 from ..model import Edm, Entity
 from ._ast import PY_OPS, And, BoolProp, Compare, Const, Node, Not, Or
+from ._utf16 import to_units
 
 #: Stored types a literal of each type compares with.
 ACCEPTS: dict[Edm, tuple[Edm, ...]] = {
@@ -71,10 +73,21 @@ class _Gen:
         return "(" + joiner.join(self.node(item, leaf) for item in node.items) + ")"
 
 
-def _value_expr(gen: _Gen, edm: Edm, value: Any, var: str) -> tuple[str, str]:
-    """The (stored value expression, literal constant) pair to compare for one type."""
+def _needs_units(value: str) -> bool:
+    # Code-point and UTF-16 order agree against a literal without surrogates, astral or
+    # U+E000..U+FFFF characters (see _utf16); only such literals need the rewrite.
+    return not value.isascii() and any(ord(ch) >= 0xD800 for ch in value)
+
+
+def _value_expr(gen: _Gen, op: str, edm: Edm, value: Any, var: str) -> tuple[str, str]:
+    """The (stored value expression, literal constant) pair to compare for one type.
+
+    ``var`` must be a plain name or a subscript (it may be evaluated twice).
+    """
     if edm is Edm.GUID:
         return f"{var}.int", gen.const(value.int)
+    if edm is Edm.STRING and op not in ("eq", "ne") and _needs_units(value):
+        return f"({var} if {var}.isascii() else U({var}))", gen.const(to_units(value))
     return var, gen.const(value)
 
 
@@ -92,7 +105,8 @@ def _entity_leaf(gen: _Gen, node: Compare | BoolProp) -> str:
     if system is not None:
         if lit.edm is not Edm.STRING:
             return "False"
-        return f"({system[0]} {op} {gen.const(lit.value)})"
+        stored, literal = _value_expr(gen, node.op, lit.edm, lit.value, system[0])
+        return f"({stored} {op} {literal})"
     if node.prop == "Timestamp":
         if lit.edm is not Edm.DATETIME:
             return "False"
@@ -105,7 +119,7 @@ def _entity_leaf(gen: _Gen, node: Compare | BoolProp) -> str:
         type_test = f"{t}[0] is {gen.const(accepts[0])}"
     else:
         type_test = f"{t}[0] in {gen.const(accepts)}"
-    stored, literal = _value_expr(gen, lit.edm, lit.value, f"{t}[1]")
+    stored, literal = _value_expr(gen, node.op, lit.edm, lit.value, f"{t}[1]")
     return f"(({t} := g({name})) is not None and {type_test} and {stored} {op} {literal})"
 
 
@@ -123,7 +137,7 @@ def compile_entity_matcher(root: Node) -> Callable[[Entity], bool]:
     body = gen.node(root, _entity_leaf)
     prologue = "    g = e.props.get\n" if gen.uses_props else ""
     source = f"def matches(e):\n{prologue}    return {body}\n"
-    namespace: dict[str, Any] = {"BOOL": Edm.BOOLEAN, **gen.consts}
+    namespace: dict[str, Any] = {"BOOL": Edm.BOOLEAN, "U": to_units, **gen.consts}
     exec(compile(source, "<$filter>", "exec"), namespace)
     fn: Callable[[Entity], bool] = namespace["matches"]
     return fn

@@ -10,6 +10,10 @@ anything on other properties is "unknown" and becomes the full key space
 superset of the matching keys, and exactly the matching keys when every leaf
 was a key comparison and every box is expressible as a tuple range.
 
+All interval arithmetic happens on :func:`~._utf16.to_units` forms, so that
+Python's order is the service's UTF-16 order; the final bounds are converted
+back (the backend converts them again for its UTF-16-ordered store).
+
 Strings use half-open intervals ``[lo, hi)`` with ``hi = None`` for
 "unbounded"; ``x > s`` is ``x >= s + "\\x00"`` because ``s + "\\x00"`` is the
 least string greater than ``s``.
@@ -26,6 +30,7 @@ from typing import TypeAlias
 
 from ..model import Edm
 from ._ast import NEGATED, And, BoolProp, Compare, Const, Node, Not, Or
+from ._utf16 import from_units, to_units
 
 Bound: TypeAlias = str | None  # an exclusive upper bound; None = unbounded
 Interval: TypeAlias = tuple[str, Bound]
@@ -169,7 +174,7 @@ def _plan(node: Node, negated: bool) -> _Plan:
             # A key compared with a non-string literal is always false.
             return _Plan(_FULL if negated else _EMPTY, True)
         op = NEGATED[node.op] if negated else node.op
-        ivs = interval_for(op, node.lit.value)
+        ivs = interval_for(op, to_units(node.lit.value))
         if node.prop == "PartitionKey":
             return _Plan(tuple((lo, hi, FULL_1D) for lo, hi in ivs), True)
         return _Plan((("", None, ivs),) if ivs else _EMPTY, True)
@@ -221,6 +226,10 @@ def _to_ranges(pieces: tuple[Piece, ...]) -> tuple[list[KeyRange], bool]:
     return merged, exact
 
 
+def _key_from_units(key: tuple[str, str]) -> tuple[str, str]:
+    return (from_units(key[0]), from_units(key[1]))
+
+
 def plan_ranges(root: Node) -> tuple[list[KeyRange], bool]:
     """Plan a filter tree: (sorted disjoint key ranges, whether they are exactly the matches).
 
@@ -232,6 +241,9 @@ def plan_ranges(root: Node) -> tuple[list[KeyRange], bool]:
     """
     plan = _plan(root, False)
     ranges, exact = _to_ranges(plan.pieces)
+    ranges = [
+        (_key_from_units(lo), None if hi is None else _key_from_units(hi)) for lo, hi in ranges
+    ]
     return ranges, exact and plan.exact
 
 
