@@ -1,0 +1,269 @@
+"""The backend's durable store: lossless round trips and crash safety (SIGKILL mid-stream)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from azt_server_stub import _store
+from azt_server_stub.backend import Backend, SignedIdentifier, WriteOp
+from azt_server_stub.errors import StubError
+from azt_server_stub.model import Edm, TypedValue, parse_datetime
+
+ACCOUNT = "devstoreaccount1"
+
+
+def _dump(b: Backend, table: str) -> dict[tuple[str, str], tuple[int, dict[str, Any]]]:
+    out: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    token = None
+    while True:
+        page = b.query_entities(ACCOUNT, table, None, None, token)
+        for e in page.entities:
+            out[e.key] = (e.timestamp, dict(e.props))
+        token = page.next_key
+        if token is None:
+            return out
+
+
+ALL_TYPES: dict[str, TypedValue] = {
+    "S": (Edm.STRING, "héllo \U0001f600 \ud800 lone surrogate"),
+    "Empty": (Edm.STRING, ""),
+    "I": (Edm.INT32, -(2**31)),
+    "L": (Edm.INT64, 2**63 - 1),
+    "Lmin": (Edm.INT64, -(2**63)),
+    "D": (Edm.DOUBLE, 0.1),
+    "Dneg0": (Edm.DOUBLE, -0.0),
+    "Dinf": (Edm.DOUBLE, float("inf")),
+    "Dninf": (Edm.DOUBLE, float("-inf")),
+    "Dnan": (Edm.DOUBLE, float("nan")),
+    "Dbig": (Edm.DOUBLE, 1.7976931348623157e308),
+    "B": (Edm.BOOLEAN, True),
+    "T": (Edm.DATETIME, parse_datetime("2020-09-15T23:02:10.4363943Z")),
+    "Tmin": (Edm.DATETIME, parse_datetime("1601-01-01T00:00:00Z")),
+    "G": (Edm.GUID, uuid.UUID("c9da6455-213d-42c9-9a79-3e9149a57833")),
+    "X": (Edm.BINARY, bytes(range(256))),
+    "Xempty": (Edm.BINARY, b""),
+}
+
+
+def _same_props(a: dict[str, TypedValue], b: dict[str, TypedValue]) -> bool:
+    if list(a) != list(b):
+        return False
+    for name, (edm, value) in a.items():
+        edm2, value2 = b[name]
+        if edm is not edm2 or type(value) is not type(value2):
+            return False
+        if isinstance(value, float):
+            if repr(value) != repr(value2):  # NaN, -0.0 and every bit of the mantissa
+                return False
+        elif value != value2:
+            return False
+    return True
+
+
+def test_round_trip_is_lossless(tmp_path: Path) -> None:
+    with Backend(tmp_path) as b:
+        b.create_table(ACCOUNT, "Types")
+        b.create_table(ACCOUNT, "Dropped")
+        b.create_table("second", "Other")
+        b.write(ACCOUNT, "Dropped", WriteOp("insert", "p", "r"))
+        b.delete_table(ACCOUNT, "dropped")
+        for pk, rk in [("p", "r"), ("", ""), ("\U0001f600", "\ue000"), ("é", "\ud800x")]:
+            b.write(ACCOUNT, "Types", WriteOp("insert", pk, rk, dict(ALL_TYPES)))
+        b.write(ACCOUNT, "Types", WriteOp("insert", "gone", "x"))
+        b.write(ACCOUNT, "Types", WriteOp("delete", "gone", "x", if_match="*"))
+        b.write(ACCOUNT, "Types", WriteOp("merge", "p", "r", {"S": (Edm.INT32, 5)}, "*"))
+        policy = SignedIdentifier("pol", "2021-06-08", "2021-06-09T00:00:00.0000000Z", "ra")
+        b.set_acl(ACCOUNT, "Types", [policy, SignedIdentifier("bare")])
+        b.set_service_properties(ACCOUNT, b"<StorageServiceProperties>\xef\xbb\xbf</x>")
+        before = _dump(b, "Types")
+        last = max(ts for ts, _ in before.values())
+    with Backend(tmp_path) as again:
+        after = _dump(again, "Types")
+        assert list(after) == list(before)
+        for key, (ts, props) in before.items():
+            assert after[key][0] == ts
+            assert _same_props(after[key][1], props)
+        assert after[("p", "r")][1]["S"] == (Edm.INT32, 5)
+        assert again.table_name(ACCOUNT, "types") == "Types"
+        assert again.table_name(ACCOUNT, "Dropped") is None
+        assert again.table_name("second", "OTHER") == "Other"
+        assert again.get_acl(ACCOUNT, "Types") == [policy, SignedIdentifier("bare")]
+        assert again.get_service_properties(ACCOUNT) == (
+            b"<StorageServiceProperties>\xef\xbb\xbf</x>"
+        )
+        assert again.get_entity(ACCOUNT, "Types", "\U0001f600", "\ue000").pk == "\U0001f600"
+        # the order after loading is the UTF-16 order, and new writes get later timestamps
+        pks = [k[0] for k in after]
+        assert pks == sorted(pks, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
+        new = again.write(ACCOUNT, "Types", WriteOp("insert", "n", "n")).entity
+        assert new is not None
+        assert new.timestamp > last
+
+
+def test_timestamps_stay_increasing_across_restart_with_slow_clock(tmp_path: Path) -> None:
+    early = parse_datetime("2000-01-01T00:00:00Z")
+    with Backend(tmp_path) as b:
+        b.create_table(ACCOUNT, "Clock")
+        b.write(ACCOUNT, "Clock", WriteOp("insert", "p", "1"))
+        b.write(ACCOUNT, "Clock", WriteOp("delete", "p", "1", if_match="*"))
+        last = b.write(ACCOUNT, "Clock", WriteOp("insert", "p", "0")).entity
+        b.write(ACCOUNT, "Clock", WriteOp("delete", "p", "0", if_match="*"))
+    assert last is not None
+    with Backend(tmp_path, clock=lambda: early) as b:  # table now empty; clock far behind
+        entity = b.write(ACCOUNT, "Clock", WriteOp("insert", "p", "2")).entity
+        assert entity is not None
+        assert entity.timestamp > last.timestamp
+
+
+def test_refused_writes_and_batches_leave_disk_unchanged(tmp_path: Path) -> None:
+    with Backend(tmp_path) as b:
+        b.create_table(ACCOUNT, "Refused")
+        b.write(ACCOUNT, "Refused", WriteOp("insert", "p", "a", {"V": (Edm.INT32, 1)}))
+        before = _dump(b, "Refused")
+        with pytest.raises(StubError):
+            b.write(ACCOUNT, "Refused", WriteOp("insert", "p", "a"))
+        with pytest.raises(StubError):
+            b.execute_batch(
+                ACCOUNT,
+                "Refused",
+                [
+                    WriteOp("insert", "p", "b"),
+                    WriteOp("delete", "p", "a", if_match="*"),
+                    WriteOp("insert", "p", "c", {"bad-name": (Edm.INT32, 1)}),
+                ],
+            )
+        assert _dump(b, "Refused") == before
+    with Backend(tmp_path) as again:
+        assert _dump(again, "Refused") == before
+
+
+def test_failed_commit_changes_nothing_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Backend(tmp_path) as b:
+        b.create_table(ACCOUNT, "Disk")
+        b.write(ACCOUNT, "Disk", WriteOp("insert", "p", "a"))
+        before = _dump(b, "Disk")
+
+        def broken(*args: object, **kwargs: object) -> None:
+            raise OSError("disk full")
+
+        monkeypatch.setattr(_store.SqliteStore, "write_entities", broken)
+        with pytest.raises(StubError) as exc:
+            b.write(ACCOUNT, "Disk", WriteOp("insert", "p", "b"))
+        assert (exc.value.status, exc.value.code) == (500, "InternalError")
+        with pytest.raises(StubError):
+            b.execute_batch(ACCOUNT, "Disk", [WriteOp("delete", "p", "a", if_match="*")])
+        assert _dump(b, "Disk") == before
+
+
+def test_closed_store_refuses_writes(tmp_path: Path) -> None:
+    b = Backend(tmp_path)
+    b.create_table(ACCOUNT, "Closed")
+    b.close()
+    b.close()  # idempotent
+    with pytest.raises(RuntimeError, match="closed"):
+        b.create_table(ACCOUNT, "Another")
+
+
+# --- crash safety ---------------------------------------------------------------------
+
+# The workload, shared by the child (which runs it) and the test (which models it).
+WORKLOAD = '''
+def step(i):
+    """Step i: ("batch" | "single", [(op, pk, rk, props)])."""
+    if i % 5 == 4:
+        return "batch", [("insert", "b", f"{i:06d}-{j}", {"I": i * 10 + j}) for j in range(5)]
+    if i % 7 == 3 and step(i - 1)[1][0][0] == "replace":
+        return "single", [("delete", "s", f"{i - 1:06d}", None)]
+    if i % 11 == 6:
+        return "single", [("merge", "s", f"{i - 2:06d}", {"M": i})]
+    return "single", [("replace", "s", f"{i:06d}", {"I": i, "Big": 2**40 + i})]
+'''
+
+CHILD = (
+    WORKLOAD
+    + """
+import sys
+from pathlib import Path
+from azt_server_stub.backend import Backend, WriteOp
+from azt_server_stub.model import Edm
+
+def typed(props):
+    return {k: ((Edm.INT64, v) if v > 2**31 else (Edm.INT32, v)) for k, v in props.items()}
+
+b = Backend(Path(sys.argv[1]))
+if b.table_name("devstoreaccount1", "Crash") is None:
+    b.create_table("devstoreaccount1", "Crash")
+i = 0
+while True:
+    kind, ops = step(i)
+    wops = [
+        WriteOp(op, pk, rk, typed(props or {}), "*" if op == "delete" else None)
+        for op, pk, rk, props in ops
+    ]
+    if kind == "batch":
+        b.execute_batch("devstoreaccount1", "Crash", wops)
+    else:
+        b.write("devstoreaccount1", "Crash", wops[0])
+    sys.stdout.write(f"{i}\\n")
+    sys.stdout.flush()
+    i += 1
+"""
+)
+
+
+def _model(steps: int) -> dict[tuple[str, str], dict[str, int]]:
+    namespace: dict[str, Any] = {}
+    exec(WORKLOAD, namespace)
+    state: dict[tuple[str, str], dict[str, int]] = {}
+    for i in range(steps):
+        _, ops = namespace["step"](i)
+        for op, pk, rk, props in ops:
+            if op == "delete":
+                state.pop((pk, rk), None)
+            elif op == "merge":
+                state[(pk, rk)] = {**state.get((pk, rk), {}), **props}
+            else:
+                state[(pk, rk)] = dict(props)
+    return state
+
+
+def test_sigkill_keeps_exactly_the_acknowledged_writes(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None
+    acked = -1
+    try:
+        for line in proc.stdout:
+            acked = int(line)
+            if acked >= 150:
+                break
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        rest, err = proc.communicate(timeout=30)
+    for line in rest.splitlines():  # acknowledged before the kill, read after it
+        acked = int(line)
+    assert acked >= 150, err.decode()
+    assert proc.returncode == -signal.SIGKILL
+
+    with Backend(tmp_path) as b:
+        got = {
+            key: {name: value for name, (_, value) in props.items()}
+            for key, (_, props) in _dump(b, "Crash").items()
+        }
+    # every acknowledged step is there; at most the one in flight may also be
+    assert got in (_model(acked + 1), _model(acked + 2))
