@@ -1,0 +1,128 @@
+"""Command line: ``python -m azt_server_stub`` / ``azt-stub``.
+
+Example::
+
+    $ azt-stub --port 10002 --account other:T3RoZXJLZXk= --location ./data
+    azt-stub listening on http://127.0.0.1:10002
+    ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .app import DEV_ACCOUNT, DEV_KEY, StubConfig, parse_account_spec
+from .auth import AuthOptions
+from .server import StubServer, load_ssl_context
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``azt-stub``.
+
+    Example::
+
+        >>> build_parser().parse_args([]).port
+        10002
+    """
+    p = argparse.ArgumentParser(
+        prog="azt-stub", description="Azure Table service emulator (azt_server_stub)."
+    )
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    p.add_argument("--port", type=int, default=10002, help="port (0: pick a free one)")
+    p.add_argument(
+        "--account",
+        action="append",
+        default=[],
+        metavar="NAME:KEY[:KEY2]",
+        help="an account and its base64 key(s); repeatable (devstoreaccount1 is always there)",
+    )
+    p.add_argument("--location", type=Path, default=None, help="directory of a durable store")
+    p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING, ERROR")
+    p.add_argument("--cert", type=Path, default=None, help="PEM certificate: serve HTTPS")
+    p.add_argument("--key", type=Path, default=None, help="PEM private key for --cert")
+    p.add_argument("--oauth", action="store_true", help="accept bearer tokens (basic checks)")
+    p.add_argument(
+        "--disable-clock-skew-check",
+        action="store_true",
+        help="accept requests whatever their x-ms-date",
+    )
+    p.add_argument(
+        "--loose-versions",
+        action="store_true",
+        help="treat unknown newer x-ms-version values as the newest known version",
+    )
+    p.add_argument(
+        "--disable-product-style-url",
+        action="store_true",
+        help="always take the account from the path, never from the host name",
+    )
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> StubConfig:
+    """The :class:`StubConfig` the parsed arguments describe (ValueError when invalid)."""
+    accounts: dict[str, list[str]] = {DEV_ACCOUNT: [DEV_KEY]}
+    for spec in args.account:
+        name, keys = parse_account_spec(spec)
+        accounts[name] = keys
+    auth = AuthOptions(
+        check_clock_skew=not args.disable_clock_skew_check, allow_bearer=bool(args.oauth)
+    )
+    return StubConfig(
+        accounts=accounts,
+        location=args.location,
+        auth=auth,
+        lenient_versions=bool(args.loose_versions),
+        product_style_urls=not args.disable_product_style_url,
+    )
+
+
+async def serve(args: argparse.Namespace) -> None:
+    """Run until SIGINT/SIGTERM."""
+    config = config_from_args(args)
+    ssl_context = None
+    if args.cert is not None or args.key is not None:
+        if args.cert is None or args.key is None:
+            raise ValueError("--cert and --key go together")
+        ssl_context = load_ssl_context(args.cert, args.key)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with StubServer(config, host=args.host, port=args.port, ssl_context=ssl_context) as stub:
+        print(f"azt-stub listening on {stub.endpoint}", flush=True)
+        for account in config.accounts:
+            print(f"  {account}: {stub.table_endpoint(account)}", flush=True)
+        print(f"connection string: {stub.connection_string}", flush=True)
+        if args.location is not None:
+            print(f"durable store: {args.location}", flush=True)
+        await stop.wait()
+        print("azt-stub shutting down", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``azt-stub``; returns the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        asyncio.run(serve(args))
+    except ValueError as exc:
+        parser.error(str(exc))
+    except OSError as exc:
+        print(f"azt-stub: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

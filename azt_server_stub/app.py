@@ -1,0 +1,237 @@
+"""The aiohttp application: configuration, the error middleware, common response headers.
+
+:func:`create_app` builds an ``aiohttp.web.Application`` serving the Table
+service for the configured accounts. Every response gets ``x-ms-request-id``,
+``x-ms-version``, ``Date`` and (when sent) ``x-ms-client-request-id``; every
+:class:`~azt_server_stub.errors.StubError` becomes a service-shaped error
+response; anything else is logged as a bug and answered ``500 InternalError``.
+
+Example::
+
+    >>> app = create_app(StubConfig())
+    >>> sorted(app[CONFIG_KEY].accounts)
+    ['devstoreaccount1']
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+from . import errors, handlers
+from .auth import Authenticator, AuthOptions, www_authenticate
+from .backend import Backend, SignedIdentifier
+from .errors import StubError
+from .model import new_guid
+
+log = logging.getLogger("azt_server_stub")
+
+#: The development storage account and its well-known key.
+DEV_ACCOUNT = "devstoreaccount1"
+DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+SERVER_HEADER = "Windows-Azure-Table/1.0 azt-stub/0.1"
+
+
+def parse_account_spec(spec: str) -> tuple[str, list[str]]:
+    """``NAME:KEY`` or ``NAME:KEY1:KEY2`` -> (name, [keys]); ValueError when malformed.
+
+    Example::
+
+        >>> parse_account_spec("acct:AAAA")
+        ('acct', ['AAAA'])
+    """
+    name, sep, rest = spec.partition(":")
+    if not sep or not name or not rest:
+        raise ValueError(f"expected NAME:KEY[:KEY2], got {spec!r}")
+    keys = rest.split(":")
+    if len(keys) > 2 or not all(keys):
+        raise ValueError(f"expected NAME:KEY[:KEY2], got {spec!r}")
+    for key in keys:
+        try:
+            base64.b64decode(key, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"account key for {name!r} is not base64") from None
+    return name, keys
+
+
+@dataclass(slots=True)
+class StubConfig:
+    """Everything a stub instance is configured with.
+
+    ``accounts``: name -> base64 keys (key1, optional key2). ``location``: directory of
+    the durable store (None: memory). ``auth``: authentication switches.
+    ``lenient_versions``: newer unknown ``x-ms-version`` values apply the baseline
+    instead of ``400 InvalidHeaderValue``. ``product_style_urls``: honour host-style
+    addressing (``acct.table.localhost``).
+
+    Example::
+
+        >>> StubConfig(accounts={"a": ["AAAA"]}).accounts["a"]
+        ['AAAA']
+    """
+
+    accounts: dict[str, list[str]] = field(default_factory=lambda: {DEV_ACCOUNT: [DEV_KEY]})
+    location: Path | None = None
+    auth: AuthOptions = field(default_factory=AuthOptions)
+    lenient_versions: bool = False
+    product_style_urls: bool = True
+
+    def decoded_accounts(self) -> dict[str, list[bytes]]:
+        """Accounts with decoded keys, as the authenticator wants them."""
+        return {name: [base64.b64decode(k) for k in keys] for name, keys in self.accounts.items()}
+
+
+CONFIG_KEY = web.AppKey("azt.config", StubConfig)
+BACKEND_KEY = web.AppKey("azt.backend", Backend)
+
+
+def _policies(backend: Backend) -> Callable[[str, str], list[SignedIdentifier]]:
+    def lookup(account: str, table: str) -> list[SignedIdentifier]:
+        try:
+            return backend.get_acl(account, table)
+        except StubError:
+            return []
+
+    return lookup
+
+
+def _common_headers(request: web.Request, response: web.StreamResponse) -> None:
+    headers = response.headers
+    rid = request.get(handlers.REQUEST_ID)
+    if rid is not None:
+        headers["x-ms-request-id"] = rid
+    headers["x-ms-version"] = request.get(handlers.VERSION) or _baseline()
+    client_id = request.headers.get("x-ms-client-request-id")
+    if client_id is not None:
+        headers["x-ms-client-request-id"] = client_id
+    headers["Server"] = SERVER_HEADER
+
+
+def _baseline() -> str:
+    from .versions import BASELINE_VERSION
+
+    return BASELINE_VERSION
+
+
+def error_response(request: web.Request, err: StubError) -> web.Response:
+    """Render ``err`` in the request's error style with ``x-ms-error-code``.
+
+    Example::
+
+        >>> error_response.__name__
+        'error_response'
+    """
+    rid = request.get(handlers.REQUEST_ID) or new_guid()
+    ctype, body = handlers.error_payload(err, rid, handlers.error_style_of(request))
+    headers = {"x-ms-error-code": err.code, "Content-Type": ctype}
+    challenge = www_authenticate(err)
+    if challenge is not None:
+        headers["WWW-Authenticate"] = challenge
+    return web.Response(
+        status=err.status, body=None if request.method == "HEAD" else body, headers=headers
+    )
+
+
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def service_middleware(request: web.Request, handler: _Handler) -> web.StreamResponse:
+    """Request ids, common headers, CORS response headers and the error mapping."""
+    request[handlers.REQUEST_ID] = new_guid()
+    try:
+        response = await handler(request)
+    except StubError as err:
+        response = error_response(request, err)
+    except web.HTTPRequestEntityTooLarge:
+        response = error_response(request, errors.request_body_too_large())
+    except web.HTTPException as exc:  # aiohttp's own refusals (should not happen)
+        code = "InvalidInput" if exc.status < 500 else "InternalError"
+        response = error_response(request, StubError(exc.status, code, exc.reason))
+    except Exception:
+        log.exception("stub bug while serving %s %s", request.method, request.rel_url)
+        response = error_response(request, errors.internal_error())
+    _common_headers(request, response)
+    origin = request.headers.get("Origin")
+    if origin and request.method != "OPTIONS" and handlers.ACCOUNT in request:
+        backend = request.app[BACKEND_KEY]
+        try:
+            extra = handlers.cors_response_headers(
+                backend, request[handlers.ACCOUNT], origin, request.method
+            )
+        except StubError:
+            extra = {}
+        response.headers.update(extra)
+    return response
+
+
+def create_app(
+    config: StubConfig | None = None,
+    *,
+    backend: Backend | None = None,
+    client_max_size: int = handlers.MAX_BODY_BYTES + 64 * 1024,
+) -> web.Application:
+    """Build the stub's aiohttp application.
+
+    ``backend``: share an existing backend (the app then does not close it); otherwise
+    one is created from ``config.location`` and closed on application cleanup.
+
+    Example::
+
+        >>> app = create_app(StubConfig(), backend=Backend())
+        >>> isinstance(app[BACKEND_KEY], Backend)
+        True
+    """
+    cfg = config or StubConfig()
+    owns_backend = backend is None
+    store = backend if backend is not None else Backend(cfg.location)
+    authenticator = Authenticator(cfg.decoded_accounts(), _policies(store), cfg.auth)
+    app = web.Application(middlewares=[service_middleware], client_max_size=client_max_size)
+    app[CONFIG_KEY] = cfg
+    app[BACKEND_KEY] = store
+    app[handlers.SERVICES_KEY] = handlers.Services(
+        store, authenticator, cfg.lenient_versions, cfg.product_style_urls
+    )
+    app.router.add_route("*", "/{tail:.*}", handlers.dispatch)
+
+    if owns_backend:
+
+        async def close_backend(_: web.Application) -> None:
+            store.close()
+
+        app.on_cleanup.append(close_backend)
+    return app
+
+
+def connection_string(endpoint_base: str, account: str, key: str) -> str:
+    """A connection string for ``account`` at ``endpoint_base`` (``http://host:port``).
+
+    Example::
+
+        >>> connection_string("http://127.0.0.1:10002", "a", "AAAA")
+        'DefaultEndpointsProtocol=http;AccountName=a;AccountKey=AAAA;TableEndpoint=http://127.0.0.1:10002/a;'
+    """
+    scheme = endpoint_base.split(":", 1)[0]
+    return (
+        f"DefaultEndpointsProtocol={scheme};AccountName={account};AccountKey={key};"
+        f"TableEndpoint={endpoint_base}/{account};"
+    )
+
+
+__all__ = [
+    "BACKEND_KEY",
+    "CONFIG_KEY",
+    "DEV_ACCOUNT",
+    "DEV_KEY",
+    "StubConfig",
+    "connection_string",
+    "create_app",
+    "error_response",
+    "parse_account_spec",
+]

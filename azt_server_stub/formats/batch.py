@@ -1,0 +1,259 @@
+"""``$batch`` envelopes (PROTOCOL.md 9.2-9.5): multipart/mixed parsing and building.
+
+The parser is tolerant as the service's clients need it to be: CRLF or bare LF,
+any RFC 2046 boundary, Content-ID in the MIME part headers or in the inner HTTP
+headers, absolute URLs or paths, inner bodies with or without Content-Length.
+A malformed envelope raises ``400 InvalidInput``. The builder always writes CRLF
+with ``batchresponse_``/``changesetresponse_`` boundaries.
+
+Example::
+
+    >>> body = (b"--b\\r\\nContent-Type: application/http\\r\\n\\r\\n"
+    ...         b"GET http://h/a/t(PartitionKey='p',RowKey='r') HTTP/1.1\\r\\n"
+    ...         b"Accept: application/json\\r\\n\\r\\n\\r\\n--b--\\r\\n")
+    >>> batch = parse_batch(body, "multipart/mixed; boundary=b")
+    >>> (batch.changeset, batch.parts[0].method)
+    (False, 'GET')
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+
+from multidict import CIMultiDict
+
+from .. import errors
+
+_CRLF = b"\r\n"
+
+
+@dataclass(slots=True)
+class BatchPart:
+    """One inner HTTP request of a batch."""
+
+    method: str
+    target: str
+    headers: CIMultiDict[str]
+    body: bytes
+    content_id: str | None = None
+
+
+@dataclass(slots=True)
+class ParsedBatch:
+    """A parsed batch: ``changeset`` is False for the query-only form (one GET part)."""
+
+    parts: list[BatchPart] = field(default_factory=list)
+    changeset: bool = True
+
+
+def _malformed(detail: str = "") -> errors.StubError:
+    err = errors.invalid_input()
+    if detail:
+        err.details["ExceptionMessage"] = detail
+    return err
+
+
+def boundary_of(content_type: str | None) -> str:
+    """The boundary parameter of a ``multipart/mixed`` Content-Type (400 InvalidInput).
+
+    Example::
+
+        >>> boundary_of('multipart/mixed; boundary="batch_1"')
+        'batch_1'
+    """
+    if not content_type:
+        raise _malformed("missing Content-Type")
+    pieces = [p.strip() for p in content_type.split(";")]
+    if pieces[0].lower() != "multipart/mixed":
+        raise _malformed("not multipart/mixed")
+    for p in pieces[1:]:
+        name, _, value = p.partition("=")
+        if name.strip().lower() == "boundary":
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            if value and len(value) <= 200:
+                return value
+    raise _malformed("missing boundary")
+
+
+def _split(body: bytes, boundary: str) -> list[bytes]:
+    """The encapsulated parts between ``--boundary`` delimiters (RFC 2046)."""
+    delim = re.escape(b"--" + boundary.encode("latin-1"))
+    pattern = re.compile(rb"(?:^|\r?\n)" + delim + rb"(--)?[ \t]*(?:\r?\n|$)")
+    parts: list[bytes] = []
+    start: int | None = None
+    closed = False
+    for m in pattern.finditer(body):
+        if start is not None:
+            parts.append(body[start : m.start()])
+        if m.group(1):
+            closed = True
+            break
+        start = m.end()
+    if not closed:
+        raise _malformed("missing closing boundary")
+    return parts
+
+
+_HEADER_END = re.compile(rb"\r?\n\r?\n")
+
+
+def _headers_and_rest(blob: bytes) -> tuple[CIMultiDict[str], bytes]:
+    """Split a header block from what follows the first empty line."""
+    if blob.startswith(b"\r\n"):
+        return CIMultiDict(), blob[2:]
+    if blob.startswith(b"\n"):
+        return CIMultiDict(), blob[1:]
+    m = _HEADER_END.search(blob)
+    if m is None:
+        head, rest = blob, b""
+    else:
+        head, rest = blob[: m.start()], blob[m.end() :]
+    headers: CIMultiDict[str] = CIMultiDict()
+    for line in head.split(b"\n"):
+        line = line.rstrip(b"\r")
+        if not line:
+            continue
+        name, sep, value = line.partition(b":")
+        if not sep or not name.strip():
+            raise _malformed("bad header line")
+        try:
+            headers.add(name.strip().decode("ascii"), value.strip().decode("utf-8"))
+        except UnicodeDecodeError:
+            raise _malformed("bad header encoding") from None
+    return headers, rest
+
+
+def _content_type(headers: CIMultiDict[str]) -> str:
+    return headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
+    if _content_type(mime_headers) != "application/http":
+        raise _malformed("part is not application/http")
+    # the request line
+    m = re.match(rb"([^\r\n]*)\r?\n", blob)
+    if m is None:
+        raise _malformed("missing request line")
+    try:
+        line = m.group(1).decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise _malformed("bad request line") from None
+    pieces = line.split(" ")
+    if len(pieces) != 3 or not pieces[2].startswith("HTTP/"):
+        raise _malformed("bad request line")
+    method, target = pieces[0].upper(), pieces[1]
+    headers, rest = _headers_and_rest(blob[m.end() :])
+    length_text = headers.get("Content-Length")
+    if length_text is not None:
+        if not length_text.strip().isdigit():
+            raise _malformed("bad Content-Length")
+        length = int(length_text)
+        if length > len(rest):
+            raise _malformed("Content-Length beyond the part")
+        body = rest[:length]
+    else:
+        body = rest if rest.strip() else b""
+    content_id = mime_headers.get("Content-ID") or headers.get("Content-ID")
+    return BatchPart(method, target, headers, body, content_id)
+
+
+def parse_batch(body: bytes, content_type: str | None) -> ParsedBatch:
+    """Parse a ``$batch`` request body (400 InvalidInput when malformed).
+
+    One change set (any number of operations) or one query part; a second change set
+    or a query beside a change set is refused.
+
+    Example::
+
+        >>> parse_batch(b"--b\\n--b--\\n", "multipart/mixed; boundary=b")
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidInput: One of the request inputs is not valid.
+    """
+    outer = _split(body, boundary_of(content_type))
+    if len(outer) != 1:
+        raise _malformed("a batch must hold exactly one change set or one query")
+    mime_headers, rest = _headers_and_rest(outer[0])
+    ctype = mime_headers.get("Content-Type")
+    if _content_type(mime_headers) == "multipart/mixed":
+        inner = _split(rest, boundary_of(ctype))
+        parts = []
+        for blob in inner:
+            part_headers, part_rest = _headers_and_rest(blob)
+            parts.append(_http_part(part_headers, part_rest))
+        if not parts:
+            raise _malformed("empty change set")
+        for p in parts:
+            if p.method == "GET":
+                raise _malformed("a query cannot be part of a change set")
+        return ParsedBatch(parts, changeset=True)
+    part = _http_part(mime_headers, rest)
+    if part.method != "GET":
+        raise _malformed("write operations must be inside a change set")
+    return ParsedBatch([part], changeset=False)
+
+
+# --- building ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PartResponse:
+    """One inner HTTP response of a batch response."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+
+
+def _status_line(status: int) -> bytes:
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = "Unknown"
+    return f"HTTP/1.1 {status} {reason}".encode("ascii")
+
+
+def _part_bytes(resp: PartResponse) -> bytes:
+    lines = [
+        b"Content-Type: application/http",
+        b"Content-Transfer-Encoding: binary",
+        b"",
+        _status_line(resp.status),
+    ]
+    lines.extend(f"{name}: {value}".encode() for name, value in resp.headers)
+    lines.append(b"")
+    return _CRLF.join(lines) + _CRLF + resp.body + _CRLF
+
+
+def build_response(responses: Sequence[PartResponse], *, changeset: bool) -> tuple[str, bytes]:
+    """The ``(Content-Type, body)`` of a batch response.
+
+    ``changeset``: wrap the parts in a ``changesetresponse_`` (write batches); a query
+    batch's single part sits directly in the ``batchresponse_``.
+
+    Example::
+
+        >>> ctype, body = build_response([PartResponse(204, [])], changeset=True)
+        >>> ctype.startswith("multipart/mixed; boundary=batchresponse_")
+        True
+    """
+    batch_b = f"batchresponse_{uuid.uuid4()}".encode("ascii")
+    out = bytearray()
+    if changeset:
+        cs_b = f"changesetresponse_{uuid.uuid4()}".encode("ascii")
+        out += b"--" + batch_b + _CRLF
+        out += b"Content-Type: multipart/mixed; boundary=" + cs_b + _CRLF + _CRLF
+        for resp in responses:
+            out += b"--" + cs_b + _CRLF + _part_bytes(resp)
+        out += b"--" + cs_b + b"--" + _CRLF
+    else:
+        for resp in responses:
+            out += b"--" + batch_b + _CRLF + _part_bytes(resp)
+    out += b"--" + batch_b + b"--" + _CRLF
+    return f"multipart/mixed; boundary={batch_b.decode('ascii')}", bytes(out)

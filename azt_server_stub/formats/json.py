@@ -1,0 +1,533 @@
+"""OData v3 JSON ("JSON light") bodies: entity and table readers, writers, errors.
+
+Readers implement PROTOCOL.md 6.1 (annotations before or after values, ``odata.*``
+ignored, duplicate members refused, typed values validated); writers implement
+6.2-6.4 for the three metadata levels with Azure's member order.
+
+Example::
+
+    >>> pk, rk, props = parse_entity(b'{"PartitionKey":"p","RowKey":"r","n":5}')
+    >>> props["n"]
+    (<Edm.INT32: 'Edm.Int32'>, 5)
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .. import errors
+from ..model import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    MAX_DATETIME_TICKS,
+    MIN_DATETIME_TICKS,
+    Edm,
+    Entity,
+    TypedValue,
+    format_datetime,
+    format_datetime_7,
+    parse_datetime,
+)
+from .negotiation import Fmt
+
+ODATA_TYPE = "@odata.type"
+
+_INT64_RE = re.compile(r"^[+-]?\d{1,20}$")
+_GUID_RE = re.compile(
+    r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
+)
+_DOUBLE_RE = re.compile(r"^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)$")
+_SPECIAL_IN = {
+    "NaN": math.nan,
+    "Infinity": math.inf,
+    "-Infinity": -math.inf,
+    "INF": math.inf,
+    "-INF": -math.inf,
+}
+
+
+def check_text(text: str) -> None:
+    """Refuse strings that cannot be stored as UTF-8 (lone surrogates): 400 InvalidInput.
+
+    Everything else about values (sizes, names, counts) is the backend's validation.
+
+    Example::
+
+        >>> check_text("fine")
+    """
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise errors.invalid_input() from None
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _Duplicate
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"bare {name} is not JSON")
+
+
+def loads_object(body: bytes) -> dict[str, Any]:
+    """Decode a JSON object body, refusing duplicate members and bare NaN/Infinity.
+
+    Raises ``400 DuplicatePropertiesSpecified`` or ``400 InvalidInput``.
+
+    Example::
+
+        >>> loads_object(b'{"a":1}')
+        {'a': 1}
+    """
+    try:
+        value = json.loads(body, object_pairs_hook=_pairs_hook, parse_constant=_no_constants)
+    except _Duplicate:
+        raise errors.duplicate_properties_specified() from None
+    except (ValueError, RecursionError):
+        raise errors.invalid_input() from None
+    if not isinstance(value, dict):
+        raise errors.invalid_input()
+    return value
+
+
+def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | None:
+    """Turn a JSON member (with its optional ``@odata.type``) into a typed value.
+
+    ``None`` for JSON null (the service never stores nulls). Raises ``400`` errors.
+
+    Example::
+
+        >>> convert_value("n", "Edm.Int64", "255")
+        (<Edm.INT64: 'Edm.Int64'>, 255)
+    """
+    if raw is None:
+        return None
+    if edm_name is None:
+        if isinstance(raw, str):
+            check_text(raw)
+            return (Edm.STRING, raw)
+        if isinstance(raw, bool):
+            return (Edm.BOOLEAN, raw)
+        if isinstance(raw, int):
+            if INT32_MIN <= raw <= INT32_MAX:
+                return (Edm.INT32, raw)
+            return (Edm.DOUBLE, float(raw))
+        if isinstance(raw, float):
+            return (Edm.DOUBLE, raw)
+        raise errors.invalid_input()
+    try:
+        edm = Edm(edm_name)
+    except ValueError:
+        raise errors.invalid_input() from None
+    if edm is Edm.STRING:
+        if not isinstance(raw, str):
+            raise errors.invalid_input()
+        check_text(raw)
+        return (edm, raw)
+    if edm is Edm.INT32:
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise errors.invalid_input()
+        if not INT32_MIN <= raw <= INT32_MAX:
+            raise errors.invalid_input("An error occurred while processing this request.")
+        return (edm, raw)
+    if edm is Edm.INT64:
+        if isinstance(raw, str) and _INT64_RE.match(raw):
+            number = int(raw)
+        elif isinstance(raw, int) and not isinstance(raw, bool):
+            number = raw
+        else:
+            raise errors.invalid_input()
+        if not INT64_MIN <= number <= INT64_MAX:
+            raise errors.invalid_input("An error occurred while processing this request.")
+        return (edm, number)
+    if edm is Edm.DOUBLE:
+        if isinstance(raw, bool):
+            raise errors.invalid_input()
+        if isinstance(raw, int | float):
+            return (edm, float(raw))
+        if isinstance(raw, str):
+            if raw in _SPECIAL_IN:
+                return (edm, _SPECIAL_IN[raw])
+            if _DOUBLE_RE.match(raw):
+                return (edm, float(raw))
+        raise errors.invalid_input()
+    if edm is Edm.BOOLEAN:
+        if not isinstance(raw, bool):
+            raise errors.invalid_input()
+        return (edm, raw)
+    if not isinstance(raw, str):
+        raise errors.invalid_input()
+    if edm is Edm.DATETIME:
+        return (edm, parse_datetime_value(raw))
+    if edm is Edm.GUID:
+        if not _GUID_RE.match(raw):
+            raise errors.invalid_input()
+        return (edm, uuid.UUID(raw))
+    # Edm.BINARY
+    return (edm, parse_base64(raw))
+
+
+def parse_datetime_value(text: str) -> int:
+    """A DateTime property value in ticks; 400 InvalidInput / OutOfRangeInput.
+
+    Example::
+
+        >>> parse_datetime_value("0001-01-01T00:00:00Z")
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 OutOfRangeInput: ...
+    """
+    try:
+        ticks = parse_datetime(text)
+    except (ValueError, OverflowError):
+        raise errors.invalid_input() from None
+    if not MIN_DATETIME_TICKS <= ticks <= MAX_DATETIME_TICKS:
+        raise errors.out_of_range_input()
+    return ticks
+
+
+def parse_base64(text: str) -> bytes:
+    """Standard base64 with padding; 400 InvalidInput otherwise.
+
+    Example::
+
+        >>> parse_base64("AAE=")
+        b'\\x00\\x01'
+    """
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise errors.invalid_input() from None
+
+
+def entity_from_members(
+    members: dict[str, Any], *, keys_required: bool
+) -> tuple[str | None, str | None, dict[str, TypedValue]]:
+    """Split a decoded JSON entity into keys and typed custom properties.
+
+    ``keys_required``: an insert needs both keys as strings (400 PropertiesNeedValue /
+    InvalidInput); for update/merge the keys come from the URL and body keys are ignored.
+
+    Example::
+
+        >>> entity_from_members({"PartitionKey": "p", "RowKey": "r"}, keys_required=True)
+        ('p', 'r', {})
+    """
+    props: dict[str, TypedValue] = {}
+    pk: str | None = None
+    rk: str | None = None
+    for name, raw in members.items():
+        if "@" in name or name.startswith("odata."):
+            continue
+        if name == "PartitionKey" or name == "RowKey":
+            if keys_required:
+                annotation = members.get(name + ODATA_TYPE)
+                if not isinstance(raw, str) or annotation not in (None, "Edm.String"):
+                    if raw is None:
+                        continue
+                    raise errors.invalid_input()
+                if name == "PartitionKey":
+                    pk = raw
+                else:
+                    rk = raw
+            continue
+        if name == "Timestamp":
+            continue
+        annotation = members.get(name + ODATA_TYPE)
+        if annotation is not None and not isinstance(annotation, str):
+            raise errors.invalid_input()
+        typed = convert_value(name, annotation, raw)
+        if typed is not None:
+            props[name] = typed
+    if keys_required and (pk is None or rk is None):
+        raise errors.properties_need_value()
+    return pk, rk, props
+
+
+def parse_entity(body: bytes) -> tuple[str, str, dict[str, TypedValue]]:
+    """Parse an insert body (keys required); the backend validates limits.
+
+    Example::
+
+        >>> parse_entity(b'{"PartitionKey":"p","RowKey":"r","x@odata.type":"Edm.Guid",'
+        ...              b'"x":"c9da6455-213d-42c9-9a79-3e9149a57833"}')[2]["x"][0]
+        <Edm.GUID: 'Edm.Guid'>
+    """
+    pk, rk, props = entity_from_members(loads_object(body), keys_required=True)
+    assert pk is not None
+    assert rk is not None
+    return pk, rk, props
+
+
+def parse_entity_update(body: bytes, pk: str, rk: str) -> dict[str, TypedValue]:
+    """Parse an update/merge body whose keys come from the URL.
+
+    An empty body is an entity without properties (legacy merge clients send it).
+
+    Example::
+
+        >>> parse_entity_update(b'{"a":true}', "p", "r")
+        {'a': (<Edm.BOOLEAN: 'Edm.Boolean'>, True)}
+    """
+    if not body.strip():
+        props: dict[str, TypedValue] = {}
+    else:
+        _, _, props = entity_from_members(loads_object(body), keys_required=False)
+    return props
+
+
+def parse_table_name(body: bytes) -> str:
+    """The ``TableName`` of a Create Table body.
+
+    Example::
+
+        >>> parse_table_name(b'{"TableName":"mytable"}')
+        'mytable'
+    """
+    members = loads_object(body)
+    name = members.get("TableName")
+    if name is None:
+        raise errors.properties_need_value()
+    if not isinstance(name, str):
+        raise errors.invalid_input()
+    return name
+
+
+# --- writers ------------------------------------------------------------------------
+
+_ANNOTATION_KEYS: dict[str, str] = {}
+
+
+def _ann(name: str) -> str:
+    key = _ANNOTATION_KEYS.get(name)
+    if key is None:
+        key = name + ODATA_TYPE
+        if len(_ANNOTATION_KEYS) < 4096:
+            _ANNOTATION_KEYS[name] = key
+    return key
+
+
+def _special(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
+def key_literal(value: str) -> str:
+    """An OData key literal: quotes doubled, otherwise verbatim (Azure's ``odata.id`` form).
+
+    Example::
+
+        >>> key_literal("O'Brien")
+        "'O''Brien'"
+    """
+    return "'" + value.replace("'", "''") + "'"
+
+
+def entity_path(table: str, pk: str, rk: str) -> str:
+    """``table(PartitionKey='..',RowKey='..')`` as Azure writes it in ids and links.
+
+    Example::
+
+        >>> entity_path("t", "a", "b")
+        "t(PartitionKey='a',RowKey='b')"
+    """
+    return f"{table}(PartitionKey={key_literal(pk)},RowKey={key_literal(rk)})"
+
+
+class EntityWriter:
+    """Builds JSON entity dicts for one table, endpoint and metadata level.
+
+    ``select``: the ``$select`` projection (names not present come back as null).
+
+    Example::
+
+        >>> w = EntityWriter(Fmt.NOMETADATA, "http://h/acct", "acct", "t")
+        >>> w.entity(Entity("p", "r", 0, {}))["PartitionKey"]
+        'p'
+    """
+
+    __slots__ = ("_endpoint", "_fmt", "_select", "_table", "_type_name")
+
+    def __init__(
+        self,
+        fmt: Fmt,
+        endpoint: str,
+        account: str,
+        table: str,
+        select: Sequence[str] | None = None,
+    ) -> None:
+        self._fmt = fmt
+        self._endpoint = endpoint
+        self._table = table
+        self._type_name = f"{account}.{table}"
+        self._select = list(select) if select else None
+
+    def metadata_url(self, *, element: bool, select_text: str | None = None) -> str:
+        """``odata.metadata`` for a feed or a single entity of this table."""
+        url = f"{self._endpoint}/$metadata#{self._table}"
+        if element:
+            return url + "/@Element"
+        if select_text:
+            url += "&$select=" + select_text
+        return url
+
+    def entity(self, e: Entity) -> dict[str, Any]:
+        """One entity as a JSON-ready dict in Azure's member order."""
+        fmt = self._fmt
+        ts = format_datetime_7(e.timestamp)
+        d: dict[str, Any] = {}
+        meta = fmt is not Fmt.NOMETADATA
+        if fmt is Fmt.FULL:
+            path = entity_path(self._table, e.pk, e.rk)
+            d["odata.type"] = self._type_name
+            d["odata.id"] = f"{self._endpoint}/{path}"
+            d["odata.etag"] = "W/\"datetime'" + ts.replace(":", "%3A") + "'\""
+            d["odata.editLink"] = path
+        elif meta:
+            d["odata.etag"] = "W/\"datetime'" + ts.replace(":", "%3A") + "'\""
+        select = self._select
+        if select is None:
+            d["PartitionKey"] = e.pk
+            d["RowKey"] = e.rk
+            if fmt is Fmt.FULL:
+                d["Timestamp@odata.type"] = "Edm.DateTime"
+            d["Timestamp"] = ts
+            items: Iterable[tuple[str, TypedValue | None]] = e.props.items()
+        else:
+            items = ((name, e.get(name)) for name in select)
+        for name, typed in items:
+            if typed is None:
+                d[name] = None
+                continue
+            edm, value = typed
+            if edm is Edm.STRING or edm is Edm.INT32 or edm is Edm.BOOLEAN:
+                d[name] = value
+            elif edm is Edm.DOUBLE:
+                if math.isfinite(value):
+                    d[name] = value
+                else:
+                    if meta:
+                        d[_ann(name)] = "Edm.Double"
+                    d[name] = _special(value)
+            elif edm is Edm.INT64:
+                if meta:
+                    d[_ann(name)] = "Edm.Int64"
+                d[name] = str(value)
+            elif edm is Edm.DATETIME:
+                if name == "Timestamp" and fmt is not Fmt.FULL:
+                    d[name] = ts
+                    continue
+                if meta:
+                    d[_ann(name)] = "Edm.DateTime"
+                d[name] = ts if name == "Timestamp" else format_datetime(value)
+            elif edm is Edm.GUID:
+                if meta:
+                    d[_ann(name)] = "Edm.Guid"
+                d[name] = str(value)
+            else:
+                if meta:
+                    d[_ann(name)] = "Edm.Binary"
+                d[name] = base64.b64encode(value).decode("ascii")
+        return d
+
+    def single(self, e: Entity) -> bytes:
+        """A single-entity response body (insert echo, point GET)."""
+        d = self.entity(e)
+        if self._fmt is not Fmt.NOMETADATA:
+            d = {"odata.metadata": self.metadata_url(element=True), **d}
+        return dumps(d)
+
+    def feed(self, entities: Sequence[Entity], select_text: str | None = None) -> bytes:
+        """A Query Entities page body."""
+        entity = self.entity
+        values = [entity(e) for e in entities]
+        if self._fmt is Fmt.NOMETADATA:
+            return dumps({"value": values})
+        return dumps(
+            {
+                "odata.metadata": self.metadata_url(element=False, select_text=select_text),
+                "value": values,
+            }
+        )
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON bytes (ASCII-escaped, so any stored text encodes safely).
+
+    Example::
+
+        >>> dumps({"a": 1})
+        b'{"a":1}'
+    """
+    return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+def _table_dict(fmt: Fmt, endpoint: str, account: str, name: str) -> dict[str, Any]:
+    if fmt is Fmt.FULL:
+        return {
+            "odata.type": f"{account}.Tables",
+            "odata.id": f"{endpoint}/Tables({key_literal(name)})",
+            "odata.editLink": f"Tables({key_literal(name)})",
+            "TableName": name,
+        }
+    return {"TableName": name}
+
+
+def table_single(fmt: Fmt, endpoint: str, account: str, name: str) -> bytes:
+    """A Create Table echo / single table body.
+
+    Example::
+
+        >>> table_single(Fmt.MINIMAL, "http://h/a", "a", "t")
+        b'{"odata.metadata":"http://h/a/$metadata#Tables/@Element","TableName":"t"}'
+    """
+    d = _table_dict(fmt, endpoint, account, name)
+    if fmt is not Fmt.NOMETADATA:
+        d = {"odata.metadata": f"{endpoint}/$metadata#Tables/@Element", **d}
+    return dumps(d)
+
+
+def table_feed(fmt: Fmt, endpoint: str, account: str, names: Sequence[str]) -> bytes:
+    """A Query Tables page body.
+
+    Example::
+
+        >>> table_feed(Fmt.NOMETADATA, "http://h/a", "a", ["t"])
+        b'{"value":[{"TableName":"t"}]}'
+    """
+    values = [_table_dict(fmt, endpoint, account, n) for n in names]
+    if fmt is Fmt.NOMETADATA:
+        return dumps({"value": values})
+    return dumps({"odata.metadata": f"{endpoint}/$metadata#Tables", "value": values})
+
+
+def error_body(code: str, message: str, details: dict[str, str] | None = None) -> bytes:
+    """An ``odata.error`` body; ``message`` already carries RequestId/Time lines.
+
+    Example::
+
+        >>> error_body("X", "m")
+        b'{"odata.error":{"code":"X","message":{"lang":"en-US","value":"m"}}}'
+    """
+    inner: dict[str, Any] = {"code": code, "message": {"lang": "en-US", "value": message}}
+    if details:
+        inner.update(details)
+    return dumps({"odata.error": inner})

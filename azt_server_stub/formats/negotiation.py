@@ -1,0 +1,245 @@
+"""Content negotiation for OData operations (PROTOCOL.md 3.3, 3.4, 13).
+
+Decides the response payload format from ``$format`` and ``Accept``, and the
+request payload format from ``Content-Type``, with the service's version gates:
+AtomPub only before ``2015-12-11``, JSON only from ``2013-08-15`` on.
+
+Example::
+
+    >>> negotiate_response(
+    ...     "application/json;odata=nometadata", None, "2019-02-02"
+    ... ).fmt is Fmt.NOMETADATA
+    True
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .. import errors
+
+#: The first version that speaks JSON payloads.
+JSON_MIN_VERSION = "2013-08-15"
+#: The first version that no longer speaks AtomPub.
+ATOM_MAX_VERSION_EXCLUSIVE = "2015-12-11"
+#: The first version with upserts and ``$select``.
+UPSERT_MIN_VERSION = "2011-08-18"
+
+
+class Fmt(enum.Enum):
+    """A response (or request) payload format for OData operations.
+
+    Example::
+
+        >>> Fmt.MINIMAL.is_json
+        True
+    """
+
+    NOMETADATA = "nometadata"
+    MINIMAL = "minimalmetadata"
+    FULL = "fullmetadata"
+    ATOM = "atom"
+
+    @property
+    def is_json(self) -> bool:
+        """Whether this is one of the three JSON levels."""
+        return self is not Fmt.ATOM
+
+    @property
+    def content_type(self) -> str:
+        """The ``Content-Type`` of a response body in this format."""
+        if self is Fmt.ATOM:
+            return "application/atom+xml;type=entry;charset=utf-8"
+        return f"application/json;odata={self.value};streaming=true;charset=utf-8"
+
+
+@dataclass(frozen=True, slots=True)
+class Negotiated:
+    """The outcome of response negotiation.
+
+    ``implicit`` is True when neither ``Accept`` nor ``$format`` chose the format
+    (errors are then rendered as OData XML, as Azure does).
+
+    Example::
+
+        >>> Negotiated(Fmt.ATOM, implicit=True).implicit
+        True
+    """
+
+    fmt: Fmt
+    implicit: bool = False
+
+
+def _media_ranges(header: str) -> list[tuple[float, int, str, dict[str, str]]]:
+    """Split an Accept header into (q, position, type, params), best first."""
+    ranges: list[tuple[float, int, str, dict[str, str]]] = []
+    for pos, item in enumerate(header.split(",")):
+        parts = [p.strip() for p in item.split(";")]
+        mtype = parts[0].lower()
+        if not mtype:
+            continue
+        params: dict[str, str] = {}
+        q = 1.0
+        for p in parts[1:]:
+            name, sep, value = p.partition("=")
+            name = name.strip().lower()
+            value = value.strip().strip('"').lower()
+            if not sep:
+                continue
+            if name == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+            else:
+                params[name] = value
+        if q > 0:
+            ranges.append((-q, pos, mtype, params))
+    ranges.sort()
+    return ranges
+
+
+def _json_level(params: dict[str, str]) -> Fmt:
+    level = params.get("odata", "minimalmetadata")
+    if level == "nometadata":
+        return Fmt.NOMETADATA
+    if level == "fullmetadata":
+        return Fmt.FULL
+    if level == "minimalmetadata":
+        return Fmt.MINIMAL
+    if level == "verbose":
+        raise errors.json_verbose_format_not_supported()
+    raise errors.media_type_not_supported()
+
+
+def _from_media_type(mtype: str, params: dict[str, str], version: str) -> Fmt | None:
+    if mtype == "application/json":
+        fmt = _json_level(params)
+        if version < JSON_MIN_VERSION:
+            raise errors.json_format_not_supported()
+        return fmt
+    if mtype in ("application/atom+xml", "application/xml", "text/xml"):
+        if version >= ATOM_MAX_VERSION_EXCLUSIVE:
+            raise errors.atom_format_not_supported()
+        return Fmt.ATOM
+    if mtype in ("*/*", "application/*"):
+        return Fmt.MINIMAL if version >= ATOM_MAX_VERSION_EXCLUSIVE else Fmt.ATOM
+    return None
+
+
+_FORMAT_SHORTHANDS = {
+    "json": "application/json",
+    "atom": "application/atom+xml",
+    "xml": "application/xml",
+}
+
+
+def negotiate_response(accept: str | None, format_param: str | None, version: str) -> Negotiated:
+    """Choose the response format of an OData operation.
+
+    ``$format`` wins over ``Accept``; ``application/json`` without ``odata=`` means
+    minimal metadata; no ``Accept`` and no ``$format`` means AtomPub before 2015-12-11
+    and minimal-metadata JSON from then on. Raises 415 errors for unsupported types.
+
+    Example::
+
+        >>> negotiate_response(None, "application/json;odata=fullmetadata", "2019-02-02").fmt
+        <Fmt.FULL: 'fullmetadata'>
+    """
+    if format_param:
+        text = _FORMAT_SHORTHANDS.get(format_param.strip().lower(), format_param)
+        for _, _, mtype, params in _media_ranges(text):
+            fmt = _from_media_type(mtype, params, version)
+            if fmt is not None:
+                return Negotiated(fmt)
+        raise errors.media_type_not_supported()
+    if accept is None or not accept.strip():
+        if version >= ATOM_MAX_VERSION_EXCLUSIVE:
+            return Negotiated(Fmt.MINIMAL, implicit=True)
+        return Negotiated(Fmt.ATOM, implicit=True)
+    for _, _, mtype, params in _media_ranges(accept):
+        fmt = _from_media_type(mtype, params, version)
+        if fmt is not None:
+            return Negotiated(fmt)
+    raise errors.media_type_not_supported()
+
+
+def error_format_guess(accept: str | None, format_param: str | None) -> Fmt | None:
+    """Best-effort format for an error body when negotiation itself failed or never ran.
+
+    Returns None when the error should be OData XML (no usable JSON preference).
+
+    Example::
+
+        >>> error_format_guess("application/json;odata=verbose", None)
+        <Fmt.MINIMAL: 'minimalmetadata'>
+    """
+    for text in (format_param, accept):
+        if not text:
+            continue
+        text = _FORMAT_SHORTHANDS.get(text.strip().lower(), text)
+        for _, _, mtype, params in _media_ranges(text):
+            if mtype == "application/json":
+                level = params.get("odata", "minimalmetadata")
+                if level == "nometadata":
+                    return Fmt.NOMETADATA
+                if level == "fullmetadata":
+                    return Fmt.FULL
+                return Fmt.MINIMAL
+            if mtype in ("application/atom+xml", "application/xml", "text/xml"):
+                return None
+    return None
+
+
+def request_format(content_type: str | None, version: str) -> Fmt:
+    """The payload format of a request body from its ``Content-Type``.
+
+    JSON request bodies need 2013-08-15 or later, Atom bodies a version before
+    2015-12-11 (415 otherwise); a missing type is ``400 MissingRequiredHeader``.
+
+    Example::
+
+        >>> request_format("application/json;odata=nometadata", "2019-02-02")
+        <Fmt.NOMETADATA: 'nometadata'>
+    """
+    if content_type is None or not content_type.strip():
+        raise errors.missing_required_header(
+            "An HTTP header that's mandatory for this request is not specified.\n"
+            "HeaderName:Content-Type"
+        )
+    ranges = _media_ranges(content_type)
+    if not ranges:
+        raise errors.media_type_not_supported()
+    _, _, mtype, params = ranges[0]
+    if mtype == "application/json":
+        fmt = _json_level(params)
+        if version < JSON_MIN_VERSION:
+            raise errors.json_format_not_supported()
+        return fmt
+    if mtype in ("application/atom+xml", "application/xml", "text/xml"):
+        if version >= ATOM_MAX_VERSION_EXCLUSIVE:
+            raise errors.atom_format_not_supported()
+        return Fmt.ATOM
+    raise errors.media_type_not_supported()
+
+
+def parse_prefer(header: str | None, version: str) -> bool | None:
+    """``Prefer``: True for return-content, False for return-no-content, None otherwise.
+
+    Honoured only from 2013-08-15 on.
+
+    Example::
+
+        >>> parse_prefer("return-no-content", "2019-02-02")
+        False
+    """
+    if not header or version < JSON_MIN_VERSION:
+        return None
+    for item in header.split(","):
+        token = item.strip().lower()
+        if token == "return-no-content":
+            return False
+        if token == "return-content":
+            return True
+    return None

@@ -1,0 +1,229 @@
+"""Running the stub: in-process (:class:`StubServer`) or on a background thread.
+
+Example::
+
+    >>> import asyncio
+    >>> async def main() -> str:
+    ...     async with StubServer() as stub:
+    ...         return stub.connection_string.split(";")[1]
+    >>> asyncio.run(main())
+    'AccountName=devstoreaccount1'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import threading
+from pathlib import Path
+from types import TracebackType
+
+from aiohttp import web
+
+from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
+from .backend import Backend
+
+
+class StubServer:
+    """The Table service stub as an async context manager on a (by default free) port.
+
+    ``config``: accounts, durable location and auth switches (default: the development
+    account, in memory). ``ssl_context``: serve HTTPS. ``port=0`` picks a free port.
+
+    Example::
+
+        async with StubServer() as stub:
+            client = TableServiceClient.from_connection_string(stub.connection_string)
+    """
+
+    def __init__(
+        self,
+        config: StubConfig | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.config = config or StubConfig()
+        self.host = host
+        self._port = port
+        self._ssl = ssl_context
+        self._runner: web.AppRunner | None = None
+        self._app: web.Application | None = None
+
+    @property
+    def port(self) -> int:
+        """The port actually listened on (after start)."""
+        return self._port
+
+    @property
+    def scheme(self) -> str:
+        """``http`` or ``https``."""
+        return "https" if self._ssl is not None else "http"
+
+    @property
+    def endpoint(self) -> str:
+        """``{scheme}://{host}:{port}``: the service root (account paths go below it)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self._port}"
+
+    def table_endpoint(self, account: str = DEV_ACCOUNT) -> str:
+        """The path-style table endpoint of ``account``.
+
+        Example::
+
+            StubServer(port=10002).table_endpoint()  # 'http://127.0.0.1:10002/devstoreaccount1'
+        """
+        return f"{self.endpoint}/{account}"
+
+    @property
+    def account(self) -> str:
+        """The first configured account (``devstoreaccount1`` by default)."""
+        return next(iter(self.config.accounts))
+
+    @property
+    def connection_string(self) -> str:
+        """A connection string for the first configured account."""
+        return self.connection_string_for(self.account)
+
+    def connection_string_for(self, account: str) -> str:
+        """A connection string for any configured account (KeyError if unknown)."""
+        key = self.config.accounts[account][0]
+        return connection_string(self.endpoint, account, key)
+
+    @property
+    def backend(self) -> Backend:
+        """The running stub's backend (for tests that load or inspect data directly)."""
+        if self._app is None:
+            raise RuntimeError("the stub is not running")
+        from .app import BACKEND_KEY
+
+        return self._app[BACKEND_KEY]
+
+    async def start(self) -> StubServer:
+        """Start listening; returns self."""
+        if self._runner is not None:
+            raise RuntimeError("the stub is already running")
+        app = create_app(self.config)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self._port, ssl_context=self._ssl)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self._port = int(sockets[0].getsockname()[1])
+        self._runner = runner
+        self._app = app
+        return self
+
+    async def stop(self) -> None:
+        """Stop listening and close the backend (idempotent)."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+        self._app = None
+
+    async def __aenter__(self) -> StubServer:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+
+class ThreadedStubServer:
+    """A :class:`StubServer` on its own event loop in a background thread.
+
+    For synchronous code (e.g. the sync ``azure-data-tables`` client). Use as a
+    context manager; everything is stopped on exit.
+
+    Example::
+
+        with ThreadedStubServer() as stub:
+            TableServiceClient.from_connection_string(stub.connection_string)
+    """
+
+    def __init__(self, config: StubConfig | None = None, **kwargs: object) -> None:
+        self.server = StubServer(config, **kwargs)  # type: ignore[arg-type]
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def connection_string(self) -> str:
+        """See :attr:`StubServer.connection_string`."""
+        return self.server.connection_string
+
+    @property
+    def endpoint(self) -> str:
+        """See :attr:`StubServer.endpoint`."""
+        return self.server.endpoint
+
+    @property
+    def backend(self) -> Backend:
+        """See :attr:`StubServer.backend` (call it only between requests)."""
+        return self.server.backend
+
+    def connection_string_for(self, account: str) -> str:
+        """See :meth:`StubServer.connection_string_for`."""
+        return self.server.connection_string_for(account)
+
+    def start(self) -> ThreadedStubServer:
+        """Start the loop thread and the server; returns self."""
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            ready.set()
+            loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="azt-stub", daemon=True)
+        self._thread.start()
+        ready.wait()
+        try:
+            asyncio.run_coroutine_threadsafe(self.server.start(), loop).result(timeout=30)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop the server and the loop thread, closing the loop."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self.server.stop(), loop).result(timeout=30)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=30)
+            loop.close()
+            self._loop = self._thread = None
+
+    def __enter__(self) -> ThreadedStubServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def load_ssl_context(cert: Path, key: Path) -> ssl.SSLContext:
+    """A server TLS context from PEM certificate and key files.
+
+    Example::
+
+        ctx = load_ssl_context(Path("cert.pem"), Path("key.pem"))
+    """
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(str(cert), str(key))
+    return ctx
