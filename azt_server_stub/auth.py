@@ -12,8 +12,9 @@ Schemes (PROTOCOL.md section 10), in the order they are looked for:
    string-to-sign, key1 then key2, constant-time comparison, date skew check) or
    ``Bearer`` (only with ``AuthOptions.allow_bearer``; audience and lifetime are
    checked, the token signature is not). A header wins over a SAS in the query.
-2. ``sig`` in the query: an account SAS when ``ss`` or ``srt`` is present,
-   otherwise a service (table) SAS.
+2. ``sig`` or ``sv`` in the query: an account SAS when ``ss`` or ``srt`` is
+   present, otherwise a service (table) SAS (a SAS without ``sig`` is refused with
+   ``403 AuthenticationFailed``, not treated as anonymous).
 3. Nothing: ``401 NoAuthenticationInformation`` (or Azurite's
    ``403 AuthorizationFailure`` with ``AuthOptions.anonymous_status_azurite``).
 
@@ -426,7 +427,7 @@ class Authenticator:
         if header is not None:
             return self._authorization_header(request, header, account, primary, secondary)
         query = request.query
-        if "sig" in query:
+        if "sig" in query or "sv" in query:
             signer = self._signer(primary)
             now = self._clock()
             if "ss" in query or "srt" in query:

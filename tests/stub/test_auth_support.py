@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote
 
 from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
@@ -21,16 +20,6 @@ VECTOR_DATE = "Mon, 27 Jun 2016 15:25:14 GMT"
 VECTOR_NOW = dt.datetime(2016, 6, 27, 15, 25, 14, tzinfo=dt.UTC)
 #: A moment inside every appendix-A SAS window (2024-01-01 .. 2030-01-01).
 SAS_NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
-
-
-@dataclass(frozen=True)
-class Policy:
-    """A stored access policy shaped like ``backend.SignedIdentifier``."""
-
-    id: str
-    start: str | None = None
-    expiry: str | None = None
-    permission: str | None = None
 
 
 def view(
