@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -381,6 +382,17 @@ class Backend:
         self._last_ts = now
         return now
 
+    def _durably(self, write: Callable[..., None], *args: object) -> None:
+        """Run one store write; an I/O failure becomes ``500 InternalError``.
+
+        Called before the in-memory change, so a failure leaves memory untouched.
+        A closed store raises ``RuntimeError`` (a programming error, not a request error).
+        """
+        try:
+            write(*args)
+        except (sqlite3.Error, OSError) as exc:  # disk full, I/O error
+            raise errors.internal_error() from exc
+
     def _persist_entities(
         self, account: str, table: _Table, changes: Sequence[tuple[Key, Key, Entity | None]]
     ) -> None:
@@ -389,10 +401,9 @@ class Backend:
             return
         puts = [new for _, _, new in changes if new is not None]
         deletes = [key for _, key, new in changes if new is None]
-        try:
-            self._store.write_entities(account, table.name.lower(), puts, deletes, self._last_ts)
-        except Exception as exc:  # disk full, I/O error: nothing is applied in memory
-            raise errors.internal_error() from exc
+        self._durably(
+            self._store.write_entities, account, table.name.lower(), puts, deletes, self._last_ts
+        )
 
     # -- tables -----------------------------------------------------------------------
     def create_table(self, account: str, name: str) -> str:
@@ -413,7 +424,7 @@ class Backend:
             if lname in acct.tables:
                 raise errors.table_already_exists()
             if self._store is not None:
-                self._store.create_table(account, lname, name)
+                self._durably(self._store.create_table, account, lname, name)
             acct.tables[lname] = _Table(name)
             return name
 
@@ -433,7 +444,7 @@ class Backend:
                 validate_table_name(name)
                 raise errors.resource_not_found()
             if self._store is not None:
-                self._store.delete_table(account, lname)
+                self._durably(self._store.delete_table, account, lname)
             del acct.tables[lname]
 
     def table_name(self, account: str, name: str) -> str | None:
@@ -520,7 +531,9 @@ class Backend:
         with self._lock:
             tbl = self._table(account, table)
             if self._store is not None:
-                self._store.set_acl(account, tbl.name.lower(), _acl_to_json(policies))
+                self._durably(
+                    self._store.set_acl, account, tbl.name.lower(), _acl_to_json(policies)
+                )
             tbl.acl = policies
 
     def get_service_properties(self, account: str) -> bytes | None:
@@ -546,7 +559,7 @@ class Backend:
         document = bytes(document)
         with self._lock:
             if self._store is not None:
-                self._store.set_service(account, document)
+                self._durably(self._store.set_service, account, document)
             self._account(account).service_properties = document
 
     # -- entities ---------------------------------------------------------------------

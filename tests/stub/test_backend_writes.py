@@ -298,3 +298,45 @@ def test_all_types_stored_as_given(backend: Backend) -> None:
     assert {k: v for k, v in stored.items() if k != "D"} == {
         k: v for k, v in props.items() if k != "D"
     }
+
+
+def test_concurrent_optimistic_increments_from_threads(backend: Backend) -> None:
+    import threading
+
+    backend.write(ACCOUNT, TABLE, WriteOp("insert", "c", "counter", {"N": (Edm.INT64, 0)}))
+    conflicts = [0]
+    failures: list[object] = []
+
+    def worker() -> None:
+        for _ in range(200):
+            while True:
+                current = backend.get_entity(ACCOUNT, TABLE, "c", "counter")
+                value = current.props["N"][1] + 1
+                try:
+                    backend.write(
+                        ACCOUNT,
+                        TABLE,
+                        WriteOp("merge", "c", "counter", {"N": (Edm.INT64, value)}, current.etag),
+                    )
+                    break
+                except StubError as exc:
+                    if exc.status != 412:
+                        failures.append(exc)
+                        return
+                    conflicts[0] += 1
+
+    def reader() -> None:
+        for _ in range(200):
+            page = backend.query_entities(ACCOUNT, TABLE, None, None, None)
+            keys = [e.key for e in page.entities]
+            if keys != sorted(keys):
+                failures.append(keys)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    threads += [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert backend.get_entity(ACCOUNT, TABLE, "c", "counter").props["N"] == (Edm.INT64, 1200)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -154,9 +155,22 @@ def test_failed_commit_changes_nothing_in_memory(
         before = _dump(b, "Disk")
 
         def broken(*args: object, **kwargs: object) -> None:
-            raise OSError("disk full")
+            raise sqlite3.OperationalError("database or disk is full")
 
-        monkeypatch.setattr(_store.SqliteStore, "write_entities", broken)
+        for name in ("write_entities", "create_table", "delete_table", "set_acl", "set_service"):
+            monkeypatch.setattr(_store.SqliteStore, name, broken)
+        with pytest.raises(StubError) as exc:
+            b.create_table(ACCOUNT, "Disk2")
+        assert exc.value.code == "InternalError"
+        assert b.table_name(ACCOUNT, "Disk2") is None
+        with pytest.raises(StubError):
+            b.delete_table(ACCOUNT, "Disk")
+        with pytest.raises(StubError):
+            b.set_acl(ACCOUNT, "Disk", [SignedIdentifier("x")])
+        with pytest.raises(StubError):
+            b.set_service_properties(ACCOUNT, b"<x/>")
+        assert b.get_acl(ACCOUNT, "Disk") == []
+        assert b.get_service_properties(ACCOUNT) is None
         with pytest.raises(StubError) as exc:
             b.write(ACCOUNT, "Disk", WriteOp("insert", "p", "b"))
         assert (exc.value.status, exc.value.code) == (500, "InternalError")
@@ -172,6 +186,10 @@ def test_closed_store_refuses_writes(tmp_path: Path) -> None:
     b.close()  # idempotent
     with pytest.raises(RuntimeError, match="closed"):
         b.create_table(ACCOUNT, "Another")
+    with pytest.raises(RuntimeError, match="closed"):
+        b.write(ACCOUNT, "Closed", WriteOp("insert", "p", "r"))
+    assert b.table_name(ACCOUNT, "Another") is None
+    assert b.query_entities(ACCOUNT, "Closed", None, None, None).entities == []
 
 
 # --- crash safety ---------------------------------------------------------------------
