@@ -1,0 +1,311 @@
+"""Credentials: objects that authorise one prepared request.
+
+* :class:`SharedKeyCredential`: ``Authorization: SharedKey account:sig`` (the default for
+  connection strings with a key).
+* :class:`SharedKeyLiteCredential`: ``Authorization: SharedKeyLite account:sig``.
+* :class:`SasCredential`: appends a SAS token to every URL (no ``Authorization`` header).
+* :class:`BearerTokenCredential`: wraps any azure-identity style async credential
+  (``await cred.get_token(scope)`` returning an object with ``.token`` and
+  ``.expires_on``), caches the token and refreshes it before it expires; concurrent
+  requests share a single refresh.
+
+Each credential is given the request after the pipeline has set ``x-ms-date``; signing
+uses the URL path exactly as sent.
+
+Example::
+
+    >>> from azt._transport import HttpRequest
+    >>> cred = SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+    >>> req = HttpRequest("GET", "http://127.0.0.1:10002/devstoreaccount1/Tables",
+    ...                   {"x-ms-date": "Mon, 27 Jun 2016 15:25:14 GMT"})
+    >>> cred.sign(req, "/devstoreaccount1/Tables", None)
+    >>> req.headers["Authorization"]
+    'SharedKey devstoreaccount1:6x3Y/FLgh8/ozJ8YPcIAguM4et4HbaViJozb+kRb6aI='
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.parse
+from typing import Any, Protocol, runtime_checkable
+
+from azt._connection_string import DEV_ACCOUNT_KEY as DEV_ACCOUNT_KEY
+from azt._exceptions import ValidationError
+from azt._signing import (
+    canonicalized_resource,
+    decode_key,
+    shared_key_lite_string_to_sign,
+    shared_key_string_to_sign,
+    sign,
+)
+from azt._transport import HttpRequest
+
+STORAGE_SCOPE = "https://storage.azure.com/.default"
+"""The Entra ID scope for Azure Storage data-plane access."""
+
+
+class SharedKeyCredential:
+    """Account name and key; signs with the Table service's SharedKey scheme.
+
+    Example::
+
+        >>> SharedKeyCredential("acct", "a2V5").account_name
+        'acct'
+    """
+
+    scheme = "SharedKey"
+
+    def __init__(self, account_name: str, account_key: str) -> None:
+        if not account_name:
+            raise ValidationError("the account name is empty")
+        self.account_name = account_name
+        self._key = decode_key(account_key)
+        self._account_key = account_key
+        self._prefix = f"{self.scheme} {account_name}:"
+
+    @property
+    def account_key(self) -> str:
+        """The base64 account key (used to generate SAS tokens)."""
+        return self._account_key
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.account_name!r}, <key>)"
+
+    def string_to_sign(self, request: HttpRequest, path: str, comp: str | None) -> str:
+        """The string this credential signs for ``request`` (``path`` is the wire path).
+
+        Example::
+
+            >>> hdrs = {"x-ms-date": "D", "Content-Type": "application/json"}
+            >>> req = HttpRequest("POST", "u", hdrs)
+            >>> SharedKeyCredential("a", "a2V5").string_to_sign(req, "/a/t", None)
+            'POST\\n\\napplication/json\\nD\\n/a/a/t'
+        """
+        headers = request.headers
+        return shared_key_string_to_sign(
+            request.method,
+            headers.get("Content-MD5", ""),
+            headers.get("Content-Type", ""),
+            headers.get("x-ms-date") or headers.get("Date", ""),
+            canonicalized_resource(self.account_name, path, comp),
+        )
+
+    def sign(self, request: HttpRequest, path: str, comp: str | None) -> None:
+        """Set the ``Authorization`` header of ``request``."""
+        request.headers["Authorization"] = self._prefix + sign(
+            self._key, self.string_to_sign(request, path, comp)
+        )
+
+
+class SharedKeyLiteCredential(SharedKeyCredential):
+    """Account name and key; signs with the SharedKeyLite scheme (``Date\\nResource``).
+
+    Example::
+
+        >>> from azt._transport import HttpRequest
+        >>> req = HttpRequest("GET", "u", {"x-ms-date": "Mon, 27 Jun 2016 15:25:14 GMT"})
+        >>> cred = SharedKeyLiteCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+        >>> cred.sign(req, "/devstoreaccount1/Tables", None)
+        >>> req.headers["Authorization"]
+        'SharedKeyLite devstoreaccount1:0t5frBDAHUb3TEbAMT7v9wwgj+L4V00scNDQC6plt2w='
+    """
+
+    scheme = "SharedKeyLite"
+
+    def string_to_sign(self, request: HttpRequest, path: str, comp: str | None) -> str:
+        """``Date\\nCanonicalizedResource``."""
+        headers = request.headers
+        return shared_key_lite_string_to_sign(
+            headers.get("x-ms-date") or headers.get("Date", ""),
+            canonicalized_resource(self.account_name, path, comp),
+        )
+
+
+class SasCredential:
+    """A shared access signature appended to every request URL.
+
+    The token may be given with or without its leading ``?``; :meth:`update` swaps in a new
+    token (e.g. before the old one expires) for all later requests.
+
+    Example::
+
+        >>> cred = SasCredential("?sv=2019-02-02&sig=abc")
+        >>> cred.apply_to_url("http://h/t()?$top=1")
+        'http://h/t()?$top=1&sv=2019-02-02&sig=abc'
+    """
+
+    def __init__(self, signature: str) -> None:
+        self._token = ""
+        self.update(signature)
+
+    @property
+    def signature(self) -> str:
+        """The token without a leading ``?``."""
+        return self._token
+
+    def update(self, signature: str) -> None:
+        """Replace the token.
+
+        Example::
+
+            >>> c = SasCredential("sig=a"); c.update("sig=b"); c.signature
+            'sig=b'
+        """
+        if not isinstance(signature, str):
+            raise ValidationError("a SAS token must be a str")
+        token = signature.strip().lstrip("?")
+        if not token:
+            raise ValidationError("the SAS token is empty")
+        params = urllib.parse.parse_qs(token, keep_blank_values=True)
+        if "sig" not in params:
+            raise ValidationError("the SAS token has no 'sig' parameter")
+        self._token = token
+
+    def apply_to_url(self, url: str) -> str:
+        """``url`` with the token appended to its query string."""
+        return url + ("&" if "?" in url else "?") + self._token
+
+    def __repr__(self) -> str:
+        return "SasCredential(<token>)"
+
+
+@runtime_checkable
+class AccessTokenLike(Protocol):
+    """What ``get_token`` returns: ``token`` (str) and ``expires_on`` (epoch seconds).
+
+    Example::
+
+        >>> class T:
+        ...     token = "abc"; expires_on = 0
+        >>> isinstance(T(), AccessTokenLike)
+        True
+    """
+
+    token: str
+    expires_on: int
+
+
+@runtime_checkable
+class AsyncTokenCredential(Protocol):
+    """Any azure-identity style async credential (``DefaultAzureCredential`` from
+    ``azure.identity.aio``, ``ClientSecretCredential``...).
+
+    Example::
+
+        >>> class Cred:
+        ...     async def get_token(self, *scopes, **kwargs): ...
+        >>> isinstance(Cred(), AsyncTokenCredential)
+        True
+    """
+
+    async def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        """Return an access token for ``scopes``."""
+        ...
+
+
+class BearerTokenCredential:
+    """Entra ID bearer tokens from an async token credential, cached and refreshed early.
+
+    A token is reused until ``refresh_margin`` seconds (default 300) before it expires;
+    then the next request fetches a new one. Concurrent requests wait on one lock so a
+    refresh happens once. Bearer tokens are refused over plain HTTP except to loopback
+    hosts (local emulators).
+
+    Example::
+
+        >>> import asyncio
+        >>> class Token:
+        ...     def __init__(self, token, expires_on):
+        ...         self.token, self.expires_on = token, expires_on
+        >>> class Cred:
+        ...     calls = 0
+        ...     async def get_token(self, *scopes, **kw):
+        ...         Cred.calls += 1
+        ...         return Token(f"t{Cred.calls}", 4_000_000_000)
+        >>> bearer = BearerTokenCredential(Cred())
+        >>> asyncio.run(bearer.get_header()), asyncio.run(bearer.get_header()), Cred.calls
+        ('Bearer t1', 'Bearer t1', 1)
+    """
+
+    def __init__(
+        self,
+        credential: AsyncTokenCredential,
+        *,
+        scope: str = STORAGE_SCOPE,
+        refresh_margin: float = 300.0,
+    ) -> None:
+        if not callable(getattr(credential, "get_token", None)):
+            raise ValidationError("a token credential must have an async get_token(scope)")
+        self.credential = credential
+        self.scope = scope
+        self.refresh_margin = refresh_margin
+        self._header: str | None = None
+        self._expires_on = 0.0
+        self._lock: asyncio.Lock | None = None
+
+    def _fresh(self) -> bool:
+        return self._header is not None and time.time() < self._expires_on - self.refresh_margin
+
+    async def get_header(self) -> str:
+        """The ``Authorization`` value, fetching a new token when needed."""
+        if self._fresh():
+            assert self._header is not None
+            return self._header
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if not self._fresh():
+                token = await self.credential.get_token(self.scope)
+                value = getattr(token, "token", None)
+                expires = getattr(token, "expires_on", None)
+                if not isinstance(value, str) or not value:
+                    raise ValidationError("get_token() returned an object without a .token str")
+                if not isinstance(expires, int | float):
+                    raise ValidationError("get_token() returned an object without .expires_on")
+                self._header = "Bearer " + value
+                self._expires_on = float(expires)
+            assert self._header is not None
+            return self._header
+
+    def __repr__(self) -> str:
+        return f"BearerTokenCredential({type(self.credential).__name__}, scope={self.scope!r})"
+
+
+Credential = (
+    SharedKeyCredential | SasCredential | BearerTokenCredential | AsyncTokenCredential | str
+)
+"""Anything a client accepts as ``credential``."""
+
+
+def resolve_credential(
+    credential: object,
+) -> SharedKeyCredential | SasCredential | BearerTokenCredential:
+    """Turn what a user passed as ``credential`` into one of our credential objects.
+
+    Accepts our credentials, a SAS token string, azure-core's ``AzureNamedKeyCredential``
+    (``.named_key``) and ``AzureSasCredential`` (``.signature``), and any object with an
+    async ``get_token`` (Entra ID).
+
+    Example::
+
+        >>> type(resolve_credential("sv=1&sig=x")).__name__
+        'SasCredential'
+    """
+    if isinstance(credential, SharedKeyCredential | SasCredential | BearerTokenCredential):
+        return credential
+    if isinstance(credential, str):
+        return SasCredential(credential)
+    named_key = getattr(credential, "named_key", None)
+    if named_key is not None:
+        name, key = named_key
+        return SharedKeyCredential(name, key)
+    signature = getattr(credential, "signature", None)
+    if isinstance(signature, str):
+        return SasCredential(signature)
+    if callable(getattr(credential, "get_token", None)):
+        return BearerTokenCredential(credential)  # type: ignore[arg-type]
+    raise ValidationError(
+        f"unsupported credential {type(credential).__name__}: pass a SharedKeyCredential, "
+        "SharedKeyLiteCredential, SasCredential, a SAS token string, or an async token credential"
+    )

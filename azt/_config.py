@@ -1,0 +1,220 @@
+"""Frozen option objects: retry policy, timeouts, pool limits, wire format, ambiguity policy.
+
+All of them are immutable ``attrs`` classes validated on construction, so a client's
+configuration cannot change under a running request.
+
+Example::
+
+    >>> policy = RetryPolicy(max_attempts=6, base=0.5, minimum=0.1, maximum=10.0)
+    >>> policy.max_attempts
+    6
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Callable
+
+import attrs
+
+from azt._exceptions import ValidationError
+
+DEFAULT_API_VERSION = "2019-02-02"
+"""The ``x-ms-version`` sent by default (the current Table REST spec's version)."""
+
+ATOM_API_VERSION = "2015-04-05"
+"""The ``x-ms-version`` used for AtomPub requests (Atom needs a version before 2015-12-11)."""
+
+
+class WireFormat(enum.Enum):
+    """The payload format a client speaks.
+
+    ``JSON_MINIMAL`` (default) asks for ``application/json;odata=minimalmetadata``;
+    ``JSON_FULL`` for full metadata; ``JSON_NONE`` for no metadata (values come back as JSON
+    gave them: Int64, DateTime, Guid and Binary arrive as plain strings); ``ATOM`` speaks
+    AtomPub XML at ``x-ms-version`` 2015-04-05.
+
+    Example::
+
+        >>> WireFormat.JSON_MINIMAL.accept
+        'application/json;odata=minimalmetadata'
+    """
+
+    JSON_MINIMAL = "application/json;odata=minimalmetadata"
+    JSON_FULL = "application/json;odata=fullmetadata"
+    JSON_NONE = "application/json;odata=nometadata"
+    ATOM = "application/atom+xml"
+
+    @property
+    def accept(self) -> str:
+        """The ``Accept`` header value for OData operations."""
+        return self.value
+
+    @property
+    def is_json(self) -> bool:
+        """True for the three JSON levels."""
+        return self is not WireFormat.ATOM
+
+
+class AmbiguousOutcomePolicy(enum.Enum):
+    """What to do when a retried write meets an error its own first attempt may have caused.
+
+    The Table service may apply a write whose response is then lost (a dropped connection,
+    a client timeout, ``500 OperationTimedOut``). The retry then meets
+    ``409 EntityAlreadyExists`` (insert), ``404`` (delete or update) or ``412`` (a write
+    conditional on an ETag the first attempt already changed).
+
+    ``RAISE`` (default): raise :class:`azt.AmbiguousOutcomeError`, which says the first
+    attempt may have succeeded and carries the final service error.
+
+    ``ASSUME_SUCCEEDED``: resolve it: a delete that meets 404 is treated as done; an
+    insert that meets 409, or an update that meets 412/404, reads the entity back and
+    compares it with what was sent: if every sent property is there with the sent value
+    (all of them and nothing else for insert/replace), the write is reported as succeeded
+    with the stored ETag; otherwise the ordinary service error is raised, because somebody
+    else's entity is in the way. An entity group transaction cannot be verified cheaply and
+    always raises :class:`azt.AmbiguousOutcomeError`.
+
+    ``REPORT_ERROR``: raise the ordinary service error (as if no retry had happened);
+    ``exc.earlier_attempt_may_have_applied`` still tells the story.
+
+    Example::
+
+        >>> AmbiguousOutcomePolicy("raise") is AmbiguousOutcomePolicy.RAISE
+        True
+    """
+
+    RAISE = "raise"
+    ASSUME_SUCCEEDED = "assume_succeeded"
+    REPORT_ERROR = "report_error"
+
+
+def _positive_int(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValidationError(f"{attribute.name} must be an int >= 1, got {value!r}")
+
+
+def _non_negative(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0:
+        raise ValidationError(f"{attribute.name} must be a number >= 0, got {value!r}")
+
+
+@attrs.frozen
+class RetryPolicy:
+    """Exponential back-off with ±20 % jitter, bounded below and above.
+
+    The delay before retry ``n`` (1 for the first retry) follows the partitioning guide's
+    formula: ``min(minimum + U(0.8·base, 1.2·base) · (2**n − 1), maximum)``. The defaults
+    are that guide's (base 30 s, minimum 3 s, maximum 90 s) and the storage client's three
+    retries, i.e. ``max_attempts=4`` in all. A ``Retry-After`` / ``x-ms-retry-after-ms``
+    sent by the service is honoured as a lower bound on the delay.
+
+    Retried: 408, 429, 500, 502, 503, 504, connection errors and client timeouts. Never:
+    other 4xx, 501, 505.
+
+    Example::
+
+        >>> fast = RetryPolicy(max_attempts=5, base=0.1, minimum=0.05, maximum=2.0)
+        >>> 0.05 + 0.08 <= fast.backoff(1) <= 0.05 + 0.12
+        True
+        >>> RetryPolicy.no_retries().max_attempts
+        1
+    """
+
+    max_attempts: int = attrs.field(default=4, validator=_positive_int)
+    base: float = attrs.field(default=30.0, validator=_non_negative)
+    minimum: float = attrs.field(default=3.0, validator=_non_negative)
+    maximum: float = attrs.field(default=90.0, validator=_non_negative)
+    jitter: float = attrs.field(default=0.2, validator=_non_negative)
+
+    def __attrs_post_init__(self) -> None:
+        if self.minimum > self.maximum:
+            raise ValidationError(
+                f"RetryPolicy minimum ({self.minimum}) is greater than maximum ({self.maximum})"
+            )
+        if self.jitter >= 1:
+            raise ValidationError(f"RetryPolicy jitter must be < 1, got {self.jitter}")
+
+    @classmethod
+    def no_retries(cls) -> RetryPolicy:
+        """A policy that makes exactly one attempt.
+
+        Example::
+
+            >>> RetryPolicy.no_retries().max_attempts
+            1
+        """
+        return cls(max_attempts=1)
+
+    def backoff(
+        self, retry_number: int, uniform: Callable[[float, float], float] = random.uniform
+    ) -> float:
+        """The delay in seconds before retry ``retry_number`` (1-based).
+
+        Example::
+
+            >>> RetryPolicy().backoff(1, uniform=lambda lo, hi: (lo + hi) / 2)
+            33.0
+            >>> RetryPolicy().backoff(3, uniform=lambda lo, hi: hi)
+            90.0
+        """
+        if retry_number < 1:
+            raise ValidationError(f"retry_number must be >= 1, got {retry_number}")
+        factor = uniform((1.0 - self.jitter) * self.base, (1.0 + self.jitter) * self.base)
+        # 2**n grows without bound; cap the exponent so huge attempt counts stay finite.
+        increment = factor * (2.0 ** min(retry_number, 64) - 1.0)
+        return min(self.minimum + increment, self.maximum)
+
+
+@attrs.frozen
+class Timeouts:
+    """Client-side timeouts in seconds (``None`` disables one).
+
+    ``total`` bounds one HTTP attempt from start to the last byte of the answer;
+    ``connect`` bounds getting a connection (from the pool or new); ``read`` bounds the
+    wait for each chunk of the response. A timeout is retried like a lost connection.
+
+    Example::
+
+        >>> Timeouts(total=30).total
+        30
+    """
+
+    total: float | None = attrs.field(default=120.0)
+    connect: float | None = attrs.field(default=20.0)
+    read: float | None = attrs.field(default=60.0)
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("total", "connect", "read"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+                raise ValidationError(f"{name} must be a number > 0 or None, got {value!r}")
+
+
+@attrs.frozen
+class PoolLimits:
+    """Connection pool limits for the client's single ``aiohttp`` connector.
+
+    ``max_connections`` caps open connections (0 = unlimited), ``max_connections_per_host``
+    caps them per host (0 = unlimited), ``keepalive_timeout`` closes idle pooled
+    connections after that many seconds, ``dns_cache_ttl`` caches DNS answers.
+
+    Example::
+
+        >>> PoolLimits(max_connections=10).max_connections
+        10
+    """
+
+    max_connections: int = attrs.field(default=100)
+    max_connections_per_host: int = attrs.field(default=0)
+    keepalive_timeout: float = attrs.field(default=15.0, validator=_non_negative)
+    dns_cache_ttl: int | None = attrs.field(default=300)
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("max_connections", "max_connections_per_host"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValidationError(f"{name} must be an int >= 0, got {value!r}")

@@ -1,0 +1,267 @@
+"""``Pipeline.send``: retry -> fresh date, request id and signature per attempt -> transport
+-> typed errors.
+
+The pipeline builds the request URL string itself (endpoint + path + query, all already
+percent-encoded) so that the signed path is byte-for-byte the one on the wire, and runs
+each request under a fresh ``tenacity.AsyncRetrying``. Every attempt gets a new
+``x-ms-date``/``Date``, a new ``x-ms-client-request-id`` and a new signature. Error
+responses become the registered :class:`azt.ServiceError` subclass; the final error of a
+retried request records ``attempts`` and whether an earlier attempt may have been applied.
+
+Example::
+
+    >>> import asyncio
+    >>> from azt._transport import MockTransport, HttpResponse
+    >>> from azt._connection_string import Endpoint, DEV_ACCOUNT_KEY
+    >>> from azt._auth import SharedKeyCredential
+    >>> seen = []
+    >>> def handler(req):
+    ...     seen.append(req.headers["Authorization"].split(":")[0])
+    ...     return HttpResponse(204, {"x-ms-request-id": "r1"})
+    >>> pipe = Pipeline(Endpoint.parse("http://127.0.0.1:10002/devstoreaccount1"),
+    ...                 SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
+    ...                 MockTransport(handler))
+    >>> resp = asyncio.run(pipe.send("DELETE", "/Tables('t')", resource="table"))
+    >>> resp.status, seen
+    (204, ['SharedKey devstoreaccount1'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import uuid
+from collections.abc import Callable, Mapping
+
+from azt._auth import BearerTokenCredential, SasCredential, SharedKeyCredential
+from azt._config import DEFAULT_API_VERSION, RetryPolicy
+from azt._connection_string import Endpoint
+from azt._exceptions import (
+    ResourceKind,
+    ServiceError,
+    TransportError,
+    ValidationError,
+    error_from_response,
+)
+from azt._retry import Sleep, may_have_been_applied, new_retrying
+from azt._signing import HttpDate
+from azt._transport import HttpRequest, HttpResponse, Transport, redact_url
+
+logger = logging.getLogger("azt")
+
+USER_AGENT = "azt/0.1.0 (Python)"
+
+AnyCredential = SharedKeyCredential | SasCredential | BearerTokenCredential
+
+
+class Pipeline:
+    """Sends requests for one endpoint with one credential over one transport.
+
+    ``send`` returns the response of a successful (2xx) attempt or raises the typed error
+    of the last attempt. ``sleep`` is injectable (tests pass a recorder instead of
+    ``asyncio.sleep``) and so is ``uniform`` (the jitter source).
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        credential: AnyCredential,
+        transport: Transport,
+        *,
+        retry: RetryPolicy | None = None,
+        api_version: str = DEFAULT_API_VERSION,
+        sleep: Sleep | None = None,
+        uniform: Callable[[float, float], float] = random.uniform,
+        user_agent: str | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.credential = credential
+        self.transport = transport
+        self.retry = retry or RetryPolicy()
+        self.api_version = api_version
+        self.sleep: Sleep = sleep or asyncio.sleep
+        self.uniform = uniform
+        self.user_agent = user_agent or USER_AGENT
+        self._base = endpoint.url
+        self._prefix = endpoint.path
+        self._date = HttpDate()
+        if isinstance(credential, BearerTokenCredential) and endpoint.scheme != "https":
+            host = endpoint.netloc.rsplit(":", 1)[0].strip("[]").lower()
+            if host not in ("127.0.0.1", "localhost", "::1"):
+                raise ValidationError(
+                    "bearer tokens are only sent over https (or to a loopback emulator)"
+                )
+
+    def url_for(self, path: str, query: str = "") -> str:
+        """The full request URL (without any SAS token) for ``path`` and ``query``."""
+        url = self._base + path
+        if query:
+            url += "?" + query
+        return url
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: str = "",
+        headers: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        comp: str | None = None,
+        resource: ResourceKind | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> HttpResponse:
+        """Send one logical request, retrying per the policy.
+
+        ``path`` is relative to the endpoint and already percent-encoded (``"/Tables"``,
+        ``"/t(PartitionKey='a',RowKey='b')"``); ``query`` an encoded query string without
+        ``?``; ``comp`` the ``comp`` parameter included in SharedKey signatures;
+        ``resource`` what was addressed (decides how a 404 is classified).
+        """
+        url = self.url_for(path, query)
+        if isinstance(self.credential, SasCredential):
+            url = self.credential.apply_to_url(url)
+        base_headers = {
+            "x-ms-version": self.api_version,
+            "User-Agent": self.user_agent,
+        }
+        if headers:
+            base_headers.update(headers)
+        sign_path = self._prefix + path
+        policy = retry or self.retry
+        if policy.max_attempts == 1:
+            return await self._attempt(method, url, base_headers, body, sign_path, comp, resource)
+
+        maybe_applied = False
+        attempt_number = 0
+        retrying = new_retrying(
+            policy, sleep=self.sleep, method=method, url=redact_url(url), uniform=self.uniform
+        )
+        async for attempt in retrying:
+            with attempt:
+                attempt_number += 1
+                try:
+                    response = await self._attempt(
+                        method, url, base_headers, body, sign_path, comp, resource
+                    )
+                    response.attempts = attempt_number
+                    response.earlier_attempt_may_have_applied = maybe_applied
+                    return response
+                except (ServiceError, TransportError) as exc:
+                    exc.attempts = attempt_number
+                    exc.earlier_attempt_may_have_applied = maybe_applied
+                    if may_have_been_applied(exc):
+                        maybe_applied = True
+                    raise
+        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+    async def _attempt(
+        self,
+        method: str,
+        url: str,
+        base_headers: dict[str, str],
+        body: bytes | None,
+        sign_path: str,
+        comp: str | None,
+        resource: ResourceKind | None,
+    ) -> HttpResponse:
+        headers = dict(base_headers)
+        date = self._date.now()
+        headers["x-ms-date"] = date
+        headers["Date"] = date
+        client_request_id = str(uuid.uuid4())
+        headers["x-ms-client-request-id"] = client_request_id
+        request = HttpRequest(method, url, headers, body)
+        credential = self.credential
+        if isinstance(credential, SharedKeyCredential):
+            credential.sign(request, sign_path, comp)
+        elif isinstance(credential, BearerTokenCredential):
+            headers["Authorization"] = await credential.get_header()
+        response = await self.transport.send(request)
+        if response.status >= 300:
+            raise self.error_for(response, resource, client_request_id)
+        return response
+
+    @staticmethod
+    def error_for(
+        response: HttpResponse,
+        resource: ResourceKind | None = None,
+        client_request_id: str | None = None,
+    ) -> ServiceError:
+        """The typed error for a failed response (code from ``x-ms-error-code``, then body)."""
+        headers = response.headers
+        code, message = decode_error_body(headers.get("Content-Type", ""), response.body)
+        header_code = headers.get("x-ms-error-code")
+        if header_code:
+            code = header_code
+        if not message:
+            message = response.reason or f"HTTP {response.status}"
+        return error_from_response(
+            response.status,
+            code,
+            message,
+            request_id=headers.get("x-ms-request-id"),
+            client_request_id=headers.get("x-ms-client-request-id") or client_request_id,
+            headers=headers,
+            resource=resource,
+        )
+
+
+def decode_error_body(content_type: str, body: bytes) -> tuple[str | None, str | None]:
+    """``(code, message)`` from an error body in any of the service's three formats.
+
+    JSON ``odata.error``, OData XML ``<m:error>`` and storage XML ``<Error>``; an
+    unparseable body yields ``(None, <its text>)`` so nothing is lost.
+
+    Example::
+
+        >>> decode_error_body("application/json",
+        ...     b'{"odata.error":{"code":"TableNotFound","message":{"value":"gone"}}}')
+        ('TableNotFound', 'gone')
+        >>> decode_error_body("application/xml",
+        ...     b'<?xml version="1.0"?><Error><Code>AuthenticationFailed</Code>'
+        ...     b'<Message>bad sig</Message></Error>')
+        ('AuthenticationFailed', 'bad sig')
+    """
+    if not body:
+        return None, None
+    ctype = content_type.lower()
+    try:
+        if "json" in ctype or body.lstrip()[:1] == b"{":
+            return _json_error(body)
+        if "xml" in ctype or body.lstrip().startswith((b"<", b"\xef\xbb\xbf")):
+            return _xml_error(body)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        pass
+    text = body.decode("utf-8", "replace").strip()
+    return None, text[:2000] or None
+
+
+def _json_error(body: bytes) -> tuple[str | None, str | None]:
+    obj = json.loads(body)
+    err = obj.get("odata.error") or obj.get("error") or {}
+    code = err.get("code")
+    msg = err.get("message")
+    if isinstance(msg, dict):
+        msg = msg.get("value")
+    return (str(code) if code else None), (str(msg) if msg is not None else None)
+
+
+def _xml_error(body: bytes) -> tuple[str | None, str | None]:
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    root = etree.fromstring(body.lstrip(b"\xef\xbb\xbf"), parser)
+    code: str | None = None
+    message: str | None = None
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        local = etree.QName(element).localname.lower()
+        if local == "code" and code is None:
+            code = (element.text or "").strip() or None
+        elif local == "message" and message is None:
+            message = (element.text or "").strip() or None
+    return code, message

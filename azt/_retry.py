@@ -1,0 +1,178 @@
+"""Retry decisions and waits for the pipeline (built on tenacity).
+
+* :func:`is_retryable`: 408, 429, every 5xx except 501 and 505, connection errors and
+  client timeouts. Never other 4xx.
+* :func:`may_have_been_applied`: whether a failed attempt may nevertheless have been
+  applied by the service (the response was lost, the server timed out mid-operation). The
+  pipeline uses it to flag later errors of the same request as ambiguous.
+* :class:`BackoffWait`: a tenacity wait using :meth:`azt.RetryPolicy.backoff` and honouring
+  ``Retry-After`` / ``x-ms-retry-after-ms`` as a lower bound.
+* :func:`new_retrying`: a fresh ``tenacity.AsyncRetrying`` per request, with an injected
+  ``sleep`` and a log line per retry (method, URL, attempt, delay) on the ``azt`` logger.
+
+Example::
+
+    >>> from azt._exceptions import error_from_response
+    >>> is_retryable(error_from_response(503, "ServerBusy", "busy"))
+    True
+    >>> is_retryable(error_from_response(501, "NotImplemented", "no"))
+    False
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_base
+
+from azt._config import RetryPolicy
+from azt._exceptions import ServiceConnectionError, ServiceError, TransportError
+
+logger = logging.getLogger("azt")
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""Statuses retried by name; other 5xx (except 501 and 505) are retried too."""
+
+NEVER_RETRIED_5XX = frozenset({501, 505})
+
+# Answers that say the request was refused before it was processed.
+_NOT_APPLIED_STATUSES = frozenset({408, 429, 503})
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether a failed attempt should be retried.
+
+    Example::
+
+        >>> from azt._exceptions import ServiceTimeoutError
+        >>> is_retryable(ServiceTimeoutError("slow"))
+        True
+    """
+    if isinstance(exc, TransportError):
+        return True
+    if isinstance(exc, ServiceError):
+        status = exc.status
+        if status in RETRYABLE_STATUSES:
+            return True
+        return status >= 500 and status not in NEVER_RETRIED_5XX
+    return False
+
+
+def may_have_been_applied(exc: BaseException) -> bool:
+    """Whether the service may have applied a request whose attempt failed with ``exc``.
+
+    A refused connection (nothing sent), ``408``, ``429`` and ``503`` mean "not
+    processed"; a lost or timed-out response and other 5xx answers leave it open.
+
+    Example::
+
+        >>> from azt._exceptions import ServiceConnectionError, error_from_response
+        >>> may_have_been_applied(ServiceConnectionError("reset", sent=True))
+        True
+        >>> may_have_been_applied(error_from_response(503, "ServerBusy", "busy"))
+        False
+        >>> may_have_been_applied(error_from_response(500, "OperationTimedOut", "slow"))
+        True
+    """
+    if isinstance(exc, ServiceConnectionError):
+        return exc.sent
+    if isinstance(exc, TransportError):
+        return True
+    if isinstance(exc, ServiceError):
+        return exc.status >= 500 and exc.status not in _NOT_APPLIED_STATUSES
+    return False
+
+
+class BackoffWait(wait_base):
+    """tenacity wait: the policy's jittered exponential delay, at least ``Retry-After``.
+
+    Example::
+
+        >>> wait = BackoffWait(RetryPolicy(base=1, minimum=0, maximum=10),
+        ...                    uniform=lambda lo, hi: lo)
+        >>> wait.delay(2, None)
+        2.4000000000000004
+    """
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        uniform: Callable[[float, float], float] = random.uniform,
+    ) -> None:
+        self.policy = policy
+        self.uniform = uniform
+
+    def delay(self, retry_number: int, exc: BaseException | None) -> float:
+        """The delay before retry ``retry_number`` after ``exc``."""
+        delay = self.policy.backoff(retry_number, self.uniform)
+        if isinstance(exc, ServiceError):
+            hint = exc.retry_after
+            if hint is not None and hint > delay:
+                delay = hint
+        return delay
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        exc = outcome.exception() if outcome is not None else None
+        return self.delay(retry_state.attempt_number, exc)
+
+
+def _log_retry(method: str, url: str) -> Callable[[RetryCallState], None]:
+    def before_sleep(retry_state: RetryCallState) -> None:
+        outcome = retry_state.outcome
+        exc = outcome.exception() if outcome is not None else None
+        delay = retry_state.next_action.sleep if retry_state.next_action is not None else 0.0
+        logger.warning(
+            "retrying %s %s: attempt %d failed (%s); next attempt in %.3f s",
+            method,
+            url,
+            retry_state.attempt_number,
+            _describe(exc),
+            delay,
+        )
+
+    return before_sleep
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "no exception"
+    if isinstance(exc, ServiceError):
+        return f"{exc.status} {exc.code or ''}".strip()
+    return f"{type(exc).__name__}: {exc}"
+
+
+_RETRY_PREDICATE = retry_if_exception(is_retryable)
+
+
+def new_retrying(
+    policy: RetryPolicy,
+    *,
+    sleep: Sleep,
+    method: str,
+    url: str,
+    uniform: Callable[[float, float], float] = random.uniform,
+) -> AsyncRetrying:
+    """A fresh ``AsyncRetrying`` for one request (``url`` should already be redacted).
+
+    Example::
+
+        >>> import asyncio
+        >>> async def no_sleep(_): pass
+        >>> r = new_retrying(RetryPolicy(max_attempts=2), sleep=no_sleep, method="GET", url="u")
+        >>> r.stop.max_attempt_number
+        2
+    """
+    return AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts),
+        wait=BackoffWait(policy, uniform),
+        retry=_RETRY_PREDICATE,
+        sleep=sleep,
+        reraise=True,
+        before_sleep=_log_retry(method, url),
+    )

@@ -1,0 +1,303 @@
+"""HTTP transports: the one place on the client side that imports aiohttp.
+
+A transport sends one fully prepared :class:`HttpRequest` (URL already encoded and signed)
+and returns one :class:`HttpResponse` with the whole body read, or raises a
+:class:`azt.TransportError`. It knows nothing about retries, signing or the Table service.
+
+* :class:`AiohttpTransport`: one ``aiohttp.ClientSession`` per transport, created lazily
+  inside the running event loop, with a pooled ``TCPConnector`` and ``ClientTimeout`` from
+  :class:`azt.PoolLimits` / :class:`azt.Timeouts`. The URL is passed as
+  ``yarl.URL(url, encoded=True)`` so the bytes on the wire are exactly the ones signed.
+* :class:`MockTransport`: calls a function for each request; for unit tests.
+
+Example::
+
+    >>> import asyncio
+    >>> async def demo():
+    ...     transport = MockTransport(lambda req: HttpResponse(204, {"x-ms-request-id": "r"}))
+    ...     resp = await transport.send(HttpRequest("DELETE", "http://h/Tables('t')", {}, None))
+    ...     return resp.status, len(transport.requests)
+    >>> asyncio.run(demo())
+    (204, 1)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol
+
+import aiohttp
+import yarl
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from azt._config import PoolLimits, Timeouts
+from azt._exceptions import ClientClosedError, ServiceConnectionError, ServiceTimeoutError
+
+
+class HttpRequest:
+    """One HTTP request exactly as it goes on the wire.
+
+    ``url`` is the complete, already percent-encoded URL; ``headers`` a plain dict; ``body``
+    the payload bytes or ``None``.
+
+    Example::
+
+        >>> HttpRequest("GET", "http://h/a/Tables", {"Accept": "application/json"}).method
+        'GET'
+    """
+
+    __slots__ = ("body", "headers", "method", "url")
+
+    def __init__(
+        self, method: str, url: str, headers: dict[str, str], body: bytes | None = None
+    ) -> None:
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+
+    def __repr__(self) -> str:
+        return f"HttpRequest({self.method} {redact_url(self.url)})"
+
+
+class HttpResponse:
+    """One HTTP response with its body fully read.
+
+    ``headers`` is case-insensitive (a plain mapping given here is wrapped). The pipeline
+    sets ``attempts`` and ``earlier_attempt_may_have_applied`` (an earlier attempt of the
+    same request got no definite answer, so it may have been applied).
+
+    Example::
+
+        >>> r = HttpResponse(200, {"ETag": 'W/"x"'}, b"{}")
+        >>> r.headers["etag"]
+        'W/"x"'
+    """
+
+    __slots__ = (
+        "attempts",
+        "body",
+        "earlier_attempt_may_have_applied",
+        "headers",
+        "reason",
+        "status",
+    )
+
+    def __init__(
+        self,
+        status: int,
+        headers: Mapping[str, str] | None = None,
+        body: bytes = b"",
+        reason: str = "",
+    ) -> None:
+        self.status = status
+        if isinstance(headers, CIMultiDictProxy | CIMultiDict):
+            self.headers: Mapping[str, str] = headers
+        else:
+            self.headers = CIMultiDict(headers or {})
+        self.body = body
+        self.reason = reason
+        self.attempts = 1
+        self.earlier_attempt_may_have_applied = False
+
+    def __repr__(self) -> str:
+        return f"HttpResponse({self.status}, {len(self.body)} bytes)"
+
+
+class Transport(Protocol):
+    """What the pipeline needs from a transport.
+
+    Example::
+
+        >>> hasattr(MockTransport(lambda r: HttpResponse(200)), "send")
+        True
+    """
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        """Send one request and read the whole response, or raise a ``TransportError``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; later ``send`` calls raise :class:`azt.ClientClosedError`."""
+        ...
+
+    @property
+    def closed(self) -> bool:
+        """True after ``aclose()``."""
+        ...
+
+
+def redact_url(url: str) -> str:
+    """The URL with any SAS signature value replaced by ``REDACTED`` (for logs and errors).
+
+    Example::
+
+        >>> redact_url("http://h/t?sv=1&sig=abc%3D&se=x")
+        'http://h/t?sv=1&sig=REDACTED&se=x'
+    """
+    start = url.find("sig=")
+    while start != -1:
+        if start == 0 or url[start - 1] in "?&":
+            end = url.find("&", start)
+            url = url[: start + 4] + "REDACTED" + (url[end:] if end != -1 else "")
+        start = url.find("sig=", start + 4)
+    return url
+
+
+class AiohttpTransport:
+    """The production transport: one pooled ``aiohttp.ClientSession``, created lazily.
+
+    The session is created on first use inside the running loop (so a client can be
+    constructed anywhere) and bound to that loop; using it from another loop raises
+    ``RuntimeError``. After :meth:`aclose` every ``send`` raises
+    :class:`azt.ClientClosedError`.
+
+    Example::
+
+        >>> transport = AiohttpTransport(
+        ...     timeouts=Timeouts(total=10), limits=PoolLimits(max_connections=8))
+        >>> transport.closed
+        False
+    """
+
+    def __init__(
+        self,
+        *,
+        timeouts: Timeouts | None = None,
+        limits: PoolLimits | None = None,
+        ssl: bool | object | None = None,
+    ) -> None:
+        self._timeouts = timeouts or Timeouts()
+        self._limits = limits or PoolLimits()
+        self._ssl = ssl
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`aclose`."""
+        return self._closed
+
+    def _open(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        limits = self._limits
+        connector = aiohttp.TCPConnector(
+            limit=limits.max_connections,
+            limit_per_host=limits.max_connections_per_host,
+            keepalive_timeout=limits.keepalive_timeout,
+            ttl_dns_cache=limits.dns_cache_ttl,
+            ssl=self._ssl if self._ssl is not None else True,  # type: ignore[arg-type]
+        )
+        t = self._timeouts
+        session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=t.total, connect=t.connect, sock_read=t.read),
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=True,
+        )
+        self._session = session
+        self._loop = loop
+        return session
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        """Send ``request``; map aiohttp failures onto azt's transport errors."""
+        session = self._session
+        if session is None or self._loop is not asyncio.get_running_loop():
+            if self._closed:
+                raise ClientClosedError("the client has been closed; create a new one")
+            if session is not None:
+                raise RuntimeError(
+                    "this client's HTTP session belongs to another event loop; "
+                    "create one client per loop"
+                )
+            session = self._open()
+        try:
+            async with session.request(
+                request.method,
+                yarl.URL(request.url, encoded=True),
+                headers=request.headers,
+                data=request.body,
+                allow_redirects=False,
+            ) as resp:
+                body = await resp.read()
+                return HttpResponse(resp.status, resp.headers, body, resp.reason or "")
+        except aiohttp.ClientConnectorError as exc:
+            raise ServiceConnectionError(
+                f"cannot connect: {exc}",
+                method=request.method,
+                url=redact_url(request.url),
+                sent=False,
+            ) from exc
+        except aiohttp.ConnectionTimeoutError as exc:
+            raise ServiceTimeoutError(
+                "timed out waiting for a connection",
+                method=request.method,
+                url=redact_url(request.url),
+            ) from exc
+        except TimeoutError as exc:  # aiohttp.ServerTimeoutError is also a TimeoutError
+            raise ServiceTimeoutError(
+                f"timed out waiting for the response: {exc or 'total timeout'}",
+                method=request.method,
+                url=redact_url(request.url),
+            ) from exc
+        except aiohttp.ClientError as exc:
+            if self._closed:
+                raise ClientClosedError("the client was closed during the request") from exc
+            raise ServiceConnectionError(
+                f"connection failed: {type(exc).__name__}: {exc}",
+                method=request.method,
+                url=redact_url(request.url),
+            ) from exc
+
+    async def aclose(self) -> None:
+        """Close the session and its connections. Idempotent."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
+
+
+Handler = Callable[[HttpRequest], HttpResponse | Awaitable[HttpResponse]]
+
+
+class MockTransport:
+    """A transport that answers every request by calling ``handler`` (sync or async).
+
+    Every request sent is appended to ``requests``. The handler may raise
+    :class:`azt.ServiceConnectionError` or :class:`azt.ServiceTimeoutError` to simulate
+    network failures (including "applied on the server, response lost").
+
+    Example::
+
+        >>> import asyncio
+        >>> t = MockTransport(lambda req: HttpResponse(200, {}, b'{"value":[]}'))
+        >>> asyncio.run(t.send(HttpRequest("GET", "http://h/t()", {}))).status
+        200
+    """
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.requests: list[HttpRequest] = []
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`aclose`."""
+        return self._closed
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        """Record the request and return the handler's answer."""
+        if self._closed:
+            raise ClientClosedError("the client has been closed; create a new one")
+        self.requests.append(request)
+        result = self.handler(request)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def aclose(self) -> None:
+        """Mark the transport closed."""
+        self._closed = True

@@ -1,0 +1,1523 @@
+"""``TableServiceClient`` and ``TableClient``: plain async operations on tables and entities.
+
+Entities are dict-shaped (:class:`azt.edm.TableEntity`) with explicit EDM types where a
+Python type is ambiguous (:class:`azt.edm.Typed`). Every operation is a coroutine (queries
+return an :class:`azt.pagination.AsyncPager`). Writes send ``Prefer: return-no-content``
+unless the caller asks for the entity back; results carry the ETag and the service's
+request id; errors are the typed :mod:`azt` exceptions.
+
+Example::
+
+    async with TableServiceClient.from_connection_string("UseDevelopmentStorage=true") as svc:
+        table = await svc.create_table_if_not_exists("movies")
+        await table.insert_entity({"PartitionKey": "Action", "RowKey": "Heat", "Rating": 4.5})
+        async for movie in table.query_entities(
+            "PartitionKey eq @genre and Rating ge @r", parameters={"genre": "Action", "r": 4.0}
+        ):
+            print(movie["RowKey"])
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from types import ModuleType
+from typing import Any, Literal, TypeVar
+
+import attrs
+
+from azt._auth import (
+    BearerTokenCredential,
+    SasCredential,
+    SharedKeyCredential,
+    resolve_credential,
+)
+from azt._config import (
+    ATOM_API_VERSION,
+    DEFAULT_API_VERSION,
+    AmbiguousOutcomePolicy,
+    PoolLimits,
+    RetryPolicy,
+    Timeouts,
+    WireFormat,
+)
+from azt._connection_string import Endpoint, parse_connection_string
+from azt._exceptions import (
+    AmbiguousOutcomeError,
+    BatchValidationError,
+    ClientClosedError,
+    EntityAlreadyExistsError,
+    EntityNotFoundError,
+    PreconditionFailedError,
+    ResourceKind,
+    ServiceError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    TransactionError,
+    ValidationError,
+)
+from azt._pipeline import Pipeline
+from azt._retry import Sleep
+from azt._transport import AiohttpTransport, HttpResponse, Transport
+from azt._wire import json as wire_json
+from azt._wire import urls
+from azt.edm import (
+    EdmDateTime,
+    EntityMetadata,
+    TableEntity,
+    Typed,
+    format_literal,
+    validate_entity,
+    validate_key,
+)
+from azt.pagination import AsyncPager, ContinuationToken, Page
+
+__all__ = [
+    "BatchOperation",
+    "ResponseMetadata",
+    "TableBatch",
+    "TableClient",
+    "TableServiceClient",
+    "UpdateMode",
+    "WriteResult",
+    "format_filter",
+]
+
+logger = logging.getLogger("azt")
+
+_R = TypeVar("_R")
+
+MAX_BATCH_OPERATIONS = 100
+MAX_BATCH_BYTES = 4 * 1024 * 1024
+_TABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{2,62}$")
+_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_JSON_CONTENT_TYPE = "application/json"
+_ATOM_CONTENT_TYPE = "application/atom+xml"
+_XML = "application/xml"
+
+
+class UpdateMode(enum.Enum):
+    """How an update or upsert treats properties not in the request.
+
+    ``MERGE`` keeps stored properties the request does not mention (MERGE verb);
+    ``REPLACE`` replaces the whole entity (PUT), so absent properties disappear.
+
+    Example::
+
+        >>> UpdateMode("replace") is UpdateMode.REPLACE
+        True
+    """
+
+    MERGE = "merge"
+    REPLACE = "replace"
+
+
+@attrs.frozen(slots=True)
+class ResponseMetadata(EntityMetadata):
+    """Entity metadata plus the ``x-ms-request-id`` of the response that returned it
+    (set on entities returned by ``get_entity``).
+
+    Example::
+
+        >>> ResponseMetadata(etag='W/"1"', request_id="r1").request_id
+        'r1'
+    """
+
+    request_id: str | None = None
+
+
+@attrs.frozen
+class WriteResult:
+    """The outcome of a write: ``etag`` (``None`` for deletes), the service's
+    ``request_id``, the HTTP ``status``, the echoed ``entity`` when asked for, and
+    ``ambiguity_resolved``: true when the write was retried after a lost answer, met a
+    conflict, and was judged to have succeeded (``AmbiguousOutcomePolicy.ASSUME_SUCCEEDED``).
+
+    Example::
+
+        >>> WriteResult(etag='W/"x"', request_id="r1", status=204).entity is None
+        True
+    """
+
+    etag: str | None
+    request_id: str | None
+    status: int
+    entity: TableEntity | None = None
+    ambiguity_resolved: bool = False
+
+
+def validate_table_name(name: str) -> str:
+    """Check a table name (3-63 letters/digits, starting with a letter; not ``Tables``).
+
+    Example::
+
+        >>> validate_table_name("movies")
+        'movies'
+        >>> validate_table_name("1abc")
+        Traceback (most recent call last):
+        ...
+        azt._exceptions.ValidationError: invalid table name '1abc': ...
+    """
+    if not isinstance(name, str):
+        raise ValidationError(f"a table name must be a str, got {type(name).__name__}")
+    if not _TABLE_NAME.match(name):
+        raise ValidationError(
+            f"invalid table name {name!r}: 3-63 letters and digits, starting with a letter"
+        )
+    if name.lower() == "tables":
+        raise ValidationError("'tables' is a reserved table name")
+    return name
+
+
+def format_filter(filter: str, parameters: Mapping[str, Any] | None = None) -> str:
+    """Substitute ``@name`` placeholders in an OData filter with escaped literals.
+
+    Placeholders inside quoted literals are left alone. Each value is rendered by
+    :func:`azt.edm.format_literal` (so ``"O'Brien"`` becomes ``'O''Brien'``, ``2**40``
+    becomes ``1099511627776L`` and a :class:`azt.edm.Typed` value keeps its type). A
+    placeholder without a value, or a value without a placeholder, raises
+    :class:`azt.ValidationError`.
+
+    Example::
+
+        >>> format_filter("PartitionKey eq @pk and Rating ge @r", {"pk": "O'Brien", "r": 4})
+        "PartitionKey eq 'O''Brien' and Rating ge 4"
+    """
+    if not isinstance(filter, str):
+        raise ValidationError(f"a filter must be a str, got {type(filter).__name__}")
+    params = dict(parameters or {})
+    if not params and "@" not in filter:
+        return filter
+    out: list[str] = []
+    used: set[str] = set()
+    i = 0
+    n = len(filter)
+    in_string = False
+    while i < n:
+        ch = filter[i]
+        if in_string:
+            out.append(ch)
+            if ch == "'":
+                if i + 1 < n and filter[i + 1] == "'":
+                    out.append("'")
+                    i += 2
+                    continue
+                in_string = False
+            i += 1
+            continue
+        if ch == "'":
+            in_string = True
+            out.append(ch)
+            i += 1
+            continue
+        if ch == "@":
+            match = _PARAM.match(filter, i + 1)
+            if match is None:
+                raise ValidationError(f"'@' at position {i} of the filter is not a parameter name")
+            name = match.group(0)
+            if name not in params:
+                raise ValidationError(f"the filter uses @{name} but no value was given for it")
+            out.append(format_literal(params[name]))
+            used.add(name)
+            i = match.end()
+            continue
+        out.append(ch)
+        i += 1
+    if in_string:
+        raise ValidationError("the filter has an unterminated string literal")
+    unused = set(params) - used
+    if unused:
+        raise ValidationError("parameters not used in the filter: " + ", ".join(sorted(unused)))
+    return "".join(out)
+
+
+# --- shared client state ------------------------------------------------------------------
+
+
+class _Core:
+    """What a service client and its table clients share: pipeline, format, policies."""
+
+    def __init__(
+        self,
+        *,
+        endpoint: Endpoint,
+        secondary: Endpoint | None,
+        credential: SharedKeyCredential | SasCredential | BearerTokenCredential,
+        transport: Transport,
+        owns_transport: bool,
+        wire_format: WireFormat,
+        api_version: str,
+        retry: RetryPolicy,
+        ambiguous_outcome: AmbiguousOutcomePolicy,
+        sleep: Sleep | None,
+        uniform: Callable[[float, float], float] | None,
+        user_agent: str | None,
+    ) -> None:
+        if not isinstance(wire_format, WireFormat):
+            raise ValidationError(f"wire_format must be a WireFormat, got {wire_format!r}")
+        if not isinstance(ambiguous_outcome, AmbiguousOutcomePolicy):
+            raise ValidationError(
+                f"ambiguous_outcome must be an AmbiguousOutcomePolicy, got {ambiguous_outcome!r}"
+            )
+        self.endpoint = endpoint
+        self.secondary = secondary
+        self.credential = credential
+        self.transport = transport
+        self.owns_transport = owns_transport
+        self.wire_format = wire_format
+        self.api_version = api_version
+        self.retry = retry
+        self.ambiguous_outcome = ambiguous_outcome
+        extra: dict[str, Any] = {}
+        if uniform is not None:
+            extra["uniform"] = uniform
+        self.pipeline = Pipeline(
+            endpoint,
+            credential,
+            transport,
+            retry=retry,
+            api_version=api_version,
+            sleep=sleep,
+            user_agent=user_agent,
+            **extra,
+        )
+        self._secondary_pipeline: Pipeline | None = None
+        self._sleep = sleep
+        self._uniform = uniform
+        self._user_agent = user_agent
+        # Static OData headers, computed once.
+        self.is_atom = wire_format is WireFormat.ATOM
+        if self.is_atom:
+            self.codec: ModuleType = _atom_module()
+            self.body_type = _ATOM_CONTENT_TYPE
+            version = api_version if api_version < "2015-12-11" else ATOM_API_VERSION
+        else:
+            self.codec = wire_json
+            self.body_type = _JSON_CONTENT_TYPE
+            version = api_version
+        self.odata_read = {
+            "Accept": wire_format.accept,
+            "DataServiceVersion": "3.0",
+            "MaxDataServiceVersion": "3.0;NetFx",
+            "x-ms-version": version,
+        }
+        self.odata_write = dict(self.odata_read)
+        self.odata_write["Content-Type"] = self.body_type
+        # A minimal-metadata JSON read, used to verify ambiguous writes with full types.
+        self.typed_read = dict(self.odata_read)
+        if wire_format is WireFormat.JSON_NONE:
+            self.typed_read["Accept"] = WireFormat.JSON_MINIMAL.accept
+        self.closed = False
+
+    def secondary_pipeline(self) -> Pipeline:
+        if self._secondary_pipeline is None:
+            secondary = self.secondary or self.endpoint.secondary()
+            if secondary is None:
+                raise ValidationError(
+                    "the secondary endpoint is unknown; pass secondary_endpoint= to the client"
+                )
+            extra: dict[str, Any] = {}
+            if self._uniform is not None:
+                extra["uniform"] = self._uniform
+            self._secondary_pipeline = Pipeline(
+                secondary,
+                self.credential,
+                self.transport,
+                retry=self.retry,
+                api_version=self.api_version,
+                sleep=self._sleep,
+                user_agent=self._user_agent,
+                **extra,
+            )
+        return self._secondary_pipeline
+
+    def check_open(self) -> None:
+        if self.closed or self.transport.closed:
+            raise ClientClosedError("the client has been closed; create a new one")
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: str = "",
+        headers: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        comp: str | None = None,
+        resource: ResourceKind | None = None,
+    ) -> HttpResponse:
+        if self.closed:
+            raise ClientClosedError("the client has been closed; create a new one")
+        return await self.pipeline.send(
+            method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
+        )
+
+    async def aclose(self) -> None:
+        self.closed = True
+        if self.owns_transport:
+            await self.transport.aclose()
+
+    # -- ambiguity handling ---------------------------------------------------------------
+
+    def ambiguous(self, operation: str, exc: ServiceError) -> bool:
+        """Whether ``exc`` (a conflict-type answer) may stem from our own earlier attempt,
+        raising ``AmbiguousOutcomeError`` under the RAISE policy."""
+        if not exc.earlier_attempt_may_have_applied:
+            return False
+        policy = self.ambiguous_outcome
+        if policy is AmbiguousOutcomePolicy.RAISE:
+            raise AmbiguousOutcomeError(operation, exc, attempts=exc.attempts) from exc
+        if policy is AmbiguousOutcomePolicy.REPORT_ERROR:
+            return False
+        logger.warning(
+            "%s: attempt %d met %s %s after an earlier attempt got no answer; "
+            "resolving it as the ambiguous-outcome policy says (%s)",
+            operation,
+            exc.attempts,
+            exc.status,
+            exc.code,
+            policy.value,
+        )
+        return True
+
+
+def _atom_module() -> ModuleType:
+    try:
+        from azt._wire import atom  # type: ignore[attr-defined,unused-ignore]
+    except ImportError as exc:  # pragma: no cover - depends on the wire package
+        raise ValidationError("the AtomPub wire format is not available") from exc
+    return atom  # type: ignore[no-any-return,unused-ignore]
+
+
+def _build_core(
+    endpoint: str,
+    credential: object,
+    *,
+    secondary_endpoint: str | None,
+    wire_format: WireFormat,
+    api_version: str,
+    retry: RetryPolicy | None,
+    timeouts: Timeouts | None,
+    limits: PoolLimits | None,
+    ambiguous_outcome: AmbiguousOutcomePolicy,
+    transport: Transport | None,
+    sleep: Sleep | None,
+    uniform: Callable[[float, float], float] | None,
+    user_agent: str | None,
+) -> _Core:
+    if not isinstance(endpoint, str):
+        raise ValidationError(f"endpoint must be a str URL, got {type(endpoint).__name__}")
+    url, _, sas = endpoint.partition("?")
+    if credential is None:
+        if not sas:
+            raise ValidationError(
+                "no credential: pass credential= (key, SAS or token credential) or use "
+                "from_connection_string()"
+            )
+        credential = sas
+    elif sas:
+        raise ValidationError("the endpoint carries a SAS token and a credential was also given")
+    resolved = resolve_credential(credential)
+    ep = Endpoint.parse(url)
+    secondary = Endpoint.parse(secondary_endpoint) if secondary_endpoint else None
+    owns = transport is None
+    if transport is None:
+        transport = AiohttpTransport(timeouts=timeouts, limits=limits)
+    return _Core(
+        endpoint=ep,
+        secondary=secondary,
+        credential=resolved,
+        transport=transport,
+        owns_transport=owns,
+        wire_format=wire_format,
+        api_version=api_version,
+        retry=retry or RetryPolicy(),
+        ambiguous_outcome=ambiguous_outcome,
+        sleep=sleep,
+        uniform=uniform,
+        user_agent=user_agent,
+    )
+
+
+def _credential_from_settings(
+    account_name: str | None, account_key: str | None, sas: str | None, use_lite: bool
+) -> SharedKeyCredential | SasCredential:
+    if account_key is not None and account_name is not None:
+        cls = SharedKeyCredential
+        if use_lite:
+            from azt._auth import SharedKeyLiteCredential
+
+            cls = SharedKeyLiteCredential
+        return cls(account_name, account_key)
+    assert sas is not None
+    return SasCredential(sas)
+
+
+class _ClientBase:
+    _core: _Core
+
+    @property
+    def endpoint(self) -> str:
+        """The primary table endpoint URL (no trailing slash)."""
+        return self._core.endpoint.url
+
+    @property
+    def account_name(self) -> str | None:
+        """The storage account name (from the credential, else the URL)."""
+        cred = self._core.credential
+        if isinstance(cred, SharedKeyCredential):
+            return cred.account_name
+        return self._core.endpoint.account_name
+
+    @property
+    def wire_format(self) -> WireFormat:
+        """The payload format this client speaks."""
+        return self._core.wire_format
+
+    @property
+    def closed(self) -> bool:
+        """True after ``aclose()`` (or after the owning service client was closed)."""
+        return self._core.closed or self._core.transport.closed
+
+
+# --- batches ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class BatchOperation:
+    """One operation of an entity group transaction.
+
+    ``kind`` is ``"create"``, ``"update"``, ``"upsert"`` or ``"delete"``; ``mode`` is the
+    :class:`UpdateMode` of updates and upserts; ``etag`` the ``If-Match`` of updates and
+    deletes (``"*"`` for unconditional).
+
+    Example::
+
+        >>> op = BatchOperation("create", {"PartitionKey": "p", "RowKey": "r"})
+        >>> op
+        create(PartitionKey='p', RowKey='r')
+    """
+
+    kind: Literal["create", "update", "upsert", "delete"]
+    entity: Mapping[str, Any]
+    mode: UpdateMode | None = None
+    etag: str | None = None
+
+    @property
+    def partition_key(self) -> str:
+        """The operation's PartitionKey."""
+        return str(_plain(self.entity["PartitionKey"]))
+
+    @property
+    def row_key(self) -> str:
+        """The operation's RowKey."""
+        return str(_plain(self.entity["RowKey"]))
+
+    def __repr__(self) -> str:
+        mode = f" {self.mode.value}" if self.mode is not None else ""
+        return f"{self.kind}{mode}(PartitionKey={self.partition_key!r}, RowKey={self.row_key!r})"
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, Typed) else value
+
+
+class TableBatch:
+    """A builder for one entity group transaction, checked as it grows.
+
+    Every operation must target the same PartitionKey, each RowKey may appear once, and
+    there may be at most 100 operations: a violation raises
+    :class:`azt.BatchValidationError` naming the offending operation's index before
+    anything is sent. Entities are checked against the service limits as they are added.
+
+    Example::
+
+        >>> batch = TableBatch("movies")
+        >>> batch.create({"PartitionKey": "Action", "RowKey": "Heat"})
+        >>> batch.delete("Action", "Ronin")
+        >>> len(batch), batch.operations[1]
+        (2, delete(PartitionKey='Action', RowKey='Ronin'))
+        >>> batch.create({"PartitionKey": "Drama", "RowKey": "x"})
+        Traceback (most recent call last):
+        ...
+        azt._exceptions.BatchValidationError: operation 2 (create(...)): PartitionKey 'Drama' ...
+    """
+
+    def __init__(self, table_name: str) -> None:
+        self.table_name = validate_table_name(table_name)
+        self.operations: list[BatchOperation] = []
+        self._partition_key: str | None = None
+        self._row_keys: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.operations)
+
+    def _add(self, op: BatchOperation) -> None:
+        index = len(self.operations)
+        label = f"operation {index} ({op.kind}(...))"
+        if index >= MAX_BATCH_OPERATIONS:
+            raise BatchValidationError(
+                f"{label}: a transaction holds at most {MAX_BATCH_OPERATIONS} operations",
+                index=index,
+            )
+        pk = op.partition_key
+        rk = op.row_key
+        if self._partition_key is not None and pk != self._partition_key:
+            raise BatchValidationError(
+                f"{label}: PartitionKey {pk!r} differs from the transaction's "
+                f"{self._partition_key!r}; all operations must share one PartitionKey",
+                index=index,
+            )
+        if rk in self._row_keys:
+            raise BatchValidationError(
+                f"{label}: RowKey {rk!r} already appears in this transaction; an entity may "
+                "appear only once",
+                index=index,
+            )
+        self._partition_key = pk
+        self._row_keys.add(rk)
+        self.operations.append(op)
+
+    def create(self, entity: Mapping[str, Any]) -> None:
+        """Insert ``entity`` (fails the transaction if it exists)."""
+        _check_entity(entity)
+        self._add(BatchOperation("create", entity))
+
+    def update(
+        self, entity: Mapping[str, Any], *, mode: UpdateMode = UpdateMode.MERGE, etag: str = "*"
+    ) -> None:
+        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``)."""
+        _check_entity(entity)
+        self._add(BatchOperation("update", entity, mode=UpdateMode(mode), etag=_check_etag(etag)))
+
+    def upsert(self, entity: Mapping[str, Any], *, mode: UpdateMode = UpdateMode.MERGE) -> None:
+        """Insert or merge/replace ``entity``."""
+        _check_entity(entity)
+        self._add(BatchOperation("upsert", entity, mode=UpdateMode(mode)))
+
+    def delete(self, partition_key: str, row_key: str, *, etag: str = "*") -> None:
+        """Delete an entity (conditional on ``etag`` unless ``"*"``)."""
+        validate_key("PartitionKey", partition_key)
+        validate_key("RowKey", row_key)
+        self._add(
+            BatchOperation(
+                "delete",
+                {"PartitionKey": partition_key, "RowKey": row_key},
+                etag=_check_etag(etag),
+            )
+        )
+
+
+def _check_entity(entity: Mapping[str, Any]) -> None:
+    if not isinstance(entity, Mapping):
+        raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
+    validate_entity(entity)
+
+
+def _check_etag(etag: str) -> str:
+    if not isinstance(etag, str) or not etag:
+        raise ValidationError(f"etag must be '*' or an ETag string, got {etag!r}")
+    return etag
+
+
+def _keys(entity: Mapping[str, Any]) -> tuple[str, str]:
+    pk = _plain(entity.get("PartitionKey"))
+    rk = _plain(entity.get("RowKey"))
+    return validate_key("PartitionKey", pk), validate_key("RowKey", rk)
+
+
+# --- value comparison for ambiguous-write verification ------------------------------------
+
+
+def _same_value(sent: Any, stored: Any) -> bool:
+    sent = _plain(sent)
+    if isinstance(sent, float) and isinstance(stored, float):
+        if math.isnan(sent) and math.isnan(stored):
+            return True
+        return sent == stored
+    if isinstance(sent, datetime) and isinstance(stored, datetime):
+        try:
+            return EdmDateTime.from_datetime(sent) == EdmDateTime.from_datetime(stored)
+        except (ValueError, ValidationError):
+            return False
+    if isinstance(sent, bytearray | memoryview):
+        sent = bytes(sent)
+    if isinstance(sent, bool) != isinstance(stored, bool):
+        return False
+    return bool(sent == stored)
+
+
+def _entity_matches(sent: Mapping[str, Any], stored: Mapping[str, Any], *, exact: bool) -> bool:
+    sent_names = set()
+    for name, value in sent.items():
+        if value is None or name == "Timestamp":
+            continue
+        sent_names.add(name)
+        if name not in stored or not _same_value(value, stored[name]):
+            return False
+    if exact:
+        extra = {n for n, v in stored.items() if v is not None} - sent_names
+        return not extra
+    return True
+
+
+# --- the table client ---------------------------------------------------------------------
+
+
+class TableClient(_ClientBase):
+    """Operations on one table and its entities.
+
+    Create one with :meth:`TableServiceClient.get_table_client` (sharing that client's
+    connections), :meth:`from_connection_string`, or directly from an endpoint and a
+    credential. Use ``async with`` or call :meth:`aclose` when done with a client that owns
+    its connections.
+
+    Example::
+
+        async with TableClient.from_connection_string(conn_str, "movies") as table:
+            await table.upsert_entity({"PartitionKey": "Action", "RowKey": "Heat"})
+            movie = await table.get_entity("Action", "Heat")
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        table_name: str,
+        credential: object = None,
+        *,
+        secondary_endpoint: str | None = None,
+        wire_format: WireFormat = WireFormat.JSON_MINIMAL,
+        api_version: str = DEFAULT_API_VERSION,
+        retry: RetryPolicy | None = None,
+        timeouts: Timeouts | None = None,
+        limits: PoolLimits | None = None,
+        ambiguous_outcome: AmbiguousOutcomePolicy = AmbiguousOutcomePolicy.RAISE,
+        transport: Transport | None = None,
+        sleep: Sleep | None = None,
+        uniform: Callable[[float, float], float] | None = None,
+        user_agent: str | None = None,
+    ) -> None:
+        self.table_name = validate_table_name(table_name)
+        self._core = _build_core(
+            endpoint,
+            credential,
+            secondary_endpoint=secondary_endpoint,
+            wire_format=wire_format,
+            api_version=api_version,
+            retry=retry,
+            timeouts=timeouts,
+            limits=limits,
+            ambiguous_outcome=ambiguous_outcome,
+            transport=transport,
+            sleep=sleep,
+            uniform=uniform,
+            user_agent=user_agent,
+        )
+        self._init_paths()
+
+    @classmethod
+    def _from_core(cls, core: _Core, table_name: str) -> TableClient:
+        self = cls.__new__(cls)
+        self.table_name = validate_table_name(table_name)
+        self._core = core
+        self._init_paths()
+        return self
+
+    def _init_paths(self) -> None:
+        self._table_path = "/" + urls.table_path(self.table_name)
+        self._query_path = self._table_path + "()"
+
+    @classmethod
+    def from_connection_string(
+        cls,
+        connection_string: str,
+        table_name: str,
+        *,
+        use_shared_key_lite: bool = False,
+        **kwargs: Any,
+    ) -> TableClient:
+        """A table client from a storage connection string (PROTOCOL.md 1.4).
+
+        Keyword arguments are those of the constructor (``wire_format``, ``retry``, ...).
+
+        Example::
+
+            table = TableClient.from_connection_string("UseDevelopmentStorage=true", "movies")
+        """
+        settings = parse_connection_string(connection_string)
+        credential = _credential_from_settings(
+            settings.account_name, settings.account_key, settings.sas_token, use_shared_key_lite
+        )
+        kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
+        return cls(settings.endpoint, table_name, credential, **kwargs)
+
+    async def __aenter__(self) -> TableClient:
+        self._core.check_open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the client (and its connections, if it owns them). Idempotent."""
+        await self._core.aclose()
+
+    def __repr__(self) -> str:
+        return f"TableClient({self.endpoint!r}, {self.table_name!r})"
+
+    # -- table level ------------------------------------------------------------------------
+
+    async def create_table(self) -> None:
+        """Create this table; raises :class:`azt.TableAlreadyExistsError` if it exists."""
+        await _create_table(self._core, self.table_name, if_not_exists=False)
+
+    async def create_table_if_not_exists(self) -> bool:
+        """Create this table unless it exists; return whether it was created."""
+        return await _create_table(self._core, self.table_name, if_not_exists=True)
+
+    async def delete_table(self) -> None:
+        """Delete this table; raises :class:`azt.TableNotFoundError` if it does not exist."""
+        await _delete_table(self._core, self.table_name, if_exists=False)
+
+    async def delete_table_if_exists(self) -> bool:
+        """Delete this table if it exists; return whether it was deleted."""
+        return await _delete_table(self._core, self.table_name, if_exists=True)
+
+    async def get_access_policy(self) -> dict[str, Any]:
+        """The table's stored access policies: ``{id: AccessPolicy or None}``."""
+        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+
+        resp = await self._core.send(
+            "GET",
+            self._table_path,
+            query="comp=acl",
+            headers={"Accept": _XML},
+            comp="acl",
+            resource="table",
+        )
+        return dict(wire_xml.decode_signed_identifiers(resp.body))
+
+    async def set_access_policy(self, policies: Mapping[str, Any]) -> None:
+        """Replace the table's stored access policies (at most 5; ``{}`` clears them)."""
+        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+
+        if len(policies) > 5:
+            raise ValidationError("a table has at most 5 stored access policies")
+        for policy_id in policies:
+            if not policy_id or len(policy_id) > 64:
+                raise ValidationError(f"a policy id has 1-64 characters, got {policy_id!r}")
+        body = wire_xml.encode_signed_identifiers(policies)
+        await self._core.send(
+            "PUT",
+            self._table_path,
+            query="comp=acl",
+            headers={"Content-Type": _XML, "Accept": _XML},
+            body=body,
+            comp="acl",
+            resource="table",
+        )
+
+    # -- entities ---------------------------------------------------------------------------
+
+    def _encode(self, entity: Mapping[str, Any]) -> bytes:
+        body: bytes = self._core.codec.encode_entity(entity)
+        return body
+
+    async def insert_entity(
+        self, entity: Mapping[str, Any], *, return_content: bool = False
+    ) -> WriteResult:
+        """Insert a new entity; :class:`azt.EntityAlreadyExistsError` if the keys exist.
+
+        With ``return_content=True`` the service echoes the stored entity (with its
+        Timestamp) in ``result.entity``.
+
+        Example::
+
+            result = await table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
+            print(result.etag, result.request_id)
+        """
+        _check_entity(entity)
+        pk, rk = _keys(entity)
+        core = self._core
+        headers = dict(core.odata_write)
+        headers["Prefer"] = "return-content" if return_content else "return-no-content"
+        body = self._encode(entity)
+        try:
+            resp = await core.send(
+                "POST", self._table_path, headers=headers, body=body, resource="entity"
+            )
+        except EntityAlreadyExistsError as exc:
+            if core.ambiguous(f"insert_entity({pk!r}, {rk!r})", exc):
+                return await self._verify(entity, exc, exact=True)
+            raise
+        echoed = None
+        etag = resp.headers.get("ETag")
+        if return_content and resp.body:
+            echoed = core.codec.decode_entry(resp.body, etag=etag)
+        return WriteResult(
+            etag=etag,
+            request_id=resp.headers.get("x-ms-request-id"),
+            status=resp.status,
+            entity=echoed,
+        )
+
+    async def _verify(
+        self, entity: Mapping[str, Any], exc: ServiceError, *, exact: bool
+    ) -> WriteResult:
+        pk, rk = _keys(entity)
+        try:
+            stored = await self._get(pk, rk, None, self._core.typed_read)
+        except EntityNotFoundError:
+            raise exc from None
+        if _entity_matches(entity, stored, exact=exact):
+            meta = stored.metadata
+            return WriteResult(
+                etag=meta.etag,
+                request_id=meta.request_id if isinstance(meta, ResponseMetadata) else None,
+                status=200,
+                ambiguity_resolved=True,
+            )
+        raise exc
+
+    async def update_entity(
+        self,
+        entity: Mapping[str, Any],
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        etag: str = "*",
+    ) -> WriteResult:
+        """Merge into or replace an existing entity.
+
+        ``etag="*"`` (default) updates unconditionally (the entity must exist); pass the
+        entity's ETag (``entity.metadata.etag``) for optimistic concurrency:
+        :class:`azt.PreconditionFailedError` when it changed meanwhile,
+        :class:`azt.EntityNotFoundError` when it is gone.
+
+        Example::
+
+            movie["Rating"] = 5.0
+            await table.update_entity(movie, UpdateMode.MERGE, etag=movie.metadata.etag)
+        """
+        _check_entity(entity)
+        etag = _check_etag(etag)
+        mode = UpdateMode(mode)
+        pk, rk = _keys(entity)
+        core = self._core
+        headers = dict(core.odata_write)
+        headers["If-Match"] = etag
+        method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
+        try:
+            resp = await core.send(
+                method,
+                "/" + urls.entity_path(self.table_name, pk, rk),
+                headers=headers,
+                body=self._encode(entity),
+                resource="entity",
+            )
+        except PreconditionFailedError as exc:
+            if etag != "*" and core.ambiguous(f"update_entity({pk!r}, {rk!r})", exc):
+                return await self._verify(entity, exc, exact=mode is UpdateMode.REPLACE)
+            raise
+        return WriteResult(
+            etag=resp.headers.get("ETag"),
+            request_id=resp.headers.get("x-ms-request-id"),
+            status=resp.status,
+        )
+
+    async def upsert_entity(
+        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE
+    ) -> WriteResult:
+        """Insert the entity, or merge into / replace the existing one.
+
+        Example::
+
+            await table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "n": 2},
+                                      UpdateMode.REPLACE)
+        """
+        _check_entity(entity)
+        mode = UpdateMode(mode)
+        pk, rk = _keys(entity)
+        core = self._core
+        method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
+        resp = await core.send(
+            method,
+            "/" + urls.entity_path(self.table_name, pk, rk),
+            headers=core.odata_write,
+            body=self._encode(entity),
+            resource="entity",
+        )
+        return WriteResult(
+            etag=resp.headers.get("ETag"),
+            request_id=resp.headers.get("x-ms-request-id"),
+            status=resp.status,
+        )
+
+    async def delete_entity(
+        self, partition_key: str, row_key: str, *, etag: str = "*"
+    ) -> WriteResult:
+        """Delete an entity (conditional on ``etag`` unless ``"*"``).
+
+        :class:`azt.EntityNotFoundError` if it does not exist.
+
+        Example::
+
+            await table.delete_entity("Action", "Heat", etag=movie.metadata.etag)
+        """
+        pk = validate_key("PartitionKey", partition_key)
+        rk = validate_key("RowKey", row_key)
+        etag = _check_etag(etag)
+        core = self._core
+        headers = dict(core.odata_read)
+        headers["If-Match"] = etag
+        try:
+            resp = await core.send(
+                "DELETE",
+                "/" + urls.entity_path(self.table_name, pk, rk),
+                headers=headers,
+                resource="entity",
+            )
+        except EntityNotFoundError as exc:
+            if core.ambiguous(f"delete_entity({pk!r}, {rk!r})", exc):
+                return WriteResult(
+                    etag=None, request_id=exc.request_id, status=204, ambiguity_resolved=True
+                )
+            raise
+        return WriteResult(
+            etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
+        )
+
+    async def get_entity(
+        self, partition_key: str, row_key: str, *, select: Sequence[str] | None = None
+    ) -> TableEntity:
+        """Read one entity; :class:`azt.EntityNotFoundError` if it does not exist.
+
+        ``select`` limits the properties returned (system properties are not added).
+        ``entity.metadata`` is a :class:`ResponseMetadata` (ETag, Timestamp, request id).
+
+        Example::
+
+            movie = await table.get_entity("Action", "Heat", select=["Rating"])
+        """
+        pk = validate_key("PartitionKey", partition_key)
+        rk = validate_key("RowKey", row_key)
+        return await self._get(pk, rk, select, self._core.odata_read)
+
+    async def _get(
+        self, pk: str, rk: str, select: Sequence[str] | None, headers: Mapping[str, str]
+    ) -> TableEntity:
+        core = self._core
+        query = ""
+        if select:
+            query = urls.encode_query({"$select": _select_text(select)})
+        resp = await core.send(
+            "GET",
+            "/" + urls.entity_path(self.table_name, pk, rk),
+            query=query,
+            headers=headers,
+            resource="entity",
+        )
+        etag = resp.headers.get("ETag")
+        codec = core.codec if headers is not core.typed_read or core.is_atom else wire_json
+        entity: TableEntity = codec.decode_entry(resp.body, etag=etag)
+        meta = entity.metadata
+        entity.metadata = ResponseMetadata(
+            etag=meta.etag or etag,
+            timestamp=meta.timestamp,
+            request_id=resp.headers.get("x-ms-request-id"),
+        )
+        return entity
+
+    def query_entities(
+        self,
+        filter: str | None = None,
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+    ) -> AsyncPager[TableEntity]:
+        """Query entities with an OData filter; iterate for entities or page by page.
+
+        ``parameters`` fill ``@name`` placeholders with escaped literals (see
+        :func:`format_filter`); ``select`` projects properties; ``results_per_page`` sets
+        ``$top`` (1-1000, per page); ``continuation`` resumes where an earlier page ended.
+
+        Example::
+
+            pager = table.query_entities("PartitionKey eq @pk and Rating ge @r",
+                                         parameters={"pk": "O'Brien", "r": 4})
+            async for page in pager.by_page():
+                save(page.continuation)   # str(page.continuation) is storable
+                for entity in page: ...
+        """
+        self._core.check_open()
+        params: dict[str, str] = {}
+        if filter is not None and filter.strip():
+            params["$filter"] = format_filter(filter, parameters)
+        elif parameters:
+            raise ValidationError("parameters were given without a filter")
+        if select:
+            params["$select"] = _select_text(select)
+        if results_per_page is not None:
+            params["$top"] = str(_check_top(results_per_page))
+        if isinstance(continuation, str):
+            continuation = ContinuationToken.from_string(continuation)
+        core = self._core
+        path = self._query_path
+        base_query = urls.encode_query(params)
+        headers = core.odata_read
+        codec = core.codec
+
+        async def fetch(token: ContinuationToken | None) -> Page[TableEntity]:
+            query = base_query
+            if token is not None:
+                extra = urls.encode_query(token.query_params())
+                query = f"{query}&{extra}" if query else extra
+            resp = await core.send("GET", path, query=query, headers=headers, resource="table")
+            rh = resp.headers
+            return Page(
+                codec.decode_feed(resp.body),
+                ContinuationToken.from_headers(rh),
+                request_id=rh.get("x-ms-request-id"),
+            )
+
+        return AsyncPager(fetch, continuation=continuation)
+
+    def list_entities(
+        self,
+        *,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+    ) -> AsyncPager[TableEntity]:
+        """All entities of the table (a query without a filter).
+
+        Example::
+
+            everything = await table.list_entities().to_list()
+        """
+        return self.query_entities(
+            None, select=select, results_per_page=results_per_page, continuation=continuation
+        )
+
+    # -- transactions -----------------------------------------------------------------------
+
+    def batch(self) -> TableBatch:
+        """A new, empty :class:`TableBatch` for this table.
+
+        Example::
+
+            batch = table.batch()
+            batch.create({"PartitionKey": "p", "RowKey": "1"})
+            batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.REPLACE)
+            results = await table.submit_transaction(batch)
+        """
+        return TableBatch(self.table_name)
+
+    async def submit_transaction(
+        self, batch: TableBatch | Iterable[BatchOperation]
+    ) -> list[WriteResult]:
+        """Run an entity group transaction: all operations succeed or none is applied.
+
+        Returns one :class:`WriteResult` per operation, in order. A failure raises
+        :class:`azt.TransactionError` naming the failing operation (``index``,
+        ``operation``) with the specific error in ``error``.
+        """
+        from azt._wire import batch as wire_batch  # type: ignore[attr-defined,unused-ignore]
+
+        if not isinstance(batch, TableBatch):
+            builder = TableBatch(self.table_name)
+            for op in batch:
+                builder._add(op)
+            batch = builder
+        if batch.table_name.lower() != self.table_name.lower():
+            raise BatchValidationError(
+                f"the batch was built for table {batch.table_name!r}, not {self.table_name!r}"
+            )
+        operations = batch.operations
+        if not operations:
+            raise BatchValidationError("the transaction has no operations")
+        core = self._core
+        parts = []
+        table_url = core.pipeline.url_for(self._table_path)
+        for op in operations:
+            parts.append(self._batch_part(wire_batch, op, table_url))
+        content_type, body = wire_batch.encode_batch(parts)
+        if len(body) > MAX_BATCH_BYTES:
+            raise BatchValidationError(
+                f"the transaction body is {len(body)} bytes; the service limit is 4 MiB"
+            )
+        headers = {
+            "Content-Type": content_type,
+            "Accept": core.odata_read["Accept"],
+            "DataServiceVersion": "3.0",
+            "MaxDataServiceVersion": "3.0;NetFx",
+            "x-ms-version": core.odata_read["x-ms-version"],
+        }
+        resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
+        return self._batch_results(wire_batch, resp, operations)
+
+    def _batch_part(self, wire_batch: ModuleType, op: BatchOperation, table_url: str) -> Any:
+        core = self._core
+        headers = {
+            "Accept": core.odata_read["Accept"],
+            "DataServiceVersion": "3.0",
+        }
+        if op.kind == "create":
+            headers["Content-Type"] = core.body_type
+            headers["Prefer"] = "return-no-content"
+            return wire_batch.BatchPart("POST", table_url, headers, self._encode(op.entity))
+        url = core.pipeline.url_for(
+            "/" + urls.entity_path(self.table_name, op.partition_key, op.row_key)
+        )
+        if op.kind == "delete":
+            headers["If-Match"] = op.etag or "*"
+            return wire_batch.BatchPart("DELETE", url, headers, None)
+        headers["Content-Type"] = core.body_type
+        if op.kind == "update":
+            headers["If-Match"] = op.etag or "*"
+        method = "MERGE" if op.mode is UpdateMode.MERGE else "PUT"
+        return wire_batch.BatchPart(method, url, headers, self._encode(op.entity))
+
+    def _batch_results(
+        self, wire_batch: ModuleType, resp: HttpResponse, operations: list[BatchOperation]
+    ) -> list[WriteResult]:
+        request_id = resp.headers.get("x-ms-request-id")
+        parts = wire_batch.decode_batch_response(resp.headers.get("Content-Type", ""), resp.body)
+        for position, part in enumerate(parts):
+            if part.status >= 300:
+                inner = Pipeline.error_for(
+                    HttpResponse(part.status, part.headers, part.body or b"", part.reason or ""),
+                    "entity",
+                )
+                if inner.request_id is None:
+                    inner.request_id = request_id
+                index = _failed_index(inner.message, len(operations), position, len(parts))
+                operation = operations[index] if index is not None else None
+                error = TransactionError.from_error(inner, index=index, operation=operation)
+                error.attempts = resp.attempts
+                error.earlier_attempt_may_have_applied = resp.earlier_attempt_may_have_applied
+                self._raise_batch(error)
+        if len(parts) != len(operations):
+            raise TransactionError(
+                f"the service answered {len(parts)} parts for {len(operations)} operations",
+                status=resp.status,
+                request_id=request_id,
+                headers=resp.headers,
+            )
+        results = []
+        for part in parts:
+            results.append(
+                WriteResult(
+                    etag=part.headers.get("ETag"),
+                    request_id=request_id,
+                    status=part.status,
+                )
+            )
+        return results
+
+    def _raise_batch(self, error: TransactionError) -> None:
+        inner = error.error
+        if (
+            error.earlier_attempt_may_have_applied
+            and inner is not None
+            and isinstance(
+                inner, EntityAlreadyExistsError | EntityNotFoundError | PreconditionFailedError
+            )
+            and self._core.ambiguous_outcome is not AmbiguousOutcomePolicy.REPORT_ERROR
+        ):
+            # A transaction cannot be verified cheaply: report it as ambiguous.
+            raise AmbiguousOutcomeError(
+                f"submit_transaction({self.table_name!r})",
+                error,
+                attempts=error.attempts,
+            ) from error
+        raise error
+
+
+def _failed_index(message: str, n_ops: int, position: int, n_parts: int) -> int | None:
+    head = message.split(":", 1)[0].strip() if message else ""
+    if head.isdigit():
+        index = int(head)
+        if 0 <= index < n_ops:
+            return index
+    if n_parts == n_ops:
+        return position
+    return None
+
+
+def _select_text(select: Sequence[str]) -> str:
+    if isinstance(select, str):
+        select = [select]
+    names = []
+    for name in select:
+        if not isinstance(name, str) or not name or "," in name:
+            raise ValidationError(f"invalid $select property name {name!r}")
+        names.append(name.strip())
+    return ",".join(names)
+
+
+def _check_top(top: int) -> int:
+    if not isinstance(top, int) or isinstance(top, bool) or not 1 <= top <= 1000:
+        raise ValidationError(f"results_per_page must be an int from 1 to 1000, got {top!r}")
+    return top
+
+
+# --- table operations shared by both clients ----------------------------------------------
+
+
+async def _create_table(core: _Core, name: str, *, if_not_exists: bool) -> bool:
+    validate_table_name(name)
+    headers = dict(core.odata_write)
+    headers["Prefer"] = "return-no-content"
+    try:
+        await core.send(
+            "POST",
+            "/" + urls.TABLES_PATH,
+            headers=headers,
+            body=core.codec.encode_table(name),
+            resource="table",
+        )
+    except TableAlreadyExistsError as exc:
+        if if_not_exists:
+            return False
+        if core.ambiguous(f"create_table({name!r})", exc):
+            return True
+        raise
+    return True
+
+
+async def _delete_table(core: _Core, name: str, *, if_exists: bool) -> bool:
+    validate_table_name(name)
+    try:
+        await core.send(
+            "DELETE",
+            "/" + urls.table_entity_path(name),
+            headers=core.odata_read,
+            resource="table",
+        )
+    except TableNotFoundError as exc:
+        if if_exists:
+            return False
+        if core.ambiguous(f"delete_table({name!r})", exc):
+            return True
+        raise
+    return True
+
+
+class TableServiceClient(_ClientBase):
+    """The account's table service: tables, service properties and statistics.
+
+    One client holds one pooled HTTP session (opened lazily in the running loop); table
+    clients from :meth:`get_table_client` share it. Close it with ``async with`` or
+    :meth:`aclose`; a closed client refuses further use.
+
+    Example::
+
+        async with TableServiceClient.from_connection_string(conn_str) as service:
+            await service.create_table_if_not_exists("movies")
+            names = [name async for name in service.list_tables()]
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        credential: object = None,
+        *,
+        secondary_endpoint: str | None = None,
+        wire_format: WireFormat = WireFormat.JSON_MINIMAL,
+        api_version: str = DEFAULT_API_VERSION,
+        retry: RetryPolicy | None = None,
+        timeouts: Timeouts | None = None,
+        limits: PoolLimits | None = None,
+        ambiguous_outcome: AmbiguousOutcomePolicy = AmbiguousOutcomePolicy.RAISE,
+        transport: Transport | None = None,
+        sleep: Sleep | None = None,
+        uniform: Callable[[float, float], float] | None = None,
+        user_agent: str | None = None,
+    ) -> None:
+        self._core = _build_core(
+            endpoint,
+            credential,
+            secondary_endpoint=secondary_endpoint,
+            wire_format=wire_format,
+            api_version=api_version,
+            retry=retry,
+            timeouts=timeouts,
+            limits=limits,
+            ambiguous_outcome=ambiguous_outcome,
+            transport=transport,
+            sleep=sleep,
+            uniform=uniform,
+            user_agent=user_agent,
+        )
+
+    @classmethod
+    def from_connection_string(
+        cls, connection_string: str, *, use_shared_key_lite: bool = False, **kwargs: Any
+    ) -> TableServiceClient:
+        """A service client from a storage connection string (PROTOCOL.md 1.4).
+
+        Example::
+
+            service = TableServiceClient.from_connection_string("UseDevelopmentStorage=true")
+        """
+        settings = parse_connection_string(connection_string)
+        credential = _credential_from_settings(
+            settings.account_name, settings.account_key, settings.sas_token, use_shared_key_lite
+        )
+        kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
+        return cls(settings.endpoint, credential, **kwargs)
+
+    async def __aenter__(self) -> TableServiceClient:
+        self._core.check_open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the client and its connections (table clients from it stop working)."""
+        await self._core.aclose()
+
+    def __repr__(self) -> str:
+        return f"TableServiceClient({self.endpoint!r})"
+
+    def get_table_client(self, table_name: str) -> TableClient:
+        """A :class:`TableClient` for ``table_name`` sharing this client's connections.
+
+        Example::
+
+            movies = service.get_table_client("movies")
+        """
+        self._core.check_open()
+        return TableClient._from_core(self._core, table_name)
+
+    async def create_table(self, table_name: str) -> TableClient:
+        """Create a table; :class:`azt.TableAlreadyExistsError` if it exists."""
+        await _create_table(self._core, table_name, if_not_exists=False)
+        return self.get_table_client(table_name)
+
+    async def create_table_if_not_exists(self, table_name: str) -> TableClient:
+        """Create a table unless it exists; return its client either way."""
+        await _create_table(self._core, table_name, if_not_exists=True)
+        return self.get_table_client(table_name)
+
+    async def delete_table(self, table_name: str) -> None:
+        """Delete a table; :class:`azt.TableNotFoundError` if it does not exist."""
+        await _delete_table(self._core, table_name, if_exists=False)
+
+    async def delete_table_if_exists(self, table_name: str) -> bool:
+        """Delete a table if it exists; return whether it was deleted."""
+        return await _delete_table(self._core, table_name, if_exists=True)
+
+    def query_tables(
+        self,
+        filter: str | None = None,
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+    ) -> AsyncPager[str]:
+        """Table names matching a filter on ``TableName``, following ``NextTableName``.
+
+        Example::
+
+            names = await service.query_tables("TableName ge @a and TableName lt @b",
+                                               parameters={"a": "m", "b": "n"}).to_list()
+        """
+        self._core.check_open()
+        params: dict[str, str] = {}
+        if filter is not None and filter.strip():
+            params["$filter"] = format_filter(filter, parameters)
+        elif parameters:
+            raise ValidationError("parameters were given without a filter")
+        if results_per_page is not None:
+            params["$top"] = str(_check_top(results_per_page))
+        if isinstance(continuation, str):
+            continuation = ContinuationToken.from_string(continuation)
+        core = self._core
+        base_query = urls.encode_query(params)
+
+        async def fetch(token: ContinuationToken | None) -> Page[str]:
+            query = base_query
+            if token is not None:
+                extra = urls.encode_query(token.query_params())
+                query = f"{query}&{extra}" if query else extra
+            resp = await core.send(
+                "GET",
+                "/" + urls.TABLES_PATH,
+                query=query,
+                headers=core.odata_read,
+                resource="service",
+            )
+            return Page(
+                list(core.codec.decode_tables(resp.body)),
+                ContinuationToken.from_headers(resp.headers),
+                request_id=resp.headers.get("x-ms-request-id"),
+            )
+
+        return AsyncPager(fetch, continuation=continuation)
+
+    def list_tables(
+        self,
+        *,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+    ) -> AsyncPager[str]:
+        """All table names of the account.
+
+        Example::
+
+            async for name in service.list_tables():
+                print(name)
+        """
+        return self.query_tables(None, results_per_page=results_per_page, continuation=continuation)
+
+    async def get_service_properties(self) -> Any:
+        """The table service properties (logging, metrics, CORS)."""
+        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+
+        resp = await self._core.send(
+            "GET",
+            "/",
+            query="restype=service&comp=properties",
+            headers={"Accept": _XML},
+            comp="properties",
+            resource="service",
+        )
+        return wire_xml.decode_service_properties(resp.body)
+
+    async def set_service_properties(self, properties: Any) -> None:
+        """Set the table service properties (elements left ``None`` stay unchanged)."""
+        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+
+        body = wire_xml.encode_service_properties(properties)
+        await self._core.send(
+            "PUT",
+            "/",
+            query="restype=service&comp=properties",
+            headers={"Content-Type": _XML, "Accept": _XML},
+            body=body,
+            comp="properties",
+            resource="service",
+        )
+
+    async def get_service_stats(self) -> Any:
+        """Geo-replication statistics, read from the secondary endpoint."""
+        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+
+        self._core.check_open()
+        resp = await self._core.secondary_pipeline().send(
+            "GET",
+            "/",
+            query="restype=service&comp=stats",
+            headers={"Accept": _XML},
+            comp="stats",
+            resource="service",
+        )
+        return wire_xml.decode_service_stats(resp.body)
