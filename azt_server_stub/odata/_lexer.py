@@ -39,7 +39,8 @@ class Tok(IntEnum):
     COMMA = 5
     SLASH = 6
     MINUS = 7
-    EOF = 8
+    COLON = 8
+    EOF = 9
 
 
 class Token(NamedTuple):
@@ -136,6 +137,8 @@ def tokenize(text: str) -> list[Token]:
             append(Token(Tok.COMMA, ch, pos))
         elif ch == "/":
             append(Token(Tok.SLASH, ch, pos))
+        elif ch == ":":
+            append(Token(Tok.COLON, ch, pos))
         elif ch == '"':
             raise syntax_error(
                 text,

@@ -168,6 +168,9 @@ class _Parser:
                         self._peek(), f"expected a property name or a literal after '{tok.text}'"
                     )
                 right = self._primary()
+                after = self._peek()
+                if after.kind is Tok.IDENT and after.text in _ARITH_OPS:
+                    raise unsupported(f"arithmetic operator '{after.text}' at position {after.pos}")
                 return self._comparison(left, tok, right)
             if tok.text in _ARITH_OPS:
                 raise unsupported(f"arithmetic operator '{tok.text}' at position {tok.pos}")
@@ -229,6 +232,11 @@ class _Parser:
             )
         if word in _KEYWORDS:
             raise self._error(tok, f"expected a property name or a literal, found '{word}'")
+        if after.kind in (Tok.IDENT, Tok.LITERAL, Tok.LPAREN) and self._case_hint(tok):
+            # "Not A eq 1": a keyword in the wrong case (a property named "Not" would be
+            # followed by an operator, not by an operand).
+            if not (after.kind is Tok.IDENT and after.text in _KEYWORDS):
+                raise self._error(tok, f"unexpected '{word}'" + self._case_hint(tok))
         if word.lower() in ("datetime", "guid", "binary", "x"):
             # "datetime '...'": a literal prefix separated from its quoted value.
             nxt = after
