@@ -122,6 +122,8 @@ class EdmType(StrEnum):
 
 tzinfo_type = tzinfo
 _dt_new = datetime.__new__
+_iso = datetime.isoformat
+_TAIL: Final = tuple(f"{d}Z" for d in range(10))
 _fromiso = datetime.fromisoformat
 _ISO_RE: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
@@ -254,7 +256,10 @@ class EdmDateTime(datetime):
         # Fast path: the service's own 7-digit form.
         if len(text) == 28 and text[27] == "Z" and text[19] == "." and text[10] == "T":
             try:
-                self = _dt_new(cls, *_fields(_fromiso(text[:26])), UTC)
+                b = _fromiso(text[:26])
+                self = _dt_new(
+                    cls, b.year, b.month, b.day, b.hour, b.minute, b.second, b.microsecond, UTC
+                )
                 self._hns = int(text[26])
                 return self
             except ValueError:
@@ -329,10 +334,8 @@ class EdmDateTime(datetime):
             >>> EdmDateTime(2021, 9, 21, 7, 50, 52, 398525).to_wire()
             '2021-09-21T07:50:52.3985250Z'
         """
-        return (
-            f"{self.year:04d}-{self.month:02d}-{self.day:02d}T{self.hour:02d}:"
-            f"{self.minute:02d}:{self.second:02d}.{self.microsecond:06d}{self._hns}Z"
-        )
+        # datetime.isoformat is C; its "+00:00" tail is replaced by the 7th digit and Z.
+        return _iso(self, "T", "microseconds")[:26] + _TAIL[self._hns]
 
     def to_datetime(self) -> datetime:
         """A plain aware ``datetime`` (the seventh digit is dropped).
@@ -510,10 +513,6 @@ class EdmDateTime(datetime):
             return datetime.isoformat(self, sep, timespec)
         base = self.to_datetime().replace(tzinfo=None).isoformat(sep, "microseconds")
         return f"{base}{self._hns}+00:00"
-
-
-def _fields(dt: datetime) -> tuple[int, int, int, int, int, int, int]:
-    return dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, dt.microsecond
 
 
 DATETIME_MIN: Final = EdmDateTime(1601, 1, 1)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import binascii
 import json
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -65,9 +66,27 @@ __all__ = [
 ]
 
 _loads = json.loads
-_dumps_str = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-).encode
+
+
+def _no_default(o: object) -> Any:
+    raise TypeError(f"{type(o).__name__} is not JSON serializable")
+
+
+# json.dumps with non-default options builds a new encoder per call; the C encoder is
+# made once here (compact separators, UTF-8 output, NaN refused, no circularity check).
+_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+if _c_encoder is not None:  # pragma: no branch - CPython
+    _c_encode = _c_encoder(
+        None, _no_default, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+
+    def _dumps_str(obj: Any) -> str:
+        return "".join(_c_encode(obj, 0))
+
+else:  # pragma: no cover - other interpreters
+    _dumps_str = json.JSONEncoder(  # type: ignore[assignment]
+        ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+    ).encode
 _b64encode = binascii.b2a_base64
 _b64decode = binascii.a2b_base64
 
@@ -99,9 +118,9 @@ def _double(v: float) -> float | str:
 
 
 def _datetime(name: str, v: datetime) -> str:
-    dt = v if type(v) is EdmDateTime else EdmDateTime.from_datetime(v)
-    if dt.year < 1601:
-        coerce_value(dt, EdmType.DATETIME, name)  # raises the range error
+    if type(v) is EdmDateTime and v.year >= 1601:
+        return v.to_wire()
+    dt: EdmDateTime = coerce_value(v, EdmType.DATETIME, name)  # converts or raises
     return dt.to_wire()
 
 
@@ -164,7 +183,30 @@ def _enc_binary(out: dict[str, Any], name: str, v: bytes) -> None:
     out[name] = _b64encode(v, newline=False).decode("ascii")
 
 
-_ENCODERS: Final[dict[type, Callable[[dict[str, Any], str, Any], None]]] = {
+def _enc_plain(out: dict[str, Any], name: str, v: Any) -> None:
+    out[name] = v
+
+
+def _enc_int32(out: dict[str, Any], name: str, v: int) -> None:
+    if not INT32_MIN <= v <= INT32_MAX:
+        coerce_value(v, EdmType.INT32, name)  # raises the range error
+    out[name] = v
+
+
+def _enc_int64(out: dict[str, Any], name: str, v: int) -> None:
+    if not INT64_MIN <= v <= INT64_MAX:
+        coerce_value(v, EdmType.INT64, name)  # raises the range error
+    out[name + _ANN] = "Edm.Int64"
+    out[name] = str(v)
+
+
+def _enc_int_double(out: dict[str, Any], name: str, v: int) -> None:
+    _enc_double(out, name, float(v))
+
+
+_Enc = Callable[[dict[str, Any], str, Any], None]
+
+_ENCODERS: Final[dict[type, _Enc]] = {
     float: _enc_double,
     EdmDateTime: _enc_datetime,
     datetime: _enc_datetime,
@@ -172,6 +214,21 @@ _ENCODERS: Final[dict[type, Callable[[dict[str, Any], str, Any], None]]] = {
     bytes: _enc_binary,
     bytearray: _enc_binary,
     memoryview: _enc_binary,
+}
+
+# Explicitly typed values whose Python type is already the canonical one for the EDM
+# type; anything else goes through coerce_value.
+_EXPLICIT: Final[dict[tuple[EdmType, type], _Enc]] = {
+    (EdmType.STRING, str): _enc_plain,
+    (EdmType.BOOLEAN, bool): _enc_plain,
+    (EdmType.INT32, int): _enc_int32,
+    (EdmType.INT64, int): _enc_int64,
+    (EdmType.DOUBLE, float): _enc_double,
+    (EdmType.DOUBLE, int): _enc_int_double,
+    (EdmType.DATETIME, EdmDateTime): _enc_datetime,
+    (EdmType.DATETIME, datetime): _enc_datetime,
+    (EdmType.GUID, uuid.UUID): _enc_guid,
+    (EdmType.BINARY, bytes): _enc_binary,
 }
 
 
@@ -198,7 +255,11 @@ def encode_entity(
     for name, v in entity.items():
         if tmap is not None and name in tmap:
             if v is not None:
-                _put_explicit(out, name, v, tmap[name])
+                enc = _EXPLICIT.get((tmap[name], type(v)))
+                if enc is None:
+                    _put_explicit(out, name, v, tmap[name])
+                else:
+                    enc(out, name, v)
             continue
         tv = type(v)
         if tv is str or tv is bool:
@@ -253,8 +314,23 @@ def _dec_binary(v: str) -> bytes:
     return _b64decode(v)
 
 
+_GUID_RE: Final = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+_UUID = uuid.UUID
+_new_object = object.__new__
+_set_attr = object.__setattr__
+_SAFE_UNKNOWN: Final = uuid.SafeUUID.unknown
+
+
 def _dec_guid(v: str) -> uuid.UUID:
-    return uuid.UUID(v)
+    # uuid.UUID(str) accepts many spellings; the wire form is the canonical 8-4-4-4-12.
+    if _GUID_RE.fullmatch(v) is None:
+        raise ValueError("not an 8-4-4-4-12 GUID")
+    u = _new_object(_UUID)
+    _set_attr(u, "int", int(v.replace("-", ""), 16))
+    _set_attr(u, "is_safe", _SAFE_UNKNOWN)
+    return u
 
 
 def _dec_str(v: Any) -> str:
@@ -276,41 +352,73 @@ _DECODERS: Final[dict[str, tuple[Callable[[Any], Any], EdmType]]] = {
 }
 
 
+_PLAN_CACHE_MAX: Final = 512
+_plans: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[tuple[str, str], ...], bool, bool]] = {}
+
+
+def _plan(
+    keys: tuple[str, ...],
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], bool, bool]:
+    """What to do with an entity of this key sequence (computed once per shape).
+
+    Property names are C#-identifier-like, so a '.' marks the only keys needing work:
+    ``odata.*`` members and ``Name@odata.type`` annotations.
+    """
+    drop = tuple(k for k in keys if "." in k or k == "Timestamp")
+    present = set(keys)
+    conv = tuple(
+        (k, k[:-11])
+        for k in keys
+        if k.endswith(_ANN) and k != "Timestamp@odata.type" and k[:-11] in present
+    )
+    plan = (drop, conv, "odata.etag" in present, "Timestamp" in present)
+    if len(_plans) >= _PLAN_CACHE_MAX:
+        _plans.clear()
+    _plans[keys] = plan
+    return plan
+
+
 def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
+    # Entities of one page almost always share their key sequence, so the key analysis
+    # is cached per shape; per entity there is one dict copy, a few deletions and the
+    # conversions of annotated values.
     out: list[TableEntity] = []
     append = out.append
     decoders = _DECODERS
+    plans = _plans
     for obj in objs:
+        keys = tuple(obj)
+        plan = plans.get(keys)
+        if plan is None:
+            plan = _plan(keys)
+        drop, conv, has_etag, has_ts = plan
         ent = TableEntity(obj)
-        # Property names are C#-identifier-like: a '.' marks "odata.*" members and
-        # "Name@odata.type" annotations, the only keys needing work.
-        specials = [k for k in obj if "." in k]
-        if specials:
-            types: dict[str, EdmType] | None = None
-            for k in specials:
-                v = ent.pop(k)
-                if k[-11:] == _ANN:
-                    name = k[:-11]
-                    raw = obj.get(name)
-                    if raw is None or name == "Timestamp":
-                        continue
-                    dec = decoders.get(v)
-                    if dec is None:
-                        continue  # unknown type: keep the JSON value as it is
-                    try:
-                        ent[name] = dec[0](raw)
-                    except (ValueError, TypeError, binascii.Error, ValidationError) as exc:
-                        raise WireDecodeError(
-                            f"property {name!r}: invalid {v} value {raw!r}: {exc}"
-                        ) from None
-                    if types is None:
-                        types = ent._types = {}
-                    types[name] = dec[1]
-                elif k == "odata.etag":
-                    ent._etag = v
-        ts = ent.pop("Timestamp", None)
-        if ts is not None:
-            ent._ts = ts
+        for k in drop:
+            del ent[k]
+        if conv:
+            types: dict[str, EdmType] = {}
+            for ann, name in conv:
+                raw = obj[name]
+                if raw is None:
+                    continue
+                t = obj[ann]
+                try:
+                    dec, edm = decoders[t]
+                except (KeyError, TypeError):
+                    continue  # unknown type: keep the JSON value as it is
+                try:
+                    ent[name] = dec(raw)
+                except (ValueError, TypeError, binascii.Error, ValidationError) as exc:
+                    raise WireDecodeError(
+                        f"property {name!r}: invalid {t} value {raw!r}: {exc}"
+                    ) from None
+                types[name] = edm
+            if types:
+                ent._types = types
+        if has_etag:
+            ent._etag = obj["odata.etag"]
+        if has_ts:
+            ent._ts = obj["Timestamp"]
         append(ent)
     return out
 
