@@ -77,6 +77,7 @@ __all__ = [
     "PolicyLike",
     "Principal",
     "RequestView",
+    "SasGrant",
     "compute_signature",
     "shared_key_string_to_sign",
     "www_authenticate",
