@@ -6,8 +6,10 @@ import datetime as dt
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
 
-from azt_server_stub.auth import AuthOptions, Operation, Principal, compute_signature
+from azt_server_stub.auth import AuthOptions, KeyRange, Operation, Principal, compute_signature
 from azt_server_stub.backend import SignedIdentifier
 from azt_server_stub.errors import StubError, table_not_found
 from tests.stub.test_auth_support import (
@@ -783,3 +785,30 @@ def test_sas_is_subject_to_no_clock_skew_option() -> None:
     request = view("GET", PATH, service_sas(BASE), scheme="https")
     with pytest.raises(StubError):
         auth.authenticate(request, DEV_ACCOUNT, "mytable")
+
+
+_keys = hs.text(alphabet="ab\x00\uffff", max_size=3)
+
+
+@given(
+    spk=hs.none() | _keys,
+    srk=hs.none() | _keys,
+    epk=hs.none() | _keys,
+    erk=hs.none() | _keys,
+    pk=_keys,
+    rk=_keys,
+)
+def test_key_range_matches_tuple_order_reference(
+    spk: str | None, srk: str | None, epk: str | None, erk: str | None, pk: str, rk: str
+) -> None:
+    if spk is None:
+        srk = None
+    if epk is None:
+        erk = None
+    key = (pk, rk)
+    expected = True
+    if spk is not None:
+        expected &= key >= (spk, srk) if srk is not None else pk >= spk
+    if epk is not None:
+        expected &= key <= (epk, erk) if erk is not None else pk <= epk
+    assert KeyRange(spk, srk, epk, erk).admits(pk, rk) is expected
