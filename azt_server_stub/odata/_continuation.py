@@ -8,8 +8,9 @@ name, a ``0x01`` byte and an opaque suffix.
 Decoding is strict for anything shaped like ``<digits>!...`` (wrong version,
 wrong length, bad base64 or UTF-8 -> ``400 InvalidInput`` "One of the request
 inputs is not valid.", the service's answer to a bad token, including an empty
-one such as ``NextRowKey=``). Any other non-empty text is taken as the raw key
-itself, as PROTOCOL.md recommends for clients that echo plain values. Plain
+one such as ``NextRowKey=``). An empty key (legal for keys) encodes as
+``1!0!``. Any other non-empty text is taken as the raw key itself, as
+PROTOCOL.md recommends for clients that echo plain values. Plain
 base64 (Azurite's form) is deliberately not guessed at: it cannot be told apart
 from a raw key such as ``abcd``.
 """
@@ -62,7 +63,7 @@ def decode_continuation(token: str) -> str:
             raise invalid_input()
         return token
     version, length, payload = m.groups()
-    if version != "1" or int(length) != len(payload) or not payload:
+    if version != "1" or int(length) != len(payload):
         raise invalid_input()
     # '+' may arrive as a space when a client did not percent-encode it.
     payload = payload.replace(" ", "+")

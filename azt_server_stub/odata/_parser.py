@@ -232,11 +232,14 @@ class _Parser:
             )
         if word in _KEYWORDS:
             raise self._error(tok, f"expected a property name or a literal, found '{word}'")
-        if after.kind in (Tok.IDENT, Tok.LITERAL, Tok.LPAREN) and self._case_hint(tok):
-            # "Not A eq 1": a keyword in the wrong case (a property named "Not" would be
-            # followed by an operator, not by an operand).
-            if not (after.kind is Tok.IDENT and after.text in _KEYWORDS):
-                raise self._error(tok, f"unexpected '{word}'" + self._case_hint(tok))
+        # "Not A eq 1": a keyword in the wrong case (a property named "Not" would be
+        # followed by an operator, not by an operand).
+        if (
+            after.kind in (Tok.IDENT, Tok.LITERAL, Tok.LPAREN)
+            and self._case_hint(tok)
+            and not (after.kind is Tok.IDENT and after.text in _KEYWORDS)
+        ):
+            raise self._error(tok, f"unexpected '{word}'" + self._case_hint(tok))
         if word.lower() in ("datetime", "guid", "binary", "x"):
             # "datetime '...'": a literal prefix separated from its quoted value.
             nxt = after
