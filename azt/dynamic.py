@@ -1,0 +1,344 @@
+"""Dynamic entities: schemaless typed property bags, and resolvers that pick a class per row.
+
+A table is schemaless; the seed article keeps members and their rentals in one table,
+one partition per member::
+
+    PartitionKey  RowKey                 properties
+    m-17          Member                 Name, RentalCount
+    m-17          Rental_Alien           Movie, Due
+    m-17          Rental_Heat            Movie, Due
+
+With a resolver, one query returns typed objects of both classes, in key order::
+
+    resolver = by_row_key_prefix({"Member": Member, "Rental_": Rental})
+    async for row in Query(resolver, table).where(Entity.PartitionKey == "m-17"):
+        ...   # Member(...) then Rental(...), Rental(...)
+
+Rows no class claims become :class:`DynamicEntity` (or raise, if ``fallback=None``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from datetime import datetime
+from typing import Any, Generic, TypeVar, overload
+
+from azt._exceptions import ValidationError
+from azt.edm import (
+    EdmType,
+    TableEntity,
+    Typed,
+    coerce_value,
+    infer_edm_type,
+    validate_entity,
+    validate_key,
+)
+from azt.entity import Entity, Prop, _check_property_name, _make_prop, _PropSpec
+
+__all__ = [
+    "DynamicEntity",
+    "Resolver",
+    "by_property",
+    "by_row_key_prefix",
+    "column",
+]
+
+T = TypeVar("T")
+E = TypeVar("E", bound=Entity)
+R = TypeVar("R")
+
+_RESERVED = frozenset({"PartitionKey", "RowKey", "Timestamp", "ETag"})
+
+
+class DynamicEntity(MutableMapping[str, Any]):
+    """A schemaless entity: keys, server metadata, and a typed property bag.
+
+    Values are validated when set; each property keeps its EDM type (inferred, or given with
+    :class:`azt.edm.Typed`, or as read from the service), so a read-modify-write keeps Int64
+    as Int64.
+
+    Example::
+
+        >>> from azt.edm import Typed, EdmType
+        >>> e = DynamicEntity("m-17", "Member", Name="Ann", Views=Typed(5, EdmType.INT64))
+        >>> e["Name"], e.types["Views"]
+        ('Ann', <EdmType.INT64: 'Edm.Int64'>)
+        >>> e["RentalCount"] = 2
+        >>> sorted(e)
+        ['Name', 'RentalCount', 'Views']
+    """
+
+    __slots__ = ("ETag", "PartitionKey", "RowKey", "Timestamp", "_types", "_values")
+
+    PartitionKey: str
+    RowKey: str
+    Timestamp: datetime | None
+    ETag: str | None
+
+    def __init__(self, PartitionKey: str, RowKey: str, /, **properties: Any) -> None:
+        self.PartitionKey = validate_key("PartitionKey", PartitionKey)
+        self.RowKey = validate_key("RowKey", RowKey)
+        self.Timestamp = None
+        self.ETag = None
+        self._values: dict[str, Any] = {}
+        self._types: dict[str, EdmType] = {}
+        for name, value in properties.items():
+            self[name] = value
+
+    # -- mapping -------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        if value is None:
+            self._values.pop(name, None)  # the service does not store nulls
+            self._types.pop(name, None)
+            return
+        if isinstance(value, Typed):
+            self.set(name, value.value, value.edm_type)
+            return
+        try:
+            edm = infer_edm_type(value)
+        except TypeError as exc:
+            raise ValidationError(f"property {name!r}: {exc}") from None
+        self.set(name, value, edm)
+
+    def set(self, name: str, value: Any, edm: EdmType) -> None:
+        """Set a property with an explicit EDM type.
+
+        Example::
+
+            >>> e = DynamicEntity("p", "r"); e.set("N", 5, EdmType.INT64); e.types["N"]
+            <EdmType.INT64: 'Edm.Int64'>
+        """
+        if name in _RESERVED:
+            raise ValidationError(f"{name} is a system property; set it as an attribute")
+        _name_check(name)
+        self._values[name] = coerce_value(value, edm, name)
+        self._types[name] = edm
+
+    def __delitem__(self, name: str) -> None:
+        del self._values[name]
+        del self._types[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @property
+    def types(self) -> Mapping[str, EdmType]:
+        """The EDM type of each property (read-only view)."""
+        return dict(self._types)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DynamicEntity):
+            return NotImplemented
+        return (
+            self.PartitionKey == other.PartitionKey
+            and self.RowKey == other.RowKey
+            and self._values == other._values
+            and self._types == other._types
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        props = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
+        sep = ", " if props else ""
+        return f"DynamicEntity({self.PartitionKey!r}, {self.RowKey!r}{sep}{props})"
+
+    # -- conversion ----------------------------------------------------------------------
+    def to_entity(self) -> TableEntity:
+        """The dict-shaped entity to send, with every property's EDM type.
+
+        Example::
+
+            >>> DynamicEntity("p", "r", N=1).to_entity().edm_types
+            {'N': <EdmType.INT32: 'Edm.Int32'>}
+        """
+        ent = TableEntity(self._values)
+        ent["PartitionKey"] = self.PartitionKey
+        ent["RowKey"] = self.RowKey
+        ent.edm_types = dict(self._types)
+        validate_entity(ent)
+        return ent
+
+    @classmethod
+    def from_entity(cls, entity: Mapping[str, Any]) -> DynamicEntity:
+        """Build from a dict-shaped entity as the client core returns it (no re-validation).
+
+        Example::
+
+            >>> DynamicEntity.from_entity({"PartitionKey": "p", "RowKey": "r", "A": 1.5})["A"]
+            1.5
+        """
+        self = cls.__new__(cls)
+        self.PartitionKey = entity.get("PartitionKey", "")
+        self.RowKey = entity.get("RowKey", "")
+        meta = getattr(entity, "metadata", None)
+        self.Timestamp = meta.timestamp if meta is not None else None
+        self.ETag = meta.etag if meta is not None else None
+        explicit: Mapping[str, EdmType] = getattr(entity, "edm_types", None) or {}
+        values: dict[str, Any] = {}
+        types: dict[str, EdmType] = {}
+        for k, v in entity.items():
+            if k == "PartitionKey" or k == "RowKey" or v is None:
+                continue
+            values[k] = v
+            t = explicit.get(k)
+            if t is None:
+                try:
+                    t = infer_edm_type(v)
+                except TypeError:
+                    t = EdmType.STRING
+            types[k] = t
+        self._values = values
+        self._types = types
+        return self
+
+    @classmethod
+    def decoder(
+        cls, select: frozenset[str] | None = None
+    ) -> Callable[[Mapping[str, Any]], DynamicEntity]:
+        """Row decoder for queries (``Query(DynamicEntity, table)``).
+
+        Example::
+
+            >>> DynamicEntity.decoder()({"PartitionKey": "p", "RowKey": "r"}).RowKey
+            'r'
+        """
+        return cls.from_entity
+
+
+def _name_check(name: str) -> None:
+    try:
+        _check_property_name("DynamicEntity", name)
+    except TypeError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+class _DynamicOwner:
+    """Owner shown in messages about columns made by :func:`column`."""
+
+    __name__ = "column"
+
+
+@overload
+def column(name: str, py_type: type[T]) -> Prop[T]: ...
+@overload
+def column(name: str, py_type: type[T], edm: EdmType) -> Prop[T]: ...
+def column(name: str, py_type: type[T], edm: EdmType | None = None) -> Prop[T]:
+    """A query column for a property no entity class declares (dynamic and mixed tables).
+
+    Example::
+
+        >>> str(column("Rating", float) > 4)
+        'Rating gt 4.0'
+        >>> str(column("Views", int, EdmType.INT64) > 4)
+        'Views gt 4L'
+    """
+    if name not in ("PartitionKey", "RowKey", "Timestamp"):
+        _name_check(name)
+    p: Prop[T] = _make_prop("column", name, py_type, False, None, _PropSpec(edm=edm))
+    p.owner = _DynamicOwner
+    return p
+
+
+class Resolver(Generic[R]):
+    """Chooses the entity class for each row of a mixed table.
+
+    ``choose(row)`` gets the row (a ``TableEntity``) and returns an entity class, or
+    ``None`` for "no class": such rows become ``fallback`` (a :class:`DynamicEntity` by
+    default) or, with ``fallback=None``, raise :class:`azt.ValidationError`.
+
+    Example::
+
+        >>> r: Resolver[Entity | DynamicEntity] = Resolver(lambda row: None)
+        >>> r.decoder(None)({"PartitionKey": "p", "RowKey": "x"})
+        DynamicEntity('p', 'x')
+    """
+
+    def __init__(
+        self,
+        choose: Callable[[Mapping[str, Any]], type[Entity] | None],
+        *,
+        fallback: type[DynamicEntity] | None = DynamicEntity,
+    ) -> None:
+        self._choose = choose
+        self._fallback = fallback
+
+    def decoder(self, select: frozenset[str] | None) -> Callable[[Mapping[str, Any]], R]:
+        """Row decoder for queries."""
+        from azt._codec import codec_for
+
+        choose = self._choose
+        fallback = self._fallback
+        cache: dict[type[Entity], Callable[[Mapping[str, Any]], Any]] = {}
+
+        def decode(row: Mapping[str, Any]) -> Any:
+            cls = choose(row)
+            if cls is None:
+                if fallback is None:
+                    raise ValidationError(
+                        f"no entity class for row PartitionKey={row.get('PartitionKey')!r} "
+                        f"RowKey={row.get('RowKey')!r}"
+                    )
+                return fallback.from_entity(row)
+            dec = cache.get(cls)
+            if dec is None:
+                dec = cache[cls] = codec_for(cls, select).from_entity
+            return dec(row)
+
+        return decode
+
+
+def by_row_key_prefix(
+    classes: Mapping[str, type[Entity]], *, fallback: type[DynamicEntity] | None = DynamicEntity
+) -> Resolver[Any]:
+    """A resolver choosing by RowKey prefix (longest prefix wins), as in the seed's
+    ``Member`` / ``Rental_<Movie Name>`` rows.
+
+    Example::
+
+        >>> r = by_row_key_prefix({"Member": Entity})
+        >>> type(r.decoder(None)({"PartitionKey": "m", "RowKey": "Member"})).__name__
+        'Entity'
+    """
+    ordered = sorted(classes.items(), key=lambda kv: len(kv[0]), reverse=True)
+
+    def choose(row: Mapping[str, Any]) -> type[Entity] | None:
+        rk = row.get("RowKey", "")
+        for prefix, cls in ordered:
+            if rk.startswith(prefix):
+                return cls
+        return None
+
+    return Resolver(choose, fallback=fallback)
+
+
+def by_property(
+    name: str,
+    classes: Mapping[Any, type[Entity]],
+    *,
+    fallback: type[DynamicEntity] | None = DynamicEntity,
+) -> Resolver[Any]:
+    """A resolver choosing by the value of a discriminator property (e.g. ``Kind``); each
+    class should declare that property with its own default so that writes carry it.
+
+    Example::
+
+        >>> r = by_property("Kind", {"member": Entity})
+        >>> type(r.decoder(None)({"PartitionKey": "m", "RowKey": "1", "Kind": "x"})).__name__
+        'DynamicEntity'
+    """
+
+    def choose(row: Mapping[str, Any]) -> type[Entity] | None:
+        v = row.get(name)
+        try:
+            return classes.get(v)
+        except TypeError:  # unhashable
+            return None
+
+    return Resolver(choose, fallback=fallback)

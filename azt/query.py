@@ -1,0 +1,1111 @@
+"""The LINQ-like query builder: typed conditions, OData compilation, plans and execution.
+
+Conditions are built from entity columns and combined with ``&``, ``|`` and ``~``::
+
+    q = (
+        Query(Movie, table)
+        .where(Movie.PartitionKey == "Action", (Movie.rating > 4.0) & Movie.favorite)
+        .take(10)
+    )
+    q.compile().filter   # "PartitionKey eq 'Action' and rating gt 4.0 and favorite eq true"
+    q.explain().kind     # PlanKind.ROW_RANGE
+    async for movie in q: ...
+
+Rules the builder enforces before anything is sent (each refusal is a
+:class:`azt.ValidationError` that says why):
+
+* a property is compared with a literal of its own type: comparing two properties, ``None``
+  (``null`` is not a literal), NaN/infinity, or a value of the wrong type is refused;
+* only what the service evaluates is expressible: no functions; ``startswith`` becomes a
+  range (``ge 'Sh' and lt 'Si'``) on any string property; ``in_`` becomes ``or``;
+* at most 15 comparisons per request (the service's documented limit);
+* ``ETag`` cannot be filtered; conditions have no truth value, so ``if Movie.rating > 4:``
+  raises ``TypeError`` instead of silently being true.
+
+Plans follow the seed article's efficiency classes (:class:`PlanKind`): point, row range,
+partition range, full scan. A filter that is an ``or`` of conditions each pinned to key
+ranges (``PartitionKey eq 'A' or PartitionKey eq 'B'``) runs as parallel sub-queries, one
+per branch, merged in (PartitionKey, RowKey) order without duplicates, instead of the table
+scan the service would do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import heapq
+import json
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
+
+import attrs
+
+from azt._exceptions import AztError, ValidationError
+from azt.edm import EdmType, format_literal
+
+if TYPE_CHECKING:
+    from azt.entity import Prop
+
+__all__ = [
+    "And",
+    "Comparison",
+    "CompiledQuery",
+    "Condition",
+    "KeyRange",
+    "MultipleResultsError",
+    "Not",
+    "Or",
+    "PlanKind",
+    "Query",
+    "QueryPage",
+    "QueryPlan",
+    "QueryTarget",
+    "as_condition",
+    "decoder_for",
+    "make_plan",
+    "plan_conjunction",
+    "prefix_condition",
+    "prefix_upper_bound",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+MAX_COMPARISONS = 15
+MAX_FANOUT = 32
+DEFAULT_CONCURRENCY = 8
+MAX_PAGE = 1000
+
+
+class MultipleResultsError(AztError):
+    """``one_or_none()`` found more than one entity.
+
+    Example::
+
+        >>> isinstance(MultipleResultsError("2 rows"), AztError)
+        True
+    """
+
+
+# ============================================================================ conditions
+
+
+class Condition:
+    """A filter condition (immutable). Combine with ``&``, ``|``, ``~``; ``str()`` compiles.
+
+    Example::
+
+        >>> c = (Movie.rating > 4.0) & ~(Movie.language == "en")
+        >>> str(c)
+        "rating gt 4.0 and not (language eq 'en')"
+    """
+
+    __slots__ = ()
+
+    def __and__(self, other: Condition | Prop[bool]) -> Condition:
+        return And.of(self, as_condition(other))
+
+    def __rand__(self, other: Condition | Prop[bool]) -> Condition:
+        return And.of(as_condition(other), self)
+
+    def __or__(self, other: Condition | Prop[bool]) -> Condition:
+        return Or.of(self, as_condition(other))
+
+    def __ror__(self, other: Condition | Prop[bool]) -> Condition:
+        return Or.of(as_condition(other), self)
+
+    def __invert__(self) -> Condition:
+        if isinstance(self, Not):
+            return self.item
+        return Not(self)
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"a query condition ({self}) has no truth value: use & | ~ instead of and/or/not, "
+            "avoid chained comparisons (a < X < b), and pass conditions to Query.where()"
+        )
+
+    def __str__(self) -> str:
+        return self.to_odata()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.to_odata()}>"
+
+    def to_odata(self) -> str:
+        """The ``$filter`` text of this condition.
+
+        Example::
+
+            >>> (Movie.PartitionKey == "O'Neil").to_odata()
+            "PartitionKey eq 'O''Neil'"
+        """
+        raise NotImplementedError
+
+    def comparisons(self) -> int:
+        """How many comparisons the service counts in this condition (limit: 15).
+
+        Example::
+
+            >>> Movie.RowKey.startswith("Sh").comparisons()
+            2
+        """
+        raise NotImplementedError
+
+
+def as_condition(x: Condition | Prop[bool]) -> Condition:
+    """A condition from a condition or a bare Boolean column (``Movie.favorite``).
+
+    Example::
+
+        >>> str(as_condition(Movie.favorite))
+        'favorite eq true'
+    """
+    if isinstance(x, Condition):
+        return x
+    from azt.entity import Prop
+
+    if isinstance(x, Prop):
+        return x._as_condition()
+    if isinstance(x, bool):  # type: ignore[unreachable]
+        raise TypeError(
+            "got a bool where a condition was expected: was a column compared with a value of "
+            "the wrong type (e.g. Movie.rating == 'x'), or 'and'/'or' used instead of & and |?"
+        )
+    raise TypeError(f"expected a query condition, got {type(x).__name__}")
+
+
+_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+
+
+@attrs.frozen(eq=False, repr=False)
+class Comparison(Condition):
+    """``property op literal``; build it with the column operators (``Movie.rating > 4``).
+
+    Example::
+
+        >>> cmp = Movie.rating >= 4
+        >>> cmp.prop.wire, cmp.op, cmp.value, cmp.literal
+        ('rating', 'ge', 4.0, '4.0')
+    """
+
+    prop: Prop[Any]
+    op: str
+    value: Any
+    literal: str
+
+    @staticmethod
+    def build(prop: Prop[Any], op: str, value: Any) -> Comparison:
+        """Check and build a comparison (the column operators call this).
+
+        Example::
+
+            >>> Comparison.build(Movie.rating, "gt", 4).literal
+            '4.0'
+        """
+        from azt.entity import Prop
+
+        label = prop._label()
+        if op not in _OPS:
+            raise ValueError(f"unknown comparison operator {op!r}")
+        if isinstance(value, Prop):
+            raise ValidationError(
+                f"{label} {op} {value._label()}: the Table service cannot compare two "
+                "properties; filter on one and compare in Python"
+            )
+        if isinstance(value, Condition):
+            raise ValidationError(f"{label} {op} <condition>: compare with a literal value")
+        if value is None:
+            raise ValidationError(
+                f"{label} {op} None: null is not a $filter literal (the service never stores "
+                "nulls; a missing property makes every comparison false)"
+            )
+        if prop.attr == "ETag":
+            raise ValidationError("ETag cannot be filtered: it is not a stored property")
+        wire_value = _literal_value(prop, value)
+        return Comparison(prop, op, value, format_literal(wire_value, prop.edm))
+
+    def to_odata(self) -> str:
+        return f"{self.prop.wire} {self.op} {self.literal}"
+
+    def comparisons(self) -> int:
+        return 1
+
+
+def _literal_value(prop: Prop[Any], value: Any) -> Any:
+    """The storage value of a literal compared with ``prop`` (type checked, not key-checked)."""
+    from azt.entity import _check_storage
+
+    conv = prop.converter
+    if conv is not None:
+        if not isinstance(value, prop.py_type):
+            raise ValidationError(
+                f"{prop._label()} is compared with a {type(value).__name__}; it holds "
+                f"{getattr(prop.py_type, '__name__', prop.py_type)}"
+            )
+        value = conv.to_wire(value)
+    try:
+        return _check_storage(prop, value, prop.edm, key_rules=False)
+    except ValidationError as exc:
+        raise ValidationError(f"in a comparison: {exc}") from None
+
+
+@attrs.frozen(eq=False, repr=False)
+class And(Condition):
+    """All of several conditions (flattened).
+
+    Example::
+
+        >>> str(And.of(Movie.rating > 1.0, Movie.rating < 2.0))
+        'rating gt 1.0 and rating lt 2.0'
+    """
+
+    items: tuple[Condition, ...]
+
+    @staticmethod
+    def of(*items: Condition) -> Condition:
+        """Conjunction of ``items``; nested ``And`` are flattened; one item is returned as is.
+
+        Example::
+
+            >>> isinstance(And.of(Movie.favorite == True), Comparison)
+            True
+        """
+        flat: list[Condition] = []
+        for it in items:
+            if isinstance(it, And):
+                flat.extend(it.items)
+            else:
+                flat.append(as_condition(it))
+        if not flat:
+            raise ValueError("And.of() needs at least one condition")
+        return flat[0] if len(flat) == 1 else And(tuple(flat))
+
+    def to_odata(self) -> str:
+        return " and ".join(
+            f"({c.to_odata()})" if isinstance(c, Or) else c.to_odata() for c in self.items
+        )
+
+    def comparisons(self) -> int:
+        return sum(c.comparisons() for c in self.items)
+
+
+@attrs.frozen(eq=False, repr=False)
+class Or(Condition):
+    """Any of several conditions (flattened).
+
+    Example::
+
+        >>> str(Or.of(Movie.PartitionKey == "A", Movie.PartitionKey == "B"))
+        "PartitionKey eq 'A' or PartitionKey eq 'B'"
+    """
+
+    items: tuple[Condition, ...]
+
+    @staticmethod
+    def of(*items: Condition) -> Condition:
+        """Disjunction of ``items``; nested ``Or`` are flattened; one item is returned as is.
+
+        Example::
+
+            >>> isinstance(Or.of(Movie.favorite == True), Comparison)
+            True
+        """
+        flat: list[Condition] = []
+        for it in items:
+            if isinstance(it, Or):
+                flat.extend(it.items)
+            else:
+                flat.append(as_condition(it))
+        if not flat:
+            raise ValueError("Or.of() needs at least one condition")
+        return flat[0] if len(flat) == 1 else Or(tuple(flat))
+
+    def to_odata(self) -> str:
+        return " or ".join(
+            f"({c.to_odata()})" if isinstance(c, And) else c.to_odata() for c in self.items
+        )
+
+    def comparisons(self) -> int:
+        return sum(c.comparisons() for c in self.items)
+
+
+@attrs.frozen(eq=False, repr=False)
+class Not(Condition):
+    """Negation. Note the service's rule: a comparison on a missing property is false, so
+    ``~(Movie.language == "en")`` also matches rows without ``language`` (unlike ``!=``).
+
+    Example::
+
+        >>> str(~(Movie.language == "en"))
+        "not (language eq 'en')"
+    """
+
+    item: Condition
+
+    def to_odata(self) -> str:
+        return f"not ({self.item.to_odata()})"
+
+    def comparisons(self) -> int:
+        return self.item.comparisons()
+
+
+def _next_char(c: str) -> str | None:
+    o = ord(c) + 1
+    if 0xD800 <= o <= 0xDFFF:
+        o = 0xE000
+    return chr(o) if o <= 0x10FFFF else None
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix`` (``None`` if
+    there is none); ``"Sh"`` -> ``"Si"``, the seeds' ``"Sports;"`` -> ``"Sports<"``.
+
+    Example::
+
+        >>> prefix_upper_bound("Sh"), prefix_upper_bound("")
+        ('Si', None)
+    """
+    s = prefix
+    while s:
+        nxt = _next_char(s[-1])
+        if nxt is not None:
+            return s[:-1] + nxt
+        s = s[:-1]
+    return None
+
+
+def prefix_condition(prop: Prop[Any], prefix: str) -> Condition:
+    """``prop`` starts with ``prefix``, as the range the service can evaluate.
+
+    Example::
+
+        >>> str(prefix_condition(Movie.RowKey, "Sports;"))
+        "RowKey ge 'Sports;' and RowKey lt 'Sports<'"
+    """
+    if prop.edm is not EdmType.STRING or prop.converter is not None:
+        raise ValidationError(
+            f"{prop._label()}.startswith(): only Edm.String properties have prefixes"
+        )
+    if not isinstance(prefix, str):
+        raise ValidationError(f"{prop._label()}.startswith() needs a str prefix")
+    lower = Comparison.build(prop, "ge", prefix)
+    upper = prefix_upper_bound(prefix)
+    if upper is None:
+        return lower
+    return And.of(lower, Comparison.build(prop, "lt", upper))
+
+
+# ============================================================================ plans
+
+
+class PlanKind(StrEnum):
+    """Query classes of the seed article "How to get most out of Windows Azure Tables".
+
+    Example::
+
+        >>> PlanKind.POINT.value
+        'point'
+    """
+
+    POINT = "point"  #: PartitionKey eq and RowKey eq: one entity, the cheapest query
+    ROW_RANGE = "row range"  #: one partition, a range (or all) of its rows
+    PARTITION_RANGE = "partition range"  #: a range of partitions
+    FULL_SCAN = "full scan"  #: every partition is read
+    MULTI = "multi"  #: an OR of key-bounded branches, run as parallel sub-queries
+
+
+@attrs.frozen
+class KeyRange:
+    """Bounds on one key, as the planner derived them (``None`` = unbounded).
+
+    Example::
+
+        >>> KeyRange("A", True, "B", False).describe("PartitionKey")
+        "'A' <= PartitionKey < 'B'"
+    """
+
+    low: str | None = None
+    low_inclusive: bool = True
+    high: str | None = None
+    high_inclusive: bool = True
+
+    @property
+    def bounded(self) -> bool:
+        """Whether either side is bounded."""
+        return self.low is not None or self.high is not None
+
+    def describe(self, name: str) -> str:
+        """Human-readable form."""
+        parts = []
+        if self.low is not None:
+            parts.append(f"{self.low!r} {'<=' if self.low_inclusive else '<'} ")
+        parts.append(name)
+        if self.high is not None:
+            parts.append(f" {'<=' if self.high_inclusive else '<'} {self.high!r}")
+        return "".join(parts)
+
+
+@attrs.frozen
+class QueryPlan:
+    """How a query will run: its class, the filter(s) sent, the key bounds found.
+
+    Example::
+
+        >>> plan = Query(Movie).where(Movie.PartitionKey == "Action").explain()
+        >>> plan.kind, plan.partition_key
+        (<PlanKind.ROW_RANGE: 'row range'>, 'Action')
+    """
+
+    kind: PlanKind
+    filter: str | None
+    partition_key: str | None = None
+    row_key: str | None = None
+    partition_range: KeyRange | None = None
+    row_range: KeyRange | None = None
+    subplans: tuple[QueryPlan, ...] = ()
+    condition: Condition | None = attrs.field(default=None, repr=False, eq=False)
+
+    def __str__(self) -> str:
+        lines = [self._line()]
+        for sp in self.subplans:
+            lines.append("  - " + sp._line())
+        return "\n".join(lines)
+
+    def _line(self) -> str:
+        f = f"$filter={self.filter}" if self.filter else "no $filter"
+        if self.kind is PlanKind.POINT:
+            what = f"PartitionKey={self.partition_key!r}, RowKey={self.row_key!r}"
+        elif self.kind is PlanKind.ROW_RANGE:
+            rr = self.row_range
+            rows = rr.describe("RowKey") if rr and rr.bounded else "all rows"
+            what = f"PartitionKey={self.partition_key!r}, {rows}"
+        elif self.kind is PlanKind.PARTITION_RANGE:
+            assert self.partition_range is not None
+            what = self.partition_range.describe("PartitionKey")
+        elif self.kind is PlanKind.MULTI:
+            what = f"{len(self.subplans)} parallel sub-queries merged in key order"
+        else:
+            what = "no usable key bounds: every partition is read"
+        return f"{self.kind.value}: {what}; {f}"
+
+
+def _key_bounds(conj: Sequence[Condition]) -> tuple[list[str], KeyRange, list[str], KeyRange]:
+    pk_eq: list[str] = []
+    rk_eq: list[str] = []
+    bounds: dict[str, list[Any]] = {
+        "PartitionKey": [None, True, None, True],
+        "RowKey": [None, True, None, True],
+    }
+    for c in conj:
+        if not isinstance(c, Comparison) or not c.prop.is_key:
+            continue
+        name = c.prop.wire
+        v = c.value
+        if c.op == "eq":
+            (pk_eq if name == "PartitionKey" else rk_eq).append(v)
+            continue
+        b = bounds[name]
+        if c.op in ("gt", "ge"):
+            incl = c.op == "ge"
+            if b[0] is None or v > b[0] or (v == b[0] and not incl):
+                b[0], b[1] = v, incl
+        elif c.op in ("lt", "le"):
+            incl = c.op == "le"
+            if b[2] is None or v < b[2] or (v == b[2] and not incl):
+                b[2], b[3] = v, incl
+    pb, rb = bounds["PartitionKey"], bounds["RowKey"]
+    return pk_eq, KeyRange(*pb), rk_eq, KeyRange(*rb)
+
+
+def _conjuncts(c: Condition | None) -> list[Condition]:
+    if c is None:
+        return []
+    return list(c.items) if isinstance(c, And) else [c]
+
+
+def plan_conjunction(cond: Condition | None) -> QueryPlan:
+    """Classify one conjunction (the ``and`` of its parts) by its key bounds.
+
+    Example::
+
+        >>> plan_conjunction(Movie.PartitionKey >= "A").kind
+        <PlanKind.PARTITION_RANGE: 'partition range'>
+    """
+    text = cond.to_odata() if cond is not None else None
+    pk_eq, pr, rk_eq, rr = _key_bounds(_conjuncts(cond))
+    if pk_eq:
+        pk = pk_eq[0]
+        if rk_eq:
+            return QueryPlan(
+                PlanKind.POINT, text, partition_key=pk, row_key=rk_eq[0], condition=cond
+            )
+        return QueryPlan(PlanKind.ROW_RANGE, text, partition_key=pk, row_range=rr, condition=cond)
+    if pr.bounded:
+        return QueryPlan(
+            PlanKind.PARTITION_RANGE, text, partition_range=pr, row_range=rr, condition=cond
+        )
+    return QueryPlan(PlanKind.FULL_SCAN, text, condition=cond)
+
+
+def _dnf(c: Condition, limit: int) -> list[list[Condition]] | None:
+    """Disjunctive normal form as lists of conjuncts, or None when larger than ``limit``.
+    ``Not`` is kept whole (pushing it inward would change missing-property semantics)."""
+    if isinstance(c, Or):
+        out: list[list[Condition]] = []
+        for it in c.items:
+            sub = _dnf(it, limit)
+            if sub is None:
+                return None
+            out.extend(sub)
+            if len(out) > limit:
+                return None
+        return out
+    if isinstance(c, And):
+        acc: list[list[Condition]] = [[]]
+        for it in c.items:
+            sub = _dnf(it, limit)
+            if sub is None or len(acc) * len(sub) > limit:
+                return None
+            acc = [a + b for a in acc for b in sub]
+        return acc
+    return [[c]]
+
+
+def _cost(plan: QueryPlan) -> int:
+    """Rank of a single plan, cheapest first (for deciding on a fan-out)."""
+    if plan.kind is PlanKind.POINT:
+        return 0
+    if plan.kind is PlanKind.ROW_RANGE:
+        return 1 if plan.row_range is not None and plan.row_range.bounded else 2
+    if plan.kind is PlanKind.PARTITION_RANGE:
+        return 3
+    return 4
+
+
+def make_plan(cond: Condition | None, *, max_fanout: int = MAX_FANOUT) -> QueryPlan:
+    """The plan for a filter: a single query, or MULTI when an ``or`` splits into branches
+    that are each cheaper than the whole (each branch is sent as its own query): partitions
+    instead of a table scan, points instead of a partition scan.
+
+    Example::
+
+        >>> c = (Movie.PartitionKey == "Action") | (Movie.PartitionKey == "Thriller")
+        >>> make_plan(c).kind
+        <PlanKind.MULTI: 'multi'>
+    """
+    whole = plan_conjunction(cond)
+    if cond is None or whole.kind is PlanKind.POINT:
+        return whole
+    branches = _dnf(cond, max_fanout)
+    if branches is None or len(branches) < 2:
+        return whole
+    limit = _cost(whole)
+    subplans: list[QueryPlan] = []
+    seen: set[str] = set()
+    for conj in branches:
+        sub = plan_conjunction(And.of(*conj))
+        if _cost(sub) >= limit:
+            return whole
+        if sub.filter not in seen:
+            seen.add(cast(str, sub.filter))
+            subplans.append(sub)
+    if len(subplans) == 1:
+        return subplans[0]
+    return QueryPlan(PlanKind.MULTI, whole.filter, subplans=tuple(subplans), condition=cond)
+
+
+# ============================================================================ execution
+
+
+class QueryTarget(Protocol[R_co]):
+    """What a query can produce besides entity classes: an object with a ``decoder``
+    that turns result rows (``TableEntity``) into results; ``DynamicEntity`` and the
+    resolvers of :mod:`azt.dynamic` implement it.
+
+    Example::
+
+        >>> from azt.dynamic import DynamicEntity
+        >>> Query(DynamicEntity).compile().filter is None
+        True
+    """
+
+    def decoder(self, select: frozenset[str] | None) -> Callable[[Mapping[str, Any]], R_co]:
+        """The row decoder, for a projection (``select``: wire names) or everything."""
+        ...
+
+
+def decoder_for(target: Any, select: frozenset[str] | None) -> Callable[[Mapping[str, Any]], Any]:
+    """The function that turns one row of a query page (a ``TableEntity``) into a result.
+
+    Example::
+
+        >>> decoder_for(Movie, None)({"PartitionKey": "a", "RowKey": "b"}).PartitionKey
+        'a'
+    """
+    from azt.entity import EntityMeta
+
+    if isinstance(target, EntityMeta):
+        from azt._codec import codec_for
+
+        return codec_for(cast(Any, target), select).from_entity
+    dec = getattr(target, "decoder", None)
+    if dec is None:
+        raise TypeError(
+            f"cannot query into {target!r}: expected an Entity class, DynamicEntity or a "
+            "resolver (azt.dynamic)"
+        )
+    return cast(Callable[[Mapping[str, Any]], Any], dec(select))
+
+
+@attrs.frozen
+class CompiledQuery:
+    """The request parameters of a (single) query.
+
+    Example::
+
+        >>> cq = Query(Movie).where(Movie.rating > 4.0).select(Movie.rating).compile()
+        >>> cq.filter, cq.select
+        ('rating gt 4.0', ('PartitionKey', 'RowKey', 'Timestamp', 'rating'))
+    """
+
+    filter: str | None
+    select: tuple[str, ...] | None
+    top: int | None
+
+
+@attrs.frozen
+class QueryPage(Generic[R]):
+    """One page of results and the token that resumes after it (``None`` at the end).
+
+    Example::
+
+        >>> QueryPage(items=[], continuation=None).continuation is None
+        True
+    """
+
+    items: list[R]
+    continuation: str | None
+
+
+async def _fetch(
+    client: Any, filter: str | None, select: Sequence[str] | None, top: int | None, cont: Any
+) -> tuple[list[Mapping[str, Any]], str | None]:
+    """One request through the client core's ``TableClient.query_entities``: (rows, next
+    continuation as a string, or None)."""
+    from azt.pagination import ContinuationToken
+
+    token = ContinuationToken.from_string(cont) if cont else None
+    pager = client.query_entities(
+        filter=filter,
+        select=list(select) if select is not None else None,
+        top=top,
+        continuation=token,
+    )
+    page = await pager.first_page()
+    nxt = page.continuation
+    rows: list[Mapping[str, Any]] = page.items
+    return rows, (nxt.to_string() if nxt is not None else None)
+
+
+def _ordinal(s: str) -> str:
+    """A string whose code-point order equals the service's UTF-16 ordinal order."""
+    if s.isascii() or max(s) <= "\uffff":
+        return s
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if o > 0xFFFF:
+            o -= 0x10000
+            out.append(chr(0xD800 + (o >> 10)) + chr(0xDC00 + (o & 0x3FF)))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _row_key(obj: Any) -> tuple[str, str]:
+    return (_ordinal(obj.PartitionKey), _ordinal(obj.RowKey))
+
+
+def _encode_token(data: dict[str, Any]) -> str:
+    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_token(token: str, fingerprint: str) -> dict[str, Any]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        data = json.loads(raw)
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(f"malformed query continuation token: {exc}") from None
+    if not isinstance(data, dict) or data.get("v") != 1:
+        raise ValidationError("malformed query continuation token")
+    if data.get("q") != fingerprint:
+        raise ValidationError(
+            "this continuation token belongs to a different query (filter, select or target "
+            "changed)"
+        )
+    return data
+
+
+class Query(Generic[R]):
+    """An immutable query over one table; every builder method returns a new query.
+
+    ``R`` is the result type: an entity class, ``DynamicEntity`` or a resolver's union.
+
+    Example::
+
+        >>> q = Query(Movie).where(Movie.PartitionKey == "Action").take(5)
+        >>> q.compile().filter
+        "PartitionKey eq 'Action'"
+        >>> q2 = q.where(Movie.rating > 4.0)   # q itself is unchanged
+        >>> q.compile().filter
+        "PartitionKey eq 'Action'"
+    """
+
+    __slots__ = ("_client", "_concurrency", "_cond", "_limit", "_page_size", "_select", "_target")
+
+    _target: Any
+    _client: Any
+    _cond: Condition | None
+    _select: tuple[str, ...] | None
+    _limit: int | None
+    _page_size: int | None
+    _concurrency: int
+
+    def __init__(self, target: type[R] | QueryTarget[R], client: Any = None) -> None:
+        self._target = target
+        self._client = client
+        self._cond = None
+        self._select = None
+        self._limit = None
+        self._page_size = None
+        self._concurrency = DEFAULT_CONCURRENCY
+
+    def _copy(self, **changes: Any) -> Query[R]:
+        q: Query[R] = Query.__new__(Query)
+        for name in Query.__slots__:
+            object.__setattr__(q, name, changes.get(name, getattr(self, name)))
+        return q
+
+    # -- builders ------------------------------------------------------------------------
+    def using(self, client: Any) -> Query[R]:
+        """The same query bound to a table client (``azt.TableClient``).
+
+        Example::
+
+            >>> Query(Movie).using(None).compile().filter is None
+            True
+        """
+        return self._copy(_client=client)
+
+    def where(self, *conditions: Condition | Prop[bool]) -> Query[R]:
+        """Add conditions (joined with ``and`` to what is there).
+
+        Example::
+
+            >>> Query(Movie).where(Movie.favorite).where(Movie.rating > 4.0).compile().filter
+            'favorite eq true and rating gt 4.0'
+        """
+        if not conditions:
+            return self
+        parts = [as_condition(c) for c in conditions]
+        if self._cond is not None:
+            parts.insert(0, self._cond)
+        return self._copy(_cond=And.of(*parts))
+
+    def select(self, *props: Prop[Any] | str) -> Query[R]:
+        """Project onto some properties (``$select``). PartitionKey, RowKey and Timestamp are
+        always added; properties outside the projection are left unset on the results.
+
+        Example::
+
+            >>> Query(Movie).select(Movie.rating).compile().select
+            ('PartitionKey', 'RowKey', 'Timestamp', 'rating')
+        """
+        from azt.entity import Prop
+
+        names = ["PartitionKey", "RowKey", "Timestamp"]
+        for p in props:
+            name = p.wire if isinstance(p, Prop) else p
+            if not isinstance(name, str):
+                raise TypeError(f"select() takes columns or names, got {type(p).__name__}")
+            if name == "ETag":
+                continue  # the etag comes with every entity anyway
+            if name not in names:
+                names.append(name)
+        return self._copy(_select=tuple(names))
+
+    def take(self, n: int) -> Query[R]:
+        """At most ``n`` results in total, across pages (``$top`` is per page).
+
+        Example::
+
+            >>> Query(Movie).take(5).compile().top
+            5
+        """
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValidationError(f"take() needs a non-negative int, got {n!r}")
+        return self._copy(_limit=n)
+
+    def page_size(self, n: int) -> Query[R]:
+        """Entities per request (``$top``), 1..1000 (default: the service's 1000).
+
+        Example::
+
+            >>> Query(Movie).page_size(100).compile().top
+            100
+        """
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PAGE:
+            raise ValidationError(f"page_size() needs 1..1000, got {n!r}")
+        return self._copy(_page_size=n)
+
+    def concurrency(self, n: int) -> Query[R]:
+        """How many sub-queries of a MULTI plan run at once (default 8).
+
+        Example::
+
+            >>> Query(Movie).concurrency(2)._concurrency
+            2
+        """
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValidationError(f"concurrency() needs a positive int, got {n!r}")
+        return self._copy(_concurrency=n)
+
+    # -- compilation -------------------------------------------------------------------
+    @property
+    def condition(self) -> Condition | None:
+        """The filter condition (``None``: everything)."""
+        return self._cond
+
+    def _top(self, already: int = 0) -> int | None:
+        top = self._page_size
+        if self._limit is not None:
+            remaining = max(self._limit - already, 1)
+            top = min(top or MAX_PAGE, remaining)
+        return top
+
+    def compile(self) -> CompiledQuery:
+        """The request parameters of this query when run as one request sequence.
+
+        Example::
+
+            >>> Query(Movie).where(Movie.RowKey.startswith("Sh")).compile().filter
+            "RowKey ge 'Sh' and RowKey lt 'Si'"
+        """
+        text = self._cond.to_odata() if self._cond is not None else None
+        return CompiledQuery(text, self._select, self._top())
+
+    def explain(self) -> QueryPlan:
+        """The plan: point, row range, partition range, full scan, or multi (fan-out).
+
+        Example::
+
+            >>> q = Query(Movie).where(Movie.PartitionKey == "SciFi", Movie.RowKey == "Alien")
+            >>> q.explain().kind
+            <PlanKind.POINT: 'point'>
+        """
+        return make_plan(self._cond)
+
+    def _fingerprint(self) -> str:
+        target = getattr(self._target, "__qualname__", type(self._target).__qualname__)
+        basis = f"{target}|{self.compile().filter}|{self._select}|{self._limit}"
+        return hashlib.sha1(basis.encode(), usedforsecurity=False).hexdigest()[:12]
+
+    def _check_limit(self, cond: Condition | None) -> None:
+        if cond is not None:
+            n = cond.comparisons()
+            if n > MAX_COMPARISONS:
+                raise ValidationError(
+                    f"the filter has {n} comparisons; the Table service evaluates at most "
+                    f"{MAX_COMPARISONS} per query (split it, or narrow it with keys)"
+                )
+
+    # -- execution ---------------------------------------------------------------------
+    def _need_client(self) -> Any:
+        if self._client is None:
+            raise ValidationError(
+                "this query has no table client: pass one to Query(...) or call .using(client)"
+            )
+        return self._client
+
+    async def pages(self, continuation: str | None = None) -> AsyncIterator[QueryPage[R]]:
+        """Results page by page; each page's ``continuation`` resumes after it (also in a new
+        process, given the same query). Empty service pages are skipped.
+
+        Example::
+
+            async for page in Query(Movie, table).page_size(100).pages():
+                save(page.continuation)
+        """
+        client = self._need_client()
+        plan = self.explain()
+        fp = self._fingerprint()
+        state: dict[str, Any] = (
+            _decode_token(continuation, fp) if continuation else {"v": 1, "q": fp, "n": 0}
+        )
+        if self._limit is not None and state["n"] >= self._limit:
+            return
+        sel = frozenset(self._select) if self._select is not None else None
+        decode = decoder_for(self._target, sel)
+        if plan.kind is PlanKind.MULTI:
+            async for page in self._multi_pages(client, plan, state, decode, fp):
+                yield page
+            return
+        self._check_limit(self._cond)
+        text = self._cond.to_odata() if self._cond is not None else None
+        done = state["n"]
+        cont: Any = state.get("c")
+        while True:
+            rows, cont = await _fetch(client, text, self._select, self._top(done), cont)
+            items = [decode(r) for r in rows]
+            if self._limit is not None and done + len(items) >= self._limit:
+                items = items[: self._limit - done]
+                cont = None
+            done += len(items)
+            token = _encode_token({"v": 1, "q": fp, "n": done, "c": cont}) if cont else None
+            if items or token is None:
+                yield QueryPage(items, token)
+            if token is None:
+                return
+
+    async def _multi_pages(
+        self,
+        client: Any,
+        plan: QueryPlan,
+        state: dict[str, Any],
+        decode: Callable[[Mapping[str, Any]], Any],
+        fp: str,
+    ) -> AsyncIterator[QueryPage[R]]:
+        from azt.entity import Entity
+
+        after = state.get("a")
+        conds: list[Condition] = []
+        for sp in plan.subplans:
+            c = sp.condition
+            assert c is not None
+            if after is not None:
+                pk, rk = after
+                c = And.of(
+                    c,
+                    Or.of(
+                        Entity.PartitionKey > pk,
+                        (Entity.PartitionKey == pk) & (Entity.RowKey > rk),
+                    ),
+                )
+            self._check_limit(c)
+            conds.append(c)
+        sem = asyncio.Semaphore(self._concurrency)
+        done = state["n"]
+        page_size = self._page_size or MAX_PAGE
+
+        class _Stream:
+            __slots__ = ("buf", "cont", "filter", "finished")
+
+            def __init__(self, text: str) -> None:
+                self.filter = text
+                self.buf: deque[Any] = deque()
+                self.cont: Any = None
+                self.finished = False
+
+        streams = [_Stream(c.to_odata()) for c in conds]
+
+        async def refill(s: _Stream) -> None:
+            while not s.buf and not s.finished:
+                async with sem:
+                    rows, s.cont = await _fetch(
+                        client, s.filter, self._select, self._top(done), s.cont
+                    )
+                s.buf.extend(decode(r) for r in rows)
+                if s.cont is None:
+                    s.finished = True
+
+        heap: list[tuple[tuple[str, str], int]] = []
+        last: tuple[str, str] | None = None
+        last_raw: tuple[str, str] | None = None
+        pending = list(range(len(streams)))
+        items: list[Any] = []
+        while True:
+            if pending:
+                await asyncio.gather(*(refill(streams[i]) for i in pending))
+                for i in pending:
+                    if streams[i].buf:
+                        heapq.heappush(heap, (_row_key(streams[i].buf[0]), i))
+                pending = []
+            if not heap:
+                break
+            key, i = heapq.heappop(heap)
+            s = streams[i]
+            obj = s.buf.popleft()
+            if s.buf:
+                heapq.heappush(heap, (_row_key(s.buf[0]), i))
+            elif not s.finished:
+                pending.append(i)
+            if key == last:
+                continue  # the same entity matched two branches
+            last = key
+            last_raw = (obj.PartitionKey, obj.RowKey)
+            items.append(obj)
+            done += 1
+            if self._limit is not None and done >= self._limit:
+                break
+            if len(items) >= page_size:
+                token = _encode_token({"v": 1, "q": fp, "n": done, "a": list(last_raw)})
+                yield QueryPage(items, token)
+                items = []
+        yield QueryPage(items, None)
+
+    async def __aiter__(self) -> AsyncIterator[R]:
+        """Every result, following continuations, up to ``take(n)``.
+
+        Example::
+
+            async for movie in Query(Movie, table).where(Movie.PartitionKey == "Action"):
+                print(movie.RowKey)
+        """
+        async for page in self.pages():
+            for item in page.items:
+                yield item
+
+    async def to_list(self) -> list[R]:
+        """All results as a list.
+
+        Example::
+
+            movies = await Query(Movie, table).take(10).to_list()
+        """
+        return [x async for x in self]
+
+    async def first(self) -> R | None:
+        """The first result in key order, or ``None``.
+
+        Example::
+
+            movie = await Query(Movie, table).where(Movie.PartitionKey == "Action").first()
+        """
+        async for x in self.take(1):
+            return x
+        return None
+
+    async def one_or_none(self) -> R | None:
+        """The only result, ``None`` if there is none; :class:`MultipleResultsError` if more.
+
+        Example::
+
+            q = Query(Movie, table).where(Movie.PartitionKey == "A", Movie.RowKey == "B")
+            movie = await q.one_or_none()
+        """
+        found = [x async for x in self.take(2)]
+        if len(found) > 1:
+            raise MultipleResultsError(
+                f"one_or_none() found more than one entity ({_describe(found[0])}, "
+                f"{_describe(found[1])}, ...)"
+            )
+        return found[0] if found else None
+
+
+def _describe(obj: Any) -> str:
+    return f"PartitionKey={obj.PartitionKey!r} RowKey={obj.RowKey!r}"
