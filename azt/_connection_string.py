@@ -74,8 +74,8 @@ class Endpoint:
     ``url`` has no trailing slash; ``path`` is its path part (``""`` for host-style
     endpoints, ``"/devstoreaccount1"`` for the emulator), which every request path is
     appended to. ``account_name`` is the account the URL names (first DNS label for
-    host-style, first path segment for path-style), with any ``-secondary`` suffix removed;
-    ``None`` when the URL does not name one. ``is_secondary`` is true for ``-secondary``.
+    host-style ``{account}.table.{suffix}``, first path segment for path-style), with any
+    ``-secondary`` suffix removed; ``None`` when the URL does not name one (custom domains). ``is_secondary`` is true for ``-secondary``.
 
     Example::
 
@@ -130,7 +130,9 @@ class Endpoint:
             first = path.lstrip("/").split("/", 1)[0]
             raw_account = first or None
         else:
-            raw_account = host.split(".", 1)[0] if "." in host else None
+            labels = host.split(".")
+            # Only Azure-shaped hosts ({account}.table.{suffix}) name the account.
+            raw_account = labels[0] if len(labels) >= 3 and labels[1] == "table" else None
         is_secondary = bool(raw_account and raw_account.endswith("-secondary"))
         account = raw_account[: -len("-secondary")] if raw_account and is_secondary else raw_account
         netloc = parts.netloc
@@ -167,7 +169,7 @@ class Endpoint:
                 f"{self.scheme}://{self.netloc}/{self.account_name}-secondary{rest}"
             )
         host_labels = self.netloc.split(".", 1)
-        if len(host_labels) != 2 or host_labels[0].lower() != self.account_name:
+        if host_labels[0].lower() != self.account_name:
             return None
         return Endpoint.parse(
             f"{self.scheme}://{host_labels[0]}-secondary.{host_labels[1]}{self.path}"

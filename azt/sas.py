@@ -13,7 +13,7 @@ Example::
     >>> token = generate_table_sas(cred, "mytable", permission="r",
     ...                            expiry="2030-01-01T00:00:00Z", start_pk="pk1", end_pk="pk1")
     >>> token.split("&sig=")[1]
-    'jNFwfE4jeF82B3YtMp//fekzyr9mfeM9SPat%2BAXIPAc%3D'
+    'jNFwfE4jeF82B3YtMp%2F%2Ffekzyr9mfeM9SPat%2BAXIPAc%3D'
 """
 
 from __future__ import annotations

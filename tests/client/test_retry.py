@@ -1,0 +1,261 @@
+"""Retry decisions, back-off, Retry-After, logging and per-attempt freshness (no network)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import azt
+from azt._connection_string import DEV_ACCOUNT_KEY
+from azt._retry import BackoffWait, is_retryable, may_have_been_applied
+from azt._transport import HttpRequest, HttpResponse, MockTransport
+
+ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
+
+
+class Sleeps:
+    """An injected sleep that records the delays instead of waiting."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+
+
+def error_response(
+    status: int, code: str | None, headers: dict[str, str] | None = None
+) -> HttpResponse:
+    h = {"x-ms-request-id": f"req-{status}", "Content-Type": "application/json"}
+    if code:
+        h["x-ms-error-code"] = code
+    h.update(headers or {})
+    body = b'{"odata.error":{"code":"%s","message":{"lang":"en-US","value":"text"}}}' % (
+        (code or "").encode()
+    )
+    return HttpResponse(status, h, body)
+
+
+def ok_tables() -> HttpResponse:
+    return HttpResponse(200, {"x-ms-request-id": "ok"}, b'{"value":[{"TableName":"t1"}]}')
+
+
+def make_service(
+    handler: object, *, sleeps: Sleeps, policy: azt.RetryPolicy | None = None
+) -> tuple[azt.TableServiceClient, MockTransport]:
+    transport = MockTransport(handler)  # type: ignore[arg-type]
+    client = azt.TableServiceClient(
+        ENDPOINT,
+        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
+        transport=transport,
+        retry=policy or azt.RetryPolicy(),
+        sleep=sleeps,
+        uniform=lambda lo, hi: (lo + hi) / 2,
+    )
+    return client, transport
+
+
+def sequence(*answers: HttpResponse | Exception) -> object:
+    queue = list(answers)
+
+    def handler(request: HttpRequest) -> HttpResponse:
+        answer = queue.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return handler
+
+
+@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504])
+async def test_retryable_statuses_are_retried_with_seed_backoff(status: int) -> None:
+    sleeps = Sleeps()
+    client, transport = make_service(
+        sequence(error_response(status, None), error_response(status, None), ok_tables()),
+        sleeps=sleeps,
+    )
+    async with client:
+        assert await client.list_tables().to_list() == ["t1"]
+    assert len(transport.requests) == 3
+    # Seed defaults: min(3 + U(24, 36) * (2**n - 1), 90) with U at its midpoint (30).
+    assert sleeps.delays == [33.0, 90.0]
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "exc_type"),
+    [
+        (400, "InvalidInput", azt.InvalidInputError),
+        (403, "AuthenticationFailed", azt.AuthenticationError),
+        (404, "TableNotFound", azt.TableNotFoundError),
+        (409, "TableAlreadyExists", azt.TableAlreadyExistsError),
+        (412, "UpdateConditionNotSatisfied", azt.PreconditionFailedError),
+        (501, "NotImplemented", azt.ServiceNotImplementedError),
+        (505, None, azt.ServerError),
+    ],
+)
+async def test_other_errors_are_never_retried(
+    status: int, code: str | None, exc_type: type[azt.ServiceError]
+) -> None:
+    sleeps = Sleeps()
+    client, transport = make_service(sequence(error_response(status, code)), sleeps=sleeps)
+    async with client:
+        with pytest.raises(exc_type) as info:
+            await client.list_tables().to_list()
+    assert len(transport.requests) == 1
+    assert sleeps.delays == []
+    assert info.value.status == status
+    assert info.value.request_id == f"req-{status}"
+    assert info.value.attempts == 1
+
+
+async def test_connection_errors_and_timeouts_are_retried() -> None:
+    sleeps = Sleeps()
+    client, transport = make_service(
+        sequence(
+            azt.ServiceConnectionError("refused", sent=False),
+            azt.ServiceTimeoutError("slow"),
+            ok_tables(),
+        ),
+        sleeps=sleeps,
+    )
+    async with client:
+        assert await client.list_tables().to_list() == ["t1"]
+    assert len(transport.requests) == 3
+
+
+async def test_attempts_are_bounded_and_last_error_is_raised() -> None:
+    sleeps = Sleeps()
+    policy = azt.RetryPolicy(max_attempts=3, base=1.0, minimum=0.5, maximum=100.0)
+    client, transport = make_service(
+        sequence(*(error_response(503, "ServerBusy") for _ in range(3))),
+        sleeps=sleeps,
+        policy=policy,
+    )
+    async with client:
+        with pytest.raises(azt.ServerBusyError) as info:
+            await client.list_tables().to_list()
+    assert len(transport.requests) == 3
+    assert info.value.attempts == 3
+    assert not info.value.earlier_attempt_may_have_applied  # 503 means "not processed"
+    assert sleeps.delays == [1.5, 3.5]  # 0.5 + 1*(2**n - 1)
+
+
+async def test_retry_after_is_a_lower_bound() -> None:
+    sleeps = Sleeps()
+    policy = azt.RetryPolicy(base=0.1, minimum=0.0, maximum=1.0)
+    client, _ = make_service(
+        sequence(
+            error_response(503, "ServerBusy", {"Retry-After": "7"}),
+            error_response(503, "ServerBusy", {"x-ms-retry-after-ms": "2500"}),
+            error_response(429, None, {"Retry-After": "0"}),
+            ok_tables(),
+        ),
+        sleeps=sleeps,
+        policy=policy,
+    )
+    async with client:
+        await client.list_tables().to_list()
+    assert sleeps.delays == [7.0, 2.5, pytest.approx(0.7)]
+
+
+async def test_every_attempt_gets_fresh_date_request_id_and_signature() -> None:
+    sleeps = Sleeps()
+    client, transport = make_service(
+        sequence(error_response(500, "InternalError"), ok_tables()), sleeps=sleeps
+    )
+    async with client:
+        await client.list_tables().to_list()
+    first, second = transport.requests
+    assert first.headers["x-ms-client-request-id"] != second.headers["x-ms-client-request-id"]
+    assert first.headers is not second.headers
+    for request in (first, second):
+        assert request.headers["x-ms-date"] == request.headers["Date"]
+        assert request.headers["Authorization"].startswith("SharedKey devstoreaccount1:")
+        cred = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+        copy = HttpRequest(request.method, request.url, dict(request.headers))
+        cred.sign(copy, "/devstoreaccount1/Tables", None)
+        assert copy.headers["Authorization"] == request.headers["Authorization"]
+
+
+async def test_each_retry_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    sleeps = Sleeps()
+    client, _ = make_service(
+        sequence(error_response(503, "ServerBusy"), ok_tables()), sleeps=sleeps
+    )
+    with caplog.at_level(logging.WARNING, logger="azt"):
+        async with client:
+            await client.list_tables().to_list()
+    records = [r for r in caplog.records if r.name == "azt"]
+    assert len(records) == 1
+    message = records[0].getMessage()
+    assert "GET" in message
+    assert f"{ENDPOINT}/Tables" in message
+    assert "attempt 1" in message
+    assert "503 ServerBusy" in message
+    assert "33.000 s" in message
+
+
+def test_sas_signature_is_redacted_in_logged_urls() -> None:
+    from azt._transport import redact_url
+
+    assert redact_url("http://h/t?sv=1&sig=SECRET%3D") == "http://h/t?sv=1&sig=REDACTED"
+
+
+def test_classification_helpers() -> None:
+    err = azt.ServiceError
+    assert is_retryable(azt.ServerError("x", status=507))
+    assert not is_retryable(azt.ServerError("x", status=505))
+    assert not is_retryable(err("x", status=404))
+    assert not is_retryable(ValueError("x"))
+    assert may_have_been_applied(azt.ServiceTimeoutError("t"))
+    assert not may_have_been_applied(azt.ServiceConnectionError("refused", sent=False))
+    assert not may_have_been_applied(azt.TooManyRequestsError("x", status=429))
+    assert may_have_been_applied(azt.ServerError("x", status=502))
+
+
+def test_backoff_policy_bounds_and_jitter() -> None:
+    policy = azt.RetryPolicy()
+    assert (policy.max_attempts, policy.base, policy.minimum, policy.maximum) == (
+        4,
+        30.0,
+        3.0,
+        90.0,
+    )
+    assert policy.backoff(1, uniform=lambda lo, hi: lo) == pytest.approx(27.0)
+    assert policy.backoff(1, uniform=lambda lo, hi: hi) == pytest.approx(39.0)
+    assert policy.backoff(2, uniform=lambda lo, hi: lo) == pytest.approx(75.0)
+    assert policy.backoff(10) == 90.0
+    for _ in range(200):
+        assert 27.0 <= policy.backoff(1) <= 39.0
+    wait = BackoffWait(azt.RetryPolicy(base=2, minimum=1, maximum=5), uniform=lambda lo, hi: hi)
+    assert wait.delay(1, None) == pytest.approx(3.4)
+    assert wait.delay(1, azt.ServerBusyError("b", status=503, headers={"Retry-After": "9"})) == 9.0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_attempts": 0},
+        {"base": -1},
+        {"minimum": 5, "maximum": 1},
+        {"jitter": 1.5},
+        {"max_attempts": True},
+    ],
+)
+def test_retry_policy_validation(kwargs: dict[str, object]) -> None:
+    with pytest.raises(azt.ValidationError):
+        azt.RetryPolicy(**kwargs)  # type: ignore[arg-type]
+
+
+async def test_no_retries_policy_makes_one_attempt() -> None:
+    sleeps = Sleeps()
+    client, transport = make_service(
+        sequence(error_response(503, "ServerBusy")),
+        sleeps=sleeps,
+        policy=azt.RetryPolicy.no_retries(),
+    )
+    async with client:
+        with pytest.raises(azt.ServerBusyError):
+            await client.list_tables().to_list()
+    assert len(transport.requests) == 1
