@@ -1,0 +1,58 @@
+"""The command line: start, print the endpoint and connection string, stop on SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import signal
+
+import aiohttp
+import pytest
+
+from azt_server_stub.__main__ import build_parser, config_from_args
+
+from .conftest import StubProcess, free_port
+
+
+async def test_cli_prints_and_serves_then_stops_on_sigterm() -> None:
+    port = free_port()
+    proc = StubProcess("--port", str(port), "--account", "other:b3RoZXJrZXk=")
+    proc.start()
+    try:
+        assert proc.endpoint == f"http://127.0.0.1:{port}"
+        text = "\n".join(proc.lines)
+        assert f"TableEndpoint=http://127.0.0.1:{port}/devstoreaccount1;" in text
+        assert f"http://127.0.0.1:{port}/other" in text
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(
+                f"{proc.endpoint}/devstoreaccount1/Tables", headers={"Accept": "application/json"}
+            ) as resp,
+        ):
+            assert resp.status == 401
+            assert resp.headers["x-ms-error-code"] == "NoAuthenticationInformation"
+    finally:
+        code = proc.stop()
+    assert code == 0
+    assert "azt-stub shutting down" in proc.lines
+
+
+def test_cli_stops_on_sigint() -> None:
+    proc = StubProcess("--port", "0").start()
+    assert proc.proc is not None
+    proc.proc.send_signal(signal.SIGINT)
+    assert proc.proc.wait(timeout=30) == 0
+    proc.stop()
+
+
+def test_cli_arguments() -> None:
+    args = build_parser().parse_args(
+        ["--account", "a:QUFBQQ==:QkJCQg==", "--disable-clock-skew-check", "--oauth"]
+    )
+    config = config_from_args(args)
+    assert config.accounts["a"] == ["QUFBQQ==", "QkJCQg=="]
+    assert "devstoreaccount1" in config.accounts
+    assert config.auth.check_clock_skew is False
+    assert config.auth.allow_bearer is True
+    with pytest.raises(ValueError, match="NAME:KEY"):
+        config_from_args(build_parser().parse_args(["--account", "nokey"]))
+    with pytest.raises(ValueError, match="base64"):
+        config_from_args(build_parser().parse_args(["--account", "a:not base64!"]))
