@@ -1,0 +1,419 @@
+"""Entity group transactions: ``multipart/mixed`` bodies, sans-I/O (PROTOCOL.md 9).
+
+:func:`encode_batch` writes one change set holding up to 100 write operations;
+:func:`encode_query_batch` writes the query-only form (a single ``GET`` part directly in
+the batch). Both use CRLF line endings, ``batch_<uuid>`` / ``changeset_<uuid>``
+boundaries, ``Content-ID`` (1-based) in each MIME part header, absolute request URLs
+and the inner headers the caller gives (``Content-Length`` is added for bodies).
+
+:func:`decode_batch_response` reads the ``202`` response: it tolerates bare LF, both
+nested change-set responses and parts placed directly in the batch, quoted boundaries,
+``Content-ID`` in either place, and a missing inner ``Content-Length``. On failure the
+service answers with a single part carrying the failing operation's status and an error
+whose message starts with the operation's 0-based index (``"1:The specified entity
+already exists."``); :func:`decode_part_error` returns the code, message and that index.
+
+Example::
+
+    >>> ct, body = encode_batch(
+    ...     [BatchPart("DELETE", "https://a.table.core.windows.net/t(PartitionKey='p',RowKey='r')",
+    ...                {"If-Match": "*"})],
+    ...     batch_boundary="batch_1", changeset_boundary="changeset_2")
+    >>> ct
+    'multipart/mixed; boundary=batch_1'
+    >>> print(body.decode().replace("\\r\\n", "|\\n"))  # doctest: +NORMALIZE_WHITESPACE
+    --batch_1|
+    Content-Type: multipart/mixed; boundary=changeset_2|
+    |
+    --changeset_2|
+    Content-Type: application/http|
+    Content-Transfer-Encoding: binary|
+    Content-ID: 1|
+    |
+    DELETE https://a.table.core.windows.net/t(PartitionKey='p',RowKey='r') HTTP/1.1|
+    If-Match: *|
+    |
+    |
+    --changeset_2--|
+    --batch_1--|
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Final
+
+import attrs
+
+from azt._exceptions import ValidationError
+from azt._wire import WireDecodeError
+from azt._wire import atom as _atom
+from azt._wire import json as _json
+
+__all__ = [
+    "MAX_BATCH_BYTES",
+    "MAX_BATCH_OPERATIONS",
+    "BatchPart",
+    "BatchResponsePart",
+    "Headers",
+    "decode_batch_response",
+    "decode_part_error",
+    "encode_batch",
+    "encode_query_batch",
+    "parse_error_index",
+]
+
+MAX_BATCH_OPERATIONS: Final = 100
+MAX_BATCH_BYTES: Final = 4 * 1024 * 1024
+
+_CRLF: Final = b"\r\n"
+_WRITE_METHODS: Final = frozenset({"POST", "PUT", "MERGE", "PATCH", "DELETE"})
+
+
+class Headers(Mapping[str, str]):
+    """A read-only, case-insensitive header mapping (repeated headers joined by ``, ``).
+
+    Example::
+
+        >>> h = Headers([("ETag", 'W/"1"'), ("content-type", "application/json")])
+        >>> h["etag"], h["Content-Type"], "ETAG" in h
+        ('W/"1"', 'application/json', True)
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Iterator[tuple[str, str]] | Sequence[tuple[str, str]] = ()) -> None:
+        store: dict[str, tuple[str, str]] = {}
+        for name, value in items:
+            key = name.lower()
+            if key in store:
+                value = f"{store[key][1]}, {value}"
+                name = store[key][0]
+            store[key] = (name, value)
+        self._items = store
+
+    def __getitem__(self, name: str) -> str:
+        return self._items[name.lower()][1]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return (orig for orig, _ in self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Headers({list(self._items.values())!r})"
+
+
+@attrs.frozen(slots=True)
+class BatchPart:
+    """One operation of a batch request.
+
+    ``url`` is the absolute request URL (``https://acct.table.core.windows.net/t(...)``);
+    ``headers`` are the inner HTTP headers (``Content-Type``, ``Accept``, ``If-Match``,
+    ``Prefer``, ``DataServiceVersion``, …); ``body`` the encoded entity, if any.
+
+    Example::
+
+        >>> BatchPart("POST", "https://a.table.core.windows.net/t",
+        ...           {"Content-Type": "application/json"}, b"{}").method
+        'POST'
+    """
+
+    method: str
+    url: str
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    body: bytes | None = None
+
+
+@attrs.frozen(slots=True)
+class BatchResponsePart:
+    """One part of a batch response: status line, headers (case-insensitive) and body.
+
+    ``content_id`` is the part's ``Content-ID`` when the service echoed one.
+
+    Example::
+
+        >>> p = BatchResponsePart(204, "No Content", Headers([("ETag", 'W/"1"')]), b"")
+        >>> p.ok, p.headers["etag"]
+        (True, 'W/"1"')
+    """
+
+    status: int
+    reason: str
+    headers: Headers
+    body: bytes
+    content_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True for a 2xx status."""
+        return 200 <= self.status < 300
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def _check_header_text(what: str, text: str) -> None:
+    if "\r" in text or "\n" in text:
+        raise ValidationError(f"batch {what} {text!r} contains a line break")
+
+
+def _request_bytes(part: BatchPart) -> bytes:
+    method = part.method.upper()
+    _check_header_text("URL", part.url)
+    if " " in part.url or "\t" in part.url:
+        raise ValidationError(f"batch URL {part.url!r} contains whitespace; percent-encode it")
+    lines = [f"{method} {part.url} HTTP/1.1"]
+    has_length = False
+    for name, value in part.headers.items():
+        _check_header_text("header", f"{name}: {value}")
+        if name.lower() == "content-length":
+            has_length = True
+        lines.append(f"{name}: {value}")
+    body = part.body or b""
+    if part.body is not None and not has_length:
+        lines.append(f"Content-Length: {len(body)}")
+    head = "\r\n".join(lines).encode("utf-8")
+    return head + b"\r\n\r\n" + body + _CRLF
+
+
+def encode_batch(
+    parts: Sequence[BatchPart],
+    *,
+    batch_boundary: str | None = None,
+    changeset_boundary: str | None = None,
+) -> tuple[str, bytes]:
+    """Encode write operations as one change set; returns ``(content_type, body)``.
+
+    Refuses (``ValidationError``) an empty batch, more than 100 operations, a ``GET``
+    (queries go alone through :func:`encode_query_batch`), line breaks in URLs or
+    headers, and bodies over 4 MiB in total.
+
+    Example::
+
+        >>> ct, body = encode_batch([BatchPart("POST", "https://a/t", {}, b"{}")])
+        >>> ct.startswith("multipart/mixed; boundary=batch_")
+        True
+    """
+    if not parts:
+        raise ValidationError("a batch needs at least one operation")
+    if len(parts) > MAX_BATCH_OPERATIONS:
+        raise ValidationError(
+            f"a batch holds at most {MAX_BATCH_OPERATIONS} operations, got {len(parts)}"
+        )
+    batch = batch_boundary or f"batch_{uuid.uuid4()}"
+    changeset = changeset_boundary or f"changeset_{uuid.uuid4()}"
+    out = [f"--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n".encode()]
+    for i, part in enumerate(parts):
+        if part.method.upper() not in _WRITE_METHODS:
+            raise ValidationError(
+                f"operation {i}: {part.method} cannot be part of a change set (allowed: "
+                "POST, PUT, MERGE, PATCH, DELETE); send a query alone with encode_query_batch"
+            )
+        out.append(
+            f"--{changeset}\r\nContent-Type: application/http\r\n"
+            f"Content-Transfer-Encoding: binary\r\nContent-ID: {i + 1}\r\n\r\n".encode()
+        )
+        out.append(_request_bytes(part))
+    out.append(f"--{changeset}--\r\n--{batch}--\r\n".encode())
+    body = b"".join(out)
+    if len(body) > MAX_BATCH_BYTES:
+        raise ValidationError(
+            f"the batch body is {len(body)} bytes; the service limit is {MAX_BATCH_BYTES} (4 MiB)"
+        )
+    return f"multipart/mixed; boundary={batch}", body
+
+
+def encode_query_batch(part: BatchPart, *, batch_boundary: str | None = None) -> tuple[str, bytes]:
+    """Encode a point query (``GET``) as the sole, non-change-set part of a batch.
+
+    Example::
+
+        >>> ct, body = encode_query_batch(
+        ...     BatchPart("GET", "https://a/t(PartitionKey='p',RowKey='r')",
+        ...               {"Accept": "application/json;odata=minimalmetadata"}),
+        ...     batch_boundary="batch_1")
+        >>> body.splitlines()[4]
+        b"GET https://a/t(PartitionKey='p',RowKey='r') HTTP/1.1"
+    """
+    if part.method.upper() != "GET":
+        raise ValidationError(f"a query batch holds one GET, not {part.method}")
+    batch = batch_boundary or f"batch_{uuid.uuid4()}"
+    body = (
+        f"--{batch}\r\nContent-Type: application/http\r\n"
+        f"Content-Transfer-Encoding: binary\r\n\r\n".encode()
+        + _request_bytes(part)
+        + f"--{batch}--\r\n".encode()
+    )
+    return f"multipart/mixed; boundary={batch}", body
+
+
+# --------------------------------------------------------------------------- decode
+
+_PARAM_RE: Final = re.compile(r';\s*([^=;\s]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
+_BLANK_LINE_RE: Final = re.compile(rb"\r?\n\r?\n")
+_NEWLINE_RE: Final = re.compile(rb"\r?\n")
+
+
+def _boundary(content_type: str) -> str:
+    for name, value in _PARAM_RE.findall(content_type):
+        if name.lower() == "boundary":
+            value = value.strip()
+            if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+                value = value[1:-1].replace('\\"', '"')
+            if value:
+                return str(value)
+    raise WireDecodeError(f"no multipart boundary in Content-Type {content_type!r}")
+
+
+def _split_multipart(body: bytes, boundary: str) -> list[bytes]:
+    delim = re.compile(
+        rb"(?:\A|\r?\n)--" + re.escape(boundary.encode("latin-1")) + rb"(--)?[ \t]*(?:\r?\n|\Z)"
+    )
+    parts: list[bytes] = []
+    start: int | None = None
+    for m in delim.finditer(body):
+        if start is not None:
+            parts.append(body[start : m.start()])
+        if m.group(1):  # close delimiter
+            return parts
+        start = m.end()
+    if start is None:
+        raise WireDecodeError(f"multipart body has no part delimited by --{boundary}")
+    raise WireDecodeError(f"multipart body is missing its closing --{boundary}--")
+
+
+def _split_head(data: bytes) -> tuple[bytes, bytes]:
+    """Split ``head CRLF CRLF rest`` (LF tolerated); no blank line means no body."""
+    if data.startswith(b"\r\n"):
+        return b"", data[2:]
+    if data.startswith(b"\n"):
+        return b"", data[1:]
+    m = _BLANK_LINE_RE.search(data)
+    if m is None:
+        return data.rstrip(b"\r\n"), b""
+    return data[: m.start()], data[m.end() :]
+
+
+def _parse_headers(lines: Sequence[bytes]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for raw in lines:
+        if not raw.strip():
+            continue
+        line = raw.decode("utf-8", "replace")
+        if line[:1] in (" ", "\t") and out:  # folded continuation
+            name, value = out[-1]
+            out[-1] = (name, f"{value} {line.strip()}")
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            raise WireDecodeError(f"malformed header line in batch response: {line!r}")
+        out.append((name.strip(), value.strip()))
+    return out
+
+
+def _decode_http_part(mime: Headers, data: bytes) -> BatchResponsePart:
+    head, rest = _split_head(data)
+    lines = _NEWLINE_RE.split(head)
+    status_line = lines[0].decode("latin-1").strip() if lines else ""
+    fields = status_line.split(" ", 2)
+    if len(fields) < 2 or not fields[0].startswith("HTTP/") or not fields[1].isdigit():
+        raise WireDecodeError(f"malformed status line in batch response: {status_line!r}")
+    headers = Headers(_parse_headers(lines[1:]))
+    body = rest
+    length = headers.get("Content-Length")
+    if length is not None and length.isdigit() and int(length) <= len(body):
+        body = body[: int(length)]
+    content_id = mime.get("Content-ID") or headers.get("Content-ID")
+    return BatchResponsePart(
+        status=int(fields[1]),
+        reason=fields[2] if len(fields) > 2 else "",
+        headers=headers,
+        body=body,
+        content_id=content_id,
+    )
+
+
+def _decode_multipart(content_type: str, body: bytes, depth: int) -> list[BatchResponsePart]:
+    out: list[BatchResponsePart] = []
+    for raw in _split_multipart(body, _boundary(content_type)):
+        head, rest = _split_head(raw)
+        mime = Headers(_parse_headers(_NEWLINE_RE.split(head)))
+        ctype = mime.get("Content-Type", "")
+        if ctype.lower().startswith("multipart/"):
+            if depth >= 1:
+                raise WireDecodeError("change sets nested more than one level deep")
+            out.extend(_decode_multipart(ctype, rest, depth + 1))
+        else:
+            out.append(_decode_http_part(mime, rest))
+    return out
+
+
+def decode_batch_response(content_type: str, body: bytes) -> list[BatchResponsePart]:
+    """Decode a ``202`` batch response into its parts, in order.
+
+    ``content_type`` is the outer ``Content-Type`` (its ``boundary`` is used). A
+    successful change set gives one part per operation; a failed one gives a single
+    part with the failing status (see :func:`decode_part_error`).
+
+    Example::
+
+        >>> body = (b"--batchresponse_1\\r\\nContent-Type: multipart/mixed; "
+        ...         b"boundary=changesetresponse_2\\r\\n\\r\\n--changesetresponse_2\\r\\n"
+        ...         b"Content-Type: application/http\\r\\nContent-Transfer-Encoding: binary"
+        ...         b"\\r\\n\\r\\nHTTP/1.1 204 No Content\\r\\nETag: W/\\"1\\"\\r\\n\\r\\n\\r\\n"
+        ...         b"--changesetresponse_2--\\r\\n--batchresponse_1--\\r\\n")
+        >>> [(p.status, p.headers["ETag"]) for p in decode_batch_response(
+        ...     "multipart/mixed; boundary=batchresponse_1", body)]
+        [(204, 'W/"1"')]
+    """
+    return _decode_multipart(content_type, body, 0)
+
+
+_INDEX_RE: Final = re.compile(r"\s*(\d+):")
+
+
+def parse_error_index(message: str | None) -> int | None:
+    """The 0-based operation index at the start of a batch error message, if any.
+
+    Example::
+
+        >>> parse_error_index("1:The specified entity already exists.")
+        1
+        >>> parse_error_index("The specified entity already exists.") is None
+        True
+    """
+    if not message:
+        return None
+    m = _INDEX_RE.match(message)
+    return int(m.group(1)) if m else None
+
+
+def decode_part_error(part: BatchResponsePart) -> tuple[str | None, str | None, int | None]:
+    """``(code, message, index)`` of a failed batch part (JSON or OData XML error body).
+
+    ``message`` keeps the service text without the ``"<index>:"`` prefix; ``index`` is
+    the failing operation's 0-based position (``None`` if the message has none).
+
+    Example::
+
+        >>> p = BatchResponsePart(409, "Conflict", Headers(), b'{"odata.error":{"code":'
+        ...     b'"EntityAlreadyExists","message":{"lang":"en-US","value":"1:Exists."}}}')
+        >>> decode_part_error(p)
+        ('EntityAlreadyExists', 'Exists.', 1)
+    """
+    body = part.body.lstrip()
+    if body.startswith(b"<"):
+        code, message = _atom.decode_error(body)
+    else:
+        code, message = _json.decode_error(body)
+    index = parse_error_index(message)
+    if index is not None and message is not None:
+        message = message.split(":", 1)[1]
+    return code, message, index
