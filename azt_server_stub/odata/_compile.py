@@ -2,8 +2,9 @@
 
 The tree is translated once into the source of a single function of the
 entity and compiled with :func:`compile`; evaluating it is one call with no
-nested closures. Literal values and property names are bound as constants in
-the function's namespace, never spliced into the source.
+nested calls. Property names and literal values enter the source only as
+``repr()`` of str/int/bytes/finite float (which cannot inject code) or as
+closure variables.
 
 Typing rules (PROTOCOL.md 7.3), per comparison ``Prop OP literal``:
 
@@ -22,6 +23,7 @@ Typing rules (PROTOCOL.md 7.3), per comparison ``Prop OP literal``:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -45,17 +47,40 @@ _SYSTEM = {"PartitionKey": ("e.pk", Edm.STRING), "RowKey": ("e.rk", Edm.STRING)}
 
 
 class _Gen:
-    """Source generator: collects constants and produces one expression per node."""
+    """Source generator: collects constants and produces one expression per node.
+
+    Strings, integers, bytes and finite floats are written into the source as
+    literals (loaded as code constants, the fastest access); other values (EDM
+    type tuples, NaN and infinities, helper functions) become closure variables.
+    """
 
     def __init__(self) -> None:
         self.consts: dict[str, Any] = {}
-        self.uses_props = False
         self._n = 0
 
     def const(self, value: Any) -> str:
+        kind = type(value)
+        if kind is str or kind is int or kind is bytes or kind is bool:
+            return repr(value)
+        if kind is float and math.isfinite(value):
+            return f"({value!r})"
         name = f"c{len(self.consts)}"
         self.consts[name] = value
         return name
+
+    def function(self, param: str, body: str) -> Callable[[Any], bool]:
+        """Compile ``def matches(param): return body`` with the collected closure variables."""
+        names = ", ".join(self.consts)
+        source = (
+            f"def make({names}):\n"
+            f"    def matches({param}):\n"
+            f"        return {body}\n"
+            f"    return matches\n"
+        )
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<$filter>", "exec"), namespace)
+        fn: Callable[[Any], bool] = namespace["make"](**self.consts)
+        return fn
 
     def temp(self) -> str:
         self._n += 1
@@ -87,7 +112,8 @@ def _value_expr(gen: _Gen, op: str, edm: Edm, value: Any, var: str) -> tuple[str
     if edm is Edm.GUID:
         return f"{var}.int", gen.const(value.int)
     if edm is Edm.STRING and op not in ("eq", "ne") and _needs_units(value):
-        return f"({var} if {var}.isascii() else U({var}))", gen.const(to_units(value))
+        units = gen.const(to_units)
+        return f"({var} if {var}.isascii() else {units}({var}))", gen.const(to_units(value))
     return var, gen.const(value)
 
 
@@ -95,10 +121,12 @@ def _entity_leaf(gen: _Gen, node: Compare | BoolProp) -> str:
     if isinstance(node, BoolProp):
         if node.prop in _SYSTEM or node.prop == "Timestamp":
             return "False"  # keys are strings and Timestamp a DateTime, never Boolean
-        gen.uses_props = True
         t = gen.temp()
         name = gen.const(node.prop)
-        return f"(({t} := g({name})) is not None and {t}[0] is BOOL and {t}[1] is True)"
+        boolean = gen.const(Edm.BOOLEAN)
+        return (
+            f"(({t} := e.props.get({name})) is not None and {t}[0] is {boolean} and {t}[1] is True)"
+        )
     lit = node.lit
     op = PY_OPS[node.op]
     system = _SYSTEM.get(node.prop)
@@ -111,7 +139,6 @@ def _entity_leaf(gen: _Gen, node: Compare | BoolProp) -> str:
         if lit.edm is not Edm.DATETIME:
             return "False"
         return f"(e.timestamp {op} {gen.const(lit.value)})"
-    gen.uses_props = True
     t = gen.temp()
     name = gen.const(node.prop)
     accepts = ACCEPTS[lit.edm]
@@ -120,7 +147,7 @@ def _entity_leaf(gen: _Gen, node: Compare | BoolProp) -> str:
     else:
         type_test = f"{t}[0] in {gen.const(accepts)}"
     stored, literal = _value_expr(gen, node.op, lit.edm, lit.value, f"{t}[1]")
-    return f"(({t} := g({name})) is not None and {type_test} and {stored} {op} {literal})"
+    return f"(({t} := e.props.get({name})) is not None and {type_test} and {stored} {op} {literal})"
 
 
 def compile_entity_matcher(root: Node) -> Callable[[Entity], bool]:
@@ -134,13 +161,7 @@ def compile_entity_matcher(root: Node) -> Callable[[Entity], bool]:
         True
     """
     gen = _Gen()
-    body = gen.node(root, _entity_leaf)
-    prologue = "    g = e.props.get\n" if gen.uses_props else ""
-    source = f"def matches(e):\n{prologue}    return {body}\n"
-    namespace: dict[str, Any] = {"BOOL": Edm.BOOLEAN, "U": to_units, **gen.consts}
-    exec(compile(source, "<$filter>", "exec"), namespace)
-    fn: Callable[[Entity], bool] = namespace["matches"]
-    return fn
+    return gen.function("e", gen.node(root, _entity_leaf))
 
 
 def _table_leaf(gen: _Gen, node: Compare | BoolProp) -> str:
@@ -159,8 +180,4 @@ def compile_table_matcher(root: Node) -> Callable[[str], bool]:
         True
     """
     gen = _Gen()
-    body = gen.node(root, _table_leaf)
-    namespace: dict[str, Any] = dict(gen.consts)
-    exec(compile(f"def matches(n):\n    return {body}\n", "<$filter>", "exec"), namespace)
-    fn: Callable[[str], bool] = namespace["matches"]
-    return fn
+    return gen.function("n", gen.node(root, _table_leaf))

@@ -290,3 +290,22 @@ def test_table_filter() -> None:
     assert not compile_table_filter("TableName")("t")
     assert compile_table_filter("")("anything")
     assert compile_table_filter("'m' lt TableName")("mytable")
+
+
+def test_names_and_values_cannot_break_the_generated_code() -> None:
+    e = Entity(
+        "p",
+        "r",
+        0,
+        {
+            "e": (Edm.INT32, 1),
+            "None": (Edm.STRING, "x"),
+            "class": (Edm.BOOLEAN, True),
+            "t1": (Edm.STRING, "\"); import os; ('"),
+            "c0": (Edm.DOUBLE, math.inf),
+        },
+    )
+    assert match("e eq 1 and None eq 'x' and class", e)
+    assert match("t1 eq '\"); import os; (''' and t1 ne '\\'", e)
+    assert match("c0 eq INF and c0 gt 1.5", e)
+    assert match("c0 ne NaN and not (c0 eq NaN)", e)
