@@ -440,8 +440,7 @@ def _check_storage(p: Prop[Any], v: Any, edm: EdmType, *, key_rules: bool = True
 _NOTHING: Any = attrs.NOTHING
 
 
-@attrs.frozen
-class _PropSpec:
+class _PropSpec(typing.NamedTuple):
     default: Any = _NOTHING
     factory: Callable[[], Any] | None = None
     name: str | None = None

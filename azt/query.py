@@ -37,7 +37,7 @@ import hashlib
 import heapq
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
@@ -932,7 +932,7 @@ class Query(Generic[R]):
             )
         return self._client
 
-    async def pages(self, continuation: str | None = None) -> AsyncIterator[QueryPage[R]]:
+    async def pages(self, continuation: str | None = None) -> AsyncGenerator[QueryPage[R], None]:
         """Results page by page; each page's ``continuation`` resumes after it (also in a new
         process, given the same query). Empty service pages are skipped.
 

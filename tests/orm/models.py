@@ -55,3 +55,24 @@ class Required(Entity):
 
     title: Prop[str]
     count: Prop[Int64] = prop(edm=EdmType.INT64, default=0)
+
+
+class Member(Entity):
+    """The seed's member row: RowKey "Member", PartitionKey = member id."""
+
+    name: Prop[str] = prop(name="Name", default="")
+    rental_count: Prop[int] = prop(name="RentalCount", default=0)
+
+
+class Rental(Entity):
+    """The seed's rental rows: RowKey "Rental_<Movie Name>"."""
+
+    movie: Prop[str] = prop(name="Movie", default="")
+    due: Prop[datetime | None] = prop(name="Due", default=None)
+
+
+class Kinded(Entity):
+    """A row chosen by a discriminator property."""
+
+    kind: Prop[str] = prop(name="Kind", default="kinded")
+    n: Prop[int] = prop(default=0)
