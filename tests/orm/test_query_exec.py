@@ -206,9 +206,9 @@ async def test_explicit_pages_resume_from_tokens(
     token: str | None = None
     pages = 0
     while True:
-        it = q.pages(token).__aiter__()
-        page = await it.__anext__()
-        await it.aclose()
+        gen = q.pages(token)
+        page = await gen.__anext__()
+        await gen.aclose()
         got.extend(_keys(page.items))
         pages += 1
         token = page.continuation
