@@ -588,13 +588,13 @@ class TableBatch:
         self._add(BatchOperation("create", entity))
 
     def update(
-        self, entity: Mapping[str, Any], *, mode: UpdateMode = UpdateMode.MERGE, etag: str = "*"
+        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE, *, etag: str = "*"
     ) -> None:
         """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``)."""
         _check_entity(entity)
         self._add(BatchOperation("update", entity, mode=UpdateMode(mode), etag=_check_etag(etag)))
 
-    def upsert(self, entity: Mapping[str, Any], *, mode: UpdateMode = UpdateMode.MERGE) -> None:
+    def upsert(self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE) -> None:
         """Insert or merge/replace ``entity``."""
         _check_entity(entity)
         self._add(BatchOperation("upsert", entity, mode=UpdateMode(mode)))
