@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -188,7 +189,7 @@ async def test_get_with_select(table: azt.TableClient) -> None:
 
 
 async def test_query_with_parameters_select_and_pages(table: azt.TableClient) -> None:
-    batch_rows = [
+    batch_rows: list[dict[str, Any]] = [
         {"PartitionKey": "O'Brien", "RowKey": f"{i:03d}", "Rating": i % 5, "Name": f"n{i}"}
         for i in range(25)
     ]
@@ -355,7 +356,7 @@ async def test_transaction_checks_before_sending(table: azt.TableClient) -> None
     with pytest.raises(azt.BatchValidationError) as info:
         batch.create({"PartitionKey": "q", "RowKey": "2"})
     assert info.value.index == 1
-    with pytest.raises(azt.BatchValidationError, match="appears only once|already appears"):
+    with pytest.raises(azt.BatchValidationError, match="already appears"):
         batch.delete("p", "1")
     for i in range(2, 101):
         batch.create({"PartitionKey": "p", "RowKey": str(i)})
