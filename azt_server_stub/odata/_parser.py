@@ -43,6 +43,9 @@ from ._ast import (
 from ._lexer import Tok, Token, syntax_error, tokenize, unsupported
 
 MAX_COMPARISONS = 15
+#: Nesting limit for parentheses and ``not`` together (keeps recursion and the
+#: generated code shallow; real filters nest a handful of levels).
+MAX_DEPTH = 64
 
 _CMP_OPS = frozenset(FLIPPED)
 _ARITH_OPS = frozenset({"add", "sub", "mul", "div", "mod"})
@@ -67,12 +70,21 @@ _Parsed = Node | Operand
 
 
 class _Parser:
-    __slots__ = ("_i", "_text", "_tokens")
+    __slots__ = ("_depth", "_i", "_text", "_tokens")
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._tokens = tokenize(text)
         self._i = 0
+        self._depth = 0
+
+    def _enter(self, tok: Token) -> None:
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise self._error(
+                tok,
+                f"the filter nests parentheses and 'not' more than {MAX_DEPTH} levels deep",
+            )
 
     # -- helpers ---------------------------------------------------------------
     def _peek(self) -> Token:
@@ -154,7 +166,10 @@ class _Parser:
             self._next()
             if self._peek().kind is Tok.EOF:
                 raise self._error(self._peek(), "expected a condition after 'not'")
-            return Not(self._condition(self._unary(), "not"))
+            self._enter(tok)
+            operand = self._condition(self._unary(), "not")
+            self._depth -= 1
+            return Not(operand)
         return self._compare()
 
     def _compare(self) -> _Parsed:
@@ -180,6 +195,16 @@ class _Parser:
                     f"the '{tok.text}' operator is not supported by the Table service"
                     + (" (combine 'eq' comparisons with 'or' instead)" if tok.text == "in" else ""),
                 )
+            nxt = self._tokens[self._i + 1]
+            if tok.text not in _KEYWORDS and (
+                nxt.kind in (Tok.LITERAL, Tok.LPAREN)
+                or (nxt.kind is Tok.IDENT and nxt.text not in _KEYWORDS)
+            ):
+                # "Age eqq 1", "Name like 'x'", "Age EQ 1": a word where an operator belongs.
+                hint = self._case_hint(tok) or (
+                    " (the comparison operators are eq, ne, gt, ge, lt and le)"
+                )
+                raise self._error(tok, f"unknown operator '{tok.text}'" + hint)
         elif tok.kind is Tok.MINUS:
             raise unsupported(f"arithmetic operator '-' at position {tok.pos}")
         return left
@@ -195,6 +220,7 @@ class _Parser:
         if kind is Tok.LPAREN:
             if self._peek().kind is Tok.RPAREN:
                 raise self._error(self._peek(), "empty parentheses")
+            self._enter(tok)
             inner = self._or()
             close = self._peek()
             if close.kind is not Tok.RPAREN:
@@ -206,6 +232,7 @@ class _Parser:
                     + self._case_hint(close),
                 )
             self._next()
+            self._depth -= 1
             return inner
         if kind is Tok.MINUS:
             raise unsupported(f"arithmetic negation '-' at position {tok.pos}")

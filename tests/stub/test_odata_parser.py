@@ -130,7 +130,11 @@ def refusal(text: str) -> StubError:
         # case-sensitive keywords
         ("A eq 1 And B eq 2", "keywords are case-sensitive: write 'and'"),
         ("A eq 1 OR B eq 2", "keywords are case-sensitive: write 'or'"),
-        ("A EQ 1", "keywords are case-sensitive: write 'eq'"),
+        ("A EQ 1", "unknown operator 'EQ' (keywords are case-sensitive: write 'eq')"),
+        ("Age eqq 1", "unknown operator 'eqq' (the comparison operators are eq, ne, gt"),
+        ("Name like 'x%'", "unknown operator 'like'"),
+        ("Name contains Other", "unknown operator 'contains'"),
+        ("Age is (1)", "unknown operator 'is'"),
         ("(A eq 1 Or B eq 2)", "keywords are case-sensitive: write 'or'"),
         ("IsActive eq True", "comparing two properties"),
         ("Not A eq 1", "unexpected 'Not' (keywords are case-sensitive: write 'not')"),
@@ -243,3 +247,25 @@ def test_messages_quote_the_filter_and_position() -> None:
         "Syntax error at position 23 in 'PartitionKey eq 'a' and': "
         "expected a condition, found the end of the filter"
     )
+
+
+def test_nesting_is_limited() -> None:
+    deep = "(" * 64 + "A eq 1" + ")" * 64
+    assert show(parse_filter(deep)) == "(eq A 1)"
+    assert show(parse_filter("not " * 64 + "A eq 1")).count("not") == 64
+    compile_entity_filter("not " * 32 + "(" * 32 + "A eq 1" + ")" * 32)
+    nested = "A eq 1"
+    for i in range(14):  # 15 comparisons, 28 levels; then 18 levels of 'not ('
+        nested = f"not (B eq {i} or {nested})"
+    nested = "not (" * 18 + nested + ")" * 18
+    assert compile_entity_filter(nested).kind == "scan"
+    assert compile_entity_filter("not " * 64 + "A eq 1").kind == "scan"
+    for text in (
+        "(" * 65 + "A eq 1" + ")" * 65,
+        "not " * 65 + "A eq 1",
+        "not (" * 40 + "A eq 1" + ")" * 40,
+        "(" * 100_000,
+    ):
+        err = refusal(text)
+        assert (err.status, err.code) == (400, "InvalidInput")
+        assert "more than 64 levels deep" in err.message
