@@ -1,0 +1,125 @@
+"""Static typing of the ORM surface, checked by ``mypy --strict`` (assert_type), and
+importable by pytest (the checks also hold at run time where they can run).
+
+Negative lines carry ``# type: ignore[<code>]``: with ``warn_unused_ignores`` (part of
+``--strict``) mypy fails if any of those errors disappears, so each one proves that a
+wrong comparison or assignment *is* a type error.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any, assert_type
+
+import pytest
+
+from azt.dynamic import DynamicEntity, Resolver, by_row_key_prefix, column
+from azt.entity import Entity, Int64, Prop, prop
+from azt.query import Comparison, Condition, Query, QueryPage, QueryPlan
+
+
+class Movie(Entity):
+    rating: Prop[float] = prop(default=0.0)
+    year: Prop[int] = prop(name="ReleaseYear", default=2000)
+    views: Prop[Int64] = prop(default=0)
+    title: Prop[str | None] = prop(default=None)
+    favorite: Prop[bool] = prop(default=False)
+    released: Prop[datetime | None] = prop(default=None)
+    gid: Prop[uuid.UUID | None] = prop(default=None)
+    poster: Prop[bytes | None] = prop(default=None)
+
+
+class Rental(Entity):
+    movie: Prop[str]
+
+
+def test_instance_fields_have_value_types() -> None:
+    m = Movie("Action", "Alien", rating=4.5)
+    assert_type(m.rating, float)
+    assert_type(m.year, int)
+    assert_type(m.views, int)
+    assert_type(m.title, str | None)
+    assert_type(m.favorite, bool)
+    assert_type(m.released, datetime | None)
+    assert_type(m.gid, uuid.UUID | None)
+    assert_type(m.poster, bytes | None)
+    assert_type(m.PartitionKey, str)
+    assert_type(m.RowKey, str)
+    assert_type(m.Timestamp, datetime | None)
+    assert_type(m.ETag, str | None)
+    m.rating = 3  # int is accepted where float is expected (and stored as 3.0)
+    assert m.rating == 3.0
+
+
+def test_class_fields_are_columns_and_build_conditions() -> None:
+    assert_type(Movie.rating, Prop[float])
+    assert_type(Movie.PartitionKey, Prop[str])
+    assert_type(Movie.rating > 4.0, Comparison)
+    assert_type(Movie.rating > 4, Comparison)
+    assert_type(Movie.PartitionKey == "Action", Comparison)
+    assert_type(Movie.title == "x", Comparison)
+    assert_type((Movie.rating > 4.0) & Movie.favorite, Condition)
+    assert_type(Movie.favorite & (Movie.rating > 4.0), Condition)
+    assert_type(~Movie.favorite, Condition)
+    assert_type((Movie.year < 1980) | (Movie.year > 2000), Condition)
+    assert_type(Movie.RowKey.startswith("Sh"), Condition)
+    assert_type(Movie.title.startswith("Sh"), Condition)
+    assert_type(Movie.rating.between(1.0, 2.0), Condition)
+    assert_type(Movie.year.in_([1, 2]), Condition)
+    assert_type(column("Rating", float), Prop[float])
+
+
+def test_queries_are_typed_by_their_target() -> None:
+    q = Query(Movie).where(Movie.PartitionKey == "Action", Movie.favorite)
+    assert_type(q, Query[Movie])
+    assert_type(q.take(3).select(Movie.rating), Query[Movie])
+    assert_type(q.explain(), QueryPlan)
+    assert_type(Query(DynamicEntity), Query[DynamicEntity])
+    r: Resolver[Movie | Rental] = by_row_key_prefix({"Movie": Movie, "Rental_": Rental})
+    assert_type(Query(r), Query[Movie | Rental])
+
+
+async def _results(table: Any) -> None:  # type-checked, not run (needs a table)
+    q = Query(Movie, table)
+    assert_type(await q.first(), Movie | None)
+    assert_type(await q.one_or_none(), Movie | None)
+    assert_type(await q.to_list(), list[Movie])
+    async for m in q:
+        assert_type(m, Movie)
+    async for page in q.pages():
+        assert_type(page, QueryPage[Movie])
+        assert_type(page.items, list[Movie])
+        assert_type(page.continuation, str | None)
+    assert_type(q.__aiter__(), AsyncIterator[Movie])
+    dyn = await Query(DynamicEntity, table).first()
+    assert_type(dyn, DynamicEntity | None)
+
+
+def test_wrong_types_are_type_errors() -> None:
+    m = Movie("Action", "Alien")
+    with pytest.raises(ValueError, match="expects float"):
+        m.rating = "high"  # type: ignore[assignment]
+    with pytest.raises(ValueError, match="expects int"):
+        m.year = 1.5  # type: ignore[assignment]
+    with pytest.raises(ValueError, match="cannot be None"):
+        m.views = None  # type: ignore[assignment]
+    with pytest.raises(ValueError, match="expects float"):
+        Movie("Action", "Alien", rating="x")  # type: ignore[arg-type]
+    for bad in (
+        lambda: Movie("Action"),  # type: ignore[call-arg]
+        lambda: Movie.rating > "4",  # type: ignore[operator]
+        lambda: Movie.year < 2.5,  # type: ignore[operator]
+        lambda: Movie.released > 5,  # type: ignore[operator]
+        lambda: Movie.rating.startswith("4"),  # type: ignore[misc]
+        lambda: Movie.rating & Movie.favorite,  # type: ignore[operator]
+        # a wrong-typed == falls back to object.__eq__ (a bool), which where() refuses:
+        lambda: Query(Movie).where(Movie.rating == "x"),  # type: ignore[arg-type]
+        lambda: Query(Movie).where(Movie.rating),  # type: ignore[arg-type]
+        lambda: Movie.year.in_(["a"]),  # type: ignore[list-item]
+        lambda: m.not_a_field,  # type: ignore[attr-defined]
+        lambda: Movie.not_a_column,  # type: ignore[attr-defined]
+    ):
+        with pytest.raises((TypeError, ValueError, AttributeError)):
+            bad()
