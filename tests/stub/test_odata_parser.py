@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from azt_server_stub.errors import StubError
+from azt_server_stub.model import Edm, Entity
 from azt_server_stub.odata import compile_entity_filter, compile_table_filter
 from azt_server_stub.odata._ast import And, BoolProp, Compare, Const, Node, Not, Or
 from azt_server_stub.odata._parser import parse_filter
@@ -269,3 +272,35 @@ def test_nesting_is_limited() -> None:
         err = refusal(text)
         assert (err.status, err.code) == (400, "InvalidInput")
         assert "more than 64 levels deep" in err.message
+
+
+FRAGMENTS = [
+    "PartitionKey", "RowKey", "Timestamp", "A", "Flag", "eq", "ne", "gt", "ge", "lt", "le",
+    "and", "or", "not", "And", "add", "in", "has", "(", ")", "'x'", "''", "'", "1", "-1",
+    "1L", "2147483648", "1.5", "1e5", "INF", "-INF", "NaN", "-", "datetime'2020-01-01T00:00:00Z'",
+    "datetime'", "X'0A'", "X'0", "guid'c9da6455-213d-42c9-9a79-3e9149a57833'", "guid'", "null",
+    "true", "false", ",", "/", ":", "startswith", "\"", "$", "1.5m", " ", "  ",
+]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        st.lists(st.sampled_from(FRAGMENTS), max_size=14).map(" ".join),
+        st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join),
+        st.text(max_size=30),
+    )
+)
+def test_any_text_compiles_or_is_refused_cleanly(text: str) -> None:
+    refused: StubError | None = None
+    try:
+        flt = compile_entity_filter(text)
+    except StubError as err:
+        refused = err
+    if refused is not None:
+        assert (refused.status, refused.code) in ((400, "InvalidInput"), (501, "NotImplemented"))
+        assert refused.message
+        return
+    sample = Entity("x", "x", 0, {"A": (Edm.INT32, 1), "Flag": (Edm.BOOLEAN, True)})
+    assert isinstance(flt.matches(sample), bool)
+    assert isinstance(compile_table_filter(text)("x"), bool)
