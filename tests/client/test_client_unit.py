@@ -1,0 +1,283 @@
+"""Client request shapes, filters, batches and pagination, with a mock transport."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import azt
+from azt._connection_string import DEV_ACCOUNT_KEY
+from azt._transport import HttpRequest, HttpResponse, MockTransport
+from azt.edm import EdmType, Typed
+
+ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
+
+
+def recorder(
+    response: HttpResponse | None = None,
+) -> tuple[MockTransport, list[HttpRequest]]:
+    seen: list[HttpRequest] = []
+
+    def handler(request: HttpRequest) -> HttpResponse:
+        seen.append(request)
+        return response or HttpResponse(204, {"x-ms-request-id": "rid", "ETag": 'W/"e1"'})
+
+    return MockTransport(handler), seen
+
+
+def table_with(
+    transport: MockTransport, wire_format: azt.WireFormat = azt.WireFormat.JSON_MINIMAL
+) -> azt.TableClient:
+    return azt.TableClient(
+        ENDPOINT,
+        "movies",
+        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
+        transport=transport,
+        wire_format=wire_format,
+    )
+
+
+async def test_insert_request_shape() -> None:
+    transport, seen = recorder()
+    async with table_with(transport) as table:
+        result = await table.insert_entity({"PartitionKey": "a", "RowKey": "b", "n": 2**40})
+    assert (result.etag, result.request_id, result.status) == ('W/"e1"', "rid", 204)
+    request = seen[0]
+    assert request.method == "POST"
+    assert request.url == f"{ENDPOINT}/movies"
+    headers = request.headers
+    assert headers["Prefer"] == "return-no-content"
+    assert headers["Content-Type"] == "application/json"
+    assert headers["Accept"] == "application/json;odata=minimalmetadata"
+    assert headers["DataServiceVersion"] == "3.0"
+    assert headers["MaxDataServiceVersion"] == "3.0;NetFx"
+    assert headers["x-ms-version"] == "2019-02-02"
+    assert request.body is not None
+    assert json.loads(request.body) == {
+        "PartitionKey": "a",
+        "RowKey": "b",
+        "n@odata.type": "Edm.Int64",
+        "n": str(2**40),
+    }
+
+
+async def test_return_content_asks_for_the_entity() -> None:
+    body = (
+        b'{"odata.etag":"W/\\"e2\\"","PartitionKey":"a","RowKey":"b",'
+        b'"Timestamp":"2020-01-01T00:00:00Z","x":1}'
+    )
+    transport, seen = recorder(HttpResponse(201, {"x-ms-request-id": "rid"}, body))
+    async with table_with(transport) as table:
+        result = await table.insert_entity(
+            {"PartitionKey": "a", "RowKey": "b", "x": 1}, return_content=True
+        )
+    assert seen[0].headers["Prefer"] == "return-content"
+    assert result.entity is not None
+    assert result.entity["x"] == 1
+    assert result.entity.metadata.etag == 'W/"e2"'
+
+
+async def test_update_upsert_delete_verbs_and_if_match() -> None:
+    transport, seen = recorder()
+    entity = {"PartitionKey": "O'Brien", "RowKey": "r/1"[0:1], "x": 1}
+    async with table_with(transport) as table:
+        await table.update_entity(entity)
+        await table.update_entity(entity, azt.UpdateMode.REPLACE, etag='W/"e0"')
+        await table.upsert_entity(entity)
+        await table.upsert_entity(entity, azt.UpdateMode.REPLACE)
+        await table.delete_entity("O'Brien", "r")
+    path = f"{ENDPOINT}/movies(PartitionKey='O%27%27Brien',RowKey='r')"
+    assert [(r.method, r.url, r.headers.get("If-Match")) for r in seen] == [
+        ("MERGE", path, "*"),
+        ("PUT", path, 'W/"e0"'),
+        ("MERGE", path, None),
+        ("PUT", path, None),
+        ("DELETE", path, "*"),
+    ]
+    assert "Prefer" not in seen[0].headers
+    assert seen[4].body is None
+    assert "Content-Type" not in seen[4].headers
+
+
+async def test_query_request_and_paging() -> None:
+    pages = [
+        HttpResponse(
+            200,
+            {
+                "x-ms-continuation-NextPartitionKey": "1!4!YQ--",
+                "x-ms-continuation-NextRowKey": "1!4!Yg--",
+                "x-ms-request-id": "r1",
+            },
+            b'{"value":[{"PartitionKey":"a","RowKey":"a"}]}',
+        ),
+        HttpResponse(
+            200,
+            {"x-ms-continuation-NextPartitionKey": "1!4!Yw--", "x-ms-request-id": "r2"},
+            b'{"value":[]}',
+        ),
+        HttpResponse(
+            200, {"x-ms-request-id": "r3"}, b'{"value":[{"PartitionKey":"c","RowKey":"c"}]}'
+        ),
+    ]
+    seen: list[HttpRequest] = []
+
+    def handler(request: HttpRequest) -> HttpResponse:
+        seen.append(request)
+        return pages[len(seen) - 1]
+
+    async with table_with(MockTransport(handler)) as table:
+        pager = table.query_entities(
+            "PartitionKey ge @pk", parameters={"pk": "a b"}, select=["RowKey"], results_per_page=5
+        )
+        rows = [e["RowKey"] async for e in pager]
+    assert rows == ["a", "c"]  # the empty middle page is followed, not mistaken for the end
+    base = f"{ENDPOINT}/movies()?$filter=PartitionKey%20ge%20%27a%20b%27&$select=RowKey&$top=5"
+    assert [r.url for r in seen] == [
+        base,
+        base + "&NextPartitionKey=1%214%21YQ--&NextRowKey=1%214%21Yg--",
+        base + "&NextPartitionKey=1%214%21Yw--",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("filter_text", "params", "expected"),
+    [
+        (
+            "PartitionKey eq @pk and Rating ge @r",
+            {"pk": "O'Brien", "r": 4},
+            "PartitionKey eq 'O''Brien' and Rating ge 4",
+        ),
+        ("Big eq @n", {"n": 2**40}, "Big eq 1099511627776L"),
+        ("Small eq @n", {"n": Typed(5, EdmType.INT64)}, "Small eq 5L"),
+        ("Name eq 'keep @this' and X eq @x", {"x": 2.0}, "Name eq 'keep @this' and X eq 2.0"),
+        ("Name eq 'it''s @x' or Y eq @x", {"x": True}, "Name eq 'it''s @x' or Y eq true"),
+        ("PartitionKey eq 'plain'", None, "PartitionKey eq 'plain'"),
+        ("B eq @b", {"b": b"\x0a\x1b"}, "B eq X'0a1b'"),
+    ],
+)
+def test_format_filter(filter_text: str, params: dict[str, Any] | None, expected: str) -> None:
+    assert azt.format_filter(filter_text, params) == expected
+
+
+@pytest.mark.parametrize(
+    ("filter_text", "params", "message"),
+    [
+        ("A eq @a", {}, "no value was given"),
+        ("A eq 1", {"a": 1}, "not used"),
+        ("A eq @", {"a": 1}, "not a parameter name"),
+        ("B eq @b and A eq 'open", {"b": 1}, "unterminated"),
+        ("A eq @a", {"a": None}, "null"),
+        ("A eq @a", {"a": float("nan")}, "NaN"),
+    ],
+)
+def test_format_filter_errors(
+    filter_text: str, params: dict[str, Any] | None, message: str
+) -> None:
+    with pytest.raises(azt.ValidationError, match=message):
+        azt.format_filter(filter_text, params)
+
+
+async def test_query_argument_checks() -> None:
+    transport, seen = recorder()
+    async with table_with(transport) as table:
+        with pytest.raises(azt.ValidationError, match="1 to 1000"):
+            table.query_entities("A eq 1", results_per_page=1001)
+        with pytest.raises(azt.ValidationError, match="without a filter"):
+            table.query_entities(None, parameters={"a": 1})
+        with pytest.raises(azt.ValidationError, match="continuation"):
+            table.query_entities(continuation="bogus")
+        with pytest.raises(azt.ValidationError):
+            await table.get_entity("a", "b", select=["a,b"])
+    assert seen == []
+
+
+def test_table_name_validation() -> None:
+    for bad in ("ab", "1abc", "has-dash", "Tables", "x" * 64):
+        with pytest.raises(azt.ValidationError):
+            azt.TableBatch(bad)
+
+
+def test_batch_builder_rules() -> None:
+    batch = azt.TableBatch("movies")
+    batch.create({"PartitionKey": "p", "RowKey": "1"})
+    batch.update({"PartitionKey": "p", "RowKey": "2"}, azt.UpdateMode.REPLACE, etag='W/"x"')
+    batch.upsert({"PartitionKey": "p", "RowKey": "3"})
+    batch.delete("p", "4")
+    assert [repr(op) for op in batch.operations] == [
+        "create(PartitionKey='p', RowKey='1')",
+        "update replace(PartitionKey='p', RowKey='2')",
+        "upsert merge(PartitionKey='p', RowKey='3')",
+        "delete(PartitionKey='p', RowKey='4')",
+    ]
+    with pytest.raises(azt.BatchValidationError, match="PartitionKey 'q'") as info:
+        batch.create({"PartitionKey": "q", "RowKey": "5"})
+    assert info.value.index == 4
+    with pytest.raises(azt.BatchValidationError, match="RowKey '1'"):
+        batch.upsert({"PartitionKey": "p", "RowKey": "1"})
+    with pytest.raises(azt.ValidationError):
+        batch.create({"PartitionKey": "p", "RowKey": "bad#key"})
+    with pytest.raises(azt.ValidationError):
+        batch.update({"PartitionKey": "p", "RowKey": "6"}, etag="")
+    assert len(batch) == 4
+
+
+async def test_batch_request_shape() -> None:
+    transport, seen = recorder(HttpResponse(400, {"x-ms-error-code": "InvalidInput"}, b""))
+    async with table_with(transport) as table:
+        batch = table.batch()
+        batch.create({"PartitionKey": "p", "RowKey": "1"})
+        batch.delete("p", "2", etag='W/"z"')
+        with pytest.raises(azt.InvalidInputError):
+            await table.submit_transaction(batch)
+        with pytest.raises(azt.BatchValidationError, match="built for table"):
+            await table.submit_transaction(azt.TableBatch("other"))
+    request = seen[0]
+    assert request.url == f"{ENDPOINT}/$batch"
+    assert request.headers["Content-Type"].startswith("multipart/mixed; boundary=batch_")
+    body = request.body or b""
+    assert f"POST {ENDPOINT}/movies HTTP/1.1".encode() in body
+    assert f"DELETE {ENDPOINT}/movies(PartitionKey='p',RowKey='2') HTTP/1.1".encode() in body
+    assert b'If-Match: W/"z"' in body
+    assert b"Prefer: return-no-content" in body
+    assert len(seen) == 1
+
+
+async def test_atom_requests_use_an_atom_era_version() -> None:
+    transport, seen = recorder()
+    async with table_with(transport, azt.WireFormat.ATOM) as table:
+        await table.upsert_entity({"PartitionKey": "a", "RowKey": "b", "x": 1})
+    headers = seen[0].headers
+    assert headers["x-ms-version"] == "2015-04-05"
+    assert headers["Content-Type"] == "application/atom+xml"
+    assert headers["Accept"] == "application/atom+xml"
+    assert (seen[0].body or b"").startswith(b"<?xml")
+
+
+def test_continuation_token_round_trip_and_errors() -> None:
+    token = azt.ContinuationToken(next_partition_key="1!8!U21pdGg-", next_row_key=None)
+    text = str(token)
+    assert text.startswith("azt1.")
+    assert azt.ContinuationToken.from_string(text) == token
+    assert token.query_params() == {"NextPartitionKey": "1!8!U21pdGg-"}
+    for bad in ("azt1.!!!", "azt1.bnVsbA", "azt1." + "W251bGwsbnVsbCxudWxsXQ"):
+        with pytest.raises(azt.ValidationError):
+            azt.ContinuationToken.from_string(bad)
+
+
+async def test_service_client_table_requests() -> None:
+    transport, seen = recorder(HttpResponse(204, {}))
+    async with azt.TableServiceClient(
+        ENDPOINT, azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY), transport=transport
+    ) as service:
+        table = await service.create_table("movies")
+        await service.delete_table("movies")
+    assert table.table_name == "movies"
+    assert (seen[0].method, seen[0].url, seen[0].body) == (
+        "POST",
+        f"{ENDPOINT}/Tables",
+        b'{"TableName":"movies"}',
+    )
+    assert seen[0].headers["Prefer"] == "return-no-content"
+    assert (seen[1].method, seen[1].url) == ("DELETE", f"{ENDPOINT}/Tables('movies')")
