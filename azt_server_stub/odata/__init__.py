@@ -7,7 +7,8 @@ implementation lives in the private submodules and is re-exported here):
   a ``$filter`` for Query Entities. Raises ``StubError``: ``400 InvalidInput``
   for anything the service rejects (syntax, ``null``, two properties or two
   literals compared, non-Boolean conditions, a literal that does not fit its
-  type, ``in``/``has``, more than 15 comparisons), ``501 NotImplemented`` for
+  type, ``in``/``has``, more than 15 comparisons, nesting deeper than 64
+  parentheses/``not``), ``501 NotImplemented`` for
   valid OData the service does not implement (functions such as
   ``startswith``, as Azure answers; arithmetic; navigation/lambda paths). An
   empty or blank filter matches everything. Cached by text.
@@ -17,7 +18,10 @@ implementation lives in the private submodules and is re-exported here):
   half-open key ranges ``(lo, hi)`` over ``(PartitionKey, RowKey)`` tuples;
   ``hi is None`` means unbounded. Every matching entity lies in one of them;
   ``[]`` means nothing can match; ``[(("", ""), None)]`` is a full scan.
-  The backend scans only these ranges and still applies ``matches``.
+  The backend scans only these ranges and still applies ``matches``. Strings
+  are ordered as the service orders them (UTF-16 code units, like the
+  backend's store); compiled filters are cached and shared, so do not mutate
+  the list.
 * ``EntityFilter.kind`` - ``"point" | "row-range" | "partition" |
   "partition-range" | "multi" | "scan" | "empty"`` (for logs and tests).
 * ``EntityFilter.exact`` - True when the ranges hold exactly the matching keys
