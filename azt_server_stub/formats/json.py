@@ -20,6 +20,7 @@ import math
 import re
 import uuid
 from collections.abc import Iterable, Sequence
+from datetime import date as _date
 from typing import Any
 
 from .. import errors
@@ -33,8 +34,6 @@ from ..model import (
     Edm,
     Entity,
     TypedValue,
-    format_datetime,
-    format_datetime_7,
     parse_datetime,
 )
 from .negotiation import Fmt
@@ -324,6 +323,50 @@ def _ann(name: str) -> str:
     return key
 
 
+_SECONDS_TEXT: dict[int, str] = {}
+
+
+def _seconds_text(seconds: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS`` for whole seconds since 0001-01-01 (cached: pages repeat them)."""
+    text = _SECONDS_TEXT.get(seconds)
+    if text is None:
+        days, rem = divmod(seconds, 86_400)
+        day = _date.fromordinal(days + 1)
+        hours, rem = divmod(rem, 3600)
+        minutes, secs = divmod(rem, 60)
+        text = f"{day.year:04d}-{day.month:02d}-{day.day:02d}T{hours:02d}:{minutes:02d}:{secs:02d}"
+        if len(_SECONDS_TEXT) >= 65_536:
+            _SECONDS_TEXT.clear()
+        _SECONDS_TEXT[seconds] = text
+    return text
+
+
+def fast_datetime_7(ticks: int) -> str:
+    """Same output as :func:`model.format_datetime_7` (seven digits), without strftime.
+
+    Example::
+
+        >>> fast_datetime_7(0)
+        '0001-01-01T00:00:00.0000000Z'
+    """
+    seconds, frac = divmod(ticks, 10_000_000)
+    return f"{_seconds_text(seconds)}.{frac:07d}Z"
+
+
+def fast_datetime(ticks: int) -> str:
+    """Same output as :func:`model.format_datetime` (trailing zeros trimmed), without strftime.
+
+    Example::
+
+        >>> fast_datetime(5_000_000)
+        '0001-01-01T00:00:00.5Z'
+    """
+    seconds, frac = divmod(ticks, 10_000_000)
+    if frac:
+        return f"{_seconds_text(seconds)}.{frac:07d}".rstrip("0") + "Z"
+    return _seconds_text(seconds) + "Z"
+
+
 def _special(value: float) -> str:
     if math.isnan(value):
         return "NaN"
@@ -392,7 +435,7 @@ class EntityWriter:
     def entity(self, e: Entity) -> dict[str, Any]:
         """One entity as a JSON-ready dict in Azure's member order."""
         fmt = self._fmt
-        ts = format_datetime_7(e.timestamp)
+        ts = fast_datetime_7(e.timestamp)
         d: dict[str, Any] = {}
         meta = fmt is not Fmt.NOMETADATA
         if fmt is Fmt.FULL:
@@ -437,7 +480,7 @@ class EntityWriter:
                     continue
                 if meta:
                     d[_ann(name)] = "Edm.DateTime"
-                d[name] = ts if name == "Timestamp" else format_datetime(value)
+                d[name] = ts if name == "Timestamp" else fast_datetime(value)
             elif edm is Edm.GUID:
                 if meta:
                     d[_ann(name)] = "Edm.Guid"

@@ -413,3 +413,21 @@ def test_batch_response_framing() -> None:
     assert b"HTTP/1.1 204 No Content\r\n" in body
     assert body.endswith(f"--{boundary}--\r\n".encode())
     assert body.count(b"--changesetresponse_") == 3
+
+
+def test_fast_datetime_formatting_matches_model() -> None:
+    import random
+
+    from azt_server_stub.model import (
+        MAX_DATETIME_TICKS,
+        MIN_DATETIME_TICKS,
+        format_datetime,
+        format_datetime_7,
+    )
+
+    rng = random.Random(7)
+    samples = [0, MIN_DATETIME_TICKS, MAX_DATETIME_TICKS, 10_000_000, 5, 123_456_700]
+    samples += [rng.randrange(0, MAX_DATETIME_TICKS) for _ in range(2000)]
+    for ticks in samples:
+        assert jsonfmt.fast_datetime_7(ticks) == format_datetime_7(ticks)
+        assert jsonfmt.fast_datetime(ticks) == format_datetime(ticks)
