@@ -572,10 +572,9 @@ class TableEntity(dict[str, Any]):
     @property
     def metadata(self) -> EntityMetadata:
         """ETag and Timestamp as last seen from the service (empty for new entities)."""
-        try:
-            return self._meta
-        except AttributeError:
-            pass
+        meta: EntityMetadata | None = getattr(self, "_meta", None)
+        if meta is not None:
+            return meta
         etag = getattr(self, "_etag", None)
         ts = getattr(self, "_ts", None)
         if etag is None and ts is None:
@@ -592,12 +591,10 @@ class TableEntity(dict[str, Any]):
     @property
     def edm_types(self) -> dict[str, EdmType]:
         """Explicit EDM types by property name (mutable; created on first use)."""
-        try:
-            return self._types
-        except AttributeError:
-            t: dict[str, EdmType] = {}
-            self._types = t
-            return t
+        t: dict[str, EdmType] | None = getattr(self, "_types", None)
+        if t is None:
+            t = self._types = {}
+        return t
 
     @edm_types.setter
     def edm_types(self, value: dict[str, EdmType]) -> None:

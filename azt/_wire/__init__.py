@@ -33,15 +33,15 @@ raise :class:`WireDecodeError` for a response body that does not parse.
     ``encode_batch(parts) -> tuple[str, bytes]`` (content type with boundary, body; CRLF,
     one change set, Content-ID per part), ``encode_query_batch(part)``;
     ``decode_batch_response(content_type, body) -> list[BatchResponsePart]`` with
-    ``status``, ``reason``, ``headers``, ``body``; ``failed_operation_index``.
+    ``status``, ``reason``, ``headers`` (case-insensitive), ``body``, ``content_id``;
+    ``decode_part_error(part) -> (code, message, index)``, ``parse_error_index``.
 
 ``azt._wire.xml``
-    Storage XML for ACLs (``SignedIdentifiers``), service properties and stats, and the
-    storage ``<Error>`` body, as typed attrs classes.
-
-``azt._wire.errors``
-    ``decode_error_body(content_type, body)``: code and message from any of the three
-    error body formats (JSON ``odata.error``, OData XML ``<error>``, storage ``<Error>``).
+    Storage XML as typed attrs classes: ``AccessPolicy`` with
+    ``encode_signed_identifiers`` / ``decode_signed_identifiers``; ``ServiceProperties``
+    (``Logging``, ``Metrics``, ``RetentionPolicy``, ``CorsRule``) with
+    ``encode_service_properties`` / ``decode_service_properties``; ``ServiceStats``
+    (``GeoReplication``) with ``decode_service_stats``; ``decode_storage_error``.
 """
 
 from __future__ import annotations
