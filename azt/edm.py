@@ -297,6 +297,57 @@ class EdmDateTime(datetime):
         base = datetime.fromordinal(days + 1) + timedelta(seconds=secs, microseconds=us)
         return cls._make(base, hns)
 
+    # datetime's alternate constructors that read the local clock would otherwise hand
+    # local wall-clock fields to __new__, which treats fields as UTC.
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> EdmDateTime:
+        """The current time as UTC (``tz`` is accepted and ignored: the result is UTC).
+
+        Example::
+
+            >>> EdmDateTime.now().tzinfo
+            datetime.timezone.utc
+        """
+        return cls.from_datetime(datetime.now(UTC))
+
+    @classmethod
+    def utcnow(cls) -> EdmDateTime:
+        """The current time as UTC (same as :meth:`now`)."""
+        return cls.from_datetime(datetime.now(UTC))
+
+    @classmethod
+    def today(cls) -> EdmDateTime:
+        """The current time as UTC (same as :meth:`now`)."""
+        return cls.from_datetime(datetime.now(UTC))
+
+    @classmethod
+    def fromtimestamp(cls, t: float, tz: tzinfo | None = None) -> EdmDateTime:
+        """The UTC time of a POSIX timestamp (``tz`` is accepted and ignored).
+
+        Example::
+
+            >>> EdmDateTime.fromtimestamp(0).to_wire()
+            '1970-01-01T00:00:00.0000000Z'
+        """
+        return cls.from_datetime(datetime.fromtimestamp(t, UTC))
+
+    @classmethod
+    def utcfromtimestamp(cls, t: float) -> EdmDateTime:
+        """Same as :meth:`fromtimestamp`."""
+        return cls.from_datetime(datetime.fromtimestamp(t, UTC))
+
+    @classmethod
+    def fromisoformat(cls, date_string: str) -> EdmDateTime:
+        """Same as :meth:`parse` (keeps the seventh digit; no zone means UTC).
+
+        Example::
+
+            >>> EdmDateTime.fromisoformat("2020-01-01T00:00:00.0000001").nanosecond
+            100
+        """
+        return cls.parse(date_string)
+
     # -- accessors ------------------------------------------------------------------
 
     @property

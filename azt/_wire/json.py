@@ -449,7 +449,7 @@ def decode_feed(body: bytes | str) -> list[TableEntity]:
         raise WireDecodeError("'value' in a query response must be a list")
     try:
         return _decode_list(values)
-    except (TypeError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError) as exc:
         raise WireDecodeError(f"malformed entity in query response: {exc}") from None
 
 

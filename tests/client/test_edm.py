@@ -159,6 +159,16 @@ def test_constructor_timezones_and_replace() -> None:
     assert eval(repr(t), {"EdmDateTime": EdmDateTime}) == t
 
 
+def test_clock_constructors_are_utc() -> None:
+    before = datetime.now(UTC)
+    for now in (EdmDateTime.now(), EdmDateTime.utcnow(), EdmDateTime.today()):
+        assert isinstance(now, EdmDateTime)
+        assert abs(now - before) < timedelta(minutes=5)
+    assert EdmDateTime.fromtimestamp(1.5).to_wire() == "1970-01-01T00:00:01.5000000Z"
+    assert EdmDateTime.utcfromtimestamp(0) == datetime(1970, 1, 1, tzinfo=UTC)
+    assert EdmDateTime.fromisoformat("2020-01-01T00:00:00.0000001").nanosecond == 100
+
+
 def test_from_datetime() -> None:
     assert EdmDateTime.from_datetime(datetime(2020, 5, 6, 7, 8, 9, 10, tzinfo=UTC)).to_wire() == (
         "2020-05-06T07:08:09.0000100Z"

@@ -251,6 +251,7 @@ def test_decode_unknown_annotation_keeps_value() -> None:
         b'{"value":[{"B@odata.type":"Edm.Binary","B":"a"}]}',
         b'{"value":[{"X@odata.type":"Edm.Boolean","X":"maybe"}]}',
         b'{"value":[1]}',
+        b'{"value":["abc"]}',
     ],
 )
 def test_decode_feed_malformed(body: bytes) -> None:
