@@ -248,9 +248,28 @@ def _serialize(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="utf-8", standalone=True)
 
 
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` made storable in XML 1.0: characters XML cannot carry become U+FFFD.
+
+    JSON clients may store control characters that AtomPub cannot represent at all.
+
+    Example::
+
+        >>> xml_text("a\x01b")
+        'a\ufffdb'
+    """
+    if text.isprintable() or not _XML_INVALID.search(text):
+        return text
+    return _XML_INVALID.sub("\ufffd", text)
+
+
 def _lexical(edm: Edm, value: object) -> str:
     if edm is Edm.STRING:
-        return str(value)
+        assert isinstance(value, str)
+        return xml_text(value)
     if edm is Edm.BOOLEAN:
         return "true" if value else "false"
     if edm is Edm.INT32 or edm is Edm.INT64:
@@ -333,8 +352,8 @@ class AtomWriter:
             e.etag,
         )
         if self._select is None:
-            etree.SubElement(props, _D + "PartitionKey").text = e.pk
-            etree.SubElement(props, _D + "RowKey").text = e.rk
+            etree.SubElement(props, _D + "PartitionKey").text = xml_text(e.pk)
+            etree.SubElement(props, _D + "RowKey").text = xml_text(e.rk)
             ts_el = etree.SubElement(props, _D + "Timestamp")
             ts_el.set(_M + "type", "Edm.DateTime")
             ts_el.text = ts
@@ -449,5 +468,5 @@ def error_body(code: str, message: str) -> bytes:
     etree.SubElement(root, _M + "code").text = code
     msg = etree.SubElement(root, _M + "message")
     msg.set("{http://www.w3.org/XML/1998/namespace}lang", "en-US")
-    msg.text = message
+    msg.text = xml_text(message)
     return _serialize(root)

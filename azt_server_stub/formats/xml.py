@@ -24,6 +24,7 @@ from lxml import etree
 from .. import errors
 from ..backend import SignedIdentifier
 from ..model import format_datetime_7, parse_datetime
+from .atom import xml_text
 
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 _ACL_TIME_RE = re.compile(
@@ -373,7 +374,7 @@ def error_body(code: str, message: str, details: dict[str, str] | None = None) -
     """
     root = etree.Element("Error")
     etree.SubElement(root, "Code").text = code
-    etree.SubElement(root, "Message").text = message
+    etree.SubElement(root, "Message").text = xml_text(message)
     for name, value in (details or {}).items():
-        etree.SubElement(root, name).text = value
+        etree.SubElement(root, name).text = xml_text(value)
     return _to_bytes(root)

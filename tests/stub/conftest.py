@@ -138,6 +138,8 @@ class RawClient:
             method, url, headers=hdrs, data=payload, skip_auto_headers=("Content-Type",)
         ) as resp:
             content = await resp.read()
+            # A 500 InternalError is a stub bug, whatever the request was.
+            assert resp.headers.get("x-ms-error-code") != "InternalError", content
             return RawResponse(resp.status, resp.headers, content)
 
 
