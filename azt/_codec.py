@@ -25,6 +25,7 @@ measured in ``benchmarks/orm_bench.py``.
 from __future__ import annotations
 
 import base64
+import binascii
 import math
 import uuid
 from collections.abc import Callable, Mapping
@@ -32,16 +33,47 @@ from typing import Any, Generic, TypeVar
 
 from azt._exceptions import ValidationError
 from azt.edm import EdmDateTime, EdmType, TableEntity
-from azt.entity import Entity, EntityInfo, Prop, entity_info
+from azt.entity import Entity, EntityInfo, Prop, entity_info, set_raw_timestamp
 
 E = TypeVar("E", bound=Entity)
 
-_b64decode = base64.b64decode
+_b64decode = binascii.a2b_base64
 _b64encode = base64.b64encode
 _parse_dt = EdmDateTime.parse
 _from_dt = EdmDateTime.from_datetime
 _UUID = uuid.UUID
 _MISSING: Any = object()
+
+
+def _meta(d: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """(Timestamp as text or datetime, ETag) of a decoded row, without forcing the
+    TableEntity to parse its Timestamp."""
+    if isinstance(d, TableEntity):
+        meta = getattr(d, "_meta", None)
+        if meta is not None:
+            return meta.timestamp, meta.etag
+        return getattr(d, "_ts", None), getattr(d, "_etag", None)
+    return d.get("Timestamp"), d.get("odata.etag")
+
+
+def _fast_uuid(v: str) -> uuid.UUID:
+    """``uuid.UUID(v)`` for the service's canonical 36-character form, about 4x faster."""
+    if len(v) == 36 and v[8] == "-" and v[13] == "-" and v[18] == "-" and v[23] == "-":
+        try:
+            n = int(v.replace("-", ""), 16)
+        except ValueError:
+            return _UUID(v)
+        u = _new_uuid(_UUID)
+        _set_uuid_int(u, n)
+        _set_uuid_safe(u, _SAFE_UNKNOWN)
+        return u
+    return _UUID(v)
+
+
+_new_uuid = object.__new__
+_set_uuid_int = _UUID.__dict__["int"].__set__
+_set_uuid_safe = _UUID.__dict__["is_safe"].__set__
+_SAFE_UNKNOWN = uuid.SafeUUID.unknown
 
 
 def _any_dt(v: Any) -> EdmDateTime:
@@ -134,7 +166,7 @@ _JSON_CONV: dict[EdmType, str | None] = {
     EdmType.INT64: "_int",
     EdmType.DOUBLE: "_float",
     EdmType.DATETIME: "_parse_dt",
-    EdmType.GUID: "_UUID",
+    EdmType.GUID: "_fast_uuid",
     EdmType.BINARY: "_b64decode",
 }
 
@@ -151,10 +183,12 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
         "_from_dt": _from_dt,
         "_any_dt": _any_dt,
         "_UUID": _UUID,
+        "_fast_uuid": _fast_uuid,
         "_b64decode": _b64decode,
         "_b64": _b64,
         "_json_double": _json_double,
         "_missing": _missing,
+        "_meta": _meta,
         "TableEntity": TableEntity,
         "EdmDateTime": EdmDateTime,
         "INT64": EdmType.INT64,
@@ -170,18 +204,14 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
         s = f"S{i}"
         ns[s] = _slot_setter(cls, a)
         if a == "Timestamp":
-            dec_json += [
-                " v = g('Timestamp')",
-                f" {s}(o, None if v is None else _parse_dt(v))",
-            ]
-            dec_ent += [
-                " m = getattr(d, 'metadata', None)",
-                f" {s}(o, m.timestamp if m is not None else None)",
-            ]
+            # stored as text, parsed on first read (see azt.entity._LazyTimestamp)
+            ns[s] = set_raw_timestamp
+            dec_json += [f" {s}(o, g('Timestamp'))"]
+            dec_ent += [" ts, etag = _meta(d)", f" {s}(o, ts)"]
             continue
         if a == "ETag":
             dec_json += [f" {s}(o, g('odata.etag'))"]
-            dec_ent += [f" {s}(o, m.etag if m is not None else None)"]
+            dec_ent += [f" {s}(o, etag)"]
             continue
         w = p.wire
         wr = repr(w)
@@ -201,7 +231,7 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
                 EdmType.DOUBLE: "v if v.__class__ is float else _float(v)",
                 EdmType.DATETIME: "v if v.__class__ is EdmDateTime else _any_dt(v)",
                 EdmType.INT64: "v if v.__class__ is int else _int(v)",
-                EdmType.GUID: "v if v.__class__ is _UUID else _UUID(v)",
+                EdmType.GUID: "v if v.__class__ is _UUID else _fast_uuid(v)",
                 EdmType.BINARY: "v if v.__class__ is bytes else _b64decode(v)",
             }.get(p.edm, "v")
             if conv is not None:
