@@ -313,12 +313,24 @@ class EdmDateTime(datetime):
 
     @classmethod
     def utcnow(cls) -> EdmDateTime:
-        """The current time as UTC (same as :meth:`now`)."""
+        """The current time as UTC (same as :meth:`now`).
+
+        Example::
+
+            >>> EdmDateTime.utcnow().tzinfo
+            datetime.timezone.utc
+        """
         return cls.from_datetime(datetime.now(UTC))
 
     @classmethod
     def today(cls) -> EdmDateTime:
-        """The current time as UTC (same as :meth:`now`)."""
+        """The current time as UTC (same as :meth:`now`).
+
+        Example::
+
+            >>> EdmDateTime.today().utcoffset()
+            datetime.timedelta(0)
+        """
         return cls.from_datetime(datetime.now(UTC))
 
     @classmethod
@@ -334,7 +346,13 @@ class EdmDateTime(datetime):
 
     @classmethod
     def utcfromtimestamp(cls, t: float) -> EdmDateTime:
-        """Same as :meth:`fromtimestamp`."""
+        """Same as :meth:`fromtimestamp`.
+
+        Example::
+
+            >>> EdmDateTime.utcfromtimestamp(86400).to_wire()
+            '1970-01-02T00:00:00.0000000Z'
+        """
         return cls.from_datetime(datetime.fromtimestamp(t, UTC))
 
     @classmethod
@@ -622,7 +640,13 @@ class TableEntity(dict[str, Any]):
 
     @property
     def metadata(self) -> EntityMetadata:
-        """ETag and Timestamp as last seen from the service (empty for new entities)."""
+        """ETag and Timestamp as last seen from the service (empty for new entities).
+
+        Example::
+
+            >>> TableEntity(PartitionKey="p").metadata
+            EntityMetadata(etag=None, timestamp=None)
+        """
         meta: EntityMetadata | None = getattr(self, "_meta", None)
         if meta is not None:
             return meta
@@ -641,7 +665,15 @@ class TableEntity(dict[str, Any]):
 
     @property
     def edm_types(self) -> dict[str, EdmType]:
-        """Explicit EDM types by property name (mutable; created on first use)."""
+        """Explicit EDM types by property name (mutable; created on first use).
+
+        Example::
+
+            >>> e = TableEntity(N=1)
+            >>> e.edm_types["N"] = EdmType.INT64
+            >>> e.edm_types
+            {'N': <EdmType.INT64: 'Edm.Int64'>}
+        """
         t: dict[str, EdmType] | None = getattr(self, "_types", None)
         if t is None:
             t = self._types = {}
@@ -652,7 +684,15 @@ class TableEntity(dict[str, Any]):
         self._types = value
 
     def copy(self) -> TableEntity:
-        """A shallow copy that keeps metadata and a copy of ``edm_types``."""
+        """A shallow copy that keeps metadata and a copy of ``edm_types``.
+
+        Example::
+
+            >>> e = TableEntity(a=1)
+            >>> e.metadata = EntityMetadata(etag="W/1")
+            >>> e.copy().metadata.etag
+            'W/1'
+        """
         new = TableEntity(self)
         new._meta = self.metadata
         types = getattr(self, "_types", None)

@@ -152,7 +152,13 @@ class BatchResponsePart:
 
     @property
     def ok(self) -> bool:
-        """True for a 2xx status."""
+        """True for a 2xx status.
+
+        Example::
+
+            >>> BatchResponsePart(409, "Conflict", Headers(), b"").ok
+            False
+        """
         return 200 <= self.status < 300
 
 

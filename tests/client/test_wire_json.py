@@ -541,3 +541,15 @@ def test_azure_data_tables_reads_what_we_encode() -> None:
     assert theirs["G"] == GUID
     assert theirs["Bin"] == b"\x00\xff"
     assert theirs["L"].value == 2**40
+
+
+def test_shape_cache_is_bounded_and_stays_correct() -> None:
+    values = [
+        {"PartitionKey": "p", "RowKey": str(i), f"N{i}@odata.type": "Edm.Int64", f"N{i}": str(i)}
+        for i in range(wire_json._PLAN_CACHE_MAX + 100)
+    ]
+    page = decode_feed(json.dumps({"value": values}).encode())
+    assert len(wire_json._plans) <= wire_json._PLAN_CACHE_MAX
+    for i, e in enumerate(page):
+        assert e[f"N{i}"] == i
+        assert e.edm_types == {f"N{i}": EdmType.INT64}
