@@ -46,7 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING, ERROR")
     p.add_argument("--cert", type=Path, default=None, help="PEM certificate: serve HTTPS")
     p.add_argument("--key", type=Path, default=None, help="PEM private key for --cert")
-    p.add_argument("--oauth", action="store_true", help="accept bearer tokens (basic checks)")
+    p.add_argument(
+        "--oauth",
+        action="store_true",
+        help="accept bearer tokens (audience and lifetime checked, not the signature); HTTPS only",
+    )
+    p.add_argument(
+        "--oauth-allow-http",
+        action="store_true",
+        help="with --oauth, also accept bearer tokens over plain HTTP (Azure refuses them)",
+    )
     p.add_argument(
         "--disable-clock-skew-check",
         action="store_true",
@@ -72,7 +81,9 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
         name, keys = parse_account_spec(spec)
         accounts[name] = keys
     auth = AuthOptions(
-        check_clock_skew=not args.disable_clock_skew_check, allow_bearer=bool(args.oauth)
+        check_clock_skew=not args.disable_clock_skew_check,
+        allow_bearer=bool(args.oauth),
+        bearer_allow_http=bool(args.oauth_allow_http),
     )
     return StubConfig(
         accounts=accounts,
