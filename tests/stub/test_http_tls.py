@@ -90,10 +90,13 @@ async def test_https_and_bearer_tokens(tmp_path: Path) -> None:
             assert await get(good) == (200, None)
             assert await get(expired) == (401, "InvalidAuthenticationInfo")
             # plain HTTP bearer requests are refused unless explicitly allowed
-    async with StubServer(config) as plain, aiohttp.ClientSession() as session:
-        async with session.get(
+    async with (
+        StubServer(config) as plain,
+        aiohttp.ClientSession() as session,
+        session.get(
             f"{plain.table_endpoint()}/Tables",
             headers={"Authorization": f"Bearer {good}", "x-ms-version": "2019-02-02"},
-        ) as resp:
-            assert resp.status == 403
-            assert resp.headers["x-ms-error-code"] == "AuthenticationFailed"
+        ) as resp,
+    ):
+        assert resp.status == 403
+        assert resp.headers["x-ms-error-code"] == "AuthenticationFailed"
