@@ -8,6 +8,7 @@ import math
 import pickle
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -414,3 +415,29 @@ def test_validate_entity_uses_explicit_types() -> None:
     validate_entity(e, types={"N": EdmType.INT64})
     with pytest.raises(ValidationError, match=r"Edm\.Guid"):
         validate_entity(_base(G=5), types={"G": EdmType.GUID})
+
+
+def test_literals_match_azure_data_tables_where_it_is_right() -> None:
+    from azure.data.tables._serialize import _parameter_filter_substitution
+
+    def theirs(value: object) -> str:
+        params: dict[str, Any] = {"v": value}
+        out: str = _parameter_filter_substitution(params, "@v")
+        return out
+
+    for value in [
+        "O'Brien",
+        "",
+        42,
+        -7,
+        2**40,
+        True,
+        2.5,
+        uuid.UUID("c9da6455-213d-42c9-9a79-3e9149a57833"),
+        b"\x0a\x1b",
+    ]:
+        assert format_literal(value) == theirs(value), value
+    # Surprise: the SDK writes ints of 32 bits without L even when they overflow Int32
+    # (bit_length() <= 32), which the service rejects; azt types them as Int64.
+    assert theirs(2**31) == "2147483648"
+    assert format_literal(2**31) == "2147483648L"
