@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import enum
+import functools
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ class AccountAddress:
     resource: str
 
 
+@functools.lru_cache(maxsize=256)
 def _is_path_style_host(host: str) -> bool:
     name = host.strip()
     if name.startswith("["):  # IPv6 literal with port

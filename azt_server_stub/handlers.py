@@ -690,7 +690,7 @@ def get_entity(call: Call, raw_path: str) -> web.Response:
         raise errors.authorization_failure()
     entity = call.backend.get_entity(call.account, table, keys[0], keys[1])
     headers = _odata_headers(fmt)
-    headers["ETag"] = entity.etag
+    headers["ETag"] = json_fmt.fast_etag(entity.timestamp)
     return web.Response(status=200, body=_entity_body(call, table, entity, fmt), headers=headers)
 
 
@@ -739,14 +739,14 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
                 "DataServiceVersion": "3.0;",
                 "Location": location,
                 "DataServiceId": location,
-                "ETag": entity.etag,
+                "ETag": json_fmt.fast_etag(entity.timestamp),
             }
         )
     headers = _odata_headers(fmt)
     if prefer is True:
         headers["Preference-Applied"] = "return-content"
     headers["Location"] = location
-    headers["ETag"] = entity.etag
+    headers["ETag"] = json_fmt.fast_etag(entity.timestamp)
     return web.Response(status=201, body=_entity_body(call, table, entity, fmt), headers=headers)
 
 
@@ -803,7 +803,9 @@ async def update_entity(call: Call, raw_path: str) -> web.Response:
         WriteOp(kind, pk, rk, props, if_match),  # type: ignore[arg-type]
     )
     assert result.entity is not None
-    return _no_content({"ETag": result.entity.etag, "DataServiceVersion": "1.0;"})
+    return _no_content(
+        {"ETag": json_fmt.fast_etag(result.entity.timestamp), "DataServiceVersion": "1.0;"}
+    )
 
 
 def delete_entity(call: Call, raw_path: str) -> web.Response:
@@ -942,7 +944,7 @@ def _batch_success(
                 ("DataServiceVersion", "3.0;"),
                 ("Location", location),
                 ("DataServiceId", location),
-                ("ETag", entity.etag),
+                ("ETag", json_fmt.fast_etag(entity.timestamp)),
             ]
         else:
             status = 201
@@ -954,7 +956,7 @@ def _batch_success(
                 ("DataServiceVersion", "3.0;"),
                 ("Content-Type", ctype),
                 ("Location", location),
-                ("ETag", entity.etag),
+                ("ETag", json_fmt.fast_etag(entity.timestamp)),
             ]
             if fmt is Fmt.ATOM:
                 body = atom_fmt.AtomWriter(call.endpoint, call.account, table).single(entity)
@@ -964,7 +966,7 @@ def _batch_success(
         status = 204
         headers.append(("DataServiceVersion", "1.0;"))
         if entity is not None and op.kind != "delete":
-            headers.append(("ETag", entity.etag))
+            headers.append(("ETag", json_fmt.fast_etag(entity.timestamp)))
     if bop.part.content_id is not None:
         headers.append(("Content-ID", bop.part.content_id))
     return batch_fmt.PartResponse(status, headers, body)
@@ -1073,7 +1075,7 @@ def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) ->
         *_COMMON_HEADERS,
         ("DataServiceVersion", "3.0;"),
         ("Content-Type", fmt.content_type),
-        ("ETag", entity.etag),
+        ("ETag", json_fmt.fast_etag(entity.timestamp)),
     ]
     if part.content_id is not None:
         headers.append(("Content-ID", part.content_id))

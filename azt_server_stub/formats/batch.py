@@ -82,22 +82,44 @@ def boundary_of(content_type: str | None) -> str:
 
 
 def _split(body: bytes, boundary: str) -> list[bytes]:
-    """The encapsulated parts between ``--boundary`` delimiters (RFC 2046)."""
-    delim = re.escape(b"--" + boundary.encode("latin-1"))
-    pattern = re.compile(rb"(?:^|\r?\n)" + delim + rb"(--)?[ \t]*(?:\r?\n|$)")
+    """The encapsulated parts between ``--boundary`` delimiter lines (RFC 2046).
+
+    A delimiter counts only at the start of a line and when followed by optional
+    ``--`` (the close delimiter), optional blanks and a line end; the line break that
+    precedes a delimiter belongs to it. Text after the close delimiter is ignored.
+    """
+    delim = b"--" + boundary.encode("latin-1")
     parts: list[bytes] = []
     start: int | None = None
-    closed = False
-    for m in pattern.finditer(body):
+    pos = 0
+    n = len(body)
+    while True:
+        at = body.find(delim, pos)
+        if at < 0:
+            raise _malformed("missing closing boundary")
+        pos = at + len(delim)
+        if at > 0 and body[at - 1] != 0x0A:  # not at the start of a line
+            continue
+        end = pos
+        closing = body.startswith(b"--", end)
+        if closing:
+            end += 2
+        while end < n and body[end] in (0x20, 0x09):
+            end += 1
+        if end < n and body[end] == 0x0D:
+            end += 1
+        if end < n and body[end] != 0x0A:
+            continue  # the boundary text continues: not a delimiter
         if start is not None:
-            parts.append(body[start : m.start()])
-        if m.group(1):
-            closed = True
-            break
-        start = m.end()
-    if not closed:
-        raise _malformed("missing closing boundary")
-    return parts
+            stop = at
+            if stop > 0 and body[stop - 1] == 0x0A:
+                stop -= 1
+                if stop > start and body[stop - 1] == 0x0D:
+                    stop -= 1
+            parts.append(body[start : max(stop, start)])
+        if closing:
+            return parts
+        start = end + 1 if end < n else n
 
 
 _HEADER_END = re.compile(rb"\r?\n\r?\n")

@@ -431,3 +431,23 @@ def test_fast_datetime_formatting_matches_model() -> None:
     for ticks in samples:
         assert jsonfmt.fast_datetime_7(ticks) == format_datetime_7(ticks)
         assert jsonfmt.fast_datetime(ticks) == format_datetime(ticks)
+
+
+def test_fast_etag_matches_model() -> None:
+    from azt_server_stub.model import etag_for
+
+    for ticks in (0, 637_000_000_000_000_001, 3_155_378_975_999_999_999):
+        assert jsonfmt.fast_etag(ticks) == etag_for(ticks)
+
+
+def test_batch_split_edge_cases() -> None:
+    ctype = "multipart/mixed; boundary=b"
+    # a boundary string inside a body line is not a delimiter
+    part = (
+        b"--b\r\nContent-Type: application/http\r\n\r\nGET http://h/a/t(PartitionKey='--b',"
+        b"RowKey='x--b') HTTP/1.1\r\n\r\n\r\n--b--"
+    )
+    parsed = batch.parse_batch(part, ctype)
+    assert parsed.parts[0].target == "http://h/a/t(PartitionKey='--b',RowKey='x--b')"
+    with pytest.raises(StubError):
+        batch.parse_batch(b"--bb\r\n--bb--\r\n", ctype)
