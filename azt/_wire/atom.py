@@ -247,11 +247,13 @@ def _decode_entry_element(entry: etree._Element) -> TableEntity:
             continue
         name = tag[_D_LEN:]
         t = el.get(_M_TYPE)
-        if el.get(_M_NULL) == "true":
-            if name != "Timestamp":
-                ent[name] = None
-            continue
-        text = el.text or ""
+        text = el.text
+        if text is None:
+            if el.get(_M_NULL) == "true":
+                if name != "Timestamp":
+                    ent[name] = None
+                continue
+            text = ""
         if name == "Timestamp":
             ent._ts = text
             continue
