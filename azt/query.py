@@ -700,9 +700,9 @@ async def _fetch(
 
     token = ContinuationToken.from_string(cont) if cont else None
     pager = client.query_entities(
-        filter=filter,
+        filter,
         select=list(select) if select is not None else None,
-        top=top,
+        results_per_page=top,
         continuation=token,
     )
     page = await pager.first_page()

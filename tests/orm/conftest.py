@@ -1,20 +1,29 @@
 """Fixtures for the ORM tests.
 
-``backend_table``: a table client over the stub's in-process backend (its real ``$filter``
-parser, evaluator, planner and paging, and its JSON entity writer), without HTTP. The rows
-it returns go through the client's own wire decoder (``azt._wire.json.decode_feed``), so a
-query runs through the same layers as with the real ``TableClient``, minus the network.
-``max_page`` forces short pages, as range-partition boundaries do on Azure.
+Query tests run against two tables (``params``):
+
+* ``backend``: the stub's in-process backend (its real ``$filter`` parser, evaluator,
+  planner and paging, and its JSON entity writer) without HTTP; rows go through the
+  client's wire decoder (``azt._wire.json.decode_feed``), so the layers are the real ones
+  minus the network. Fast, and independent of the HTTP client.
+* ``stub``: the real ``azt.TableClient`` against an in-process ``StubServer`` over loopback.
+
+Both are wrapped in :class:`Recording`, which records each request's filter, select and
+top, and (``small_pages_table``) caps pages at 3 entities so that every query crosses
+several continuation tokens.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 
+import azt
 from azt._wire.json import decode_feed, encode_entity
 from azt.pagination import ContinuationToken, Page
 from azt_server_stub.backend import Backend, WriteOp
@@ -33,13 +42,11 @@ class _Pager:
 
 
 class BackendTable:
-    """The query/insert surface of ``azt.TableClient`` over ``azt_server_stub.Backend``."""
+    """The query surface of ``azt.TableClient`` over ``azt_server_stub.Backend``."""
 
-    def __init__(self, max_page: int | None = None) -> None:
+    def __init__(self) -> None:
         self.backend = Backend()
         self.name = self.backend.create_table("acct", "Orm")
-        self.max_page = max_page
-        self.requests: list[dict[str, Any]] = []
 
     async def insert(self, entity: Any) -> None:
         body = encode_entity(entity.to_entity())
@@ -51,10 +58,10 @@ class BackendTable:
         filter: str | None = None,
         *,
         select: Sequence[str] | None = None,
-        top: int | None = None,
+        results_per_page: int | None = None,
         continuation: ContinuationToken | None = None,
     ) -> _Pager:
-        return _Pager(self, (filter, select, top, continuation))
+        return _Pager(self, (filter, select, results_per_page, continuation))
 
     def _page(
         self,
@@ -63,30 +70,72 @@ class BackendTable:
         top: int | None,
         continuation: ContinuationToken | None,
     ) -> Page[Any]:
-        self.requests.append({"filter": filter, "select": select, "top": top})
         flt = compile_entity_filter(filter) if filter else None
         start = None
         if continuation is not None:
             start = (continuation.next_partition_key or "", continuation.next_row_key or "")
-        if self.max_page is not None:
-            top = min(top or 1000, self.max_page)
         page = self.backend.query_entities("acct", self.name, flt, top, start)
         writer = EntityWriter(Fmt.MINIMAL, "http://127.0.0.1/acct", "acct", self.name, select)
         body = json.dumps({"value": [writer.entity(e) for e in page.entities]}).encode()
-        rows = decode_feed(body)
         nxt = None
         if page.next_key is not None:
             nxt = ContinuationToken(
                 next_partition_key=page.next_key[0], next_row_key=page.next_key[1]
             )
-        return Page(rows, nxt, request_id=None)
+        return Page(decode_feed(body), nxt, request_id=None)
 
 
-@pytest.fixture
-def backend_table() -> BackendTable:
-    return BackendTable()
+class Recording:
+    """A table client proxy: records requests, optionally caps the page size."""
+
+    def __init__(self, inner: Any, max_page: int | None = None) -> None:
+        self.inner = inner
+        self.max_page = max_page
+        self.requests: list[dict[str, Any]] = []
+
+    async def insert(self, entity: Any) -> None:
+        if isinstance(self.inner, BackendTable):
+            await self.inner.insert(entity)
+        else:
+            await self.inner.insert_entity(entity.to_entity())
+
+    def query_entities(
+        self,
+        filter: str | None = None,
+        *,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | None = None,
+    ) -> Any:
+        self.requests.append({"filter": filter, "select": select, "top": results_per_page})
+        if self.max_page is not None:
+            results_per_page = min(results_per_page or 1000, self.max_page)
+        return self.inner.query_entities(
+            filter, select=select, results_per_page=results_per_page, continuation=continuation
+        )
 
 
-@pytest.fixture
-def small_pages_table() -> BackendTable:
-    return BackendTable(max_page=3)
+@asynccontextmanager
+async def _table(kind: str, max_page: int | None) -> AsyncIterator[Recording]:
+    if kind == "backend":
+        yield Recording(BackendTable(), max_page)
+        return
+    from azt_server_stub import StubServer
+
+    async with StubServer() as stub:
+        service = azt.TableServiceClient.from_connection_string(stub.connection_string)
+        async with service:
+            client = await service.create_table("orm" + uuid.uuid4().hex[:12])
+            yield Recording(client, max_page)
+
+
+@pytest.fixture(params=["backend", "stub"])
+async def orm_table(request: pytest.FixtureRequest) -> AsyncIterator[Recording]:
+    async with _table(request.param, None) as t:
+        yield t
+
+
+@pytest.fixture(params=["backend", "stub"])
+async def small_pages_table(request: pytest.FixtureRequest) -> AsyncIterator[Recording]:
+    async with _table(request.param, 3) as t:
+        yield t

@@ -12,7 +12,7 @@ from azt.edm import EdmDateTime, EdmType, TableEntity, Typed
 from azt.entity import Entity
 from azt.query import Query
 
-from .conftest import BackendTable
+from .conftest import Recording
 from .models import Kinded, Member, Rental
 
 
@@ -52,27 +52,25 @@ def test_from_entity_keeps_types_for_read_modify_write() -> None:
     assert d.to_entity().edm_types["N"] is EdmType.INT64
 
 
-async def test_dynamic_round_trip_through_the_backend(backend_table: BackendTable) -> None:
+async def test_dynamic_round_trip_through_the_backend(orm_table: Recording) -> None:
     rows = [
         DynamicEntity("p", "1", A=1, B="x", C=Typed(7, EdmType.INT64)),
         DynamicEntity("p", "2", D=b"\x00", E=2.5, F=True),
     ]
     for r in rows:
-        await backend_table.insert(r)
-    got = await Query(DynamicEntity, backend_table).to_list()
+        await orm_table.insert(r)
+    got = await Query(DynamicEntity, orm_table).to_list()
     assert got == rows
     assert all(g.ETag for g in got)
-    filtered = await Query(DynamicEntity, backend_table).where(column("E", float) > 2).to_list()
+    filtered = await Query(DynamicEntity, orm_table).where(column("E", float) > 2).to_list()
     assert [g.RowKey for g in filtered] == ["2"]
     big = (
-        await Query(DynamicEntity, backend_table)
-        .where(column("C", int, EdmType.INT64) == 7)
-        .to_list()
+        await Query(DynamicEntity, orm_table).where(column("C", int, EdmType.INT64) == 7).to_list()
     )
     assert [g.RowKey for g in big] == ["1"]
 
 
-async def test_member_and_rentals_in_one_partition(backend_table: BackendTable) -> None:
+async def test_member_and_rentals_in_one_partition(orm_table: Recording) -> None:
     due = datetime(2024, 1, 1, tzinfo=UTC)
     rows: list[Entity | DynamicEntity] = [
         Member("m-17", "Member", name="Ann", rental_count=2),
@@ -82,31 +80,31 @@ async def test_member_and_rentals_in_one_partition(backend_table: BackendTable) 
         DynamicEntity("m-17", "Note_1", Text="late twice"),
     ]
     for r in rows:
-        await backend_table.insert(r)
+        await orm_table.insert(r)
     resolver: Resolver[Member | Rental | DynamicEntity] = by_row_key_prefix(
         {"Member": Member, "Rental_": Rental}
     )
-    got = await Query(resolver, backend_table).where(Entity.PartitionKey == "m-17").to_list()
+    got = await Query(resolver, orm_table).where(Entity.PartitionKey == "m-17").to_list()
     assert [type(g).__name__ for g in got] == ["Member", "DynamicEntity", "Rental", "Rental"]
     assert got[0] == rows[0]
     assert got[2] == rows[1]
     assert got[1] == rows[4]
     # just the rentals: a RowKey range within the partition
-    q = Query(resolver, backend_table).where(
+    q = Query(resolver, orm_table).where(
         Entity.PartitionKey == "m-17", Entity.RowKey.startswith("Rental_")
     )
     assert q.explain().kind.value == "row range"
     assert [g.RowKey for g in await q.to_list()] == ["Rental_Alien", "Rental_Heat"]
     strict = by_row_key_prefix({"Member": Member}, fallback=None)
     with pytest.raises(ValidationError, match="no entity class"):
-        await Query(strict, backend_table).to_list()
+        await Query(strict, orm_table).to_list()
 
 
-async def test_resolver_by_type_property(backend_table: BackendTable) -> None:
-    await backend_table.insert(Kinded("p", "1", n=3))
-    await backend_table.insert(DynamicEntity("p", "2", Kind="other"))
+async def test_resolver_by_type_property(orm_table: Recording) -> None:
+    await orm_table.insert(Kinded("p", "1", n=3))
+    await orm_table.insert(DynamicEntity("p", "2", Kind="other"))
     r = by_property("Kind", {"kinded": Kinded})
-    got = await Query(r, backend_table).to_list()
+    got = await Query(r, orm_table).to_list()
     assert got[0] == Kinded("p", "1", n=3)
     assert isinstance(got[1], DynamicEntity)
     assert got[1]["Kind"] == "other"

@@ -14,7 +14,7 @@ import pytest
 from azt._exceptions import ValidationError
 from azt.query import Condition, MultipleResultsError, PlanKind, Query
 
-from .conftest import BackendTable
+from .conftest import Recording
 from .models import AllTypes, Genre, Level, Movie
 
 GENRES = ["Action", "Comedy", "Drama", "SciFi", "Thriller", "War"]
@@ -43,7 +43,7 @@ def _movies() -> list[Movie]:
 MOVIES = _movies()
 
 
-async def _load(table: BackendTable, rows: list[Any]) -> None:
+async def _load(table: Recording, rows: list[Any]) -> None:
     for r in rows:
         await table.insert(r)
 
@@ -105,7 +105,7 @@ CASES: list[tuple[str, Condition, Callable[[Movie], bool]]] = [
 
 @pytest.mark.parametrize(("name", "cond", "pred"), CASES, ids=[c[0] for c in CASES])
 async def test_each_construct_matches_brute_force(
-    small_pages_table: BackendTable, name: str, cond: Condition, pred: Callable[[Movie], bool]
+    small_pages_table: Recording, name: str, cond: Condition, pred: Callable[[Movie], bool]
 ) -> None:
     await _load(small_pages_table, MOVIES)
     q = Query(Movie, small_pages_table).where(cond)
@@ -119,7 +119,7 @@ async def test_each_construct_matches_brute_force(
 
 
 async def test_or_of_partitions_runs_as_sub_queries_merged_in_key_order(
-    small_pages_table: BackendTable,
+    small_pages_table: Recording,
 ) -> None:
     await _load(small_pages_table, MOVIES)
     cond = (
@@ -142,7 +142,7 @@ async def test_or_of_partitions_runs_as_sub_queries_merged_in_key_order(
 
 
 async def test_fan_out_overlapping_branches_yield_each_entity_once(
-    small_pages_table: BackendTable,
+    small_pages_table: Recording,
 ) -> None:
     await _load(small_pages_table, MOVIES)
     cond = (
@@ -157,7 +157,7 @@ async def test_fan_out_overlapping_branches_yield_each_entity_once(
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 5, 17, 1000])
-async def test_take_is_a_total_limit(small_pages_table: BackendTable, n: int) -> None:
+async def test_take_is_a_total_limit(small_pages_table: Recording, n: int) -> None:
     await _load(small_pages_table, MOVIES)
     everything = _expect(lambda m: True)
     assert _keys(await Query(Movie, small_pages_table).take(n).to_list()) == everything[:n]
@@ -169,9 +169,9 @@ async def test_take_is_a_total_limit(small_pages_table: BackendTable, n: int) ->
         assert all(t is not None and t <= n for t in tops)
 
 
-async def test_first_and_one_or_none(backend_table: BackendTable) -> None:
-    await _load(backend_table, MOVIES)
-    q = Query(Movie, backend_table)
+async def test_first_and_one_or_none(orm_table: Recording) -> None:
+    await _load(orm_table, MOVIES)
+    q = Query(Movie, orm_table)
     first = await q.where(Movie.PartitionKey == "Drama").first()
     assert first is not None
     assert (first.PartitionKey, first.RowKey) == _expect(lambda m: m.PartitionKey == "Drama")[0]
@@ -194,7 +194,7 @@ async def test_first_and_one_or_none(backend_table: BackendTable) -> None:
     ids=["scan", "filter", "fan-out"],
 )
 async def test_explicit_pages_resume_from_tokens(
-    small_pages_table: BackendTable, cond: Condition | None
+    small_pages_table: Recording, cond: Condition | None
 ) -> None:
     await _load(small_pages_table, MOVIES)
     q = Query(Movie, small_pages_table).page_size(4)
@@ -223,9 +223,9 @@ async def test_explicit_pages_resume_from_tokens(
     assert _keys(first_page.items + rest) == everything[:7]
 
 
-async def test_token_from_another_query_is_refused(backend_table: BackendTable) -> None:
-    await _load(backend_table, MOVIES)
-    q = Query(Movie, backend_table).page_size(5)
+async def test_token_from_another_query_is_refused(orm_table: Recording) -> None:
+    await _load(orm_table, MOVIES)
+    q = Query(Movie, orm_table).page_size(5)
     page = await q.pages().__aiter__().__anext__()
     assert page.continuation is not None
     with pytest.raises(ValidationError, match="different query"):
@@ -234,11 +234,11 @@ async def test_token_from_another_query_is_refused(backend_table: BackendTable) 
         await q.pages("!!!").__aiter__().__anext__()
 
 
-async def test_select_projects(backend_table: BackendTable) -> None:
-    await _load(backend_table, MOVIES)
-    q = Query(Movie, backend_table).where(Movie.PartitionKey == "War").select(Movie.rating)
+async def test_select_projects(orm_table: Recording) -> None:
+    await _load(orm_table, MOVIES)
+    q = Query(Movie, orm_table).where(Movie.PartitionKey == "War").select(Movie.rating)
     got = await q.to_list()
-    assert backend_table.requests[-1]["select"] == ["PartitionKey", "RowKey", "Timestamp", "Rating"]
+    assert orm_table.requests[-1]["select"] == ["PartitionKey", "RowKey", "Timestamp", "Rating"]
     by_key = {(m.PartitionKey, m.RowKey): m for m in MOVIES}
     assert got
     for m in got:
@@ -247,9 +247,9 @@ async def test_select_projects(backend_table: BackendTable) -> None:
             _ = m.release_year
 
 
-async def test_async_iteration(backend_table: BackendTable) -> None:
-    await _load(backend_table, MOVIES)
-    seen = [m.RowKey async for m in Query(Movie, backend_table).where(Movie.PartitionKey == "War")]
+async def test_async_iteration(orm_table: Recording) -> None:
+    await _load(orm_table, MOVIES)
+    seen = [m.RowKey async for m in Query(Movie, orm_table).where(Movie.PartitionKey == "War")]
     assert seen == [rk for _, rk in _expect(lambda m: m.PartitionKey == "War")]
 
 
@@ -285,9 +285,9 @@ EDM_ROWS = [
 ]
 
 
-async def test_every_edm_type_round_trips(backend_table: BackendTable) -> None:
-    await _load(backend_table, EDM_ROWS)
-    got = await Query(AllTypes, backend_table).to_list()
+async def test_every_edm_type_round_trips(orm_table: Recording) -> None:
+    await _load(orm_table, EDM_ROWS)
+    got = await Query(AllTypes, orm_table).to_list()
     assert got == EDM_ROWS
     for a, b in zip(got, EDM_ROWS, strict=True):
         for name in ("i64", "d", "dt", "g", "bin"):
@@ -316,8 +316,8 @@ async def test_every_edm_type_round_trips(backend_table: BackendTable) -> None:
     ],
 )
 async def test_comparisons_on_every_type_against_the_stub_evaluator(
-    backend_table: BackendTable, cond: Condition, expected: list[str]
+    orm_table: Recording, cond: Condition, expected: list[str]
 ) -> None:
-    await _load(backend_table, EDM_ROWS)
-    got = await Query(AllTypes, backend_table).where(cond).to_list()
+    await _load(orm_table, EDM_ROWS)
+    got = await Query(AllTypes, orm_table).where(cond).to_list()
     assert [r.RowKey for r in got] == expected
