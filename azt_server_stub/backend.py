@@ -310,6 +310,9 @@ class Backend:
     ``location``: a directory for the durable SQLite store, or None for memory only.
     ``clock``: returns the current time in 100 ns ticks since 0001-01-01 (tests may fix it;
     Timestamps still strictly increase).
+    ``table_deletion_seconds``: how long a deleted table's name stays unavailable
+    (``409 TableBeingDeleted`` on create), as on the service (about 40 s there). Default 0:
+    the name is free at once. ``monotonic`` is the clock for that delay (a test hook).
 
     Example::
 
@@ -325,9 +328,14 @@ class Backend:
         location: Path | None = None,
         *,
         clock: Callable[[], int] | None = None,
+        table_deletion_seconds: float = 0.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._lock = threading.RLock()
         self._clock = clock or _wall_clock_ticks
+        self._deletion_seconds = table_deletion_seconds
+        self._monotonic = monotonic
+        self._being_deleted: dict[tuple[str, str], float] = {}  # (account, lname) -> until
         self._last_ts = 0
         self._accounts: dict[str, _Account] = {}
         self._store: SqliteStore | None = None
@@ -423,6 +431,12 @@ class Backend:
             lname = name.lower()
             if lname in acct.tables:
                 raise errors.table_already_exists()
+            if self._being_deleted:
+                until = self._being_deleted.get((account, lname))
+                if until is not None:
+                    if self._monotonic() < until:
+                        raise errors.table_being_deleted()
+                    del self._being_deleted[(account, lname)]
             if self._store is not None:
                 self._durably(self._store.create_table, account, lname, name)
             acct.tables[lname] = _Table(name)
@@ -446,6 +460,8 @@ class Backend:
             if self._store is not None:
                 self._durably(self._store.delete_table, account, lname)
             del acct.tables[lname]
+            if self._deletion_seconds > 0:
+                self._being_deleted[(account, lname)] = self._monotonic() + self._deletion_seconds
 
     def table_name(self, account: str, name: str) -> str | None:
         """The table's name as created (case-insensitive lookup), or None.

@@ -123,3 +123,19 @@ def test_service_properties_per_account() -> None:
         b"<StorageServiceProperties><Cors/></StorageServiceProperties>"
     )
     assert b.get_service_properties("other") is None
+
+
+def test_table_being_deleted_delay_is_opt_in() -> None:
+    now = [100.0]
+    b = Backend(table_deletion_seconds=40, monotonic=lambda: now[0])
+    b.create_table(ACCOUNT, "Slow")
+    b.create_table(ACCOUNT, "Other")
+    b.delete_table(ACCOUNT, "Slow")
+    assert _err(b.create_table, ACCOUNT, "SLOW") == (409, "TableBeingDeleted")
+    assert _err(b.get_entity, ACCOUNT, "Slow", "p", "r") == (404, "TableNotFound")
+    assert Backend().create_table(ACCOUNT, "Slow") == "Slow"  # another backend: no delay
+    b.create_table("elsewhere", "Slow")  # other accounts are unaffected
+    now[0] += 39.9
+    assert _err(b.create_table, ACCOUNT, "Slow") == (409, "TableBeingDeleted")
+    now[0] += 0.2
+    assert b.create_table(ACCOUNT, "slow") == "slow"
