@@ -111,6 +111,8 @@ async def serve(args: argparse.Namespace) -> None:
         for account in config.accounts:
             print(f"  {account}: {stub.table_endpoint(account)}", flush=True)
         print(f"connection string: {stub.connection_string}", flush=True)
+        if stub.endpoint == "http://127.0.0.1:10002" and stub.account == DEV_ACCOUNT:
+            print("  (the well-known one: UseDevelopmentStorage=true)", flush=True)
         if args.location is not None:
             print(f"durable store: {args.location}", flush=True)
         await stop.wait()

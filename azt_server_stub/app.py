@@ -29,6 +29,7 @@ from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
 from .errors import StubError
 from .model import new_guid
+from .versions import BASELINE_VERSION, returns_version_header
 
 log = logging.getLogger("azt_server_stub")
 
@@ -106,17 +107,13 @@ def _common_headers(request: web.Request, response: web.StreamResponse) -> None:
     rid = request.get(handlers.REQUEST_ID)
     if rid is not None:
         headers["x-ms-request-id"] = rid
-    headers["x-ms-version"] = request.get(handlers.VERSION) or _baseline()
+    version = request.get(handlers.VERSION) or BASELINE_VERSION
+    if returns_version_header(version):
+        headers["x-ms-version"] = version
     client_id = request.headers.get("x-ms-client-request-id")
     if client_id is not None:
         headers["x-ms-client-request-id"] = client_id
     headers["Server"] = SERVER_HEADER
-
-
-def _baseline() -> str:
-    from .versions import BASELINE_VERSION
-
-    return BASELINE_VERSION
 
 
 def error_response(request: web.Request, err: StubError) -> web.Response:

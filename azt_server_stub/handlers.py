@@ -293,9 +293,11 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     restype = request.query.get("restype")
     if resource.kind is Kind.SERVICE:
         request[ERR_STYLE] = STORAGE_XML
+        _require_version_header(request)
         return await service_operation(call, raw_path, restype, comp)
     if comp == "acl" and resource.kind is Kind.COLLECTION and resource.bare:
         request[ERR_STYLE] = STORAGE_XML
+        _require_version_header(request)
         return await acl_operation(call, raw_path)
     # OData operations: errors follow the negotiated format
     _set_error_style(request, version)
@@ -332,6 +334,14 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if effective == "DELETE":
         return delete_entity(call, raw_path)
     raise errors.method_not_allowed()
+
+
+def _require_version_header(request: web.Request) -> None:
+    """ACL and service-level operations require ``x-ms-version`` (or a SAS ``sv``)."""
+    if "x-ms-version" not in request.headers and "sv" not in request.query:
+        err = errors.missing_required_header()
+        err.details["HeaderName"] = "x-ms-version"
+        raise err
 
 
 def _set_error_style(request: web.Request, version: str) -> None:

@@ -779,3 +779,21 @@ async def test_oversized_body(raw: RawClient) -> None:
     body = b'{"PartitionKey":"p","RowKey":"r","s":"' + b"x" * 40000 + b'"}'
     r = await raw.request("POST", "/mytable", headers=JSON_HEADERS, body=body)
     assert (r.status, r.code) == (400, "PropertyValueTooLarge")
+
+
+async def test_acl_and_service_operations_require_a_version(raw: RawClient) -> None:
+    await make_table(raw)
+    r = await raw.request("GET", "/mytable", query={"comp": "acl"}, version=None)
+    assert (r.status, r.code) == (400, "MissingRequiredHeader")
+    assert b"<HeaderName>x-ms-version</HeaderName>" in r.body
+    r = await raw.request(
+        "GET", "/", query={"restype": "service", "comp": "properties"}, version=None
+    )
+    assert (r.status, r.code) == (400, "MissingRequiredHeader")
+    # OData operations do not: the baseline version applies and is echoed
+    r = await raw.request("GET", "/Tables", headers={"Accept": JSON_NONE}, version=None)
+    assert r.status == 200
+    assert r.headers["x-ms-version"] >= "2019-02-02"
+    # very old versions get no x-ms-version header back
+    r = await raw.request("GET", "/Tables", version="2009-04-14")
+    assert "x-ms-version" not in r.headers
