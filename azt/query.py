@@ -38,6 +38,7 @@ import heapq
 import json
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import aclosing
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
@@ -785,6 +786,17 @@ class Query(Generic[R]):
         self._page_size = None
         self._concurrency = DEFAULT_CONCURRENCY
 
+    def __repr__(self) -> str:
+        target = getattr(self._target, "__qualname__", type(self._target).__qualname__)
+        parts = [target]
+        if self._cond is not None:
+            parts.append(f"where {self._cond.to_odata()}")
+        if self._select is not None:
+            parts.append(f"select {', '.join(self._select)}")
+        if self._limit is not None:
+            parts.append(f"take {self._limit}")
+        return f"<Query {' '.join(parts)}>"
+
     def _copy(self, **changes: Any) -> Query[R]:
         q: Query[R] = Query.__new__(Query)
         for name in Query.__slots__:
@@ -1058,7 +1070,7 @@ class Query(Generic[R]):
                 items = []
         yield QueryPage(items, None)
 
-    async def __aiter__(self) -> AsyncIterator[R]:
+    async def __aiter__(self) -> AsyncGenerator[R, None]:
         """Every result, following continuations, up to ``take(n)``.
 
         Example::
@@ -1066,9 +1078,10 @@ class Query(Generic[R]):
             async for movie in Query(Movie, table).where(Movie.PartitionKey == "Action"):
                 print(movie.RowKey)
         """
-        async for page in self.pages():
-            for item in page.items:
-                yield item
+        async with aclosing(self.pages()) as pages:
+            async for page in pages:
+                for item in page.items:
+                    yield item
 
     async def to_list(self) -> list[R]:
         """All results as a list.
@@ -1086,8 +1099,9 @@ class Query(Generic[R]):
 
             movie = await Query(Movie, table).where(Movie.PartitionKey == "Action").first()
         """
-        async for x in self.take(1):
-            return x
+        async with aclosing(self.take(1).__aiter__()) as items:
+            async for x in items:
+                return x
         return None
 
     async def one_or_none(self) -> R | None:

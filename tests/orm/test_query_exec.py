@@ -3,6 +3,7 @@ scan, take/first/one_or_none, explicit pages with tokens, projections, and the O
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 from collections.abc import Callable
@@ -321,3 +322,59 @@ async def test_comparisons_on_every_type_against_the_stub_evaluator(
     await _load(orm_table, EDM_ROWS)
     got = await Query(AllTypes, orm_table).where(cond).to_list()
     assert [r.RowKey for r in got] == expected
+
+
+async def test_filters_over_the_limit_are_refused_before_sending(orm_table: Recording) -> None:
+    q = Query(Movie, orm_table).where(Movie.release_year.in_(range(1970, 1986)))
+    with pytest.raises(ValidationError, match="16 comparisons"):
+        await q.to_list()
+    assert orm_table.requests == []
+    # fanned out, each sub-query is small: allowed
+    fan = Query(Movie, orm_table).where(Movie.PartitionKey.in_([f"G{i:02d}" for i in range(20)]))
+    assert fan.explain().kind is PlanKind.MULTI
+    assert await fan.to_list() == []
+    assert len(orm_table.requests) == 20
+
+
+class _Slow(Recording):
+    """Counts how many requests are in flight at once."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner, max_page=2)
+        self.active = 0
+        self.peak = 0
+
+    def query_entities(self, filter: str | None = None, **kw: Any) -> Any:
+        pager = super().query_entities(filter, **kw)
+        outer = self
+
+        class _P:
+            async def first_page(self) -> Any:
+                outer.active += 1
+                outer.peak = max(outer.peak, outer.active)
+                try:
+                    await asyncio.sleep(0.001)
+                    return await pager.first_page()
+                finally:
+                    outer.active -= 1
+
+        return _P()
+
+
+async def test_fan_out_concurrency_is_bounded(orm_table: Recording) -> None:
+    await _load(orm_table, MOVIES)
+    slow = _Slow(orm_table.inner)
+    q = Query(Movie, slow).where(Movie.PartitionKey.in_(GENRES)).concurrency(2)
+    got = await q.to_list()
+    assert _keys(got) == _expect(lambda m: True)
+    assert slow.peak == 2
+    slow.peak = 0
+    await Query(Movie, slow).where(Movie.PartitionKey.in_(GENRES)).to_list()
+    assert slow.peak == len(GENRES)  # default 8 >= 6 branches: all at once
+
+
+def test_query_repr() -> None:
+    q = Query(Movie).where(Movie.favorite).select(Movie.rating).take(2)
+    assert repr(q) == (
+        "<Query Movie where Favorite eq true select PartitionKey, RowKey, Timestamp, Rating take 2>"
+    )

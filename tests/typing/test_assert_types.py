@@ -9,7 +9,7 @@ wrong comparison or assignment *is* a type error.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from datetime import datetime
 from typing import Any, assert_type
 
@@ -92,7 +92,7 @@ async def _results(table: Any) -> None:  # type-checked, not run (needs a table)
         assert_type(page, QueryPage[Movie])
         assert_type(page.items, list[Movie])
         assert_type(page.continuation, str | None)
-    assert_type(q.__aiter__(), AsyncIterator[Movie])
+    assert_type(q.__aiter__(), AsyncGenerator[Movie, None])
     dyn = await Query(DynamicEntity, table).first()
     assert_type(dyn, DynamicEntity | None)
 
