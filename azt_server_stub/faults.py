@@ -1,0 +1,946 @@
+"""Fault injection (PROTOCOL.md 12.3): errors, latency and dropped connections on demand.
+
+A :class:`FaultInjector` holds an ordered list of :class:`FaultRule` objects. Each rule
+says *what* to inject (:class:`FaultKind`), *when* (a probability drawn from a seeded
+RNG, the next ``N`` matching requests, or every ``k``-th matching request) and *to which
+requests* (:class:`RequestMatch`: effective method, table, raw path, reads or writes).
+:func:`middleware` applies the injector to the stub's aiohttp application; install it
+inside the service middleware (which renders injected errors as the service would)::
+
+    injector = FaultInjector(seed=7)
+    install(app, injector)            # or: app.middlewares.append(middleware(injector))
+    injector.fail_next(FaultKind.DROP_AFTER, 1, methods={"POST"})
+
+What each kind does to a matching request:
+
+=================  ====================================================================
+``internal-error`` ``500 InternalError``; the request is not applied.
+``timeout``        ``500 OperationTimedOut``; the request is not applied.
+``timeout-after``  the request IS applied, then answered ``500 OperationTimedOut``.
+``busy``           ``503 ServerBusy``; the request is not applied.
+``drop-before``    the connection is aborted without an answer; not applied.
+``drop-after``     the request IS applied, then the connection is aborted without an
+                   answer ("succeeded on the server, failed at the client").
+``latency``        the answer is delayed by the rule's ``delay`` (then served normally).
+=================  ====================================================================
+
+Latency rules add up; of the other rules, the first one (in order) that fires decides
+the request's fate and later ones are not consulted for it. Rules count the requests
+they saw (``seen``) and the faults they injected (``injected``); the injector keeps
+totals per kind (:attr:`FaultInjector.counters`) and a bounded log of recent faults.
+
+Command line (see :func:`parse_fault`)::
+
+    azt-stub --fault busy:20% --fault drop-after:0.05@writes --fault timeout:next=3@table=orders
+             --latency 50ms --fault-seed 42
+
+Example::
+
+    >>> injector = FaultInjector(seed=1)
+    >>> rule = injector.add(parse_fault("busy:every=2@method=GET"))
+    >>> info = RequestInfo("GET", "/devstoreaccount1/t()", "devstoreaccount1", None, "t", None)
+    >>> [injector.decide(info).outcome is rule for _ in range(4)]
+    [False, True, False, True]
+    >>> injector.counters[FaultKind.BUSY]
+    2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import enum
+import json
+import logging
+import random
+import re
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict, Unpack
+from urllib.parse import unquote, urlsplit
+
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from . import errors
+from .addressing import Kind, parse_resource, split_account
+from .errors import StubError
+
+log = logging.getLogger("azt_server_stub.faults")
+
+__all__ = [
+    "FAULTS_KEY",
+    "FaultInjector",
+    "FaultKind",
+    "FaultRule",
+    "InjectedFault",
+    "RequestInfo",
+    "RequestMatch",
+    "add_arguments",
+    "describe_request",
+    "from_args",
+    "install",
+    "make_match",
+    "middleware",
+    "parse_duration",
+    "parse_fault",
+]
+
+WRITE_METHODS = frozenset({"POST", "PUT", "MERGE", "PATCH", "DELETE"})
+"""Effective methods that change state (entity writes, batches, table and ACL changes)."""
+
+
+# --- what a request is ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RequestInfo:
+    """What the realism layers need to know about a request, computed once per request.
+
+    ``method`` is the effective method (``X-HTTP-Method`` applied to a POST); ``raw_path``
+    the request path without the query; ``account``, ``kind``, ``table`` and ``keys`` come
+    from the stub's addressing rules (``None`` when the path does not parse: the handler
+    will refuse the request). For ``$batch`` requests, :func:`describe_request` with
+    ``inspect_body=True`` fills ``table``, ``keys`` (the first operation's PartitionKey and
+    RowKey) and ``operations`` from the body; for inserts it fills ``keys`` from the body.
+
+    Example::
+
+        >>> info = RequestInfo("DELETE", "/a/t(PartitionKey='p',RowKey='r')", "a",
+        ...                    Kind.ENTITY, "t", ("p", "r"))
+        >>> info.is_write, info.partition_key
+        (True, 'p')
+    """
+
+    method: str
+    raw_path: str
+    account: str | None
+    kind: Kind | None
+    table: str | None
+    keys: tuple[str, str] | None
+    operations: int = 1
+    inspected: bool = False
+
+    @property
+    def is_write(self) -> bool:
+        """True for state-changing methods (POST, PUT, MERGE, PATCH, DELETE)."""
+        return self.method in WRITE_METHODS
+
+    @property
+    def partition_key(self) -> str | None:
+        """The PartitionKey the request addresses, when known."""
+        return None if self.keys is None else self.keys[0]
+
+
+_INFO_KEY = web.RequestKey("azt.realism.info", RequestInfo)
+
+
+def _split_target(raw: str) -> tuple[str | None, str]:
+    """(host or None, raw path without query) of a request target."""
+    if raw.startswith(("http://", "https://")):
+        parts = urlsplit(raw)
+        return parts.netloc, parts.path or "/"
+    return None, raw.partition("?")[0]
+
+
+def _effective_method(method: str, tunnel: Sequence[str]) -> str:
+    method = method.upper()
+    if method == "POST" and len(tunnel) == 1:
+        value = tunnel[0].strip().upper()
+        if value in ("MERGE", "PUT", "DELETE", "PATCH"):
+            return value
+    return method
+
+
+def _product_style(request: web.Request) -> bool:
+    from .handlers import SERVICES_KEY  # late import: handlers is heavy and optional here
+
+    services = request.app.get(SERVICES_KEY)
+    return True if services is None else services.product_style_urls
+
+
+def _basic_info(request: web.Request) -> RequestInfo:
+    host, raw_path = _split_target(request.raw_path)
+    method = _effective_method(request.method, request.headers.getall("X-HTTP-Method", []))
+    try:
+        addr = split_account(host or request.host, raw_path, product_style=_product_style(request))
+    except StubError:
+        return RequestInfo(method, raw_path, None, None, None, None)
+    try:
+        resource = parse_resource(addr.resource)
+    except StubError:
+        return RequestInfo(method, raw_path, addr.account, None, None, None)
+    return RequestInfo(method, raw_path, addr.account, resource.kind, resource.table, resource.keys)
+
+
+def _insert_partition_key(body: bytes, content_type: str | None) -> str | None:
+    """The PartitionKey of an insert body (JSON or Atom), None when it cannot be read."""
+    ctype = (content_type or "").lower()
+    try:
+        if "atom" in ctype or "xml" in ctype:
+            from .formats import atom as atom_fmt
+
+            return atom_fmt.parse_entity(body)[0]
+        value = json.loads(body).get("PartitionKey")
+    except (StubError, ValueError, AttributeError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _inspect_batch(info: RequestInfo, body: bytes, content_type: str | None) -> None:
+    from .formats.batch import parse_batch
+
+    try:
+        batch = parse_batch(body, content_type)
+    except StubError:
+        return
+    if not batch.parts:
+        return
+    info.operations = len(batch.parts) if batch.changeset else 1
+    first = batch.parts[0]
+    _, path = _split_target(first.target)
+    try:
+        resource = parse_resource(unquote(path.rsplit("/", 1)[-1]))
+    except StubError:
+        return
+    info.table = resource.table
+    if resource.keys is not None:
+        info.keys = resource.keys
+    elif resource.kind is Kind.COLLECTION and first.method.upper() == "POST":
+        pk = _insert_partition_key(first.body, first.headers.get("Content-Type"))
+        if pk is not None:
+            info.keys = (pk, "")
+
+
+async def describe_request(request: web.Request, *, inspect_body: bool = False) -> RequestInfo:
+    """The :class:`RequestInfo` of ``request`` (cached on the request).
+
+    With ``inspect_body`` the body of an insert or a ``$batch`` is read (aiohttp keeps it
+    for the handler) to find the PartitionKey, the batch's table and operation count.
+
+    Example::
+
+        info = await describe_request(request, inspect_body=True)
+        info.table, info.partition_key, info.operations
+    """
+    info = request.get(_INFO_KEY)
+    if info is None:
+        info = _basic_info(request)
+        request[_INFO_KEY] = info
+    if inspect_body and not info.inspected:
+        info.inspected = True
+        if info.kind is Kind.BATCH and request.method.upper() == "POST":
+            _inspect_batch(info, await request.read(), request.headers.get("Content-Type"))
+        elif info.kind is Kind.COLLECTION and info.method == "POST" and request.can_read_body:
+            pk = _insert_partition_key(await request.read(), request.headers.get("Content-Type"))
+            if pk is not None:
+                info.keys = (pk, "")
+    return info
+
+
+# --- rules ----------------------------------------------------------------------------
+
+
+class FaultKind(enum.StrEnum):
+    """What a rule injects; see the module docstring for the behaviour of each.
+
+    Example::
+
+        >>> FaultKind.parse("503") is FaultKind.BUSY
+        True
+    """
+
+    INTERNAL_ERROR = "internal-error"
+    TIMEOUT = "timeout"
+    TIMEOUT_AFTER = "timeout-after"
+    BUSY = "busy"
+    DROP_BEFORE = "drop-before"
+    DROP_AFTER = "drop-after"
+    LATENCY = "latency"
+
+    @classmethod
+    def parse(cls, text: str) -> FaultKind:
+        """A kind from its name or an alias (``500``, ``503``, ``server-busy``, ...).
+
+        Example::
+
+            >>> FaultKind.parse("operation-timed-out")
+            <FaultKind.TIMEOUT: 'timeout'>
+        """
+        name = text.strip().lower()
+        kind = _KIND_ALIASES.get(name)
+        if kind is None:
+            try:
+                return cls(name)
+            except ValueError:
+                known = ", ".join(sorted({k.value for k in cls} | set(_KIND_ALIASES)))
+                raise ValueError(f"unknown fault kind {text!r} (known: {known})") from None
+        return kind
+
+
+_KIND_ALIASES = {
+    "500": FaultKind.INTERNAL_ERROR,
+    "internal": FaultKind.INTERNAL_ERROR,
+    "internalerror": FaultKind.INTERNAL_ERROR,
+    "operation-timed-out": FaultKind.TIMEOUT,
+    "operationtimedout": FaultKind.TIMEOUT,
+    "500-timeout": FaultKind.TIMEOUT,
+    "503": FaultKind.BUSY,
+    "server-busy": FaultKind.BUSY,
+    "serverbusy": FaultKind.BUSY,
+    "drop": FaultKind.DROP_BEFORE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMatch:
+    """Which requests a rule applies to (every given condition must hold).
+
+    ``methods``: effective methods (upper case). ``tables``: table names, compared
+    case-insensitively (a ``$batch`` request's table is its first operation's, known when
+    the body was inspected). ``path``: a regular expression searched in the raw request
+    path. ``only``: ``"writes"`` (POST, PUT, MERGE, PATCH, DELETE) or ``"reads"`` (the rest).
+
+    Example::
+
+        >>> m = RequestMatch(methods=frozenset({"POST"}), tables=frozenset({"orders"}))
+        >>> m.matches(RequestInfo("POST", "/a/Orders", "a", Kind.COLLECTION, "Orders", None))
+        True
+    """
+
+    methods: frozenset[str] | None = None
+    tables: frozenset[str] | None = None
+    path: re.Pattern[str] | None = None
+    only: Literal["writes", "reads"] | None = None
+
+    def __post_init__(self) -> None:
+        if self.methods is not None:
+            object.__setattr__(self, "methods", frozenset(m.upper() for m in self.methods))
+        if self.tables is not None:
+            object.__setattr__(self, "tables", frozenset(t.lower() for t in self.tables))
+        if self.only not in (None, "writes", "reads"):
+            raise ValueError(f"only must be 'writes', 'reads' or None, got {self.only!r}")
+
+    @property
+    def needs_body(self) -> bool:
+        """Whether matching may need the body (a table condition on a ``$batch``)."""
+        return self.tables is not None
+
+    def matches(self, info: RequestInfo) -> bool:
+        """Whether ``info`` satisfies every condition."""
+        if self.methods is not None and info.method not in self.methods:
+            return False
+        if self.only == "writes" and not info.is_write:
+            return False
+        if self.only == "reads" and info.is_write:
+            return False
+        if self.tables is not None and (
+            info.table is None or info.table.lower() not in self.tables
+        ):
+            return False
+        return self.path is None or self.path.search(info.raw_path) is not None
+
+
+_ANY = RequestMatch()
+
+
+@dataclass(slots=True, eq=False)
+class FaultRule:
+    """One injection rule and its counters.
+
+    Give at most one trigger: ``rate`` (probability in [0, 1] per matching request),
+    ``next`` (the next N matching requests, then the rule is spent) or ``every`` (every
+    k-th matching request: the k-th, 2k-th, ...). With none, every matching request is
+    hit. ``delay`` (seconds) is required for ``latency`` and ignored otherwise;
+    ``message`` overrides the error text (e.g. ``"Operations per second is over the
+    account limit."`` for ``busy``).
+
+    ``seen`` counts the matching requests the rule was consulted for, ``injected`` the
+    faults it caused.
+
+    Example::
+
+        >>> rule = FaultRule(FaultKind.BUSY, next=2)
+        >>> rule.remaining
+        2
+    """
+
+    kind: FaultKind
+    rate: float | None = None
+    next: int | None = None
+    every: int | None = None
+    delay: float = 0.0
+    match: RequestMatch = _ANY
+    message: str | None = None
+    seen: int = field(default=0, init=False)
+    injected: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.kind = FaultKind(self.kind)
+        triggers = [t for t in (self.rate, self.next, self.every) if t is not None]
+        if len(triggers) > 1:
+            raise ValueError("give at most one of rate, next and every")
+        if self.rate is not None and not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"rate must be within [0, 1], got {self.rate!r}")
+        if self.next is not None and self.next < 0:
+            raise ValueError(f"next must be >= 0, got {self.next!r}")
+        if self.every is not None and self.every < 1:
+            raise ValueError(f"every must be >= 1, got {self.every!r}")
+        if self.kind is FaultKind.LATENCY:
+            if not self.delay > 0:
+                raise ValueError("a latency rule needs a delay > 0 seconds")
+        elif self.delay:
+            raise ValueError("delay applies to latency rules only")
+
+    @property
+    def remaining(self) -> int | None:
+        """For a ``next`` rule: how many faults it will still inject; otherwise None."""
+        return None if self.next is None else self.next - self.injected
+
+    @property
+    def spent(self) -> bool:
+        """True when a ``next`` rule has injected all its faults."""
+        return self.next is not None and self.injected >= self.next
+
+    def _fires(self, rng: random.Random) -> bool:
+        """Count one matching request and say whether the rule fires for it."""
+        self.seen += 1
+        if self.next is not None:
+            return self.injected < self.next
+        if self.every is not None:
+            return self.seen % self.every == 0
+        if self.rate is not None:
+            return rng.random() < self.rate
+        return True
+
+    def describe(self) -> str:
+        """A compact text form (the ``--fault`` syntax).
+
+        Example::
+
+            >>> FaultRule(FaultKind.BUSY, rate=0.25).describe()
+            'busy:0.25'
+        """
+        head = self.kind.value
+        if self.kind is FaultKind.LATENCY:
+            head += f"={self.delay * 1000:g}ms"
+        if self.rate is not None:
+            head += f":{self.rate:g}"
+        elif self.next is not None:
+            head += f":next={self.next}"
+        elif self.every is not None:
+            head += f":every={self.every}"
+        conds: list[str] = []
+        m = self.match
+        if m.only is not None:
+            conds.append(m.only)
+        if m.methods is not None:
+            conds.append("method=" + "|".join(sorted(m.methods)))
+        if m.tables is not None:
+            conds.append("table=" + "|".join(sorted(m.tables)))
+        if m.path is not None:
+            conds.append("path=" + m.path.pattern)
+        return head + ("@" + ",".join(conds) if conds else "")
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedFault:
+    """A log record of one injected fault.
+
+    Example::
+
+        >>> InjectedFault(FaultKind.BUSY, "PUT", "/a/t(PartitionKey='p',RowKey='r')").kind
+        <FaultKind.BUSY: 'busy'>
+    """
+
+    kind: FaultKind
+    method: str
+    path: str
+
+
+@dataclass(slots=True)
+class Decision:
+    """What :meth:`FaultInjector.decide` chose for one request.
+
+    Example::
+
+        >>> Decision().outcome is None
+        True
+    """
+
+    delay: float = 0.0
+    outcome: FaultRule | None = None
+
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class FaultInjector:
+    """The fault rules of a stub, their RNG, counters and log. Safe to change at run time.
+
+    ``seed`` makes rate-based rules reproducible (for a given request order); ``rng``
+    supplies a ready ``random.Random`` instead. ``sleep`` performs latency (tests inject a
+    recorder). ``enabled`` can be toggled, or use :meth:`suspended` to run set-up and
+    verification requests without faults.
+
+    Example::
+
+        >>> inj = FaultInjector(seed=3)
+        >>> _ = inj.fail_rate(FaultKind.BUSY, 0.5, methods={"PUT"})
+        >>> put = RequestInfo("PUT", "/a/t(PartitionKey='p',RowKey='r')", "a", None, "t", None)
+        >>> hits = sum(inj.decide(put).outcome is not None for _ in range(1000))
+        >>> 400 < hits < 600, inj.counters[FaultKind.BUSY] == hits
+        (True, True)
+    """
+
+    def __init__(
+        self,
+        rules: Iterable[FaultRule] = (),
+        *,
+        seed: int | None = None,
+        rng: random.Random | None = None,
+        sleep: Sleep | None = None,
+        log_size: int = 10_000,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._rules: list[FaultRule] = list(rules)
+        self._rng = rng if rng is not None else random.Random(seed)
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self.enabled = True
+        self.counters: collections.Counter[FaultKind] = collections.Counter()
+        self.log: collections.deque[InjectedFault] = collections.deque(maxlen=log_size)
+        self.total_delay = 0.0
+
+    # -- rule management -----------------------------------------------------------------
+    @property
+    def rules(self) -> list[FaultRule]:
+        """A snapshot of the rules, in evaluation order."""
+        with self._lock:
+            return list(self._rules)
+
+    def add(self, rule: FaultRule | str) -> FaultRule:
+        """Append a rule (or a ``--fault`` spec string); returns the rule.
+
+        Example::
+
+            >>> FaultInjector().add("timeout:next=1").kind
+            <FaultKind.TIMEOUT: 'timeout'>
+        """
+        if isinstance(rule, str):
+            rule = parse_fault(rule)
+        with self._lock:
+            self._rules.append(rule)
+        return rule
+
+    def remove(self, rule: FaultRule) -> None:
+        """Remove one rule (ValueError if it is not there)."""
+        with self._lock:
+            self._rules.remove(rule)
+
+    def clear(self) -> None:
+        """Remove every rule (counters and log are kept; see :meth:`reset_counters`)."""
+        with self._lock:
+            self._rules.clear()
+
+    def reset_counters(self) -> None:
+        """Zero the injector's totals and log (rules keep their own counters)."""
+        with self._lock:
+            self.counters.clear()
+            self.log.clear()
+            self.total_delay = 0.0
+
+    def fail_next(self, kind: FaultKind | str, n: int = 1, **match: Unpack[MatchArgs]) -> FaultRule:
+        """Inject ``kind`` into the next ``n`` requests matching ``match`` (see :func:`make_match`).
+
+        Example::
+
+            >>> FaultInjector().fail_next("drop-after", 1, methods={"POST"}).remaining
+            1
+        """
+        return self.add(FaultRule(FaultKind.parse(str(kind)), next=n, match=make_match(**match)))
+
+    def fail_every(self, kind: FaultKind | str, k: int, **match: Unpack[MatchArgs]) -> FaultRule:
+        """Inject ``kind`` into every ``k``-th matching request.
+
+        Example::
+
+            >>> FaultInjector().fail_every(FaultKind.BUSY, 3).every
+            3
+        """
+        return self.add(FaultRule(FaultKind.parse(str(kind)), every=k, match=make_match(**match)))
+
+    def fail_rate(
+        self, kind: FaultKind | str, rate: float, **match: Unpack[MatchArgs]
+    ) -> FaultRule:
+        """Inject ``kind`` into matching requests with probability ``rate``.
+
+        Example::
+
+            >>> FaultInjector().fail_rate("503", 0.2, only="writes").rate
+            0.2
+        """
+        return self.add(FaultRule(FaultKind.parse(str(kind)), rate=rate, match=make_match(**match)))
+
+    def add_latency(
+        self, seconds: float, *, rate: float | None = None, **match: Unpack[MatchArgs]
+    ) -> FaultRule:
+        """Delay matching requests by ``seconds`` (all of them, or with probability ``rate``).
+
+        Example::
+
+            >>> FaultInjector().add_latency(0.05).delay
+            0.05
+        """
+        return self.add(
+            FaultRule(FaultKind.LATENCY, rate=rate, delay=seconds, match=make_match(**match))
+        )
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        """A context in which no fault is injected (rules do not count requests either).
+
+        Example::
+
+            >>> inj = FaultInjector(); _ = inj.fail_rate("busy", 1.0)
+            >>> with inj.suspended():
+            ...     inj.decide(RequestInfo("GET", "/a/t()", "a", None, "t", None)).outcome
+        """
+        before = self.enabled
+        self.enabled = False
+        try:
+            yield
+        finally:
+            self.enabled = before
+
+    # -- decisions ---------------------------------------------------------------------------
+    @property
+    def needs_body(self) -> bool:
+        """Whether some rule needs the body of ``$batch`` requests to match."""
+        with self._lock:
+            return any(r.match.needs_body for r in self._rules)
+
+    def decide(self, info: RequestInfo) -> Decision:
+        """Consult the rules for one request: total latency and the deciding rule (or None).
+
+        Counts are updated as if the decision is carried out (the middleware does).
+        """
+        decision = Decision()
+        if not self.enabled:
+            return decision
+        with self._lock:
+            for rule in self._rules:
+                is_latency = rule.kind is FaultKind.LATENCY
+                if not is_latency and decision.outcome is not None:
+                    continue
+                if rule.spent or not rule.match.matches(info):
+                    continue
+                if not rule._fires(self._rng):
+                    continue
+                rule.injected += 1
+                self.counters[rule.kind] += 1
+                self.log.append(InjectedFault(rule.kind, info.method, info.raw_path))
+                if is_latency:
+                    decision.delay += rule.delay
+                else:
+                    decision.outcome = rule
+            self.total_delay += decision.delay
+        return decision
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` with the injector's sleep function."""
+        await self._sleep(seconds)
+
+
+class MatchArgs(TypedDict, total=False):
+    """Keyword arguments of :func:`make_match` (and of the ``FaultInjector.fail_*`` helpers).
+
+    Example::
+
+        >>> args: MatchArgs = {"methods": ["POST"], "only": "writes"}
+        >>> make_match(**args).only
+        'writes'
+    """
+
+    methods: Iterable[str] | None
+    tables: Iterable[str] | None
+    table: str | None
+    path: str | re.Pattern[str] | None
+    only: Literal["writes", "reads"] | None
+
+
+def make_match(
+    *,
+    methods: Iterable[str] | None = None,
+    tables: Iterable[str] | None = None,
+    table: str | None = None,
+    path: str | re.Pattern[str] | None = None,
+    only: Literal["writes", "reads"] | None = None,
+) -> RequestMatch:
+    """Build a :class:`RequestMatch` from keyword arguments (``table`` is one table).
+
+    Example::
+
+        >>> make_match(table="Orders", methods=["post"]).methods
+        frozenset({'POST'})
+    """
+    names: set[str] | None = None
+    if tables is not None:
+        names = set(tables)
+    if table is not None:
+        names = (names or set()) | {table}
+    return RequestMatch(
+        methods=None if methods is None else frozenset(methods),
+        tables=None if names is None else frozenset(names),
+        path=re.compile(path) if isinstance(path, str) else path,
+        only=only,
+    )
+
+
+# --- the aiohttp middleware -----------------------------------------------------------
+
+_Handler = Handler
+
+
+def _drop(request: web.Request) -> web.Response:
+    """Abort the connection; the returned response is never sent."""
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+    return web.Response(status=204)
+
+
+def _error_for(rule: FaultRule) -> StubError:
+    kind = rule.kind
+    if kind is FaultKind.BUSY:
+        return errors.server_busy(rule.message) if rule.message else errors.server_busy()
+    if kind is FaultKind.INTERNAL_ERROR:
+        err = errors.internal_error()
+    else:
+        err = errors.operation_timed_out()
+    if rule.message:
+        err.message = rule.message
+    return err
+
+
+def middleware(injector: FaultInjector) -> Middleware:
+    """An aiohttp middleware applying ``injector`` to every request.
+
+    Place it inside the stub's service middleware (``create_app`` puts that first), so that
+    injected errors get the service's error body, ``x-ms-error-code`` and request id.
+
+    Example::
+
+        app.middlewares.append(middleware(FaultInjector(seed=1)))
+    """
+
+    @web.middleware
+    async def fault_middleware(request: web.Request, handler: _Handler) -> web.StreamResponse:
+        if not injector.enabled or not injector._rules:
+            return await handler(request)
+        info = await describe_request(request, inspect_body=injector.needs_body)
+        decision = injector.decide(info)
+        if decision.delay > 0:
+            await injector.sleep(decision.delay)
+        rule = decision.outcome
+        if rule is None:
+            return await handler(request)
+        kind = rule.kind
+        log.debug("injecting %s into %s %s", kind.value, info.method, info.raw_path)
+        if kind is FaultKind.DROP_BEFORE:
+            return _drop(request)
+        if kind is FaultKind.DROP_AFTER:
+            with contextlib.suppress(StubError, web.HTTPException):
+                await handler(request)
+            return _drop(request)
+        if kind is FaultKind.TIMEOUT_AFTER:
+            with contextlib.suppress(StubError, web.HTTPException):
+                await handler(request)
+        raise _error_for(rule)
+
+    return fault_middleware
+
+
+FAULTS_KEY = web.AppKey("azt.faults", FaultInjector)
+
+
+def install(app: web.Application, injector: FaultInjector | None) -> FaultInjector | None:
+    """Store ``injector`` on ``app`` (``app[FAULTS_KEY]``) and append its middleware.
+
+    A no-op for ``None``. Call it before the application starts, after the service
+    middleware is in place (``create_app`` does both in that order).
+
+    Example::
+
+        injector = install(app, FaultInjector(seed=42))
+    """
+    if injector is None:
+        return None
+    app[FAULTS_KEY] = injector
+    app.middlewares.append(middleware(injector))
+    return injector
+
+
+# --- the command line -------------------------------------------------------------------
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s)?\s*$")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from ``50ms``, ``1.5s`` or a bare number of seconds.
+
+    Example::
+
+        >>> parse_duration("50ms"), parse_duration("2s"), parse_duration("0.25")
+        (0.05, 2.0, 0.25)
+    """
+    m = _DURATION.match(text)
+    if m is None:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 50ms, 1.5s or 0.2)")
+    value = float(m.group(1))
+    return value / 1000.0 if m.group(2) == "ms" else value
+
+
+def _parse_rate(text: str) -> float:
+    text = text.strip()
+    try:
+        value = float(text[:-1]) / 100.0 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ValueError(f"not a probability: {text!r} (use e.g. 0.2 or 20%)") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"probability out of range: {text!r}")
+    return value
+
+
+def _parse_count(text: str, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{what} needs an integer, got {text!r}") from None
+    return value
+
+
+def parse_fault(spec: str) -> FaultRule:
+    """Parse the ``--fault`` syntax: ``KIND[=DELAY][:WHEN][@CONDITION,...]``.
+
+    * ``KIND``: ``internal-error`` (``500``), ``timeout``, ``timeout-after``, ``busy``
+      (``503``), ``drop-before`` (``drop``), ``drop-after``, ``latency=DELAY``
+      (``latency=50ms``).
+    * ``WHEN``: a probability (``0.2`` or ``20%``), ``next=N`` or ``every=K``; omitted:
+      every matching request.
+    * ``CONDITION``: ``writes``, ``reads``, ``method=POST|PUT``, ``table=NAME|NAME``,
+      ``path=REGEX`` (``path`` takes the rest of the spec, commas included).
+
+    Example::
+
+        >>> rule = parse_fault("drop-after:10%@writes,table=orders")
+        >>> (rule.kind.value, rule.rate, rule.match.only, sorted(rule.match.tables or ()))
+        ('drop-after', 0.1, 'writes', ['orders'])
+        >>> parse_fault("latency=50ms").delay
+        0.05
+    """
+    text = spec.strip()
+    if not text:
+        raise ValueError("empty fault spec")
+    head, _, conds = text.partition("@")
+    kind_text, _, when = head.partition(":")
+    kind_name, _, arg = kind_text.partition("=")
+    kind = FaultKind.parse(kind_name)
+    delay = 0.0
+    if kind is FaultKind.LATENCY:
+        if not arg:
+            raise ValueError("latency needs a delay: latency=50ms")
+        delay = parse_duration(arg)
+    elif arg:
+        raise ValueError(f"{kind.value} takes no '=' argument: {spec!r}")
+    rate: float | None = None
+    nxt: int | None = None
+    every: int | None = None
+    when = when.strip()
+    if when:
+        name, eq, value = when.partition("=")
+        if eq and name.strip() == "next":
+            nxt = _parse_count(value, "next")
+        elif eq and name.strip() == "every":
+            every = _parse_count(value, "every")
+        elif eq:
+            raise ValueError(f"unknown trigger {name!r} in {spec!r} (use next=N or every=K)")
+        else:
+            rate = _parse_rate(when)
+    methods: set[str] | None = None
+    tables: set[str] | None = None
+    path: str | None = None
+    only: Literal["writes", "reads"] | None = None
+    rest = conds
+    while rest:
+        if rest.startswith("path="):
+            path = rest[len("path=") :]
+            break
+        item, _, rest = rest.partition(",")
+        item = item.strip()
+        if not item:
+            continue
+        if item == "writes":
+            only = "writes"
+        elif item == "reads":
+            only = "reads"
+        elif item.startswith("method="):
+            methods = {m.strip().upper() for m in item[7:].split("|") if m.strip()}
+        elif item.startswith("table="):
+            tables = {t.strip() for t in item[6:].split("|") if t.strip()}
+        else:
+            raise ValueError(
+                f"unknown condition {item!r} in {spec!r} "
+                "(use writes, reads, method=, table=, path=)"
+            )
+    try:
+        match = make_match(methods=methods, tables=tables, path=path, only=only)
+    except re.error as exc:
+        raise ValueError(f"bad path pattern in {spec!r}: {exc}") from None
+    return FaultRule(kind, rate=rate, next=nxt, every=every, delay=delay, match=match)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--fault``, ``--latency`` and ``--fault-seed`` to the stub's argument parser.
+
+    Example::
+
+        >>> p = argparse.ArgumentParser(); add_arguments(p)
+        >>> from_args(p.parse_args(["--fault", "503:20%", "--fault-seed", "7"])).rules[0].rate
+        0.2
+    """
+    group = parser.add_argument_group("fault injection")
+    group.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="KIND[:WHEN][@COND,...]",
+        help="inject faults, repeatable: KIND is internal-error|500, timeout, timeout-after, "
+        "busy|503, drop-before, drop-after, latency=50ms; WHEN is a probability (0.2, 20%%), "
+        "next=N or every=K; COND is writes, reads, method=POST|PUT, table=NAME, path=REGEX. "
+        "Example: --fault 503:20%% --fault drop-after:0.05@writes",
+    )
+    group.add_argument(
+        "--latency",
+        action="append",
+        default=[],
+        metavar="DELAY[:WHEN][@COND,...]",
+        help="add latency to requests, e.g. --latency 50ms (same WHEN/COND syntax as --fault)",
+    )
+    group.add_argument(
+        "--fault-seed", type=int, default=None, help="seed of the fault RNG (reproducible runs)"
+    )
+
+
+def from_args(args: argparse.Namespace) -> FaultInjector | None:
+    """The injector the parsed ``--fault``/``--latency`` arguments describe (None if none).
+
+    Raises ``ValueError`` for a malformed spec.
+    """
+    specs = list(getattr(args, "fault", None) or [])
+    specs += ["latency=" + s for s in getattr(args, "latency", None) or []]
+    if not specs:
+        return None
+    return FaultInjector([parse_fault(s) for s in specs], seed=getattr(args, "fault_seed", None))

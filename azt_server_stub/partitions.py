@@ -1,0 +1,278 @@
+"""Range partitions and the per-request scan budget: partial and empty query pages.
+
+The Table service serves a table from *range partitions*: contiguous ranges of
+PartitionKey values, each on one server. A query that reaches the end of a range
+partition returns what it has so far (maybe nothing) with continuation headers; so does
+a query that runs five seconds without finishing (PROTOCOL.md 7.6). The stub models both
+deterministically:
+
+* ``boundaries``: sorted PartitionKey values where range partitions start. Range
+  partition ``i`` holds the keys ``boundaries[i-1] <= PartitionKey < boundaries[i]``. A
+  page never crosses a boundary above the PartitionKey it started at; it stops at the
+  first entity beyond it, with that entity's keys as the continuation.
+* ``scan_budget``: the most entities one page may examine (matching or not), standing in
+  for the five-second rule. A page that used its budget stops with the next entity to
+  examine as the continuation.
+
+So a page may be short or empty and still carry continuation headers; every page makes
+progress (it examined an entity or moved past a boundary), and following the tokens
+returns every match exactly once, in order. The cutting itself is done by
+:meth:`azt_server_stub.backend.Backend.query_entities` (``boundaries=`` and
+``scan_budget=``); this module holds the configuration (:class:`PartitionLayout`, per
+table), the handler adapter :func:`query` that passes it (and records the page's cost for
+the throttle), and the command-line flags.
+
+Example::
+
+    >>> from azt_server_stub.backend import Backend, WriteOp
+    >>> b = Backend(); _ = b.create_table("a", "Tbl")
+    >>> for pk in ["a", "b", "c", "d"]:
+    ...     _ = b.write("a", "Tbl", WriteOp("insert", pk, "1"))
+    >>> opts = RangeLayout(boundaries=("c",)).query_options()
+    >>> page = b.query_entities("a", "Tbl", None, None, None, **opts)
+    >>> [e.pk for e in page.entities], page.next_key
+    (['a', 'b'], ('c', '1'))
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TypedDict
+
+from aiohttp import web
+
+from .backend import Backend, EntityFilter, QueryPage
+from .throttle import record_query
+
+__all__ = [
+    "PARTITIONS_KEY",
+    "PartitionLayout",
+    "QueryOptions",
+    "RangeLayout",
+    "add_arguments",
+    "from_args",
+    "install",
+    "query",
+    "utf16_key",
+]
+
+
+def utf16_key(text: str) -> bytes:
+    """The sort key the service orders strings by: UTF-16 code units (PROTOCOL.md 7.5).
+
+    Example::
+
+        >>> sorted(["\\U00010000", "\\ufffd"], key=utf16_key) == ["\\U00010000", "\\ufffd"]
+        True
+    """
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+class QueryOptions(TypedDict):
+    """Keyword arguments for ``Backend.query_entities`` (``scan_budget``, ``boundaries``)."""
+
+    scan_budget: int | None
+    boundaries: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class RangeLayout:
+    """The range partitions and scan budget of one table.
+
+    ``boundaries`` are kept sorted (UTF-16 order) and without duplicates; the empty string
+    is not a boundary (every table starts there). ``scan_budget`` must be at least 1 (or
+    ``None``: no budget).
+
+    Example::
+
+        >>> layout = RangeLayout(boundaries=("m", "f", "m"), scan_budget=50)
+        >>> layout.boundaries, layout.partition_of("g"), layout.next_boundary("g")
+        (('f', 'm'), 1, 'm')
+    """
+
+    boundaries: tuple[str, ...] = ()
+    scan_budget: int | None = None
+
+    def __post_init__(self) -> None:
+        bounds = tuple(self.boundaries)
+        for b in bounds:
+            if not isinstance(b, str):
+                raise TypeError(f"a range boundary is a PartitionKey string, got {b!r}")
+        cleaned = tuple(sorted({b for b in bounds if b}, key=utf16_key))
+        object.__setattr__(self, "boundaries", cleaned)
+        budget = self.scan_budget
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
+        ):
+            raise ValueError(f"scan_budget must be an int >= 1 or None, got {budget!r}")
+
+    @property
+    def trivial(self) -> bool:
+        """True when the layout never cuts a page (no boundaries, no budget)."""
+        return not self.boundaries and self.scan_budget is None
+
+    def partition_of(self, partition_key: str) -> int:
+        """The index of the range partition that holds ``partition_key``."""
+        keys = [utf16_key(b) for b in self.boundaries]
+        return bisect.bisect_right(keys, utf16_key(partition_key))
+
+    def next_boundary(self, partition_key: str) -> str | None:
+        """The first boundary above ``partition_key``: where a page started there stops."""
+        index = self.partition_of(partition_key)
+        return self.boundaries[index] if index < len(self.boundaries) else None
+
+    def query_options(self) -> QueryOptions:
+        """The keyword arguments to pass to ``Backend.query_entities``."""
+        return {"scan_budget": self.scan_budget, "boundaries": self.boundaries or None}
+
+    @classmethod
+    def every(cls, keys: Iterable[str], n: int, *, scan_budget: int | None = None) -> RangeLayout:
+        """A boundary at every ``n``-th distinct PartitionKey of ``keys`` (n >= 1).
+
+        Example::
+
+            >>> RangeLayout.every(["p3", "p1", "p2", "p4", "p2"], 2).boundaries
+            ('p3',)
+        """
+        if n < 1:
+            raise ValueError("n must be >= 1")
+        distinct = sorted(set(keys), key=utf16_key)
+        return cls(boundaries=tuple(distinct[n::n]), scan_budget=scan_budget)
+
+
+class PartitionLayout:
+    """Range layouts for a whole stub: a default and per-table overrides; thread-safe.
+
+    Table names are compared case-insensitively (as the service names tables). The layout
+    can change while the stub runs (tests switch it between requests).
+
+    Example::
+
+        >>> layout = PartitionLayout(RangeLayout(scan_budget=100))
+        >>> layout.set_table("Orders", RangeLayout(boundaries=("2024",)))
+        >>> layout.for_table("ORDERS").boundaries, layout.for_table("other").scan_budget
+        (('2024',), 100)
+    """
+
+    def __init__(
+        self,
+        default: RangeLayout | None = None,
+        tables: Mapping[str, RangeLayout] | None = None,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._default = default or RangeLayout()
+        self._tables = {name.lower(): lay for name, lay in (tables or {}).items()}
+
+    @property
+    def default(self) -> RangeLayout:
+        """The layout of tables without their own."""
+        return self._default
+
+    def set_default(self, layout: RangeLayout) -> None:
+        """Replace the default layout."""
+        with self._lock:
+            self._default = layout
+
+    def set_table(self, table: str, layout: RangeLayout | None) -> None:
+        """Give ``table`` its own layout (``None``: back to the default)."""
+        with self._lock:
+            if layout is None:
+                self._tables.pop(table.lower(), None)
+            else:
+                self._tables[table.lower()] = layout
+
+    def for_table(self, table: str) -> RangeLayout:
+        """The layout that applies to ``table``."""
+        with self._lock:
+            return self._tables.get(table.lower(), self._default)
+
+
+PARTITIONS_KEY = web.AppKey("azt.partitions", PartitionLayout)
+
+
+def query(
+    request: web.Request,
+    backend: Backend,
+    account: str,
+    table: str,
+    flt: EntityFilter | None,
+    top: int | None,
+    start: tuple[str, str] | None,
+    restrict: Callable[[str, str], bool] | None = None,
+) -> QueryPage:
+    """One Query Entities page under the application's partition layout (if any).
+
+    The handler calls this instead of ``backend.query_entities``; it also records the
+    page's cost for the throttle (:func:`azt_server_stub.throttle.record_query`).
+
+    Example::
+
+        page = partitions.query(call.request, call.backend, call.account, table, flt, top,
+                                start, principal.key_filter)
+    """
+    layout = request.app.get(PARTITIONS_KEY)
+    if layout is None:
+        page = backend.query_entities(account, table, flt, top, start, restrict)
+    else:
+        page = backend.query_entities(
+            account, table, flt, top, start, restrict, **layout.for_table(table).query_options()
+        )
+    record_query(request, page.entities, page.scanned, None if start is None else start[0])
+    return page
+
+
+def install(app: web.Application, layout: PartitionLayout | None) -> PartitionLayout | None:
+    """Store ``layout`` on ``app`` (``app[PARTITIONS_KEY]``) for :func:`query`. None: no-op.
+
+    Example::
+
+        layout = install(app, PartitionLayout(RangeLayout(boundaries=("m",), scan_budget=10)))
+    """
+    if layout is None:
+        return None
+    app[PARTITIONS_KEY] = layout
+    return layout
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--range-boundary`` (repeatable) and ``--scan-budget`` to the stub's parser.
+
+    Example::
+
+        >>> p = argparse.ArgumentParser(); add_arguments(p)
+        >>> layout = from_args(p.parse_args(["--range-boundary", "m", "--scan-budget", "5"]))
+        >>> layout.default
+        RangeLayout(boundaries=('m',), scan_budget=5)
+    """
+    group = parser.add_argument_group("range partitions")
+    group.add_argument(
+        "--range-boundary",
+        action="append",
+        default=[],
+        metavar="PARTITIONKEY",
+        help="a PartitionKey where a range partition starts (all tables); repeatable. Query "
+        "pages stop there with continuation headers, possibly empty",
+    )
+    group.add_argument(
+        "--scan-budget",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N entities examined per query page (stands in for the 5-second rule)",
+    )
+
+
+def from_args(args: argparse.Namespace) -> PartitionLayout | None:
+    """The layout the parsed arguments describe (None when neither flag is given).
+
+    Raises ``ValueError`` for a scan budget below 1.
+    """
+    bounds = tuple(getattr(args, "range_boundary", None) or ())
+    budget = getattr(args, "scan_budget", None)
+    if not bounds and budget is None:
+        return None
+    return PartitionLayout(RangeLayout(boundaries=bounds, scan_budget=budget))

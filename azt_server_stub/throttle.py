@@ -1,0 +1,591 @@
+"""Throttling at the scalability targets (PROTOCOL.md 12.1): ``503 ServerBusy`` when over.
+
+Two kinds of token bucket, both counted in **entities per second** and both optional:
+
+* one per partition, i.e. per ``(account, table, PartitionKey)`` (default 2,000/s), and
+* one per account (default 20,000/s).
+
+Each bucket refills continuously at its rate and holds at most ``rate x burst`` tokens
+(``burst`` seconds, default 1 s); a bucket starts full. What a request costs:
+
+==============================  =========================================================
+single-entity operation         1, to the account and to the entity's partition (the
+(insert, update, merge,         PartitionKey comes from the URL, or from the body for an
+delete, upsert, point read)     insert)
+entity group transaction        the number of operations (a batch of 100 costs 100), to the
+                                account and to the batch's partition
+query page                      admitted when the account bucket holds at least 1 token;
+                                then charged what the page examined (``scanned``, at least 1):
+                                each returned entity to its partition, the examined but not
+                                returned ones to the partition the page started in, all of it
+                                to the account. The charge may overdraw the buckets, so the
+                                partition's next requests wait for the debt to be repaid.
+anything else (tables, ACLs,    1, to the account
+service properties)
+==============================  =========================================================
+
+A request costing ``c`` is admitted when every bucket it draws on holds at least
+``min(c, capacity)`` tokens; then ``c`` is taken from each (a batch larger than the
+capacity is admitted from a full bucket and leaves it in debt). So the admitted rate of a
+partition stays within ``rate x T + capacity`` entities over any interval ``T``. A refused
+request takes nothing and is answered ``503 ServerBusy`` with the service's texts
+(PROTOCOL.md 11.2): "The server is currently unable to receive requests. Please retry your
+request." for a partition, "Operations per second is over the account limit." for the
+account. No ``Retry-After`` header is sent (Azure Table storage sends none either).
+
+Query costs reach the throttle through :func:`record_query` (called by
+:func:`azt_server_stub.partitions.query`, the handler's query adapter); without it a
+query page costs 1 to the account.
+
+Example::
+
+    >>> clock = FakeClock()
+    >>> t = Throttle(ThrottleLimits(partition_rate=10, account_rate=None), clock=clock)
+    >>> [t.admit("a", "t", "p", 4) is None for _ in range(3)]
+    [True, True, False]
+    >>> clock.advance(0.5)                  # 5 tokens refilled: 2 + 5 = 7 >= 4
+    >>> t.admit("a", "t", "p", 4) is None, t.admit("a", "t", "q", 10) is None
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import itertools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from . import errors
+from .addressing import Kind
+from .errors import StubError
+from .faults import describe_request
+from .model import Entity
+
+__all__ = [
+    "ACCOUNT_LIMIT_MESSAGE",
+    "PARTITION_LIMIT_MESSAGE",
+    "THROTTLE_KEY",
+    "FakeClock",
+    "QueryCost",
+    "Throttle",
+    "ThrottleLimits",
+    "ThrottleStats",
+    "TokenBucket",
+    "add_arguments",
+    "from_args",
+    "install",
+    "middleware",
+    "record_query",
+]
+
+PARTITION_LIMIT_MESSAGE = (
+    "The server is currently unable to receive requests. Please retry your request."
+)
+ACCOUNT_LIMIT_MESSAGE = "Operations per second is over the account limit."
+
+Clock = Callable[[], float]
+PartitionId = tuple[str, str, str]
+"""``(account, lower-cased table name, PartitionKey)``."""
+
+
+class FakeClock:
+    """A manual monotonic clock for tests: ``clock()`` reads it, ``advance`` moves it.
+
+    Example::
+
+        >>> c = FakeClock(10.0); c.advance(0.25); c()
+        10.25
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward (ValueError for a negative step)."""
+        if seconds < 0:
+            raise ValueError("a monotonic clock cannot go back")
+        self.now += seconds
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottleLimits:
+    """Rates in entities per second (``None``: no limit) and the burst in seconds.
+
+    Defaults are the published targets: 2,000 entities/s per partition, 20,000/s per
+    account, with one second of burst.
+
+    Example::
+
+        >>> ThrottleLimits.parse("partition=500,account=off,burst=0.5")
+        ThrottleLimits(partition_rate=500.0, account_rate=None, burst=0.5)
+    """
+
+    partition_rate: float | None = 2000.0
+    account_rate: float | None = 20000.0
+    burst: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("partition_rate", "account_rate"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be > 0 or None, got {value!r}")
+        if not self.burst > 0:
+            raise ValueError(f"burst must be > 0 seconds, got {self.burst!r}")
+
+    @property
+    def partition_capacity(self) -> float | None:
+        """Tokens a partition bucket holds when full."""
+        return None if self.partition_rate is None else self.partition_rate * self.burst
+
+    @property
+    def account_capacity(self) -> float | None:
+        """Tokens the account bucket holds when full."""
+        return None if self.account_rate is None else self.account_rate * self.burst
+
+    @classmethod
+    def parse(cls, spec: str) -> ThrottleLimits:
+        """``partition=N,account=N,burst=SECONDS`` (each optional; ``off`` disables a limit).
+
+        Example::
+
+            >>> ThrottleLimits.parse("").partition_rate
+            2000.0
+        """
+        values: dict[str, float | None] = {}
+        for item in spec.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, eq, value = item.partition("=")
+            name = name.strip().lower()
+            if not eq or name not in ("partition", "account", "burst"):
+                raise ValueError(
+                    f"bad throttle setting {item!r} (use partition=N, account=N, burst=SECONDS)"
+                )
+            value = value.strip().lower()
+            if value in ("off", "none", "0") and name != "burst":
+                values[name] = None
+                continue
+            try:
+                values[name] = float(value)
+            except ValueError:
+                raise ValueError(f"bad number in throttle setting {item!r}") from None
+        defaults = cls()
+        burst = values.get("burst", defaults.burst)
+        return cls(
+            partition_rate=values.get("partition", defaults.partition_rate),
+            account_rate=values.get("account", defaults.account_rate),
+            burst=defaults.burst if burst is None else burst,
+        )
+
+
+class TokenBucket:
+    """A token bucket refilled continuously at ``rate`` tokens/s up to ``capacity``.
+
+    Example::
+
+        >>> b = TokenBucket(rate=10, capacity=10, now=0.0)
+        >>> b.admits(10, 0.0), b.take(10), b.admits(1, 0.05), b.admits(1, 0.1)
+        (True, None, False, True)
+    """
+
+    __slots__ = ("capacity", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, capacity: float, now: float) -> None:
+        self.rate = rate
+        self.capacity = capacity
+        self.tokens = capacity
+        self.stamp = now
+
+    def level(self, now: float) -> float:
+        """Refill up to ``now`` and return the tokens held (negative while in debt)."""
+        elapsed = now - self.stamp
+        if elapsed > 0:
+            self.tokens = min(self.capacity, self.tokens + elapsed * self.rate)
+            self.stamp = now
+        return self.tokens
+
+    def admits(self, cost: float, now: float) -> bool:
+        """Whether a request costing ``cost`` may pass now (see the module docstring)."""
+        return self.level(now) >= min(cost, self.capacity)
+
+    def take(self, cost: float) -> None:
+        """Take ``cost`` tokens (after :meth:`admits`); may leave the bucket in debt."""
+        self.tokens -= cost
+
+    def full_at(self, now: float) -> bool:
+        """Whether the bucket would be full at ``now`` (so forgetting it changes nothing)."""
+        return self.tokens + (now - self.stamp) * self.rate >= self.capacity
+
+
+@dataclass(slots=True)
+class ThrottleStats:
+    """What the throttle let through and refused, for test assertions.
+
+    ``admitted`` / ``admitted_entities``: requests and entities admitted (query pages count
+    their charged cost); ``throttled``: refusals by scope (``"partition"``, ``"account"``);
+    ``by_partition`` / ``throttled_by_partition``: entities admitted and requests refused
+    per ``(account, table, PartitionKey)``.
+
+    Example::
+
+        >>> ThrottleStats().throttled["partition"]
+        0
+    """
+
+    admitted: int = 0
+    admitted_entities: int = 0
+    throttled: collections.Counter[str] = field(default_factory=collections.Counter)
+    by_partition: collections.Counter[PartitionId] = field(default_factory=collections.Counter)
+    throttled_by_partition: collections.Counter[PartitionId] = field(
+        default_factory=collections.Counter
+    )
+
+
+class Throttle:
+    """Token buckets per partition and per account; thread-safe.
+
+    ``limits`` may be replaced at run time with :meth:`set_limits` (buckets restart full).
+    ``clock`` is a monotonic clock in seconds (tests pass a :class:`FakeClock`).
+    ``enabled`` switches throttling off without losing the configuration.
+
+    Example::
+
+        >>> t = Throttle(ThrottleLimits(partition_rate=1, account_rate=None), clock=FakeClock())
+        >>> t.admit("a", "t", "p", 1) is None
+        True
+        >>> t.admit("a", "t", "p", 1).code
+        'ServerBusy'
+    """
+
+    def __init__(
+        self,
+        limits: ThrottleLimits | None = None,
+        *,
+        clock: Clock = time.monotonic,
+        max_partitions: int = 100_000,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._clock = clock
+        self.limits = limits or ThrottleLimits()
+        self.enabled = True
+        self.stats = ThrottleStats()
+        self._partitions: dict[PartitionId, TokenBucket] = {}
+        self._accounts: dict[str, TokenBucket] = {}
+        self._max_partitions = max_partitions
+
+    def set_limits(self, limits: ThrottleLimits) -> None:
+        """Use new limits from now on; every bucket starts again full."""
+        with self._lock:
+            self.limits = limits
+            self._partitions.clear()
+            self._accounts.clear()
+
+    def reset(self) -> None:
+        """Refill every bucket and zero the statistics."""
+        with self._lock:
+            self._partitions.clear()
+            self._accounts.clear()
+            self.stats = ThrottleStats()
+
+    # -- buckets ----------------------------------------------------------------------------
+    def _account_bucket(self, account: str, now: float) -> TokenBucket | None:
+        limits = self.limits
+        if limits.account_rate is None:
+            return None
+        bucket = self._accounts.get(account)
+        if bucket is None:
+            capacity = limits.account_capacity
+            assert capacity is not None
+            bucket = self._accounts[account] = TokenBucket(limits.account_rate, capacity, now)
+        return bucket
+
+    def _partition_bucket(self, pid: PartitionId, now: float) -> TokenBucket | None:
+        limits = self.limits
+        if limits.partition_rate is None:
+            return None
+        bucket = self._partitions.get(pid)
+        if bucket is None:
+            if len(self._partitions) >= self._max_partitions:
+                self._prune(now)
+            capacity = limits.partition_capacity
+            assert capacity is not None
+            bucket = self._partitions[pid] = TokenBucket(limits.partition_rate, capacity, now)
+        return bucket
+
+    def _prune(self, now: float) -> None:
+        """Forget partition buckets that are full again (they behave like new ones)."""
+        for pid in [p for p, b in self._partitions.items() if b.full_at(now)]:
+            del self._partitions[pid]
+
+    # -- decisions -----------------------------------------------------------------------------
+    def admit(
+        self, account: str, table: str | None, partition_key: str | None, cost: int
+    ) -> StubError | None:
+        """Admit a request costing ``cost`` entities, or return the ``503 ServerBusy`` to send.
+
+        ``table``/``partition_key`` ``None``: the account bucket only. Nothing is taken
+        from any bucket when the request is refused.
+        """
+        if not self.enabled:
+            return None
+        cost = max(1, cost)
+        with self._lock:
+            now = self._clock()
+            pid: PartitionId | None = None
+            pbucket = None
+            if table is not None and partition_key is not None:
+                pid = (account, table.lower(), partition_key)
+                pbucket = self._partition_bucket(pid, now)
+                if pbucket is not None and not pbucket.admits(cost, now):
+                    self.stats.throttled["partition"] += 1
+                    self.stats.throttled_by_partition[pid] += 1
+                    return errors.server_busy(PARTITION_LIMIT_MESSAGE)
+            abucket = self._account_bucket(account, now)
+            if abucket is not None and not abucket.admits(cost, now):
+                self.stats.throttled["account"] += 1
+                if pid is not None:
+                    self.stats.throttled_by_partition[pid] += 1
+                return errors.server_busy(ACCOUNT_LIMIT_MESSAGE)
+            if pbucket is not None:
+                pbucket.take(cost)
+            if abucket is not None:
+                abucket.take(cost)
+            self.stats.admitted += 1
+            self.stats.admitted_entities += cost
+            if pid is not None:
+                self.stats.by_partition[pid] += cost
+            return None
+
+    def admit_query(self, account: str) -> StubError | None:
+        """Admission of a query page: the account bucket must hold at least one token.
+
+        Nothing is taken; :meth:`charge` takes the page's cost once it is known.
+        """
+        if not self.enabled:
+            return None
+        with self._lock:
+            now = self._clock()
+            abucket = self._account_bucket(account, now)
+            if abucket is not None and not abucket.admits(1, now):
+                self.stats.throttled["account"] += 1
+                return errors.server_busy(ACCOUNT_LIMIT_MESSAGE)
+            self.stats.admitted += 1
+            return None
+
+    def charge(
+        self, account: str, table: str | None, costs: Sequence[tuple[str | None, int]]
+    ) -> None:
+        """Take costs already incurred (a query page): ``(PartitionKey or None, entities)``.
+
+        Buckets may go into debt. The account is charged the sum.
+        """
+        if not self.enabled:
+            return
+        with self._lock:
+            now = self._clock()
+            total = 0
+            for pk, cost in costs:
+                if cost <= 0:
+                    continue
+                total += cost
+                if table is None or pk is None:
+                    continue
+                pid = (account, table.lower(), pk)
+                self.stats.by_partition[pid] += cost
+                pbucket = self._partition_bucket(pid, now)
+                if pbucket is not None:
+                    pbucket.level(now)
+                    pbucket.take(cost)
+            abucket = self._account_bucket(account, now)
+            if abucket is not None and total:
+                abucket.level(now)
+                abucket.take(total)
+            self.stats.admitted_entities += total
+
+    def tokens(
+        self, account: str, table: str | None = None, partition_key: str | None = None
+    ) -> float | None:
+        """The tokens a bucket holds now (``None``: that limit is off). For tests and logs.
+
+        Example::
+
+            >>> Throttle(clock=FakeClock()).tokens("a", "t", "p")
+            2000.0
+        """
+        with self._lock:
+            now = self._clock()
+            if table is None or partition_key is None:
+                bucket = self._account_bucket(account, now)
+            else:
+                bucket = self._partition_bucket((account, table.lower(), partition_key), now)
+            return None if bucket is None else bucket.level(now)
+
+
+# --- query costs ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class QueryCost:
+    """What a query page examined: ``(PartitionKey or None, entities)`` pairs.
+
+    Example::
+
+        >>> QueryCost([("p", 3)]).total
+        3
+    """
+
+    parts: list[tuple[str | None, int]]
+
+    @property
+    def total(self) -> int:
+        """Entities examined in all."""
+        return sum(n for _, n in self.parts)
+
+
+QUERY_COST_KEY = web.RequestKey("azt.throttle.query_cost", QueryCost)
+
+
+def query_cost(entities: Sequence[Entity], scanned: int, start_pk: str | None) -> QueryCost:
+    """The cost of a page: each returned entity to its partition, the examined but not
+    returned ones to ``start_pk`` (or the first returned entity's partition); at least 1.
+
+    Example::
+
+        >>> from azt_server_stub.model import Entity
+        >>> query_cost([Entity("a", "1", 0), Entity("a", "2", 0), Entity("b", "1", 0)], 5, "a")
+        QueryCost(parts=[('a', 2), ('b', 1), ('a', 2)])
+    """
+    parts: list[tuple[str | None, int]] = [
+        (pk, sum(1 for _ in group)) for pk, group in itertools.groupby(e.pk for e in entities)
+    ]
+    rest = max(1, scanned) - len(entities)
+    if rest > 0:
+        owner = start_pk if start_pk is not None else (entities[0].pk if entities else None)
+        parts.append((owner, rest))
+    return QueryCost(parts)
+
+
+def record_query(
+    request: web.Request, entities: Sequence[Entity], scanned: int, start_pk: str | None
+) -> None:
+    """Record a query page's cost on ``request`` for the throttle middleware to charge.
+
+    Called by the query adapter right after the backend produced the page; a no-op when
+    the application has no throttle.
+
+    Example::
+
+        record_query(request, page.entities, page.scanned, start[0] if start else None)
+    """
+    if THROTTLE_KEY in request.app:
+        request[QUERY_COST_KEY] = query_cost(entities, scanned, start_pk)
+
+
+# --- the aiohttp middleware -------------------------------------------------------------------
+
+
+def _is_query(request: web.Request, kind: Kind | None, method: str) -> bool:
+    return kind is Kind.COLLECTION and method in ("GET", "HEAD") and "comp" not in request.query
+
+
+def middleware(throttle: Throttle) -> Middleware:
+    """An aiohttp middleware throttling requests with ``throttle``.
+
+    Place it inside the stub's service middleware (which renders the ``503 ServerBusy``).
+
+    Example::
+
+        app.middlewares.append(middleware(Throttle(ThrottleLimits(partition_rate=500))))
+    """
+
+    @web.middleware
+    async def throttle_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not throttle.enabled:
+            return await handler(request)
+        info = await describe_request(request, inspect_body=True)
+        account = info.account
+        if account is None or request.method == "OPTIONS":
+            return await handler(request)
+        if _is_query(request, info.kind, info.method):
+            refusal = throttle.admit_query(account)
+            if refusal is not None:
+                raise refusal
+            try:
+                return await handler(request)
+            finally:
+                cost = request.get(QUERY_COST_KEY)
+                if cost is not None:
+                    throttle.charge(account, info.table, cost.parts)
+                else:
+                    throttle.charge(account, None, [(None, 1)])
+        table = info.table if info.kind in (Kind.ENTITY, Kind.COLLECTION, Kind.BATCH) else None
+        refusal = throttle.admit(account, table, info.partition_key, info.operations)
+        if refusal is not None:
+            raise refusal
+        return await handler(request)
+
+    return throttle_middleware
+
+
+THROTTLE_KEY = web.AppKey("azt.throttle", Throttle)
+
+
+def install(app: web.Application, throttle: Throttle | None) -> Throttle | None:
+    """Store ``throttle`` on ``app`` (``app[THROTTLE_KEY]``) and append its middleware.
+
+    A no-op for ``None``. Call it before the application starts, after the service
+    middleware (and after :func:`azt_server_stub.faults.install`, so injected faults are
+    decided before throttling).
+
+    Example::
+
+        throttle = install(app, Throttle(ThrottleLimits()))
+    """
+    if throttle is None:
+        return None
+    app[THROTTLE_KEY] = throttle
+    app.middlewares.append(middleware(throttle))
+    return throttle
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--throttle [SPEC]`` to the stub's argument parser.
+
+    Example::
+
+        >>> p = argparse.ArgumentParser(); add_arguments(p)
+        >>> from_args(p.parse_args(["--throttle"])).limits.partition_rate
+        2000.0
+        >>> from_args(p.parse_args([])) is None
+        True
+    """
+    parser.add_argument(
+        "--throttle",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="partition=N,account=N,burst=S",
+        help="answer 503 ServerBusy above the scalability targets, in entities per second "
+        "(defaults: partition=2000, account=20000, burst=1 second; 'off' disables one limit)",
+    )
+
+
+def from_args(args: argparse.Namespace) -> Throttle | None:
+    """The throttle ``--throttle`` describes (None when absent). ValueError when malformed."""
+    spec = getattr(args, "throttle", None)
+    if spec is None:
+        return None
+    return Throttle(ThrottleLimits.parse(spec))
