@@ -113,13 +113,25 @@ class SqliteStore:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / DB_FILE
         self._db: sqlite3.Connection | None = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False
+            self.path, isolation_level=None, check_same_thread=False, timeout=0.2
         )
         db = self._db
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        db.execute("PRAGMA foreign_keys=OFF")
-        db.executescript(_SCHEMA)
+        try:
+            # EXCLUSIVE: one stub per location; a second one would silently diverge.
+            db.execute("PRAGMA locking_mode=EXCLUSIVE")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("COMMIT")
+            db.executescript(_SCHEMA)
+        except sqlite3.OperationalError as exc:
+            db.close()
+            self._db = None
+            if "locked" in str(exc):
+                raise RuntimeError(
+                    f"the stub's data directory {directory} is in use by another process"
+                ) from exc
+            raise
 
     @property
     def db(self) -> sqlite3.Connection:

@@ -285,3 +285,13 @@ def test_sigkill_keeps_exactly_the_acknowledged_writes(tmp_path: Path) -> None:
         }
     # every acknowledged step is there; at most the one in flight may also be
     assert got in (_model(acked + 1), _model(acked + 2))
+
+
+def test_one_backend_per_location(tmp_path: Path) -> None:
+    with Backend(tmp_path) as first:
+        first.create_table(ACCOUNT, "Owned")
+        with pytest.raises(RuntimeError, match="in use"):
+            Backend(tmp_path)
+        first.write(ACCOUNT, "Owned", WriteOp("insert", "p", "r"))  # the owner is unaffected
+    with Backend(tmp_path) as second:  # free again after close
+        assert second.get_entity(ACCOUNT, "Owned", "p", "r").rk == "r"
