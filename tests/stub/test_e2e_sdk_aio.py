@@ -280,6 +280,9 @@ async def test_table_sas_restrictions(stub: StubServer, table: TableClient) -> N
         got = await client.get_entity("b", "1")
         assert got["PartitionKey"] == "b"
         with pytest.raises(HttpResponseError) as info:
+            await client.get_entity("a", "1")  # outside the SAS key range
+        assert code_of(info.value) == "AuthorizationFailure"
+        with pytest.raises(HttpResponseError) as info:
             await client.create_entity({"PartitionKey": "b", "RowKey": "2"})
         assert info.value.status_code == 403
         assert code_of(info.value) == "AuthorizationPermissionMismatch"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from lxml import etree
 
-from azt_server_stub import StubServer
+from azt_server_stub import DEV_KEY, StubServer
 
 from .conftest import ATOM_VERSION, JSON_FULL, JSON_MINIMAL, JSON_NONE, RawClient
 
@@ -797,3 +798,31 @@ async def test_acl_and_service_operations_require_a_version(raw: RawClient) -> N
     # very old versions get no x-ms-version header back
     r = await raw.request("GET", "/Tables", version="2009-04-14")
     assert "x-ms-version" not in r.headers
+
+
+async def test_metadata_document_not_implemented(raw: RawClient) -> None:
+    r = await raw.request("GET", "/$metadata", headers={"Accept": JSON_MINIMAL})
+    assert (r.status, r.code) == (501, "NotImplemented")
+
+
+async def test_unexpected_exception_becomes_logged_internal_error(
+    stub: StubServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import aiohttp
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("simulated stub bug")
+
+    monkeypatch.setattr(stub.backend, "query_tables", broken)
+    async with aiohttp.ClientSession() as session:
+        raw = RawClient(session, stub.endpoint, "devstoreaccount1", DEV_KEY)
+        with pytest.raises(AssertionError):  # the raw client refuses to see a 500 by default
+            await raw.request("GET", "/Tables", headers={"Accept": JSON_MINIMAL})
+        r = await raw.request(
+            "GET", "/Tables", headers={"Accept": JSON_MINIMAL}, allow_internal_error=True
+        )
+    assert (r.status, r.code) == (500, "InternalError")
+    message = r.json()["odata.error"]["message"]["value"]
+    assert message.startswith("The server encountered an internal error.")
+    assert "simulated" not in message
+    assert any("simulated stub bug" in (rec.exc_text or "") for rec in caplog.records)
