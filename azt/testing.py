@@ -1,0 +1,207 @@
+"""pytest fixtures for testing your own application against the Table service stub.
+
+The plugin is registered under the ``pytest11`` entry point ``azt``, so installing azt makes
+these fixtures available in every test suite (or load it explicitly with ``-p azt.testing``
+or ``pytest_plugins = ["azt.testing"]``):
+
+=========================  ========  =========================================================
+fixture                    scope     what it gives you
+=========================  ========  =========================================================
+``azt_stub_server``        session   a :class:`~azt_server_stub.ThreadedStubServer` on a free
+                                     port (own thread and event loop), shared by the session
+``azt_connection_string``  function  a connection string for the session's stub (or for the
+                                     account given by ``--azt-connection-string`` /
+                                     ``AZT_TEST_CONNECTION_STRING``); any client can use it,
+                                     ``azure-data-tables`` included
+``azt_service_client``     function  an open :class:`azt.TableServiceClient` on that
+                                     connection string, closed after the test
+``azt_table``              function  a fresh, uniquely named table (an open
+                                     :class:`azt.TableClient`), deleted after the test
+``azt_stub``               function  a private :class:`~azt_server_stub.StubServer` running
+                                     in the test's event loop (empty, isolated, stopped after
+                                     the test): for tests that need a clean account
+=========================  ========  =========================================================
+
+The async fixtures need ``pytest-asyncio``; with ``asyncio_mode = "auto"`` any ``async def``
+test can use them, in strict mode mark the tests with ``@pytest.mark.asyncio``.
+
+Everything a fixture starts, it stops: servers, event-loop threads, HTTP sessions and
+tables, so suites that run with ``-W error`` stay clean.
+
+Example::
+
+    from azt import TableClient
+
+    async def test_save_movie(azt_table: TableClient) -> None:
+        await azt_table.insert_entity({"PartitionKey": "Action", "RowKey": "Heat"})
+        assert (await azt_table.get_entity("Action", "Heat"))["RowKey"] == "Heat"
+
+    def test_other_sdk(azt_connection_string: str) -> None:
+        from azure.data.tables import TableServiceClient
+        with TableServiceClient.from_connection_string(azt_connection_string) as service:
+            service.create_table_if_not_exists("other")
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import pytest
+
+if TYPE_CHECKING:
+    from azt.client import TableClient, TableServiceClient
+    from azt_server_stub import StubServer, ThreadedStubServer
+
+__all__ = [
+    "ENV_VAR",
+    "azt_connection_string",
+    "azt_service_client",
+    "azt_stub",
+    "azt_stub_server",
+    "azt_table",
+    "unique_table_name",
+]
+
+#: Environment variable naming an account to test against instead of the stub.
+ENV_VAR = "AZT_TEST_CONNECTION_STRING"
+_OPTION = "--azt-connection-string"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+try:
+    import pytest_asyncio
+
+    _fixture_impl: Any = pytest_asyncio.fixture
+    _HAVE_ASYNCIO = True
+except ImportError:  # pragma: no cover - exercised only without pytest-asyncio
+    _fixture_impl = pytest.fixture
+    _HAVE_ASYNCIO = False
+
+
+def _async_fixture(fn: F) -> F:
+    """``pytest_asyncio.fixture`` when available (else a plain fixture that explains)."""
+    return cast(F, _fixture_impl(fn))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Adds ``--azt-connection-string``: run the fixtures against that account."""
+    group = parser.getgroup("azt", "azt Table storage fixtures")
+    group.addoption(
+        _OPTION,
+        dest="azt_connection_string",
+        default=None,
+        help=(
+            "connection string of the account the azt fixtures use instead of the embedded "
+            f"stub (default: ${ENV_VAR})"
+        ),
+    )
+
+
+def unique_table_name(prefix: str = "t") -> str:
+    """A table name no other test is using: ``prefix`` plus 12 random hex digits.
+
+    Example::
+
+        >>> name = unique_table_name("movies")
+        >>> name.startswith("movies"), len(name)
+        (True, 18)
+    """
+    return f"{prefix}{secrets.token_hex(6)}"
+
+
+def _external(config: pytest.Config) -> str | None:
+    value = config.getoption("azt_connection_string", default=None) or os.environ.get(ENV_VAR)
+    return str(value) if value else None
+
+
+def _need_asyncio(name: str) -> None:
+    if not _HAVE_ASYNCIO:  # pragma: no cover - exercised only without pytest-asyncio
+        raise pytest.UsageError(
+            f"the {name} fixture is async: install pytest-asyncio to use it "
+            "(pip install pytest-asyncio)"
+        )
+
+
+@pytest.fixture(scope="session")
+def azt_stub_server() -> Iterator[ThreadedStubServer]:
+    """The session's stub, on a free port in a background thread (stopped at the end).
+
+    Example::
+
+        def test_endpoint(azt_stub_server):
+            assert azt_stub_server.endpoint.startswith("http://127.0.0.1:")
+    """
+    from azt_server_stub import ThreadedStubServer
+
+    with ThreadedStubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def azt_connection_string(request: pytest.FixtureRequest) -> str:
+    """A connection string for the session's stub, or the account given with
+    ``--azt-connection-string`` / ``$AZT_TEST_CONNECTION_STRING`` (then no stub starts).
+
+    Example::
+
+        def test_conn(azt_connection_string):
+            assert "AccountName=" in azt_connection_string
+    """
+    external = _external(request.config)
+    if external is not None:
+        return external
+    server: ThreadedStubServer = request.getfixturevalue("azt_stub_server")
+    return server.connection_string
+
+
+@_async_fixture
+async def azt_service_client(azt_connection_string: str) -> AsyncIterator[TableServiceClient]:
+    """An open :class:`azt.TableServiceClient` on :func:`azt_connection_string`.
+
+    Example::
+
+        async def test_tables(azt_service_client):
+            await azt_service_client.create_table_if_not_exists("things")
+    """
+    _need_asyncio("azt_service_client")
+    from azt.client import TableServiceClient
+
+    async with TableServiceClient.from_connection_string(azt_connection_string) as service:
+        yield service
+
+
+@_async_fixture
+async def azt_table(azt_service_client: TableServiceClient) -> AsyncIterator[TableClient]:
+    """A fresh, empty table with a unique name; deleted after the test.
+
+    Example::
+
+        async def test_insert(azt_table):
+            await azt_table.insert_entity({"PartitionKey": "p", "RowKey": "r"})
+    """
+    _need_asyncio("azt_table")
+    table = await azt_service_client.create_table(unique_table_name())
+    try:
+        yield table
+    finally:
+        await azt_service_client.delete_table_if_exists(table.table_name)
+
+
+@_async_fixture
+async def azt_stub() -> AsyncIterator[StubServer]:
+    """A private, empty stub in the test's own event loop (stopped after the test).
+
+    Example::
+
+        async def test_isolated(azt_stub):
+            async with TableServiceClient.from_connection_string(azt_stub.connection_string) as s:
+                assert await s.list_tables().to_list() == []
+    """
+    _need_asyncio("azt_stub")
+    from azt_server_stub import StubServer
+
+    async with StubServer() as server:
+        yield server

@@ -1,0 +1,161 @@
+"""The pytest plugin (``azt.testing``), exercised the way users meet it: pytester runs a
+small test suite that uses the fixtures, and we check its outcome and what it left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from importlib.metadata import entry_points
+
+import pytest
+
+from azt import TableServiceClient
+from azt_server_stub import ThreadedStubServer
+
+pytest_plugins = ["pytester"]
+
+INI = """
+[pytest]
+asyncio_mode = auto
+asyncio_default_fixture_loop_scope = function
+filterwarnings = error
+"""
+
+
+def _plugin_args() -> list[str]:
+    """``-p azt.testing`` unless the package's ``pytest11`` entry point already loads it."""
+    installed = any(ep.value.startswith("azt.testing") for ep in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "azt.testing"]
+
+
+def _stub_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "azt-stub"]
+
+
+USER_SUITE = """
+import pytest
+from azt import EntityNotFoundError, TableClient, TableServiceClient
+
+seen = {}
+
+
+async def test_table_is_fresh_and_usable(azt_table: TableClient) -> None:
+    assert await azt_table.list_entities().to_list() == []
+    await azt_table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 7})
+    got = await azt_table.get_entity("p", "r")
+    assert got["n"] == 7
+    seen["first"] = azt_table.table_name
+
+
+async def test_each_test_gets_another_table(
+    azt_table: TableClient, azt_service_client: TableServiceClient
+) -> None:
+    assert azt_table.table_name != seen["first"]
+    names = await azt_service_client.list_tables().to_list()
+    assert azt_table.table_name in names
+    assert seen["first"] not in names  # deleted after the first test
+    with pytest.raises(EntityNotFoundError):
+        await azt_table.get_entity("p", "r")
+
+
+async def test_service_client_shares_the_session_stub(
+    azt_service_client: TableServiceClient,
+) -> None:
+    await azt_service_client.create_table("sharedacrosstests")
+
+
+def test_connection_string_for_another_sdk(azt_connection_string: str) -> None:
+    from azure.data.tables import TableServiceClient as SdkService
+
+    with SdkService.from_connection_string(azt_connection_string) as service:
+        names = [t.name for t in service.list_tables()]
+    assert "sharedacrosstests" in names
+
+
+async def test_private_stub_is_empty_and_isolated(azt_stub, azt_connection_string) -> None:
+    assert azt_stub.connection_string != azt_connection_string
+    async with TableServiceClient.from_connection_string(azt_stub.connection_string) as s:
+        assert await s.list_tables().to_list() == []
+        await s.create_table("onlyhere")
+        assert await s.list_tables().to_list() == ["onlyhere"]
+
+
+def test_session_server_is_shared(azt_stub_server, azt_connection_string) -> None:
+    assert azt_connection_string == azt_stub_server.connection_string
+    assert azt_stub_server.endpoint.startswith("http://127.0.0.1:")
+"""
+
+
+def test_fixtures_in_a_user_suite(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_user=USER_SUITE)
+    before = _stub_threads()
+    result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
+    result.assert_outcomes(passed=6)
+    assert _stub_threads() == before  # the session stub's thread was stopped
+
+
+def test_fixtures_are_listed_with_docs(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    result = pytester.runpytest_inprocess(*_plugin_args(), "--fixtures", "-q")
+    out = result.stdout.str()
+    for name in (
+        "azt_stub_server",
+        "azt_connection_string",
+        "azt_service_client",
+        "azt_table",
+        "azt_stub",
+    ):
+        assert name in out
+    assert (
+        "--azt-connection-string"
+        in pytester.runpytest_inprocess(*_plugin_args(), "--help").stdout.str()
+    )
+
+
+EXTERNAL_SUITE = """
+from azt import TableClient, TableServiceClient
+
+CONN = {conn!r}
+
+
+def test_uses_given_account(azt_connection_string: str) -> None:
+    assert azt_connection_string == CONN
+
+
+async def test_writes_land_there(azt_service_client: TableServiceClient) -> None:
+    await azt_service_client.create_table("markerfrominner")
+
+
+async def test_table_deleted_even_when_test_fails(azt_table: TableClient) -> None:
+    await azt_table.insert_entity({{"PartitionKey": "p", "RowKey": "r"}})
+    raise AssertionError("deliberate failure: " + azt_table.table_name)
+"""
+
+
+async def _table_names(conn: str) -> list[str]:
+    async with TableServiceClient.from_connection_string(conn) as service:
+        return await service.list_tables().to_list()
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+def test_external_account(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    with ThreadedStubServer() as outer:
+        conn = outer.connection_string
+        pytester.makeini(INI)
+        pytester.makepyfile(test_ext=EXTERNAL_SUITE.format(conn=conn))
+        args = [*_plugin_args(), "-q"]
+        if how == "option":
+            args.append(f"--azt-connection-string={conn}")
+        else:
+            monkeypatch.setenv("AZT_TEST_CONNECTION_STRING", conn)
+        before = _stub_threads()
+        result = pytester.runpytest_inprocess(*args)
+        result.assert_outcomes(passed=2, failed=1)
+        assert "deliberate failure" in result.stdout.str()
+        # No session stub was started for the inner run (only the outer one exists).
+        assert _stub_threads() == before
+        names = asyncio.run(_table_names(conn))
+    assert names == ["markerfrominner"]  # created there; the failing test's table is gone
