@@ -65,6 +65,7 @@ __all__ = [
 ]
 
 Key = tuple[str, str]
+"""An entity key ``(PartitionKey, RowKey)``."""
 KeyRange = tuple[Key, Key | None]
 """A half-open range ``[lo, hi)`` over ``(PartitionKey, RowKey)``; ``hi is None``: unbounded."""
 
@@ -185,8 +186,11 @@ class WriteResult:
 
 # --- helpers ------------------------------------------------------------------------
 
+#: Most entities (or tables) in one page, and the default and maximum ``$top``.
 MAX_PAGE = 1000
+#: Most operations in one change set.
 MAX_BATCH = 100
+#: Most stored access policies per table.
 MAX_ACL = 5
 _UNIX_EPOCH_TICKS = 621_355_968_000_000_000
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -363,9 +367,17 @@ class Backend:
                 self._store.close()
 
     def __enter__(self) -> Backend:
+        """Use as a context manager that closes the store on exit.
+
+        Example::
+
+            >>> with Backend() as b:
+            ...     _ = b.create_table("acct", "Scoped")
+        """
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the store."""
         self.close()
 
     # -- internals --------------------------------------------------------------------

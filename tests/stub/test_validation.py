@@ -219,3 +219,14 @@ def test_utf16_len() -> None:
     assert v.utf16_len("abc") == 3
     assert v.utf16_len("é日") == 2
     assert v.utf16_len("\U0001f600x\U00010000") == 5
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    from azt_server_stub import backend
+
+    for module in (v, backend):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0
+        assert result.failed == 0
