@@ -9,7 +9,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.azt-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[dev]'
+  # This machine's pip config names local mirrors that may be absent; pip warns
+  # about each one. Keep real errors, drop that noise.
+  .venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -m pip install --quiet -e '.[dev]' 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -c 'import azt, azt_server_stub, aiohttp, lxml, pytest, mypy'
   touch "$stamp"
 fi
