@@ -11,8 +11,13 @@ stamp=.venv/.azt-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   # This machine's pip config names local mirrors that may be absent; pip warns
   # about each one. Keep real errors, drop that noise.
-  .venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-  .venv/bin/python -m pip install --quiet -e '.[dev]' 2>&1 | grep -v '^WARNING: Location' || true
-  .venv/bin/python -c 'import azt, azt_server_stub, aiohttp, lxml, pytest, mypy'
+  pipq() {
+    local rc=0
+    .venv/bin/python -m pip install --quiet "$@" 2>&1 | { grep -v '^WARNING: Location' || true; }
+    rc=${PIPESTATUS[0]}
+    return "$rc"
+  }
+  pipq --upgrade pip
+  pipq -e '.[dev]'
   touch "$stamp"
 fi
