@@ -75,7 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> StubConfig:
-    """The :class:`StubConfig` the parsed arguments describe (ValueError when invalid)."""
+    """The :class:`StubConfig` the parsed arguments describe (ValueError when invalid).
+
+    Example::
+
+        >>> config_from_args(build_parser().parse_args(["--oauth"])).auth.allow_bearer
+        True
+    """
     accounts: dict[str, list[str]] = {DEV_ACCOUNT: [DEV_KEY]}
     for spec in args.account:
         name, keys = parse_account_spec(spec)
@@ -95,7 +101,12 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    """Run until SIGINT/SIGTERM."""
+    """Run until SIGINT/SIGTERM.
+
+    Example::
+
+        asyncio.run(serve(build_parser().parse_args(["--port", "0"])))
+    """
     config = config_from_args(args)
     ssl_context = None
     if args.cert is not None or args.key is not None:
@@ -120,7 +131,12 @@ async def serve(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``azt-stub``; returns the process exit status."""
+    """Entry point of ``azt-stub``; returns the process exit status.
+
+    Example::
+
+        sys.exit(main(["--port", "10002", "--location", "./data"]))
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -39,6 +39,11 @@ class AccountAddress:
     ``prefix`` is the raw path prefix that precedes the resource (``/devstoreaccount1``
     for path-style, ``""`` for host-style); ``resource`` is the percent-decoded rest
     without its leading ``/``.
+
+    Example::
+
+        >>> AccountAddress("a", False, True, "/a", "Tables").prefix
+        '/a'
     """
 
     account: str
@@ -120,7 +125,13 @@ def split_account(host: str | None, raw_path: str, *, product_style: bool = True
 
 
 class Kind(enum.Enum):
-    """What a resource path names."""
+    """What a resource path names.
+
+    Example::
+
+        >>> Kind("entity") is Kind.ENTITY
+        True
+    """
 
     SERVICE = "service"
     TABLES = "tables"
@@ -133,7 +144,13 @@ class Kind(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Resource:
-    """A parsed resource path: its kind, table name (URL form) and keys."""
+    """A parsed resource path: its kind, table name (URL form) and keys.
+
+    Example::
+
+        >>> Resource(Kind.ENTITY, "t", ("p", "r")).keys
+        ('p', 'r')
+    """
 
     kind: Kind
     table: str | None = None

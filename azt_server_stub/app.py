@@ -140,7 +140,12 @@ _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def service_middleware(request: web.Request, handler: _Handler) -> web.StreamResponse:
-    """Request ids, common headers, CORS response headers and the error mapping."""
+    """Request ids, common headers, CORS response headers and the error mapping.
+
+    Example::
+
+        app = web.Application(middlewares=[service_middleware])
+    """
     request[handlers.REQUEST_ID] = new_guid()
     try:
         response = await handler(request)

@@ -91,7 +91,13 @@ SERVICES_KEY = web.AppKey("azt.services", Services)
 
 @dataclass(slots=True)
 class Call:
-    """One request being served."""
+    """One request being served.
+
+    Example::
+
+        >>> Call.__slots__[:3]
+        ('request', 'services', 'addr')
+    """
 
     request: web.Request
     services: Services
@@ -114,7 +120,7 @@ class Call:
 # --- small helpers ------------------------------------------------------------------
 
 
-def now_ticks_text() -> str:
+def _now_ticks_text() -> str:
     """The current UTC time with seven fractional digits (error ``Time:`` lines)."""
     now = _dt.datetime.now(_dt.UTC)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond:06d}0Z"
@@ -129,7 +135,7 @@ def error_message(err: StubError, request_id: str) -> str:
         ['3:One of the request inputs is not valid.', 'RequestId:rid']
     """
     prefix = f"{err.index}:" if err.index is not None else ""
-    return f"{prefix}{err.message}\nRequestId:{request_id}\nTime:{now_ticks_text()}"
+    return f"{prefix}{err.message}\nRequestId:{request_id}\nTime:{_now_ticks_text()}"
 
 
 def error_payload(err: StubError, request_id: str, style: Fmt | str) -> tuple[str, bytes]:
@@ -230,7 +236,12 @@ def parse_if_match(value: str | None) -> str | None:
 
 
 def request_view(request: web.Request, raw_path: str) -> RequestView:
-    """The auth module's view of a request (``raw_path`` exactly as sent, no query)."""
+    """The auth module's view of a request (``raw_path`` exactly as sent, no query).
+
+    Example::
+
+        view = request_view(request, "/devstoreaccount1/Tables")
+    """
     return RequestView(
         method=request.method,
         raw_path=raw_path,
@@ -269,7 +280,12 @@ def _effective_method(request: web.Request) -> str:
 
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
-    """Serve one request (the application's only route)."""
+    """Serve one request (the application's only route).
+
+    Example::
+
+        app.router.add_route("*", "/{tail:.*}", dispatch)
+    """
     services = request.app[SERVICES_KEY]
     raw_target = request.raw_path
     host, raw_path, _ = _split_target(raw_target)
@@ -281,7 +297,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     resource = parse_resource(addr.resource)
     if method == "OPTIONS":
         request[ERR_STYLE] = STORAGE_XML
-        return preflight(request, services, addr)
+        return _preflight(request, services, addr)
     sas_version = request.query.get("sv")
     version = versions.request_version(
         request.headers.get("x-ms-version"), sas_version, lenient=services.lenient_versions
@@ -294,45 +310,45 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if resource.kind is Kind.SERVICE:
         request[ERR_STYLE] = STORAGE_XML
         _require_version_header(request)
-        return await service_operation(call, raw_path, restype, comp)
+        return await _service_operation(call, raw_path, restype, comp)
     if comp == "acl" and resource.kind is Kind.COLLECTION and resource.bare:
         request[ERR_STYLE] = STORAGE_XML
         _require_version_header(request)
-        return await acl_operation(call, raw_path)
+        return await _acl_operation(call, raw_path)
     # OData operations: errors follow the negotiated format
     _set_error_style(request, version)
     if resource.kind is Kind.TABLES:
         if effective == "GET":
-            return query_tables(call, raw_path)
+            return _query_tables(call, raw_path)
         if effective == "POST":
-            return await create_table(call, raw_path)
+            return await _create_table(call, raw_path)
         raise errors.method_not_allowed()
     if resource.kind is Kind.TABLE_NAMED:
         if effective == "DELETE":
-            return delete_table(call, raw_path)
+            return _delete_table(call, raw_path)
         if effective == "GET":
-            return get_table(call, raw_path)
+            return _get_table(call, raw_path)
         raise errors.method_not_allowed()
     if resource.kind is Kind.BATCH:
         if effective != "POST":
             raise errors.method_not_allowed()
-        return await batch_operation(call, raw_path)
+        return await _batch_operation(call, raw_path)
     if resource.kind is Kind.METADATA:
         _authenticate(call, raw_path, None)
         raise errors.not_implemented()
     if resource.kind is Kind.COLLECTION:
         if effective == "GET":
-            return query_entities(call, raw_path)
+            return _query_entities(call, raw_path)
         if effective == "POST":
-            return await insert_entity(call, raw_path)
+            return await _insert_entity(call, raw_path)
         raise errors.method_not_allowed()
     # Kind.ENTITY
     if effective == "GET":
-        return get_entity(call, raw_path)
+        return _get_entity(call, raw_path)
     if effective in ("PUT", "MERGE", "PATCH"):
-        return await update_entity(call, raw_path)
+        return await _update_entity(call, raw_path)
     if effective == "DELETE":
-        return delete_entity(call, raw_path)
+        return _delete_entity(call, raw_path)
     raise errors.method_not_allowed()
 
 
@@ -385,7 +401,7 @@ def _table_exists(call: Call, table: str) -> str:
 # --- service operations ------------------------------------------------------------
 
 
-async def service_operation(
+async def _service_operation(
     call: Call, raw_path: str, restype: str | None, comp: str | None
 ) -> web.StreamResponse:
     """Get/Set Table Service Properties, Get Table Service Stats."""
@@ -428,7 +444,7 @@ async def service_operation(
 # --- ACL -----------------------------------------------------------------------------
 
 
-async def acl_operation(call: Call, raw_path: str) -> web.StreamResponse:
+async def _acl_operation(call: Call, raw_path: str) -> web.StreamResponse:
     """Get (GET/HEAD) or Set (PUT) Table ACL."""
     table = call.resource.table
     assert table is not None
@@ -479,7 +495,7 @@ def _origin_allowed(origin: str, rule: xml_fmt.CorsRule) -> bool:
     )
 
 
-def preflight(request: web.Request, services: Services, addr: AccountAddress) -> web.Response:
+def _preflight(request: web.Request, services: Services, addr: AccountAddress) -> web.Response:
     """``OPTIONS`` preflight against the stored CORS rules (403 CorsPreflightFailure)."""
     origin = request.headers.get("Origin")
     method = request.headers.get("Access-Control-Request-Method")
@@ -536,7 +552,7 @@ def cors_response_headers(
 # --- tables --------------------------------------------------------------------------------
 
 
-def query_tables(call: Call, raw_path: str) -> web.Response:
+def _query_tables(call: Call, raw_path: str) -> web.Response:
     """Query Tables (``GET /Tables``) with $filter, $top and NextTableName."""
     principal = _authenticate(call, raw_path, None)
     principal.authorize(Operation.QUERY_TABLES, None)
@@ -562,7 +578,7 @@ def _table_location(call: Call, name: str) -> str:
     return _header_safe(f"{call.endpoint}/Tables({json_fmt.key_literal(name)})")
 
 
-async def create_table(call: Call, raw_path: str) -> web.Response:
+async def _create_table(call: Call, raw_path: str) -> web.Response:
     """Create Table (``POST /Tables``)."""
     principal = _authenticate(call, raw_path, None)
     principal.authorize(Operation.CREATE_TABLE, None)
@@ -595,7 +611,7 @@ async def create_table(call: Call, raw_path: str) -> web.Response:
     return web.Response(status=201, body=out, headers=headers)
 
 
-def delete_table(call: Call, raw_path: str) -> web.Response:
+def _delete_table(call: Call, raw_path: str) -> web.Response:
     """Delete Table (``DELETE /Tables('name')``)."""
     table = call.resource.table
     assert table is not None
@@ -606,7 +622,7 @@ def delete_table(call: Call, raw_path: str) -> web.Response:
     return _no_content()
 
 
-def get_table(call: Call, raw_path: str) -> web.Response:
+def _get_table(call: Call, raw_path: str) -> web.Response:
     """``GET /Tables('name')``: the table as a single entry (404 ResourceNotFound)."""
     table = call.resource.table
     assert table is not None
@@ -642,7 +658,7 @@ def _check_query_options(call: Call) -> None:
             raise errors.unsupported_query_parameter()
 
 
-def query_entities(call: Call, raw_path: str) -> web.Response:
+def _query_entities(call: Call, raw_path: str) -> web.Response:
     """Query Entities (``GET /t()``) with $filter, $select, $top and continuation."""
     table = call.resource.table
     assert table is not None
@@ -685,7 +701,7 @@ def _entity_body(call: Call, table: str, entity: Entity, fmt: Fmt) -> bytes:
     return json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select).single(entity)
 
 
-def get_entity(call: Call, raw_path: str) -> web.Response:
+def _get_entity(call: Call, raw_path: str) -> web.Response:
     """Point query (``GET /t(PartitionKey='..',RowKey='..')``)."""
     table = call.resource.table
     keys = call.resource.keys
@@ -726,7 +742,7 @@ def _parse_update(
     return json_fmt.parse_entity_update(body, pk, rk)
 
 
-async def insert_entity(call: Call, raw_path: str) -> web.Response:
+async def _insert_entity(call: Call, raw_path: str) -> web.Response:
     """Insert Entity (``POST /t``), with Prefer handling."""
     table = call.resource.table
     assert table is not None
@@ -791,7 +807,7 @@ def _if_match_of(headers: CIMultiDictProxy[str] | CIMultiDict[str]) -> str | Non
     return parse_if_match(values[0]) if values else None
 
 
-async def update_entity(call: Call, raw_path: str) -> web.Response:
+async def _update_entity(call: Call, raw_path: str) -> web.Response:
     """Update / Merge / Insert-or-Replace / Insert-or-Merge on an entity URL."""
     table = call.resource.table
     keys = call.resource.keys
@@ -818,7 +834,7 @@ async def update_entity(call: Call, raw_path: str) -> web.Response:
     )
 
 
-def delete_entity(call: Call, raw_path: str) -> web.Response:
+def _delete_entity(call: Call, raw_path: str) -> web.Response:
     """Delete Entity (If-Match required: 400 InvalidInput without it)."""
     table = call.resource.table
     keys = call.resource.keys
@@ -995,7 +1011,7 @@ def _batch_response(parts: list[batch_fmt.PartResponse], *, changeset: bool) -> 
     )
 
 
-async def batch_operation(call: Call, raw_path: str) -> web.Response:
+async def _batch_operation(call: Call, raw_path: str) -> web.Response:
     """Entity group transaction (``POST /$batch``), PROTOCOL.md 9."""
     request = call.request
     _negotiate(call)
@@ -1096,7 +1112,12 @@ def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) ->
 
 
 def error_style_of(request: web.Request) -> Fmt | str:
-    """The error body style chosen for a request so far (a guess if none was chosen)."""
+    """The error body style chosen for a request so far (a guess if none was chosen).
+
+    Example::
+
+        style = error_style_of(request)  # Fmt.MINIMAL, ODATA_XML or STORAGE_XML
+    """
     style: str | None = request.get(ERR_STYLE)
     if style is not None:
         if style in (STORAGE_XML, ODATA_XML):

@@ -33,7 +33,13 @@ _CRLF = b"\r\n"
 
 @dataclass(slots=True)
 class BatchPart:
-    """One inner HTTP request of a batch."""
+    """One inner HTTP request of a batch.
+
+    Example::
+
+        >>> BatchPart("GET", "/t()", CIMultiDict(), b"").method
+        'GET'
+    """
 
     method: str
     target: str
@@ -44,7 +50,13 @@ class BatchPart:
 
 @dataclass(slots=True)
 class ParsedBatch:
-    """A parsed batch: ``changeset`` is False for the query-only form (one GET part)."""
+    """A parsed batch: ``changeset`` is False for the query-only form (one GET part).
+
+    Example::
+
+        >>> ParsedBatch().changeset
+        True
+    """
 
     parts: list[BatchPart] = field(default_factory=list)
     changeset: bool = True
@@ -226,7 +238,13 @@ def parse_batch(body: bytes, content_type: str | None) -> ParsedBatch:
 
 @dataclass(slots=True)
 class PartResponse:
-    """One inner HTTP response of a batch response."""
+    """One inner HTTP response of a batch response.
+
+    Example::
+
+        >>> PartResponse(204, []).body
+        b''
+    """
 
     status: int
     headers: list[tuple[str, str]]

@@ -373,7 +373,7 @@ def fast_etag(ticks: int) -> str:
     Example::
 
         >>> fast_etag(0)
-        'W/"datetime\'0001-01-01T00%3A00%3A00.0000000Z\'"'
+        'W/"datetime\\'0001-01-01T00%3A00%3A00.0000000Z\\'"'
     """
     return "W/\"datetime'" + fast_datetime_7(ticks).replace(":", "%3A") + "'\""
 

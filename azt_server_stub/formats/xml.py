@@ -142,7 +142,13 @@ def acl_body(acl: Sequence[SignedIdentifier]) -> bytes:
 
 @dataclass(slots=True)
 class Retention:
-    """A ``RetentionPolicy``: enabled with 1-365 days, or disabled."""
+    """A ``RetentionPolicy``: enabled with 1-365 days, or disabled.
+
+    Example::
+
+        >>> Retention(True, 7).days
+        7
+    """
 
     enabled: bool = False
     days: int | None = None
@@ -150,7 +156,13 @@ class Retention:
 
 @dataclass(slots=True)
 class Logging:
-    """The ``Logging`` section."""
+    """The ``Logging`` section.
+
+    Example::
+
+        >>> Logging().version
+        '1.0'
+    """
 
     version: str = "1.0"
     delete: bool = False
@@ -161,7 +173,13 @@ class Logging:
 
 @dataclass(slots=True)
 class Metrics:
-    """An ``HourMetrics`` / ``MinuteMetrics`` section."""
+    """An ``HourMetrics`` / ``MinuteMetrics`` section.
+
+    Example::
+
+        >>> Metrics(enabled=True, include_apis=False).enabled
+        True
+    """
 
     version: str = "1.0"
     enabled: bool = False
@@ -171,7 +189,13 @@ class Metrics:
 
 @dataclass(slots=True)
 class CorsRule:
-    """One CORS rule; the lists are as configured (comma-separated on the wire)."""
+    """One CORS rule; the lists are as configured (comma-separated on the wire).
+
+    Example::
+
+        >>> CorsRule(["*"], ["GET"], 60, [], []).max_age
+        60
+    """
 
     allowed_origins: list[str]
     allowed_methods: list[str]
