@@ -43,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="an account and its base64 key(s); repeatable (devstoreaccount1 is always there)",
     )
     p.add_argument("--location", type=Path, default=None, help="directory of a durable store")
-    p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING, ERROR")
+    p.add_argument(
+        "--log-level", default="INFO", help="DEBUG (logs every request), INFO, WARNING, ERROR"
+    )
     p.add_argument("--cert", type=Path, default=None, help="PEM certificate: serve HTTPS")
     p.add_argument("--key", type=Path, default=None, help="PEM private key for --cert")
     p.add_argument(
@@ -117,7 +119,10 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with StubServer(config, host=args.host, port=args.port, ssl_context=ssl_context) as stub:
+    access_log = str(args.log_level).upper() == "DEBUG"
+    async with StubServer(
+        config, host=args.host, port=args.port, ssl_context=ssl_context, access_log=access_log
+    ) as stub:
         print(f"azt-stub listening on {stub.endpoint}", flush=True)
         for account in config.accounts:
             print(f"  {account}: {stub.table_endpoint(account)}", flush=True)

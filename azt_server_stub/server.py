@@ -3,6 +3,7 @@
 Example::
 
     >>> import asyncio
+import logging
     >>> async def main() -> str:
     ...     async with StubServer() as stub:
     ...         return stub.connection_string.split(";")[1]
@@ -13,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 import threading
 from pathlib import Path
@@ -29,6 +31,7 @@ class StubServer:
 
     ``config``: accounts, durable location and auth switches (default: the development
     account, in memory). ``ssl_context``: serve HTTPS. ``port=0`` picks a free port.
+    ``access_log``: log every request to the ``azt_server_stub.access`` logger (INFO).
 
     Example::
 
@@ -43,8 +46,10 @@ class StubServer:
         host: str = "127.0.0.1",
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
+        access_log: bool = False,
     ) -> None:
         self.config = config or StubConfig()
+        self._access_log = access_log
         self.host = host
         self._port = port
         self._ssl = ssl_context
@@ -105,7 +110,8 @@ class StubServer:
         if self._runner is not None:
             raise RuntimeError("the stub is already running")
         app = create_app(self.config)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        access = logging.getLogger("azt_server_stub.access") if self._access_log else None
+        runner = web.AppRunner(app, access_log=access, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self._port, ssl_context=self._ssl)
         try:
