@@ -1,0 +1,209 @@
+"""Running a stub with realism layers installed, and a small signing raw client.
+
+``realism_stub`` builds the stub's application itself and installs the fault injector,
+throttle and partition layout given (``azt_server_stub.faults/throttle/partitions.install``)
+in the order the stub uses: service middleware, then faults, then throttle. The raw
+client signs SharedKey requests and returns whatever the stub sent, 5xx included, so
+tests can look at injected errors byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from email.utils import formatdate
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+from aiohttp import web
+from multidict import CIMultiDictProxy
+from yarl import URL
+
+from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, create_app
+from azt_server_stub import faults as faults_mod
+from azt_server_stub import partitions as partitions_mod
+from azt_server_stub import throttle as throttle_mod
+from azt_server_stub.app import BACKEND_KEY, connection_string
+from azt_server_stub.backend import Backend
+
+JSON_MINIMAL = "application/json;odata=minimalmetadata"
+
+
+@dataclass
+class RunningStub:
+    """A stub started by :func:`realism_stub`."""
+
+    endpoint: str
+    app: web.Application
+
+    @property
+    def backend(self) -> Backend:
+        return self.app[BACKEND_KEY]
+
+    @property
+    def connection_string(self) -> str:
+        return connection_string(self.endpoint, DEV_ACCOUNT, DEV_KEY)
+
+
+@asynccontextmanager
+async def realism_stub(
+    *,
+    faults: faults_mod.FaultInjector | None = None,
+    throttle: throttle_mod.Throttle | None = None,
+    partitions: partitions_mod.PartitionLayout | None = None,
+    config: StubConfig | None = None,
+) -> AsyncIterator[RunningStub]:
+    """Serve the stub on a free 127.0.0.1 port with the given realism layers."""
+    app = create_app(config or StubConfig())
+    # If the stub's own create_app already installed layers from its config, leave them.
+    if faults_mod.FAULTS_KEY not in app:
+        faults_mod.install(app, faults)
+    if throttle_mod.THROTTLE_KEY not in app:
+        throttle_mod.install(app, throttle)
+    if partitions_mod.PARTITIONS_KEY not in app:
+        partitions_mod.install(app, partitions)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        server: Any = site._server
+        port = int(server.sockets[0].getsockname()[1])
+        yield RunningStub(f"http://127.0.0.1:{port}", app)
+    finally:
+        await runner.cleanup()
+
+
+@dataclass
+class Answer:
+    """What a raw request got back."""
+
+    status: int
+    headers: CIMultiDictProxy[str]
+    body: bytes
+
+    @property
+    def code(self) -> str | None:
+        return self.headers.get("x-ms-error-code")
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class Raw:
+    """Signs (SharedKey, Table flavour) and sends requests to the development account."""
+
+    def __init__(self, session: aiohttp.ClientSession, endpoint: str) -> None:
+        self.session = session
+        self.endpoint = endpoint
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: bytes | str | None = None,
+    ) -> Answer:
+        """``path``: the encoded resource path after the account (``/t()``)."""
+        raw_path = f"/{DEV_ACCOUNT}{path}"
+        date = formatdate(usegmt=True)
+        hdrs = {"x-ms-date": date, "x-ms-version": "2019-02-02", "Accept": JSON_MINIMAL}
+        if headers:
+            hdrs.update(headers)
+        q = dict(query or {})
+        resource = f"/{DEV_ACCOUNT}{raw_path}"
+        if "comp" in q:
+            resource += f"?comp={q['comp']}"
+        sts = "\n".join([method, "", hdrs.get("Content-Type", ""), date, resource])
+        mac = hmac.new(base64.b64decode(DEV_KEY), sts.encode(), hashlib.sha256).digest()
+        hdrs["Authorization"] = f"SharedKey {DEV_ACCOUNT}:{base64.b64encode(mac).decode()}"
+        text = "&".join(f"{quote(k, safe='$')}={quote(v, safe='')}" for k, v in q.items())
+        url = URL(self.endpoint + raw_path + (f"?{text}" if text else ""), encoded=True)
+        data = body.encode() if isinstance(body, str) else body
+        async with self.session.request(
+            method, url, headers=hdrs, data=data, skip_auto_headers=("Content-Type",)
+        ) as resp:
+            return Answer(resp.status, resp.headers, await resp.read())
+
+    async def create_table(self, name: str) -> None:
+        answer = await self.request(
+            "POST",
+            "/Tables",
+            headers={"Content-Type": "application/json"},
+            body=json.dumps({"TableName": name}),
+        )
+        assert answer.status == 201, answer
+
+    async def insert(self, table: str, entity: Mapping[str, Any]) -> Answer:
+        return await self.request(
+            "POST",
+            f"/{table}",
+            headers={"Content-Type": "application/json", "Prefer": "return-no-content"},
+            body=json.dumps(dict(entity)),
+        )
+
+    async def upsert(self, table: str, pk: str, rk: str, props: Mapping[str, Any]) -> Answer:
+        return await self.request(
+            "PUT",
+            f"/{table}({entity_predicate(pk, rk)})",
+            headers={"Content-Type": "application/json"},
+            body=json.dumps(dict(props)),
+        )
+
+    async def get(self, table: str, pk: str, rk: str) -> Answer:
+        return await self.request("GET", f"/{table}({entity_predicate(pk, rk)})")
+
+
+def entity_predicate(pk: str, rk: str) -> str:
+    """``PartitionKey='..',RowKey='..'`` percent-encoded for a URL path."""
+
+    def lit(v: str) -> str:
+        return quote("'" + v.replace("'", "''") + "'", safe="")
+
+    return f"PartitionKey={lit(pk)},RowKey={lit(rk)}"
+
+
+def batch_body(
+    table_url: str, ops: list[tuple[str, str, str, Mapping[str, Any]]]
+) -> tuple[str, bytes]:
+    """A ``$batch`` body of (method, pk, rk, props) operations; returns (Content-Type, body).
+
+    ``POST`` inserts (keys go into the body); other methods address the entity URL.
+    """
+    batch, changeset = "batch_realism", "changeset_realism"
+    lines = [f"--{batch}", f"Content-Type: multipart/mixed; boundary={changeset}", ""]
+    for method, pk, rk, props in ops:
+        lines += [
+            f"--{changeset}",
+            "Content-Type: application/http",
+            "Content-Transfer-Encoding: binary",
+            "",
+        ]
+        if method == "POST":
+            payload = json.dumps({"PartitionKey": pk, "RowKey": rk, **props})
+            lines += [f"POST {table_url} HTTP/1.1"]
+        else:
+            payload = json.dumps(dict(props))
+            lines += [f"{method} {table_url}({entity_predicate(pk, rk)}) HTTP/1.1"]
+        lines += ["Content-Type: application/json", "Accept: application/json;odata=nometadata"]
+        if method in ("DELETE",):
+            lines += ["If-Match: *", "", ""]
+        else:
+            lines += ["", payload]
+    lines += [f"--{changeset}--", f"--{batch}--", ""]
+    return f"multipart/mixed; boundary={batch}", "\r\n".join(lines).encode()
+
+
+@asynccontextmanager
+async def raw_client(stub: RunningStub) -> AsyncIterator[Raw]:
+    """A :class:`Raw` client with its own session (closed on exit)."""
+    async with aiohttp.ClientSession() as session:
+        yield Raw(session, stub.endpoint)
