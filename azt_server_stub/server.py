@@ -3,7 +3,6 @@
 Example::
 
     >>> import asyncio
-import logging
     >>> async def main() -> str:
     ...     async with StubServer() as stub:
     ...         return stub.connection_string.split(";")[1]
