@@ -33,7 +33,7 @@ from typing import Any, Generic, TypeVar
 
 from azt._exceptions import ValidationError
 from azt.edm import EdmDateTime, EdmType, TableEntity
-from azt.entity import Entity, EntityInfo, Prop, entity_info, set_raw_timestamp
+from azt.entity import Entity, EntityInfo, Prop, _set_raw_timestamp, entity_info
 
 E = TypeVar("E", bound=Entity)
 
@@ -205,7 +205,7 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
         ns[s] = _slot_setter(cls, a)
         if a == "Timestamp":
             # stored as text, parsed on first read (see azt.entity._LazyTimestamp)
-            ns[s] = set_raw_timestamp
+            ns[s] = _set_raw_timestamp
             dec_json += [f" {s}(o, g('Timestamp'))"]
             dec_ent += [" ts, etag = _meta(d)", f" {s}(o, ts)"]
             continue

@@ -512,6 +512,7 @@ def prop(
 # Metaclass and base
 # --------------------------------------------------------------------------------------------
 
+_RESERVED_ATTRS = frozenset({"from_entity", "to_entity"})
 _BUILDING: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "azt_entity_building", default=False
 )
@@ -682,6 +683,11 @@ class EntityMeta(type):
                 continue
             if attr_name.startswith("_"):
                 raise TypeError(f"{name}.{attr_name}: property names cannot start with '_'")
+            if attr_name in _RESERVED_ATTRS:
+                raise TypeError(
+                    f"{name}.{attr_name} would hide Entity.{attr_name}(); use another Python "
+                    f"name and prop(name={attr_name!r}) for the wire name"
+                )
             value = ns.pop(attr_name, _NOTHING)
             spec = value if isinstance(value, _PropSpec) else _PropSpec(default=value)
             specs[attr_name] = spec
@@ -819,5 +825,5 @@ class _LazyTimestamp:
 
 _TIMESTAMP_SLOT: Any = type.__getattribute__(Entity, "__dict__")["Timestamp"]
 #: stores a raw wire string (or a datetime) into an entity's Timestamp slot, unparsed
-set_raw_timestamp: Callable[[Any, Any], None] = _TIMESTAMP_SLOT.__set__
+_set_raw_timestamp: Callable[[Any, Any], None] = _TIMESTAMP_SLOT.__set__
 type.__setattr__(Entity, "Timestamp", _LazyTimestamp(_TIMESTAMP_SLOT))

@@ -208,6 +208,7 @@ def test_classvar_is_not_a_property() -> None:
         ("x: Prop[int | str]", "one type"),
         ("_x: Prop[int]", "cannot start with '_'"),
         ("x: Prop[Mixed]", "all-str or all-int"),
+        ("to_entity: Prop[int] = prop(default=0)", "would hide Entity.to_entity"),
     ],
 )
 def test_class_definition_errors(body: str, message: str) -> None:

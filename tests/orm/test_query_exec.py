@@ -378,3 +378,14 @@ def test_query_repr() -> None:
     assert repr(q) == (
         "<Query Movie where Favorite eq true select PartitionKey, RowKey, Timestamp, Rating take 2>"
     )
+
+
+async def test_fan_out_merges_in_the_services_utf16_order(orm_table: Recording) -> None:
+    pks = ["p\ue000", "p\U00010000", "pa"]
+    rks = ["\uffff", "\U0001f600", "a", "\ue001"]
+    await _load(orm_table, [Movie(pk, rk) for pk in pks for rk in rks])
+    scan = _keys(await Query(Movie, orm_table).to_list())  # the service's order
+    fan = Query(Movie, orm_table).where(Movie.PartitionKey.in_(pks))
+    assert fan.explain().kind is PlanKind.MULTI
+    assert _keys(await fan.to_list()) == scan
+    assert scan == sorted(scan, key=lambda k: (k[0].encode("utf-16-be"), k[1].encode("utf-16-be")))
