@@ -187,13 +187,22 @@ def _endpoint(request: web.Request, addr: AccountAddress, host: str | None = Non
     return f"{request.scheme}://{host or request.host}{addr.prefix}"
 
 
-def _odata_headers(fmt: Fmt, *, feed: bool = False) -> dict[str, str]:
+def _odata_headers(fmt: Fmt, *, feed: bool = False, select: bool = False) -> dict[str, str]:
+    """Headers of an OData response body.
+
+    ``DataServiceVersion`` is the lowest that describes the payload: 3.0 for JSON, 2.0
+    for an Atom projection, 1.0 for other Atom (WCF clients refuse a response version
+    above their ``MaxDataServiceVersion``).
+    """
     ctype = fmt.content_type
     if fmt is Fmt.ATOM:
         ctype = "application/atom+xml;type=feed;charset=utf-8" if feed else ctype
+        dsv = "2.0;" if select else "1.0;"
+    else:
+        dsv = "3.0;"
     return {
         "Content-Type": ctype,
-        "DataServiceVersion": "3.0;",
+        "DataServiceVersion": dsv,
         "Cache-Control": "no-cache",
         "X-Content-Type-Options": "nosniff",
     }
@@ -682,7 +691,7 @@ def _query_entities(call: Call, raw_path: str) -> web.Response:
     elif nrk:
         raise errors.invalid_input()
     page = call.backend.query_entities(call.account, table, flt, top, start, principal.key_filter)
-    headers = _odata_headers(fmt, feed=True)
+    headers = _odata_headers(fmt, feed=True, select=select is not None)
     if page.next_key is not None:
         headers["x-ms-continuation-NextPartitionKey"] = odata.encode_continuation(page.next_key[0])
         headers["x-ms-continuation-NextRowKey"] = odata.encode_continuation(page.next_key[1])
@@ -715,7 +724,7 @@ def _get_entity(call: Call, raw_path: str) -> web.Response:
     if not principal.key_allowed(*keys):
         raise errors.authorization_failure()
     entity = call.backend.get_entity(call.account, table, keys[0], keys[1])
-    headers = _odata_headers(fmt)
+    headers = _odata_headers(fmt, select="$select" in call.request.query)
     headers["ETag"] = json_fmt.fast_etag(entity.timestamp)
     return web.Response(status=200, body=_entity_body(call, table, entity, fmt), headers=headers)
 

@@ -272,6 +272,7 @@ async def test_atom_create_table_insert_and_query(raw: RawClient) -> None:
     assert r.status == 200
     feed = etree.fromstring(r.body)
     assert feed.tag == f"{{{ATOM_NS}}}feed"
+    assert r.headers["DataServiceVersion"] == "1.0;"
     entries = feed.findall(f"{{{ATOM_NS}}}entry")
     assert len(entries) == 1
     props = entries[0].find(f"{{{ATOM_NS}}}content/{{{M_NS}}}properties")
@@ -294,6 +295,7 @@ async def test_atom_create_table_insert_and_query(raw: RawClient) -> None:
         headers={"Accept": "application/atom+xml"},
         version=ATOM_VERSION,
     )
+    assert r.headers["DataServiceVersion"] == "2.0;"
     feed = etree.fromstring(r.body)
     missing = feed.find(f".//{{{D_NS}}}Missing")
     assert missing is not None
