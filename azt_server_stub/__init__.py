@@ -6,16 +6,20 @@ Run it with ``python -m azt_server_stub`` (or ``azt-stub``), or embed it::
         print(stub.connection_string)
 
 For synchronous code, :class:`ThreadedStubServer` runs it on a background thread.
+:class:`StubConfig` (with :class:`AuthOptions`) configures accounts, the durable
+location and the authentication switches.
 """
 
 from __future__ import annotations
 
 from .app import DEV_ACCOUNT, DEV_KEY, StubConfig, create_app
+from .auth import AuthOptions
 from .server import StubServer, ThreadedStubServer
 
 __all__ = [
     "DEV_ACCOUNT",
     "DEV_KEY",
+    "AuthOptions",
     "StubConfig",
     "StubServer",
     "ThreadedStubServer",

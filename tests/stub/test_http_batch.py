@@ -329,3 +329,41 @@ async def test_batch_over_4_mib(raw: RawClient) -> None:
     assert len(body) > 4 * 1024 * 1024
     r = await post_batch(raw, body)
     assert (r.status, r.code) == (413, "RequestBodyTooLarge")
+
+
+async def test_batches_are_never_seen_half_done(raw: RawClient) -> None:
+    import asyncio
+
+    await make_table(raw)
+    t = "/devstoreaccount1/mytable"
+
+    def generation(gen: int) -> str:
+        return envelope(
+            [
+                request_part(
+                    "PUT",
+                    f"{t}(PartitionKey='p',RowKey='{i:02d}')",
+                    json.dumps({"gen": gen, "pad": "x" * 200}),
+                )
+                for i in range(50)
+            ]
+        )
+
+    r = await post_batch(raw, generation(0))
+    assert r.status == 202
+    seen: set[int] = set()
+
+    async def writer() -> None:
+        for gen in range(1, 16):
+            r = await post_batch(raw, generation(gen))
+            assert [p[0] for p in parts_of(r.body)] == [204] * 50
+
+    async def reader() -> None:
+        for _ in range(40):
+            r = await raw.request("GET", "/mytable()", headers={"Accept": JSON_NONE})
+            gens = {e["gen"] for e in r.json()["value"]}
+            assert len(gens) == 1, gens  # one whole generation, never a mix
+            seen.update(gens)
+
+    await asyncio.gather(writer(), reader(), reader())
+    assert len(seen) >= 1
