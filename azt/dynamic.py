@@ -129,7 +129,13 @@ class DynamicEntity(MutableMapping[str, Any]):
 
     @property
     def types(self) -> Mapping[str, EdmType]:
-        """The EDM type of each property (read-only view)."""
+        """The EDM type of each property (a copy).
+
+        Example::
+
+            >>> DynamicEntity("p", "r", A=1.5).types
+            {'A': <EdmType.DOUBLE: 'Edm.Double'>}
+        """
         return dict(self._types)
 
     def __eq__(self, other: object) -> bool:
@@ -270,7 +276,13 @@ class Resolver(Generic[R]):
         self._fallback = fallback
 
     def decoder(self, select: frozenset[str] | None) -> Callable[[Mapping[str, Any]], R]:
-        """Row decoder for queries."""
+        """Row decoder for queries (``Query(resolver, table)`` calls it).
+
+        Example::
+
+            >>> by_row_key_prefix({}).decoder(None)({"PartitionKey": "p", "RowKey": "r"})
+            DynamicEntity('p', 'r')
+        """
         from azt._codec import codec_for
 
         choose = self._choose

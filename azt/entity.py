@@ -538,7 +538,13 @@ class EntityInfo:
 
     @property
     def data_props(self) -> tuple[Prop[Any], ...]:
-        """The properties that are sent on writes (everything but Timestamp and ETag)."""
+        """The properties that are sent on writes (everything but Timestamp and ETag).
+
+        Example::
+
+            >>> [p.wire for p in entity_info(Movie).data_props][:2]
+            ['PartitionKey', 'RowKey']
+        """
         return tuple(p for p in self.props if p.attr not in ("Timestamp", "ETag"))
 
 

@@ -185,6 +185,8 @@ _OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 @attrs.frozen(eq=False, repr=False)
 class Comparison(Condition):
     """``property op literal``; build it with the column operators (``Movie.rating > 4``).
+    ``value`` is the Python value (normalised for the property's type), ``literal`` its
+    OData spelling.
 
     Example::
 
@@ -227,6 +229,8 @@ class Comparison(Condition):
         if prop.attr == "ETag":
             raise ValidationError("ETag cannot be filtered: it is not a stored property")
         wire_value = _literal_value(prop, value)
+        if prop.converter is None:
+            value = wire_value  # normalised (int -> float for Double, aware -> UTC ...)
         return Comparison(prop, op, value, format_literal(wire_value, prop.edm))
 
     def to_odata(self) -> str:
@@ -436,11 +440,23 @@ class KeyRange:
 
     @property
     def bounded(self) -> bool:
-        """Whether either side is bounded."""
+        """Whether either side is bounded.
+
+        Example::
+
+            >>> KeyRange().bounded, KeyRange(low="a").bounded
+            (False, True)
+        """
         return self.low is not None or self.high is not None
 
     def describe(self, name: str) -> str:
-        """Human-readable form."""
+        """Human-readable form.
+
+        Example::
+
+            >>> KeyRange(high="B").describe("RowKey")
+            "RowKey <= 'B'"
+        """
         parts = []
         if self.low is not None:
             parts.append(f"{self.low!r} {'<=' if self.low_inclusive else '<'} ")
@@ -635,7 +651,14 @@ class QueryTarget(Protocol[R_co]):
     """
 
     def decoder(self, select: frozenset[str] | None) -> Callable[[Mapping[str, Any]], R_co]:
-        """The row decoder, for a projection (``select``: wire names) or everything."""
+        """The row decoder, for a projection (``select``: wire names) or everything.
+
+        Example::
+
+            >>> from azt.dynamic import DynamicEntity
+            >>> DynamicEntity.decoder(None)({"PartitionKey": "p", "RowKey": "r"}).PartitionKey
+            'p'
+        """
         ...
 
 
@@ -890,7 +913,13 @@ class Query(Generic[R]):
     # -- compilation -------------------------------------------------------------------
     @property
     def condition(self) -> Condition | None:
-        """The filter condition (``None``: everything)."""
+        """The filter condition (``None``: everything).
+
+        Example::
+
+            >>> str(Query(Movie).where(Movie.favorite).condition)
+            'favorite eq true'
+        """
         return self._cond
 
     def _top(self, already: int = 0) -> int | None:

@@ -1,0 +1,37 @@
+"""The examples in the ORM modules' docstrings run and give what they show."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+from azt.entity import Entity, Prop, prop
+
+
+class Movie(Entity):
+    """The class the docstring examples refer to."""
+
+    rating: Prop[float] = prop(default=0.0)
+    release_year: Prop[int] = prop(name="ReleaseYear", default=2000)
+    language: Prop[str | None] = prop(default=None)
+    favorite: Prop[bool] = prop(default=False)
+
+
+class Rental(Entity):
+    """Ditto."""
+
+    movie: Prop[str]
+
+
+@pytest.mark.parametrize(
+    "module", ["azt.entity", "azt.query", "azt._codec", "azt.keys", "azt.dynamic"]
+)
+def test_docstring_examples(module: str) -> None:
+    mod = importlib.import_module(module)
+    result = doctest.testmod(
+        mod, extraglobs={"Movie": Movie, "Rental": Rental}, optionflags=doctest.ELLIPSIS
+    )
+    assert result.attempted > 0
+    assert result.failed == 0
