@@ -659,6 +659,16 @@ def _check_property_name(where: str, name: str) -> None:
         )
 
 
+def _assign_hook(check: Callable[[Any], Any]) -> Callable[[Any, Any, Any], Any]:
+    """attrs ``on_setattr`` hook: validate and normalise an assigned value (one call,
+    instead of attrs' generic convert-then-validate pipe)."""
+
+    def hook(_inst: Any, _attrib: Any, value: Any) -> Any:
+        return check(value)
+
+    return hook
+
+
 @dataclass_transform(kw_only_default=True, field_specifiers=(prop,))
 class EntityMeta(type):
     """Metaclass of :class:`Entity`: builds the attrs slotted class and the columns.
@@ -720,6 +730,7 @@ class EntityMeta(type):
             these[attr_name] = attrs.field(
                 default=default,
                 converter=p.check,
+                on_setattr=_assign_hook(p.check),
                 kw_only=spec.kw_only,
                 eq=spec.eq and attr_name not in ("Timestamp", "ETag"),
             )
