@@ -1,0 +1,293 @@
+"""Range partitions and scan budgets: the layout objects, and the backend's page cutting
+checked page by page against a reference model (a test double of the query loop), then
+end-to-end invariants (every match exactly once, in order) with real ``$filter`` plans."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from azt_server_stub import odata
+from azt_server_stub.backend import Backend, KeyRange, WriteOp
+from azt_server_stub.model import Edm, Entity
+from azt_server_stub.partitions import (
+    PartitionLayout,
+    RangeLayout,
+    add_arguments,
+    from_args,
+    utf16_key,
+)
+
+ACCOUNT = "acct"
+TABLE = "Ranges"
+Key = tuple[str, str]
+
+
+# --- the layout objects -----------------------------------------------------------------------
+
+
+def test_range_layout_is_normalised() -> None:
+    layout = RangeLayout(boundaries=("m", "", "c", "m", "\U0001f600", "\ufffd"))
+    # UTF-16 order: the astral character (a surrogate pair, D83D...) sorts before U+FFFD
+    assert layout.boundaries == ("c", "m", "\U0001f600", "\ufffd")
+    assert sorted(["\ufffd", "\U0001f600"]) == ["\ufffd", "\U0001f600"]  # code points differ
+    assert layout.partition_of("") == 0
+    assert layout.partition_of("c") == 1
+    assert layout.partition_of("b") == 0
+    assert layout.partition_of("\uffff") == 4
+    assert layout.next_boundary("d") == "m"
+    assert layout.next_boundary("\ufffd") is None
+    assert RangeLayout().trivial
+    assert not RangeLayout(scan_budget=1).trivial
+
+
+@pytest.mark.parametrize("budget", [0, -3, True, 2.5])
+def test_scan_budget_must_be_a_positive_int(budget: object) -> None:
+    with pytest.raises(ValueError, match="scan_budget"):
+        RangeLayout(scan_budget=budget)  # type: ignore[arg-type]
+
+
+def test_boundaries_must_be_strings() -> None:
+    with pytest.raises(TypeError, match="PartitionKey string"):
+        RangeLayout(boundaries=("a", 3))  # type: ignore[arg-type]
+
+
+def test_every_nth_partition_key() -> None:
+    keys = [f"p{i:02d}" for i in range(10)] * 2
+    assert RangeLayout.every(keys, 3, scan_budget=7) == RangeLayout(("p03", "p06", "p09"), 7)
+    with pytest.raises(ValueError):
+        RangeLayout.every(keys, 0)
+
+
+def test_partition_layout_per_table() -> None:
+    layout = PartitionLayout(RangeLayout(scan_budget=10), {"Orders": RangeLayout(("x",))})
+    assert layout.for_table("orders").boundaries == ("x",)
+    assert layout.for_table("ORDERS").scan_budget is None
+    assert layout.for_table("items") == RangeLayout(scan_budget=10)
+    layout.set_table("items", RangeLayout(("a",)))
+    layout.set_default(RangeLayout())
+    assert layout.for_table("Items").boundaries == ("a",)
+    layout.set_table("ITEMS", None)
+    assert layout.for_table("items") == RangeLayout()
+    assert layout.default == RangeLayout()
+    assert RangeLayout(("b",), 3).query_options() == {"scan_budget": 3, "boundaries": ("b",)}
+    assert RangeLayout().query_options() == {"scan_budget": None, "boundaries": None}
+
+
+def test_command_line() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert from_args(parser.parse_args([])) is None
+    layout = from_args(parser.parse_args(["--range-boundary", "k", "--range-boundary", "c"]))
+    assert layout is not None
+    assert layout.default == RangeLayout(("c", "k"))
+    with pytest.raises(ValueError):
+        from_args(parser.parse_args(["--scan-budget", "0"]))
+
+
+# --- a reference model of the backend's query loop ----------------------------------------------
+
+
+class Where:
+    """A filter double: full scan, with a predicate."""
+
+    def __init__(self, predicate: Callable[[Entity], bool]) -> None:
+        self.ranges: list[KeyRange] = [(("", ""), None)]
+        self._predicate = predicate
+
+    def matches(self, entity: Entity) -> bool:
+        return self._predicate(entity)
+
+
+def sort_key(key: Key) -> tuple[bytes, bytes]:
+    return utf16_key(key[0]), utf16_key(key[1])
+
+
+def model_pages(
+    entities: Sequence[Entity],
+    predicate: Callable[[Entity], bool],
+    layout: RangeLayout,
+    top: int | None,
+) -> list[tuple[list[Key], Key | None]]:
+    """Pages as the service's rules cut them: ``(keys returned, next key)`` per page.
+
+    A page starts at the continuation key (the table's start for the first page), stops
+    before the first entity at or beyond the first boundary above its starting
+    PartitionKey, after ``scan_budget`` examined entities, or after ``top`` matches (the
+    continuation is then the next entity whatever it is).
+    """
+    rows = sorted(entities, key=lambda e: sort_key(e.key))
+    limit = min(top or 1000, 1000)
+    pages: list[tuple[list[Key], Key | None]] = []
+    pos, start_pk = 0, ""
+    while True:
+        stop = layout.next_boundary(start_pk)
+        found: list[Key] = []
+        scanned = 0
+        next_key: Key | None = None
+        i = pos
+        while i < len(rows):
+            row = rows[i]
+            if stop is not None and utf16_key(row.pk) >= utf16_key(stop):
+                next_key = row.key
+                break
+            if scanned == layout.scan_budget:
+                next_key = row.key
+                break
+            scanned += 1
+            i += 1
+            if predicate(row):
+                found.append(row.key)
+                if len(found) == limit:
+                    next_key = rows[i].key if i < len(rows) else None
+                    break
+        pages.append((found, next_key))
+        if next_key is None:
+            return pages
+        pos = i
+        start_pk = next_key[0]
+
+
+def load(entities: Sequence[Entity]) -> Backend:
+    backend = Backend()
+    backend.create_table(ACCOUNT, TABLE)
+    for e in entities:
+        backend.write(ACCOUNT, TABLE, WriteOp("replace", e.pk, e.rk, dict(e.props)))
+    return backend
+
+
+def backend_pages(
+    backend: Backend,
+    flt: object,
+    layout: RangeLayout,
+    top: int | None,
+    max_pages: int = 10_000,
+) -> list[tuple[list[Key], Key | None, int]]:
+    pages: list[tuple[list[Key], Key | None, int]] = []
+    start: Key | None = None
+    for _ in range(max_pages):
+        page = backend.query_entities(
+            ACCOUNT,
+            TABLE,
+            flt,  # type: ignore[arg-type]
+            top,
+            start,
+            **layout.query_options(),
+        )
+        pages.append(([e.key for e in page.entities], page.next_key, page.scanned))
+        if page.next_key is None:
+            return pages
+        assert start is None or sort_key(page.next_key) > sort_key(start), "no progress"
+        start = page.next_key
+    raise AssertionError("the query did not finish")
+
+
+KEY_CHARS = st.sampled_from(["a", "b", "c", "m", "z", "\ufffd", "\U0001f600", "'"])
+keys = st.text(KEY_CHARS, max_size=3)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[list[Entity], RangeLayout, int | None, int]:
+    pairs = draw(st.lists(st.tuples(keys, keys), max_size=40, unique=True))
+    entities = [Entity(pk, rk, 0, {"n": (Edm.INT32, i)}) for i, (pk, rk) in enumerate(pairs)]
+    boundaries = draw(st.lists(keys, max_size=5))
+    budget = draw(st.none() | st.integers(1, 6))
+    top = draw(st.none() | st.integers(1, 6))
+    modulus = draw(st.integers(1, 4))
+    return entities, RangeLayout(tuple(boundaries), budget), top, modulus
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_backend_cuts_pages_exactly_as_the_model(
+    scenario: tuple[list[Entity], RangeLayout, int | None, int],
+) -> None:
+    entities, layout, top, modulus = scenario
+
+    def predicate(e: Entity) -> bool:
+        return int(e.props["n"][1]) % modulus == 0
+
+    backend = load(entities)
+    got = backend_pages(backend, Where(predicate), layout, top)
+    want = model_pages(entities, predicate, layout, top)
+    assert [(keys, nxt) for keys, nxt, _ in got] == want
+    for _, _, scanned in got:
+        assert layout.scan_budget is None or scanned <= layout.scan_budget
+    # every match exactly once, in order
+    returned = [k for keys, _, _ in got for k in keys]
+    expected = sorted((e.key for e in entities if predicate(e)), key=sort_key)
+    assert returned == expected
+
+
+def test_empty_range_partitions_give_empty_pages_with_continuations() -> None:
+    entities = [Entity(pk, "1", 0) for pk in ["a1", "a2", "k1", "z1", "z2"]]
+    backend = load(entities)
+    layout = RangeLayout(boundaries=("b", "c", "k", "m", "y"))
+    pages = backend_pages(backend, None, layout, None)
+    assert [(keys, nxt) for keys, nxt, _ in pages] == [
+        ([("a1", "1"), ("a2", "1")], ("k1", "1")),  # [ "", b): stops at the first entity >= b
+        ([("k1", "1")], ("z1", "1")),  # [k, m)
+        ([("z1", "1"), ("z2", "1")], None),  # [y, ...)
+    ]
+    # A query starting inside an empty range partition gets an empty page.
+    only_z = RangeLayout(boundaries=("m",))
+    z_backend = load([Entity("z", str(i), 0) for i in range(3)])
+    first = z_backend.query_entities(ACCOUNT, TABLE, None, None, None, **only_z.query_options())
+    assert (first.entities, first.next_key, first.scanned) == ([], ("z", "0"), 0)
+
+
+def test_scan_budget_gives_empty_pages_when_nothing_matches() -> None:
+    entities = [Entity("p", f"{i:02d}", 0, {"hit": (Edm.BOOLEAN, i >= 7)}) for i in range(9)]
+    backend = load(entities)
+    flt = odata.compile_entity_filter("hit eq true")
+    pages = backend_pages(backend, flt, RangeLayout(scan_budget=3), None)
+    assert [(keys, nxt) for keys, nxt, _ in pages] == [
+        ([], ("p", "03")),
+        ([], ("p", "06")),
+        ([("p", "07"), ("p", "08")], None),
+    ]
+    assert [scanned for _, _, scanned in pages] == [3, 3, 3]
+
+
+FILTERS = [
+    "",
+    "PartitionKey eq 'b'",
+    "PartitionKey ge 'b' and PartitionKey lt 'z'",
+    "PartitionKey eq 'a' or PartitionKey eq 'm' or PartitionKey eq 'z'",
+    "RowKey gt 'a'",
+    "n ge 3",
+    "(PartitionKey eq 'c' and RowKey ge 'b') or n lt 2",
+    "PartitionKey gt 'm' and n ne 4",
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.sampled_from(FILTERS))
+def test_real_filters_return_every_match_once_in_order(
+    scenario: tuple[list[Entity], RangeLayout, int | None, int], text: str
+) -> None:
+    entities, layout, top, _ = scenario
+    backend = load(entities)
+    flt = odata.compile_entity_filter(text) if text else None
+    pages = backend_pages(backend, flt, layout, top)
+    returned = [k for keys, _, _ in pages for k in keys]
+    stored = [backend.get_entity(ACCOUNT, TABLE, *e.key) for e in entities]
+    expected = sorted((e.key for e in stored if flt is None or flt.matches(e)), key=sort_key)
+    assert returned == expected
+    # the first page starts where the planner's first range starts
+    start_pk = (
+        "" if flt is None or not flt.ranges else min((lo[0] for lo, _ in flt.ranges), key=utf16_key)
+    )
+    for keys, nxt, scanned in pages:
+        stop = layout.next_boundary(start_pk)
+        # no page crosses a boundary above the PartitionKey it started at
+        if stop is not None:
+            assert all(utf16_key(pk) < utf16_key(stop) for pk, _ in keys)
+        assert layout.scan_budget is None or scanned <= layout.scan_budget
+        assert top is None or len(keys) <= top
+        if nxt is not None:
+            start_pk = nxt[0]
