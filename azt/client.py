@@ -63,8 +63,11 @@ from azt._exceptions import (
 from azt._pipeline import Pipeline
 from azt._retry import Sleep
 from azt._transport import AiohttpTransport, HttpResponse, Transport
+from azt._wire import batch as wire_batch
 from azt._wire import json as wire_json
 from azt._wire import urls
+from azt._wire import xml as wire_xml
+from azt._wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt.edm import (
     EdmDateTime,
     EntityMetadata,
@@ -787,10 +790,13 @@ class TableClient(_ClientBase):
         """Delete this table if it exists; return whether it was deleted."""
         return await _delete_table(self._core, self.table_name, if_exists=True)
 
-    async def get_access_policy(self) -> dict[str, Any]:
-        """The table's stored access policies: ``{id: AccessPolicy or None}``."""
-        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+    async def get_access_policy(self) -> dict[str, AccessPolicy | None]:
+        """The table's stored access policies: ``{id: AccessPolicy or None}``.
 
+        Example::
+
+            policies = await table.get_access_policy()
+        """
         resp = await self._core.send(
             "GET",
             self._table_path,
@@ -801,10 +807,15 @@ class TableClient(_ClientBase):
         )
         return dict(wire_xml.decode_signed_identifiers(resp.body))
 
-    async def set_access_policy(self, policies: Mapping[str, Any]) -> None:
-        """Replace the table's stored access policies (at most 5; ``{}`` clears them)."""
-        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+    async def set_access_policy(self, policies: Mapping[str, AccessPolicy | None]) -> None:
+        """Replace the table's stored access policies (at most 5; ``{}`` clears them).
 
+        Example::
+
+            await table.set_access_policy(
+                {"readers": AccessPolicy(permission="r", expiry=datetime(2030, 1, 1, tzinfo=UTC))}
+            )
+        """
         if len(policies) > 5:
             raise ValidationError("a table has at most 5 stored access policies")
         for policy_id in policies:
@@ -1127,8 +1138,6 @@ class TableClient(_ClientBase):
         :class:`azt.TransactionError` naming the failing operation (``index``,
         ``operation``) with the specific error in ``error``.
         """
-        from azt._wire import batch as wire_batch  # type: ignore[attr-defined,unused-ignore]
-
         if not isinstance(batch, TableBatch):
             builder = TableBatch(self.table_name)
             for op in batch:
@@ -1145,7 +1154,7 @@ class TableClient(_ClientBase):
         parts = []
         table_url = core.pipeline.url_for(self._table_path)
         for op in operations:
-            parts.append(self._batch_part(wire_batch, op, table_url))
+            parts.append(self._batch_part(op, table_url))
         content_type, body = wire_batch.encode_batch(parts)
         if len(body) > MAX_BATCH_BYTES:
             raise BatchValidationError(
@@ -1159,9 +1168,9 @@ class TableClient(_ClientBase):
             "x-ms-version": core.odata_read["x-ms-version"],
         }
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
-        return self._batch_results(wire_batch, resp, operations)
+        return self._batch_results(resp, operations)
 
-    def _batch_part(self, wire_batch: ModuleType, op: BatchOperation, table_url: str) -> Any:
+    def _batch_part(self, op: BatchOperation, table_url: str) -> wire_batch.BatchPart:
         core = self._core
         headers = {
             "Accept": core.odata_read["Accept"],
@@ -1184,7 +1193,7 @@ class TableClient(_ClientBase):
         return wire_batch.BatchPart(method, url, headers, self._encode(op.entity))
 
     def _batch_results(
-        self, wire_batch: ModuleType, resp: HttpResponse, operations: list[BatchOperation]
+        self, resp: HttpResponse, operations: list[BatchOperation]
     ) -> list[WriteResult]:
         request_id = resp.headers.get("x-ms-request-id")
         parts = wire_batch.decode_batch_response(resp.headers.get("Content-Type", ""), resp.body)
@@ -1478,10 +1487,13 @@ class TableServiceClient(_ClientBase):
         """
         return self.query_tables(None, results_per_page=results_per_page, continuation=continuation)
 
-    async def get_service_properties(self) -> Any:
-        """The table service properties (logging, metrics, CORS)."""
-        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+    async def get_service_properties(self) -> ServiceProperties:
+        """The table service properties (logging, metrics, CORS).
 
+        Example::
+
+            props = await service.get_service_properties()
+        """
         resp = await self._core.send(
             "GET",
             "/",
@@ -1492,10 +1504,13 @@ class TableServiceClient(_ClientBase):
         )
         return wire_xml.decode_service_properties(resp.body)
 
-    async def set_service_properties(self, properties: Any) -> None:
-        """Set the table service properties (elements left ``None`` stay unchanged)."""
-        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+    async def set_service_properties(self, properties: ServiceProperties) -> None:
+        """Set the table service properties (elements left ``None`` stay unchanged).
 
+        Example::
+
+            await service.set_service_properties(ServiceProperties(cors=[]))
+        """
         body = wire_xml.encode_service_properties(properties)
         await self._core.send(
             "PUT",
@@ -1507,10 +1522,14 @@ class TableServiceClient(_ClientBase):
             resource="service",
         )
 
-    async def get_service_stats(self) -> Any:
-        """Geo-replication statistics, read from the secondary endpoint."""
-        from azt._wire import xml as wire_xml  # type: ignore[attr-defined,unused-ignore]
+    async def get_service_stats(self) -> ServiceStats:
+        """Geo-replication statistics, read from the secondary endpoint.
 
+        Example::
+
+            stats = await service.get_service_stats()
+            print(stats.geo_replication.status)
+        """
         self._core.check_open()
         resp = await self._core.secondary_pipeline().send(
             "GET",
