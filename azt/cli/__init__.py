@@ -1,0 +1,543 @@
+"""The ``azt`` command line: list tables, query, export and import, against any endpoint.
+
+The account comes from ``--connection-string`` or the ``AZT_CONNECTION_STRING``
+environment variable (``UseDevelopmentStorage=true`` means a local emulator on
+``127.0.0.1:10002``, such as ``azt-stub``)::
+
+    azt tables list
+    azt tables create movies
+    azt query movies --filter "PartitionKey eq 'Action' and Rating ge 4.5" \\
+        --select Rating,ReleaseYear --top 10 --format table
+    azt export movies > movies.jsonl          # progress on stderr
+    azt import movies --create < movies.jsonl
+
+Export and import use typed JSON lines (see :mod:`azt.cli._jsonl`): every value keeps its
+EDM type through a round trip. Import groups consecutive entities of a partition into
+entity group transactions of up to 100 operations.
+
+Exit status: ``0`` success; ``1`` the service refused or could not be reached; ``2`` bad
+usage (arguments, connection string, filter); ``3`` bad input data (import); ``130``
+interrupted.
+
+Example::
+
+    >>> main(["--version"])  # doctest: +SKIP
+    azt 0.1.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import io
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import TextIO
+
+from azt._config import RetryPolicy
+from azt._exceptions import (
+    AztError,
+    ConnectionStringError,
+    ServiceError,
+    TransactionError,
+    TransportError,
+    ValidationError,
+)
+from azt.cli._jsonl import InputError, dumps_entity, loads_entity, text_value
+from azt.cli._progress import Progress
+from azt.client import TableClient, TableServiceClient, UpdateMode
+from azt.edm import TableEntity
+
+__all__ = ["ENV_VAR", "EXIT_INPUT", "EXIT_SERVICE", "EXIT_USAGE", "build_parser", "main"]
+
+#: Environment variable holding the default connection string.
+ENV_VAR = "AZT_CONNECTION_STRING"
+#: Exit status when the service refused the request or could not be reached.
+EXIT_SERVICE = 1
+#: Exit status for bad usage: arguments, connection string, filter.
+EXIT_USAGE = 2
+#: Exit status for bad input data (``azt import``).
+EXIT_INPUT = 3
+
+_BATCH_MAX = 100
+_BATCH_BYTES = 3 * 1024 * 1024  # leave room under the 4 MiB limit for the envelope
+_TABLE_CELL = 40
+
+
+class UsageError(Exception):
+    """Bad usage detected after parsing (exit status 2)."""
+
+
+class CliStreams:
+    """Where the command reads and writes (real stdio by default; tests pass buffers).
+
+    Example::
+
+        >>> import io
+        >>> streams = CliStreams(stdin=io.StringIO("x"), stdout=io.StringIO())
+        >>> streams.stdin.read()
+        'x'
+    """
+
+    def __init__(
+        self,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+    ) -> None:
+        self.stdin = stdin if stdin is not None else sys.stdin
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.stderr = stderr if stderr is not None else sys.stderr
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("azt")
+    except Exception:  # not installed (running from a checkout)
+        return "0+unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``azt``.
+
+    Example::
+
+        >>> build_parser().parse_args(["query", "movies", "--top", "5"]).top
+        5
+    """
+    top_common = _common_options(suppress=False)
+    common = _common_options(suppress=True)
+
+    p = argparse.ArgumentParser(
+        prog="azt",
+        description="Azure Table storage from the command line (azt).",
+        parents=[top_common],
+        epilog="exit status: 0 ok, 1 service error or unreachable, 2 usage, 3 bad input data",
+    )
+    p.add_argument("--version", action="version", version=f"azt {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    tables = sub.add_parser("tables", help="list or create tables", parents=[common])
+    tsub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)
+    tl = tsub.add_parser("list", help="list the account's tables", parents=[common])
+    tl.add_argument("--prefix", default=None, help="only names starting with this")
+    tc = tsub.add_parser("create", help="create a table", parents=[common])
+    tc.add_argument("table")
+    tc.add_argument("--if-not-exists", action="store_true", help="succeed if it exists")
+
+    q = sub.add_parser("query", help="query entities with an OData filter", parents=[common])
+    q.add_argument("table")
+    q.add_argument("--filter", default=None, help="OData $filter, e.g. \"PartitionKey eq 'a'\"")
+    q.add_argument("--select", default=None, help="comma-separated property names")
+    q.add_argument("--top", type=int, default=None, metavar="N", help="at most N entities")
+    q.add_argument(
+        "--format",
+        choices=("table", "jsonl", "csv"),
+        default="table",
+        help="output: an aligned table (default), typed JSON lines, or CSV",
+    )
+
+    e = sub.add_parser("export", help="write a table as typed JSON lines", parents=[common])
+    e.add_argument("table")
+    e.add_argument("--filter", default=None, help="export only matching entities")
+    e.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
+    _progress_arg(e)
+
+    i = sub.add_parser("import", help="read typed JSON lines into a table", parents=[common])
+    i.add_argument("table")
+    i.add_argument("-i", "--input", default=None, help="file to read (default: stdin)")
+    i.add_argument(
+        "--mode",
+        choices=("replace", "merge", "insert"),
+        default="replace",
+        help="replace (default: upsert, the line is the whole entity), merge (upsert, keep "
+        "other stored properties) or insert (fail on existing keys)",
+    )
+    i.add_argument("--create", action="store_true", help="create the table if it is missing")
+    _progress_arg(i)
+    return p
+
+
+def _common_options(*, suppress: bool) -> argparse.ArgumentParser:
+    """The options every command takes. Sub-commands repeat them with suppressed defaults so
+    that ``azt --connection-string X query t`` and ``azt query t --connection-string X``
+    both work (a sub-parser's default would otherwise overwrite the value given before)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--connection-string",
+        metavar="CONN",
+        default=argparse.SUPPRESS if suppress else None,
+        help=f"the account to use (default: ${ENV_VAR}; UseDevelopmentStorage=true for a "
+        "local emulator)",
+    )
+    common.add_argument(
+        "--retries",
+        type=int,
+        default=argparse.SUPPRESS if suppress else 3,
+        metavar="N",
+        help="retries of a throttled or failed request (default 3; 0 disables)",
+    )
+    return common
+
+
+def _progress_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--progress",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="progress bar on stderr: auto (when stderr is a terminal), always or never",
+    )
+
+
+def _connection_string(args: argparse.Namespace) -> str:
+    conn = args.connection_string or os.environ.get(ENV_VAR)
+    if not conn:
+        raise UsageError(
+            f"no connection string: pass --connection-string or set {ENV_VAR} "
+            "(UseDevelopmentStorage=true for a local emulator)"
+        )
+    return str(conn)
+
+
+def _retry(args: argparse.Namespace) -> RetryPolicy:
+    if args.retries < 0:
+        raise UsageError("--retries must be 0 or more")
+    return RetryPolicy(max_attempts=args.retries + 1, base=1.0, minimum=0.5, maximum=10.0)
+
+
+def _progress_on(args: argparse.Namespace, stream: TextIO) -> bool:
+    if args.progress == "always":
+        return True
+    if args.progress == "never":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+async def _tables_list(
+    service: TableServiceClient, args: argparse.Namespace, io_: CliStreams
+) -> int:
+    if args.prefix:
+        from azt.query import prefix_upper_bound
+
+        high = prefix_upper_bound(args.prefix)
+        flt = "TableName ge @low" + (" and TableName lt @high" if high is not None else "")
+        pager = service.query_tables(flt, parameters={"low": args.prefix, "high": high})
+    else:
+        pager = service.list_tables()
+    async for name in pager:
+        io_.stdout.write(name + "\n")
+    return 0
+
+
+async def _tables_create(
+    service: TableServiceClient, args: argparse.Namespace, io_: CliStreams
+) -> int:
+    if args.if_not_exists:
+        await service.create_table_if_not_exists(args.table)
+    else:
+        await service.create_table(args.table)
+    io_.stderr.write(f"table {args.table} is ready\n")
+    return 0
+
+
+def _select(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--select needs at least one property name")
+    # The keys always come along: they identify the rows in every output format.
+    return ["PartitionKey", "RowKey", *(n for n in names if n not in ("PartitionKey", "RowKey"))]
+
+
+async def _entities(
+    table: TableClient, flt: str | None, select: Sequence[str] | None, top: int | None
+) -> AsyncIterator[TableEntity]:
+    """Entities in key order, following continuations, at most ``top`` of them."""
+    if top is not None and top < 1:
+        raise UsageError("--top must be at least 1")
+    per_page = min(top, 1000) if top is not None else None
+    seen = 0
+    async for entity in table.query_entities(flt, select=select, results_per_page=per_page):
+        yield entity
+        seen += 1
+        if top is not None and seen >= top:
+            return
+
+
+def _columns(rows: Iterable[TableEntity], select: Sequence[str] | None) -> list[str]:
+    cols = ["PartitionKey", "RowKey"]
+    if select is not None:
+        return [*cols, *(n for n in select if n not in cols)]
+    cols.append("Timestamp")
+    seen = set(cols)
+    for row in rows:
+        for name in row:
+            if name not in seen:
+                seen.add(name)
+                cols.append(name)
+    return cols
+
+
+def _cell(entity: TableEntity, name: str) -> str:
+    if name == "Timestamp":
+        ts = entity.metadata.timestamp
+        return ts.to_wire() if ts is not None else ""
+    return text_value(entity.get(name))
+
+
+def _render_table(rows: list[TableEntity], cols: list[str], out: TextIO) -> None:
+    cells = [[_cell(r, c) for c in cols] for r in rows]
+    for line in cells:
+        for k, text in enumerate(line):
+            text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+            if len(text) > _TABLE_CELL:
+                text = text[: _TABLE_CELL - 1] + "…"
+            line[k] = text
+    widths = [max([len(c), *(len(line[k]) for line in cells)]) for k, c in enumerate(cols)]
+    out.write("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip() + "\n")
+    out.write("  ".join("-" * w for w in widths) + "\n")
+    for line in cells:
+        out.write("  ".join(t.ljust(w) for t, w in zip(line, widths, strict=True)).rstrip() + "\n")
+    out.write(f"({len(rows)} {'entity' if len(rows) == 1 else 'entities'})\n")
+
+
+async def _query(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
+    table = service.get_table_client(args.table)
+    select = _select(args.select)
+    rows = _entities(table, args.filter, select, args.top)
+    out = io_.stdout
+    if args.format == "jsonl":
+        async for entity in rows:
+            out.write(dumps_entity(entity) + "\n")
+    elif args.format == "csv":
+        buffered = [e async for e in rows]
+        cols = _columns(buffered, select)
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(cols)
+        for entity in buffered:
+            writer.writerow([_cell(entity, c) for c in cols])
+    else:
+        buffered = [e async for e in rows]
+        _render_table(buffered, _columns(buffered, select), out)
+    return 0
+
+
+async def _export(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
+    table = service.get_table_client(args.table)
+    bar = Progress(
+        f"export {args.table}", stream=io_.stderr, enabled=_progress_on(args, io_.stderr)
+    )
+    out = io_.stdout
+    try:
+        async for page in table.query_entities(args.filter).by_page():
+            out.write("".join(dumps_entity(e) + "\n" for e in page))
+            bar.advance(entities=len(page))
+        out.flush()
+    finally:
+        bar.close()
+    io_.stderr.write(f"exported {bar.entities} entities from {args.table}\n")
+    return 0
+
+
+def _input_size(stream: TextIO) -> int | None:
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+class _Importer:
+    """Groups consecutive entities of one partition into transactions and sends them."""
+
+    def __init__(self, table: TableClient, mode: str, bar: Progress) -> None:
+        self.table = table
+        self.mode = mode
+        self.bar = bar
+        self.pending: list[tuple[int, TableEntity]] = []
+        self.keys: set[str] = set()
+        self.size = 0
+        self.written = 0
+
+    async def add(self, line_no: int, entity: TableEntity, nbytes: int) -> None:
+        pk, rk = entity["PartitionKey"], entity["RowKey"]
+        if self.pending and (
+            self.pending[0][1]["PartitionKey"] != pk
+            or rk in self.keys
+            or len(self.pending) >= _BATCH_MAX
+            or self.size + nbytes > _BATCH_BYTES
+        ):
+            await self.flush()
+        self.pending.append((line_no, entity))
+        self.keys.add(rk)
+        self.size += nbytes
+
+    async def flush(self) -> None:
+        if not self.pending:
+            return
+        batch = self.table.batch()
+        for _, entity in self.pending:
+            if self.mode == "insert":
+                batch.create(entity)
+            else:
+                batch.upsert(
+                    entity, UpdateMode.REPLACE if self.mode == "replace" else UpdateMode.MERGE
+                )
+        try:
+            await self.table.submit_transaction(batch)
+        except TransactionError as exc:
+            index = exc.index if exc.index is not None else 0
+            line = self.pending[min(index, len(self.pending) - 1)][0]
+            first = self.pending[0][0]
+            raise _ImportFailed(f"line {line}: {exc.error or exc}", self.written, first) from exc
+        except AztError as exc:
+            raise _ImportFailed(str(exc), self.written, self.pending[0][0]) from exc
+        n = len(self.pending)
+        self.written += n
+        self.bar.advance(entities=n, nbytes=self.size)
+        self.pending = []
+        self.keys = set()
+        self.size = 0
+
+
+class _ImportFailed(Exception):
+    def __init__(self, message: str, written: int, first_unwritten_line: int) -> None:
+        super().__init__(message)
+        self.written = written
+        self.first_unwritten_line = first_unwritten_line
+
+
+async def _import(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
+    source = io_.stdin
+    if args.create:
+        table = await service.create_table_if_not_exists(args.table)
+    else:
+        table = service.get_table_client(args.table)
+    bar = Progress(
+        f"import {args.table}",
+        stream=io_.stderr,
+        enabled=_progress_on(args, io_.stderr),
+        total_bytes=_input_size(source),
+    )
+    importer = _Importer(table, args.mode, bar)
+    try:
+        for line_no, line in enumerate(source, start=1):
+            nbytes = len(line.encode("utf-8"))
+            if not line.strip():
+                bar.advance(nbytes=nbytes)
+                continue
+            try:
+                entity = loads_entity(line, line_no)
+            except InputError as exc:
+                await importer.flush()
+                bar.close()
+                io_.stderr.write(
+                    f"azt import: {exc}\n"
+                    f"imported {importer.written} entities (every line before "
+                    f"line {line_no}); nothing from line {line_no} on was written\n"
+                )
+                return EXIT_INPUT
+            await importer.add(line_no, entity, nbytes)
+        await importer.flush()
+    except _ImportFailed as exc:
+        bar.close()
+        io_.stderr.write(
+            f"azt import: {exc}\n"
+            f"imported {exc.written} entities (every line before line "
+            f"{exc.first_unwritten_line}); nothing from line {exc.first_unwritten_line} "
+            "on was written\n"
+        )
+        return EXIT_SERVICE
+    bar.close()
+    io_.stderr.write(f"imported {importer.written} entities into {args.table}\n")
+    return 0
+
+
+# ----------------------------------------------------------------------------- entry point
+
+
+async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
+    conn = _connection_string(args)
+    retry = _retry(args)
+    async with TableServiceClient.from_connection_string(conn, retry=retry) as service:
+        if args.command == "tables":
+            if args.tables_command == "list":
+                return await _tables_list(service, args, io_)
+            return await _tables_create(service, args, io_)
+        if args.command == "query":
+            return await _query(service, args, io_)
+        if args.command == "export":
+            return await _export(service, args, io_)
+        return await _import(service, args, io_)
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run ``azt`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status.
+
+    Example::
+
+        status = main(["tables", "list", "--connection-string", "UseDevelopmentStorage=true"])
+    """
+    io_ = CliStreams(stdin, stdout, stderr)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    opened: list[TextIO] = []
+    try:
+        if getattr(args, "output", None) is not None:
+            io_.stdout = open(args.output, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+            opened.append(io_.stdout)
+        if getattr(args, "input", None) is not None:
+            io_.stdin = open(args.input, encoding="utf-8")  # noqa: SIM115
+            opened.append(io_.stdin)
+        return asyncio.run(_run(args, io_))
+    except UsageError as exc:
+        io_.stderr.write(f"azt: {exc}\n")
+        return EXIT_USAGE
+    except ConnectionStringError as exc:
+        io_.stderr.write(f"azt: bad connection string: {exc}\n")
+        return EXIT_USAGE
+    except ServiceError as exc:
+        code = f" {exc.code}" if exc.code else ""
+        first = (exc.message or "").split("\n", 1)[0].strip()
+        rid = f" (request id {exc.request_id})" if exc.request_id else ""
+        io_.stderr.write(
+            f"azt: the service refused the request: {exc.status}{code}: {first}{rid}\n"
+        )
+        return EXIT_USAGE if exc.status == 400 and args.command == "query" else EXIT_SERVICE
+    except TransportError as exc:
+        io_.stderr.write(f"azt: cannot reach the service: {exc}\n")
+        return EXIT_SERVICE
+    except ValidationError as exc:
+        io_.stderr.write(f"azt: {exc}\n")
+        return EXIT_USAGE
+    except AztError as exc:
+        io_.stderr.write(f"azt: {exc}\n")
+        return EXIT_SERVICE
+    except OSError as exc:
+        io_.stderr.write(f"azt: {exc}\n")
+        return EXIT_SERVICE if not isinstance(exc, FileNotFoundError) else EXIT_USAGE
+    except KeyboardInterrupt:
+        io_.stderr.write("azt: interrupted\n")
+        return 130
+    finally:
+        for f in opened:
+            f.close()

@@ -1,0 +1,416 @@
+"""Every ``azt`` sub-command against the in-process stub, with exit codes and errors."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import csv
+import io
+import json
+import math
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from azt import EdmDateTime, EdmType, TableServiceClient, Typed
+from azt.cli import EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE
+from azt_server_stub import StubServer
+
+from .conftest import run
+
+
+async def _with_service(conn: str, fn: Any) -> Any:
+    async with TableServiceClient.from_connection_string(conn) as service:
+        return await fn(service)
+
+
+def service_call(conn: str, fn: Any) -> Any:
+    return asyncio.run(_with_service(conn, fn))
+
+
+def insert(conn: str, table: str, entities: list[dict[str, Any]]) -> None:
+    async def go(service: TableServiceClient) -> None:
+        t = await service.create_table_if_not_exists(table)
+        for e in entities:
+            await t.insert_entity(e)
+
+    service_call(conn, go)
+
+
+def read_all(conn: str, table: str) -> list[Any]:
+    async def go(service: TableServiceClient) -> list[Any]:
+        return await service.get_table_client(table).list_entities().to_list()
+
+    result: list[Any] = service_call(conn, go)
+    return result
+
+
+# ------------------------------------------------------------------------------- tables
+
+
+def test_tables_create_and_list(conn: str, table_name: str) -> None:
+    r = run("tables", "create", table_name)
+    assert r.status == 0, r.err
+    r = run("tables", "list")
+    assert r.status == 0
+    assert table_name in r.out.splitlines()
+    again = run("tables", "create", table_name)
+    assert again.status == EXIT_SERVICE
+    assert "TableAlreadyExists" in again.err
+    assert run("tables", "create", table_name, "--if-not-exists").status == 0
+
+
+def test_tables_list_prefix(conn: str) -> None:
+    for name in ("pfxalpha", "pfxbeta", "pfyother"):
+        assert run("tables", "create", name, "--if-not-exists").status == 0
+    r = run("tables", "list", "--prefix", "pfx")
+    assert r.status == 0
+    assert r.out.splitlines() == ["pfxalpha", "pfxbeta"]
+
+
+def test_connection_string_option_before_or_after_command(
+    conn: str, monkeypatch: pytest.MonkeyPatch, table_name: str
+) -> None:
+    monkeypatch.delenv("AZT_CONNECTION_STRING")
+    assert run("--connection-string", conn, "tables", "create", table_name).status == 0
+    r = run("tables", "list", "--connection-string", conn)
+    assert r.status == 0
+    assert table_name in r.out.splitlines()
+
+
+def test_missing_connection_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AZT_CONNECTION_STRING", raising=False)
+    r = run("tables", "list")
+    assert r.status == EXIT_USAGE
+    assert "AZT_CONNECTION_STRING" in r.err
+
+
+def test_bad_connection_string() -> None:
+    r = run("tables", "list", "--connection-string", "AccountName=x;Nonsense")
+    assert r.status == EXIT_USAGE
+    assert "bad connection string" in r.err
+
+
+def test_unreachable_endpoint() -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    conn = (
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;"
+        f"TableEndpoint=http://127.0.0.1:{port}/devstoreaccount1;"
+    )
+    r = run("tables", "list", "--connection-string", conn, "--retries", "0")
+    assert r.status == EXIT_SERVICE
+    assert "cannot reach the service" in r.err
+
+
+def test_use_development_storage() -> None:
+    async def go() -> Any:
+        try:
+            stub = await StubServer(port=10002).start()
+        except OSError:
+            return None
+        try:
+            service = TableServiceClient.from_connection_string(stub.connection_string)
+            async with service:
+                await service.create_table("devstoragecheck")
+            return await asyncio.to_thread(
+                run, "tables", "list", "--connection-string", "UseDevelopmentStorage=true"
+            )
+        finally:
+            await stub.stop()
+
+    r = asyncio.run(go())
+    if r is None:
+        pytest.skip("port 10002 is in use on this machine")
+    assert r.status == 0, r.err
+    assert r.out.splitlines() == ["devstoragecheck"]
+
+
+def test_usage_errors() -> None:
+    assert run().status == EXIT_USAGE
+    assert run("query").status == EXIT_USAGE  # TABLE missing
+    assert run("query", "t", "--format", "xml").status == EXIT_USAGE
+    assert run("tables", "list", "--retries", "-1").status == EXIT_USAGE
+
+
+def test_version_and_module_entry_point() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "azt", "--help"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0
+    for command in ("tables", "query", "export", "import"):
+        assert command in proc.stdout
+    assert run("--version").status == 0
+
+
+# ------------------------------------------------------------------------------- query
+
+MOVIES = [
+    {"PartitionKey": "Action", "RowKey": "Heat", "Rating": 4.6, "Year": 1995},
+    {"PartitionKey": "Action", "RowKey": "Speed", "Rating": 3.9, "Year": 1994},
+    {"PartitionKey": "SciFi", "RowKey": "Alien", "Rating": 4.8, "Year": 1979, "Note": "a,b"},
+    {"PartitionKey": "SciFi", "RowKey": "Gattaca", "Rating": 4.1, "Year": 1997},
+]
+
+
+def test_query_table_format(conn: str, table_name: str) -> None:
+    insert(conn, table_name, MOVIES)
+    r = run("query", table_name, "--filter", "Rating ge 4.5")
+    assert r.status == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0].split() == ["PartitionKey", "RowKey", "Timestamp", "Rating", "Year", "Note"]
+    assert set(lines[1]) <= {"-", " "}
+    assert lines[2].split()[:2] == ["Action", "Heat"]
+    assert lines[3].split()[:2] == ["SciFi", "Alien"]
+    assert lines[-1] == "(2 entities)"
+
+
+def test_query_select_top_csv(conn: str, table_name: str) -> None:
+    insert(conn, table_name, MOVIES)
+    r = run("query", table_name, "--select", "Year,Note", "--top", "3", "--format", "csv")
+    assert r.status == 0, r.err
+    rows = list(csv.reader(io.StringIO(r.out)))
+    assert rows == [
+        ["PartitionKey", "RowKey", "Year", "Note"],
+        ["Action", "Heat", "1995", ""],
+        ["Action", "Speed", "1994", ""],
+        ["SciFi", "Alien", "1979", "a,b"],
+    ]
+
+
+def test_query_top_over_several_pages(conn: str, table_name: str) -> None:
+    insert(conn, table_name, [{"PartitionKey": "p", "RowKey": f"{i:04d}"} for i in range(30)])
+    r = run("query", table_name, "--top", "25", "--format", "jsonl")
+    assert r.status == 0
+    keys = [json.loads(line)["RowKey"] for line in r.out.splitlines()]
+    assert keys == [f"{i:04d}" for i in range(25)]
+
+
+def test_query_jsonl_is_typed(conn: str, table_name: str) -> None:
+    insert(conn, table_name, [{"PartitionKey": "p", "RowKey": "r", "Big": Typed(7, "Edm.Int64")}])
+    r = run("query", table_name, "--format", "jsonl")
+    row = json.loads(r.out)
+    assert row["Big"] == "7"
+    assert row["Big@odata.type"] == "Edm.Int64"
+    assert row["Timestamp@odata.type"] == "Edm.DateTime"
+
+
+def test_query_errors(conn: str, table_name: str) -> None:
+    r = run("query", "nosuchtable")
+    assert r.status == EXIT_SERVICE
+    assert "TableNotFound" in r.err
+    insert(conn, table_name, MOVIES)
+    bad = run("query", table_name, "--filter", "Rating ge")
+    assert bad.status == EXIT_USAGE
+    assert "400" in bad.err
+    assert run("query", table_name, "--top", "0").status == EXIT_USAGE
+    assert run("query", table_name, "--select", " , ").status == EXIT_USAGE
+
+
+# ------------------------------------------------------------------------- export/import
+
+EVERY_TYPE: list[dict[str, Any]] = [
+    {
+        "PartitionKey": "",
+        "RowKey": "empty partition key",
+        "S": 'naïve ☃ "quoted"\nline',
+        "I32": -(2**31),
+        "I64small": Typed(5, EdmType.INT64),
+        "I64big": 2**62,
+        "D": 2.0,
+        "Dfrac": 0.1,
+        "Dneg0": -0.0,
+        "Dnan": math.nan,
+        "Dinf": -math.inf,
+        "B": False,
+        "T": EdmDateTime.parse("2020-02-29T23:59:59.1234567Z"),
+        "G": uuid.UUID("c9da6455-213d-42c9-9a79-3e9149a57833"),
+        "Bin": bytes(range(256)),
+        "EmptyBin": Typed(b"", EdmType.BINARY),
+        "EmptyS": "",
+    },
+    {"PartitionKey": "p", "RowKey": "r"},
+]
+
+
+def _typed_view(entity: Any) -> dict[str, tuple[str, str]]:
+    """Every property as (EDM type, exact text), to compare types and values exactly."""
+    view = {}
+    for name, value in entity.items():
+        t = entity.edm_types.get(name) or _infer(value)
+        if isinstance(value, float):
+            text = "nan" if math.isnan(value) else repr(value)
+        elif isinstance(value, bytes):
+            text = base64.b64encode(value).decode()
+        elif isinstance(value, EdmDateTime):
+            text = value.to_wire()
+        else:
+            text = repr(value)
+        view[name] = (str(t), text)
+    return view
+
+
+def _infer(value: Any) -> EdmType:
+    from azt.edm import infer_edm_type
+
+    return infer_edm_type(value)
+
+
+def test_export_import_round_trip_keeps_every_type(conn: str, table_name: str) -> None:
+    insert(conn, table_name, EVERY_TYPE)
+    exported = run("export", table_name, "--progress", "never")
+    assert exported.status == 0, exported.err
+    assert "exported 2 entities" in exported.err
+    assert len(exported.out.splitlines()) == 2
+
+    copy = table_name + "copy"
+    imported = run("import", copy, "--create", "--progress", "never", stdin=exported.out)
+    assert imported.status == 0, imported.err
+    assert f"imported 2 entities into {copy}" in imported.err
+
+    original = {
+        (e["PartitionKey"], e["RowKey"]): _typed_view(e) for e in read_all(conn, table_name)
+    }
+    copied = {(e["PartitionKey"], e["RowKey"]): _typed_view(e) for e in read_all(conn, copy)}
+    assert copied == original
+    assert copied[("", "empty partition key")]["I64small"] == ("Edm.Int64", "5")
+    assert copied[("", "empty partition key")]["D"] == ("Edm.Double", "2.0")
+    # and exporting the copy gives the same lines, Timestamps aside
+    again = run("export", copy, "--progress", "never")
+
+    def strip(text: str) -> list[dict[str, Any]]:
+        rows = [json.loads(line) for line in text.splitlines()]
+        for row in rows:
+            del row["Timestamp"]
+        return rows
+
+    assert strip(again.out) == strip(exported.out)
+
+
+def test_export_import_files_and_batches(conn: str, table_name: str, tmp_path: Path) -> None:
+    entities = [{"PartitionKey": f"p{i % 3}", "RowKey": f"{i:05d}", "N": i} for i in range(250)]
+    insert(conn, table_name, entities)
+    out_file = tmp_path / "t.jsonl"
+    r = run("export", table_name, "-o", str(out_file), "--progress", "always")
+    assert r.status == 0, r.err
+    assert "250 entities" in r.err
+    assert r.out == ""
+    assert len(out_file.read_text().splitlines()) == 250
+
+    copy = table_name + "copy"
+    r = run("import", copy, "--create", "-i", str(out_file), "--progress", "always")
+    assert r.status == 0, r.err
+    assert "100%" in r.err
+    assert "250 entities" in r.err
+    got = sorted((e["PartitionKey"], e["RowKey"], e["N"]) for e in read_all(conn, copy))
+    assert got == sorted((e["PartitionKey"], e["RowKey"], e["N"]) for e in entities)
+
+
+def test_export_filter(conn: str, table_name: str) -> None:
+    insert(conn, table_name, MOVIES)
+    r = run("export", table_name, "--filter", "PartitionKey eq 'SciFi'", "--progress", "never")
+    assert [json.loads(x)["RowKey"] for x in r.out.splitlines()] == ["Alien", "Gattaca"]
+
+
+def test_import_bad_line_stops_and_reports(conn: str, table_name: str) -> None:
+    lines = [
+        '{"PartitionKey":"a","RowKey":"1"}',
+        '{"PartitionKey":"a","RowKey":"2"}',
+        "",
+        '{"PartitionKey":"a","RowKey":"3","X@odata.type":"Edm.Int64","X":"12x"}',
+        '{"PartitionKey":"a","RowKey":"4"}',
+    ]
+    r = run("import", table_name, "--create", "--progress", "never", stdin="\n".join(lines))
+    assert r.status == EXIT_INPUT
+    assert "line 4" in r.err
+    assert "'X'" in r.err
+    assert "imported 2 entities" in r.err
+    assert sorted(e["RowKey"] for e in read_all(conn, table_name)) == ["1", "2"]
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("[1, 2]", "expected a JSON object"),
+        ('{"PartitionKey":"a"}', "PartitionKey and RowKey"),
+        ("{not json", "not valid JSON"),
+        ('{"PartitionKey":"a","RowKey":"b","L":[1]}', "not a table value"),
+        ('{"PartitionKey":"a","RowKey":"b","X@odata.type":"Edm.Money","X":1}', "unknown type"),
+        ('{"PartitionKey":"a","RowKey":"b","X":9223372036854775808}', "outside"),
+        ('{"PartitionKey":"a","RowKey":"b","X@odata.type":"Edm.Int32","X":2147483648}', "outside"),
+        ('{"PartitionKey":"a","RowKey":"b","X@odata.type":"Edm.Binary","X":"@@"}', "'X'"),
+        ('{"PartitionKey":"a","RowKey":"b","X@odata.type":"Edm.Guid","X":"nope"}', "'X'"),
+        ('{"PartitionKey":"a","RowKey":"b","X@odata.type":"Edm.DateTime","X":"then"}', "'X'"),
+        ('{"PartitionKey":"a","RowKey":"b","X@odata.type":"Edm.Double","X":"lots"}', "'X'"),
+        ('{"PartitionKey":"a","RowKey":"b","X@odata.type":"Edm.Double"}', "has no value"),
+    ],
+)
+def test_import_rejects_bad_values(conn: str, table_name: str, line: str, why: str) -> None:
+    r = run("import", table_name, "--create", "--progress", "never", stdin=line + "\n")
+    assert r.status == EXIT_INPUT
+    assert "line 1" in r.err
+    assert why in r.err
+    assert read_all(conn, table_name) == []
+
+
+def test_import_insert_mode_conflict(conn: str, table_name: str) -> None:
+    insert(conn, table_name, [{"PartitionKey": "a", "RowKey": "2"}])
+    lines = "\n".join(
+        [
+            '{"PartitionKey":"0","RowKey":"x"}',
+            '{"PartitionKey":"a","RowKey":"1"}',
+            '{"PartitionKey":"a","RowKey":"2"}',
+            '{"PartitionKey":"b","RowKey":"3"}',
+        ]
+    )
+    r = run("import", table_name, "--mode", "insert", "--progress", "never", stdin=lines)
+    assert r.status == EXIT_SERVICE
+    assert "line 3" in r.err
+    assert "EntityAlreadyExists" in r.err
+    assert "imported 1 entities" in r.err
+    assert "line 2" in r.err
+    keys = sorted((e["PartitionKey"], e["RowKey"]) for e in read_all(conn, table_name))
+    assert keys == [("0", "x"), ("a", "2")]  # the failed transaction applied nothing
+
+
+def test_import_merge_and_replace(conn: str, table_name: str) -> None:
+    insert(conn, table_name, [{"PartitionKey": "a", "RowKey": "1", "Old": 1, "Same": 1}])
+    line = '{"PartitionKey":"a","RowKey":"1","Same":2}\n'
+    assert run("import", table_name, "--mode", "merge", stdin=line).status == 0
+    (merged,) = read_all(conn, table_name)
+    assert (merged["Old"], merged["Same"]) == (1, 2)
+    assert run("import", table_name, stdin=line).status == 0  # replace is the default
+    (replaced,) = read_all(conn, table_name)
+    assert "Old" not in replaced
+    assert replaced["Same"] == 2
+
+
+def test_import_duplicate_keys_in_one_partition(conn: str, table_name: str) -> None:
+    lines = "\n".join(
+        ['{"PartitionKey":"a","RowKey":"1","V":1}', '{"PartitionKey":"a","RowKey":"1","V":2}']
+    )
+    r = run("import", table_name, "--create", stdin=lines)
+    assert r.status == 0, r.err
+    (entity,) = read_all(conn, table_name)
+    assert entity["V"] == 2  # later lines win, as with one-by-one upserts
+
+
+def test_import_into_missing_table(conn: str) -> None:
+    r = run("import", "missingtable", stdin='{"PartitionKey":"a","RowKey":"1"}\n')
+    assert r.status == EXIT_SERVICE
+    assert "TableNotFound" in r.err
+    assert "imported 0 entities" in r.err
+
+
+def test_import_missing_input_file(conn: str, tmp_path: Path) -> None:
+    r = run("import", "whatever", "-i", str(tmp_path / "nope.jsonl"))
+    assert r.status == EXIT_USAGE
+    assert "nope.jsonl" in r.err
