@@ -1021,7 +1021,6 @@ class Query(Generic[R]):
         decode: Callable[[Mapping[str, Any]], Any],
         fp: str,
     ) -> AsyncIterator[QueryPage[R]]:
-        from azt.entity import Entity
 
         after = state.get("a")
         conds: list[Condition] = []
@@ -1029,14 +1028,10 @@ class Query(Generic[R]):
             c = sp.condition
             assert c is not None
             if after is not None:
-                pk, rk = after
-                c = And.of(
-                    c,
-                    Or.of(
-                        Entity.PartitionKey > pk,
-                        (Entity.PartitionKey == pk) & (Entity.RowKey > rk),
-                    ),
-                )
+                resumed = _resume_after(sp, c, after[0], after[1])
+                if resumed is None:
+                    continue  # this branch lies wholly before the resume point
+                c = resumed
             self._check_limit(c)
             conds.append(c)
         sem = asyncio.Semaphore(self._concurrency)
@@ -1148,6 +1143,27 @@ class Query(Generic[R]):
                 f"{_describe(found[1])}, ...)"
             )
         return found[0] if found else None
+
+
+def _resume_after(plan: QueryPlan, cond: Condition, pk: str, rk: str) -> Condition | None:
+    """``cond`` restricted to keys after (pk, rk); None when nothing can be left. A branch
+    pinned to one partition needs at most one extra comparison."""
+    from azt.entity import Entity
+
+    if plan.partition_key is not None:  # point or row range: one partition
+        if _ordinal(plan.partition_key) < _ordinal(pk):
+            return None
+        if plan.partition_key != pk:
+            return cond
+        if plan.kind is PlanKind.POINT:
+            return (
+                cond if plan.row_key is not None and _ordinal(plan.row_key) > _ordinal(rk) else None
+            )
+        return And.of(cond, Entity.RowKey > rk)
+    return And.of(
+        cond,
+        Or.of(Entity.PartitionKey > pk, (Entity.PartitionKey == pk) & (Entity.RowKey > rk)),
+    )
 
 
 def _describe(obj: Any) -> str:

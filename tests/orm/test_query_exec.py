@@ -389,3 +389,30 @@ async def test_fan_out_merges_in_the_services_utf16_order(orm_table: Recording) 
     assert fan.explain().kind is PlanKind.MULTI
     assert _keys(await fan.to_list()) == scan
     assert scan == sorted(scan, key=lambda k: (k[0].encode("utf-16-be"), k[1].encode("utf-16-be")))
+
+
+async def test_fan_out_resume_skips_finished_partitions(small_pages_table: Recording) -> None:
+    await _load(small_pages_table, MOVIES)
+    q = Query(Movie, small_pages_table).where(Movie.PartitionKey.in_(GENRES)).page_size(20)
+    pages = [p async for p in q.pages()]
+    assert len(pages) > 2
+    token = pages[1].continuation
+    assert token is not None
+    last = pages[1].items[-1]
+    small_pages_table.requests.clear()
+    rest = [x async for p in q.pages(token) for x in p.items]
+    assert _keys(rest) == _keys([x for p in pages[2:] for x in p.items])
+    sent = [r["filter"] for r in small_pages_table.requests]
+    # partitions before the resume point are not asked again; the current one resumes
+    # after the last row; later ones are queried unchanged
+    assert all(
+        not f.startswith(f"PartitionKey eq '{g}'")
+        for f in sent
+        for g in GENRES
+        if g < last.PartitionKey
+    )
+    assert f"PartitionKey eq '{last.PartitionKey}' and RowKey gt '{last.RowKey}'" in sent
+    later = [g for g in GENRES if g > last.PartitionKey]
+    assert later
+    for g in later:
+        assert f"PartitionKey eq '{g}'" in sent
