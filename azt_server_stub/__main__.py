@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import faults, partitions, throttle
 from .app import DEV_ACCOUNT, DEV_KEY, StubConfig, parse_account_spec
 from .auth import AuthOptions
 from .server import StubServer, load_ssl_context
@@ -73,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="always take the account from the path, never from the host name",
     )
+    faults.add_arguments(p)
+    throttle.add_arguments(p)
+    partitions.add_arguments(p)
     return p
 
 
@@ -99,6 +103,9 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
         auth=auth,
         lenient_versions=bool(args.loose_versions),
         product_style_urls=not args.disable_product_style_url,
+        faults=faults.from_args(args),
+        throttle=throttle.from_args(args),
+        partitions=partitions.from_args(args),
     )
 
 

@@ -24,11 +24,14 @@ from pathlib import Path
 
 from aiohttp import web
 
-from . import errors, handlers
+from . import errors, faults, handlers, partitions, throttle
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
 from .errors import StubError
+from .faults import FaultInjector
 from .model import new_guid
+from .partitions import PartitionLayout
+from .throttle import Throttle
 from .versions import BASELINE_VERSION, returns_version_header
 
 log = logging.getLogger("azt_server_stub")
@@ -69,7 +72,9 @@ class StubConfig:
     the durable store (None: memory). ``auth``: authentication switches.
     ``lenient_versions``: newer unknown ``x-ms-version`` values apply the baseline
     instead of ``400 InvalidHeaderValue``. ``product_style_urls``: honour host-style
-    addressing (``acct.table.localhost``).
+    addressing (``acct.table.localhost``). ``faults``, ``throttle``, ``partitions``:
+    fault injection, scalability-target throttling and range-partition page breaks
+    (PROTOCOL.md 7.6, 12; None: off).
 
     Example::
 
@@ -82,6 +87,9 @@ class StubConfig:
     auth: AuthOptions = field(default_factory=AuthOptions)
     lenient_versions: bool = False
     product_style_urls: bool = True
+    faults: FaultInjector | None = None
+    throttle: Throttle | None = None
+    partitions: PartitionLayout | None = None
 
     def decoded_accounts(self) -> dict[str, list[bytes]]:
         """Accounts with decoded keys, as the authenticator wants them."""
@@ -201,6 +209,10 @@ def create_app(
         store, authenticator, cfg.lenient_versions, cfg.product_style_urls
     )
     app.router.add_route("*", "/{tail:.*}", handlers.dispatch)
+    # Inside the service middleware (which renders their errors), faults before throttling.
+    faults.install(app, cfg.faults)
+    throttle.install(app, cfg.throttle)
+    partitions.install(app, cfg.partitions)
 
     if owns_backend:
 

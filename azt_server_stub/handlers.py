@@ -24,7 +24,7 @@ from urllib.parse import quote, urlsplit
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, MultiDictProxy
 
-from . import errors, odata, versions
+from . import errors, odata, partitions, versions
 from .addressing import (
     SECONDARY_SUFFIX,
     AccountAddress,
@@ -690,7 +690,9 @@ def _query_entities(call: Call, raw_path: str) -> web.Response:
         )
     elif nrk:
         raise errors.invalid_input()
-    page = call.backend.query_entities(call.account, table, flt, top, start, principal.key_filter)
+    page = partitions.query(
+        call.request, call.backend, call.account, table, flt, top, start, principal.key_filter
+    )
     headers = _odata_headers(fmt, feed=True, select=select is not None)
     if page.next_key is not None:
         headers["x-ms-continuation-NextPartitionKey"] = odata.encode_continuation(page.next_key[0])
