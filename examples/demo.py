@@ -8,7 +8,8 @@ Table service stub, or uses ``--connection-string`` / ``$AZT_CONNECTION_STRING``
    scan, and an ``or`` of partitions run as parallel sub-queries), printing each plan;
 3. pages through results with continuation tokens and resumes from a saved token;
 4. shows that a failing batch applies nothing;
-5. saves a change with optimistic concurrency and shows a stale writer being refused.
+5. changes objects in a unit of work (``TableContext``) and saves only what changed; a
+   second context holding a stale ETag is refused, re-reads and saves.
 
 Example::
 
@@ -20,33 +21,25 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Sequence
-from itertools import groupby
 
-from azt import (
-    EntityAlreadyExistsError,
-    PreconditionFailedError,
-    TableClient,
-    TableServiceClient,
-    TransactionError,
-    UpdateMode,
-)
+from azt import TableClient, TableServiceClient, TransactionError
+from azt.context import SaveChangesError, SaveChangesOptions, TableContext
 from azt.query import Query
 
 from ._common import Out, describe, fetch_all, parse_args, printer, service_for, table_name
 from .movies_data import Movie, catalogue
 
 
-async def load(table: TableClient, out: Out) -> int:
-    """Insert the catalogue, one entity group transaction per category (= partition)."""
+async def load(service: TableServiceClient, name: str, out: Out) -> int:
+    """Insert the catalogue through a unit of work: a BATCH save sends one entity group
+    transaction per partition (here: per category)."""
+    ctx = TableContext(service)
     movies = catalogue()
-    batches = 0
-    for _category, group in groupby(movies, key=lambda m: m.PartitionKey):
-        batch = table.batch()
-        for movie in group:
-            batch.create(movie.to_entity())
-        await table.submit_transaction(batch)
-        batches += 1
-    out(f"inserted {len(movies)} movies in {batches} entity group transactions (one per category)")
+    for movie in movies:
+        ctx.add(name, movie)
+    result = await ctx.save_changes(SaveChangesOptions.BATCH)
+    batches = len({r.batch for r in result})
+    out(f"inserted {len(result.succeeded)} movies in {batches} entity group transactions")
     return len(movies)
 
 
@@ -125,30 +118,40 @@ async def failing_batch(table: TableClient, out: Out) -> None:
     out(f"  'Paddington 2' stored: {bool(gone)}")
 
 
-async def save_with_etag(table: TableClient, out: Out) -> None:
-    """Read, change and save a movie with its ETag; a stale writer gets a 412."""
+async def unit_of_work(service: TableServiceClient, name: str, out: Out) -> None:
+    """Change tracked entities and save; a stale context is refused, then recovers."""
     out("")
-    out("optimistic concurrency: saves carry the ETag they read")
-    query = Query(Movie).where(Movie.PartitionKey == "Action", Movie.RowKey == "Heat")
-    mine = (await fetch_all(query, table))[0]
-    theirs = (await fetch_all(query, table))[0]
-    mine.views += 1
-    mine.favorite = True
-    assert mine.ETag is not None
-    result = await table.update_entity(mine.to_entity(), UpdateMode.MERGE, etag=mine.ETag)
-    out(f"  saved views={mine.views}, favorite={mine.favorite} (new ETag {result.etag})")
-    theirs.rating = 1.0
-    assert theirs.ETag is not None
+    out("unit of work: change objects, save_changes() sends only what changed")
+    mine, theirs = TableContext(service), TableContext(service)
+    heat = await mine.get(Movie, name, "Action", "Heat", ignore_resource_not_found=False)
+    stale = await theirs.get(  # read before our save
+        Movie, name, "Action", "Heat", ignore_resource_not_found=False
+    )
+    heat.views += 1
+    heat.favorite = True
+    await mine.save_changes()
+    out(f"  saved views={heat.views}, favorite={heat.favorite} with a MERGE of two properties")
+
+    stale.rating = 4.7
     try:
-        await table.update_entity(theirs.to_entity(), UpdateMode.MERGE, etag=theirs.ETag)
-    except PreconditionFailedError:
-        out("  a second writer holding the old ETag was refused (412): re-read and retry")
+        await theirs.save_changes()
+    except SaveChangesError as exc:
+        (error,) = exc.errors
+        out(f"  a second context holding the old ETag was refused: {type(error).__name__}")
     else:
-        raise RuntimeError("the stale write should have been refused")
-    try:
-        await table.insert_entity(Movie("Action", "Heat").to_entity())
-    except EntityAlreadyExistsError:
-        out("  inserting an existing key raises EntityAlreadyExistsError")
+        raise RuntimeError("the stale save should have been refused")
+    # PRESERVE_CHANGES (the default) keeps our edit and takes the server's ETag and values.
+    again = (
+        await theirs.query(Movie, name)
+        .where(Movie.PartitionKey == "Action", Movie.RowKey == "Heat")
+        .one_or_none()
+    )
+    assert again is stale
+    await theirs.save_changes()
+    out(
+        f"  after re-reading (MergeOption.PRESERVE_CHANGES) it saved: rating={stale.rating}, "
+        f"views={stale.views}, favorite={stale.favorite}"
+    )
 
 
 async def run(service: TableServiceClient, out: Out, *, keep: bool = False) -> str:
@@ -157,11 +160,11 @@ async def run(service: TableServiceClient, out: Out, *, keep: bool = False) -> s
     table = await service.create_table(name)
     out(f"created table {name}")
     try:
-        await load(table, out)
+        await load(service, name, out)
         await queries(table, out)
         await continuation(table, out)
         await failing_batch(table, out)
-        await save_with_etag(table, out)
+        await unit_of_work(service, name, out)
     finally:
         if not keep:
             await service.delete_table(name)
