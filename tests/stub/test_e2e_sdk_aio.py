@@ -361,3 +361,17 @@ async def test_entity_object_metadata(table: TableClient) -> None:
     got = await table.get_entity("m", "1")
     assert isinstance(got, TableEntity)
     assert got.metadata["etag"] is not None
+
+
+async def test_table_paging_and_point_select(service: TableServiceClient) -> None:
+    for i in range(5):
+        await service.create_table(f"page{i}")
+    sizes = []
+    async for page in service.list_tables(results_per_page=2).by_page():
+        sizes.append(len([t async for t in page]))
+    assert sizes == [2, 2, 1]
+    table = service.get_table_client("page0")
+    async with table:
+        await table.create_entity({"PartitionKey": "p", "RowKey": "r", "a": 1, "b": "x"})
+        got = await table.get_entity("p", "r", select=["b"])
+        assert dict(got) == {"b": "x"}

@@ -828,3 +828,52 @@ async def test_unexpected_exception_becomes_logged_internal_error(
     assert message.startswith("The server encountered an internal error.")
     assert "simulated" not in message
     assert any("simulated stub bug" in (rec.exc_text or "") for rec in caplog.records)
+
+
+async def test_atom_update_merge_and_delete_like_wcf(raw: RawClient) -> None:
+    await make_table(raw)
+    r = await raw.request(
+        "POST", "/mytable", headers=ATOM_HEADERS, body=ATOM_ENTRY, version=ATOM_VERSION
+    )
+    assert r.status == 201
+    etag = r.headers["ETag"]
+    path = "/mytable(PartitionKey='mypartitionkey',RowKey='myrowkey1')"
+    merge_body = ATOM_ENTRY.replace(">23<", ">24<").replace(
+        "<d:Address>  Mountain View </d:Address>", ""
+    )
+    r = await raw.request(
+        "POST",
+        path,
+        headers={**ATOM_HEADERS, "X-HTTP-Method": "MERGE", "If-Match": etag},
+        body=merge_body,
+        version=ATOM_VERSION,
+    )
+    assert r.status == 204, r.body
+    assert r.headers["ETag"] != etag
+    got = (await raw.request("GET", path, headers={"Accept": JSON_NONE})).json()
+    assert (got["Age"], got["Address"]) == (24, "  Mountain View ")  # merge kept Address
+    r = await raw.request(
+        "PUT",
+        path,
+        headers={**ATOM_HEADERS, "If-Match": "*"},
+        body=merge_body,
+        version=ATOM_VERSION,
+    )
+    assert r.status == 204
+    got = (await raw.request("GET", path, headers={"Accept": JSON_NONE})).json()
+    assert "Address" not in got  # replace dropped it
+    r = await raw.request(
+        "POST",
+        path,
+        headers={"Accept": "application/atom+xml", "X-HTTP-Method": "DELETE", "If-Match": etag},
+        version=ATOM_VERSION,
+    )
+    assert (r.status, r.code) == (412, "UpdateConditionNotSatisfied")
+    assert etree.fromstring(r.body).tag == f"{{{M_NS}}}error"
+    r = await raw.request(
+        "DELETE",
+        path,
+        headers={"Accept": "application/atom+xml", "If-Match": "*"},
+        version=ATOM_VERSION,
+    )
+    assert r.status == 204
