@@ -801,13 +801,17 @@ class Query(Generic[R]):
     _concurrency: int
 
     def __init__(self, target: type[R] | QueryTarget[R], client: Any = None) -> None:
-        self._target = target
-        self._client = client
-        self._cond = None
-        self._select = None
-        self._limit = None
-        self._page_size = None
-        self._concurrency = DEFAULT_CONCURRENCY
+        init = object.__setattr__
+        init(self, "_target", target)
+        init(self, "_client", client)
+        init(self, "_cond", None)
+        init(self, "_select", None)
+        init(self, "_limit", None)
+        init(self, "_page_size", None)
+        init(self, "_concurrency", DEFAULT_CONCURRENCY)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Query objects are immutable; builder methods return new queries")
 
     def __repr__(self) -> str:
         target = getattr(self._target, "__qualname__", type(self._target).__qualname__)

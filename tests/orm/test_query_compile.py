@@ -154,6 +154,8 @@ def test_queries_are_immutable() -> None:
     assert c2.filter == "PartitionKey eq 'A' and Rating gt 1.0"
     assert c2.top == 3
     assert c2.select == ("PartitionKey", "RowKey", "Timestamp", "Rating")
+    with pytest.raises(AttributeError, match="immutable"):
+        base._limit = 3
     with pytest.raises(ValidationError):
         base.take(-1)
     with pytest.raises(ValidationError):
