@@ -877,3 +877,21 @@ async def test_atom_update_merge_and_delete_like_wcf(raw: RawClient) -> None:
         version=ATOM_VERSION,
     )
     assert r.status == 204
+
+
+async def test_accounts_are_isolated(raw: RawClient, stub: StubServer) -> None:
+    import aiohttp
+
+    await make_table(raw)
+    second_key = stub.config.accounts["second"][0]
+    assert "AccountName=second;" in stub.connection_string_for("second")
+    async with aiohttp.ClientSession() as session:
+        other = RawClient(session, stub.endpoint, "second", second_key)
+        r = await other.request("GET", "/Tables", headers={"Accept": JSON_NONE})
+        assert r.json() == {"value": []}
+        other.key = DEV_KEY  # the dev account's key does not open the second account
+        r = await other.request("GET", "/Tables", headers={"Accept": JSON_NONE})
+        assert (r.status, r.code) == (403, "AuthenticationFailed")
+        unknown = RawClient(session, stub.endpoint, "nobody", DEV_KEY)
+        r = await unknown.request("GET", "/Tables", headers={"Accept": JSON_NONE})
+        assert (r.status, r.code) == (403, "AuthenticationFailed")
