@@ -13,7 +13,7 @@ import base64
 import hashlib
 import hmac
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from email.utils import formatdate
@@ -25,6 +25,7 @@ from aiohttp import web
 from multidict import CIMultiDictProxy
 from yarl import URL
 
+import azt
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, create_app
 from azt_server_stub import faults as faults_mod
 from azt_server_stub import partitions as partitions_mod
@@ -207,3 +208,27 @@ async def raw_client(stub: RunningStub) -> AsyncIterator[Raw]:
     """A :class:`Raw` client with its own session (closed on exit)."""
     async with aiohttp.ClientSession() as session:
         yield Raw(session, stub.endpoint)
+
+
+def fast_retry(attempts: int = 25) -> azt.RetryPolicy:
+    """A retry policy with millisecond back-off, so fault-heavy tests run in seconds."""
+    return azt.RetryPolicy(max_attempts=attempts, base=0.001, minimum=0.0, maximum=0.005)
+
+
+def table_client(
+    stub: RunningStub,
+    table: str,
+    *,
+    policy: azt.AmbiguousOutcomePolicy = azt.AmbiguousOutcomePolicy.RAISE,
+    retry: azt.RetryPolicy | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+) -> azt.TableClient:
+    """An azt table client for the stub's development account with fast retries."""
+    return azt.TableClient.from_connection_string(
+        stub.connection_string,
+        table,
+        retry=retry or fast_retry(),
+        ambiguous_outcome=policy,
+        sleep=sleep,
+        uniform=lambda lo, hi: (lo + hi) / 2,
+    )
