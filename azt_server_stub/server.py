@@ -118,10 +118,9 @@ class StubServer:
         except BaseException:
             await runner.cleanup()
             raise
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        if sockets:
-            self._port = int(sockets[0].getsockname()[1])
+        addresses = runner.addresses
+        if addresses:
+            self._port = int(addresses[0][1])
         self._runner = runner
         self._app = app
         return self
