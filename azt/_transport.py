@@ -198,6 +198,12 @@ class AiohttpTransport:
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=True,
         )
+        # aiohttp silently re-sends idempotent requests (PUT, DELETE, GET) once when a pooled
+        # connection turns out to be closed. That retry would reuse the old date, signature
+        # and client request id and hide a possibly applied first attempt from the
+        # ambiguous-outcome logic, so every retry must be the pipeline's own.
+        if hasattr(session, "_retry_connection"):
+            session._retry_connection = False
         self._session = session
         self._loop = loop
         return session
