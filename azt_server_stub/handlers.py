@@ -18,11 +18,11 @@ import datetime as _dt
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
-from urllib.parse import quote, urlsplit
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
 
 from aiohttp import web
-from multidict import CIMultiDict, CIMultiDictProxy, MultiDictProxy
+from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
 
 from . import errors, odata, partitions, versions
 from .addressing import (
@@ -162,6 +162,46 @@ def _header_safe(url: str) -> str:
     return quote(url, safe="!#$&'()*+,/:;=?@[]~%")
 
 
+QUERY = web.RequestKey("azt.query", MultiDictProxy[str])
+
+
+def parse_query(raw: str) -> MultiDictProxy[str]:
+    """Decode a raw query string the way the service does: ``%XX`` escapes only.
+
+    Unlike HTML form decoding, ``+`` stays a plus sign (a SAS signature's base64 may
+    carry one unescaped); a malformed escape is kept verbatim.
+
+    Example::
+
+        >>> parse_query("sig=a+b%2Bc&$filter=x%20eq%201&flag")["sig"]
+        'a+b+c'
+    """
+    result: MultiDict[str] = MultiDict()
+    if raw:
+        for item in raw.split("&"):
+            if not item:
+                continue
+            name, _, value = item.partition("=")
+            result.add(
+                unquote(name, errors="surrogateescape"), unquote(value, errors="surrogateescape")
+            )
+    return MultiDictProxy(result)
+
+
+def query_of(request: web.Request) -> MultiDictProxy[str]:
+    """The request's query parameters per :func:`parse_query` (parsed once per request).
+
+    Example::
+
+        q = query_of(request)
+    """
+    parsed = request.get(QUERY)
+    if parsed is None:
+        parsed = parse_query(request.rel_url.raw_query_string)
+        request[QUERY] = parsed
+    return parsed
+
+
 def _single(request: web.Request, name: str) -> str | None:
     values = request.headers.getall(name, [])
     if not values:
@@ -254,7 +294,7 @@ def request_view(request: web.Request, raw_path: str) -> RequestView:
     return RequestView(
         method=request.method,
         raw_path=raw_path,
-        query=cast("MultiDictProxy[str]", request.query),
+        query=query_of(request),
         headers=request.headers,
         scheme=request.scheme,
         remote_ip=request.remote or "",
@@ -307,15 +347,15 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if method == "OPTIONS":
         request[ERR_STYLE] = STORAGE_XML
         return _preflight(request, services, addr)
-    sas_version = request.query.get("sv")
+    sas_version = query_of(request).get("sv")
     version = versions.request_version(
         request.headers.get("x-ms-version"), sas_version, lenient=services.lenient_versions
     )
     request[VERSION] = version
     effective = _effective_method(request)
     call = Call(request, services, addr, resource, effective, version, _endpoint(request, addr))
-    comp = request.query.get("comp")
-    restype = request.query.get("restype")
+    comp = query_of(request).get("comp")
+    restype = query_of(request).get("restype")
     if resource.kind is Kind.SERVICE:
         request[ERR_STYLE] = STORAGE_XML
         _require_version_header(request)
@@ -363,20 +403,20 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
 
 def _require_version_header(request: web.Request) -> None:
     """ACL and service-level operations require ``x-ms-version`` (or a SAS ``sv``)."""
-    if "x-ms-version" not in request.headers and "sv" not in request.query:
+    if "x-ms-version" not in request.headers and "sv" not in query_of(request):
         err = errors.missing_required_header()
         err.details["HeaderName"] = "x-ms-version"
         raise err
 
 
 def _set_error_style(request: web.Request, version: str) -> None:
-    guess = error_format_guess(request.headers.get("Accept"), request.query.get("$format"))
+    guess = error_format_guess(request.headers.get("Accept"), query_of(request).get("$format"))
     request[ERR_STYLE] = guess.value if guess is not None else ODATA_XML
 
 
 def _negotiate(call: Call) -> Fmt:
     request = call.request
-    fmt_param = request.query.get("$format")
+    fmt_param = query_of(request).get("$format")
     if fmt_param is not None and not versions.supports_format_option(call.version):
         fmt_param = None
     chosen: Negotiated = negotiate_response(request.headers.get("Accept"), fmt_param, call.version)
@@ -566,7 +606,7 @@ def _query_tables(call: Call, raw_path: str) -> web.Response:
     principal = _authenticate(call, raw_path, None)
     principal.authorize(Operation.QUERY_TABLES, None)
     fmt = _negotiate(call)
-    q = call.request.query
+    q = query_of(call.request)
     flt_text = q.get("$filter")
     predicate = odata.compile_table_filter(flt_text) if flt_text else None
     top = odata.parse_top(q["$top"]) if "$top" in q else None
@@ -652,7 +692,7 @@ def _get_table(call: Call, raw_path: str) -> web.Response:
 
 
 def _select(call: Call) -> tuple[list[str] | None, str | None]:
-    text = call.request.query.get("$select")
+    text = query_of(call.request).get("$select")
     if text is None or not text.strip():
         return None, None
     names = odata.parse_select(text)
@@ -663,7 +703,7 @@ def _select(call: Call) -> tuple[list[str] | None, str | None]:
 
 def _check_query_options(call: Call) -> None:
     for name in _UNSUPPORTED_OPTIONS:
-        if name in call.request.query:
+        if name in query_of(call.request):
             raise errors.unsupported_query_parameter()
 
 
@@ -675,7 +715,7 @@ def _query_entities(call: Call, raw_path: str) -> web.Response:
     principal.authorize(Operation.QUERY_ENTITIES, table)
     fmt = _negotiate(call)
     _check_query_options(call)
-    q = call.request.query
+    q = query_of(call.request)
     flt_text = q.get("$filter")
     flt = odata.compile_entity_filter(flt_text) if flt_text and flt_text.strip() else None
     top = odata.parse_top(q["$top"]) if "$top" in q else None
@@ -726,7 +766,7 @@ def _get_entity(call: Call, raw_path: str) -> web.Response:
     if not principal.key_allowed(*keys):
         raise errors.authorization_failure()
     entity = call.backend.get_entity(call.account, table, keys[0], keys[1])
-    headers = _odata_headers(fmt, select="$select" in call.request.query)
+    headers = _odata_headers(fmt, select="$select" in query_of(call.request))
     headers["ETag"] = json_fmt.fast_etag(entity.timestamp)
     return web.Response(status=200, body=_entity_body(call, table, entity, fmt), headers=headers)
 
@@ -1134,7 +1174,7 @@ def error_style_of(request: web.Request) -> Fmt | str:
         if style in (STORAGE_XML, ODATA_XML):
             return style
         return Fmt(style)
-    guess = error_format_guess(request.headers.get("Accept"), request.query.get("$format"))
+    guess = error_format_guess(request.headers.get("Accept"), query_of(request).get("$format"))
     return guess if guess is not None else ODATA_XML
 
 

@@ -96,6 +96,7 @@ class RawClient:
         host: str | None = None,
         version: str | None = "2019-02-02",
         allow_internal_error: bool = False,
+        raw_query: str | None = None,
     ) -> RawResponse:
         """``path`` is the raw (already percent-encoded) resource path after the account.
 
@@ -131,6 +132,8 @@ class RawClient:
         if host is not None:
             hdrs["Host"] = host
         query_text = "&".join(f"{_q(k, '$')}={_q(v)}" for k, v in q.items())
+        if raw_query is not None:  # sent exactly as given (already encoded)
+            query_text = "&".join(t for t in (query_text, raw_query) if t)
         url = URL(self.base + raw_path + (f"?{query_text}" if query_text else ""), encoded=True)
         payload: bytes | io.BytesIO | None = data
         if data is not None and len(data) > 1024 * 1024:

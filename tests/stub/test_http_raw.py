@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import quote
 
 import pytest
 from lxml import etree
@@ -895,3 +896,39 @@ async def test_accounts_are_isolated(raw: RawClient, stub: StubServer) -> None:
         unknown = RawClient(session, stub.endpoint, "nobody", DEV_KEY)
         r = await unknown.request("GET", "/Tables", headers={"Accept": JSON_NONE})
         assert (r.status, r.code) == (403, "AuthenticationFailed")
+
+
+async def test_plus_in_query_strings_is_a_plus(raw: RawClient, stub: StubServer) -> None:
+    import datetime as dt
+    from urllib.parse import parse_qsl
+
+    from azure.core.credentials import AzureNamedKeyCredential
+    from azure.data.tables import TableSasPermissions, generate_table_sas
+
+    await make_table(raw)
+    await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "1", "name": "a+b"})
+    await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "2", "name": "a b"})
+    r = await raw.request(
+        "GET", "/mytable()", headers={"Accept": JSON_NONE}, raw_query="$filter=name%20eq%20'a+b'"
+    )
+    assert [e["RowKey"] for e in r.json()["value"]] == ["1"]
+    # a SAS whose base64 signature carries a '+' still works when the '+' is sent unescaped
+    cred = AzureNamedKeyCredential("devstoreaccount1", DEV_KEY)
+    start = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    for minutes in range(200):
+        sas = generate_table_sas(
+            cred,
+            "mytable",
+            permission=TableSasPermissions(read=True),
+            expiry=start + dt.timedelta(minutes=minutes),
+        )
+        params = dict(parse_qsl(sas))
+        if "+" in params["sig"]:
+            break
+    else:
+        pytest.fail("no signature with a '+' in 200 tries")
+    raw_sas = "&".join(f"{k}={v if k == 'sig' else quote(v, safe='')}" for k, v in params.items())
+    r = await raw.request(
+        "GET", "/mytable()", headers={"Accept": JSON_NONE}, auth="none", raw_query=raw_sas
+    )
+    assert r.status == 200, r.body
