@@ -9,12 +9,13 @@ Against a real account the examples create uniquely named tables and delete them
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import secrets
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from azt import TableClient, TableServiceClient
 from azt.entity import Entity
@@ -80,3 +81,40 @@ def printer(stream: Any = None) -> Out:
 def describe(entity: Entity) -> str:
     """``PartitionKey/RowKey`` of an entity, for readable output."""
     return f"{entity.PartitionKey}/{entity.RowKey}"
+
+
+class Runner(Protocol):
+    """The ``run`` function of an example."""
+
+    def __call__(
+        self, service: TableServiceClient, out: Out, *, keep: bool = False
+    ) -> Awaitable[object]: ...
+
+
+def run_example(description: str, body: Runner, argv: Sequence[str] | None) -> int:
+    """Parse the shared command line and run ``body(service, out)`` on the chosen account
+    (an embedded stub by default); returns the exit status."""
+    args = parse_args(description, argv)
+    out = printer()
+
+    async def go() -> None:
+        async with service_for(args.connection_string, out) as service:
+            await body(service, out, keep=args.keep)
+
+    asyncio.run(go())
+    return 0
+
+
+@asynccontextmanager
+async def scratch_table(
+    service: TableServiceClient, base: str, out: Out, *, keep: bool = False
+) -> AsyncIterator[str]:
+    """A new table named ``base`` + random suffix, deleted afterwards unless ``keep``."""
+    name = table_name(base)
+    await service.create_table(name)
+    out(f"created table {name}")
+    try:
+        yield name
+    finally:
+        if not keep:
+            await service.delete_table(name)
