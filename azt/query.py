@@ -77,7 +77,7 @@ R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
 
 MAX_COMPARISONS = 15
-MAX_FANOUT = 32
+MAX_FANOUT = 100
 DEFAULT_CONCURRENCY = 8
 MAX_PAGE = 1000
 
@@ -966,7 +966,9 @@ class Query(Generic[R]):
             if n > MAX_COMPARISONS:
                 raise ValidationError(
                     f"the filter has {n} comparisons; the Table service evaluates at most "
-                    f"{MAX_COMPARISONS} per query (split it, or narrow it with keys)"
+                    f"{MAX_COMPARISONS} per query (split it, or narrow it with keys; an OR "
+                    f"splits into parallel sub-queries only when each branch is bounded by "
+                    f"keys and there are at most {MAX_FANOUT} branches)"
                 )
 
     # -- execution ---------------------------------------------------------------------
