@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import enum
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
 import attrs
 
@@ -908,8 +908,8 @@ class ContextQuery(Generic[R]):
         self._option = merge_option
         self._ignore = ignore_resource_not_found
 
-    def _with(self, query: Query[R]) -> ContextQuery[R]:
-        return ContextQuery(
+    def _with(self, query: Query[R]) -> Self:
+        return type(self)(
             self._ctx,
             self._table,
             query,
@@ -927,24 +927,24 @@ class ContextQuery(Generic[R]):
         """The underlying :class:`azt.query.Query`."""
         return self._query
 
-    def where(self, *conditions: Condition | Prop[bool]) -> ContextQuery[R]:
+    def where(self, *conditions: Condition | Prop[bool]) -> Self:
         """Add conditions (see :meth:`azt.query.Query.where`)."""
         return self._with(self._query.where(*conditions))
 
-    def select(self, *props: Prop[Any] | str) -> ContextQuery[R]:
+    def select(self, *props: Prop[Any] | str) -> Self:
         """Project (see :meth:`azt.query.Query.select`); tracked entities keep the values
         of properties outside the projection."""
         return self._with(self._query.select(*props))
 
-    def take(self, n: int) -> ContextQuery[R]:
+    def take(self, n: int) -> Self:
         """At most ``n`` results (see :meth:`azt.query.Query.take`)."""
         return self._with(self._query.take(n))
 
-    def page_size(self, n: int) -> ContextQuery[R]:
+    def page_size(self, n: int) -> Self:
         """Entities per request (see :meth:`azt.query.Query.page_size`)."""
         return self._with(self._query.page_size(n))
 
-    def merge_option(self, option: MergeOption) -> ContextQuery[R]:
+    def merge_option(self, option: MergeOption) -> Self:
         """This query with its own merge option (instead of the context's).
 
         Example::
@@ -956,7 +956,7 @@ class ContextQuery(Generic[R]):
         q._option = _check_option(option)
         return q
 
-    def ignore_resource_not_found(self, ignore: bool = True) -> ContextQuery[R]:
+    def ignore_resource_not_found(self, ignore: bool = True) -> Self:
         """This query with its own ``ignore_resource_not_found`` setting."""
         q = self._with(self._query)
         q._ignore = bool(ignore)

@@ -1,0 +1,585 @@
+"""A .NET-shaped surface for code ported from the Windows Azure StorageClient library.
+
+Thin names over the real implementation (:class:`azt.context.TableContext`,
+:class:`azt.TableServiceClient`, :class:`azt.query.Query`): nothing here has behaviour of
+its own beyond choosing which client (with or without retries) a call goes through.
+
+=========================================  ==================================================
+.NET (StorageClient 1.x / WCF Data Services)  azt.legacy (async where it does I/O)
+=========================================  ==================================================
+``CloudStorageAccount.Parse(s)``            ``CloudStorageAccount.parse(s)``
+``account.CreateCloudTableClient()``        ``account.create_cloud_table_client()``
+``tableClient.CreateTableIfNotExist(t)``    ``await client.create_table_if_not_exist(t)``
+                                            (also ``create_table_if_not_exists``)
+``tableClient.DoesTableExist(t)``           ``await client.does_table_exist(t)``
+``tableClient.DeleteTableIfExist(t)``       ``await client.delete_table_if_exist(t)``
+``tableClient.GetDataServiceContext()``     ``client.get_data_service_context()``
+``tableClient.RetryPolicy = ...``           ``client.retry_policy = ...``
+``class Movie : TableServiceEntity``        ``class Movie(TableServiceEntity)``
+``context.AddObject(t, e)``                 ``context.add_object(t, e)``
+``context.AttachTo(t, e, etag)``            ``context.attach_to(t, e, etag)``
+``context.UpdateObject(e)``                 ``context.update_object(e)``
+``context.DeleteObject(e)``                 ``context.delete_object(e)``
+``context.Detach(e)``                       ``context.detach(e)``
+``context.SaveChanges(options)``            ``await context.save_changes(options)`` (no retries)
+``context.SaveChangesWithRetries(o)``       ``await context.save_changes_with_retries(o)``
+``context.CreateQuery<Movie>(t)``           ``context.create_query(Movie, t)``
+``... where ... select`` (LINQ)             ``.where(Movie.PartitionKey == "Action", ...)``
+``q.AsTableServiceQuery()``                 ``q.as_table_service_query()``
+``cloudQuery.Execute()``                    ``async for m in cloud_query.execute()``
+``cloudQuery.BeginExecuteSegmented``        ``await cloud_query.execute_segmented(token)``
+``context.MergeOption``                     ``context.merge_option``
+``context.IgnoreResourceNotFoundException`` ``context.ignore_resource_not_found``
+``SaveChangesOptions.Batch`` (...)          ``SaveChangesOptions.BATCH`` (...)
+``MergeOption.PreserveChanges`` (...)       ``MergeOption.PRESERVE_CHANGES`` (...)
+``RetryPolicies.RetryExponential(n, d)``    ``RetryPolicies.retry_exponential(n, d)``
+``RetryPolicies.NoRetry()``                 ``RetryPolicies.no_retry()``
+=========================================  ==================================================
+
+``save_changes`` sends each request once (WCF's ``SaveChanges`` does not retry);
+``save_changes_with_retries`` and queries go through a client configured with the
+``retry_policy`` (default: 3 retries, exponential back-off from 3 s to 90 s with a 30 s
+delta and ±20 % jitter, the StorageClient's defaults). Both share one connection pool.
+Close the table client (``async with`` or ``await client.aclose()``) when done.
+
+Example::
+
+    account = CloudStorageAccount.parse(connection_string)
+    async with account.create_cloud_table_client() as table_client:
+        await table_client.create_table_if_not_exist("Movies")
+        context = table_client.get_data_service_context()
+        context.add_object("Movies", Movie("Action", "White Water Rapids Survival"))
+        await context.save_changes_with_retries()
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from azt._config import RetryPolicy
+from azt._connection_string import ConnectionSettings, parse_connection_string
+from azt._exceptions import ValidationError
+from azt._tracking import MergeOption
+from azt._transport import AiohttpTransport
+from azt.client import TableServiceClient
+from azt.context import (
+    ContextQuery,
+    SaveChangesOptions,
+    SaveChangesResult,
+    TableContext,
+)
+from azt.entity import Entity
+from azt.query import Query
+
+__all__ = [
+    "CloudStorageAccount",
+    "CloudTableClient",
+    "CloudTableQuery",
+    "DataServiceQuery",
+    "ExponentialRetry",
+    "MergeOption",
+    "NoRetry",
+    "ResultSegment",
+    "RetryPolicies",
+    "SaveChangesOptions",
+    "TableServiceContext",
+    "TableServiceEntity",
+]
+
+R = TypeVar("R")
+
+
+def _seconds(value: float | timedelta, name: str) -> float:
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValidationError(f"{name} must be seconds >= 0 or a timedelta, got {value!r}")
+    return float(value)
+
+
+# ============================================================================ retry policies
+
+
+@attrs.frozen
+class ExponentialRetry:
+    """``RetryPolicies.RetryExponential``: ``retry_count`` retries with randomized
+    exponential back-off (``delta_backoff`` ±20 % times 2**n − 1, plus ``min_backoff``,
+    at most ``max_backoff``), as an :class:`azt.RetryPolicy`.
+
+    Example::
+
+        >>> policy = RetryPolicies.retry_exponential(3, timedelta(seconds=2))
+        >>> policy.to_retry_policy().max_attempts
+        4
+    """
+
+    retry_count: int = 3
+    delta_backoff: float = 30.0
+    min_backoff: float = 3.0
+    max_backoff: float = 90.0
+
+    def __attrs_post_init__(self) -> None:
+        if (
+            isinstance(self.retry_count, bool)
+            or not isinstance(self.retry_count, int)
+            or self.retry_count < 0
+        ):
+            raise ValidationError(f"retry_count must be an int >= 0, got {self.retry_count!r}")
+
+    def to_retry_policy(self) -> RetryPolicy:
+        """The equivalent :class:`azt.RetryPolicy`.
+
+        Example::
+
+            >>> ExponentialRetry(2, 1.0, 0.5, 4.0).to_retry_policy().maximum
+            4.0
+        """
+        return RetryPolicy(
+            max_attempts=self.retry_count + 1,
+            base=self.delta_backoff,
+            minimum=self.min_backoff,
+            maximum=self.max_backoff,
+        )
+
+
+@attrs.frozen
+class NoRetry:
+    """``RetryPolicies.NoRetry``: every request is sent once.
+
+    Example::
+
+        >>> NoRetry().to_retry_policy().max_attempts
+        1
+    """
+
+    def to_retry_policy(self) -> RetryPolicy:
+        """:meth:`azt.RetryPolicy.no_retries`."""
+        return RetryPolicy.no_retries()
+
+
+class RetryPolicies:
+    """Factories named as in .NET's ``RetryPolicies``.
+
+    Example::
+
+        >>> RetryPolicies.retry_exponential().retry_count
+        3
+    """
+
+    @staticmethod
+    def retry_exponential(
+        retry_count: int = 3,
+        delta_backoff: float | timedelta = 30.0,
+        *,
+        min_backoff: float | timedelta = 3.0,
+        max_backoff: float | timedelta = 90.0,
+    ) -> ExponentialRetry:
+        """Exponential back-off (the StorageClient default: 3 retries, 30 s delta,
+        3 s .. 90 s).
+
+        Example::
+
+            >>> RetryPolicies.retry_exponential(5, timedelta(seconds=1)).delta_backoff
+            1.0
+        """
+        delta = _seconds(delta_backoff, "delta_backoff")
+        low = _seconds(min_backoff, "min_backoff")
+        high = _seconds(max_backoff, "max_backoff")
+        if low > high:
+            raise ValidationError(f"min_backoff ({low}) is greater than max_backoff ({high})")
+        return ExponentialRetry(retry_count, delta, low, high)
+
+    @staticmethod
+    def no_retry() -> NoRetry:
+        """No retries.
+
+        Example::
+
+            >>> RetryPolicies.no_retry().to_retry_policy().max_attempts
+            1
+        """
+        return NoRetry()
+
+
+# ============================================================================ account, client
+
+
+class CloudStorageAccount:
+    """A storage account from a connection string (``CloudStorageAccount.Parse``).
+
+    Example::
+
+        >>> account = CloudStorageAccount.parse("UseDevelopmentStorage=true")
+        >>> account.table_endpoint
+        'http://127.0.0.1:10002/devstoreaccount1'
+    """
+
+    def __init__(self, connection_string: str, settings: ConnectionSettings) -> None:
+        self._connection_string = connection_string
+        self._settings = settings
+
+    @classmethod
+    def parse(cls, connection_string: str) -> CloudStorageAccount:
+        """Parse a connection string; :class:`azt.ConnectionStringError` if it is invalid.
+
+        Example::
+
+            >>> CloudStorageAccount.parse("UseDevelopmentStorage=true").account_name
+            'devstoreaccount1'
+        """
+        return cls(connection_string, parse_connection_string(connection_string))
+
+    @classmethod
+    def try_parse(cls, connection_string: str) -> CloudStorageAccount | None:
+        """``parse``, or ``None`` when the string is invalid (.NET's ``TryParse``).
+
+        Example::
+
+            >>> CloudStorageAccount.try_parse("AccountName=x") is None
+            True
+        """
+        try:
+            return cls.parse(connection_string)
+        except ValidationError:
+            return None
+
+    @classmethod
+    def development_storage_account(cls) -> CloudStorageAccount:
+        """The emulator account (``UseDevelopmentStorage=true``).
+
+        Example::
+
+            >>> CloudStorageAccount.development_storage_account().account_name
+            'devstoreaccount1'
+        """
+        return cls.parse("UseDevelopmentStorage=true")
+
+    @property
+    def account_name(self) -> str | None:
+        """The account name."""
+        return self._settings.account_name
+
+    @property
+    def table_endpoint(self) -> str:
+        """The table service endpoint URL."""
+        return self._settings.endpoint
+
+    def create_cloud_table_client(self) -> CloudTableClient:
+        """A :class:`CloudTableClient` for this account.
+
+        Example::
+
+            table_client = account.create_cloud_table_client()
+        """
+        return CloudTableClient(self._connection_string)
+
+
+class CloudTableClient:
+    """Tables of one account and the contexts to work with their entities.
+
+    Holds one connection pool shared by a client that retries per ``retry_policy``
+    (``save_changes_with_retries``, queries, table operations) and one that does not
+    (``save_changes``). Close it with ``async with`` or :meth:`aclose`.
+
+    Example::
+
+        async with account.create_cloud_table_client() as table_client:
+            await table_client.create_table_if_not_exist("Movies")
+    """
+
+    def __init__(
+        self,
+        connection_string: str,
+        *,
+        retry_policy: ExponentialRetry | NoRetry | None = None,
+        **client_options: Any,
+    ) -> None:
+        self._connection_string = connection_string
+        self._options = client_options
+        self._transport = AiohttpTransport(
+            timeouts=client_options.pop("timeouts", None),
+            limits=client_options.pop("limits", None),
+        )
+        self._retry_policy: ExponentialRetry | NoRetry = retry_policy or ExponentialRetry()
+        self._retrying = self._make(self._retry_policy)
+        self._plain = self._make(NoRetry())
+
+    def _make(self, policy: ExponentialRetry | NoRetry) -> TableServiceClient:
+        return TableServiceClient.from_connection_string(
+            self._connection_string,
+            retry=policy.to_retry_policy(),
+            transport=self._transport,
+            **self._options,
+        )
+
+    @property
+    def retry_policy(self) -> ExponentialRetry | NoRetry:
+        """The retry policy of ``save_changes_with_retries``, queries and table calls
+        (contexts made afterwards use it).
+
+        Example::
+
+            table_client.retry_policy = RetryPolicies.retry_exponential(5, 1.0)
+        """
+        return self._retry_policy
+
+    @retry_policy.setter
+    def retry_policy(self, policy: ExponentialRetry | NoRetry) -> None:
+        if not isinstance(policy, ExponentialRetry | NoRetry):
+            raise ValidationError(f"retry_policy must come from RetryPolicies, got {policy!r}")
+        self._retry_policy = policy
+        self._retrying = self._make(policy)
+
+    @property
+    def service(self) -> TableServiceClient:
+        """The (retrying) :class:`azt.TableServiceClient` underneath."""
+        return self._retrying
+
+    async def __aenter__(self) -> CloudTableClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._retrying.aclose()
+        await self._plain.aclose()
+        await self._transport.aclose()
+
+    async def create_table_if_not_exist(self, table_name: str) -> bool:
+        """Create the table unless it exists; returns whether it was created
+        (``CreateTableIfNotExist``).
+
+        Example::
+
+            created = await table_client.create_table_if_not_exist("Movies")
+        """
+        client = self._retrying.get_table_client(table_name)
+        return await client.create_table_if_not_exists()
+
+    create_table_if_not_exists = create_table_if_not_exist
+
+    async def create_table(self, table_name: str) -> None:
+        """Create the table; :class:`azt.TableAlreadyExistsError` if it exists."""
+        await self._retrying.create_table(table_name)
+
+    async def delete_table(self, table_name: str) -> None:
+        """Delete the table; :class:`azt.TableNotFoundError` if it does not exist."""
+        await self._retrying.delete_table(table_name)
+
+    async def delete_table_if_exist(self, table_name: str) -> bool:
+        """Delete the table if it exists; returns whether it did (``DeleteTableIfExist``)."""
+        return await self._retrying.delete_table_if_exists(table_name)
+
+    async def does_table_exist(self, table_name: str) -> bool:
+        """Whether the table exists (``DoesTableExist``).
+
+        Example::
+
+            if not await table_client.does_table_exist("Movies"): ...
+        """
+        names = await self._retrying.query_tables(
+            "TableName eq @name", parameters={"name": table_name}
+        ).to_list()
+        return bool(names)
+
+    async def list_tables(self) -> list[str]:
+        """Every table name (``ListTables``)."""
+        return await self._retrying.list_tables().to_list()
+
+    def get_data_service_context(self) -> TableServiceContext:
+        """A new :class:`TableServiceContext` (use one per logical operation).
+
+        Example::
+
+            context = table_client.get_data_service_context()
+        """
+        return TableServiceContext(self)
+
+
+# ============================================================================ entities, context
+
+
+class TableServiceEntity(Entity):
+    """Base class of ported entity classes: ``PartitionKey``, ``RowKey`` and ``Timestamp``
+    (plus ``ETag``), as .NET's ``TableServiceEntity``. Declare properties as for
+    :class:`azt.entity.Entity`.
+
+    Example::
+
+        >>> from azt.entity import Prop, prop
+        >>> class Movie(TableServiceEntity):
+        ...     rating: Prop[float] = prop(name="Rating", default=0.0)
+        >>> Movie("Action", "Cop Out").PartitionKey
+        'Action'
+    """
+
+
+class TableServiceContext(TableContext):
+    """``TableServiceContext``: the unit of work with .NET method names.
+
+    Default merge option ``PRESERVE_CHANGES``, as the legacy context's. All of
+    :class:`azt.context.TableContext` is available too.
+
+    Example::
+
+        context = table_client.get_data_service_context()
+        context.attach_to("Movies", Movie("Action", "Cop Out"), "*")
+        context.delete_object(existing)
+        await context.save_changes_with_retries()
+    """
+
+    def __init__(self, table_client: CloudTableClient) -> None:
+        super().__init__(table_client._retrying)
+        self._table_client = table_client
+
+    @property
+    def retry_policy(self) -> ExponentialRetry | NoRetry:
+        """The table client's retry policy (used by ``save_changes_with_retries``)."""
+        return self._table_client.retry_policy
+
+    def add_object(self, table_name: str, entity: object) -> None:
+        """``AddObject``: see :meth:`TableContext.add`."""
+        self.add(table_name, entity)
+
+    def attach_to(self, table_name: str, entity: object, etag: str | None = None) -> None:
+        """``AttachTo``: see :meth:`TableContext.attach` (``"*"``: unconditional)."""
+        self.attach(table_name, entity, etag)
+
+    def update_object(self, entity: object) -> None:
+        """``UpdateObject``: see :meth:`TableContext.update`."""
+        self.update(entity)
+
+    def delete_object(self, entity: object) -> None:
+        """``DeleteObject``: see :meth:`TableContext.delete`."""
+        self.delete(entity)
+
+    async def save_changes(
+        self,
+        options: SaveChangesOptions = SaveChangesOptions.NONE,
+        *,
+        max_concurrency: int = 1,
+    ) -> SaveChangesResult:
+        """``SaveChanges``: each request is sent once (no retries); see
+        :meth:`TableContext.save_changes`."""
+        return await self._save(options, max_concurrency, self._table_client._plain)
+
+    async def save_changes_with_retries(
+        self,
+        options: SaveChangesOptions = SaveChangesOptions.NONE,
+        *,
+        max_concurrency: int = 1,
+    ) -> SaveChangesResult:
+        """``SaveChangesWithRetries``: each request is retried per the retry policy.
+
+        Example::
+
+            await context.save_changes_with_retries(SaveChangesOptions.BATCH)
+        """
+        return await self._save(options, max_concurrency, self._table_client._retrying)
+
+    def create_query(self, entity_class: type[R], table_name: str) -> DataServiceQuery[R]:
+        """``CreateQuery<T>``: a query whose results this context tracks.
+
+        Example::
+
+            q = context.create_query(Movie, "Movies").where(Movie.PartitionKey == "Action")
+        """
+        return DataServiceQuery(
+            self, table_name, Query(entity_class, self._table(self.service, table_name))
+        )
+
+
+class DataServiceQuery(ContextQuery[R]):
+    """A context query with ``as_table_service_query()``.
+
+    Example::
+
+        cloud_query = context.create_query(Movie, "Movies").as_table_service_query()
+    """
+
+    __slots__ = ()
+
+    def as_table_service_query(self) -> CloudTableQuery[R]:
+        """``AsTableServiceQuery()``: a query that follows continuation tokens.
+
+        Example::
+
+            async for movie in q.as_table_service_query().execute(): ...
+        """
+        return CloudTableQuery(self)
+
+
+@attrs.frozen
+class ResultSegment(Generic[R]):
+    """One segment of results (``ResultSegment<T>``): ``results``, the
+    ``continuation_token`` to resume with, ``has_more_results``.
+
+    Example::
+
+        segment = await cloud_query.execute_segmented()
+        while segment.has_more_results:
+            segment = await segment.get_next()
+    """
+
+    results: list[R]
+    continuation_token: str | None
+    query: CloudTableQuery[R] = attrs.field(repr=False)
+
+    @property
+    def has_more_results(self) -> bool:
+        """Whether a continuation token follows."""
+        return self.continuation_token is not None
+
+    async def get_next(self) -> ResultSegment[R]:
+        """The next segment (``GetNext``); :class:`azt.ValidationError` at the end."""
+        if self.continuation_token is None:
+            raise ValidationError("this is the last segment: there is no next one")
+        return await self.query.execute_segmented(self.continuation_token)
+
+
+class CloudTableQuery(Generic[R]):
+    """``CloudTableQuery<T>``: executes a context query, following continuation tokens.
+
+    Example::
+
+        async for movie in context.create_query(Movie, "Movies").as_table_service_query()\\
+                .execute():
+            ...
+    """
+
+    def __init__(self, query: ContextQuery[R]) -> None:
+        self._query = query
+
+    async def execute(self) -> AsyncIterator[R]:
+        """Every result (``Execute()``), tracked by the context.
+
+        Example::
+
+            movies = [m async for m in cloud_query.execute()]
+        """
+        async for page in self._query.pages():
+            for item in page.items:
+                yield item
+
+    async def execute_segmented(self, continuation_token: str | None = None) -> ResultSegment[R]:
+        """One segment of results (``BeginExecuteSegmented``/``EndExecuteSegmented``):
+        the next non-empty page, resuming after ``continuation_token``.
+
+        Example::
+
+            segment = await cloud_query.execute_segmented()
+            token = segment.continuation_token   # store it, resume later
+        """
+        pages = self._query.pages(continuation_token)
+        try:
+            async for page in pages:
+                return ResultSegment(page.items, page.continuation, self)
+        finally:
+            await pages.aclose()
+        return ResultSegment([], None, self)

@@ -1,0 +1,160 @@
+"""azt.legacy against the stub: account parsing, table calls, the .NET-named context,
+retries (with injected faults) and segmented queries."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+
+import azt
+from azt.context import EntityState, SaveChangesError
+from azt.entity import Prop, prop
+from azt.legacy import (
+    CloudStorageAccount,
+    CloudTableClient,
+    ExponentialRetry,
+    MergeOption,
+    NoRetry,
+    RetryPolicies,
+    SaveChangesOptions,
+    TableServiceContext,
+    TableServiceEntity,
+)
+from azt_server_stub import StubConfig, StubServer
+from azt_server_stub.faults import FaultInjector
+
+from .conftest import fresh_name
+
+
+class Film(TableServiceEntity):
+    rating: Prop[float] = prop(name="Rating", default=0.0)
+
+
+FAST = RetryPolicies.retry_exponential(3, 0.01, min_backoff=0.01, max_backoff=0.05)
+
+
+@pytest.fixture
+async def faulty() -> AsyncIterator[tuple[StubServer, FaultInjector]]:
+    injector = FaultInjector(seed=3)
+    async with StubServer(StubConfig(faults=injector)) as server:
+        yield server, injector
+
+
+@pytest.fixture
+async def legacy_client(
+    faulty: tuple[StubServer, FaultInjector],
+) -> AsyncIterator[CloudTableClient]:
+    stub, _ = faulty
+    client = CloudStorageAccount.parse(stub.connection_string).create_cloud_table_client()
+    client.retry_policy = FAST
+    async with client:
+        yield client
+
+
+def test_parse_and_try_parse() -> None:
+    with pytest.raises(azt.ConnectionStringError):
+        CloudStorageAccount.parse("AccountName=only")
+    assert CloudStorageAccount.try_parse("AccountName=only") is None
+    dev = CloudStorageAccount.development_storage_account()
+    assert dev.account_name == "devstoreaccount1"
+    assert dev.table_endpoint.endswith("/devstoreaccount1")
+
+
+def test_retry_policies() -> None:
+    default = RetryPolicies.retry_exponential()
+    assert default == ExponentialRetry(3, 30.0, 3.0, 90.0)  # the StorageClient's defaults
+    policy = default.to_retry_policy()
+    assert (policy.max_attempts, policy.base, policy.minimum, policy.maximum) == (4, 30, 3, 90)
+    assert RetryPolicies.retry_exponential(2, timedelta(milliseconds=500)).delta_backoff == 0.5
+    assert RetryPolicies.no_retry().to_retry_policy().max_attempts == 1
+    with pytest.raises(azt.ValidationError):
+        RetryPolicies.retry_exponential(-1)
+    with pytest.raises(azt.ValidationError):
+        RetryPolicies.retry_exponential(3, -2.0)
+    with pytest.raises(azt.ValidationError):
+        RetryPolicies.retry_exponential(3, 1.0, min_backoff=5.0, max_backoff=1.0)
+
+
+async def test_table_calls(legacy_client: CloudTableClient) -> None:
+    name = fresh_name("Legacy")
+    assert not await legacy_client.does_table_exist(name)
+    assert await legacy_client.create_table_if_not_exist(name) is True
+    assert await legacy_client.create_table_if_not_exists(name) is False
+    assert await legacy_client.does_table_exist(name)
+    assert name in await legacy_client.list_tables()
+    assert await legacy_client.delete_table_if_exist(name) is True
+    assert await legacy_client.delete_table_if_exist(name) is False
+    with pytest.raises(azt.ValidationError):
+        legacy_client.retry_policy = 3  # type: ignore[assignment]
+
+
+async def test_context_names_and_retries(
+    legacy_client: CloudTableClient, faulty: tuple[StubServer, FaultInjector]
+) -> None:
+    _, injector = faulty
+    name = fresh_name("Legacy")
+    await legacy_client.create_table_if_not_exist(name)
+    context = legacy_client.get_data_service_context()
+    assert isinstance(context, TableServiceContext)
+    assert context.merge_option is MergeOption.PRESERVE_CHANGES  # the legacy default
+    assert context.retry_policy == FAST
+    film = Film("Action", "Heat", rating=4.0)
+    context.add_object(name, film)
+    # save_changes sends each request once: a 503 fails the save ...
+    injector.fail_next("busy", 1, methods={"POST"})
+    with pytest.raises(SaveChangesError) as info:
+        await context.save_changes()
+    assert isinstance(info.value.result[0].error, azt.ServerBusyError)
+    assert context.state_of(film) is EntityState.ADDED
+    # ... save_changes_with_retries retries it
+    injector.fail_next("busy", 2, methods={"POST"})
+    await context.save_changes_with_retries()
+    assert context.state_of(film) is EntityState.UNCHANGED
+    # update_object / delete_object / detach / attach_to
+    film.rating = 5.0
+    context.update_object(film)
+    await context.save_changes_with_retries(SaveChangesOptions.BATCH)
+    context.delete_object(film)
+    assert context.detach(film) is True
+    context.attach_to(name, Film("Action", "Heat"), "*")
+    assert len(context.entries()) == 1
+    context.delete_object(context.entries()[0].obj)
+    await context.save_changes()
+    rows = await legacy_client.service.get_table_client(name).list_entities().to_list()
+    assert rows == []
+
+
+async def test_queries_segments(legacy_client: CloudTableClient) -> None:
+    name = fresh_name("Legacy")
+    await legacy_client.create_table_if_not_exist(name)
+    context = legacy_client.get_data_service_context()
+    for i in range(12):
+        context.add_object(name, Film("Drama", f"{i:02d}", rating=float(i)))
+    await context.save_changes_with_retries(SaveChangesOptions.BATCH)
+    fresh = legacy_client.get_data_service_context()
+    q = (
+        fresh.create_query(Film, name)
+        .where(Film.PartitionKey == "Drama", Film.rating >= 2.0)
+        .page_size(4)
+        .as_table_service_query()
+    )
+    all_films = [f async for f in q.execute()]
+    assert [f.RowKey for f in all_films] == [f"{i:02d}" for i in range(2, 12)]
+    assert all(fresh.state_of(f) is EntityState.UNCHANGED for f in all_films)
+    segment = await q.execute_segmented()
+    sizes = [len(segment.results)]
+    while segment.has_more_results:
+        segment = await segment.get_next()
+        sizes.append(len(segment.results))
+    assert sizes == [4, 4, 2]
+    with pytest.raises(azt.ValidationError, match="last segment"):
+        await segment.get_next()
+    # the same objects: the identity map returns tracked entities
+    again = [f async for f in q.execute()]
+    assert all(a is b for a, b in zip(again, all_films, strict=True))
+
+
+def test_no_retry_type() -> None:
+    assert NoRetry().to_retry_policy() == azt.RetryPolicy.no_retries()
