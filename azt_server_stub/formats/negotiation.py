@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 from .. import errors
@@ -71,8 +72,10 @@ class Negotiated:
     implicit: bool = False
 
 
-def _media_ranges(header: str) -> list[tuple[float, int, str, dict[str, str]]]:
-    """Split an Accept header into (q, position, type, params), best first."""
+@functools.lru_cache(maxsize=512)
+def _media_ranges(header: str) -> tuple[tuple[float, int, str, dict[str, str]], ...]:
+    """Split an Accept header into (q, position, type, params), best first (cached:
+    clients send the same few headers over and over; callers must not mutate)."""
     ranges: list[tuple[float, int, str, dict[str, str]]] = []
     for pos, item in enumerate(header.split(",")):
         parts = [p.strip() for p in item.split(";")]
@@ -96,8 +99,8 @@ def _media_ranges(header: str) -> list[tuple[float, int, str, dict[str, str]]]:
                 params[name] = value
         if q > 0:
             ranges.append((-q, pos, mtype, params))
-    ranges.sort()
-    return ranges
+    ranges.sort(key=lambda r: (r[0], r[1]))
+    return tuple(ranges)
 
 
 def _json_level(params: dict[str, str]) -> Fmt:
