@@ -1,5 +1,10 @@
 """azt: an async, fully typed client for Azure Table storage.
 
+The client core (``TableServiceClient``, ``TableClient``, credentials, SAS, retries,
+errors), the EDM values, declarative entities and queries (``Entity``, ``Query``) and the
+unit of work (``TableContext``). ``azt.keys`` (key helpers), ``azt.legacy`` (the .NET-shaped
+drop-in) and ``azt.testing`` (pytest fixtures) are submodules.
+
 Example::
 
     import azt
@@ -83,8 +88,23 @@ from azt.client import (
     WriteResult,
     format_filter,
 )
+from azt.context import (
+    ContextBusyError,
+    EntityState,
+    IdentityConflictError,
+    MergeOption,
+    OperationResult,
+    SaveChangesError,
+    SaveChangesOptions,
+    SaveChangesResult,
+    TableContext,
+    TrackingError,
+)
+from azt.dynamic import DynamicEntity, Resolver
 from azt.edm import EdmDateTime, EdmType, EntityMetadata, TableEntity, Typed
+from azt.entity import Converter, Entity, Int64, Prop, entity_info, prop, register_converter
 from azt.pagination import AsyncPager, ContinuationToken, Page
+from azt.query import MultipleResultsError, PlanKind, Query, QueryPage, QueryPlan
 from azt.sas import (
     AccountSasPermissions,
     AccountSasResourceTypes,
@@ -114,35 +134,54 @@ __all__ = [
     "ConflictError",
     "ConnectionSettings",
     "ConnectionStringError",
+    "ContextBusyError",
     "ContinuationToken",
+    "Converter",
     "CorsRule",
+    "DynamicEntity",
     "EdmDateTime",
     "EdmType",
     "Endpoint",
+    "Entity",
     "EntityAlreadyExistsError",
     "EntityMetadata",
     "EntityNotFoundError",
+    "EntityState",
     "GeoReplication",
     "HttpRequest",
     "HttpResponse",
+    "IdentityConflictError",
+    "Int64",
     "InternalServerError",
     "InvalidInputError",
     "InvalidResourceNameError",
     "Logging",
+    "MergeOption",
     "MethodNotAllowedError",
     "Metrics",
     "MockTransport",
+    "MultipleResultsError",
+    "OperationResult",
     "OperationTimedOutError",
     "Page",
+    "PlanKind",
     "PoolLimits",
     "PreconditionFailedError",
+    "Prop",
     "PropertiesError",
+    "Query",
+    "QueryPage",
+    "QueryPlan",
     "RequestTooLargeError",
+    "Resolver",
     "ResourceNotFoundError",
     "ResponseMetadata",
     "RetentionPolicy",
     "RetryPolicy",
     "SasCredential",
+    "SaveChangesError",
+    "SaveChangesOptions",
+    "SaveChangesResult",
     "ServerBusyError",
     "ServerError",
     "ServiceConnectionError",
@@ -157,12 +196,14 @@ __all__ = [
     "TableBatch",
     "TableBeingDeletedError",
     "TableClient",
+    "TableContext",
     "TableEntity",
     "TableNotFoundError",
     "TableSasPermissions",
     "TableServiceClient",
     "Timeouts",
     "TooManyRequestsError",
+    "TrackingError",
     "TransactionError",
     "Transport",
     "TransportError",
@@ -172,9 +213,12 @@ __all__ = [
     "ValidationError",
     "WireFormat",
     "WriteResult",
+    "entity_info",
     "format_filter",
     "generate_account_sas",
     "generate_table_sas",
     "parse_connection_string",
+    "prop",
+    "register_converter",
     "register_error_code",
 ]
