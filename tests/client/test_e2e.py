@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import uuid
 from datetime import UTC, datetime
@@ -479,3 +480,39 @@ async def test_service_stats(service: azt.TableServiceClient, target: str) -> No
         pytest.skip("stats need the secondary endpoint of a geo-replicated account")
     stats = await service.get_service_stats()
     assert stats.geo_replication.status in ("live", "bootstrap", "unavailable")
+
+
+async def test_concurrent_requests_share_one_small_pool(
+    connection_string: str, table: azt.TableClient
+) -> None:
+    async with azt.TableClient.from_connection_string(
+        connection_string, table.table_name, limits=azt.PoolLimits(max_connections=3)
+    ) as pooled:
+        results = await asyncio.gather(
+            *(pooled.insert_entity({"PartitionKey": "c", "RowKey": f"{i:03d}"}) for i in range(60))
+        )
+        assert all(r.etag for r in results)
+        assert all(r.status == 204 for r in results)
+        got = await asyncio.gather(*(pooled.get_entity("c", f"{i:03d}") for i in range(60)))
+    assert [g["RowKey"] for g in got] == [f"{i:03d}" for i in range(60)]
+
+
+async def test_sas_connection_string(
+    service: azt.TableServiceClient, table: azt.TableClient, target: str
+) -> None:
+    if target == "azure":
+        pytest.skip("needs the account key of the target")
+    cred = service._core.credential
+    assert isinstance(cred, azt.SharedKeyCredential)
+    token = azt.generate_account_sas(
+        cred,
+        resource_types=azt.AccountSasResourceTypes(object=True),
+        permission=azt.AccountSasPermissions(read=True, add=True),
+        expiry=datetime(2099, 1, 1, tzinfo=UTC),
+    )
+    conn = f"TableEndpoint={table.endpoint};SharedAccessSignature={token}"
+    async with azt.TableClient.from_connection_string(conn, table.table_name) as sas_table:
+        await sas_table.insert_entity({"PartitionKey": "sas", "RowKey": "1"})
+        assert (await sas_table.get_entity("sas", "1"))["RowKey"] == "1"
+        with pytest.raises(azt.AuthorizationError):
+            await sas_table.delete_entity("sas", "1")

@@ -136,3 +136,25 @@ async def test_bearer_tokens_against_the_stub() -> None:
         assert (await table.get_entity("p", "r"))["RowKey"] == "r"
         assert "bearer1" in await service.list_tables().to_list()
     assert identity.calls == 1
+
+
+async def test_table_create_and_delete_with_lost_answers(
+    faulty: tuple[StubServer, FaultInjector],
+) -> None:
+    stub, injector = faulty
+    sleeps = Sleeps()
+    async with client(stub, sleeps) as service:
+        injector.fail_next("drop-after", 1, methods={"POST"}, path=r"/Tables$")
+        with pytest.raises(azt.AmbiguousOutcomeError) as info:
+            await service.create_table("faults4")
+        assert isinstance(info.value.error, azt.TableAlreadyExistsError)
+        injector.fail_next("drop-after", 1, methods={"DELETE"})
+        with pytest.raises(azt.AmbiguousOutcomeError):
+            await service.delete_table("faults4")
+    async with client(stub, sleeps, azt.AmbiguousOutcomePolicy.ASSUME_SUCCEEDED) as service:
+        injector.fail_next("drop-after", 1, methods={"POST"}, path=r"/Tables$")
+        await service.create_table("faults5")
+        assert "faults5" in await service.list_tables().to_list()
+        injector.fail_next("drop-after", 1, methods={"DELETE"})
+        await service.delete_table("faults5")
+        assert await service.list_tables().to_list() == []
