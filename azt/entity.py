@@ -200,7 +200,6 @@ class Prop(Generic[T]):
     __slots__ = (
         "attr",
         "converter",
-        "default",
         "edm",
         "is_key",
         "optional",
@@ -219,7 +218,6 @@ class Prop(Generic[T]):
     owner: type
     system: bool
     is_key: bool
-    default: Any
 
     if TYPE_CHECKING:
 
@@ -651,6 +649,13 @@ def _make_prop(
     return p
 
 
+def _copy_prop(p: Prop[Any]) -> Prop[Any]:
+    q: Prop[Any] = Prop()
+    for name in Prop.__slots__:
+        setattr(q, name, getattr(p, name))
+    return q
+
+
 def _check_property_name(where: str, name: str) -> None:
     if not name or len(name) > 255 or not name.isidentifier() or name.startswith("odata"):
         raise TypeError(
@@ -717,33 +722,49 @@ class EntityMeta(type):
         for attr_name in own:
             if attr_name in inherited and attr_name in _SYSTEM_NAMES:
                 raise TypeError(f"{name}.{attr_name} redefines a system property")
-        these: dict[str, Any] = {}
-        for p in own.values():
-            p.owner = cls  # provisional, for messages while the class is built
+        # Every class redefines all its fields (inherited ones as copies owned by it), so
+        # that messages and columns name the class the user works with.
+        base_fields = {}
+        for base in cls.__mro__[1:]:
+            if base in _CLASS_PROPS:
+                base_fields = {a.name: a for a in attrs.fields(base)}
+                break
+        props: dict[str, Prop[Any]] = {}
+        for attr_name, bp in inherited.items():
+            props[attr_name] = own[attr_name] if attr_name in own else _copy_prop(bp)
         for attr_name, p in own.items():
-            spec = specs[attr_name]
-            default: Any = spec.default
-            if spec.factory is not None:
-                default = attrs.Factory(spec.factory)
-            elif default is not _NOTHING:
-                default = p.check(default)  # a bad default fails at class creation
+            props.setdefault(attr_name, p)
+        these: dict[str, Any] = {}
+        for p in props.values():
+            p.owner = cls  # provisional, for messages while the class is built
+        for attr_name, p in props.items():
+            if attr_name in own:
+                spec = specs[attr_name]
+                default: Any = spec.default
+                if spec.factory is not None:
+                    default = attrs.Factory(spec.factory)
+                elif default is not _NOTHING:
+                    default = p.check(default)  # a bad default fails at class creation
+                kw_only = spec.kw_only
+                eq = spec.eq and attr_name not in ("Timestamp", "ETag")
+            else:
+                a = base_fields[attr_name]
+                default, kw_only, eq = a.default, a.kw_only, a.eq
             these[attr_name] = attrs.field(
                 default=default,
                 converter=p.check,
                 on_setattr=_assign_hook(p.check),
-                kw_only=spec.kw_only,
-                eq=spec.eq and attr_name not in ("Timestamp", "ETag"),
+                kw_only=kw_only,
+                eq=eq,
             )
         token = _BUILDING.set(True)
         try:
             built = attrs.define(cls, these=these, slots=True, weakref_slot=True, repr=True)
         finally:
             _BUILDING.reset(token)
-        all_props = dict(inherited)
-        for attr_name, p in own.items():
+        all_props = props
+        for p in all_props.values():
             p.owner = built
-            all_props[attr_name] = p
-        # inherited props keep their owner; columns are shared, which is harmless for filters
         by_wire: dict[str, Prop[Any]] = {}
         for p in all_props.values():
             if p.wire in by_wire:
@@ -765,7 +786,7 @@ class EntityMeta(type):
             props = _CLASS_PROPS.get(cls)
             if props is not None:
                 p = props.get(name)
-                if p is not None:
+                if p is not None and not _BUILDING.get():  # attrs reads the real slots
                     return p
             return type.__getattribute__(cls, name)
 

@@ -42,7 +42,10 @@ def test_class_access_is_a_column_instance_access_is_the_value() -> None:
     assert Movie.rating.edm is EdmType.DOUBLE
     assert isinstance(Movie.rating > 4.0, Comparison)
     assert m.rating == 3.0
-    assert Movie.PartitionKey.owner is Movie or Movie.PartitionKey.owner is Entity
+    assert Movie.PartitionKey.owner is Movie
+    assert Entity.PartitionKey.owner is Entity
+    with pytest.raises(ValidationError, match=r"^Movie\.PartitionKey"):
+        Movie("a/b", "r")
 
 
 def test_inferred_edm_types() -> None:
