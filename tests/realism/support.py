@@ -1,10 +1,10 @@
-"""Running a stub with realism layers installed, and a small signing raw client.
+"""Running a stub with realism layers configured, and a small signing raw client.
 
-``realism_stub`` builds the stub's application itself and installs the fault injector,
-throttle and partition layout given (``azt_server_stub.faults/throttle/partitions.install``)
-in the order the stub uses: service middleware, then faults, then throttle. The raw
-client signs SharedKey requests and returns whatever the stub sent, 5xx included, so
-tests can look at injected errors byte for byte.
+``realism_stub`` starts a :class:`StubServer` whose :class:`StubConfig` carries the fault
+injector, throttle and partition layout given (``create_app`` installs them inside the
+service middleware: faults, then throttle). The raw client signs SharedKey requests and
+returns whatever the stub sent, 5xx included, so tests can look at injected errors byte
+for byte.
 """
 
 from __future__ import annotations
@@ -21,35 +21,19 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from aiohttp import web
 from multidict import CIMultiDictProxy
 from yarl import URL
 
 import azt
-from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, create_app
+from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer
 from azt_server_stub import faults as faults_mod
 from azt_server_stub import partitions as partitions_mod
 from azt_server_stub import throttle as throttle_mod
-from azt_server_stub.app import BACKEND_KEY, connection_string
-from azt_server_stub.backend import Backend
 
 JSON_MINIMAL = "application/json;odata=minimalmetadata"
 
 
-@dataclass
-class RunningStub:
-    """A stub started by :func:`realism_stub`."""
-
-    endpoint: str
-    app: web.Application
-
-    @property
-    def backend(self) -> Backend:
-        return self.app[BACKEND_KEY]
-
-    @property
-    def connection_string(self) -> str:
-        return connection_string(self.endpoint, DEV_ACCOUNT, DEV_KEY)
+RunningStub = StubServer
 
 
 @asynccontextmanager
@@ -58,27 +42,17 @@ async def realism_stub(
     faults: faults_mod.FaultInjector | None = None,
     throttle: throttle_mod.Throttle | None = None,
     partitions: partitions_mod.PartitionLayout | None = None,
-    config: StubConfig | None = None,
-) -> AsyncIterator[RunningStub]:
-    """Serve the stub on a free 127.0.0.1 port with the given realism layers."""
-    app = create_app(config or StubConfig())
-    # If the stub's own create_app already installed layers from its config, leave them.
-    if faults_mod.FAULTS_KEY not in app:
-        faults_mod.install(app, faults)
-    if throttle_mod.THROTTLE_KEY not in app:
-        throttle_mod.install(app, throttle)
-    if partitions_mod.PARTITIONS_KEY not in app:
-        partitions_mod.install(app, partitions)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        server: Any = site._server
-        port = int(server.sockets[0].getsockname()[1])
-        yield RunningStub(f"http://127.0.0.1:{port}", app)
-    finally:
-        await runner.cleanup()
+) -> AsyncIterator[StubServer]:
+    """A stub on a free 127.0.0.1 port configured with the given realism layers."""
+    config = StubConfig(faults=faults, throttle=throttle, partitions=partitions)
+    async with StubServer(config) as stub:
+        app = stub._app
+        assert app is not None
+        # the stub's own wiring installed exactly what was configured
+        assert app.get(faults_mod.FAULTS_KEY) is faults
+        assert app.get(throttle_mod.THROTTLE_KEY) is throttle
+        assert app.get(partitions_mod.PARTITIONS_KEY) is partitions
+        yield stub
 
 
 @dataclass
