@@ -2,8 +2,9 @@
 -> typed errors.
 
 The pipeline builds the request URL string itself (endpoint + path + query, all already
-percent-encoded) so that the signed path is byte-for-byte the one on the wire, and runs
-each request under a fresh ``tenacity.AsyncRetrying``. Every attempt gets a new
+percent-encoded) so that the signed path is byte-for-byte the one on the wire. The first
+attempt runs directly; a retryable failure hands the request to a fresh
+``tenacity.AsyncRetrying`` (one per request) for the remaining attempts. Every attempt gets a new
 ``x-ms-date``/``Date``, a new ``x-ms-client-request-id`` and a new signature. Error
 responses become the registered :class:`azt.ServiceError` subclass; the final error of a
 retried request records ``attempts`` and whether an earlier attempt may have been applied.
@@ -45,7 +46,7 @@ from azt._exceptions import (
     ValidationError,
     error_from_response,
 )
-from azt._retry import Sleep, may_have_been_applied, new_retrying
+from azt._retry import Sleep, is_retryable, may_have_been_applied, new_retrying
 from azt._signing import HttpDate
 from azt._transport import HttpRequest, HttpResponse, Transport, redact_url
 
@@ -131,10 +132,17 @@ class Pipeline:
             base_headers.update(headers)
         sign_path = self._prefix + path
         policy = retry or self.retry
-        if policy.max_attempts == 1:
+        # Attempt 1 runs without tenacity (the common, successful case costs nothing more);
+        # only a retryable failure builds the request's fresh AsyncRetrying, whose first
+        # "attempt" replays that failure so waits, logging and the stop rule stay tenacity's.
+        try:
             return await self._attempt(method, url, base_headers, body, sign_path, comp, resource)
+        except (ServiceError, TransportError) as exc:
+            if policy.max_attempts == 1 or not is_retryable(exc):
+                raise
+            first_failure: ServiceError | TransportError = exc
 
-        maybe_applied = False
+        maybe_applied = may_have_been_applied(first_failure)
         attempt_number = 0
         retrying = new_retrying(
             policy, sleep=self.sleep, method=method, url=redact_url(url), uniform=self.uniform
@@ -142,6 +150,8 @@ class Pipeline:
         async for attempt in retrying:
             with attempt:
                 attempt_number += 1
+                if attempt_number == 1:
+                    raise first_failure
                 try:
                     response = await self._attempt(
                         method, url, base_headers, body, sign_path, comp, resource
