@@ -1072,7 +1072,12 @@ class Query(Generic[R]):
         items: list[Any] = []
         while True:
             if pending:
-                await asyncio.gather(*(refill(streams[i]) for i in pending))
+                try:
+                    async with asyncio.TaskGroup() as tg:  # a failure cancels the others
+                        for i in pending:
+                            tg.create_task(refill(streams[i]))
+                except BaseExceptionGroup as group:
+                    raise _first_error(group) from None
                 for i in pending:
                     if streams[i].buf:
                         heapq.heappush(heap, (_row_key(streams[i].buf[0]), i))
@@ -1170,6 +1175,14 @@ def _resume_after(plan: QueryPlan, cond: Condition, pk: str, rk: str) -> Conditi
         cond,
         Or.of(Entity.PartitionKey > pk, (Entity.PartitionKey == pk) & (Entity.RowKey > rk)),
     )
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first real error of a task group (sub-query failures surface as themselves)."""
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _describe(obj: Any) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import azt
 from azt._exceptions import ValidationError
 from azt.query import Condition, MultipleResultsError, PlanKind, Query
 
@@ -416,3 +417,38 @@ async def test_fan_out_resume_skips_finished_partitions(small_pages_table: Recor
     assert later
     for g in later:
         assert f"PartitionKey eq '{g}'" in sent
+
+
+class _FailOne(Recording):
+    """Fails the requests whose filter mentions ``bad``, after a short delay."""
+
+    def __init__(self, inner: Any, bad: str) -> None:
+        super().__init__(inner, max_page=2)
+        self.bad = bad
+        self.finished = 0
+
+    def query_entities(self, filter: str | None = None, **kw: Any) -> Any:
+        pager = super().query_entities(filter, **kw)
+        outer = self
+
+        class _P:
+            async def first_page(self) -> Any:
+                if filter is not None and outer.bad in filter:
+                    raise azt.ServerBusyError("injected", status=503)
+                await asyncio.sleep(0.01)
+                outer.finished += 1
+                return await pager.first_page()
+
+        return _P()
+
+
+async def test_a_failing_sub_query_fails_the_query_and_cancels_the_others(
+    orm_table: Recording,
+) -> None:
+    await _load(orm_table, MOVIES)
+    failing = _FailOne(orm_table.inner, "'Drama'")
+    q = Query(Movie, failing).where(Movie.PartitionKey.in_(GENRES))
+    with pytest.raises(azt.ServerBusyError):
+        await q.to_list()
+    await asyncio.sleep(0.05)
+    assert failing.finished == 0  # the other sub-queries were cancelled, not left running
