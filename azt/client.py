@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import enum
 import logging
 import math
@@ -726,7 +727,12 @@ class TableClient(_ClientBase):
     def _from_core(cls, core: _Core, table_name: str) -> TableClient:
         self = cls.__new__(cls)
         self.table_name = validate_table_name(table_name)
-        self._core = core
+        # A view of the service client's core: same pipeline and connections, but its own
+        # closed flag, and closing it never closes the connections it borrows.
+        view = copy.copy(core)
+        view.owns_transport = False
+        view.closed = False
+        self._core = view
         self._init_paths()
         return self
 
@@ -766,7 +772,11 @@ class TableClient(_ClientBase):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the client (and its connections, if it owns them). Idempotent."""
+        """Close the client (and its connections, if it owns them). Idempotent.
+
+        A table client from :meth:`TableServiceClient.get_table_client` borrows the service
+        client's connections: closing it leaves them (and the service client) open.
+        """
         await self._core.aclose()
 
     def __repr__(self) -> str:

@@ -146,3 +146,19 @@ def test_pool_limits_validation() -> None:
     with pytest.raises(azt.ValidationError):
         azt.Timeouts(total=0)
     assert azt.Timeouts(total=None).total is None
+
+
+async def test_closing_a_borrowed_table_client_keeps_the_service_open(
+    server: tuple[str, list[web.Request]],
+) -> None:
+    base, _ = server
+    service = azt.TableServiceClient(base + "/devstoreaccount1", "sv=1&sig=x")
+    async with service:
+        async with service.get_table_client("movies") as movies:
+            await movies.upsert_entity({"PartitionKey": "a", "RowKey": "b"})
+        assert movies.closed
+        assert not service.closed
+        with pytest.raises(azt.ClientClosedError):
+            await movies.upsert_entity({"PartitionKey": "a", "RowKey": "b"})
+        other = service.get_table_client("movies")
+        await other.upsert_entity({"PartitionKey": "a", "RowKey": "c"})
