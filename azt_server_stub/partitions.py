@@ -221,8 +221,17 @@ def query(
         page = backend.query_entities(
             account, table, flt, top, start, restrict, **layout.for_table(table).query_options()
         )
-    record_query(request, page.entities, page.scanned, None if start is None else start[0])
+    record_query(request, page.entities, page.scanned, _start_partition(flt, start))
     return page
+
+
+def _start_partition(flt: EntityFilter | None, start: tuple[str, str] | None) -> str | None:
+    """The PartitionKey a page's scan started in (None: the table's start)."""
+    if start is not None:
+        return start[0]
+    if flt is None or not flt.ranges:
+        return None
+    return min((lo[0] for lo, _ in flt.ranges), key=utf16_key) or None
 
 
 def install(app: web.Application, layout: PartitionLayout | None) -> PartitionLayout | None:

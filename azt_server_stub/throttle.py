@@ -457,7 +457,8 @@ QUERY_COST_KEY = web.RequestKey("azt.throttle.query_cost", QueryCost)
 
 def query_cost(entities: Sequence[Entity], scanned: int, start_pk: str | None) -> QueryCost:
     """The cost of a page: each returned entity to its partition, the examined but not
-    returned ones to ``start_pk`` (or the first returned entity's partition); at least 1.
+    returned ones to ``start_pk``, the partition the scan started in (when that is unknown
+    or the table's start ``""``: the first returned entity's partition); at least 1.
 
     Example::
 
@@ -470,7 +471,7 @@ def query_cost(entities: Sequence[Entity], scanned: int, start_pk: str | None) -
     ]
     rest = max(1, scanned) - len(entities)
     if rest > 0:
-        owner = start_pk if start_pk is not None else (entities[0].pk if entities else None)
+        owner = start_pk or (entities[0].pk if entities else None)
         parts.append((owner, rest))
     return QueryCost(parts)
 
