@@ -873,7 +873,7 @@ class TableClient(_ClientBase):
             )
         except EntityAlreadyExistsError as exc:
             if core.ambiguous(f"insert_entity({pk!r}, {rk!r})", exc):
-                return await self._verify(entity, exc, exact=True)
+                return await self._verify(entity, exc, exact=True, return_entity=return_content)
             raise
         echoed = None
         etag = resp.headers.get("ETag")
@@ -887,7 +887,12 @@ class TableClient(_ClientBase):
         )
 
     async def _verify(
-        self, entity: Mapping[str, Any], exc: ServiceError, *, exact: bool
+        self,
+        entity: Mapping[str, Any],
+        exc: ServiceError,
+        *,
+        exact: bool,
+        return_entity: bool = False,
     ) -> WriteResult:
         pk, rk = _keys(entity)
         try:
@@ -900,6 +905,7 @@ class TableClient(_ClientBase):
                 etag=meta.etag,
                 request_id=meta.request_id if isinstance(meta, ResponseMetadata) else None,
                 status=200,
+                entity=stored if return_entity else None,
                 ambiguity_resolved=True,
             )
         raise exc

@@ -156,6 +156,11 @@ async def test_insert_assume_succeeded_reads_back_and_compares() -> None:
     assert result.ambiguity_resolved
     assert result.etag == 'W/"v1"'
     assert fake.count == 3  # insert (lost), insert (409), read back
+    fake2 = FakeTable(drop={1})
+    async with table_client(fake2, azt.AmbiguousOutcomePolicy.ASSUME_SUCCEEDED) as table:
+        echoed = await table.insert_entity(ENTITY, return_content=True)
+    assert echoed.entity is not None
+    assert echoed.entity["s"] == "x"
 
 
 async def test_insert_assume_succeeded_detects_someone_elses_entity() -> None:
