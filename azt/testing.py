@@ -19,7 +19,9 @@ fixture                    scope     what it gives you
                                      :class:`azt.TableClient`), deleted after the test
 ``azt_stub``               function  a private :class:`~azt_server_stub.StubServer` running
                                      in the test's event loop (empty, isolated, stopped after
-                                     the test): for tests that need a clean account
+                                     the test), with a fault injector ready at
+                                     ``azt_stub.config.faults``: for tests that need a clean
+                                     account or injected failures
 =========================  ========  =========================================================
 
 The async fixtures need ``pytest-asyncio``; with ``asyncio_mode = "auto"`` any ``async def``
@@ -194,14 +196,20 @@ async def azt_table(azt_service_client: TableServiceClient) -> AsyncIterator[Tab
 async def azt_stub() -> AsyncIterator[StubServer]:
     """A private, empty stub in the test's own event loop (stopped after the test).
 
+    Its fault injector (``azt_stub.config.faults``, a seeded
+    ``azt_server_stub.faults.FaultInjector`` with no rules) injects errors on demand.
+
     Example::
 
-        async def test_isolated(azt_stub):
-            async with TableServiceClient.from_connection_string(azt_stub.connection_string) as s:
-                assert await s.list_tables().to_list() == []
+        async def test_busy(azt_stub):
+            azt_stub.config.faults.fail_next("busy", 1)     # the next request gets a 503
+            conn = azt_stub.connection_string
+            async with TableServiceClient.from_connection_string(conn) as s:
+                assert await s.list_tables().to_list() == []  # retried after the 503
     """
     _need_asyncio("azt_stub")
-    from azt_server_stub import StubServer
+    from azt_server_stub import StubConfig, StubServer
+    from azt_server_stub.faults import FaultInjector
 
-    async with StubServer() as server:
+    async with StubServer(StubConfig(faults=FaultInjector(seed=0))) as server:
         yield server

@@ -80,6 +80,19 @@ async def test_private_stub_is_empty_and_isolated(azt_stub, azt_connection_strin
         assert await s.list_tables().to_list() == ["onlyhere"]
 
 
+async def test_private_stub_injects_faults(azt_stub) -> None:
+    from azt import RetryPolicy, ServerBusyError
+
+    azt_stub.config.faults.fail_next("busy", 1)
+    conn = azt_stub.connection_string
+    async with TableServiceClient.from_connection_string(
+        conn, retry=RetryPolicy.no_retries()
+    ) as s:
+        with pytest.raises(ServerBusyError):
+            await s.list_tables().to_list()
+        assert await s.list_tables().to_list() == []  # only the next request failed
+
+
 def test_session_server_is_shared(azt_stub_server, azt_connection_string) -> None:
     assert azt_connection_string == azt_stub_server.connection_string
     assert azt_stub_server.endpoint.startswith("http://127.0.0.1:")
@@ -91,7 +104,7 @@ def test_fixtures_in_a_user_suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=USER_SUITE)
     before = _stub_threads()
     result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=7)
     assert _stub_threads() == before  # the session stub's thread was stopped
 
 
