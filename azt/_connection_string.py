@@ -75,7 +75,8 @@ class Endpoint:
     endpoints, ``"/devstoreaccount1"`` for the emulator), which every request path is
     appended to. ``account_name`` is the account the URL names (first DNS label for
     host-style ``{account}.table.{suffix}``, first path segment for path-style), with any
-    ``-secondary`` suffix removed; ``None`` when the URL does not name one (custom domains). ``is_secondary`` is true for ``-secondary``.
+    ``-secondary`` suffix removed; ``None`` when the URL does not name one (custom
+    domains). ``is_secondary`` is true for ``-secondary``.
 
     Example::
 
