@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import azt
 from azt._connection_string import DEV_ACCOUNT_KEY
@@ -281,3 +283,37 @@ async def test_service_client_table_requests() -> None:
     )
     assert seen[0].headers["Prefer"] == "return-no-content"
     assert (seen[1].method, seen[1].url) == ("DELETE", f"{ENDPOINT}/Tables('movies')")
+
+
+@given(
+    a=st.text(max_size=30),
+    b=st.text(alphabet="'@ab ()", max_size=30),
+    n=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+)
+def test_format_filter_values_cannot_escape_their_literal(a: str, b: str, n: int) -> None:
+    text = azt.format_filter(
+        "A eq @a and B ne @b or (N gt @n and Name eq 'x@a')", {"a": a, "b": b, "n": n}
+    )
+    quoted_a = "'" + a.replace("'", "''") + "'"
+    quoted_b = "'" + b.replace("'", "''") + "'"
+    number = f"{n}L" if not -(2**31) <= n < 2**31 else str(n)
+    assert text == f"A eq {quoted_a} and B ne {quoted_b} or (N gt {number} and Name eq 'x@a')"
+
+
+@given(st.randoms(use_true_random=False))
+def test_connection_string_key_case_and_order_do_not_matter(rnd: Any) -> None:
+    pairs = [
+        ("AccountName", "acct1"),
+        ("AccountKey", "a2V5"),
+        ("EndpointSuffix", "core.chinacloudapi.cn"),
+        ("DefaultEndpointsProtocol", "http"),
+    ]
+    rnd.shuffle(pairs)
+    text = ";".join(
+        "".join(c.upper() if rnd.random() < 0.5 else c.lower() for c in k) + "=" + v
+        for k, v in pairs
+    )
+    settings = azt.parse_connection_string(text + (";" if rnd.random() < 0.5 else ""))
+    assert settings.endpoint == "http://acct1.table.core.chinacloudapi.cn"
+    assert settings.account_name == "acct1"
+    assert settings.account_key == "a2V5"
