@@ -68,6 +68,7 @@ from azt._exceptions import (
     register_error_code,
 )
 from azt._transport import AiohttpTransport, HttpRequest, HttpResponse, MockTransport, Transport
+from azt._wire import WireDecodeError
 from azt._wire.xml import (
     AccessPolicy,
     CorsRule,
@@ -211,6 +212,7 @@ __all__ = [
     "UnsupportedMediaTypeError",
     "UpdateMode",
     "ValidationError",
+    "WireDecodeError",
     "WireFormat",
     "WriteResult",
     "entity_info",

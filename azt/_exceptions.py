@@ -7,6 +7,8 @@ Every error azt raises derives from :class:`AztError`::
      |    +-- ConnectionStringError               a malformed or incomplete connection string
      |    +-- BatchValidationError                a transaction breaks a batch rule
      +-- ClientClosedError (also RuntimeError)   a client used after ``aclose()``
+     +-- WireDecodeError (also ValueError)       a response body that does not parse
+     |                                           (defined in ``azt._wire``)
      +-- TransportError                          no HTTP response was obtained
      |    +-- ServiceConnectionError              connect, reset, disconnect, DNS (retried)
      |    +-- ServiceTimeoutError                 the client-side timeout fired (retried)
