@@ -48,7 +48,7 @@ from __future__ import annotations
 import enum
 import math
 import operator
-from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from typing import Any, Final, Literal, Protocol
 
 from azt._exceptions import AztError, ValidationError
@@ -645,11 +645,24 @@ class EntityDescriptor:
         )
 
     def changes(self) -> tuple[list[str], list[str]]:
-        """(changed, removed) property names relative to the snapshot."""
+        """(changed, removed) property names relative to the snapshot.
+
+        Example::
+
+            >>> e = {"PartitionKey": "p", "RowKey": "r", "A": 1}
+            >>> d = Tracker().attach("t", e, "*"); del e["A"]; d.changes()
+            ([], ['A'])
+        """
         return self.access.diff(self.snapshot, self.access.snapshot(self.obj))
 
     def is_dirty(self) -> bool:
-        """Whether a save would send something for this entity."""
+        """Whether a save would send something for this entity.
+
+        Example::
+
+            >>> Tracker().attach("t", {"PartitionKey": "p", "RowKey": "r"}, "*").is_dirty()
+            False
+        """
         state = self.state
         if state is EntityState.UNCHANGED:
             changed, removed = self.changes()
@@ -706,12 +719,26 @@ class PendingChange:
 
     @property
     def partition_key(self) -> str:
-        """The entity's PartitionKey."""
+        """The entity's PartitionKey.
+
+        Example::
+
+            >>> t = Tracker(); _ = t.add("t", {"PartitionKey": "p", "RowKey": "r"})
+            >>> t.plan()[0].partition_key
+            'p'
+        """
         return self.descriptor.key[1]
 
     @property
     def row_key(self) -> str:
-        """The entity's RowKey."""
+        """The entity's RowKey.
+
+        Example::
+
+            >>> t = Tracker(); _ = t.add("t", {"PartitionKey": "p", "RowKey": "r"})
+            >>> t.plan()[0].row_key
+            'r'
+        """
         return self.descriptor.key[2]
 
     def __repr__(self) -> str:
@@ -772,20 +799,47 @@ class Tracker:
     # -- lookups ----------------------------------------------------------------------------
 
     def descriptor(self, obj: object) -> EntityDescriptor | None:
-        """The descriptor of a tracked object, or ``None``."""
+        """The descriptor of a tracked object, or ``None``.
+
+        Example::
+
+            >>> from azt.dynamic import DynamicEntity
+            >>> Tracker().descriptor(DynamicEntity("p", "r")) is None
+            True
+        """
         return self._by_id.get(id(obj))
 
     def lookup(self, table: str, partition_key: str, row_key: str) -> EntityDescriptor | None:
-        """The descriptor tracked for a key, or ``None``."""
+        """The descriptor tracked for a key, or ``None``.
+
+        Example::
+
+            >>> from azt.dynamic import DynamicEntity
+            >>> t = Tracker(); _ = t.add("Movies", DynamicEntity("p", "r"))
+            >>> t.lookup("movies", "p", "r").state
+            <EntityState.ADDED: 'added'>
+        """
         return self._by_key.get((table.lower(), partition_key, row_key))
 
     def descriptors(self) -> list[EntityDescriptor]:
-        """Every descriptor, in tracking order."""
+        """Every descriptor, in tracking order.
+
+        Example::
+
+            >>> Tracker().descriptors()
+            []
+        """
         return sorted(self._by_id.values(), key=operator.attrgetter("seq"))
 
     def state_of(self, obj: object) -> EntityState:
         """The object's state; an Unchanged object whose values differ from its snapshot
-        reports MODIFIED."""
+        reports MODIFIED.
+
+        Example::
+
+            >>> Tracker().state_of({"PartitionKey": "p", "RowKey": "r"})
+            <EntityState.DETACHED: 'detached'>
+        """
         d = self._by_id.get(id(obj))
         if d is None:
             return EntityState.DETACHED
@@ -844,12 +898,24 @@ class Tracker:
     # -- transitions ------------------------------------------------------------------------
 
     def add(self, table: str, obj: object) -> EntityDescriptor:
-        """Detached -> Added: the object is inserted on the next save."""
+        """Detached -> Added: the object is inserted on the next save.
+
+        Example::
+
+            >>> Tracker().add("movies", {"PartitionKey": "p", "RowKey": "r"}).state
+            <EntityState.ADDED: 'added'>
+        """
         return self._track(_check_table(table), obj, EntityState.ADDED, None, False)
 
     def attach(self, table: str, obj: object, etag: str | None) -> EntityDescriptor:
         """Detached -> Unchanged with ``etag`` (``"*"``: unconditional writes; ``None``:
-        updates become upserts, deletes are unconditional)."""
+        updates become upserts, deletes are unconditional).
+
+        Example::
+
+            >>> Tracker().attach("movies", {"PartitionKey": "p", "RowKey": "r"}, "*").etag
+            '*'
+        """
         d = self._track(_check_table(table), obj, EntityState.UNCHANGED, _check_etag(etag), False)
         if etag is not None and etag != "*":
             d.access.set_etag(obj, etag)
@@ -857,7 +923,14 @@ class Tracker:
 
     def update(self, obj: object) -> None:
         """Unchanged/Modified -> Modified (written on the next save even if no property
-        changed); Added stays Added; Deleted refuses."""
+        changed); Added stays Added; Deleted refuses.
+
+        Example::
+
+            >>> t = Tracker(); e = {"PartitionKey": "p", "RowKey": "r"}
+            >>> _ = t.attach("movies", e, "*"); t.update(e); t.state_of(e)
+            <EntityState.MODIFIED: 'modified'>
+        """
         d = self._require(obj, "update")
         if d.state is EntityState.DELETED:
             raise TrackingError(
@@ -872,7 +945,14 @@ class Tracker:
 
     def delete(self, obj: object) -> None:
         """Unchanged/Modified -> Deleted; Added -> Detached (nothing was sent yet);
-        Deleted stays Deleted."""
+        Deleted stays Deleted.
+
+        Example::
+
+            >>> t = Tracker(); e = {"PartitionKey": "p", "RowKey": "r"}
+            >>> _ = t.attach("movies", e, "*"); t.delete(e); t.state_of(e)
+            <EntityState.DELETED: 'deleted'>
+        """
         d = self._require(obj, "delete")
         if d.state is EntityState.ADDED:
             self._forget(d)
@@ -884,7 +964,14 @@ class Tracker:
 
     def detach(self, obj: object) -> bool:
         """Stop tracking; returns whether the object was tracked. Pending changes of the
-        object are dropped."""
+        object are dropped.
+
+        Example::
+
+            >>> t = Tracker(); e = {"PartitionKey": "p", "RowKey": "r"}
+            >>> _ = t.add("movies", e); t.detach(e), t.detach(e)
+            (True, False)
+        """
         d = self._by_id.get(id(obj))
         if d is None:
             return False
@@ -892,7 +979,14 @@ class Tracker:
         return True
 
     def clear(self) -> None:
-        """Detach everything."""
+        """Detach everything.
+
+        Example::
+
+            >>> t = Tracker(); _ = t.add("movies", {"PartitionKey": "p", "RowKey": "r"})
+            >>> t.clear(); len(t)
+            0
+        """
         self._by_key.clear()
         self._by_id.clear()
 
@@ -912,6 +1006,13 @@ class Tracker:
         (set to ``None`` or deleted) cannot be removed by a MERGE: planning refuses it
         with :class:`azt.ValidationError` and names ``replace``. A tracked entity whose
         keys were changed is refused too. Nothing is changed by planning.
+
+        Example::
+
+            >>> t = Tracker(); e = {"PartitionKey": "p", "RowKey": "r", "A": 1, "B": 2}
+            >>> _ = t.attach("movies", e, 'W/"1"'); e["B"] = 3
+            >>> (c,) = t.plan(); (c.kind.value, c.mode, c.if_match, dict(c.payload))
+            ('update', 'merge', 'W/"1"', {'PartitionKey': 'p', 'RowKey': 'r', 'B': 3})
         """
         out: list[PendingChange] = []
         for d in sorted(self._by_id.values(), key=operator.attrgetter("seq")):
@@ -966,7 +1067,15 @@ class Tracker:
 
     def commit(self, change: PendingChange, etag: str | None) -> None:
         """Record the success of ``change``: Added/Modified -> Unchanged with the new ETag
-        and the snapshot that was sent; Deleted -> Detached."""
+        and the snapshot that was sent; Deleted -> Detached.
+
+        Example::
+
+            >>> t = Tracker(); e = {"PartitionKey": "p", "RowKey": "r"}
+            >>> _ = t.add("movies", e); (c,) = t.plan(); t.commit(c, 'W/"2"')
+            >>> t.state_of(e), t.descriptor(e).etag
+            (<EntityState.UNCHANGED: 'unchanged'>, 'W/"2"')
+        """
         d = change.descriptor
         if self._by_id.get(id(d.obj)) is not d:
             return  # detached meanwhile: nothing to record
@@ -989,6 +1098,17 @@ class Tracker:
 
         ``obj`` is a freshly decoded object carrying the server's ETag; ``partial`` says
         it came from a projection (``$select``).
+
+        Example::
+
+            >>> from azt.dynamic import DynamicEntity
+            >>> t = Tracker(); local = DynamicEntity("p", "r", A=1)
+            >>> _ = t.attach("movies", local, 'W/"1"'); local["A"] = 2
+            >>> row = DynamicEntity("p", "r", A=5, B=1); row.ETag = 'W/"2"'
+            >>> t.materialize("movies", row, MergeOption.PRESERVE_CHANGES) is local
+            True
+            >>> dict(local), t.descriptor(local).etag
+            ({'A': 2, 'B': 1}, 'W/"2"')
         """
         if option is MergeOption.NO_TRACKING:
             return obj
@@ -1048,14 +1168,3 @@ def _label(obj: object) -> str:
     except Exception:  # only for a message
         return type(obj).__name__
     return f"{type(obj).__name__}(PartitionKey={pk!r}, RowKey={rk!r})"
-
-
-def iter_keys(descriptors: Iterable[EntityDescriptor]) -> list[IdentityKey]:
-    """The identity keys of some descriptors (a helper for reports).
-
-    Example::
-
-        >>> iter_keys([])
-        []
-    """
-    return [d.key for d in descriptors]

@@ -167,7 +167,12 @@ class OperationResult:
 
     @property
     def succeeded(self) -> bool:
-        """True when the change was applied."""
+        """True when the change was applied.
+
+        Example::
+
+            done = [r.entity for r in result if r.succeeded]
+        """
         return self.sent and self.error is None
 
 
@@ -201,22 +206,46 @@ class SaveChangesResult(Sequence[OperationResult]):
 
     @property
     def succeeded(self) -> list[OperationResult]:
-        """The changes that were applied."""
+        """The changes that were applied.
+
+        Example::
+
+            >>> SaveChangesResult([]).succeeded
+            []
+        """
         return [r for r in self._items if r.succeeded]
 
     @property
     def failed(self) -> list[OperationResult]:
-        """The changes that were sent and failed (or rolled back with their transaction)."""
+        """The changes that were sent and failed (or rolled back with their transaction).
+
+        Example::
+
+            >>> SaveChangesResult([]).failed
+            []
+        """
         return [r for r in self._items if r.error is not None]
 
     @property
     def not_sent(self) -> list[OperationResult]:
-        """The changes not attempted (after the first failure of a ``NONE`` save)."""
+        """The changes not attempted (after the first failure of a ``NONE`` save).
+
+        Example::
+
+            >>> SaveChangesResult([]).not_sent
+            []
+        """
         return [r for r in self._items if not r.sent and r.error is None]
 
     @property
     def ok(self) -> bool:
-        """True when every change was applied."""
+        """True when every change was applied.
+
+        Example::
+
+            >>> SaveChangesResult([]).ok
+            True
+        """
         return all(r.succeeded for r in self._items)
 
     def __repr__(self) -> str:
@@ -255,7 +284,13 @@ class SaveChangesError(AztError):
 
     @property
     def errors(self) -> list[BaseException]:
-        """The distinct errors, in order."""
+        """The distinct errors, in order.
+
+        Example::
+
+            >>> SaveChangesError(SaveChangesResult([])).errors
+            []
+        """
         out: list[BaseException] = []
         for r in self.result.failed:
             if r.error is not None and all(r.error is not e for e in out):
@@ -392,12 +427,22 @@ class TableContext:
 
     @property
     def service(self) -> TableServiceClient:
-        """The service client the context sends through."""
+        """The service client the context sends through.
+
+        Example::
+
+            table = ctx.service.get_table_client("movies")
+        """
         return self._service
 
     @property
     def merge_option(self) -> MergeOption:
-        """How query results are merged with tracked entities."""
+        """How query results are merged with tracked entities (settable).
+
+        Example::
+
+            ctx.merge_option = MergeOption.OVERWRITE_CHANGES
+        """
         return self._merge_option
 
     @merge_option.setter
@@ -919,29 +964,59 @@ class ContextQuery(Generic[R]):
 
     @property
     def table(self) -> str:
-        """The table queried."""
+        """The table queried.
+
+        Example::
+
+            assert ctx.query(Movie, "movies").table == "movies"
+        """
         return self._table
 
     @property
     def query(self) -> Query[R]:
-        """The underlying :class:`azt.query.Query`."""
+        """The underlying :class:`azt.query.Query`.
+
+        Example::
+
+            plan = ctx.query(Movie, "movies").query.explain()
+        """
         return self._query
 
     def where(self, *conditions: Condition | Prop[bool]) -> Self:
-        """Add conditions (see :meth:`azt.query.Query.where`)."""
+        """Add conditions (see :meth:`azt.query.Query.where`).
+
+        Example::
+
+            q = ctx.query(Movie, "movies").where(Movie.PartitionKey == "Action")
+        """
         return self._with(self._query.where(*conditions))
 
     def select(self, *props: Prop[Any] | str) -> Self:
         """Project (see :meth:`azt.query.Query.select`); tracked entities keep the values
-        of properties outside the projection."""
+        of properties outside the projection.
+
+        Example::
+
+            q = ctx.query(Movie, "movies").select(Movie.rating)
+        """
         return self._with(self._query.select(*props))
 
     def take(self, n: int) -> Self:
-        """At most ``n`` results (see :meth:`azt.query.Query.take`)."""
+        """At most ``n`` results (see :meth:`azt.query.Query.take`).
+
+        Example::
+
+            top10 = await ctx.query(Movie, "movies").take(10).to_list()
+        """
         return self._with(self._query.take(n))
 
     def page_size(self, n: int) -> Self:
-        """Entities per request (see :meth:`azt.query.Query.page_size`)."""
+        """Entities per request (see :meth:`azt.query.Query.page_size`).
+
+        Example::
+
+            q = ctx.query(Movie, "movies").page_size(100)
+        """
         return self._with(self._query.page_size(n))
 
     def merge_option(self, option: MergeOption) -> Self:
@@ -957,17 +1032,34 @@ class ContextQuery(Generic[R]):
         return q
 
     def ignore_resource_not_found(self, ignore: bool = True) -> Self:
-        """This query with its own ``ignore_resource_not_found`` setting."""
+        """This query with its own ``ignore_resource_not_found`` setting.
+
+        Example::
+
+            found = await ctx.query(Movie, "movies").where(
+                Movie.PartitionKey == "A", Movie.RowKey == "B"
+            ).ignore_resource_not_found().to_list()   # [] instead of EntityNotFoundError
+        """
         q = self._with(self._query)
         q._ignore = bool(ignore)
         return q
 
     def compile(self) -> CompiledQuery:
-        """The request parameters (see :meth:`azt.query.Query.compile`)."""
+        """The request parameters (see :meth:`azt.query.Query.compile`).
+
+        Example::
+
+            text = ctx.query(Movie, "movies").where(Movie.rating > 4.0).compile().filter
+        """
         return self._query.compile()
 
     def explain(self) -> QueryPlan:
-        """The plan (see :meth:`azt.query.Query.explain`)."""
+        """The plan (see :meth:`azt.query.Query.explain`).
+
+        Example::
+
+            kind = ctx.query(Movie, "movies").where(Movie.PartitionKey == "A").explain().kind
+        """
         return self._query.explain()
 
     async def pages(self, continuation: str | None = None) -> AsyncGenerator[QueryPage[R], None]:
@@ -1029,7 +1121,12 @@ class ContextQuery(Generic[R]):
                 yield item
 
     async def to_list(self) -> list[R]:
-        """All results as a list."""
+        """All results as a list (tracked).
+
+        Example::
+
+            movies = await ctx.query(Movie, "movies").to_list()
+        """
         out: list[R] = []
         async with contextlib.aclosing(self.pages()) as pages:
             async for page in pages:
@@ -1037,13 +1134,23 @@ class ContextQuery(Generic[R]):
         return out
 
     async def first(self) -> R | None:
-        """The first result, or ``None``."""
+        """The first result, or ``None``.
+
+        Example::
+
+            movie = await ctx.query(Movie, "movies").first()
+        """
         found = await self.take(1).to_list()
         return found[0] if found else None
 
     async def one_or_none(self) -> R | None:
         """The only result, ``None`` if none; :class:`azt.query.MultipleResultsError` if
-        more."""
+        more.
+
+        Example::
+
+            movie = await ctx.query(Movie, "movies").where(Movie.RowKey == "Heat").one_or_none()
+        """
         from azt.query import MultipleResultsError
 
         found = await self.take(2).to_list()

@@ -157,7 +157,13 @@ class NoRetry:
     """
 
     def to_retry_policy(self) -> RetryPolicy:
-        """:meth:`azt.RetryPolicy.no_retries`."""
+        """:meth:`azt.RetryPolicy.no_retries`.
+
+        Example::
+
+            >>> NoRetry().to_retry_policy().max_attempts
+            1
+        """
         return RetryPolicy.no_retries()
 
 
@@ -260,12 +266,23 @@ class CloudStorageAccount:
 
     @property
     def account_name(self) -> str | None:
-        """The account name."""
+        """The account name.
+
+        Example::
+
+            >>> CloudStorageAccount.parse("UseDevelopmentStorage=true").account_name
+            'devstoreaccount1'
+        """
         return self._settings.account_name
 
     @property
     def table_endpoint(self) -> str:
-        """The table service endpoint URL."""
+        """The table service endpoint URL.
+
+        Example::
+
+            url = account.table_endpoint
+        """
         return self._settings.endpoint
 
     def create_cloud_table_client(self) -> CloudTableClient:
@@ -336,7 +353,12 @@ class CloudTableClient:
 
     @property
     def service(self) -> TableServiceClient:
-        """The (retrying) :class:`azt.TableServiceClient` underneath."""
+        """The (retrying) :class:`azt.TableServiceClient` underneath.
+
+        Example::
+
+            raw = table_client.service.get_table_client("Movies")
+        """
         return self._retrying
 
     async def __aenter__(self) -> CloudTableClient:
@@ -346,7 +368,12 @@ class CloudTableClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool.
+
+        Example::
+
+            await table_client.aclose()
+        """
         await self._retrying.aclose()
         await self._plain.aclose()
         await self._transport.aclose()
@@ -365,15 +392,30 @@ class CloudTableClient:
     create_table_if_not_exists = create_table_if_not_exist
 
     async def create_table(self, table_name: str) -> None:
-        """Create the table; :class:`azt.TableAlreadyExistsError` if it exists."""
+        """Create the table; :class:`azt.TableAlreadyExistsError` if it exists.
+
+        Example::
+
+            await table_client.create_table("Movies")
+        """
         await self._retrying.create_table(table_name)
 
     async def delete_table(self, table_name: str) -> None:
-        """Delete the table; :class:`azt.TableNotFoundError` if it does not exist."""
+        """Delete the table; :class:`azt.TableNotFoundError` if it does not exist.
+
+        Example::
+
+            await table_client.delete_table("Movies")
+        """
         await self._retrying.delete_table(table_name)
 
     async def delete_table_if_exist(self, table_name: str) -> bool:
-        """Delete the table if it exists; returns whether it did (``DeleteTableIfExist``)."""
+        """Delete the table if it exists; returns whether it did (``DeleteTableIfExist``).
+
+        Example::
+
+            deleted = await table_client.delete_table_if_exist("Movies")
+        """
         return await self._retrying.delete_table_if_exists(table_name)
 
     async def does_table_exist(self, table_name: str) -> bool:
@@ -389,7 +431,12 @@ class CloudTableClient:
         return bool(names)
 
     async def list_tables(self) -> list[str]:
-        """Every table name (``ListTables``)."""
+        """Every table name (``ListTables``).
+
+        Example::
+
+            names = await table_client.list_tables()
+        """
         return await self._retrying.list_tables().to_list()
 
     def get_data_service_context(self) -> TableServiceContext:
@@ -440,23 +487,48 @@ class TableServiceContext(TableContext):
 
     @property
     def retry_policy(self) -> ExponentialRetry | NoRetry:
-        """The table client's retry policy (used by ``save_changes_with_retries``)."""
+        """The table client's retry policy (used by ``save_changes_with_retries``).
+
+        Example::
+
+            policy = context.retry_policy.to_retry_policy()
+        """
         return self._table_client.retry_policy
 
     def add_object(self, table_name: str, entity: object) -> None:
-        """``AddObject``: see :meth:`TableContext.add`."""
+        """``AddObject``: see :meth:`TableContext.add`.
+
+        Example::
+
+            context.add_object("Movies", Movie("Action", "Heat"))
+        """
         self.add(table_name, entity)
 
     def attach_to(self, table_name: str, entity: object, etag: str | None = None) -> None:
-        """``AttachTo``: see :meth:`TableContext.attach` (``"*"``: unconditional)."""
+        """``AttachTo``: see :meth:`TableContext.attach` (``"*"``: unconditional).
+
+        Example::
+
+            context.attach_to("Movies", Movie("Action", "Cop Out"), "*")
+        """
         self.attach(table_name, entity, etag)
 
     def update_object(self, entity: object) -> None:
-        """``UpdateObject``: see :meth:`TableContext.update`."""
+        """``UpdateObject``: see :meth:`TableContext.update`.
+
+        Example::
+
+            context.update_object(movie)
+        """
         self.update(entity)
 
     def delete_object(self, entity: object) -> None:
-        """``DeleteObject``: see :meth:`TableContext.delete`."""
+        """``DeleteObject``: see :meth:`TableContext.delete`.
+
+        Example::
+
+            context.delete_object(movie)
+        """
         self.delete(entity)
 
     async def save_changes(
@@ -466,7 +538,12 @@ class TableServiceContext(TableContext):
         max_concurrency: int = 1,
     ) -> SaveChangesResult:
         """``SaveChanges``: each request is sent once (no retries); see
-        :meth:`TableContext.save_changes`."""
+        :meth:`TableContext.save_changes`.
+
+        Example::
+
+            await context.save_changes(SaveChangesOptions.CONTINUE_ON_ERROR)
+        """
         return await self._save(options, max_concurrency, self._table_client._plain)
 
     async def save_changes_with_retries(
@@ -533,11 +610,22 @@ class ResultSegment(Generic[R]):
 
     @property
     def has_more_results(self) -> bool:
-        """Whether a continuation token follows."""
+        """Whether a continuation token follows.
+
+        Example::
+
+            while segment.has_more_results:
+                segment = await segment.get_next()
+        """
         return self.continuation_token is not None
 
     async def get_next(self) -> ResultSegment[R]:
-        """The next segment (``GetNext``); :class:`azt.ValidationError` at the end."""
+        """The next segment (``GetNext``); :class:`azt.ValidationError` at the end.
+
+        Example::
+
+            segment = await segment.get_next()
+        """
         if self.continuation_token is None:
             raise ValidationError("this is the last segment: there is no next one")
         return await self.query.execute_segmented(self.continuation_token)
