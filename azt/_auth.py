@@ -66,7 +66,13 @@ class SharedKeyCredential:
 
     @property
     def account_key(self) -> str:
-        """The base64 account key (used to generate SAS tokens)."""
+        """The base64 account key (used to generate SAS tokens).
+
+        Example::
+
+            >>> SharedKeyCredential("acct", "a2V5").account_key
+            'a2V5'
+        """
         return self._account_key
 
     def __repr__(self) -> str:
@@ -92,7 +98,12 @@ class SharedKeyCredential:
         )
 
     def sign(self, request: HttpRequest, path: str, comp: str | None) -> None:
-        """Set the ``Authorization`` header of ``request``."""
+        """Set the ``Authorization`` header of ``request``.
+
+        Example::
+
+            cred.sign(request, "/devstoreaccount1/Tables", None)  # path as sent, comp
+        """
         request.headers["Authorization"] = self._prefix + sign(
             self._key, self.string_to_sign(request, path, comp)
         )
@@ -114,7 +125,14 @@ class SharedKeyLiteCredential(SharedKeyCredential):
     scheme = "SharedKeyLite"
 
     def string_to_sign(self, request: HttpRequest, path: str, comp: str | None) -> str:
-        """``Date\\nCanonicalizedResource``."""
+        """``Date\\nCanonicalizedResource``.
+
+        Example::
+
+            >>> req = HttpRequest("GET", "u", {"x-ms-date": "D"})
+            >>> SharedKeyLiteCredential("a", "a2V5").string_to_sign(req, "/a/Tables", None)
+            'D\\n/a/a/Tables'
+        """
         headers = request.headers
         return shared_key_lite_string_to_sign(
             headers.get("x-ms-date") or headers.get("Date", ""),
@@ -141,7 +159,13 @@ class SasCredential:
 
     @property
     def signature(self) -> str:
-        """The token without a leading ``?``."""
+        """The token without a leading ``?``.
+
+        Example::
+
+            >>> SasCredential("?sv=1&sig=x").signature
+            'sv=1&sig=x'
+        """
         return self._token
 
     def update(self, signature: str) -> None:
@@ -163,7 +187,13 @@ class SasCredential:
         self._token = token
 
     def apply_to_url(self, url: str) -> str:
-        """``url`` with the token appended to its query string."""
+        """``url`` with the token appended to its query string.
+
+        Example::
+
+            >>> SasCredential("sig=x").apply_to_url("http://h/Tables")
+            'http://h/Tables?sig=x'
+        """
         return url + ("&" if "?" in url else "?") + self._token
 
     def __repr__(self) -> str:
@@ -248,7 +278,12 @@ class BearerTokenCredential:
         return self._header is not None and time.time() < self._expires_on - self.refresh_margin
 
     async def get_header(self) -> str:
-        """The ``Authorization`` value, fetching a new token when needed."""
+        """The ``Authorization`` value, fetching a new token when needed.
+
+        Example::
+
+            header = await BearerTokenCredential(DefaultAzureCredential()).get_header()
+        """
         if self._fresh():
             assert self._header is not None
             return self._header

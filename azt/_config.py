@@ -48,12 +48,24 @@ class WireFormat(enum.Enum):
 
     @property
     def accept(self) -> str:
-        """The ``Accept`` header value for OData operations."""
+        """The ``Accept`` header value for OData operations.
+
+        Example::
+
+            >>> WireFormat.ATOM.accept
+            'application/atom+xml'
+        """
         return self.value
 
     @property
     def is_json(self) -> bool:
-        """True for the three JSON levels."""
+        """True for the three JSON levels.
+
+        Example::
+
+            >>> WireFormat.JSON_NONE.is_json, WireFormat.ATOM.is_json
+            (True, False)
+        """
         return self is not WireFormat.ATOM
 
 

@@ -503,7 +503,14 @@ class TransactionError(ServiceError):
     def from_error(
         cls, error: ServiceError, *, index: int | None, operation: Any
     ) -> TransactionError:
-        """Wrap the failing part's error, naming the operation."""
+        """Wrap the failing part's error, naming the operation.
+
+        Example::
+
+            >>> inner = error_from_response(404, "ResourceNotFound", "1:gone", resource="entity")
+            >>> TransactionError.from_error(inner, index=1, operation=None).index
+            1
+        """
         exc = cls(
             error.message,
             status=error.status,

@@ -178,7 +178,12 @@ class AiohttpTransport:
 
     @property
     def closed(self) -> bool:
-        """True after :meth:`aclose`."""
+        """True after :meth:`aclose`.
+
+        Example::
+
+            AiohttpTransport().closed  # False until aclose()
+        """
         return self._closed
 
     def _open(self) -> aiohttp.ClientSession:
@@ -209,7 +214,12 @@ class AiohttpTransport:
         return session
 
     async def send(self, request: HttpRequest) -> HttpResponse:
-        """Send ``request``; map aiohttp failures onto azt's transport errors."""
+        """Send ``request``; map aiohttp failures onto azt's transport errors.
+
+        Example::
+
+            resp = await transport.send(HttpRequest("GET", url, headers))
+        """
         session = self._session
         if session is None or self._loop is not asyncio.get_running_loop():
             if self._closed:
@@ -259,7 +269,12 @@ class AiohttpTransport:
             ) from exc
 
     async def aclose(self) -> None:
-        """Close the session and its connections. Idempotent."""
+        """Close the session and its connections. Idempotent.
+
+        Example::
+
+            await transport.aclose()
+        """
         self._closed = True
         session, self._session = self._session, None
         if session is not None and not session.closed:
@@ -291,11 +306,21 @@ class MockTransport:
 
     @property
     def closed(self) -> bool:
-        """True after :meth:`aclose`."""
+        """True after :meth:`aclose`.
+
+        Example::
+
+            MockTransport(handler).closed  # False until aclose()
+        """
         return self._closed
 
     async def send(self, request: HttpRequest) -> HttpResponse:
-        """Record the request and return the handler's answer."""
+        """Record the request and return the handler's answer.
+
+        Example::
+
+            resp = await MockTransport(handler).send(HttpRequest("GET", url, {}))
+        """
         if self._closed:
             raise ClientClosedError("the client has been closed; create a new one")
         self.requests.append(request)
@@ -305,5 +330,10 @@ class MockTransport:
         return result
 
     async def aclose(self) -> None:
-        """Mark the transport closed."""
+        """Mark the transport closed.
+
+        Example::
+
+            await mock.aclose()
+        """
         self._closed = True

@@ -513,12 +513,24 @@ class BatchOperation:
 
     @property
     def partition_key(self) -> str:
-        """The operation's PartitionKey."""
+        """The operation's PartitionKey.
+
+        Example::
+
+            >>> BatchOperation("delete", {"PartitionKey": "p", "RowKey": "r"}).partition_key
+            'p'
+        """
         return str(_plain(self.entity["PartitionKey"]))
 
     @property
     def row_key(self) -> str:
-        """The operation's RowKey."""
+        """The operation's RowKey.
+
+        Example::
+
+            >>> BatchOperation("delete", {"PartitionKey": "p", "RowKey": "r"}).row_key
+            'r'
+        """
         return str(_plain(self.entity["RowKey"]))
 
     def __repr__(self) -> str:
@@ -587,24 +599,44 @@ class TableBatch:
         self.operations.append(op)
 
     def create(self, entity: Mapping[str, Any]) -> None:
-        """Insert ``entity`` (fails the transaction if it exists)."""
+        """Insert ``entity`` (fails the transaction if it exists).
+
+        Example::
+
+            batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
+        """
         _check_entity(entity)
         self._add(BatchOperation("create", entity))
 
     def update(
         self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE, *, etag: str = "*"
     ) -> None:
-        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``)."""
+        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``).
+
+        Example::
+
+            batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
+        """
         _check_entity(entity)
         self._add(BatchOperation("update", entity, mode=UpdateMode(mode), etag=_check_etag(etag)))
 
     def upsert(self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE) -> None:
-        """Insert or merge/replace ``entity``."""
+        """Insert or merge/replace ``entity``.
+
+        Example::
+
+            batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
+        """
         _check_entity(entity)
         self._add(BatchOperation("upsert", entity, mode=UpdateMode(mode)))
 
     def delete(self, partition_key: str, row_key: str, *, etag: str = "*") -> None:
-        """Delete an entity (conditional on ``etag`` unless ``"*"``)."""
+        """Delete an entity (conditional on ``etag`` unless ``"*"``).
+
+        Example::
+
+            batch.delete("p", "3")
+        """
         validate_key("PartitionKey", partition_key)
         validate_key("RowKey", row_key)
         self._add(
@@ -776,6 +808,10 @@ class TableClient(_ClientBase):
 
         A table client from :meth:`TableServiceClient.get_table_client` borrows the service
         client's connections: closing it leaves them (and the service client) open.
+
+        Example::
+
+            await table.aclose()  # or: async with TableClient(...) as table: ...
         """
         await self._core.aclose()
 
@@ -785,19 +821,39 @@ class TableClient(_ClientBase):
     # -- table level ------------------------------------------------------------------------
 
     async def create_table(self) -> None:
-        """Create this table; raises :class:`azt.TableAlreadyExistsError` if it exists."""
+        """Create this table; raises :class:`azt.TableAlreadyExistsError` if it exists.
+
+        Example::
+
+            await table.create_table()
+        """
         await _create_table(self._core, self.table_name, if_not_exists=False)
 
     async def create_table_if_not_exists(self) -> bool:
-        """Create this table unless it exists; return whether it was created."""
+        """Create this table unless it exists; return whether it was created.
+
+        Example::
+
+            created = await table.create_table_if_not_exists()
+        """
         return await _create_table(self._core, self.table_name, if_not_exists=True)
 
     async def delete_table(self) -> None:
-        """Delete this table; raises :class:`azt.TableNotFoundError` if it does not exist."""
+        """Delete this table; raises :class:`azt.TableNotFoundError` if it does not exist.
+
+        Example::
+
+            await table.delete_table()
+        """
         await _delete_table(self._core, self.table_name, if_exists=False)
 
     async def delete_table_if_exists(self) -> bool:
-        """Delete this table if it exists; return whether it was deleted."""
+        """Delete this table if it exists; return whether it was deleted.
+
+        Example::
+
+            deleted = await table.delete_table_if_exists()
+        """
         return await _delete_table(self._core, self.table_name, if_exists=True)
 
     async def get_access_policy(self) -> dict[str, AccessPolicy | None]:
@@ -1153,6 +1209,16 @@ class TableClient(_ClientBase):
         Returns one :class:`WriteResult` per operation, in order. A failure raises
         :class:`azt.TransactionError` naming the failing operation (``index``,
         ``operation``) with the specific error in ``error``.
+
+        Example::
+
+            batch = table.batch()
+            batch.create({"PartitionKey": "p", "RowKey": "1"})
+            batch.delete("p", "0")
+            try:
+                results = await table.submit_transaction(batch)
+            except TransactionError as exc:
+                print(exc.index, exc.operation, type(exc.error).__name__)
         """
         if not isinstance(batch, TableBatch):
             builder = TableBatch(self.table_name)
@@ -1406,7 +1472,12 @@ class TableServiceClient(_ClientBase):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the client and its connections (table clients from it stop working)."""
+        """Close the client and its connections (table clients from it stop working).
+
+        Example::
+
+            await service.aclose()  # or: async with TableServiceClient(...) as service: ...
+        """
         await self._core.aclose()
 
     def __repr__(self) -> str:
@@ -1423,21 +1494,41 @@ class TableServiceClient(_ClientBase):
         return TableClient._from_core(self._core, table_name)
 
     async def create_table(self, table_name: str) -> TableClient:
-        """Create a table; :class:`azt.TableAlreadyExistsError` if it exists."""
+        """Create a table; :class:`azt.TableAlreadyExistsError` if it exists.
+
+        Example::
+
+            movies = await service.create_table("movies")
+        """
         await _create_table(self._core, table_name, if_not_exists=False)
         return self.get_table_client(table_name)
 
     async def create_table_if_not_exists(self, table_name: str) -> TableClient:
-        """Create a table unless it exists; return its client either way."""
+        """Create a table unless it exists; return its client either way.
+
+        Example::
+
+            movies = await service.create_table_if_not_exists("movies")
+        """
         await _create_table(self._core, table_name, if_not_exists=True)
         return self.get_table_client(table_name)
 
     async def delete_table(self, table_name: str) -> None:
-        """Delete a table; :class:`azt.TableNotFoundError` if it does not exist."""
+        """Delete a table; :class:`azt.TableNotFoundError` if it does not exist.
+
+        Example::
+
+            await service.delete_table("movies")
+        """
         await _delete_table(self._core, table_name, if_exists=False)
 
     async def delete_table_if_exists(self, table_name: str) -> bool:
-        """Delete a table if it exists; return whether it was deleted."""
+        """Delete a table if it exists; return whether it was deleted.
+
+        Example::
+
+            deleted = await service.delete_table_if_exists("movies")
+        """
         return await _delete_table(self._core, table_name, if_exists=True)
 
     def query_tables(

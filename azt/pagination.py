@@ -91,7 +91,13 @@ class ContinuationToken:
         return params
 
     def to_string(self) -> str:
-        """A URL-safe string holding the token (see :meth:`from_string`)."""
+        """A URL-safe string holding the token (see :meth:`from_string`).
+
+        Example::
+
+            >>> ContinuationToken(next_table_name="t").to_string()
+            'azt1.W251bGwsbnVsbCwidCJd'
+        """
         payload = json.dumps(
             [self.next_partition_key, self.next_row_key, self.next_table_name],
             separators=(",", ":"),
@@ -160,7 +166,13 @@ class Page(Generic[T]):
 
     @property
     def is_last(self) -> bool:
-        """True when no continuation follows."""
+        """True when no continuation follows.
+
+        Example::
+
+            >>> Page([], None, request_id=None).is_last
+            True
+        """
         return self.continuation is None
 
     def __iter__(self):  # type: ignore[no-untyped-def]
@@ -206,6 +218,12 @@ class AsyncPager(Generic[T]):
         """Yield pages until the service sends no continuation (empty pages included).
 
         ``continuation`` (a token or its string form) overrides the pager's start.
+
+        Example::
+
+            async for page in table.query_entities("PartitionKey eq 'p'").by_page():
+                handle(page.items)
+                checkpoint(str(page.continuation) if page.continuation else None)
         """
         token: ContinuationToken | None
         if isinstance(continuation, str):
@@ -220,7 +238,13 @@ class AsyncPager(Generic[T]):
             token = page.continuation
 
     async def first_page(self) -> Page[T]:
-        """Fetch just the first page (its ``continuation`` resumes the rest)."""
+        """Fetch just the first page (its ``continuation`` resumes the rest).
+
+        Example::
+
+            page = await table.query_entities("PartitionKey eq 'p'").first_page()
+            resume_with = page.continuation
+        """
         return await self._fetch(self._start)
 
     def __aiter__(self) -> AsyncIterator[T]:
@@ -232,7 +256,12 @@ class AsyncPager(Generic[T]):
                 yield item
 
     async def to_list(self) -> list[T]:
-        """All items of all pages in one list."""
+        """All items of all pages in one list.
+
+        Example::
+
+            rows = await table.list_entities().to_list()
+        """
         out: list[T] = []
         async for page in self.by_page():
             out.extend(page.items)

@@ -71,7 +71,13 @@ class TableSasPermissions:
 
     @classmethod
     def from_string(cls, text: str) -> TableSasPermissions:
-        """Parse letters from ``raud`` (any order); other letters raise ``ValidationError``."""
+        """Parse letters from ``raud`` (any order); other letters raise ``ValidationError``.
+
+        Example::
+
+            >>> str(TableSasPermissions.from_string("ur"))
+            'ru'
+        """
         bad = set(text) - set("raud")
         if bad:
             raise ValidationError(

@@ -63,3 +63,47 @@ def test_docstring_examples_run(module_name: str) -> None:
     module = importlib.import_module(module_name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0, f"{result.failed} doctest failures in {module_name}"
+
+
+CLIENT_CORE_CLASSES = [
+    "AiohttpTransport",
+    "AsyncPager",
+    "BatchOperation",
+    "BearerTokenCredential",
+    "ContinuationToken",
+    "Endpoint",
+    "MockTransport",
+    "Page",
+    "RetryPolicy",
+    "SasCredential",
+    "SharedKeyCredential",
+    "SharedKeyLiteCredential",
+    "TableBatch",
+    "TableClient",
+    "TableServiceClient",
+    "TableSasPermissions",
+    "AccountSasPermissions",
+    "AccountSasResourceTypes",
+    "ServiceError",
+    "TransactionError",
+    "WireFormat",
+]
+
+
+@pytest.mark.parametrize("class_name", CLIENT_CORE_CLASSES)
+def test_public_methods_of_the_client_core_have_examples(class_name: str) -> None:
+    cls = getattr(azt, class_name)
+    missing = []
+    for name, member in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(member, staticmethod | classmethod):
+            member = member.__func__
+        if isinstance(member, property):
+            member = member.fget
+        if not callable(member):
+            continue
+        doc = inspect.getdoc(member) or ""
+        if "Example" not in doc and ">>>" not in doc:
+            missing.append(name)
+    assert missing == [], f"{class_name} methods without an example: {missing}"
