@@ -1,0 +1,16 @@
+"""The ``>>>`` examples in the context modules' docstrings run and give what they show."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize("module", ["azt._tracking", "azt.context", "azt.legacy"])
+def test_docstring_examples(module: str) -> None:
+    mod = importlib.import_module(module)
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
