@@ -1407,6 +1407,26 @@ class TableServiceClient(_ClientBase):
     clients from :meth:`get_table_client` share it. Close it with ``async with`` or
     :meth:`aclose`; a closed client refuses further use.
 
+    Arguments (the same for :class:`TableClient`, which also takes ``table_name``):
+
+    * ``endpoint``: the table endpoint URL (host-style or emulator path-style); a SAS token
+      may ride in its query string when ``credential`` is omitted.
+    * ``credential``: :class:`azt.SharedKeyCredential` (or ``SharedKeyLiteCredential``),
+      :class:`azt.SasCredential` or a SAS token string, azure-core's
+      ``AzureNamedKeyCredential`` / ``AzureSasCredential``, or any async token credential
+      with ``get_token(scope)`` (Entra ID bearer tokens, https only except to loopback).
+    * ``secondary_endpoint``: the RA-GRS secondary (default: derived from ``endpoint``);
+      used by :meth:`get_service_stats`.
+    * ``wire_format``: :class:`azt.WireFormat` (JSON minimal metadata by default; full,
+      none, or AtomPub at x-ms-version 2015-04-05).
+    * ``api_version``: ``x-ms-version`` (default 2019-02-02).
+    * ``retry``: :class:`azt.RetryPolicy`; ``ambiguous_outcome``:
+      :class:`azt.AmbiguousOutcomePolicy` for writes retried after a lost answer.
+    * ``timeouts``: :class:`azt.Timeouts`; ``limits``: :class:`azt.PoolLimits`.
+    * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
+      the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
+      for tests; ``user_agent``: the ``User-Agent`` header.
+
     Example::
 
         async with TableServiceClient.from_connection_string(conn_str) as service:
