@@ -98,6 +98,7 @@ _R = TypeVar("_R")
 MAX_BATCH_OPERATIONS = 100
 MAX_BATCH_BYTES = 4 * 1024 * 1024
 _TABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{2,62}$")
+_API_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JSON_CONTENT_TYPE = "application/json"
 _ATOM_CONTENT_TYPE = "application/atom+xml"
@@ -263,6 +264,13 @@ class _Core:
     ) -> None:
         if not isinstance(wire_format, WireFormat):
             raise ValidationError(f"wire_format must be a WireFormat, got {wire_format!r}")
+        if not isinstance(api_version, str) or not _API_VERSION.match(api_version):
+            raise ValidationError(f"api_version must look like 2019-02-02, got {api_version!r}")
+        if wire_format.is_json and api_version < "2013-08-15":
+            raise ValidationError(
+                f"JSON payloads need x-ms-version 2013-08-15 or later (got {api_version}); "
+                "use WireFormat.ATOM for older versions"
+            )
         if not isinstance(ambiguous_outcome, AmbiguousOutcomePolicy):
             raise ValidationError(
                 f"ambiguous_outcome must be an AmbiguousOutcomePolicy, got {ambiguous_outcome!r}"

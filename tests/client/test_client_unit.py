@@ -317,3 +317,15 @@ def test_connection_string_key_case_and_order_do_not_matter(rnd: Any) -> None:
     assert settings.endpoint == "http://acct1.table.core.chinacloudapi.cn"
     assert settings.account_name == "acct1"
     assert settings.account_key == "a2V5"
+
+
+def test_api_version_is_checked() -> None:
+    cred = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+    with pytest.raises(azt.ValidationError, match="2013-08-15"):
+        azt.TableServiceClient(ENDPOINT, cred, api_version="2012-02-12")
+    with pytest.raises(azt.ValidationError, match="look like"):
+        azt.TableServiceClient(ENDPOINT, cred, api_version="latest")
+    with pytest.raises(azt.ValidationError, match="WireFormat"):
+        azt.TableServiceClient(ENDPOINT, cred, wire_format="json")  # type: ignore[arg-type]
+    with pytest.raises(azt.ValidationError, match="AmbiguousOutcomePolicy"):
+        azt.TableServiceClient(ENDPOINT, cred, ambiguous_outcome="raise")  # type: ignore[arg-type]
