@@ -21,6 +21,7 @@ from azt.context import (
 )
 from azt.dynamic import DynamicEntity
 from azt.edm import TableEntity
+from azt_server_stub import StubServer
 
 from .conftest import fresh_name
 from .models import Movie
@@ -655,3 +656,39 @@ async def test_32_contexts_increment_one_counter(
     stored = await _stored(service, table, "counters", "hits")
     assert stored["Count"] == 32 * increments_each
     assert conflicts > 0  # the workers really did collide
+
+
+# --------------------------------------------------------------------------- wire formats
+
+
+@pytest.mark.parametrize(
+    "wire_format",
+    [azt.WireFormat.JSON_NONE, azt.WireFormat.JSON_FULL, azt.WireFormat.ATOM],
+    ids=lambda f: f.name,
+)
+async def test_optimistic_concurrency_in_every_wire_format(
+    stub: StubServer, wire_format: azt.WireFormat
+) -> None:
+    """No-metadata JSON carries no ETags in query results: the context derives them from
+    the Timestamp, so updates stay conditional (a concurrent change still gives 412)."""
+    async with azt.TableServiceClient.from_connection_string(
+        stub.connection_string, wire_format=wire_format
+    ) as service:
+        table = fresh_name()
+        await service.create_table(table)
+        ctx = TableContext(service)
+        ctx.add(table, Movie("p", "1", rating=1.0))
+        ctx.add(table, Movie("p", "2", rating=1.0))
+        await ctx.save_changes(Opt.BATCH)
+        reader = TableContext(service)
+        one, two = await reader.query(Movie, table).to_list()
+        assert reader.etag_of(one) == ctx.etag_of(ctx.entries()[0].obj)
+        one.rating = 2.0
+        await reader.save_changes()  # conditional on the derived ETag, and it matches
+        await service.get_table_client(table).update_entity(
+            {"PartitionKey": "p", "RowKey": "2", "Rating": 9.0}
+        )
+        two.rating = 3.0
+        with pytest.raises(SaveChangesError) as info:
+            await reader.save_changes()
+        assert isinstance(info.value.result[0].error, azt.PreconditionFailedError)
