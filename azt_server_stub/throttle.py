@@ -32,6 +32,8 @@ request takes nothing and is answered ``503 ServerBusy`` with the service's text
 (PROTOCOL.md 11.2): "The server is currently unable to receive requests. Please retry your
 request." for a partition, "Operations per second is over the account limit." for the
 account. No ``Retry-After`` header is sent (Azure Table storage sends none either).
+With ``ThrottleLimits.timeout_share`` a seeded share of refusals is answered ``500
+OperationTimedOut`` instead, the service's other answer to an overloaded partition.
 
 Query costs reach the throttle through :func:`record_query` (called by
 :func:`azt_server_stub.partitions.query`, the handler's query adapter); without it a
@@ -53,6 +55,7 @@ from __future__ import annotations
 import argparse
 import collections
 import itertools
+import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -118,20 +121,25 @@ class FakeClock:
 
 @dataclass(frozen=True, slots=True)
 class ThrottleLimits:
-    """Rates in entities per second (``None``: no limit) and the burst in seconds.
+    """Rates in entities per second (``None``: no limit), the burst in seconds, and the
+    share of refusals answered ``500 OperationTimedOut`` instead of ``503 ServerBusy``.
 
     Defaults are the published targets: 2,000 entities/s per partition, 20,000/s per
-    account, with one second of burst.
+    account, with one second of burst; every refusal is a ServerBusy. The service answers
+    an overloaded partition with either code (PROTOCOL.md 12.1); ``timeout_share`` makes a
+    seeded fraction of refusals the timeout, which clients must treat as "may have been
+    applied" although the stub applied nothing.
 
     Example::
 
-        >>> ThrottleLimits.parse("partition=500,account=off,burst=0.5")
-        ThrottleLimits(partition_rate=500.0, account_rate=None, burst=0.5)
+        >>> ThrottleLimits.parse("partition=500,account=off,burst=0.5,timeouts=0.25")
+        ThrottleLimits(partition_rate=500.0, account_rate=None, burst=0.5, timeout_share=0.25)
     """
 
     partition_rate: float | None = 2000.0
     account_rate: float | None = 20000.0
     burst: float = 1.0
+    timeout_share: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("partition_rate", "account_rate"):
@@ -140,6 +148,8 @@ class ThrottleLimits:
                 raise ValueError(f"{name} must be > 0 or None, got {value!r}")
         if not self.burst > 0:
             raise ValueError(f"burst must be > 0 seconds, got {self.burst!r}")
+        if not 0.0 <= self.timeout_share <= 1.0:
+            raise ValueError(f"timeout_share must be within [0, 1], got {self.timeout_share!r}")
 
     @property
     def partition_capacity(self) -> float | None:
@@ -153,7 +163,8 @@ class ThrottleLimits:
 
     @classmethod
     def parse(cls, spec: str) -> ThrottleLimits:
-        """``partition=N,account=N,burst=SECONDS`` (each optional; ``off`` disables a limit).
+        """``partition=N,account=N,burst=SECONDS,timeouts=SHARE`` (each optional; ``off``
+        disables a rate limit).
 
         Example::
 
@@ -167,12 +178,13 @@ class ThrottleLimits:
                 continue
             name, eq, value = item.partition("=")
             name = name.strip().lower()
-            if not eq or name not in ("partition", "account", "burst"):
+            if not eq or name not in ("partition", "account", "burst", "timeouts"):
                 raise ValueError(
-                    f"bad throttle setting {item!r} (use partition=N, account=N, burst=SECONDS)"
+                    f"bad throttle setting {item!r} "
+                    "(use partition=N, account=N, burst=SECONDS, timeouts=SHARE)"
                 )
             value = value.strip().lower()
-            if value in ("off", "none", "0") and name != "burst":
+            if value in ("off", "none", "0") and name in ("partition", "account"):
                 values[name] = None
                 continue
             try:
@@ -181,10 +193,12 @@ class ThrottleLimits:
                 raise ValueError(f"bad number in throttle setting {item!r}") from None
         defaults = cls()
         burst = values.get("burst", defaults.burst)
+        share = values.get("timeouts", defaults.timeout_share)
         return cls(
             partition_rate=values.get("partition", defaults.partition_rate),
             account_rate=values.get("account", defaults.account_rate),
             burst=defaults.burst if burst is None else burst,
+            timeout_share=defaults.timeout_share if share is None else share,
         )
 
 
@@ -233,6 +247,7 @@ class ThrottleStats:
 
     ``admitted`` / ``admitted_entities``: requests and entities admitted (query pages count
     their charged cost); ``throttled``: refusals by scope (``"partition"``, ``"account"``);
+    ``timeouts``: how many refusals were answered ``500 OperationTimedOut``;
     ``by_partition`` / ``throttled_by_partition``: entities admitted and requests refused
     per ``(account, table, PartitionKey)``.
 
@@ -245,6 +260,7 @@ class ThrottleStats:
     admitted: int = 0
     admitted_entities: int = 0
     throttled: collections.Counter[str] = field(default_factory=collections.Counter)
+    timeouts: int = 0
     by_partition: collections.Counter[PartitionId] = field(default_factory=collections.Counter)
     throttled_by_partition: collections.Counter[PartitionId] = field(
         default_factory=collections.Counter
@@ -256,7 +272,8 @@ class Throttle:
 
     ``limits`` may be replaced at run time with :meth:`set_limits` (buckets restart full).
     ``clock`` is a monotonic clock in seconds (tests pass a :class:`FakeClock`).
-    ``enabled`` switches throttling off without losing the configuration.
+    ``enabled`` switches throttling off without losing the configuration. ``seed`` (or
+    ``rng``) drives the choice of ``OperationTimedOut`` refusals (``timeout_share``).
 
     Example::
 
@@ -273,8 +290,11 @@ class Throttle:
         *,
         clock: Clock = time.monotonic,
         max_partitions: int = 100_000,
+        seed: int | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        self._rng = rng if rng is not None else random.Random(seed)
         self._clock = clock
         self.limits = limits or ThrottleLimits()
         self.enabled = True
@@ -327,6 +347,14 @@ class Throttle:
         for pid in [p for p, b in self._partitions.items() if b.full_at(now)]:
             del self._partitions[pid]
 
+    def _refusal(self, busy_message: str) -> StubError:
+        """The answer to a refused request (ServerBusy, or sometimes OperationTimedOut)."""
+        share = self.limits.timeout_share
+        if share and self._rng.random() < share:
+            self.stats.timeouts += 1
+            return errors.operation_timed_out()
+        return errors.server_busy(busy_message)
+
     # -- decisions -----------------------------------------------------------------------------
     def admit(
         self, account: str, table: str | None, partition_key: str | None, cost: int
@@ -349,13 +377,13 @@ class Throttle:
                 if pbucket is not None and not pbucket.admits(cost, now):
                     self.stats.throttled["partition"] += 1
                     self.stats.throttled_by_partition[pid] += 1
-                    return errors.server_busy(PARTITION_LIMIT_MESSAGE)
+                    return self._refusal(PARTITION_LIMIT_MESSAGE)
             abucket = self._account_bucket(account, now)
             if abucket is not None and not abucket.admits(cost, now):
                 self.stats.throttled["account"] += 1
                 if pid is not None:
                     self.stats.throttled_by_partition[pid] += 1
-                return errors.server_busy(ACCOUNT_LIMIT_MESSAGE)
+                return self._refusal(ACCOUNT_LIMIT_MESSAGE)
             if pbucket is not None:
                 pbucket.take(cost)
             if abucket is not None:
@@ -378,7 +406,7 @@ class Throttle:
             abucket = self._account_bucket(account, now)
             if abucket is not None and not abucket.admits(1, now):
                 self.stats.throttled["account"] += 1
-                return errors.server_busy(ACCOUNT_LIMIT_MESSAGE)
+                return self._refusal(ACCOUNT_LIMIT_MESSAGE)
             self.stats.admitted += 1
             return None
 
@@ -578,9 +606,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         const="",
         default=None,
-        metavar="partition=N,account=N,burst=S",
+        metavar="partition=N,account=N,burst=S,timeouts=F",
         help="answer 503 ServerBusy above the scalability targets, in entities per second "
-        "(defaults: partition=2000, account=20000, burst=1 second; 'off' disables one limit)",
+        "(defaults: partition=2000, account=20000, burst=1 second; 'off' disables one limit); "
+        "timeouts=0.1 answers that share of refusals 500 OperationTimedOut instead",
     )
 
 

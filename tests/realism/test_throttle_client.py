@@ -92,3 +92,29 @@ async def test_batches_at_the_default_targets() -> None:
     # 2,000 came from the full bucket; the other 3,000 needed at least 1.5 s of refill
     assert elapsed >= (5000 - 2000) / 2000
     assert (5000 - 2000) / elapsed >= 0.8 * 2000
+
+
+async def test_inserts_refused_with_timeouts_are_never_applied_twice() -> None:
+    """Half of the refusals are 500 OperationTimedOut ("may have been applied" for the
+    client); the stub applied none of them, so plain inserts never meet a conflict."""
+    clock = FakeClock()
+    limits = ThrottleLimits(partition_rate=100, account_rate=None, burst=0.1, timeout_share=0.5)
+    throttle = Throttle(limits, clock=clock, seed=4)
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+        await asyncio.sleep(0)
+
+    async with realism_stub(throttle=throttle) as stub:
+        async with table_client(stub, "timeouts") as setup:
+            await setup.create_table()
+        async with table_client(stub, "timeouts", retry=simulated(), sleep=sleep) as table:
+            results = [
+                await table.insert_entity({"PartitionKey": "hot", "RowKey": f"{i:03d}"})
+                for i in range(200)
+            ]
+            rows = await table.list_entities().to_list()
+    assert not any(r.ambiguity_resolved for r in results)
+    assert len(rows) == 200
+    assert throttle.stats.timeouts > 20
+    assert throttle.stats.throttled["partition"] > throttle.stats.timeouts

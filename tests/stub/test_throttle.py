@@ -270,3 +270,27 @@ async def test_account_limit_applies_to_every_operation() -> None:
         assert refused.json()["odata.error"]["message"]["value"].startswith(ACCOUNT_LIMIT_MESSAGE)
         query = await raw.request("GET", f"/{TABLE}()")
         assert query.status == 503
+
+
+def test_a_share_of_refusals_are_operation_timeouts() -> None:
+    limits = ThrottleLimits(partition_rate=1, account_rate=None, timeout_share=0.3)
+    assert ThrottleLimits.parse("timeouts=0.3,partition=1,account=off") == limits
+    with pytest.raises(ValueError, match="timeout_share"):
+        ThrottleLimits(timeout_share=1.5)
+
+    def codes(seed: int) -> list[str]:
+        t = Throttle(limits, clock=FakeClock(), seed=seed)
+        assert t.admit("a", "t", "p", 1) is None
+        out = []
+        for _ in range(400):
+            refusal = t.admit("a", "t", "p", 1)
+            assert refusal is not None
+            out.append(refusal.code)
+        assert t.stats.timeouts == out.count("OperationTimedOut")
+        assert t.stats.throttled["partition"] == 400
+        return out
+
+    first = codes(1)
+    assert first == codes(1)
+    assert 80 < first.count("OperationTimedOut") < 160
+    assert set(first) == {"OperationTimedOut", "ServerBusy"}
