@@ -60,7 +60,7 @@ from azt._tracking import (
     access_for,
 )
 from azt.client import UpdateMode
-from azt.edm import EdmDateTime, TableEntity, validate_entity
+from azt.edm import EdmDateTime, TableEntity, format_literal, validate_entity
 from azt.query import (
     CompiledQuery,
     PlanKind,
@@ -900,6 +900,17 @@ class TableContext:
         return self._tracker.materialize(table, obj, option)
 
 
+def _pure_point(plan: QueryPlan) -> bool:
+    """A query of the form ``PartitionKey eq .. and RowKey eq ..`` and nothing else: the
+    legacy context addresses such a query to the entity URL, which answers 404 when the
+    entity does not exist."""
+    if plan.kind is not PlanKind.POINT or plan.partition_key is None or plan.row_key is None:
+        return False
+    pk = "PartitionKey eq " + format_literal(plan.partition_key)
+    rk = "RowKey eq " + format_literal(plan.row_key)
+    return plan.filter in (f"{pk} and {rk}", f"{rk} and {pk}")
+
+
 def _etag_from_timestamp(obj: Any) -> None:
     """Give a query result that arrived without an ETag (JSON no-metadata responses carry
     none) the ETag the service derives from its Timestamp (PROTOCOL.md 8.1), as the legacy
@@ -947,7 +958,9 @@ class ContextQuery(Generic[R]):
     """A :class:`azt.query.Query` run through a context: results are tracked per the
     merge option, and a point query of a missing entity raises
     :class:`azt.EntityNotFoundError` (as the legacy context does) unless
-    ``ignore_resource_not_found``.
+    ``ignore_resource_not_found``. A point query is exactly ``PartitionKey eq .. and RowKey
+    eq ..``; with any further condition it is a filter, and an entity that does not match
+    gives an empty result.
 
     Immutable like ``Query``: each builder returns a new query.
 
@@ -1095,7 +1108,7 @@ class ContextQuery(Generic[R]):
         ctx._idle("query")
         option = ctx._merge_option if self._option is None else self._option
         ignore = ctx.ignore_resource_not_found if self._ignore is None else self._ignore
-        point = self._query.explain().kind is PlanKind.POINT
+        point = _pure_point(self._query.explain())
         partial = self._query.compile().select is not None
         materialize = ctx._tracker.materialize
         table = self._table

@@ -563,9 +563,19 @@ async def test_point_query_not_found(service: azt.TableServiceClient, table: str
     ctx.ignore_resource_not_found = True
     assert await q.to_list() == []
     assert await ctx.get(Movie, table, "Action", "Terminator") is None
+    # a key lookup with a further condition is a filter: no match is an empty result
+    await service.get_table_client(table).insert_entity(
+        {"PartitionKey": "Action", "RowKey": "Terminator", "Rating": 1.0}
+    )
+    ctx.ignore_resource_not_found = False
+    filtered = ctx.query(Movie, table).where(
+        Movie.RowKey == "Terminator", Movie.PartitionKey == "Action", Movie.rating > 4.0
+    )
+    assert await filtered.to_list() == []
+    assert len(await q.to_list()) == 1
     # range queries never raise
     ctx.ignore_resource_not_found = False
-    assert await ctx.query(Movie, table).where(Movie.PartitionKey == "Action").to_list() == []
+    assert await ctx.query(Movie, table).where(Movie.PartitionKey == "Comedy").to_list() == []
 
 
 async def test_continuation_is_followed(service: azt.TableServiceClient, table: str) -> None:
