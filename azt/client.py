@@ -398,11 +398,10 @@ class _Core:
 
 
 def _atom_module() -> ModuleType:
-    try:
-        from azt._wire import atom  # type: ignore[attr-defined,unused-ignore]
-    except ImportError as exc:  # pragma: no cover - depends on the wire package
-        raise ValidationError("the AtomPub wire format is not available") from exc
-    return atom  # type: ignore[no-any-return,unused-ignore]
+    # Imported on first use: only AtomPub clients pay for loading the lxml codecs.
+    from azt._wire import atom
+
+    return atom
 
 
 def _build_core(
