@@ -691,6 +691,8 @@ def _same_value(sent: Any, stored: Any) -> bool:
         sent = bytes(sent)
     if isinstance(sent, bool) != isinstance(stored, bool):
         return False
+    if isinstance(sent, int | float) and type(sent) is not type(stored):
+        return False  # 5 (Int32/Int64) and 5.0 (Double) are different stored values
     return bool(sent == stored)
 
 

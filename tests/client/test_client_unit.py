@@ -329,3 +329,26 @@ def test_api_version_is_checked() -> None:
         azt.TableServiceClient(ENDPOINT, cred, wire_format="json")  # type: ignore[arg-type]
     with pytest.raises(azt.ValidationError, match="AmbiguousOutcomePolicy"):
         azt.TableServiceClient(ENDPOINT, cred, ambiguous_outcome="raise")  # type: ignore[arg-type]
+
+
+def test_ambiguity_verification_compares_typed_values() -> None:
+    from azt.client import _entity_matches
+
+    sent = {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan"), "s": None}
+    assert _entity_matches(
+        sent, {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan")}, exact=True
+    )
+    assert not _entity_matches(
+        sent, {"PartitionKey": "p", "RowKey": "r", "n": 5.0, "x": float("nan")}, exact=True
+    )
+    assert not _entity_matches(
+        sent, {"PartitionKey": "p", "RowKey": "r", "n": True, "x": float("nan")}, exact=True
+    )
+    extra = {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan"), "other": 1}
+    assert not _entity_matches(sent, extra, exact=True)
+    assert _entity_matches(sent, extra, exact=False)
+    assert _entity_matches(
+        {"PartitionKey": "p", "RowKey": "r", "n": Typed(5, EdmType.INT64)},
+        {"PartitionKey": "p", "RowKey": "r", "n": 5},
+        exact=True,
+    )
