@@ -8,6 +8,9 @@ take a fast path.
 Choices where the service's behaviour is not pinned down (see PROTOCOL.md):
 
 * Forbidden key characters -> ``400 InvalidInput``; a non-string key -> ``400 InvalidInput``.
+* Text that is not Unicode (a lone UTF-16 surrogate, which JSON's ``\\ud800`` escape can
+  express) in a key or a String value -> ``400 InvalidInput``: the service stores UTF-16
+  text and cannot echo it as UTF-8. Property names with one are not identifiers.
 * Property names follow the C# identifier rule: a letter (Unicode categories
   Lu, Ll, Lt, Lm, Lo, Nl) or ``_`` first, then letters, decimal digits (Nd),
   connectors (Pc) and combining marks (Mn, Mc). Formatting characters (Cf),
@@ -87,6 +90,7 @@ RESERVED_PROPERTY_NAMES = frozenset({"PartitionKey", "RowKey", "Timestamp"})
 _TABLE_NAME_CHARS = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _KEY_FORBIDDEN = re.compile("[/\\\\#?\x00-\x1f\x7f-\x9f]")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ASCII_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NAME_START_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nl"})
 _NAME_PART_CATEGORIES = _NAME_START_CATEGORIES | {"Nd", "Pc", "Mn", "Mc"}
@@ -160,6 +164,8 @@ character that is not allowed in keys (/ \\ # ? or a control character).
         raise errors.invalid_input()
     if len(value) > MAX_KEY_UNITS // 2 and utf16_len(value) > MAX_KEY_UNITS:
         raise errors.key_value_too_large(which)
+    if not value.isascii() and _SURROGATE.search(value) is not None:
+        raise errors.invalid_input()
     if _KEY_FORBIDDEN.search(value) is not None:
         raise errors.invalid_input(
             f"The '{which}' value contains a character that is not allowed in keys "
@@ -233,6 +239,8 @@ def validate_value(edm: Edm, value: object) -> None:
             raise errors.invalid_input()
         if len(value) > MAX_STRING_UNITS // 2 and utf16_len(value) > MAX_STRING_UNITS:
             raise errors.property_value_too_large()
+        if not value.isascii() and _SURROGATE.search(value) is not None:
+            raise errors.invalid_input()
     elif edm is Edm.INT32:
         if type(value) is not int:
             raise errors.invalid_input()

@@ -33,7 +33,7 @@ from ..model import (
     format_datetime,
     format_datetime_7,
 )
-from .json import check_text, entity_path, key_literal, parse_base64, parse_datetime_value
+from .json import entity_path, key_literal, parse_base64, parse_datetime_value
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 D_NS = "http://schemas.microsoft.com/ado/2007/08/dataservices"
@@ -95,7 +95,6 @@ def convert_text(edm_name: str | None, text: str) -> TypedValue:
         (<Edm.DOUBLE: 'Edm.Double'>, inf)
     """
     if edm_name is None:
-        check_text(text)
         return (Edm.STRING, text)
     try:
         edm = Edm(edm_name)
@@ -103,7 +102,6 @@ def convert_text(edm_name: str | None, text: str) -> TypedValue:
         raise errors.invalid_input() from None
     stripped = text.strip()
     if edm is Edm.STRING:
-        check_text(text)
         return (edm, text)
     if edm is Edm.INT32 or edm is Edm.INT64:
         if not _INT_RE.match(stripped):
@@ -163,7 +161,6 @@ def _entity(
                 continue
             if edm_name not in (None, "Edm.String"):
                 raise errors.invalid_input()
-            check_text(text)
             if name == "PartitionKey":
                 pk = text
             else:

@@ -54,22 +54,6 @@ _SPECIAL_IN = {
 }
 
 
-def check_text(text: str) -> None:
-    """Refuse strings that cannot be stored as UTF-8 (lone surrogates): 400 InvalidInput.
-
-    Everything else about values (sizes, names, counts) is the backend's validation.
-
-    Example::
-
-        >>> check_text("fine")
-    """
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise errors.invalid_input() from None
-
-
 class _Duplicate(Exception):
     pass
 
@@ -120,7 +104,6 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
         return None
     if edm_name is None:
         if isinstance(raw, str):
-            check_text(raw)
             return (Edm.STRING, raw)
         if isinstance(raw, bool):
             return (Edm.BOOLEAN, raw)
@@ -138,7 +121,6 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
     if edm is Edm.STRING:
         if not isinstance(raw, str):
             raise errors.invalid_input()
-        check_text(raw)
         return (edm, raw)
     if edm is Edm.INT32:
         if isinstance(raw, bool) or not isinstance(raw, int):

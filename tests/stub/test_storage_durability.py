@@ -34,7 +34,7 @@ def _dump(b: Backend, table: str) -> dict[tuple[str, str], tuple[int, dict[str, 
 
 
 ALL_TYPES: dict[str, TypedValue] = {
-    "S": (Edm.STRING, "héllo \U0001f600 \ud800 lone surrogate"),
+    "S": (Edm.STRING, "héllo \U0001f600 \U0010fffd astral"),
     "Empty": (Edm.STRING, ""),
     "I": (Edm.INT32, -(2**31)),
     "L": (Edm.INT64, 2**63 - 1),
@@ -76,7 +76,7 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         b.create_table("second", "Other")
         b.write(ACCOUNT, "Dropped", WriteOp("insert", "p", "r"))
         b.delete_table(ACCOUNT, "dropped")
-        for pk, rk in [("p", "r"), ("", ""), ("\U0001f600", "\ue000"), ("é", "\ud800x")]:
+        for pk, rk in [("p", "r"), ("", ""), ("\U0001f600", "\ue000"), ("é", "\U0010fffdx")]:
             b.write(ACCOUNT, "Types", WriteOp("insert", pk, rk, dict(ALL_TYPES)))
         b.write(ACCOUNT, "Types", WriteOp("insert", "gone", "x"))
         b.write(ACCOUNT, "Types", WriteOp("delete", "gone", "x", if_match="*"))
@@ -107,6 +107,25 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         new = again.write(ACCOUNT, "Types", WriteOp("insert", "n", "n")).entity
         assert new is not None
         assert new.timestamp > last
+
+
+def test_store_keeps_any_python_text(tmp_path: Path) -> None:
+    """The store itself is lossless even for lone surrogates (which validation refuses)."""
+    from azt_server_stub.model import Entity
+
+    store = _store.SqliteStore(tmp_path)
+    try:
+        store.create_table(ACCOUNT, "types", "Types")
+        entity = Entity("\ud800p", "r\udfff", 7, {"S": (Edm.STRING, "x \ud800 lone")})
+        store.write_entities(ACCOUNT, "types", [entity], [], 7)
+    finally:
+        store.close()
+    again = _store.SqliteStore(tmp_path)
+    try:
+        [loaded] = again.load().tables[ACCOUNT]["types"].entities
+    finally:
+        again.close()
+    assert (loaded.pk, loaded.rk, loaded.props) == (entity.pk, entity.rk, entity.props)
 
 
 def test_timestamps_stay_increasing_across_restart_with_slow_clock(tmp_path: Path) -> None:

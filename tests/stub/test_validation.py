@@ -73,6 +73,8 @@ def test_table_names(name: str, code: str | None) -> None:
         ("\x85", "InvalidInput"),
         ("\x9f", "InvalidInput"),
         ("\xa0", None),
+        ("\ud800", "InvalidInput"),  # a lone surrogate is not text the service can store
+        ("a\udfffb", "InvalidInput"),
         (5, "InvalidInput"),
         (None, "InvalidInput"),
     ],
@@ -109,6 +111,7 @@ def test_key_too_large_names_the_key() -> None:
         ("\u0301e", "PropertyNameInvalid"),
         ("٣x", "PropertyNameInvalid"),  # digit first
         ("a\u200db", "PropertyNameInvalid"),  # Cf refused (not an XML name character)
+        ("a\ud800", "PropertyNameInvalid"),  # a lone surrogate
         ("PartitionKey", "PropertyNameInvalid"),
         ("RowKey", "PropertyNameInvalid"),
         ("Timestamp", "PropertyNameInvalid"),
@@ -128,6 +131,8 @@ def test_property_names(name: str, code: str | None) -> None:
         (Edm.STRING, "x" * 32769, "PropertyValueTooLarge"),
         (Edm.STRING, "\U0001f600" * 16384 + "x", "PropertyValueTooLarge"),
         (Edm.STRING, 5, "InvalidInput"),
+        (Edm.STRING, "x\ud800", "InvalidInput"),
+        (Edm.STRING, "\udc00" * 40000, "PropertyValueTooLarge"),
         (Edm.INT32, 2**31 - 1, None),
         (Edm.INT32, -(2**31), None),
         (Edm.INT32, 2**31, "InvalidInput"),

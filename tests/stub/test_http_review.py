@@ -1,0 +1,52 @@
+"""Review regressions: malformed requests get the service's code, never a 500 or a partial write.
+
+Each test pins a gap found while checking issue 2 point by point against the stub.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .conftest import JSON_MINIMAL, RawClient
+from .test_http_batch import envelope, parts_of, post_batch, request_part
+from .test_http_raw import JSON_HEADERS, make_table
+
+
+async def _row_keys(raw: RawClient, table: str = "mytable") -> list[str]:
+    r = await raw.request("GET", f"/{table}()", headers={"Accept": JSON_MINIMAL})
+    assert r.status == 200, r.body
+    return [e["RowKey"] for e in r.json()["value"]]
+
+
+# --- text a store cannot hold -------------------------------------------------------------
+
+
+async def test_lone_surrogates_are_refused_everywhere(raw: RawClient) -> None:
+    await make_table(raw)
+    bodies = [
+        '{"PartitionKey":"\\ud800","RowKey":"r"}',
+        '{"PartitionKey":"p","RowKey":"a\\udfff"}',
+        '{"PartitionKey":"p","RowKey":"r","s":"x\\ud800y"}',
+        '{"PartitionKey":"p","RowKey":"r","\\ud800name":1}',
+    ]
+    for body in bodies:
+        r = await raw.request("POST", "/mytable", headers=JSON_HEADERS, body=body)
+        assert (r.status, r.code) == (400, "InvalidInput") or (r.status, r.code) == (
+            400,
+            "PropertyNameInvalid",
+        ), (body, r.body)
+    for body in bodies[2:]:  # update bodies: the keys come from the URL
+        r = await raw.request(
+            "PUT", "/mytable(PartitionKey='p',RowKey='u')", headers=JSON_HEADERS, body=body
+        )
+        assert r.status == 400, (body, r.body)
+    # inside a batch the failing operation is named
+    part_ok = request_part("POST", "/devstoreaccount1/mytable", '{"PartitionKey":"p","RowKey":"1"}')
+    part_bad = request_part("POST", "/devstoreaccount1/mytable", bodies[1])
+    r = await post_batch(raw, envelope([part_ok, part_bad]))
+    [(status, _, payload)] = parts_of(r.body)
+    assert status == 400
+    err = json.loads(payload)["odata.error"]
+    assert err["code"] == "InvalidInput"
+    assert err["message"]["value"].startswith("1:")
+    assert await _row_keys(raw) == []
