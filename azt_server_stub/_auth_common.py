@@ -15,7 +15,8 @@ SECONDARY_SUFFIX = "-secondary"
 
 def sign(key: bytes, string_to_sign: str) -> str:
     """Base64(HMAC-SHA256(key, UTF-8(string_to_sign))), the signature of every key scheme."""
-    digest = hmac.new(key, string_to_sign.encode("utf-8"), hashlib.sha256).digest()
+    message = string_to_sign.encode("utf-8", "surrogateescape")
+    digest = hmac.new(key, message, hashlib.sha256).digest()
     return base64.b64encode(digest).decode("ascii")
 
 
@@ -31,10 +32,11 @@ class Signer:
         """Whether ``signature`` equals the signature of ``string_to_sign`` under any key.
 
         Every key is tried (no early exit on the comparison itself), and each comparison
-        is constant-time.
+        is constant-time. Query values that were not UTF-8 reach here as surrogate
+        escapes (``handlers.parse_query``); they are signed as the bytes the client sent.
         """
         given = signature.encode("utf-8", "surrogateescape")
-        message = string_to_sign.encode("utf-8")
+        message = string_to_sign.encode("utf-8", "surrogateescape")
         ok = False
         for mac in self._macs:
             m = mac.copy()

@@ -50,3 +50,21 @@ async def test_lone_surrogates_are_refused_everywhere(raw: RawClient) -> None:
     assert err["code"] == "InvalidInput"
     assert err["message"]["value"].startswith("1:")
     assert await _row_keys(raw) == []
+
+
+async def test_undecodable_query_values_never_break_authentication(raw: RawClient) -> None:
+    await make_table(raw)
+    # a SAS whose table name is not UTF-8, and a signed request with such a comp value
+    r = await raw.request(
+        "GET",
+        "/mytable()",
+        headers={"Accept": JSON_MINIMAL},
+        auth="none",
+        raw_query="sv=2019-02-02&sig=x&tn=%FF&sp=r&se=2030-01-01",
+    )
+    assert (r.status, r.code) == (403, "AuthenticationFailed"), r.body
+    r = await raw.request(
+        "GET", "/mytable()", headers={"Accept": JSON_MINIMAL}, raw_query="comp=%FF"
+    )
+    assert r.status in (400, 403), r.body
+    assert r.code is not None
