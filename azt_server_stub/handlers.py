@@ -611,7 +611,7 @@ def _query_tables(call: Call, raw_path: str) -> web.Response:
     predicate = odata.compile_table_filter(flt_text) if flt_text else None
     top = odata.parse_top(q["$top"]) if "$top" in q else None
     nxt = q.get("NextTableName")
-    next_name = odata.decode_table_continuation(nxt) if nxt else None
+    next_name = odata.decode_table_continuation(nxt) if nxt is not None else None
     page = call.backend.query_tables(call.account, predicate, top, next_name)
     headers = _odata_headers(fmt, feed=True)
     if page.next_name is not None:
@@ -723,12 +723,13 @@ def _query_entities(call: Call, raw_path: str) -> web.Response:
     npk = q.get("NextPartitionKey")
     nrk = q.get("NextRowKey")
     start: tuple[str, str] | None = None
-    if npk:
+    # Present but empty is a malformed token (400 InvalidInput), not "absent".
+    if npk is not None:
         start = (
             odata.decode_continuation(npk),
-            odata.decode_continuation(nrk) if nrk else "",
+            odata.decode_continuation(nrk) if nrk is not None else "",
         )
-    elif nrk:
+    elif nrk is not None:
         raise errors.invalid_input()
     page = partitions.query(
         call.request, call.backend, call.account, table, flt, top, start, principal.key_filter
@@ -1079,9 +1080,10 @@ async def _batch_operation(call: Call, raw_path: str) -> web.Response:
     except StubError:
         first_table = None
     principal = _authenticate(call, raw_path, first_table)
-    principal.authorize(Operation.BATCH, first_table)
     if not parsed.changeset:
+        # A lone query is a read (allowed on the secondary): its part is authorized as one.
         return _batch_query(call, principal, parsed.parts[0])
+    principal.authorize(Operation.BATCH, first_table)
     if len(parsed.parts) > 100:
         return _batch_response(
             [_part_error(call, errors.batch_too_many_operations().at(99), Fmt.MINIMAL)],

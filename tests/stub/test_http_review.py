@@ -9,7 +9,7 @@ import json
 
 from .conftest import JSON_MINIMAL, RawClient
 from .test_http_batch import envelope, parts_of, post_batch, request_part
-from .test_http_raw import JSON_HEADERS, make_table
+from .test_http_raw import JSON_HEADERS, insert, make_table
 
 
 async def _row_keys(raw: RawClient, table: str = "mytable") -> list[str]:
@@ -68,3 +68,22 @@ async def test_undecodable_query_values_never_break_authentication(raw: RawClien
     )
     assert r.status in (400, 403), r.body
     assert r.code is not None
+
+
+# --- continuation tokens --------------------------------------------------------------------
+
+
+async def test_empty_continuation_tokens_are_invalid_input(raw: RawClient) -> None:
+    await make_table(raw)
+    await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "r"})
+    for query in (
+        {"NextPartitionKey": "1!4!cA--", "NextRowKey": ""},
+        {"NextPartitionKey": ""},
+        {"NextPartitionKey": "", "NextRowKey": ""},
+    ):
+        r = await raw.request("GET", "/mytable()", query=query, headers={"Accept": JSON_MINIMAL})
+        assert (r.status, r.code) == (400, "InvalidInput"), (query, r.body)
+    r = await raw.request(
+        "GET", "/Tables", query={"NextTableName": ""}, headers={"Accept": JSON_MINIMAL}
+    )
+    assert (r.status, r.code) == (400, "InvalidInput"), r.body
