@@ -87,3 +87,40 @@ async def test_empty_continuation_tokens_are_invalid_input(raw: RawClient) -> No
         "GET", "/Tables", query={"NextTableName": ""}, headers={"Accept": JSON_MINIMAL}
     )
     assert (r.status, r.code) == (400, "InvalidInput"), r.body
+
+
+# --- the secondary endpoint ---------------------------------------------------------------------
+
+
+async def test_query_only_batch_is_a_read_on_the_secondary(raw: RawClient) -> None:
+    await make_table(raw)
+    await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "r", "v": 5})
+    query = (
+        "--batch_b1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+        + request_part("GET", "/devstoreaccount1-secondary/mytable(PartitionKey='p',RowKey='r')")
+        + "\r\n--batch_b1--\r\n"
+    )
+    r = await raw.request(
+        "POST",
+        "/$batch",
+        headers={"Content-Type": "multipart/mixed; boundary=batch_b1", "Accept": JSON_MINIMAL},
+        body=query,
+        account_segment="devstoreaccount1-secondary",
+    )
+    assert r.status == 202, r.body
+    [(status, _, payload)] = parts_of(r.body)
+    assert status == 200, payload
+    assert json.loads(payload)["v"] == 5
+    # a change set is still a write there
+    write = envelope(
+        [request_part("POST", "/devstoreaccount1/mytable", '{"PartitionKey":"p","RowKey":"n"}')]
+    )
+    r = await raw.request(
+        "POST",
+        "/$batch",
+        headers={"Content-Type": "multipart/mixed; boundary=batch_b1", "Accept": JSON_MINIMAL},
+        body=write,
+        account_segment="devstoreaccount1-secondary",
+    )
+    assert (r.status, r.code) == (403, "AuthorizationFailure"), r.body
+    assert await _row_keys(raw) == ["r"]
