@@ -72,6 +72,7 @@ from .errors import StubError
 log = logging.getLogger("azt_server_stub.faults")
 
 __all__ = [
+    "CONTROL_PATH",
     "FAULTS_KEY",
     "FaultInjector",
     "FaultKind",
@@ -484,7 +485,8 @@ class FaultInjector:
     ``seed`` makes rate-based rules reproducible (for a given request order); ``rng``
     supplies a ready ``random.Random`` instead. ``sleep`` performs latency (tests inject a
     recorder). ``enabled`` can be toggled, or use :meth:`suspended` to run set-up and
-    verification requests without faults.
+    verification requests without faults. ``control`` opens the HTTP control endpoint
+    (:data:`CONTROL_PATH`) for stubs running in another process.
 
     Example::
 
@@ -504,6 +506,7 @@ class FaultInjector:
         rng: random.Random | None = None,
         sleep: Sleep | None = None,
         log_size: int = 10_000,
+        control: bool = False,
     ) -> None:
         self._lock = threading.Lock()
         self._rules: list[FaultRule] = list(rules)
@@ -513,6 +516,7 @@ class FaultInjector:
         self.counters: collections.Counter[FaultKind] = collections.Counter()
         self.log: collections.deque[InjectedFault] = collections.deque(maxlen=log_size)
         self.total_delay = 0.0
+        self.control = control
 
     # -- rule management -----------------------------------------------------------------
     @property
@@ -738,6 +742,8 @@ def middleware(injector: FaultInjector) -> Middleware:
 
     @web.middleware
     async def fault_middleware(request: web.Request, handler: _Handler) -> web.StreamResponse:
+        if injector.control and request.path.startswith(CONTROL_PATH):
+            return await _control(request, injector)
         if not injector.enabled or not injector._rules:
             return await handler(request)
         info = await describe_request(request, inspect_body=injector.needs_body)
@@ -764,6 +770,66 @@ def middleware(injector: FaultInjector) -> Middleware:
 
 
 FAULTS_KEY = web.AppKey("azt.faults", FaultInjector)
+
+CONTROL_PATH = "/$stub/faults"
+"""The control endpoint of an injector created with ``control=True`` (``--fault-control``).
+
+No account or signature is needed (it is a test tool; never enable it on a shared host):
+
+* ``GET``: JSON ``{"enabled", "rules": [{"spec", "seen", "injected"}], "counters",
+  "total_delay"}``.
+* ``POST``: add rules, one ``--fault`` spec per line of the body (``201`` with the state);
+  a malformed spec is ``400`` and adds nothing.
+* ``DELETE``: remove every rule; with ``?counters=1`` also zero the counters (``204``).
+* ``PUT /$stub/faults/enabled`` with body ``true`` or ``false``: switch injection on or off.
+"""
+
+
+def _state(injector: FaultInjector) -> dict[str, object]:
+    return {
+        "enabled": injector.enabled,
+        "rules": [
+            {"spec": r.describe(), "seen": r.seen, "injected": r.injected} for r in injector.rules
+        ],
+        "counters": {k.value: v for k, v in sorted(injector.counters.items())},
+        "total_delay": injector.total_delay,
+    }
+
+
+def _json(status: int, payload: object) -> web.Response:
+    return web.json_response(payload, status=status)
+
+
+async def _control(request: web.Request, injector: FaultInjector) -> web.StreamResponse:
+    """Serve the control endpoint (see :data:`CONTROL_PATH`)."""
+    sub = request.path[len(CONTROL_PATH) :]
+    method = request.method.upper()
+    if sub in ("", "/"):
+        if method == "GET":
+            return _json(200, _state(injector))
+        if method == "POST":
+            text = (await request.read()).decode("utf-8", "replace")
+            try:
+                rules = [parse_fault(line) for line in text.splitlines() if line.strip()]
+            except ValueError as exc:
+                return _json(400, {"error": str(exc)})
+            for rule in rules:
+                injector.add(rule)
+            return _json(201, _state(injector))
+        if method == "DELETE":
+            injector.clear()
+            if request.query.get("counters") in ("1", "true"):
+                injector.reset_counters()
+            return web.Response(status=204)
+    elif sub == "/enabled" and method == "PUT":
+        value = (await request.read()).decode("utf-8", "replace").strip().lower()
+        if value not in ("true", "false"):
+            return _json(400, {"error": "send true or false"})
+        injector.enabled = value == "true"
+        return _json(200, _state(injector))
+    else:
+        return _json(404, {"error": f"no control resource {request.path!r}"})
+    return _json(405, {"error": f"{method} is not supported on {request.path!r}"})
 
 
 def install(app: web.Application, injector: FaultInjector | None) -> FaultInjector | None:
@@ -932,15 +998,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--fault-seed", type=int, default=None, help="seed of the fault RNG (reproducible runs)"
     )
+    group.add_argument(
+        "--fault-control",
+        action="store_true",
+        help=f"serve {CONTROL_PATH} (no authentication) to read counters and change fault "
+        "rules at run time; for local tests only",
+    )
 
 
 def from_args(args: argparse.Namespace) -> FaultInjector | None:
-    """The injector the parsed ``--fault``/``--latency`` arguments describe (None if none).
-
-    Raises ``ValueError`` for a malformed spec.
+    """The injector the parsed ``--fault``/``--latency``/``--fault-control`` arguments
+    describe (None when there are none). Raises ``ValueError`` for a malformed spec.
     """
     specs = list(getattr(args, "fault", None) or [])
     specs += ["latency=" + s for s in getattr(args, "latency", None) or []]
-    if not specs:
+    control = bool(getattr(args, "fault_control", False))
+    if not specs and not control:
         return None
-    return FaultInjector([parse_fault(s) for s in specs], seed=getattr(args, "fault_seed", None))
+    return FaultInjector(
+        [parse_fault(s) for s in specs], seed=getattr(args, "fault_seed", None), control=control
+    )

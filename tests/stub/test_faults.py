@@ -12,6 +12,7 @@ import pytest
 
 from azt_server_stub.addressing import Kind
 from azt_server_stub.faults import (
+    CONTROL_PATH,
     FaultInjector,
     FaultKind,
     FaultRule,
@@ -368,3 +369,54 @@ async def test_tunnelled_method_is_matched_as_the_effective_one() -> None:
         )
         assert (answer.status, answer.code) == (503, "ServerBusy")
         assert "m" not in (await raw.get(TABLE, "p", "r")).json()
+
+
+async def test_control_endpoint() -> None:
+    inj = FaultInjector(control=True)
+    async with realism_stub(faults=inj) as stub, raw_client(stub) as raw:
+        session = raw.session
+        url = f"{stub.endpoint}{CONTROL_PATH}"
+        async with session.post(url, data=b"busy:next=1@writes\nlatency=1ms:every=100\n") as r:
+            assert r.status == 201
+            state = await r.json()
+        assert [rule["spec"] for rule in state["rules"]] == [
+            "busy:next=1@writes",
+            "latency=1ms:every=100",
+        ]
+        answer = await raw.request(
+            "POST",
+            "/Tables",
+            headers={"Content-Type": "application/json"},
+            body='{"TableName": "controlled"}',
+        )
+        assert (answer.status, answer.code) == (503, "ServerBusy")
+        async with session.get(url) as r:
+            state = await r.json()
+        assert state["counters"] == {"busy": 1}
+        assert state["rules"][0] == {"spec": "busy:next=1@writes", "seen": 1, "injected": 1}
+        async with session.post(url, data=b"busy:often") as r:
+            assert r.status == 400
+            assert "not a probability" in (await r.json())["error"]
+        assert len(inj.rules) == 2  # nothing added by the refused request
+        async with session.put(url + "/enabled", data=b"false") as r:
+            assert r.status == 200
+        assert not inj.enabled
+        async with session.put(url + "/enabled", data=b"maybe") as r:
+            assert r.status == 400
+        async with session.delete(url + "?counters=1") as r:
+            assert r.status == 204
+        assert inj.rules == []
+        assert not inj.counters
+        async with session.get(url + "/nothing") as r:
+            assert r.status == 404
+        async with session.patch(url) as r:
+            assert r.status == 405
+
+
+async def test_control_endpoint_is_off_by_default() -> None:
+    inj = FaultInjector()
+    async with realism_stub(faults=inj) as stub, raw_client(stub) as raw:
+        async with raw.session.get(f"{stub.endpoint}{CONTROL_PATH}") as r:
+            status, code = r.status, r.headers.get("x-ms-error-code")
+        assert status >= 400
+        assert code  # the service's own refusal: no control endpoint

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import logging
 
+import aiohttp
 import pytest
 
 import azt
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY
 from azt_server_stub.app import connection_string
+from azt_server_stub.faults import CONTROL_PATH
 
 from .conftest import StubProcess, free_port
 
@@ -64,3 +66,22 @@ async def test_throttle_flag() -> None:
                 await table.insert_entity({"PartitionKey": "hot", "RowKey": "2"})
             assert info.value.code == "ServerBusy"
             await table.insert_entity({"PartitionKey": "cold", "RowKey": "1"})
+
+
+async def test_fault_control_endpoint_of_a_process() -> None:
+    args = ["--port", str(free_port()), "--fault-control", "--fault-seed", "1"]
+    with StubProcess(*args) as proc:
+        control = f"{proc.endpoint}{CONTROL_PATH}"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(control) as r:
+                assert (await r.json())["rules"] == []
+            async with client(proc.endpoint, FAST) as table:
+                await table.create_table()
+                async with session.post(control, data=b"drop-after:next=1@method=POST") as r:
+                    assert r.status == 201
+                with pytest.raises(azt.AmbiguousOutcomeError):
+                    await table.insert_entity({"PartitionKey": "p", "RowKey": "r"})
+            async with session.get(control) as r:
+                state = await r.json()
+    assert state["counters"] == {"drop-after": 1}
+    assert state["rules"] == [{"spec": "drop-after:next=1@method=POST", "seen": 1, "injected": 1}]
