@@ -1,0 +1,94 @@
+"""The documentation: the site builds with warnings as errors, and every tested snippet
+(a ```python test block) of the pages written for the guide runs against the stub."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from azt import TableClient, TableServiceClient
+from azt_server_stub import StubServer
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+_BLOCK = re.compile(r"^```python test\n(.*?)^```", re.S | re.M)
+#: porting.md has its own runner (tests/context/test_porting_doc.py).
+_OWN_RUNNER = {"porting.md"}
+
+
+def _pages_with_snippets() -> list[Path]:
+    return sorted(
+        p for p in DOCS.rglob("*.md") if p.name not in _OWN_RUNNER and _BLOCK.search(p.read_text())
+    )
+
+
+def test_guide_pages_carry_tested_snippets() -> None:
+    names = {p.name for p in _pages_with_snippets()}
+    for page in ("getting-started.md", "entities.md", "queries.md", "context.md", "batches.md"):
+        assert page in names
+
+
+@pytest.mark.parametrize(
+    ("name", "blocks"),
+    [(p.name, _BLOCK.findall(p.read_text(encoding="utf-8"))) for p in _pages_with_snippets()],
+)
+async def test_snippets_run(name: str, blocks: list[str]) -> None:
+    """Each page's blocks run in order in one namespace, on a fresh stub."""
+    async with StubServer() as stub:
+        ns: dict[str, Any] = {"connection_string": stub.connection_string, "__name__": "doc"}
+        try:
+            for number, source in enumerate(blocks, 1):
+                code = compile(
+                    source,
+                    f"<{name} snippet {number}>",
+                    "exec",
+                    flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                )
+                result = eval(code, ns)  # the project's own documentation
+                if inspect.iscoroutine(result):
+                    await result
+        finally:  # a failing snippet must not also leak the clients it opened
+            for value in list(ns.values()):
+                if isinstance(value, TableServiceClient | TableClient) and not value.closed:
+                    await value.aclose()
+
+
+def _missing_docs_tools() -> str | None:
+    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            return module
+    return None
+
+
+def test_site_builds_strictly(tmp_path: Path) -> None:
+    missing = _missing_docs_tools()
+    if missing is not None:
+        pytest.skip(f"{missing} is not installed (pip install -e '.[dev]' installs it)")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "WARNING" not in proc.stderr, proc.stderr
+    site = tmp_path / "site"
+    for page in ("index.html", "partition-keys/index.html", "reference/query/index.html"):
+        assert (site / page).is_file(), page
+    reference = (site / "reference" / "query" / "index.html").read_text(encoding="utf-8")
+    assert "PlanKind" in reference  # the API reference is generated from the docstrings
