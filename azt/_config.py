@@ -125,6 +125,9 @@ class RetryPolicy:
     Retried: 408, 429, 500, 502, 503, 504, connection errors and client timeouts. Never:
     other 4xx, 501, 505.
 
+    ``max_total_delay`` (default ``None``: no budget) caps the back-off slept for one
+    request: a retry whose wait would take the total past it is not made.
+
     Example::
 
         >>> fast = RetryPolicy(max_attempts=5, base=0.1, minimum=0.05, maximum=2.0)
@@ -139,8 +142,14 @@ class RetryPolicy:
     minimum: float = attrs.field(default=3.0, validator=_non_negative)
     maximum: float = attrs.field(default=90.0, validator=_non_negative)
     jitter: float = attrs.field(default=0.2, validator=_non_negative)
+    max_total_delay: float | None = attrs.field(default=None)
 
     def __attrs_post_init__(self) -> None:
+        budget = self.max_total_delay
+        if budget is not None and (
+            not isinstance(budget, int | float) or isinstance(budget, bool) or not budget >= 0
+        ):
+            raise ValidationError(f"max_total_delay must be a number >= 0 or None, got {budget!r}")
         if self.minimum > self.maximum:
             raise ValidationError(
                 f"RetryPolicy minimum ({self.minimum}) is greater than maximum ({self.maximum})"

@@ -26,6 +26,7 @@ import random
 from collections.abc import Awaitable, Callable
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 from azt._config import RetryPolicy
@@ -150,6 +151,23 @@ def _describe(exc: BaseException | None) -> str:
 _RETRY_PREDICATE = retry_if_exception(is_retryable)
 
 
+class StopOnDelayBudget(stop_base):
+    """tenacity stop: give up when the next wait would push the request's total back-off
+    past ``budget`` seconds (counted from the waits, so an injected sleep counts too).
+
+    Example::
+
+        >>> StopOnDelayBudget(10.0).budget
+        10.0
+    """
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return retry_state.idle_for + retry_state.upcoming_sleep > self.budget
+
+
 def new_retrying(
     policy: RetryPolicy,
     *,
@@ -168,8 +186,11 @@ def new_retrying(
         >>> r.stop.max_attempt_number
         2
     """
+    stop: stop_base = stop_after_attempt(policy.max_attempts)
+    if policy.max_total_delay is not None:
+        stop = stop | StopOnDelayBudget(policy.max_total_delay)
     return AsyncRetrying(
-        stop=stop_after_attempt(policy.max_attempts),
+        stop=stop,
         wait=BackoffWait(policy, uniform),
         retry=_RETRY_PREDICATE,
         sleep=sleep,

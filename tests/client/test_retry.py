@@ -259,3 +259,24 @@ async def test_no_retries_policy_makes_one_attempt() -> None:
         with pytest.raises(azt.ServerBusyError):
             await client.list_tables().to_list()
     assert len(transport.requests) == 1
+
+
+async def test_total_delay_budget_stops_retrying() -> None:
+    sleeps = Sleeps()
+    policy = azt.RetryPolicy(
+        max_attempts=10, base=1.0, minimum=0.0, maximum=100.0, max_total_delay=10.0
+    )
+    client, transport = make_service(
+        sequence(*(error_response(503, "ServerBusy") for _ in range(10))),
+        sleeps=sleeps,
+        policy=policy,
+    )
+    async with client:
+        with pytest.raises(azt.ServerBusyError) as info:
+            await client.list_tables().to_list()
+    # waits 1, 3 (total 4); the next, 7, would make 11 > 10: no third retry
+    assert sleeps.delays == [1.0, 3.0]
+    assert len(transport.requests) == 3
+    assert info.value.attempts == 3
+    with pytest.raises(azt.ValidationError):
+        azt.RetryPolicy(max_total_delay=-1)
