@@ -3,12 +3,19 @@ what succeeded, and an insert whose answer was lost is reported, not hidden."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 
 import azt
-from azt.context import EntityState, SaveChangesError, SaveChangesOptions, TableContext
+from azt.context import (
+    ContextBusyError,
+    EntityState,
+    SaveChangesError,
+    SaveChangesOptions,
+    TableContext,
+)
 from azt_server_stub import StubConfig, StubServer
 from azt_server_stub.faults import FaultInjector, FaultRule
 
@@ -103,3 +110,24 @@ async def test_lost_answer_to_an_insert_is_reported(
         assert isinstance(r.error, azt.AmbiguousOutcomeError)
         assert ctx.state_of(m) is EntityState.ADDED  # stays pending: the app decides
         assert (await service.get_table_client(table).get_entity("p", "r"))["Rating"] == 1.0
+
+
+async def test_save_while_a_query_page_is_in_flight_is_refused(
+    faulty: tuple[StubServer, FaultInjector],
+) -> None:
+    stub, injector = faulty
+    async with _client(stub, 1) as service:
+        table = fresh_name()
+        await service.create_table(table)
+        await service.get_table_client(table).insert_entity({"PartitionKey": "p", "RowKey": "r"})
+        ctx = TableContext(service)
+        ctx.add(table, Movie("p", "new"))
+        injector.add_latency(0.2, methods={"GET"})
+        reading = asyncio.create_task(ctx.query(Movie, table).to_list())
+        await asyncio.sleep(0)  # the query task now waits for its (slow) first page
+        with pytest.raises(ContextBusyError, match="fetching"):
+            await ctx.save_changes()
+        rows = await reading
+        assert len(rows) == 1
+        await ctx.save_changes()  # the query is done: saving works again
+        assert ctx.state_of(rows[0]) is EntityState.UNCHANGED
