@@ -92,3 +92,12 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
         assert (site / page).is_file(), page
     reference = (site / "reference" / "query" / "index.html").read_text(encoding="utf-8")
     assert "PlanKind" in reference  # the API reference is generated from the docstrings
+
+
+def test_readme_quick_start_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's quick start is a complete program (it runs its own event loop)."""
+    (source,) = _BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    exec(compile(source, "<README.md quick start>", "exec"), {"__name__": "readme"})
+    out = capsys.readouterr().out
+    assert "row range: PartitionKey='Action'" in out
+    assert "['Heat']" in out
