@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -214,6 +215,75 @@ def _single(request: web.Request, name: str) -> str | None:
     return values[0]
 
 
+_TIMEOUT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_DSV_RE = re.compile(r"\s*([0-9]+)\.([0-9]+)\s*(?:;.*)?", re.ASCII | re.DOTALL)
+_DSV_KNOWN = frozenset({(1, 0), (2, 0), (3, 0)})
+_DSV_HEADERS = ("DataServiceVersion", "MaxDataServiceVersion")
+
+
+def check_timeout(query: MultiDictProxy[str]) -> None:
+    """Validate the ``timeout`` query parameter (seconds; PROTOCOL.md 3.6).
+
+    Not an integer -> ``400 InvalidQueryParameterValue``; below 1 -> ``400
+    OutOfRangeQueryParameterValue``; more than 30 is accepted (the service uses 30).
+
+    Example::
+
+        >>> check_timeout(parse_query("timeout=90"))
+        >>> check_timeout(parse_query("timeout=0"))
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 OutOfRangeQueryParameterValue: ...
+    """
+    for text in query.getall("timeout", []):
+        details = {"QueryParameterName": "timeout", "QueryParameterValue": text}
+        if _TIMEOUT_RE.fullmatch(text.strip()) is None:
+            err = errors.invalid_query_parameter_value()
+        elif int(text) < 1:
+            err = errors.out_of_range_query_parameter_value()
+        else:
+            continue
+        err.details.update(details)
+        raise err
+
+
+def data_service_version(
+    headers: CIMultiDictProxy[str] | CIMultiDict[str], name: str
+) -> int | None:
+    """The major version of a ``DataServiceVersion``/``MaxDataServiceVersion`` header.
+
+    ``1.0``, ``2.0`` or ``3.0`` with an optional ``;NetFx`` or ``;`` suffix (PROTOCOL.md
+    3.4); None when absent. Anything else, or the header twice, is ``400
+    InvalidHeaderValue`` naming the header.
+
+    Example::
+
+        >>> data_service_version(CIMultiDict({"DataServiceVersion": "3.0;NetFx"}),
+        ...                      "DataServiceVersion")
+        3
+    """
+    values = headers.getall(name, [])
+    if not values:
+        return None
+    m = _DSV_RE.fullmatch(values[0]) if len(values) == 1 else None
+    if m is None or (int(m.group(1)), int(m.group(2))) not in _DSV_KNOWN:
+        err = errors.invalid_header_value()
+        err.details.update({"HeaderName": name, "HeaderValue": ",".join(values)})
+        raise err
+    return int(m.group(1))
+
+
+def check_data_service_versions(headers: CIMultiDictProxy[str] | CIMultiDict[str]) -> None:
+    """Validate both OData version headers of a request (or batch part).
+
+    Example::
+
+        >>> check_data_service_versions(CIMultiDict({"MaxDataServiceVersion": "3.0;NetFx"}))
+    """
+    for name in _DSV_HEADERS:
+        data_service_version(headers, name)
+
+
 def _split_target(raw: str) -> tuple[str | None, str, str]:
     """(host or None, raw path, raw query) of a request target (path or absolute URL)."""
     if raw.startswith(("http://", "https://")):
@@ -359,13 +429,17 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if resource.kind is Kind.SERVICE:
         request[ERR_STYLE] = STORAGE_XML
         _require_version_header(request)
+        check_timeout(query_of(request))
         return await _service_operation(call, raw_path, restype, comp)
     if comp == "acl" and resource.kind is Kind.COLLECTION and resource.bare:
         request[ERR_STYLE] = STORAGE_XML
         _require_version_header(request)
+        check_timeout(query_of(request))
         return await _acl_operation(call, raw_path)
     # OData operations: errors follow the negotiated format
     _set_error_style(request, version)
+    check_timeout(query_of(request))
+    check_data_service_versions(request.headers)
     if resource.kind is Kind.TABLES:
         if effective == "GET":
             return _query_tables(call, raw_path)
@@ -695,6 +769,16 @@ def _select(call: Call) -> tuple[list[str] | None, str | None]:
     text = query_of(call.request).get("$select")
     if text is None or not text.strip():
         return None, None
+    if not versions.supports_select(call.version):
+        raise errors.unsupported_query_parameter(
+            "The $select query option needs x-ms-version 2011-08-18 or later."
+        )
+    max_dsv = data_service_version(call.request.headers, "MaxDataServiceVersion")
+    if max_dsv is not None and max_dsv < 2:
+        raise errors.invalid_input(
+            "The response requires that version 2.0 of the protocol be used, but the "
+            "MaxDataServiceVersion header value in the request is set to '1.0'."
+        )
     names = odata.parse_select(text)
     if not names or names == ["*"]:
         return None, None
@@ -943,6 +1027,7 @@ def _part_resource(call: Call, part: batch_fmt.BatchPart) -> Resource:
 
 
 def _batch_write_op(call: Call, index: int, part: batch_fmt.BatchPart) -> tuple[str, _BatchOp]:
+    check_data_service_versions(part.headers)
     resource = _part_resource(call, part)
     method = part.method
     tunnel = part.headers.getall("X-HTTP-Method", [])
@@ -1131,6 +1216,7 @@ def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) ->
     fmt: Fmt | None = None
     try:
         fmt = _part_format(part, call.version)
+        check_data_service_versions(part.headers)
         resource = _part_resource(call, part)
         if resource.kind is not Kind.ENTITY:
             raise errors.not_implemented()

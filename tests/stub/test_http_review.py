@@ -124,3 +124,98 @@ async def test_query_only_batch_is_a_read_on_the_secondary(raw: RawClient) -> No
     )
     assert (r.status, r.code) == (403, "AuthorizationFailure"), r.body
     assert await _row_keys(raw) == ["r"]
+
+
+# --- query parameters and OData headers ---------------------------------------------------------
+
+
+async def test_timeout_parameter_is_validated(raw: RawClient) -> None:
+    await make_table(raw)
+    for value in ("5", "30", "3600", "0030"):  # above 30 s the service uses 30 s
+        r = await raw.request(
+            "GET", "/mytable()", query={"timeout": value}, headers={"Accept": JSON_MINIMAL}
+        )
+        assert r.status == 200, (value, r.body)
+    for value, code in (
+        ("abc", "InvalidQueryParameterValue"),
+        ("", "InvalidQueryParameterValue"),
+        ("1.5", "InvalidQueryParameterValue"),
+        ("0", "OutOfRangeQueryParameterValue"),
+        ("-1", "OutOfRangeQueryParameterValue"),
+    ):
+        r = await raw.request(
+            "POST",
+            "/mytable",
+            query={"timeout": value},
+            headers=JSON_HEADERS,
+            body='{"PartitionKey":"p","RowKey":"t"}',
+        )
+        assert (r.status, r.code) == (400, code), (value, r.body)
+        assert r.json()["odata.error"]["QueryParameterName"] == "timeout"
+    # service-level and ACL operations answer in storage XML
+    r = await raw.request(
+        "GET", "/", query={"restype": "service", "comp": "properties", "timeout": "x"}
+    )
+    assert (r.status, r.code) == (400, "InvalidQueryParameterValue"), r.body
+    assert r.body.lstrip(b"\xef\xbb\xbf").startswith(b"<?xml")
+    assert await _row_keys(raw) == []
+
+
+async def test_select_needs_2011_08_18(raw: RawClient) -> None:
+    await make_table(raw)
+    await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "r", "a": 1})
+    atom = {"Accept": "application/atom+xml"}
+    for path in ("/mytable()", "/mytable(PartitionKey='p',RowKey='r')"):
+        r = await raw.request(
+            "GET", path, query={"$select": "a"}, headers=atom, version="2009-09-19"
+        )
+        assert (r.status, r.code) == (400, "UnsupportedQueryParameter"), r.body
+        r = await raw.request(
+            "GET", path, query={"$select": "a"}, headers=atom, version="2011-08-18"
+        )
+        assert r.status == 200, r.body
+        # a client that can only read version 1.0 responses cannot get a projection
+        r = await raw.request(
+            "GET",
+            path,
+            query={"$select": "a"},
+            headers={**atom, "MaxDataServiceVersion": "1.0;NetFx"},
+            version="2011-08-18",
+        )
+        assert (r.status, r.code) == (400, "InvalidInput"), r.body
+
+
+async def test_data_service_version_headers_are_validated(raw: RawClient) -> None:
+    await make_table(raw)
+    for name in ("DataServiceVersion", "MaxDataServiceVersion"):
+        for value in ("3.0", "3.0;NetFx", "3.0;", "2.0;NetFx", "1.0", " 3.0 "):
+            r = await raw.request(
+                "GET", "/mytable()", headers={"Accept": JSON_MINIMAL, name: value}
+            )
+            assert r.status == 200, (name, value, r.body)
+        for value in ("", "garbage", "3", "4.0", "3.x", "-1.0", "3.0.1"):
+            r = await raw.request(
+                "POST",
+                "/mytable",
+                headers={**JSON_HEADERS, name: value},
+                body='{"PartitionKey":"p","RowKey":"d"}',
+            )
+            assert (r.status, r.code) == (400, "InvalidHeaderValue"), (name, value, r.body)
+            assert r.json()["odata.error"]["HeaderName"] == name
+    # inside a batch, the failing part is named
+    parts = [
+        request_part("POST", "/devstoreaccount1/mytable", '{"PartitionKey":"p","RowKey":"1"}'),
+        request_part(
+            "POST",
+            "/devstoreaccount1/mytable",
+            '{"PartitionKey":"p","RowKey":"2"}',
+            {"DataServiceVersion": "9.9"},
+        ),
+    ]
+    r = await post_batch(raw, envelope(parts))
+    [(status, _, payload)] = parts_of(r.body)
+    assert status == 400
+    err = json.loads(payload)["odata.error"]
+    assert err["code"] == "InvalidHeaderValue"
+    assert err["message"]["value"].startswith("1:")
+    assert await _row_keys(raw) == []
