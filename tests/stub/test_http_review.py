@@ -265,7 +265,8 @@ async def test_http_key_queries_scan_only_their_ranges(stub: StubServer, raw: Ra
         assert r.status == 200, r.body
         assert len(r.json()["value"]) == matches, flt
         assert "x-ms-continuation-NextPartitionKey" not in r.headers, flt
-        assert scans and sum(scans) <= most_scanned, (flt, scans)
+        assert scans, flt
+        assert sum(scans) <= most_scanned, (flt, scans)
     # a filter on a non-key property is a scan, which the counter shows
     scans.clear()
     r = await raw.request(
