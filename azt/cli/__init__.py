@@ -17,7 +17,7 @@ entity group transactions of up to 100 operations.
 
 Exit status: ``0`` success; ``1`` the service refused or could not be reached; ``2`` bad
 usage (arguments, connection string, filter); ``3`` bad input data (import); ``130``
-interrupted.
+interrupted; ``141`` the reader of the output went away (``azt export t | head``).
 
 Example::
 
@@ -51,7 +51,15 @@ from azt.cli._progress import Progress
 from azt.client import TableClient, TableServiceClient, UpdateMode
 from azt.edm import TableEntity
 
-__all__ = ["ENV_VAR", "EXIT_INPUT", "EXIT_SERVICE", "EXIT_USAGE", "build_parser", "main"]
+__all__ = [
+    "ENV_VAR",
+    "EXIT_BROKEN_PIPE",
+    "EXIT_INPUT",
+    "EXIT_SERVICE",
+    "EXIT_USAGE",
+    "build_parser",
+    "main",
+]
 
 #: Environment variable holding the default connection string.
 ENV_VAR = "AZT_CONNECTION_STRING"
@@ -61,6 +69,9 @@ EXIT_SERVICE = 1
 EXIT_USAGE = 2
 #: Exit status for bad input data (``azt import``).
 EXIT_INPUT = 3
+
+#: Exit status when the reader of stdout went away (128 + SIGPIPE, as shells report it).
+EXIT_BROKEN_PIPE = 141
 
 _BATCH_MAX = 100
 _BATCH_BYTES = 3 * 1024 * 1024  # leave room under the 4 MiB limit for the envelope
@@ -532,6 +543,14 @@ def main(
     except AztError as exc:
         io_.stderr.write(f"azt: {exc}\n")
         return EXIT_SERVICE
+    except BrokenPipeError:
+        # The reader went away (``azt export t | head``): stop quietly, like other tools,
+        # and keep Python from complaining again when it flushes stdout at exit.
+        if io_.stdout is sys.stdout:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         io_.stderr.write(f"azt: {exc}\n")
         return EXIT_SERVICE if not isinstance(exc, FileNotFoundError) else EXIT_USAGE

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from azt import EdmDateTime, EdmType, TableServiceClient, Typed
-from azt.cli import EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE
+from azt.cli import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE
 from azt_server_stub import StubServer
 
 from .conftest import run
@@ -36,8 +36,19 @@ def service_call(conn: str, fn: Any) -> Any:
 def insert(conn: str, table: str, entities: list[dict[str, Any]]) -> None:
     async def go(service: TableServiceClient) -> None:
         t = await service.create_table_if_not_exists(table)
+        if len(entities) < 50:
+            for e in entities:
+                await t.insert_entity(e)
+            return
+        by_partition: dict[str, list[dict[str, Any]]] = {}
         for e in entities:
-            await t.insert_entity(e)
+            by_partition.setdefault(e["PartitionKey"], []).append(e)
+        for group in by_partition.values():
+            for start in range(0, len(group), 100):
+                batch = t.batch()
+                for e in group[start : start + 100]:
+                    batch.create(e)
+                await t.submit_transaction(batch)
 
     service_call(conn, go)
 
@@ -414,3 +425,22 @@ def test_import_missing_input_file(conn: str, tmp_path: Path) -> None:
     r = run("import", "whatever", "-i", str(tmp_path / "nope.jsonl"))
     assert r.status == EXIT_USAGE
     assert "nope.jsonl" in r.err
+
+
+def test_export_into_a_closed_pipe(conn: str, table_name: str) -> None:
+    insert(conn, table_name, [{"PartitionKey": "p", "RowKey": f"{i:05d}"} for i in range(3000)])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "azt", "export", table_name, "--progress", "never"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == EXIT_BROKEN_PIPE
+    assert json.loads(first)["RowKey"] == "00000"
+    assert "Traceback" not in err
+    assert "Exception ignored" not in err
