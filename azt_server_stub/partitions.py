@@ -40,7 +40,7 @@ import argparse
 import bisect
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 from aiohttp import web
@@ -85,7 +85,9 @@ class RangeLayout:
 
     ``boundaries`` are kept sorted (UTF-16 order) and without duplicates; the empty string
     is not a boundary (every table starts there). ``scan_budget`` must be at least 1 (or
-    ``None``: no budget).
+    ``None``: no budget). ``partition_pages`` makes every PartitionKey a range partition of
+    its own, so a page never holds two PartitionKeys (PROTOCOL.md 7.6's "break at every
+    PartitionKey change").
 
     Example::
 
@@ -96,6 +98,8 @@ class RangeLayout:
 
     boundaries: tuple[str, ...] = ()
     scan_budget: int | None = None
+    partition_pages: bool = False
+    _keys: tuple[bytes, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         bounds = tuple(self.boundaries)
@@ -104,6 +108,7 @@ class RangeLayout:
                 raise TypeError(f"a range boundary is a PartitionKey string, got {b!r}")
         cleaned = tuple(sorted({b for b in bounds if b}, key=utf16_key))
         object.__setattr__(self, "boundaries", cleaned)
+        object.__setattr__(self, "_keys", tuple(utf16_key(b) for b in cleaned))
         budget = self.scan_budget
         if budget is not None and (
             not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
@@ -113,21 +118,42 @@ class RangeLayout:
     @property
     def trivial(self) -> bool:
         """True when the layout never cuts a page (no boundaries, no budget)."""
-        return not self.boundaries and self.scan_budget is None
+        return not self.boundaries and self.scan_budget is None and not self.partition_pages
 
     def partition_of(self, partition_key: str) -> int:
-        """The index of the range partition that holds ``partition_key``."""
-        keys = [utf16_key(b) for b in self.boundaries]
-        return bisect.bisect_right(keys, utf16_key(partition_key))
+        """The index of the range partition that holds ``partition_key`` (``boundaries``
+        only; with ``partition_pages`` every PartitionKey is moreover a range of its own)."""
+        return bisect.bisect_right(self._keys, utf16_key(partition_key))
 
     def next_boundary(self, partition_key: str) -> str | None:
-        """The first boundary above ``partition_key``: where a page started there stops."""
+        """The first boundary above ``partition_key``: where a page started there stops.
+
+        With ``partition_pages`` that is the next PartitionKey value itself
+        (``partition_key + "\\x00"``, the smallest string above it).
+
+        Example::
+
+            >>> RangeLayout(("m",), partition_pages=True).next_boundary("k")
+            'k\\x00'
+        """
+        if self.partition_pages:
+            return partition_key + "\x00"  # at or below any boundary above partition_key
         index = self.partition_of(partition_key)
         return self.boundaries[index] if index < len(self.boundaries) else None
 
-    def query_options(self) -> QueryOptions:
-        """The keyword arguments to pass to ``Backend.query_entities``."""
-        return {"scan_budget": self.scan_budget, "boundaries": self.boundaries or None}
+    def query_options(self, start_partition: str | None = None) -> QueryOptions:
+        """The keyword arguments to pass to ``Backend.query_entities`` for a page whose scan
+        starts in ``start_partition`` (needed by ``partition_pages``; None: the table start).
+
+        Example::
+
+            >>> RangeLayout(("b",), 3).query_options()
+            {'scan_budget': 3, 'boundaries': ('b',)}
+        """
+        bounds = self.boundaries
+        if self.partition_pages:
+            bounds = (*bounds, (start_partition or "") + "\x00")
+        return {"scan_budget": self.scan_budget, "boundaries": bounds or None}
 
     @classmethod
     def every(cls, keys: Iterable[str], n: int, *, scan_budget: int | None = None) -> RangeLayout:
@@ -218,9 +244,11 @@ def query(
     if layout is None:
         page = backend.query_entities(account, table, flt, top, start, restrict)
     else:
-        page = backend.query_entities(
-            account, table, flt, top, start, restrict, **layout.for_table(table).query_options()
-        )
+        start_pk = _start_partition(flt, start)
+        options = layout.for_table(table).query_options(start_pk)
+        page = backend.query_entities(account, table, flt, top, start, restrict, **options)
+        record_query(request, page.entities, page.scanned, start_pk)
+        return page
     record_query(request, page.entities, page.scanned, _start_partition(flt, start))
     return page
 
@@ -255,7 +283,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> p = argparse.ArgumentParser(); add_arguments(p)
         >>> layout = from_args(p.parse_args(["--range-boundary", "m", "--scan-budget", "5"]))
         >>> layout.default
-        RangeLayout(boundaries=('m',), scan_budget=5)
+        RangeLayout(boundaries=('m',), scan_budget=5, partition_pages=False)
     """
     group = parser.add_argument_group("range partitions")
     group.add_argument(
@@ -265,6 +293,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PARTITIONKEY",
         help="a PartitionKey where a range partition starts (all tables); repeatable. Query "
         "pages stop there with continuation headers, possibly empty",
+    )
+    group.add_argument(
+        "--partition-pages",
+        action="store_true",
+        help="every PartitionKey is a range partition of its own: a query page never holds "
+        "two PartitionKeys",
     )
     group.add_argument(
         "--scan-budget",
@@ -282,6 +316,9 @@ def from_args(args: argparse.Namespace) -> PartitionLayout | None:
     """
     bounds = tuple(getattr(args, "range_boundary", None) or ())
     budget = getattr(args, "scan_budget", None)
-    if not bounds and budget is None:
+    per_partition = bool(getattr(args, "partition_pages", False))
+    if not bounds and budget is None and not per_partition:
         return None
-    return PartitionLayout(RangeLayout(boundaries=bounds, scan_budget=budget))
+    return PartitionLayout(
+        RangeLayout(boundaries=bounds, scan_budget=budget, partition_pages=per_partition)
+    )

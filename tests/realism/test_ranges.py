@@ -166,3 +166,13 @@ async def test_query_pages_are_charged_what_they_scanned() -> None:
         clock.advance(0.5)  # -4 + 5 = 1 token
         async with table_client(stub, TABLE) as fresh:
             assert (await fresh.get_entity("p001", "r00"))["R"] == 0
+
+
+async def test_partition_pages_with_the_client() -> None:
+    async with loaded() as (stub, partitions), table_client(stub, TABLE) as table:
+        partitions.set_table(TABLE, RangeLayout(partition_pages=True, scan_budget=15))
+        pages = await pages_of(table.query_entities("R lt 18"))
+    assert keys([e for page in pages for e in page]) == expected(lambda e: e["R"] < 18)
+    assert all(len({e["PartitionKey"] for e in page}) <= 1 for page in pages)
+    # per partition: 15 examined, then the 3 rows left (r15..r17 match, r18/r19 do not)
+    assert [len(page) for page in pages] == [0] + [15, 3] * N_PK

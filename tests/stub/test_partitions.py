@@ -87,6 +87,9 @@ def test_command_line() -> None:
     assert layout.default == RangeLayout(("c", "k"))
     with pytest.raises(ValueError):
         from_args(parser.parse_args(["--scan-budget", "0"]))
+    pages = from_args(parser.parse_args(["--partition-pages"]))
+    assert pages is not None
+    assert pages.default == RangeLayout(partition_pages=True)
 
 
 # --- a reference model of the backend's query loop ----------------------------------------------
@@ -165,8 +168,11 @@ def backend_pages(
     flt: object,
     layout: RangeLayout,
     top: int | None,
+    first_partition: str = "",
     max_pages: int = 10_000,
 ) -> list[tuple[list[Key], Key | None, int]]:
+    """Follow continuations as the handler does (``first_partition``: where the first
+    page's scan starts, i.e. the planner's first range)."""
     pages: list[tuple[list[Key], Key | None, int]] = []
     start: Key | None = None
     for _ in range(max_pages):
@@ -176,7 +182,7 @@ def backend_pages(
             flt,  # type: ignore[arg-type]
             top,
             start,
-            **layout.query_options(),
+            **layout.query_options(first_partition if start is None else start[0]),
         )
         pages.append(([e.key for e in page.entities], page.next_key, page.scanned))
         if page.next_key is None:
@@ -196,9 +202,10 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Entity], RangeLayout, int | None, i
     entities = [Entity(pk, rk, 0, {"n": (Edm.INT32, i)}) for i, (pk, rk) in enumerate(pairs)]
     boundaries = draw(st.lists(keys, max_size=5))
     budget = draw(st.none() | st.integers(1, 6))
+    per_partition = draw(st.booleans())
     top = draw(st.none() | st.integers(1, 6))
     modulus = draw(st.integers(1, 4))
-    return entities, RangeLayout(tuple(boundaries), budget), top, modulus
+    return entities, RangeLayout(tuple(boundaries), budget, per_partition), top, modulus
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -273,15 +280,16 @@ def test_real_filters_return_every_match_once_in_order(
     entities, layout, top, _ = scenario
     backend = load(entities)
     flt = odata.compile_entity_filter(text) if text else None
-    pages = backend_pages(backend, flt, layout, top)
+    # the first page starts where the planner's first range starts
+    first = (
+        "" if flt is None or not flt.ranges else min((lo[0] for lo, _ in flt.ranges), key=utf16_key)
+    )
+    pages = backend_pages(backend, flt, layout, top, first)
     returned = [k for keys, _, _ in pages for k in keys]
     stored = [backend.get_entity(ACCOUNT, TABLE, *e.key) for e in entities]
     expected = sorted((e.key for e in stored if flt is None or flt.matches(e)), key=sort_key)
     assert returned == expected
-    # the first page starts where the planner's first range starts
-    start_pk = (
-        "" if flt is None or not flt.ranges else min((lo[0] for lo, _ in flt.ranges), key=utf16_key)
-    )
+    start_pk = first
     for keys, nxt, scanned in pages:
         stop = layout.next_boundary(start_pk)
         # no page crosses a boundary above the PartitionKey it started at
@@ -291,3 +299,29 @@ def test_real_filters_return_every_match_once_in_order(
         assert top is None or len(keys) <= top
         if nxt is not None:
             start_pk = nxt[0]
+
+
+def test_partition_pages_never_mix_partition_keys() -> None:
+    entities = [Entity(pk, str(rk), 0) for pk in ("", "a", "b", "c") for rk in range(3)]
+    backend = load(entities)
+    layout = RangeLayout(boundaries=("b",), partition_pages=True)
+    pages = backend_pages(backend, None, layout, 2)
+    assert [(keys, nxt) for keys, nxt, _ in pages] == [
+        ([("", "0"), ("", "1")], ("", "2")),  # top 2
+        ([("", "2")], ("a", "0")),
+        ([("a", "0"), ("a", "1")], ("a", "2")),
+        ([("a", "2")], ("b", "0")),
+        ([("b", "0"), ("b", "1")], ("b", "2")),
+        ([("b", "2")], ("c", "0")),
+        ([("c", "0"), ("c", "1")], ("c", "2")),
+        ([("c", "2")], None),
+    ]
+    assert not layout.trivial
+    # a scan from the table's start without a "" partition begins with an empty page
+    no_empty_pk = load([Entity("x", "1", 0), Entity("y", "1", 0)])
+    pages = backend_pages(no_empty_pk, None, RangeLayout(partition_pages=True), None)
+    assert [(keys, nxt) for keys, nxt, _ in pages] == [
+        ([], ("x", "1")),
+        ([("x", "1")], ("y", "1")),
+        ([("y", "1")], None),
+    ]
