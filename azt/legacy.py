@@ -28,6 +28,8 @@ its own beyond choosing which client (with or without retries) a call goes throu
 ``q.AsTableServiceQuery()``                 ``q.as_table_service_query()``
 ``cloudQuery.Execute()``                    ``async for m in cloud_query.execute()``
 ``cloudQuery.BeginExecuteSegmented``        ``await cloud_query.execute_segmented(token)``
+                                            (also ``context.execute(q)``,
+                                            ``context.execute_segmented(q, token)``)
 ``context.MergeOption``                     ``context.merge_option``
 ``context.IgnoreResourceNotFoundException`` ``context.ignore_resource_not_found``
 ``SaveChangesOptions.Batch`` (...)          ``SaveChangesOptions.BATCH`` (...)
@@ -570,6 +572,39 @@ class TableServiceContext(TableContext):
         return DataServiceQuery(
             self, table_name, Query(entity_class, self._table(self.service, table_name))
         )
+
+    def as_table_service_query(self, query: ContextQuery[R]) -> CloudTableQuery[R]:
+        """``query.AsTableServiceQuery()`` written as a context call.
+
+        Example::
+
+            cloud_query = context.as_table_service_query(context.create_query(Movie, "Movies"))
+        """
+        if not isinstance(query, ContextQuery) or query._ctx is not self:
+            raise ValidationError("the query must come from this context's create_query()")
+        return CloudTableQuery(query)
+
+    def execute(self, query: ContextQuery[R]) -> AsyncIterator[R]:
+        """Every result of a query of this context, following continuations
+        (``CloudTableQuery.Execute``).
+
+        Example::
+
+            async for movie in context.execute(context.create_query(Movie, "Movies")):
+                ...
+        """
+        return self.as_table_service_query(query).execute()
+
+    async def execute_segmented(
+        self, query: ContextQuery[R], continuation_token: str | None = None
+    ) -> ResultSegment[R]:
+        """One segment of a query's results (``ExecuteSegmented``).
+
+        Example::
+
+            segment = await context.execute_segmented(q, token)
+        """
+        return await self.as_table_service_query(query).execute_segmented(continuation_token)
 
 
 class DataServiceQuery(ContextQuery[R]):

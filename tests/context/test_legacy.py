@@ -151,6 +151,15 @@ async def test_queries_segments(legacy_client: CloudTableClient) -> None:
     assert sizes == [4, 4, 2]
     with pytest.raises(azt.ValidationError, match="last segment"):
         await segment.get_next()
+    # the context-level spellings
+    base = fresh.create_query(Film, name).where(Film.PartitionKey == "Drama").page_size(5)
+    assert len([f async for f in fresh.execute(base)]) == 12
+    first = await fresh.execute_segmented(base)
+    assert len(first.results) == 5
+    rest = await fresh.execute_segmented(base, first.continuation_token)
+    assert [f.RowKey for f in rest.results] == ["05", "06", "07", "08", "09"]
+    with pytest.raises(azt.ValidationError, match="this context"):
+        legacy_client.get_data_service_context().as_table_service_query(base)
     # the same objects: the identity map returns tracked entities
     again = [f async for f in q.execute()]
     assert all(a is b for a, b in zip(again, all_films, strict=True))
