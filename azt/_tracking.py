@@ -233,38 +233,90 @@ class EntityAccess(Protocol):
     """
 
     def keys(self, obj: Any) -> tuple[str, str]:
-        """(PartitionKey, RowKey) as the object holds them now."""
+        """(PartitionKey, RowKey) as the object holds them now.
+
+        Example::
+
+            >>> MappingAccess().keys({"PartitionKey": "p", "RowKey": "r"})
+            ('p', 'r')
+        """
         ...
 
     def snapshot(self, obj: Any) -> Snapshot:
-        """The property values (keys excluded) as a tuple of immutable values."""
+        """The property values (keys excluded) as a tuple of immutable values.
+
+        Example::
+
+            >>> MappingAccess().snapshot({"PartitionKey": "p", "RowKey": "r", "B": b"x"})
+            (('B', b'x', <class 'bytes'>),)
+        """
         ...
 
     def diff(self, old: Snapshot, new: Snapshot) -> tuple[list[str], list[str]]:
-        """(names set or changed, names removed) between two snapshots of one object."""
+        """(names set or changed, names removed) between two snapshots of one object.
+
+        Example::
+
+            >>> acc = MappingAccess()
+            >>> acc.diff((("A", 1, int), ("B", 2, int)), (("A", 5, int),))
+            (['A'], ['B'])
+        """
         ...
 
     def payload(self, obj: Any, names: Collection[str] | None) -> TableEntity:
-        """The entity to send: keys plus ``names`` (``None``: every property)."""
+        """The entity to send: keys plus ``names`` (``None``: every property).
+
+        Example::
+
+            >>> dict(MappingAccess().payload({"PartitionKey": "p", "RowKey": "r", "A": 1,
+            ...                               "B": 2}, ["B"]))
+            {'PartitionKey': 'p', 'RowKey': 'r', 'B': 2}
+        """
         ...
 
     def etag(self, obj: Any) -> str | None:
-        """The ETag the object itself carries (``None`` if it has none)."""
+        """The ETag the object itself carries (``None`` if it has none).
+
+        Example::
+
+            >>> MappingAccess().etag({"PartitionKey": "p", "RowKey": "r"}) is None
+            True
+        """
         ...
 
     def set_etag(self, obj: Any, etag: str | None) -> None:
-        """Mirror the tracked ETag onto the object (where it has a place for one)."""
+        """Mirror the tracked ETag onto the object (where it has a place for one).
+
+        Example::
+
+            >>> e = TableEntity(PartitionKey="p", RowKey="r")
+            >>> MappingAccess().set_etag(e, 'W/"1"'); e.metadata.etag
+            'W/"1"'
+        """
         ...
 
     def refresh(self, obj: Any, source: Any, keep: Collection[str], partial: bool) -> None:
         """Copy property values from ``source`` (a fresh object of the same kind) into
         ``obj``, except ``keep``; ``partial`` means ``source`` came from a projection, so
-        properties it lacks are left alone."""
+        properties it lacks are left alone.
+
+        Example::
+
+            >>> e = {"PartitionKey": "p", "RowKey": "r", "A": 1, "B": 2}
+            >>> MappingAccess().refresh(e, {"A": 5}, keep=["B"], partial=False); e
+            {'PartitionKey': 'p', 'RowKey': 'r', 'A': 5, 'B': 2}
+        """
         ...
 
     def rebase(self, old: Snapshot, fresh: Snapshot, keep: Collection[str]) -> Snapshot:
         """``fresh`` with the values of ``keep`` taken from ``old`` (a snapshot after a
-        refresh that preserved local edits)."""
+        refresh that preserved local edits).
+
+        Example::
+
+            >>> MappingAccess().rebase((("A", 1, int),), (("A", 5, int), ("B", 2, int)), ["A"])
+            (('B', 2, <class 'int'>), ('A', 1, <class 'int'>))
+        """
         ...
 
 
