@@ -331,7 +331,14 @@ class RequestMatch:
         return self.tables is not None
 
     def matches(self, info: RequestInfo) -> bool:
-        """Whether ``info`` satisfies every condition."""
+        """Whether ``info`` satisfies every condition.
+
+        Example::
+
+            >>> RequestMatch(only="reads").matches(RequestInfo("GET", "/a/t()", "a", None,
+            ...                                                 "t", None))
+            True
+        """
         if self.methods is not None and info.method not in self.methods:
             return False
         if self.only == "writes" and not info.is_write:
@@ -540,17 +547,36 @@ class FaultInjector:
         return rule
 
     def remove(self, rule: FaultRule) -> None:
-        """Remove one rule (ValueError if it is not there)."""
+        """Remove one rule (ValueError if it is not there).
+
+        Example::
+
+            >>> inj = FaultInjector(); rule = inj.add("busy"); inj.remove(rule); inj.rules
+            []
+        """
         with self._lock:
             self._rules.remove(rule)
 
     def clear(self) -> None:
-        """Remove every rule (counters and log are kept; see :meth:`reset_counters`)."""
+        """Remove every rule (counters and log are kept; see :meth:`reset_counters`).
+
+        Example::
+
+            >>> inj = FaultInjector([parse_fault("busy")]); inj.clear(); inj.rules
+            []
+        """
         with self._lock:
             self._rules.clear()
 
     def reset_counters(self) -> None:
-        """Zero the injector's totals and log (rules keep their own counters)."""
+        """Zero the injector's totals and log (rules keep their own counters).
+
+        Example::
+
+            >>> inj = FaultInjector(); inj.counters[FaultKind.BUSY] += 1; inj.reset_counters()
+            >>> inj.counters[FaultKind.BUSY]
+            0
+        """
         with self._lock:
             self.counters.clear()
             self.log.clear()
@@ -630,6 +656,13 @@ class FaultInjector:
         """Consult the rules for one request: total latency and the deciding rule (or None).
 
         Counts are updated as if the decision is carried out (the middleware does).
+
+        Example::
+
+            >>> inj = FaultInjector([parse_fault("latency=20ms"), parse_fault("timeout")])
+            >>> d = inj.decide(RequestInfo("GET", "/a/t()", "a", None, "t", None))
+            >>> d.delay, d.outcome.kind.value
+            (0.02, 'timeout')
         """
         decision = Decision()
         if not self.enabled:
@@ -770,6 +803,7 @@ def middleware(injector: FaultInjector) -> Middleware:
 
 
 FAULTS_KEY = web.AppKey("azt.faults", FaultInjector)
+"""Where :func:`install` keeps the injector: ``app[FAULTS_KEY]`` (e.g. for a test fixture)."""
 
 CONTROL_PATH = "/$stub/faults"
 """The control endpoint of an injector created with ``control=True`` (``--fault-control``).
@@ -1009,6 +1043,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def from_args(args: argparse.Namespace) -> FaultInjector | None:
     """The injector the parsed ``--fault``/``--latency``/``--fault-control`` arguments
     describe (None when there are none). Raises ``ValueError`` for a malformed spec.
+
+    Example::
+
+        >>> from_args(argparse.Namespace(fault=["busy:next=1"], latency=[], fault_seed=1,
+        ...                              fault_control=True)).control
+        True
     """
     specs = list(getattr(args, "fault", None) or [])
     specs += ["latency=" + s for s in getattr(args, "latency", None) or []]

@@ -73,7 +73,12 @@ def utf16_key(text: str) -> bytes:
 
 
 class QueryOptions(TypedDict):
-    """Keyword arguments for ``Backend.query_entities`` (``scan_budget``, ``boundaries``)."""
+    """Keyword arguments for ``Backend.query_entities`` (``scan_budget``, ``boundaries``).
+
+    Example::
+
+        >>> options: QueryOptions = {"scan_budget": 10, "boundaries": ("m",)}
+    """
 
     scan_budget: int | None
     boundaries: tuple[str, ...] | None
@@ -122,7 +127,13 @@ class RangeLayout:
 
     def partition_of(self, partition_key: str) -> int:
         """The index of the range partition that holds ``partition_key`` (``boundaries``
-        only; with ``partition_pages`` every PartitionKey is moreover a range of its own)."""
+        only; with ``partition_pages`` every PartitionKey is moreover a range of its own).
+
+        Example::
+
+            >>> RangeLayout(("f", "m")).partition_of("m")
+            2
+        """
         return bisect.bisect_right(self._keys, utf16_key(partition_key))
 
     def next_boundary(self, partition_key: str) -> str | None:
@@ -212,12 +223,19 @@ class PartitionLayout:
                 self._tables[table.lower()] = layout
 
     def for_table(self, table: str) -> RangeLayout:
-        """The layout that applies to ``table``."""
+        """The layout that applies to ``table``.
+
+        Example::
+
+            >>> PartitionLayout().for_table("any").trivial
+            True
+        """
         with self._lock:
             return self._tables.get(table.lower(), self._default)
 
 
 PARTITIONS_KEY = web.AppKey("azt.partitions", PartitionLayout)
+"""Where :func:`install` keeps the layout: ``app[PARTITIONS_KEY]`` (read by :func:`query`)."""
 
 
 def query(
@@ -310,9 +328,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def from_args(args: argparse.Namespace) -> PartitionLayout | None:
-    """The layout the parsed arguments describe (None when neither flag is given).
+    """The layout the parsed arguments describe (None when no flag is given).
 
     Raises ``ValueError`` for a scan budget below 1.
+
+    Example::
+
+        >>> ns = argparse.Namespace(range_boundary=["k"], scan_budget=None, partition_pages=False)
+        >>> from_args(ns).default.boundaries
+        ('k',)
     """
     bounds = tuple(getattr(args, "range_boundary", None) or ())
     budget = getattr(args, "scan_budget", None)

@@ -363,6 +363,14 @@ class Throttle:
 
         ``table``/``partition_key`` ``None``: the account bucket only. Nothing is taken
         from any bucket when the request is refused.
+
+        Example::
+
+            >>> t = Throttle(ThrottleLimits(partition_rate=100), clock=FakeClock())
+            >>> t.admit("acct", "orders", "2024-01", 100) is None   # a batch of 100
+            True
+            >>> t.admit("acct", "orders", "2024-01", 1).message[:22]
+            'The server is currentl'
         """
         if not self.enabled:
             return None
@@ -398,6 +406,10 @@ class Throttle:
         """Admission of a query page: the account bucket must hold at least one token.
 
         Nothing is taken; :meth:`charge` takes the page's cost once it is known.
+
+        Example::
+
+            >>> Throttle(ThrottleLimits(account_rate=1), clock=FakeClock()).admit_query("a")
         """
         if not self.enabled:
             return None
@@ -416,6 +428,12 @@ class Throttle:
         """Take costs already incurred (a query page): ``(PartitionKey or None, entities)``.
 
         Buckets may go into debt. The account is charged the sum.
+
+        Example::
+
+            >>> t = Throttle(ThrottleLimits(partition_rate=10), clock=FakeClock())
+            >>> t.charge("a", "t", [("p", 15)]); t.tokens("a", "t", "p")
+            -5.0
         """
         if not self.enabled:
             return
@@ -567,6 +585,7 @@ def middleware(throttle: Throttle) -> Middleware:
 
 
 THROTTLE_KEY = web.AppKey("azt.throttle", Throttle)
+"""Where :func:`install` keeps the throttle: ``app[THROTTLE_KEY]``."""
 
 
 def install(app: web.Application, throttle: Throttle | None) -> Throttle | None:
@@ -614,7 +633,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def from_args(args: argparse.Namespace) -> Throttle | None:
-    """The throttle ``--throttle`` describes (None when absent). ValueError when malformed."""
+    """The throttle ``--throttle`` describes (None when absent). ValueError when malformed.
+
+    Example::
+
+        >>> from_args(argparse.Namespace(throttle="partition=50")).limits.partition_rate
+        50.0
+    """
     spec = getattr(args, "throttle", None)
     if spec is None:
         return None

@@ -420,3 +420,13 @@ async def test_control_endpoint_is_off_by_default() -> None:
             status, code = r.status, r.headers.get("x-ms-error-code")
         assert status >= 400
         assert code  # the service's own refusal: no control endpoint
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    from azt_server_stub import faults as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 10

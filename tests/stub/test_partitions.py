@@ -325,3 +325,13 @@ def test_partition_pages_never_mix_partition_keys() -> None:
         ([("x", "1")], ("y", "1")),
         ([("y", "1")], None),
     ]
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    from azt_server_stub import partitions as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 10

@@ -294,3 +294,13 @@ def test_a_share_of_refusals_are_operation_timeouts() -> None:
     assert first == codes(1)
     assert 80 < first.count("OperationTimedOut") < 160
     assert set(first) == {"OperationTimedOut", "ServerBusy"}
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    from azt_server_stub import throttle as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 10
