@@ -5,6 +5,7 @@ Faults that refuse a request before applying it are retried transparently."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -196,3 +197,33 @@ async def test_batch_applied_then_lost_is_always_ambiguous() -> None:
             assert isinstance(info.value.error.error, azt.EntityAlreadyExistsError)
         rows = await stored(stub, "ambbatch")
         assert len(rows) == 6  # both batches were applied exactly once
+
+
+async def test_client_timeout_while_the_server_is_slow() -> None:
+    """The first attempt is held by injected latency past the client's timeout; the retry
+    inserts; the late first attempt then meets the retry's entity. Exactly one entity."""
+    release = asyncio.Event()
+    held: list[float] = []
+
+    async def hold(seconds: float) -> None:
+        held.append(seconds)
+        await release.wait()
+
+    inj = FaultInjector(sleep=hold)
+    async with realism_stub(faults=inj) as stub:
+        async with table_client(stub, "slow") as table:
+            await table.create_table()
+        inj.add("latency=30s:next=1@method=POST")  # ``hold`` waits for the test instead
+        async with azt.TableClient.from_connection_string(
+            stub.connection_string,
+            "slow",
+            retry=azt.RetryPolicy(max_attempts=3, base=0.001, minimum=0.0, maximum=0.002),
+            timeouts=azt.Timeouts(total=0.3),
+        ) as table:
+            result = await table.insert_entity(ENTITY)
+            assert result.status == 204
+            assert not result.ambiguity_resolved
+            release.set()
+            await asyncio.sleep(0)
+        assert held == [30.0]
+        assert len(await stored(stub, "slow")) == 1
