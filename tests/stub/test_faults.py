@@ -430,3 +430,23 @@ def test_docstring_examples() -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 10
+
+
+def test_insert_partition_key_from_json_and_atom_bodies() -> None:
+    from azt_server_stub.faults import _insert_partition_key
+
+    atom = (
+        b'<?xml version="1.0" encoding="utf-8"?>'
+        b'<entry xmlns:d="http://schemas.microsoft.com/ado/2007/08/dataservices" '
+        b'xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata" '
+        b'xmlns="http://www.w3.org/2005/Atom"><title /><author><name /></author><id />'
+        b'<content type="application/xml"><m:properties>'
+        b"<d:PartitionKey>atom-pk</d:PartitionKey><d:RowKey>r</d:RowKey>"
+        b"</m:properties></content></entry>"
+    )
+    assert _insert_partition_key(atom, "application/atom+xml") == "atom-pk"
+    assert _insert_partition_key(b'{"PartitionKey": "json-pk"}', "application/json") == "json-pk"
+    assert _insert_partition_key(b'{"PartitionKey": 3}', "application/json") is None
+    assert _insert_partition_key(b"[1, 2]", "application/json") is None
+    assert _insert_partition_key(b"not json", None) is None
+    assert _insert_partition_key(b"<entry", "application/atom+xml") is None
