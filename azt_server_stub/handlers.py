@@ -915,21 +915,20 @@ async def _insert_entity(call: Call, raw_path: str) -> web.Response:
 def _write_kind_and_operation(
     method: str, if_match: str | None, version: str
 ) -> tuple[str, Operation]:
+    """(backend write kind, operation for authorization) of a PUT/MERGE/PATCH.
+
+    Without If-Match these are upserts, which need 2011-08-18 (before: 400).
+    """
+    if if_match is None and not versions.supports_upsert(version):
+        raise errors.missing_required_header(
+            "An HTTP header that's mandatory for this request is not specified.\n"
+            "HeaderName:If-Match"
+        )
     if method == "PUT":
         if if_match is None:
-            if not versions.supports_upsert(version):
-                raise errors.missing_required_header(
-                    "An HTTP header that's mandatory for this request is not specified.\n"
-                    "HeaderName:If-Match"
-                )
             return "replace", Operation.INSERT_OR_REPLACE_ENTITY
         return "replace", Operation.UPDATE_ENTITY
     if if_match is None:
-        if not versions.supports_upsert(version):
-            raise errors.missing_required_header(
-                "An HTTP header that's mandatory for this request is not specified.\n"
-                "HeaderName:If-Match"
-            )
         return "merge", Operation.INSERT_OR_MERGE_ENTITY
     return "merge", Operation.MERGE_ENTITY
 

@@ -1,8 +1,10 @@
 """OData v3 JSON ("JSON light") bodies: entity and table readers, writers, errors.
 
 Readers implement PROTOCOL.md 6.1 (annotations before or after values, ``odata.*``
-ignored, duplicate members refused, typed values validated); writers implement
-6.2-6.4 for the three metadata levels with Azure's member order.
+ignored, duplicate members refused, typed values parsed by their lexical rules);
+writers implement 6.2-6.4 for the three metadata levels with Azure's member order.
+Ranges and limits (Int32/Int64/DateTime ranges, sizes, names, keys) are checked in
+one place, :mod:`azt_server_stub.validation`, by the backend on every write.
 
 Example::
 
@@ -27,10 +29,6 @@ from .. import errors
 from ..model import (
     INT32_MAX,
     INT32_MIN,
-    INT64_MAX,
-    INT64_MIN,
-    MAX_DATETIME_TICKS,
-    MIN_DATETIME_TICKS,
     Edm,
     Entity,
     TypedValue,
@@ -44,7 +42,8 @@ _INT64_RE = re.compile(r"^[+-]?\d{1,20}$")
 _GUID_RE = re.compile(
     r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
 )
-_DOUBLE_RE = re.compile(r"^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)$")
+#: The lexical form of a finite Double (JSON strings, Atom text).
+DOUBLE_RE = re.compile(r"^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)$")
 _SPECIAL_IN = {
     "NaN": math.nan,
     "Infinity": math.inf,
@@ -125,8 +124,6 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
     if edm is Edm.INT32:
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise errors.invalid_input()
-        if not INT32_MIN <= raw <= INT32_MAX:
-            raise errors.invalid_input("An error occurred while processing this request.")
         return (edm, raw)
     if edm is Edm.INT64:
         if isinstance(raw, str) and _INT64_RE.match(raw):
@@ -135,8 +132,6 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
             number = raw
         else:
             raise errors.invalid_input()
-        if not INT64_MIN <= number <= INT64_MAX:
-            raise errors.invalid_input("An error occurred while processing this request.")
         return (edm, number)
     if edm is Edm.DOUBLE:
         if isinstance(raw, bool):
@@ -146,7 +141,7 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
         if isinstance(raw, str):
             if raw in _SPECIAL_IN:
                 return (edm, _SPECIAL_IN[raw])
-            if _DOUBLE_RE.match(raw):
+            if DOUBLE_RE.match(raw):
                 return (edm, float(raw))
         raise errors.invalid_input()
     if edm is Edm.BOOLEAN:
@@ -158,30 +153,42 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
     if edm is Edm.DATETIME:
         return (edm, parse_datetime_value(raw))
     if edm is Edm.GUID:
-        if not _GUID_RE.match(raw):
-            raise errors.invalid_input()
-        return (edm, uuid.UUID(raw))
+        return (edm, parse_guid(raw))
     # Edm.BINARY
     return (edm, parse_base64(raw))
 
 
 def parse_datetime_value(text: str) -> int:
-    """A DateTime property value in ticks; 400 InvalidInput / OutOfRangeInput.
+    """A DateTime property value in ticks (lexical form only; 400 InvalidInput).
+
+    The range (1601-01-01 and later) is ``validation``'s, checked on every write.
 
     Example::
 
-        >>> parse_datetime_value("0001-01-01T00:00:00Z")
+        >>> parse_datetime_value("0001-01-01T00:00:00.5Z")
+        5000000
+        >>> parse_datetime_value("yesterday")
         Traceback (most recent call last):
         ...
-        azt_server_stub.errors.StubError: 400 OutOfRangeInput: ...
+        azt_server_stub.errors.StubError: 400 InvalidInput: One of the request inputs is not valid.
     """
     try:
-        ticks = parse_datetime(text)
+        return parse_datetime(text)
     except (ValueError, OverflowError):
         raise errors.invalid_input() from None
-    if not MIN_DATETIME_TICKS <= ticks <= MAX_DATETIME_TICKS:
-        raise errors.out_of_range_input()
-    return ticks
+
+
+def parse_guid(text: str) -> uuid.UUID:
+    """A Guid in its 8-4-4-4-12 hex form (either case); 400 InvalidInput otherwise.
+
+    Example::
+
+        >>> parse_guid("C9DA6455-213D-42C9-9A79-3E9149A57833").hex[:8]
+        'c9da6455'
+    """
+    if not _GUID_RE.match(text):
+        raise errors.invalid_input()
+    return uuid.UUID(text)
 
 
 def parse_base64(text: str) -> bytes:

@@ -116,6 +116,9 @@ def _json_level(params: dict[str, str]) -> Fmt:
     raise errors.media_type_not_supported()
 
 
+_WILDCARDS = ("*/*", "application/*")
+
+
 def _from_media_type(mtype: str, params: dict[str, str], version: str) -> Fmt | None:
     if mtype == "application/json":
         fmt = _json_level(params)
@@ -126,7 +129,7 @@ def _from_media_type(mtype: str, params: dict[str, str], version: str) -> Fmt | 
         if version >= ATOM_MAX_VERSION_EXCLUSIVE:
             raise errors.atom_format_not_supported()
         return Fmt.ATOM
-    if mtype in ("*/*", "application/*"):
+    if mtype in _WILDCARDS:
         return Fmt.MINIMAL if version >= ATOM_MAX_VERSION_EXCLUSIVE else Fmt.ATOM
     return None
 
@@ -215,16 +218,10 @@ def request_format(content_type: str | None, version: str) -> Fmt:
     if not ranges:
         raise errors.media_type_not_supported()
     _, _, mtype, params = ranges[0]
-    if mtype == "application/json":
-        fmt = _json_level(params)
-        if version < JSON_MIN_VERSION:
-            raise errors.json_format_not_supported()
-        return fmt
-    if mtype in ("application/atom+xml", "application/xml", "text/xml"):
-        if version >= ATOM_MAX_VERSION_EXCLUSIVE:
-            raise errors.atom_format_not_supported()
-        return Fmt.ATOM
-    raise errors.media_type_not_supported()
+    fmt = None if mtype in _WILDCARDS else _from_media_type(mtype, params, version)
+    if fmt is None:
+        raise errors.media_type_not_supported()
+    return fmt
 
 
 def parse_prefer(header: str | None, version: str) -> bool | None:

@@ -323,7 +323,14 @@ async def test_atom_request_refused_on_new_versions(raw: RawClient) -> None:
 
 async def test_bad_atom_bodies(raw: RawClient) -> None:
     await make_table(raw)
-    for body in ("<entry", ATOM_ENTRY.replace(">23<", ">x<"), "<notentry/>"):
+    for body in (
+        "<entry",
+        ATOM_ENTRY.replace(">23<", ">x<"),
+        "<notentry/>",
+        ATOM_ENTRY.replace(">23<", ">2147483648<"),  # Int32 out of range
+        ATOM_ENTRY.replace(">23<", ">" + "9" * 5000 + "<"),
+        ATOM_ENTRY.replace(">255<", ">9223372036854775808<"),  # Int64 out of range
+    ):
         r = await raw.request(
             "POST", "/mytable", headers=ATOM_HEADERS, body=body, version=ATOM_VERSION
         )
@@ -467,6 +474,12 @@ async def test_bad_json_bodies(raw: RawClient) -> None:
         '{"PartitionKey":"p","RowKey":"r","a":{"b":1}}': "InvalidInput",
         '{"PartitionKey":"p","RowKey":"r","a":NaN}': "InvalidInput",
         '{"PartitionKey":"p","RowKey":"r","a@odata.type":"Edm.Int32","a":"x"}': "InvalidInput",
+        '{"PartitionKey":"p","RowKey":"r","a@odata.type":"Edm.Int32","a":2147483648}': (
+            "InvalidInput"
+        ),
+        '{"PartitionKey":"p","RowKey":"r","a@odata.type":"Edm.Int64","a":"-9223372036854775809"}': (
+            "InvalidInput"
+        ),
         '{"PartitionKey":"p","RowKey":"r","a@odata.type":"Edm.Int64","a":"99999999999999999999"}': (
             "InvalidInput"
         ),
