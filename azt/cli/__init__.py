@@ -170,6 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
         "other stored properties) or insert (fail on existing keys)",
     )
     i.add_argument("--create", action="store_true", help="create the table if it is missing")
+    i.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        metavar="N",
+        help="transactions in flight at once (default 4; 1 sends them one after another)",
+    )
     _progress_arg(i)
     return p
 
@@ -369,9 +376,11 @@ def _input_size(stream: TextIO) -> int | None:
 
 
 class _Importer:
-    """Groups consecutive entities of one partition into transactions and sends them."""
+    """Groups consecutive entities of one partition into transactions and sends them, up to
+    ``concurrency`` transactions at a time. After a failure it sends nothing more; what was
+    written and what was not is known line by line (transactions are atomic)."""
 
-    def __init__(self, table: TableClient, mode: str, bar: Progress) -> None:
+    def __init__(self, table: TableClient, mode: str, bar: Progress, concurrency: int) -> None:
         self.table = table
         self.mode = mode
         self.bar = bar
@@ -379,6 +388,18 @@ class _Importer:
         self.keys: set[str] = set()
         self.size = 0
         self.written = 0
+        self.slots = asyncio.Semaphore(concurrency)
+        self.tasks: set[asyncio.Task[None]] = set()
+        #: (first line, last line, message) of each transaction that failed
+        self.failures: list[tuple[int, int, str]] = []
+
+    @property
+    def failed(self) -> bool:
+        """Whether a transaction failed (then nothing more is sent)."""
+        return self._stopped()
+
+    def _stopped(self) -> bool:
+        return bool(self.failures)
 
     async def add(self, line_no: int, entity: TableEntity, nbytes: int) -> None:
         pk, rk = entity["PartitionKey"], entity["RowKey"]
@@ -388,47 +409,88 @@ class _Importer:
             or len(self.pending) >= _BATCH_MAX
             or self.size + nbytes > _BATCH_BYTES
         ):
-            await self.flush()
+            await self.flush(line_no - 1)
         self.pending.append((line_no, entity))
         self.keys.add(rk)
         self.size += nbytes
 
-    async def flush(self) -> None:
-        if not self.pending:
+    @property
+    def first_unsent(self) -> int | None:
+        """The first line of the batch being built (not sent yet), if any."""
+        return self.pending[0][0] if self.pending else None
+
+    async def flush(self, last_line: int) -> None:
+        """Send the pending entities (lines up to ``last_line``) as one transaction."""
+        if not self.pending or self.failed:
             return
-        batch = self.table.batch()
-        for _, entity in self.pending:
-            if self.mode == "insert":
-                batch.create(entity)
-            else:
-                batch.upsert(
-                    entity, UpdateMode.REPLACE if self.mode == "replace" else UpdateMode.MERGE
-                )
+        ops, size = self.pending, self.size
+        self.pending, self.keys, self.size = [], set(), 0
+        await self.slots.acquire()
+        if self._stopped():  # a transaction failed while we waited: send nothing more
+            self.slots.release()
+            self.pending = ops
+            return
+        task = asyncio.create_task(self._send(ops, size, last_line))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _send(self, ops: list[tuple[int, TableEntity]], size: int, last_line: int) -> None:
         try:
+            batch = self.table.batch()
+            for _, entity in ops:
+                if self.mode == "insert":
+                    batch.create(entity)
+                else:
+                    mode = UpdateMode.REPLACE if self.mode == "replace" else UpdateMode.MERGE
+                    batch.upsert(entity, mode)
             await self.table.submit_transaction(batch)
         except TransactionError as exc:
             index = exc.index if exc.index is not None else 0
-            line = self.pending[min(index, len(self.pending) - 1)][0]
-            first = self.pending[0][0]
-            raise _ImportFailed(f"line {line}: {exc.error or exc}", self.written, first) from exc
+            line = ops[min(index, len(ops) - 1)][0]
+            self.failures.append((ops[0][0], last_line, f"line {line}: {exc.error or exc}"))
+            return
         except AztError as exc:
-            raise _ImportFailed(str(exc), self.written, self.pending[0][0]) from exc
-        n = len(self.pending)
-        self.written += n
-        self.bar.advance(entities=n, nbytes=self.size)
-        self.pending = []
-        self.keys = set()
-        self.size = 0
+            self.failures.append((ops[0][0], last_line, str(exc)))
+            return
+        finally:
+            self.slots.release()
+        self.written += len(ops)
+        self.bar.advance(entities=len(ops), nbytes=size)
 
+    async def drain(self) -> None:
+        """Wait for every transaction in flight."""
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks))
 
-class _ImportFailed(Exception):
-    def __init__(self, message: str, written: int, first_unwritten_line: int) -> None:
-        super().__init__(message)
-        self.written = written
-        self.first_unwritten_line = first_unwritten_line
+    def unwritten(self, unsent_from: int | None) -> str:
+        """What was not written: failed transactions' lines and the unsent rest."""
+        merged: list[tuple[int, int | None]] = sorted((f, last) for f, last, _ in self.failures)
+        if unsent_from is not None:
+            start = unsent_from
+            while merged:
+                first, last = merged[-1]
+                if last is None or last < start - 1:
+                    break
+                merged.pop()
+                start = min(start, first)
+            merged.append((start, None))
+        if len(merged) == 1 and merged[0][1] is None:
+            start = merged[0][0]
+            return f"every line before line {start}; nothing from line {start} on was written"
+        parts = []
+        for first, last in merged:
+            if last is None:
+                parts.append(f"every line from {first} on")
+            elif first == last:
+                parts.append(f"line {first}")
+            else:
+                parts.append(f"lines {first}-{last}")
+        return "all other lines; not written: " + ", ".join(parts)
 
 
 async def _import(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
     source = io_.stdin
     if args.create:
         table = await service.create_table_if_not_exists(args.table)
@@ -440,7 +502,10 @@ async def _import(service: TableServiceClient, args: argparse.Namespace, io_: Cl
         enabled=_progress_on(args, io_.stderr),
         total_bytes=_input_size(source),
     )
-    importer = _Importer(table, args.mode, bar)
+    importer = _Importer(table, args.mode, bar, args.concurrency)
+    bad_input: InputError | None = None
+    unsent_from: int | None = None
+    line_no = 0
     try:
         for line_no, line in enumerate(source, start=1):
             nbytes = len(line.encode("utf-8"))
@@ -450,28 +515,32 @@ async def _import(service: TableServiceClient, args: argparse.Namespace, io_: Cl
             try:
                 entity = loads_entity(line, line_no)
             except InputError as exc:
-                await importer.flush()
-                bar.close()
-                io_.stderr.write(
-                    f"azt import: {exc}\n"
-                    f"imported {importer.written} entities (every line before "
-                    f"line {line_no}); nothing from line {line_no} on was written\n"
-                )
-                return EXIT_INPUT
+                bad_input = exc
+                await importer.flush(line_no - 1)
+                unsent_from = importer.first_unsent or line_no
+                break
             await importer.add(line_no, entity, nbytes)
-        await importer.flush()
-    except _ImportFailed as exc:
+            if importer.failed:
+                unsent_from = importer.first_unsent or line_no + 1
+                break
+        else:
+            await importer.flush(line_no)
+            if importer.failed and importer.first_unsent is not None:
+                unsent_from = importer.first_unsent
+        await importer.drain()
+    finally:
         bar.close()
-        io_.stderr.write(
-            f"azt import: {exc}\n"
-            f"imported {exc.written} entities (every line before line "
-            f"{exc.first_unwritten_line}); nothing from line {exc.first_unwritten_line} "
-            "on was written\n"
-        )
-        return EXIT_SERVICE
-    bar.close()
-    io_.stderr.write(f"imported {importer.written} entities into {args.table}\n")
-    return 0
+    if importer.failed and unsent_from is None and importer.first_unsent is not None:
+        unsent_from = importer.first_unsent
+    if bad_input is None and not importer.failed:
+        io_.stderr.write(f"imported {importer.written} entities into {args.table}\n")
+        return 0
+    for _, _, message in sorted(importer.failures):
+        io_.stderr.write(f"azt import: {message}\n")
+    if bad_input is not None:
+        io_.stderr.write(f"azt import: {bad_input}\n")
+    io_.stderr.write(f"imported {importer.written} entities ({importer.unwritten(unsent_from)})\n")
+    return EXIT_SERVICE if importer.failed else EXIT_INPUT
 
 
 # ----------------------------------------------------------------------------- entry point

@@ -372,24 +372,47 @@ def test_import_rejects_bad_values(conn: str, table_name: str, line: str, why: s
     assert read_all(conn, table_name) == []
 
 
-def test_import_insert_mode_conflict(conn: str, table_name: str) -> None:
+CONFLICT_LINES = "\n".join(
+    [
+        '{"PartitionKey":"0","RowKey":"x"}',
+        '{"PartitionKey":"a","RowKey":"1"}',
+        '{"PartitionKey":"a","RowKey":"2"}',
+        "",
+        '{"PartitionKey":"b","RowKey":"3"}',
+        '{"PartitionKey":"c","RowKey":"4"}',
+    ]
+)
+
+
+def _keys(conn: str, table: str) -> list[tuple[str, str]]:
+    return sorted((e["PartitionKey"], e["RowKey"]) for e in read_all(conn, table))
+
+
+def test_import_conflict_one_transaction_at_a_time(conn: str, table_name: str) -> None:
     insert(conn, table_name, [{"PartitionKey": "a", "RowKey": "2"}])
-    lines = "\n".join(
-        [
-            '{"PartitionKey":"0","RowKey":"x"}',
-            '{"PartitionKey":"a","RowKey":"1"}',
-            '{"PartitionKey":"a","RowKey":"2"}',
-            '{"PartitionKey":"b","RowKey":"3"}',
-        ]
-    )
-    r = run("import", table_name, "--mode", "insert", "--progress", "never", stdin=lines)
+    r = run("import", table_name, "--mode", "insert", "--concurrency", "1", stdin=CONFLICT_LINES)
     assert r.status == EXIT_SERVICE
-    assert "line 3" in r.err
-    assert "EntityAlreadyExists" in r.err
-    assert "imported 1 entities" in r.err
-    assert "line 2" in r.err
-    keys = sorted((e["PartitionKey"], e["RowKey"]) for e in read_all(conn, table_name))
-    assert keys == [("0", "x"), ("a", "2")]  # the failed transaction applied nothing
+    assert "azt import: line 3: 409 EntityAlreadyExists" in r.err
+    assert (
+        "imported 1 entities (every line before line 2; nothing from line 2 on was written)"
+        in r.err
+    )
+    assert _keys(conn, table_name) == [("0", "x"), ("a", "2")]  # the transaction applied nothing
+
+
+def test_import_conflict_with_transactions_in_flight(conn: str, table_name: str) -> None:
+    insert(conn, table_name, [{"PartitionKey": "a", "RowKey": "2"}])
+    r = run("import", table_name, "--mode", "insert", stdin=CONFLICT_LINES)
+    assert r.status == EXIT_SERVICE
+    assert "azt import: line 3: 409 EntityAlreadyExists" in r.err
+    # All four transactions were in flight before the failure was known: the report
+    # names exactly the lines of the failed one (the blank line 4 goes with it).
+    assert "imported 3 entities (all other lines; not written: lines 2-4)" in r.err
+    assert _keys(conn, table_name) == [("0", "x"), ("a", "2"), ("b", "3"), ("c", "4")]
+
+
+def test_import_concurrency_must_be_positive(conn: str) -> None:
+    assert run("import", "t", "--concurrency", "0", stdin="").status == EXIT_USAGE
 
 
 def test_import_merge_and_replace(conn: str, table_name: str) -> None:
