@@ -89,7 +89,12 @@ def _async_fixture(fn: F) -> F:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Adds ``--azt-connection-string``: run the fixtures against that account."""
+    """Adds ``--azt-connection-string``: run the fixtures against that account.
+
+    Example::
+
+        $ pytest --azt-connection-string "UseDevelopmentStorage=true"
+    """
     group = parser.getgroup("azt", "azt Table storage fixtures")
     group.addoption(
         _OPTION,

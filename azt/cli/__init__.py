@@ -78,7 +78,7 @@ _BATCH_BYTES = 3 * 1024 * 1024  # leave room under the 4 MiB limit for the envel
 _TABLE_CELL = 40
 
 
-class UsageError(Exception):
+class _UsageError(Exception):
     """Bad usage detected after parsing (exit status 2)."""
 
 
@@ -215,7 +215,7 @@ def _progress_arg(p: argparse.ArgumentParser) -> None:
 def _connection_string(args: argparse.Namespace) -> str:
     conn = args.connection_string or os.environ.get(ENV_VAR)
     if not conn:
-        raise UsageError(
+        raise _UsageError(
             f"no connection string: pass --connection-string or set {ENV_VAR} "
             "(UseDevelopmentStorage=true for a local emulator)"
         )
@@ -224,7 +224,7 @@ def _connection_string(args: argparse.Namespace) -> str:
 
 def _retry(args: argparse.Namespace) -> RetryPolicy:
     if args.retries < 0:
-        raise UsageError("--retries must be 0 or more")
+        raise _UsageError("--retries must be 0 or more")
     return RetryPolicy(max_attempts=args.retries + 1, base=1.0, minimum=0.5, maximum=10.0)
 
 
@@ -272,7 +272,7 @@ def _select(text: str | None) -> list[str] | None:
         return None
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
-        raise UsageError("--select needs at least one property name")
+        raise _UsageError("--select needs at least one property name")
     # The keys always come along: they identify the rows in every output format.
     return ["PartitionKey", "RowKey", *(n for n in names if n not in ("PartitionKey", "RowKey"))]
 
@@ -282,7 +282,7 @@ async def _entities(
 ) -> AsyncIterator[TableEntity]:
     """Entities in key order, following continuations, at most ``top`` of them."""
     if top is not None and top < 1:
-        raise UsageError("--top must be at least 1")
+        raise _UsageError("--top must be at least 1")
     per_page = min(top, 1000) if top is not None else None
     seen = 0
     async for entity in table.query_entities(flt, select=select, results_per_page=per_page):
@@ -490,7 +490,7 @@ class _Importer:
 
 async def _import(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
     if args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
+        raise _UsageError("--concurrency must be at least 1")
     source = io_.stdin
     if args.create:
         table = await service.create_table_if_not_exists(args.table)
@@ -589,7 +589,7 @@ def main(
             io_.stdin = open(args.input, encoding="utf-8")  # noqa: SIM115
             opened.append(io_.stdin)
         return asyncio.run(_run(args, io_))
-    except UsageError as exc:
+    except _UsageError as exc:
         io_.stderr.write(f"azt: {exc}\n")
         return EXIT_USAGE
     except ConnectionStringError as exc:

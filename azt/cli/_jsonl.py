@@ -56,7 +56,16 @@ _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -
 
 
 class InputError(ValueError):
-    """A line of the input is not a valid entity (the message says which line and why)."""
+    """A line of the input is not a valid entity (the message says which line and why).
+
+    Example::
+
+        >>> try:
+        ...     loads_entity("[]", 7)
+        ... except InputError as exc:
+        ...     print(exc)
+        line 7: expected a JSON object, got list
+    """
 
 
 def _edm_of(entity: TableEntity, name: str, value: Any) -> EdmType:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+__all__ = ["Progress"]
+
 _WIDTH = 24
 
 
@@ -24,6 +26,14 @@ class Progress:
     every ``interval`` seconds; :meth:`close` draws the final state and ends the line.
 
     Disabled bars (``enabled=False``) count but never write.
+
+    Example::
+
+        >>> import io
+        >>> bar = Progress("export t", stream=io.StringIO(), enabled=False)
+        >>> bar.advance(entities=3)
+        >>> bar.entities
+        3
     """
 
     def __init__(
