@@ -394,9 +394,6 @@ async def test_batch_failure_is_atomic_per_group_and_resave_sends_only_it(
     assert {r.partition_key for r in again} == {"B"}
 
 
-# aiohttp warns about any request body over 1 MiB given as bytes; the transport is not this
-# area's code (reported upstream), and the warning says nothing about the context.
-@pytest.mark.filterwarnings("ignore:Sending a large body directly:ResourceWarning")
 async def test_batch_splits_at_4_mib(service: azt.TableServiceClient, table: str) -> None:
     ctx = TableContext(service)
     chunk = "x" * 32_000
