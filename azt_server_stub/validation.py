@@ -63,6 +63,8 @@ __all__ = [
     "RESERVED_PROPERTY_NAMES",
     "check_entity_limits",
     "entity_size",
+    "extend_name",
+    "is_property_name",
     "utf16_len",
     "validate_entity",
     "validate_key",
@@ -182,6 +184,43 @@ def _is_identifier(name: str) -> bool:
     if first != "_" and unicodedata.category(first) not in _NAME_START_CATEGORIES:
         return False
     return all(unicodedata.category(ch) in _NAME_PART_CATEGORIES for ch in name[1:])
+
+
+def is_property_name(name: str) -> bool:
+    """Whether ``name`` follows the property-name rule (identifier, 1-255 characters).
+
+    The one rule for names everywhere: stored properties, ``$select`` and ``$filter``.
+    System names (``PartitionKey``, ...) pass: they are names, just not custom ones.
+
+    Example::
+
+        >>> is_property_name("e\u0301clair"), is_property_name("x\u00b2")
+        (True, False)
+    """
+    return 0 < len(name) <= MAX_PROPERTY_NAME and _is_identifier(name)
+
+
+def extend_name(text: str, end: int) -> int:
+    """Where a name that a simpler scanner ended at ``end`` really ends in ``text``.
+
+    Scanners built on ``\\w`` stop before combining marks (Mn, Mc) and some connectors,
+    which names may contain; this moves ``end`` past every name-part character.
+
+    Example::
+
+        >>> extend_name("e\u0301clair eq 1", 1)
+        7
+    """
+    n = len(text)
+    while end < n:
+        ch = text[end]
+        if ch.isascii():
+            if not (ch.isalnum() or ch == "_"):
+                break
+        elif unicodedata.category(ch) not in _NAME_PART_CATEGORIES:
+            break
+        end += 1
+    return end
 
 
 def validate_property_name(name: str) -> None:

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from ..errors import StubError, invalid_input, not_implemented
 from ..model import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Edm, Value, parse_datetime
+from ..validation import extend_name, is_property_name
 
 
 class Tok(IntEnum):
@@ -116,8 +117,12 @@ def tokenize(text: str) -> list[Token]:
             continue
         m = _IDENT.match(text, pos)
         if m is not None:
-            word = m.group()
             word_end = m.end()
+            if word_end < end and not text[word_end].isascii():
+                word_end = extend_name(text, word_end)
+            word = text[pos:word_end]
+            if not word.isascii() and not is_property_name(word):
+                raise syntax_error(text, pos, f"'{word}' is not a valid property name")
             if word_end < end and text[word_end] == "'":
                 token, pos = _read_prefixed(text, pos, word, word_end)
                 append(token)

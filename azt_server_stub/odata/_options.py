@@ -21,10 +21,10 @@ from ..errors import (
     invalid_query_parameter_value,
     out_of_range_query_parameter_value,
 )
+from ..validation import is_property_name
 
 MAX_SELECT = 255
 MAX_TOP = 1000
-_NAME = re.compile(r"[^\W\d]\w{0,254}")
 _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 
 
@@ -57,7 +57,7 @@ def parse_select(text: str) -> list[str]:
                 f"Invalid $select '{text}': item {position + 1} is empty (expected a comma-"
                 "separated list of property names)."
             )
-        if _NAME.fullmatch(name) is None:
+        if not is_property_name(name):
             raise invalid_input(
                 f"Invalid $select '{text}': '{name}' is not a valid property name (a letter or "
                 "'_' followed by letters, digits or '_', at most 255 characters)."

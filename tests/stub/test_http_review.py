@@ -277,3 +277,31 @@ async def test_http_key_queries_scan_only_their_ranges(stub: StubServer, raw: Ra
     )
     assert len(r.json()["value"]) == 5
     assert sum(scans) > 100
+
+
+async def test_every_storable_property_name_can_be_selected_and_filtered(raw: RawClient) -> None:
+    """Names follow one rule (validation's C# identifier rule) on write, $select and $filter."""
+    await make_table(raw)
+    names = ["e\u0301clair", "Größe", "\u2167x", "a_\u203f_b", "\u0915\u093f"]  # Mn, Nl, Pc, Mc
+    entity: dict[str, object] = {"PartitionKey": "p", "RowKey": "r"}
+    entity.update({name: i for i, name in enumerate(names)})
+    await insert(raw, "mytable", entity)
+    for i, name in enumerate(names):
+        r = await raw.request(
+            "GET",
+            "/mytable()",
+            query={"$select": name, "$filter": f"{name} eq {i}"},
+            headers={"Accept": JSON_MINIMAL},
+        )
+        assert r.status == 200, (name, r.body)
+        assert [e[name] for e in r.json()["value"]] == [i], name
+    # what cannot be a stored name cannot be selected either
+    for bad in ("x\u00b2", "a\u200db", "1a"):
+        r = await raw.request(
+            "GET", "/mytable()", query={"$select": bad}, headers={"Accept": JSON_MINIMAL}
+        )
+        assert (r.status, r.code) == (400, "InvalidInput"), bad
+        r = await raw.request(
+            "GET", "/mytable()", query={"$filter": f"{bad} eq 1"}, headers={"Accept": JSON_MINIMAL}
+        )
+        assert (r.status, r.code) == (400, "InvalidInput"), bad
