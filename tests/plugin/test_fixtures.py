@@ -14,11 +14,15 @@ from azt_server_stub import ThreadedStubServer
 
 pytest_plugins = ["pytester"]
 
+# In-process runs share sys.modules with this session: when azt.testing was imported
+# already (by another test), pytest cannot assertion-rewrite it again and says so.
 INI = """
 [pytest]
 asyncio_mode = auto
 asyncio_default_fixture_loop_scope = function
-filterwarnings = error
+filterwarnings =
+    error
+    ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning
 """
 
 
