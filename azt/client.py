@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import copy
 import enum
+import json
 import logging
 import math
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import ModuleType
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import attrs
 
@@ -64,9 +66,9 @@ from azt._exceptions import (
 from azt._pipeline import Pipeline
 from azt._retry import Sleep
 from azt._transport import AiohttpTransport, HttpResponse, Transport
+from azt._wire import WireDecodeError, urls
 from azt._wire import batch as wire_batch
 from azt._wire import json as wire_json
-from azt._wire import urls
 from azt._wire import xml as wire_xml
 from azt._wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt.edm import (
@@ -1123,6 +1125,7 @@ class TableClient(_ClientBase):
         )
         return entity
 
+    @overload
     def query_entities(
         self,
         filter: str | None = None,
@@ -1131,12 +1134,46 @@ class TableClient(_ClientBase):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
-    ) -> AsyncPager[TableEntity]:
+        page_decoder: None = None,
+    ) -> AsyncPager[TableEntity]: ...
+
+    @overload
+    def query_entities(
+        self,
+        filter: str | None = None,
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+        page_decoder: Callable[[list[dict[str, Any]]], list[_R]],
+    ) -> AsyncPager[_R]: ...
+
+    def query_entities(
+        self,
+        filter: str | None = None,
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+        page_decoder: Callable[[list[dict[str, Any]]], list[Any]] | None = None,
+    ) -> AsyncPager[Any]:
         """Query entities with an OData filter; iterate for entities or page by page.
 
         ``parameters`` fill ``@name`` placeholders with escaped literals (see
         :func:`format_filter`); ``select`` projects properties; ``results_per_page`` sets
         ``$top`` (1-1000, per page); ``continuation`` resumes where an earlier page ended.
+
+        ``page_decoder`` (optional) replaces the :class:`~azt.edm.TableEntity` decoding:
+        it receives each page's rows as JSON objects (``json.loads(body)["value"]``: a
+        list of dicts with ``odata.etag``, ``Timestamp``, the properties and their
+        ``@odata.type`` annotations, exactly as the service sent them) and returns the
+        page's items, so the pager's item type is the decoder's. Under
+        ``WireFormat.JSON_NONE`` a row without ``odata.etag`` gets the one the service
+        derives from its ``Timestamp`` (PROTOCOL.md 8.1). Under ``WireFormat.ATOM`` the
+        entries are decoded as usual and handed over in the same JSON shape (minimal
+        metadata: typed values annotated).
 
         Example::
 
@@ -1145,8 +1182,12 @@ class TableClient(_ClientBase):
             async for page in pager.by_page():
                 save(page.continuation)   # str(page.continuation) is storable
                 for entity in page: ...
+            names = await table.query_entities(
+                page_decoder=lambda rows: [row["RowKey"] for row in rows]).to_list()
         """
         self._core.check_open()
+        if page_decoder is not None and not callable(page_decoder):
+            raise ValidationError(f"page_decoder must be callable, got {page_decoder!r}")
         params: dict[str, str] = {}
         if filter is not None and filter.strip():
             params["$filter"] = format_filter(filter, parameters)
@@ -1163,8 +1204,29 @@ class TableClient(_ClientBase):
         base_query = urls.encode_query(params)
         headers = core.odata_read
         codec = core.codec
+        if page_decoder is None:
+            decode: Callable[[bytes], list[Any]] = codec.decode_feed
+            if core.wire_format is WireFormat.JSON_NONE:
+                decode = _decode_feed_etags_from_timestamps
+        elif core.is_atom:
+            decode = _atom_rows_decoder(codec, page_decoder)
+        elif core.wire_format is WireFormat.JSON_NONE:
 
-        async def fetch(token: ContinuationToken | None) -> Page[TableEntity]:
+            def decode(body: bytes) -> list[Any]:
+                rows = _json_rows(body)
+                for row in rows:
+                    if "odata.etag" not in row:
+                        ts = row.get("Timestamp")
+                        if type(ts) is str:
+                            row["odata.etag"] = etag_from_timestamp(ts)
+                return page_decoder(rows)
+
+        else:
+
+            def decode(body: bytes) -> list[Any]:
+                return page_decoder(_json_rows(body))
+
+        async def fetch(token: ContinuationToken | None) -> Page[Any]:
             query = base_query
             if token is not None:
                 extra = urls.encode_query(token.query_params())
@@ -1172,7 +1234,7 @@ class TableClient(_ClientBase):
             resp = await core.send("GET", path, query=query, headers=headers, resource="table")
             rh = resp.headers
             return Page(
-                codec.decode_feed(resp.body),
+                decode(resp.body),
                 ContinuationToken.from_headers(rh),
                 request_id=rh.get("x-ms-request-id"),
             )
@@ -1365,6 +1427,67 @@ def _check_top(top: int) -> int:
     if not isinstance(top, int) or isinstance(top, bool) or not 1 <= top <= 1000:
         raise ValidationError(f"results_per_page must be an int from 1 to 1000, got {top!r}")
     return top
+
+
+# --- query page decoding ------------------------------------------------------------------
+
+
+def etag_from_timestamp(timestamp: str) -> str:
+    """The ETag the service gives an entity whose ``Timestamp`` is ``timestamp`` (the wire
+    string), for responses that carry none (JSON no metadata): ``W/"datetime'<Timestamp,
+    percent-encoded>'"`` (PROTOCOL.md 8.1), as the legacy Python SDK derives it.
+
+    Example::
+
+        >>> print(etag_from_timestamp("2020-09-15T23:02:10.4363943Z"))
+        W/"datetime'2020-09-15T23%3A02%3A10.4363943Z'"
+    """
+    return "W/\"datetime'" + urllib.parse.quote(timestamp, safe="") + "'\""
+
+
+def _json_rows(body: bytes) -> list[dict[str, Any]]:
+    try:
+        doc = json.loads(body)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise WireDecodeError(f"response body is not JSON: {exc}") from None
+    rows = doc.get("value") if type(doc) is dict else None
+    if type(rows) is not list:
+        raise WireDecodeError("a query response must be an object with a 'value' list")
+    return rows
+
+
+def _decode_feed_etags_from_timestamps(body: bytes) -> list[TableEntity]:
+    entities = wire_json.decode_feed(body)
+    for entity in entities:
+        if getattr(entity, "_etag", None) is None:
+            ts = getattr(entity, "_ts", None)
+            if type(ts) is str:
+                entity._etag = etag_from_timestamp(ts)
+    return entities
+
+
+def _atom_rows_decoder(
+    codec: ModuleType, page_decoder: Callable[[list[dict[str, Any]]], list[Any]]
+) -> Callable[[bytes], list[Any]]:
+    def decode(body: bytes) -> list[Any]:
+        rows: list[dict[str, Any]] = []
+        for entity in codec.decode_feed(body):
+            row: dict[str, Any] = {}
+            meta = entity.metadata
+            if meta.etag is not None:
+                row["odata.etag"] = meta.etag
+            pk, rk = entity.get("PartitionKey"), entity.get("RowKey")
+            if pk is not None:
+                row["PartitionKey"] = pk
+            if rk is not None:
+                row["RowKey"] = rk
+            if meta.timestamp is not None:
+                row["Timestamp"] = meta.timestamp.to_wire()
+            row.update(json.loads(wire_json.encode_entity(entity)))
+            rows.append(row)
+        return page_decoder(rows)
+
+    return decode
 
 
 # --- table operations shared by both clients ----------------------------------------------
