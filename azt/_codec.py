@@ -298,7 +298,16 @@ class EntityCodec(Generic[E]):
         'b'
     """
 
-    __slots__ = ("cls", "from_entity", "from_json", "info", "select", "to_entity", "to_json")
+    __slots__ = (
+        "_from_json_fast",
+        "cls",
+        "from_entity",
+        "from_json",
+        "info",
+        "select",
+        "to_entity",
+        "to_json",
+    )
 
     cls: type[E]
     info: EntityInfo
@@ -307,6 +316,7 @@ class EntityCodec(Generic[E]):
     from_entity: Callable[[Mapping[str, Any]], E]
     to_entity: Callable[[E], TableEntity]
     to_json: Callable[[E], dict[str, Any]]
+    _from_json_fast: Callable[[Mapping[str, Any]], E]
 
     def decode_rows(self, rows: list[Any]) -> list[E]:
         """Decode the JSON entity objects of one query page (any metadata level); a
@@ -317,13 +327,38 @@ class EntityCodec(Generic[E]):
             >>> codec_for(Movie).decode_rows([{"PartitionKey": "a", "RowKey": "b"}])[0].RowKey
             'b'
         """
-        dec = self.from_json
+        dec = self._from_json_fast
         try:
             return [dec(r) for r in rows]
-        except (ValueError, TypeError, AttributeError, binascii.Error) as exc:
-            if isinstance(exc, MissingPropertyError):
+        except _DECODE_ERRORS:
+            pass
+        # the slow path of a bad page: row by row, nulls as absent, errors named
+        out: list[E] = []
+        for row in rows:
+            if type(row) is not dict:
+                raise WireDecodeError(
+                    f"an entity must be a JSON object, got {type(row).__name__}"
+                ) from None
+            try:
+                out.append(self.from_json(row))
+            except MissingPropertyError:
                 raise
-            raise _diagnose(self, rows, exc) from None
+            except _DECODE_ERRORS as exc:
+                raise _diagnose(self.info, row, exc) from None
+        return out
+
+
+_DECODE_ERRORS = (ValueError, TypeError, AttributeError, KeyError, binascii.Error)
+
+
+def _without_nulls(
+    fn: Callable[[Mapping[str, Any]], E], d: Mapping[str, Any], exc: BaseException
+) -> E:
+    """Decode again with JSON nulls treated as absent (the service never sends null; other
+    writers might), or re-raise ``exc`` if there is no null to blame."""
+    if isinstance(exc, MissingPropertyError) or None not in d.values():
+        raise exc
+    return fn({k: v for k, v in d.items() if v is not None})
 
 
 _CACHE: dict[tuple[type, frozenset[str] | None], EntityCodec[Any]] = {}
@@ -400,17 +435,21 @@ def _unstruct_hook(p: Prop[Any], form: Form) -> Callable[[Any], Any]:
     return hook
 
 
-def _constructor(cls: type, fields: list[tuple[Prop[Any], Any]], kind: str) -> Callable[..., Any]:
+def _constructor(
+    cls: type, fields: list[tuple[Prop[Any], Any, bool]], kind: str
+) -> Callable[..., Any]:
     """The read path's constructor: keyword arguments straight into the slots.
 
-    ``fields`` is (property, default) where default is ``attrs.NOTHING`` (required: a
-    missing value raises :class:`MissingPropertyError`), an ``attrs.Factory``,
-    ``_MISSING`` (left unset when absent) or a value.
+    ``fields`` is (property, default, null_is_absent) where default is ``attrs.NOTHING``
+    (required: a missing value raises :class:`MissingPropertyError`), an
+    ``attrs.Factory``, ``_MISSING`` (left unset when absent) or a value. A null reaches the
+    constructor only for values without a hook; ``null_is_absent`` treats it as absent
+    (values with a hook refuse a null, and the row is decoded again without its nulls).
     """
     ns: dict[str, Any] = {"_new": object.__new__, "cls": cls, "M": _MISSING, "_miss": _missing}
     params: list[str] = []
     body = ["    o = _new(cls)"]
-    for i, (p, default) in enumerate(fields):
+    for i, (p, default, null_is_absent) in enumerate(fields):
         a = p.attr
         s = f"S{i}"
         ns[s] = _slot_setter(cls, a)
@@ -423,17 +462,21 @@ def _constructor(cls: type, fields: list[tuple[Prop[Any], Any]], kind: str) -> C
                 f"        _miss(cls.__name__, {a!r}, {p.wire!r}, {pk}, {rk})",
                 f"    {s}(o, {a})",
             ]
-        elif isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            continue
+        null = f" or {a} is None" if null_is_absent else ""
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
             ns[f"F{i}"] = default.factory
             params.append(f"{a}=M")
-            body += [f"    {s}(o, F{i}() if {a} is M else {a})"]
+            body += [f"    {s}(o, F{i}() if {a} is M{null} else {a})"]
         elif default is _MISSING:
             params.append(f"{a}=M")
-            body += [f"    if {a} is not M:", f"        {s}(o, {a})"]
+            cond = f"{a} is not M and {a} is not None" if null_is_absent else f"{a} is not M"
+            body += [f"    if {cond}:", f"        {s}(o, {a})"]
         else:
             ns[f"D{i}"] = default
             params.append(f"{a}=D{i}")
-            body.append(f"    {s}(o, {a})")
+            value = f"D{i} if {a} is None else {a}" if null_is_absent else a
+            body.append(f"    {s}(o, {value})")
     src = f"def {kind}(*, {', '.join(params)}):\n" + "\n".join(body) + "\n    return o\n"
     exec(compile(src, f"<azt {kind} {cls.__qualname__}>", "exec"), ns)
     fn: Callable[..., Any] = ns[kind]
@@ -449,10 +492,11 @@ def _structure_fn(
     fields = {a.name: a for a in attrs.fields(cast(Any, cls))}
     st_attrs: list[attrs.Attribute[Any]] = []
     overrides: dict[str, Any] = {}
-    ctor_fields: list[tuple[Prop[Any], Any]] = []
+    ctor_fields: list[tuple[Prop[Any], Any, bool]] = []
     for p in info.props:
         a = fields[p.attr]
         default = a.default
+        null_is_absent = False
         if p.attr in ("Timestamp", "ETag"):
             if form == "value":
                 continue  # TableEntity keeps them as metadata, not as keys: see _meta
@@ -461,12 +505,14 @@ def _structure_fn(
         else:
             if not (select is None or p.wire in select or p.is_key):
                 continue  # outside the projection: left unset
-            overrides[p.attr] = override(rename=p.wire, struct_hook=_struct_hook(p, form))
+            hook = _struct_hook(p, form)
+            overrides[p.attr] = override(rename=p.wire, struct_hook=hook)
             if default is attrs.NOTHING and p.optional:
                 default = None
             elif default is attrs.NOTHING and select is not None and not p.is_key:
                 default = _MISSING  # projected but absent: left unset
-        ctor_fields.append((p, default))
+            null_is_absent = hook is None and not p.optional
+        ctor_fields.append((p, default, null_is_absent))
         # Every argument is passed by keyword and may be absent: the constructor supplies
         # defaults and reports missing required properties with the row's keys.
         st_attrs.append(a.evolve(default=_MISSING, kw_only=True, type=None))
@@ -511,14 +557,24 @@ def _unstructure_fn(
 
 def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     info = entity_info(cls)
-    from_json = _structure_fn(cls, info, select, "json")
+    from_json_fast = _structure_fn(cls, info, select, "json")
     from_value = _structure_fn(cls, info, select, "value")
     set_ts = _set_raw_timestamp
     set_etag = _slot_setter(cls, "ETag")
     meta = _meta
+    errors = _DECODE_ERRORS
+
+    def from_json(d: Mapping[str, Any]) -> E:
+        try:
+            return from_json_fast(d)
+        except errors as exc:
+            return _without_nulls(from_json_fast, d, exc)
 
     def from_entity(d: Mapping[str, Any]) -> E:
-        o = from_value(d)
+        try:
+            o = from_value(d)
+        except errors as exc:
+            o = _without_nulls(from_value, d, exc)
         ts, etag = meta(d)
         set_ts(o, ts)
         set_etag(o, etag)
@@ -571,39 +627,28 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     codec.info = info
     codec.select = select
     codec.from_json = from_json
+    codec._from_json_fast = from_json_fast
     codec.from_entity = from_entity
     codec.to_entity = to_entity
     codec.to_json = to_json
     return codec
 
 
-def _diagnose(codec: EntityCodec[Any], rows: list[Any], exc: BaseException) -> WireDecodeError:
-    """Name the row and property a page decode failed on (the slow path of an error)."""
-    info = codec.info
-    for row in rows:
-        if type(row) is not dict:
-            return WireDecodeError(f"an entity must be a JSON object, got {type(row).__name__}")
-        try:
-            codec.from_json(row)
-        except (ValueError, TypeError, AttributeError, binascii.Error):
-            pass
-        else:
+def _diagnose(info: EntityInfo, row: Mapping[str, Any], exc: BaseException) -> WireDecodeError:
+    """Name the property a row failed on (the slow path of an error)."""
+    where = f"row PartitionKey={row.get('PartitionKey')!r} RowKey={row.get('RowKey')!r}"
+    for p in info.props:
+        if p.attr in ("Timestamp", "ETag") or p.wire not in row:
             continue
-        where = f"row PartitionKey={row.get('PartitionKey')!r} RowKey={row.get('RowKey')!r}"
-        for p in info.props:
-            if p.attr in ("Timestamp", "ETag") or p.wire not in row:
-                continue
-            hook = _struct_hook(p, "json")
-            raw = row[p.wire]
-            try:
-                if raw is None:
-                    raise TypeError("null")
-                if hook is not None:
-                    hook(raw, None)
-            except (ValueError, TypeError, AttributeError, binascii.Error) as e:
-                return WireDecodeError(
-                    f"{where}: property {p.wire!r} = {raw!r} is not a valid {p.edm} for "
-                    f"{info.cls.__name__}.{p.attr}: {e}"
-                )
-        return WireDecodeError(f"{where}: cannot be decoded as {info.cls.__name__}: {exc}")
-    return WireDecodeError(f"cannot decode rows as {info.cls.__name__}: {exc}")
+        hook = _struct_hook(p, "json")
+        raw = row[p.wire]
+        if hook is None or raw is None:
+            continue
+        try:
+            hook(raw, None)
+        except _DECODE_ERRORS as e:
+            return WireDecodeError(
+                f"{where}: property {p.wire!r} = {raw!r} is not a valid {p.edm} for "
+                f"{info.cls.__name__}.{p.attr}: {e}"
+            )
+    return WireDecodeError(f"{where} cannot be decoded as {info.cls.__name__}: {exc!r}")

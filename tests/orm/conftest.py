@@ -15,9 +15,10 @@ several continuation tokens.
 
 from __future__ import annotations
 
+import inspect
 import json
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -42,11 +43,14 @@ class _Pager:
 
 
 class BackendTable:
-    """The query surface of ``azt.TableClient`` over ``azt_server_stub.Backend``."""
+    """The query surface of ``azt.TableClient`` over ``azt_server_stub.Backend``, including
+    ``page_decoder=`` (the page's JSON rows, as parsed from a body in ``fmt``, go to the
+    decoder instead of becoming ``TableEntity`` rows)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fmt: Fmt = Fmt.MINIMAL) -> None:
         self.backend = Backend()
         self.name = self.backend.create_table("acct", "Orm")
+        self.fmt = fmt
 
     async def insert(self, entity: Any) -> None:
         body = encode_entity(entity.to_entity())
@@ -60,8 +64,9 @@ class BackendTable:
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | None = None,
+        page_decoder: Callable[[list[Any]], list[Any]] | None = None,
     ) -> _Pager:
-        return _Pager(self, (filter, select, results_per_page, continuation))
+        return _Pager(self, (filter, select, results_per_page, continuation, page_decoder))
 
     def _page(
         self,
@@ -69,29 +74,40 @@ class BackendTable:
         select: Sequence[str] | None,
         top: int | None,
         continuation: ContinuationToken | None,
+        page_decoder: Callable[[list[Any]], list[Any]] | None,
     ) -> Page[Any]:
         flt = compile_entity_filter(filter) if filter else None
         start = None
         if continuation is not None:
             start = (continuation.next_partition_key or "", continuation.next_row_key or "")
         page = self.backend.query_entities("acct", self.name, flt, top, start)
-        writer = EntityWriter(Fmt.MINIMAL, "http://127.0.0.1/acct", "acct", self.name, select)
+        writer = EntityWriter(self.fmt, "http://127.0.0.1/acct", "acct", self.name, select)
         body = json.dumps({"value": [writer.entity(e) for e in page.entities]}).encode()
         nxt = None
         if page.next_key is not None:
             nxt = ContinuationToken(
                 next_partition_key=page.next_key[0], next_row_key=page.next_key[1]
             )
+        if page_decoder is not None:
+            return Page(page_decoder(json.loads(body)["value"]), nxt, request_id=None)
         return Page(decode_feed(body), nxt, request_id=None)
 
 
 class Recording:
-    """A table client proxy: records requests, optionally caps the page size."""
+    """A table client proxy: records requests, optionally caps the page size. It takes
+    ``page_decoder=`` exactly when the client it wraps does."""
 
     def __init__(self, inner: Any, max_page: int | None = None) -> None:
         self.inner = inner
         self.max_page = max_page
         self.requests: list[dict[str, Any]] = []
+        params = inspect.signature(inner.query_entities).parameters
+        if "page_decoder" not in params:
+            self.query_entities = self._query_entities_plain  # type: ignore[method-assign,assignment]
+
+    @property
+    def wire_format(self) -> Any:
+        return getattr(self.inner, "wire_format", None)
 
     async def insert(self, entity: Any) -> None:
         if isinstance(self.inner, BackendTable):
@@ -106,12 +122,41 @@ class Recording:
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | None = None,
+        page_decoder: Callable[[list[Any]], list[Any]] | None = None,
     ) -> Any:
-        self.requests.append({"filter": filter, "select": select, "top": results_per_page})
+        self.requests.append(
+            {
+                "filter": filter,
+                "select": select,
+                "top": results_per_page,
+                "page_decoder": page_decoder is not None,
+            }
+        )
         if self.max_page is not None:
             results_per_page = min(results_per_page or 1000, self.max_page)
+        extra = {"page_decoder": page_decoder} if page_decoder is not None else {}
         return self.inner.query_entities(
-            filter, select=select, results_per_page=results_per_page, continuation=continuation
+            filter,
+            select=select,
+            results_per_page=results_per_page,
+            continuation=continuation,
+            **extra,
+        )
+
+    def _query_entities_plain(
+        self,
+        filter: str | None = None,
+        *,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | None = None,
+    ) -> Any:
+        return Recording.query_entities(
+            self,
+            filter,
+            select=select,
+            results_per_page=results_per_page,
+            continuation=continuation,
         )
 
 

@@ -1,0 +1,177 @@
+"""The query fast path: a client that takes ``page_decoder=`` hands each page's JSON rows
+(any metadata level) straight to the entity codec; results equal the ``TableEntity`` path."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from azt._codec import MissingPropertyError, codec_for
+from azt._config import WireFormat
+from azt._wire import WireDecodeError
+from azt.dynamic import DynamicEntity, by_row_key_prefix
+from azt.entity import Entity, Prop, entity_info, prop
+from azt.pagination import ContinuationToken
+from azt.query import Query, _takes_page_decoder, page_decoder_for
+from azt_server_stub.formats.negotiation import Fmt
+
+from .conftest import BackendTable, Recording
+from .models import AllTypes, Member, Rental, Required
+from .test_codec import SAMPLES
+
+
+class PlainView:
+    """The same table, without ``page_decoder=`` (the TableEntity path)."""
+
+    def __init__(self, table: BackendTable) -> None:
+        self.table = table
+
+    def query_entities(
+        self,
+        filter: str | None = None,
+        *,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | None = None,
+    ) -> Any:
+        return self.table.query_entities(
+            filter, select=select, results_per_page=results_per_page, continuation=continuation
+        )
+
+
+def _rows() -> list[AllTypes]:
+    return [AllTypes(f"p{i % 2}", f"r{i:02d}", **v) for i, v in enumerate(SAMPLES * 3)]
+
+
+async def _pair(fmt: Fmt, rows: Sequence[Entity]) -> tuple[Recording, Recording]:
+    """(fast path, TableEntity path) over one table."""
+    table = BackendTable(fmt)
+    for r in rows:
+        await table.insert(r)
+    return Recording(table, max_page=4), Recording(PlainView(table), max_page=4)
+
+
+def _same_objects(a: list[Any], b: list[Any]) -> None:
+    assert a == b
+    for x, y in zip(a, b, strict=True):
+        assert x.ETag == y.ETag
+        assert x.Timestamp == y.Timestamp
+        for p in entity_info(type(x)).data_props:
+            assert type(getattr(x, p.attr, None)) is type(getattr(y, p.attr, None)), p.attr
+
+
+@pytest.mark.parametrize("fmt", [Fmt.NOMETADATA, Fmt.MINIMAL, Fmt.FULL])
+async def test_every_edm_type_at_every_metadata_level(fmt: Fmt) -> None:
+    rows = _rows()
+    fast, plain = await _pair(fmt, rows)
+    got = await Query(AllTypes, fast).to_list()
+    want = await Query(AllTypes, plain).to_list()
+    assert [r["page_decoder"] for r in fast.requests] == [True] * len(fast.requests)
+    assert [r["page_decoder"] for r in plain.requests] == [False] * len(plain.requests)
+    assert len(fast.requests) > 2  # several pages
+    expected = sorted(rows, key=lambda r: (r.PartitionKey, r.RowKey))
+    assert got == expected
+    _same_objects(got, want)
+    if fmt is Fmt.NOMETADATA:
+        assert all(g.ETag is None for g in got)
+    else:
+        assert all(g.ETag and g.ETag.startswith('W/"') for g in got)
+    assert all(g.Timestamp is not None for g in got)
+
+
+@pytest.mark.parametrize("fmt", [Fmt.NOMETADATA, Fmt.FULL])
+async def test_projection_and_fan_out_on_the_fast_path(fmt: Fmt) -> None:
+    rows = _rows()
+    fast, plain = await _pair(fmt, rows)
+    q = Query(AllTypes).where(AllTypes.PartitionKey.in_(["p1", "p0"])).select(AllTypes.i64)
+    got = await q.using(fast).to_list()
+    want = await q.using(plain).to_list()
+    assert all(r["page_decoder"] for r in fast.requests)
+    assert [(g.PartitionKey, g.RowKey) for g in got] == sorted(
+        (r.PartitionKey, r.RowKey) for r in rows
+    )
+    assert [g.i64 for g in got] == [w.i64 for w in want]
+    for g in got:
+        with pytest.raises(AttributeError):
+            _ = g.s  # outside the projection: unset, as on the TableEntity path
+
+
+async def test_dynamic_targets_keep_the_table_entity_path() -> None:
+    fast, _ = await _pair(
+        Fmt.MINIMAL, [Member("m1", "Member", name="Ann"), Rental("m1", "Rental_Alien", movie="A")]
+    )
+    resolver = by_row_key_prefix({"Member": Member, "Rental_": Rental})
+    got = await Query(resolver, fast).to_list()
+    assert [type(g) for g in got] == [Member, Rental]
+    dyn = await Query(DynamicEntity, fast).to_list()
+    assert dyn[0]["Name"] == "Ann"
+    assert not any(r["page_decoder"] for r in fast.requests)
+
+
+def test_no_page_decoder_for_atom_clients() -> None:
+    class Client:
+        wire_format = WireFormat.ATOM
+
+        def query_entities(self, *, page_decoder: Any = None) -> None: ...
+
+    assert _takes_page_decoder(Client()) is False
+    Client.wire_format = WireFormat.JSON_NONE
+    assert _takes_page_decoder(Client()) is True
+    assert page_decoder_for(DynamicEntity, None) is None
+
+
+def test_malformed_values_are_named() -> None:
+    dec = codec_for(AllTypes).decode_rows
+    good = {"PartitionKey": "p", "RowKey": "a", "i64": "5"}
+    bad = {"PartitionKey": "p", "RowKey": "b", "i64": "five"}
+    with pytest.raises(WireDecodeError, match=r"RowKey='b'.*'i64' = 'five'.*Edm.Int64"):
+        dec([good, bad])
+    with pytest.raises(WireDecodeError, match="'g'"):
+        dec([{"PartitionKey": "p", "RowKey": "c", "g": "not-a-guid"}])
+    with pytest.raises(WireDecodeError, match="'dt'"):
+        dec([{"PartitionKey": "p", "RowKey": "c", "dt": "yesterday"}])
+    with pytest.raises(WireDecodeError, match="'genre'"):
+        dec([{"PartitionKey": "p", "RowKey": "c", "genre": "Opera"}])
+    with pytest.raises(WireDecodeError, match="JSON object"):
+        dec([good, ["PartitionKey", "p"]])
+    with pytest.raises(MissingPropertyError, match="'title'"):
+        codec_for(Required).decode_rows([{"PartitionKey": "p", "RowKey": "r"}])
+    assert dec([good])[0].i64 == 5
+
+
+def test_nulls_count_as_absent() -> None:
+    row = {
+        "PartitionKey": "p",
+        "RowKey": "r",
+        "s": None,
+        "i64": None,
+        "dt": None,
+        "genre": None,
+        "opt": None,
+        "i32": 7,
+    }
+    for obj in (
+        codec_for(AllTypes).decode_rows([row])[0],
+        codec_for(AllTypes).from_json(row),
+        AllTypes.from_entity(row),
+    ):
+        assert (obj.s, obj.i64, obj.dt, obj.opt, obj.i32) == ("", 0, None, None, 7)
+    with pytest.raises(MissingPropertyError, match="'RowKey'"):
+        codec_for(AllTypes).from_json({"PartitionKey": "p", "RowKey": None})
+
+
+class WithFactory(Entity):
+    """A property whose default comes from a factory."""
+
+    token: Prop[uuid.UUID] = prop(factory=uuid.uuid4)
+
+
+def test_factory_defaults_are_called_per_row() -> None:
+    rows = [{"PartitionKey": "p", "RowKey": str(i)} for i in range(3)]
+    got = codec_for(WithFactory).decode_rows(rows)
+    assert len({g.token for g in got}) == 3
+    u = "c9da6455-213d-42c9-9a79-3e9149a57833"
+    assert codec_for(WithFactory).from_json({**rows[0], "token": u}).token == uuid.UUID(u)
