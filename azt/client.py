@@ -831,14 +831,19 @@ class TableClient(_ClientBase):
 
     # -- table level ------------------------------------------------------------------------
 
-    async def create_table(self) -> None:
+    async def create_table(self) -> WriteResult:
         """Create this table; raises :class:`azt.TableAlreadyExistsError` if it exists.
+
+        The result carries the service's request id and status (``etag`` is ``None``).
 
         Example::
 
-            await table.create_table()
+            result = await table.create_table()
+            print(result.request_id)
         """
-        await _create_table(self._core, self.table_name, if_not_exists=False)
+        result = await _create_table(self._core, self.table_name, if_not_exists=False)
+        assert result is not None
+        return result
 
     async def create_table_if_not_exists(self) -> bool:
         """Create this table unless it exists; return whether it was created.
@@ -847,16 +852,21 @@ class TableClient(_ClientBase):
 
             created = await table.create_table_if_not_exists()
         """
-        return await _create_table(self._core, self.table_name, if_not_exists=True)
+        return await _create_table(self._core, self.table_name, if_not_exists=True) is not None
 
-    async def delete_table(self) -> None:
+    async def delete_table(self) -> WriteResult:
         """Delete this table; raises :class:`azt.TableNotFoundError` if it does not exist.
+
+        The result carries the service's request id (``etag`` is ``None``).
 
         Example::
 
-            await table.delete_table()
+            result = await table.delete_table()
+            print(result.request_id)
         """
-        await _delete_table(self._core, self.table_name, if_exists=False)
+        result = await _delete_table(self._core, self.table_name, if_exists=False)
+        assert result is not None
+        return result
 
     async def delete_table_if_exists(self) -> bool:
         """Delete this table if it exists; return whether it was deleted.
@@ -865,7 +875,7 @@ class TableClient(_ClientBase):
 
             deleted = await table.delete_table_if_exists()
         """
-        return await _delete_table(self._core, self.table_name, if_exists=True)
+        return await _delete_table(self._core, self.table_name, if_exists=True) is not None
 
     async def get_access_policy(self) -> dict[str, AccessPolicy | None]:
         """The table's stored access policies: ``{id: AccessPolicy or None}``.
@@ -884,7 +894,7 @@ class TableClient(_ClientBase):
         )
         return dict(wire_xml.decode_signed_identifiers(resp.body))
 
-    async def set_access_policy(self, policies: Mapping[str, AccessPolicy | None]) -> None:
+    async def set_access_policy(self, policies: Mapping[str, AccessPolicy | None]) -> WriteResult:
         """Replace the table's stored access policies (at most 5; ``{}`` clears them).
 
         Example::
@@ -899,7 +909,7 @@ class TableClient(_ClientBase):
             if not policy_id or len(policy_id) > 64:
                 raise ValidationError(f"a policy id has 1-64 characters, got {policy_id!r}")
         body = wire_xml.encode_signed_identifiers(policies)
-        await self._core.send(
+        resp = await self._core.send(
             "PUT",
             self._table_path,
             query="comp=acl",
@@ -907,6 +917,9 @@ class TableClient(_ClientBase):
             body=body,
             comp="acl",
             resource="table",
+        )
+        return WriteResult(
+            etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
         )
 
     # -- entities ---------------------------------------------------------------------------
@@ -1493,12 +1506,13 @@ def _atom_rows_decoder(
 # --- table operations shared by both clients ----------------------------------------------
 
 
-async def _create_table(core: _Core, name: str, *, if_not_exists: bool) -> bool:
+async def _create_table(core: _Core, name: str, *, if_not_exists: bool) -> WriteResult | None:
+    """Create a table: its result, or ``None`` when it existed and ``if_not_exists``."""
     validate_table_name(name)
     headers = dict(core.odata_write)
     headers["Prefer"] = "return-no-content"
     try:
-        await core.send(
+        resp = await core.send(
             "POST",
             "/" + urls.TABLES_PATH,
             headers=headers,
@@ -1507,17 +1521,20 @@ async def _create_table(core: _Core, name: str, *, if_not_exists: bool) -> bool:
         )
     except TableAlreadyExistsError as exc:
         if if_not_exists:
-            return False
+            return None
         if core.ambiguous(f"create_table({name!r})", exc):
-            return True
+            return _resolved(exc)
         raise
-    return True
+    return WriteResult(
+        etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
+    )
 
 
-async def _delete_table(core: _Core, name: str, *, if_exists: bool) -> bool:
+async def _delete_table(core: _Core, name: str, *, if_exists: bool) -> WriteResult | None:
+    """Delete a table: its result, or ``None`` when it was missing and ``if_exists``."""
     validate_table_name(name)
     try:
-        await core.send(
+        resp = await core.send(
             "DELETE",
             "/" + urls.table_entity_path(name),
             headers=core.odata_read,
@@ -1525,11 +1542,18 @@ async def _delete_table(core: _Core, name: str, *, if_exists: bool) -> bool:
         )
     except TableNotFoundError as exc:
         if if_exists:
-            return False
+            return None
         if core.ambiguous(f"delete_table({name!r})", exc):
-            return True
+            return _resolved(exc, status=204)
         raise
-    return True
+    return WriteResult(
+        etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
+    )
+
+
+def _resolved(exc: ServiceError, status: int = 201) -> WriteResult:
+    """The result of a table write judged done after an ambiguous answer."""
+    return WriteResult(etag=None, request_id=exc.request_id, status=status, ambiguity_resolved=True)
 
 
 class TableServiceClient(_ClientBase):
@@ -1665,14 +1689,19 @@ class TableServiceClient(_ClientBase):
         await _create_table(self._core, table_name, if_not_exists=True)
         return self.get_table_client(table_name)
 
-    async def delete_table(self, table_name: str) -> None:
+    async def delete_table(self, table_name: str) -> WriteResult:
         """Delete a table; :class:`azt.TableNotFoundError` if it does not exist.
+
+        The result carries the service's request id (``etag`` is ``None``).
 
         Example::
 
-            await service.delete_table("movies")
+            result = await service.delete_table("movies")
+            print(result.request_id)
         """
-        await _delete_table(self._core, table_name, if_exists=False)
+        result = await _delete_table(self._core, table_name, if_exists=False)
+        assert result is not None
+        return result
 
     async def delete_table_if_exists(self, table_name: str) -> bool:
         """Delete a table if it exists; return whether it was deleted.
@@ -1681,7 +1710,7 @@ class TableServiceClient(_ClientBase):
 
             deleted = await service.delete_table_if_exists("movies")
         """
-        return await _delete_table(self._core, table_name, if_exists=True)
+        return await _delete_table(self._core, table_name, if_exists=True) is not None
 
     def query_tables(
         self,
@@ -1763,7 +1792,7 @@ class TableServiceClient(_ClientBase):
         )
         return wire_xml.decode_service_properties(resp.body)
 
-    async def set_service_properties(self, properties: ServiceProperties) -> None:
+    async def set_service_properties(self, properties: ServiceProperties) -> WriteResult:
         """Set the table service properties (elements left ``None`` stay unchanged).
 
         Example::
@@ -1771,7 +1800,7 @@ class TableServiceClient(_ClientBase):
             await service.set_service_properties(ServiceProperties(cors=[]))
         """
         body = wire_xml.encode_service_properties(properties)
-        await self._core.send(
+        resp = await self._core.send(
             "PUT",
             "/",
             query="restype=service&comp=properties",
@@ -1779,6 +1808,9 @@ class TableServiceClient(_ClientBase):
             body=body,
             comp="properties",
             resource="service",
+        )
+        return WriteResult(
+            etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
         )
 
     async def get_service_stats(self) -> ServiceStats:

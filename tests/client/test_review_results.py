@@ -1,0 +1,68 @@
+"""Every write result carries the service's request id (table, ACL and service writes too)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import azt
+from azt._connection_string import DEV_ACCOUNT_KEY
+from azt._transport import HttpRequest, HttpResponse, MockTransport
+
+from .conftest import unique_table_name
+
+ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
+CRED = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+
+
+def _answer(status: int, rid: str, code: str | None = None) -> Any:
+    def handler(request: HttpRequest) -> HttpResponse:
+        headers = {"x-ms-request-id": rid}
+        if code is not None:
+            headers["x-ms-error-code"] = code
+        return HttpResponse(status, headers)
+
+    return handler
+
+
+async def test_table_writes_return_the_request_id() -> None:
+    async with azt.TableClient(
+        ENDPOINT, "movies", CRED, transport=MockTransport(_answer(204, "rid-c"))
+    ) as table:
+        created = await table.create_table()
+        deleted = await table.delete_table()
+        acl = await table.set_access_policy({})
+    assert (created.request_id, created.status, created.etag) == ("rid-c", 204, None)
+    assert (deleted.request_id, deleted.status) == ("rid-c", 204)
+    assert acl.request_id == "rid-c"
+    async with azt.TableServiceClient(
+        ENDPOINT, CRED, transport=MockTransport(_answer(202, "rid-s"))
+    ) as service:
+        deleted = await service.delete_table("movies")
+        props = await service.set_service_properties(azt.ServiceProperties(cors=[]))
+    assert deleted.request_id == "rid-s"
+    assert (props.request_id, props.status) == ("rid-s", 202)
+
+
+async def test_table_errors_carry_the_request_id() -> None:
+    async with azt.TableClient(
+        ENDPOINT,
+        "movies",
+        CRED,
+        transport=MockTransport(_answer(409, "rid-e", "TableAlreadyExists")),
+    ) as table:
+        with pytest.raises(azt.TableAlreadyExistsError) as info:
+            await table.create_table()
+        assert info.value.request_id == "rid-e"
+        assert await table.create_table_if_not_exists() is False
+
+
+async def test_table_lifecycle_results_from_the_service(service: azt.TableServiceClient) -> None:
+    table = service.get_table_client(unique_table_name())
+    created = await table.create_table()
+    deleted = await table.delete_table()
+    assert created.request_id
+    assert deleted.request_id
+    assert created.request_id != deleted.request_id
+    assert (created.status, deleted.status) == (204, 204)
