@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
 import attrs
 
-from azt._config import WireFormat
 from azt._exceptions import (
     AztError,
     EntityNotFoundError,
@@ -57,10 +56,9 @@ from azt._tracking import (
     PendingChange,
     Tracker,
     TrackingError,
-    access_for,
 )
 from azt.client import UpdateMode
-from azt.edm import EdmDateTime, TableEntity, format_literal, validate_entity
+from azt.edm import format_literal, validate_entity
 from azt.query import (
     CompiledQuery,
     PlanKind,
@@ -895,8 +893,6 @@ class TableContext:
             self._fetching -= 1
         self._idle("track a query result")
         obj = decoder_for(target, None)(row)
-        if option is not MergeOption.NO_TRACKING:
-            _etag_from_timestamp(obj)
         return self._tracker.materialize(table, obj, option)
 
 
@@ -909,23 +905,6 @@ def _pure_point(plan: QueryPlan) -> bool:
     pk = "PartitionKey eq " + format_literal(plan.partition_key)
     rk = "RowKey eq " + format_literal(plan.row_key)
     return plan.filter in (f"{pk} and {rk}", f"{rk} and {pk}")
-
-
-def _etag_from_timestamp(obj: Any) -> None:
-    """Give a query result that arrived without an ETag (JSON no-metadata responses carry
-    none) the ETag the service derives from its Timestamp (PROTOCOL.md 8.1), as the legacy
-    Python SDK does. A wrong guess can only make a conditional write fail with 412; it can
-    never turn it into an unconditional one."""
-    access = access_for(obj)
-    if access.etag(obj) is not None:
-        return
-    ts = getattr(obj, "Timestamp", None)
-    if ts is None and isinstance(obj, TableEntity):
-        ts = obj.metadata.timestamp
-    if ts is None:
-        return
-    text = ts.to_wire() if isinstance(ts, EdmDateTime) else EdmDateTime.from_datetime(ts).to_wire()
-    access.set_etag(obj, "W/\"datetime'" + text.replace(":", "%3A") + "'\"")
 
 
 def _result(
@@ -1125,11 +1104,6 @@ class ContextQuery(Generic[R]):
                 finally:
                     ctx._fetching -= 1
                 ctx._idle("track query results")
-                if option is not MergeOption.NO_TRACKING and (
-                    ctx._service.wire_format is WireFormat.JSON_NONE
-                ):
-                    for obj in page.items:
-                        _etag_from_timestamp(obj)
                 items = [materialize(table, obj, option, partial=partial) for obj in page.items]
                 found += len(items)
                 yield QueryPage(items, page.continuation)

@@ -699,3 +699,32 @@ async def test_optimistic_concurrency_in_every_wire_format(
         with pytest.raises(SaveChangesError) as info:
             await reader.save_changes()
         assert isinstance(info.value.result[0].error, azt.PreconditionFailedError)
+
+
+async def test_no_tracking_results_carry_etags_in_no_metadata_json(stub: StubServer) -> None:
+    """Attaching a NO_TRACKING result with its own ETag (the seed's way to update it) must
+    stay conditional in no-metadata JSON too, where the answer carries no ETag."""
+    async with azt.TableServiceClient.from_connection_string(
+        stub.connection_string, wire_format=azt.WireFormat.JSON_NONE
+    ) as service:
+        table = fresh_name()
+        await service.create_table(table)
+        raw = service.get_table_client(table)
+        await raw.insert_entity({"PartitionKey": "p", "RowKey": "1", "Rating": 1.0})
+        await raw.insert_entity({"PartitionKey": "p", "RowKey": "2", "Rating": 1.0})
+        ctx = TableContext(service, merge_option=MergeOption.NO_TRACKING)
+        queried = await ctx.query(Movie, table).where(Movie.RowKey == "1").first()
+        got = await ctx.get(Movie, table, "p", "2", ignore_resource_not_found=False)
+        assert queried is not None
+        for m in (queried, got):
+            assert ctx.state_of(m) is S.DETACHED
+            assert m.ETag is not None
+            ctx.attach(table, m, m.ETag)
+            await raw.update_entity({"PartitionKey": "p", "RowKey": m.RowKey, "Rating": 9.0})
+            m.rating = 2.0
+            with pytest.raises(SaveChangesError) as info:
+                await ctx.save_changes()  # conditional: the concurrent change is detected
+            assert isinstance(info.value.result[0].error, azt.PreconditionFailedError)
+            ctx.detach(m)
+        stored = await raw.list_entities().to_list()
+        assert [r["Rating"] for r in stored] == [9.0, 9.0]
