@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from azt import TableClient
 from azt._codec import MissingPropertyError, codec_for
 from azt._config import WireFormat
 from azt._wire import WireDecodeError
@@ -26,7 +27,7 @@ from .test_codec import SAMPLES
 class PlainView:
     """The same table, without ``page_decoder=`` (the TableEntity path)."""
 
-    def __init__(self, table: BackendTable) -> None:
+    def __init__(self, table: Any) -> None:
         self.table = table
 
     def query_entities(
@@ -175,3 +176,29 @@ def test_factory_defaults_are_called_per_row() -> None:
     assert len({g.token for g in got}) == 3
     u = "c9da6455-213d-42c9-9a79-3e9149a57833"
     assert codec_for(WithFactory).from_json({**rows[0], "token": u}).token == uuid.UUID(u)
+
+
+@pytest.mark.parametrize(
+    "wire_format",
+    [WireFormat.JSON_NONE, WireFormat.JSON_MINIMAL, WireFormat.JSON_FULL, WireFormat.ATOM],
+)
+async def test_through_the_stub_at_every_wire_format(wire_format: WireFormat) -> None:
+    from azt_server_stub import StubServer
+
+    rows = _rows()
+    async with StubServer() as stub:
+        conn = stub.connection_string
+        async with TableClient.from_connection_string(conn, "fast", wire_format=wire_format) as t:
+            await t.create_table()
+            for r in rows:
+                await t.insert_entity(r.to_entity())
+            fast = Recording(t, max_page=4)
+            plain = Recording(PlainView(t), max_page=4)
+            got = await Query(AllTypes, fast).to_list()
+            want = await Query(AllTypes, plain).to_list()
+    atom = wire_format is WireFormat.ATOM
+    assert all(r["page_decoder"] is not atom for r in fast.requests)
+    assert not any(r["page_decoder"] for r in plain.requests)
+    assert got == sorted(rows, key=lambda r: (r.PartitionKey, r.RowKey))
+    _same_objects(got, want)
+    assert all(g.ETag and g.ETag.startswith('W/"') for g in got)
