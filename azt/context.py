@@ -102,7 +102,9 @@ class SaveChangesOptions(enum.Flag):
     * ``CONTINUE_ON_ERROR``: one request per change; failures are recorded and the save
       carries on.
     * ``BATCH``: entity group transactions, one per table and PartitionKey, split at 100
-      operations and 4 MiB; each transaction is atomic and reported as a unit.
+      operations and 4 MiB; each transaction is atomic and reported as a unit. Like
+      ``NONE``, the save stops at the first failed transaction: the later ones are not
+      sent and stay pending (with ``max_concurrency`` > 1, those already in flight finish).
     * ``REPLACE_ON_UPDATE``: updates replace the whole entity (PUT) instead of merging the
       changed properties, so properties removed locally disappear. Combines with the
       others.
@@ -228,7 +230,8 @@ class SaveChangesResult(Sequence[OperationResult]):
 
     @property
     def not_sent(self) -> list[OperationResult]:
-        """The changes not attempted (after the first failure of a ``NONE`` save).
+        """The changes not attempted (after the first failure of a ``NONE`` or ``BATCH``
+        save).
 
         Example::
 
@@ -371,8 +374,9 @@ def _check_options(options: SaveChangesOptions) -> SaveChangesOptions:
         raise ValidationError(f"options must be SaveChangesOptions flags, got {options!r}")
     if SaveChangesOptions.BATCH in options and SaveChangesOptions.CONTINUE_ON_ERROR in options:
         raise ValidationError(
-            "SaveChangesOptions.BATCH cannot be combined with CONTINUE_ON_ERROR: a batch is "
-            "atomic, so there is nothing to continue after a failure"
+            "SaveChangesOptions.BATCH cannot be combined with CONTINUE_ON_ERROR (as in .NET): "
+            "a batch save stops at its first failed transaction; to carry on past failures, "
+            "save without BATCH"
         )
     return options
 
@@ -737,12 +741,21 @@ class TableContext:
                     tx.delete(c.partition_key, c.row_key, etag=c.if_match or "*")
             built.append((table, tx, chunk))
         out: dict[int, list[OperationResult]] = {}
+        failed = False
 
         async def run(number: int) -> None:
+            nonlocal failed
             table, tx, chunk = built[number]
+            if failed:  # stop at the first failed transaction, as NONE does at a request
+                out[number] = [
+                    _result(c, status=None, etag=None, error=None, sent=False, batch=number)
+                    for c in chunk
+                ]
+                return
             try:
                 writes = await table.submit_transaction(tx)
             except AztError as exc:
+                failed = True
                 culprit = exc.index if isinstance(exc, TransactionError) else None
                 status = getattr(exc, "status", None)
                 out[number] = [

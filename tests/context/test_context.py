@@ -394,6 +394,68 @@ async def test_batch_failure_is_atomic_per_group_and_resave_sends_only_it(
     assert {r.partition_key for r in again} == {"B"}
 
 
+async def test_batch_stops_at_the_first_failed_transaction(
+    service: azt.TableServiceClient, table: str
+) -> None:
+    """BATCH is NONE at the level of transactions (the legacy Batch never continues after
+    a failure, which is why BATCH | CONTINUE_ON_ERROR is refused): the transactions after
+    a failed one are not sent and stay pending."""
+    await service.get_table_client(table).insert_entity({"PartitionKey": "A", "RowKey": "1"})
+    ctx = TableContext(service)
+    first = [Movie("A", str(i)) for i in range(3)]  # "A"/"1" exists: this group fails
+    later = [Movie(pk, str(i)) for pk in ("B", "C") for i in range(2)]
+    for m in first + later:
+        ctx.add(table, m)
+    with pytest.raises(SaveChangesError) as info:
+        await ctx.save_changes(Opt.BATCH)
+    res = info.value.result
+    assert [r.batch for r in res] == [0, 0, 0, 1, 1, 2, 2]
+    assert len(res.failed) == 3
+    assert {r.partition_key for r in res.failed} == {"A"}
+    assert [(r.partition_key, r.row_key) for r in res.not_sent] == [
+        ("B", "0"),
+        ("B", "1"),
+        ("C", "0"),
+        ("C", "1"),
+    ]
+    assert all(not r.sent and r.status is None for r in res.not_sent)
+    assert "3 of 7 changes failed, 4 not sent" in str(info.value)
+    assert all(ctx.state_of(m) is S.ADDED for m in first + later)
+    assert len(await service.get_table_client(table).list_entities().to_list()) == 1
+    # once the conflict is dealt with, the next save sends all of it
+    ctx.detach(first[1])
+    again = await ctx.save_changes(Opt.BATCH)
+    assert len(again) == 6
+    assert len(await service.get_table_client(table).list_entities().to_list()) == 7
+
+
+async def test_batch_stop_with_transactions_in_flight(
+    service: azt.TableServiceClient, table: str
+) -> None:
+    """With max_concurrency > 1 no transaction starts after a failure; those already in
+    flight finish and are recorded. Whatever happened, results and states agree."""
+    await service.get_table_client(table).insert_entity({"PartitionKey": "P0", "RowKey": "0"})
+    ctx = TableContext(service)
+    ms = [Movie(f"P{p}", str(i)) for p in range(6) for i in range(2)]
+    for m in ms:
+        ctx.add(table, m)
+    with pytest.raises(SaveChangesError) as info:
+        await ctx.save_changes(Opt.BATCH, max_concurrency=2)
+    res = info.value.result
+    assert {r.partition_key for r in res.failed} == {"P0"}
+    assert len(res.succeeded) + len(res.failed) + len(res.not_sent) == len(ms)
+    stored = {
+        (r["PartitionKey"], r["RowKey"])
+        for r in await service.get_table_client(table).list_entities().to_list()
+    }
+    for r in res:
+        state = ctx.state_of(r.entity)
+        assert (state is S.UNCHANGED) == r.succeeded
+        assert ((r.partition_key, r.row_key) in stored) == (
+            r.succeeded or (r.partition_key == "P0" and r.row_key == "0")
+        )
+
+
 async def test_batch_splits_at_4_mib(service: azt.TableServiceClient, table: str) -> None:
     ctx = TableContext(service)
     chunk = "x" * 32_000
