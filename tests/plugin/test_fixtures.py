@@ -4,15 +4,24 @@ small test suite that uses the fixtures, and we check its outcome and what it le
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from importlib.metadata import entry_points
+from pathlib import Path
 
+import azure.core.pipeline.transport  # imported for good (see below)
+import azure.data.tables  # noqa: F401
 import pytest
+import requests  # noqa: F401
 
 from azt import TableServiceClient
 from azt_server_stub import ThreadedStubServer
 
 pytest_plugins = ["pytester"]
+
+# In-process pytester runs drop the modules an inner run imported; the inner suites use
+# azure-data-tables (and so requests), so those are imported here, once, for good:
+# otherwise a second inner run would mix classes of two imports of requests.
 
 # In-process runs share sys.modules with this session: when azt.testing was imported
 # already (by another test), pytest cannot assertion-rewrite it again and says so.
@@ -176,3 +185,22 @@ def test_external_account(
         assert _stub_threads() == before
         names = asyncio.run(_table_names(conn))
     assert names == ["markerfrominner"]  # created there; the failing test's table is gone
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+_PYTEST_BLOCK = re.compile(r"^```python pytest\n(.*?)^```", re.S | re.M)
+
+
+@pytest.mark.parametrize("page", ["stub.md", "getting-started.md"])
+def test_documented_fixture_examples_pass(pytester: pytest.Pytester, page: str) -> None:
+    """The test files shown in the docs (```python pytest blocks) pass as printed."""
+    blocks = _PYTEST_BLOCK.findall((DOCS / page).read_text(encoding="utf-8"))
+    assert blocks
+    pytester.makeini(INI)
+    for i, block in enumerate(blocks):
+        pytester.makepyfile(**{f"test_doc_{i}": block})
+    source = "\n".join(blocks)
+    expected = source.count("\ndef test_") + source.count("\nasync def test_")
+    expected += source.startswith(("def test_", "async def test_"))
+    result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
+    result.assert_outcomes(passed=expected)
