@@ -15,9 +15,11 @@ from typing import Any, assert_type
 
 import pytest
 
+from azt._codec import EntityCodec, codec_for
 from azt.dynamic import DynamicEntity, Resolver, by_row_key_prefix, column
+from azt.edm import TableEntity
 from azt.entity import Entity, Int64, Prop, prop
-from azt.query import Comparison, Condition, Query, QueryPage, QueryPlan
+from azt.query import Comparison, Condition, Query, QueryPage, QueryPlan, page_decoder_for
 
 
 class Movie(Entity):
@@ -79,6 +81,22 @@ def test_queries_are_typed_by_their_target() -> None:
     assert_type(Query(DynamicEntity), Query[DynamicEntity])
     r: Resolver[Movie | Rental] = by_row_key_prefix({"Movie": Movie, "Rental_": Rental})
     assert_type(Query(r), Query[Movie | Rental])
+
+
+def test_codec_functions_are_typed_by_their_class() -> None:
+    codec = codec_for(Movie)
+    assert_type(codec, EntityCodec[Movie])
+    row = {"PartitionKey": "Action", "RowKey": "Alien", "views": "5"}
+    assert_type(codec.from_json(row), Movie)
+    assert_type(codec.from_entity(row), Movie)
+    assert_type(codec.decode_rows([row]), list[Movie])
+    assert_type(codec.to_entity(codec.from_json(row)), TableEntity)
+    assert_type(codec.to_json(codec.from_json(row)), dict[str, Any])
+    assert_type(Movie.from_entity(row), Movie)
+    assert codec.decode_rows([row])[0].views == 5
+    dec = page_decoder_for(Movie, None)
+    assert dec is not None
+    codec.to_json(Rental("p", "r", movie="x"))  # type: ignore[arg-type]
 
 
 async def _results(table: Any) -> None:  # type-checked, not run (needs a table)
