@@ -338,12 +338,18 @@ async def _query(service: TableServiceClient, args: argparse.Namespace, io_: Cli
         async for entity in rows:
             out.write(dumps_entity(entity) + "\n")
     elif args.format == "csv":
-        buffered = [e async for e in rows]
-        cols = _columns(buffered, select)
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(cols)
-        for entity in buffered:
-            writer.writerow([_cell(entity, c) for c in cols])
+        if select is not None:  # the columns are known: stream
+            cols = _columns((), select)
+            writer.writerow(cols)
+            async for entity in rows:
+                writer.writerow([_cell(entity, c) for c in cols])
+        else:  # the columns are the union of every row's properties: read them all first
+            buffered = [e async for e in rows]
+            cols = _columns(buffered, select)
+            writer.writerow(cols)
+            for entity in buffered:
+                writer.writerow([_cell(entity, c) for c in cols])
     else:
         buffered = [e async for e in rows]
         _render_table(buffered, _columns(buffered, select), out)

@@ -467,3 +467,14 @@ def test_export_into_a_closed_pipe(conn: str, table_name: str) -> None:
     assert json.loads(first)["RowKey"] == "00000"
     assert "Traceback" not in err
     assert "Exception ignored" not in err
+
+
+def test_query_csv_without_select_has_every_column(conn: str, table_name: str) -> None:
+    insert(conn, table_name, MOVIES)
+    r = run("query", table_name, "--format", "csv")
+    assert r.status == 0, r.err
+    rows = list(csv.reader(io.StringIO(r.out)))
+    assert rows[0] == ["PartitionKey", "RowKey", "Timestamp", "Rating", "Year", "Note"]
+    assert [row[:2] for row in rows[1:]] == [[m["PartitionKey"], m["RowKey"]] for m in MOVIES]
+    assert rows[3][5] == "a,b"
+    assert rows[1][5] == ""
