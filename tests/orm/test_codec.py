@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from azt._codec import MissingPropertyError, codec_for
+from azt._codec import MissingPropertyError, codec_for, converter, make_converter, wire_type
 from azt._wire.json import decode_entry, encode_entity
 from azt.edm import EdmDateTime, EdmType, TableEntity
 from azt.entity import entity_info
@@ -166,3 +166,76 @@ def test_projection_leaves_unselected_properties_unset() -> None:
 def test_codecs_are_cached_per_class_and_projection() -> None:
     assert codec_for(Movie) is codec_for(Movie)
     assert codec_for(Movie, frozenset({"Rating"})) is not codec_for(Movie)
+
+
+def test_one_configured_converter_with_hooks_per_edm_type() -> None:
+    conv = make_converter()
+    assert conv is not converter
+    assert conv.detailed_validation is False
+    for form in ("json", "value"):
+        for edm in (EdmType.INT64, EdmType.DOUBLE, EdmType.DATETIME, EdmType.GUID, EdmType.BINARY):
+            t = wire_type(edm, form)
+            assert conv.get_structure_hook(t).__module__ == "azt._codec", (edm, form)
+    t64 = wire_type(EdmType.INT64, "json")
+    assert conv.get_structure_hook(t64)("-9223372036854775808", t64) == -(2**63)
+    assert conv.get_unstructure_hook(t64)(2**63 - 1) == "9223372036854775807"
+    tdt = wire_type(EdmType.DATETIME, "json")
+    dt = EdmDateTime.parse("2020-09-15T23:02:10.4363943Z")
+    assert conv.get_unstructure_hook(tdt)(dt) == "2020-09-15T23:02:10.4363943Z"
+    tv = wire_type(EdmType.INT64, "value")
+    assert conv.get_structure_hook(tv)(5, tv) == 5
+    assert conv.get_structure_hook(tv)("5", tv) == 5
+
+
+def test_functions_are_generated_by_cattrs_with_wire_names() -> None:
+    codec = codec_for(Movie)
+    fast = codec._from_json_fast
+    assert fast.__name__ == "structure_json_Movie"
+    overrides: dict[str, Any] = fast.overrides  # type: ignore[attr-defined]
+    assert overrides["release_year"].rename == "ReleaseYear"
+    assert overrides["ETag"].rename == "odata.etag"
+
+
+def test_full_metadata_extras_are_ignored() -> None:
+    row = {
+        "odata.type": "acct.Movies",
+        "odata.id": "https://acct.table.core.windows.net/Movies(PartitionKey='a',RowKey='b')",
+        "odata.etag": 'W/"x"',
+        "odata.editLink": "Movies(PartitionKey='a',RowKey='b')",
+        "PartitionKey": "a",
+        "RowKey": "b",
+        "Timestamp@odata.type": "Edm.DateTime",
+        "Timestamp": "2021-01-01T00:00:00Z",
+        "Rating@odata.type": "Edm.Double",
+        "Rating": 4.5,
+    }
+    m = codec_for(Movie).from_json(row)
+    assert (m.rating, m.ETag, m.Timestamp) == (4.5, 'W/"x"', datetime(2021, 1, 1, tzinfo=UTC))
+
+
+def test_projection_objects_encode_what_they_have() -> None:
+    codec = codec_for(AllTypes, frozenset({"PartitionKey", "RowKey", "Timestamp", "i64", "dt"}))
+    obj = codec.from_json(
+        {"PartitionKey": "p", "RowKey": "r", "i64": "7", "dt": "2020-01-01T00:00:00Z"}
+    )
+    body = codec.to_json(obj)
+    assert body == {
+        "PartitionKey": "p",
+        "RowKey": "r",
+        "i64": "7",
+        "i64@odata.type": "Edm.Int64",
+        "dt": "2020-01-01T00:00:00.0000000Z",
+        "dt@odata.type": "Edm.DateTime",
+    }
+    assert codec.to_entity(obj).edm_types == {"i64": EdmType.INT64}
+
+
+def test_read_path_builds_objects_without_the_validating_init() -> None:
+    # the service only stores valid values; reads trust them once converted (the Int32
+    # range is checked on construction and assignment, not on every row read)
+    big = codec_for(AllTypes).from_json({"PartitionKey": "p", "RowKey": "r", "i32": 2**40})
+    assert big.i32 == 2**40
+    with pytest.raises(ValueError, match="Int32 range"):
+        AllTypes("p", "r", i32=2**40)
+    with pytest.raises(ValueError, match="Int32 range"):
+        big.i32 = 2**40
