@@ -43,6 +43,7 @@ import attrs
 
 from azt._exceptions import (
     AztError,
+    ClientClosedError,
     EntityNotFoundError,
     TransactionError,
     ValidationError,
@@ -424,7 +425,7 @@ class TableContext:
         self.ignore_resource_not_found = bool(ignore_resource_not_found)
         self._saving = False
         self._fetching = 0
-        self._tables: dict[tuple[int, str], TableClient] = {}
+        self._tables: dict[tuple[int, str], tuple[TableServiceClient, TableClient]] = {}
 
     def __repr__(self) -> str:
         return f"<TableContext {len(self._tracker)} tracked, merge_option={self._merge_option}>"
@@ -465,10 +466,10 @@ class TableContext:
 
     def _table(self, service: TableServiceClient, name: str) -> TableClient:
         key = (id(service), name)
-        client = self._tables.get(key)
-        if client is None:
-            client = self._tables[key] = service.get_table_client(name)
-        return client
+        entry = self._tables.get(key)
+        if entry is None or entry[0] is not service:  # (an id can be reused once freed)
+            entry = self._tables[key] = (service, service.get_table_client(name))
+        return entry[1]
 
     # -- bookkeeping ------------------------------------------------------------------------
 
@@ -632,6 +633,10 @@ class TableContext:
             raise ContextBusyError(
                 "save_changes() is already running on this context; a context serves one "
                 "logical operation at a time"
+            )
+        if service.closed:
+            raise ClientClosedError(
+                "the service client of this context has been closed; nothing was sent"
             )
         if self._fetching:
             raise ContextBusyError(

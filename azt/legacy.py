@@ -15,6 +15,7 @@ its own beyond choosing which client (with or without retries) a call goes throu
 ``tableClient.DeleteTableIfExist(t)``       ``await client.delete_table_if_exist(t)``
 ``tableClient.GetDataServiceContext()``     ``client.get_data_service_context()``
 ``tableClient.RetryPolicy = ...``           ``client.retry_policy = ...``
+``context.RetryPolicy = ...``               ``context.retry_policy = ...``
 ``class Movie : TableServiceEntity``        ``class Movie(TableServiceEntity)``
 ``context.AddObject(t, e)``                 ``context.add_object(t, e)``
 ``context.AttachTo(t, e, etag)``            ``context.attach_to(t, e, etag)``
@@ -39,10 +40,11 @@ its own beyond choosing which client (with or without retries) a call goes throu
 =========================================  ==================================================
 
 ``save_changes`` sends each request once (WCF's ``SaveChanges`` does not retry);
-``save_changes_with_retries`` and queries go through a client configured with the
-``retry_policy`` (default: 3 retries, exponential back-off from 3 s to 90 s with a 30 s
-delta and ±20 % jitter, the StorageClient's defaults). Both share one connection pool.
-Close the table client (``async with`` or ``await client.aclose()``) when done.
+``save_changes_with_retries`` and queries retry per the context's ``retry_policy``, which
+it takes from the table client when it is made (default: 3 retries, exponential back-off
+from 3 s to 90 s with a 30 s delta and ±20 % jitter, the StorageClient's defaults). All
+share one connection pool, opened by the first request. Close the table client
+(``async with`` or ``await client.aclose()``) when done.
 
 Example::
 
@@ -297,12 +299,21 @@ class CloudStorageAccount:
         return CloudTableClient(self._connection_string)
 
 
+def _check_policy(policy: object) -> ExponentialRetry | NoRetry:
+    if not isinstance(policy, ExponentialRetry | NoRetry):
+        raise ValidationError(f"retry_policy must come from RetryPolicies, got {policy!r}")
+    return policy
+
+
 class CloudTableClient:
     """Tables of one account and the contexts to work with their entities.
 
-    Holds one connection pool shared by a client that retries per ``retry_policy``
-    (``save_changes_with_retries``, queries, table operations) and one that does not
-    (``save_changes``). Close it with ``async with`` or :meth:`aclose`.
+    All requests share one connection pool, opened lazily by the first request (so a client
+    can be made anywhere, even outside an event loop, and one never used holds nothing
+    open). Each retry policy in use gets one :class:`azt.TableServiceClient` on that pool:
+    ``save_changes`` goes through one that never retries. Close the pool with
+    ``async with`` or :meth:`aclose`; afterwards every call raises
+    :class:`azt.ClientClosedError`.
 
     Example::
 
@@ -323,22 +334,28 @@ class CloudTableClient:
             timeouts=client_options.pop("timeouts", None),
             limits=client_options.pop("limits", None),
         )
-        self._retry_policy: ExponentialRetry | NoRetry = retry_policy or ExponentialRetry()
-        self._retrying = self._make(self._retry_policy)
-        self._plain = self._make(NoRetry())
-
-    def _make(self, policy: ExponentialRetry | NoRetry) -> TableServiceClient:
-        return TableServiceClient.from_connection_string(
-            self._connection_string,
-            retry=policy.to_retry_policy(),
-            transport=self._transport,
-            **self._options,
+        self._clients: dict[ExponentialRetry | NoRetry, TableServiceClient] = {}
+        self._retry_policy = (
+            ExponentialRetry() if retry_policy is None else _check_policy(retry_policy)
         )
+        self._client_for(self._retry_policy)  # a bad connection string fails here
+
+    def _client_for(self, policy: ExponentialRetry | NoRetry) -> TableServiceClient:
+        """The service client (on the shared pool) whose requests retry per ``policy``."""
+        client = self._clients.get(policy)
+        if client is None:
+            client = self._clients[policy] = TableServiceClient.from_connection_string(
+                self._connection_string,
+                retry=policy.to_retry_policy(),
+                transport=self._transport,
+                **self._options,
+            )
+        return client
 
     @property
     def retry_policy(self) -> ExponentialRetry | NoRetry:
-        """The retry policy of ``save_changes_with_retries``, queries and table calls
-        (contexts made afterwards use it).
+        """The retry policy of table calls and of the contexts made afterwards (each
+        context takes it when it is made and can be given its own).
 
         Example::
 
@@ -348,20 +365,17 @@ class CloudTableClient:
 
     @retry_policy.setter
     def retry_policy(self, policy: ExponentialRetry | NoRetry) -> None:
-        if not isinstance(policy, ExponentialRetry | NoRetry):
-            raise ValidationError(f"retry_policy must come from RetryPolicies, got {policy!r}")
-        self._retry_policy = policy
-        self._retrying = self._make(policy)
+        self._retry_policy = _check_policy(policy)
 
     @property
     def service(self) -> TableServiceClient:
-        """The (retrying) :class:`azt.TableServiceClient` underneath.
+        """The :class:`azt.TableServiceClient` underneath (retrying per ``retry_policy``).
 
         Example::
 
             raw = table_client.service.get_table_client("Movies")
         """
-        return self._retrying
+        return self._client_for(self._retry_policy)
 
     async def __aenter__(self) -> CloudTableClient:
         return self
@@ -370,14 +384,14 @@ class CloudTableClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connection pool.
+        """Close the connection pool (idempotent).
 
         Example::
 
             await table_client.aclose()
         """
-        await self._retrying.aclose()
-        await self._plain.aclose()
+        for client in self._clients.values():
+            await client.aclose()
         await self._transport.aclose()
 
     async def create_table_if_not_exist(self, table_name: str) -> bool:
@@ -388,7 +402,7 @@ class CloudTableClient:
 
             created = await table_client.create_table_if_not_exist("Movies")
         """
-        client = self._retrying.get_table_client(table_name)
+        client = self.service.get_table_client(table_name)
         return await client.create_table_if_not_exists()
 
     create_table_if_not_exists = create_table_if_not_exist
@@ -400,7 +414,7 @@ class CloudTableClient:
 
             await table_client.create_table("Movies")
         """
-        await self._retrying.create_table(table_name)
+        await self.service.create_table(table_name)
 
     async def delete_table(self, table_name: str) -> None:
         """Delete the table; :class:`azt.TableNotFoundError` if it does not exist.
@@ -409,7 +423,7 @@ class CloudTableClient:
 
             await table_client.delete_table("Movies")
         """
-        await self._retrying.delete_table(table_name)
+        await self.service.delete_table(table_name)
 
     async def delete_table_if_exist(self, table_name: str) -> bool:
         """Delete the table if it exists; returns whether it did (``DeleteTableIfExist``).
@@ -418,7 +432,7 @@ class CloudTableClient:
 
             deleted = await table_client.delete_table_if_exist("Movies")
         """
-        return await self._retrying.delete_table_if_exists(table_name)
+        return await self.service.delete_table_if_exists(table_name)
 
     async def does_table_exist(self, table_name: str) -> bool:
         """Whether the table exists (``DoesTableExist``).
@@ -427,7 +441,7 @@ class CloudTableClient:
 
             if not await table_client.does_table_exist("Movies"): ...
         """
-        names = await self._retrying.query_tables(
+        names = await self.service.query_tables(
             "TableName eq @name", parameters={"name": table_name}
         ).to_list()
         return bool(names)
@@ -439,7 +453,7 @@ class CloudTableClient:
 
             names = await table_client.list_tables()
         """
-        return await self._retrying.list_tables().to_list()
+        return await self.service.list_tables().to_list()
 
     def get_data_service_context(self) -> TableServiceContext:
         """A new :class:`TableServiceContext` (use one per logical operation).
@@ -484,18 +498,27 @@ class TableServiceContext(TableContext):
     """
 
     def __init__(self, table_client: CloudTableClient) -> None:
-        super().__init__(table_client._retrying)
+        super().__init__(table_client.service)
         self._table_client = table_client
+        self._retry_policy = table_client.retry_policy
 
     @property
     def retry_policy(self) -> ExponentialRetry | NoRetry:
-        """The table client's retry policy (used by ``save_changes_with_retries``).
+        """The retry policy of this context's queries and ``save_changes_with_retries``
+        (``TableServiceContext.RetryPolicy``): the table client's when the context was
+        made, unless set here.
 
         Example::
 
-            policy = context.retry_policy.to_retry_policy()
+            context.retry_policy = RetryPolicies.retry_exponential(5, timedelta(seconds=1))
         """
-        return self._table_client.retry_policy
+        return self._retry_policy
+
+    @retry_policy.setter
+    def retry_policy(self, policy: ExponentialRetry | NoRetry) -> None:
+        self._idle("change the retry policy")
+        self._service = self._table_client._client_for(_check_policy(policy))
+        self._retry_policy = policy
 
     def add_object(self, table_name: str, entity: object) -> None:
         """``AddObject``: see :meth:`TableContext.add`.
@@ -546,7 +569,7 @@ class TableServiceContext(TableContext):
 
             await context.save_changes(SaveChangesOptions.CONTINUE_ON_ERROR)
         """
-        return await self._save(options, max_concurrency, self._table_client._plain)
+        return await self._save(options, max_concurrency, self._table_client._client_for(NoRetry()))
 
     async def save_changes_with_retries(
         self,
@@ -560,7 +583,7 @@ class TableServiceContext(TableContext):
 
             await context.save_changes_with_retries(SaveChangesOptions.BATCH)
         """
-        return await self._save(options, max_concurrency, self._table_client._retrying)
+        return await self._save(options, max_concurrency, self._service)
 
     def create_query(self, entity_class: type[R], table_name: str) -> DataServiceQuery[R]:
         """``CreateQuery<T>``: a query whose results this context tracks.

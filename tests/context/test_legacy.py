@@ -167,3 +167,73 @@ async def test_queries_segments(legacy_client: CloudTableClient) -> None:
 
 def test_no_retry_type() -> None:
     assert NoRetry().to_retry_policy() == azt.RetryPolicy.no_retries()
+
+
+def test_table_client_made_outside_a_loop_holds_nothing_open() -> None:
+    """The pool opens lazily, inside the loop of the first request: making (and dropping)
+    a client and contexts outside any event loop leaks nothing (warnings are errors)."""
+    import gc
+
+    client = CloudStorageAccount.development_storage_account().create_cloud_table_client()
+    context = client.get_data_service_context()
+    context.add_object("Movies", Film("Action", "Heat"))
+    assert context.has_changes
+    del context, client
+    gc.collect()
+
+
+async def test_table_client_async_with_closes_and_refuses_use_after(
+    faulty: tuple[StubServer, FaultInjector],
+) -> None:
+    stub, _ = faulty
+    async with CloudStorageAccount.parse(stub.connection_string).create_cloud_table_client() as c:
+        name = fresh_name("Legacy")
+        await c.create_table_if_not_exist(name)
+        context = c.get_data_service_context()
+        context.add_object(name, Film("Action", "Heat"))
+        await context.save_changes()
+    ronin = Film("Action", "Ronin")
+    context.add_object(name, ronin)
+    for save in (context.save_changes, context.save_changes_with_retries):
+        with pytest.raises(azt.ClientClosedError):  # refused up front: nothing was sent
+            await save()
+    assert context.state_of(ronin) is EntityState.ADDED
+    with pytest.raises(azt.ClientClosedError):
+        await c.create_table_if_not_exist(fresh_name("Legacy"))
+    await c.aclose()  # idempotent
+
+
+async def test_context_retry_policy_is_its_own(
+    legacy_client: CloudTableClient, faulty: tuple[StubServer, FaultInjector]
+) -> None:
+    """As in the StorageClient, a context takes the table client's retry policy when it is
+    made and can be given its own; it governs its queries and save_changes_with_retries."""
+    _, injector = faulty
+    name = fresh_name("Legacy")
+    await legacy_client.create_table_if_not_exist(name)
+    context = legacy_client.get_data_service_context()
+    assert context.retry_policy == FAST
+    twin = legacy_client.get_data_service_context()
+    assert twin.service is context.service  # one service client per policy, shared
+    context.retry_policy = RetryPolicies.no_retry()
+    assert legacy_client.retry_policy == FAST  # the table client keeps its own
+    assert twin.retry_policy == FAST
+    context.add_object(name, Film("Action", "Heat"))
+    injector.fail_next("busy", 1, methods={"POST"})
+    with pytest.raises(SaveChangesError) as info:  # no retries now
+        await context.save_changes_with_retries()
+    assert isinstance(info.value.result[0].error, azt.ServerBusyError)
+    injector.fail_next("busy", 1, methods={"GET"})
+    with pytest.raises(azt.ServerBusyError):
+        await context.create_query(Film, name).to_list()
+    context.retry_policy = FAST
+    injector.fail_next("busy", 1, methods={"POST"})
+    await context.save_changes_with_retries()
+    injector.fail_next("busy", 1, methods={"GET"})
+    assert len(await context.create_query(Film, name).to_list()) == 1
+    # a later change of the table client's policy reaches new contexts only
+    legacy_client.retry_policy = RetryPolicies.no_retry()
+    assert twin.retry_policy == FAST
+    assert legacy_client.get_data_service_context().retry_policy == NoRetry()
+    with pytest.raises(azt.ValidationError):
+        context.retry_policy = azt.RetryPolicy()  # type: ignore[assignment]
