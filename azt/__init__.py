@@ -24,6 +24,7 @@ from azt._auth import (
 from azt._config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    LocationMode,
     PoolLimits,
     RetryPolicy,
     Timeouts,
@@ -156,6 +157,7 @@ __all__ = [
     "InternalServerError",
     "InvalidInputError",
     "InvalidResourceNameError",
+    "LocationMode",
     "Logging",
     "MergeOption",
     "MethodNotAllowedError",

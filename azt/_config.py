@@ -102,6 +102,42 @@ class AmbiguousOutcomePolicy(enum.Enum):
     REPORT_ERROR = "report_error"
 
 
+class LocationMode(enum.Enum):
+    """Where a client sends its reads (RA-GRS accounts).
+
+    ``PRIMARY`` (default): everything goes to the primary endpoint. ``SECONDARY``: entity
+    reads (``get_entity``, ``query_entities``) and table listings go to the read-only
+    secondary endpoint; a ``404`` there (the data may not have replicated yet) is retried
+    once against the primary. Writes, ACLs and service properties always use the primary;
+    ``get_service_stats`` always uses the secondary.
+
+    Example::
+
+        >>> LocationMode("secondary") is LocationMode.SECONDARY
+        True
+    """
+
+    PRIMARY = "primary"
+    SECONDARY = "secondary"
+
+
+def validate_server_timeout(value: object) -> int | None:
+    """Check a server-side ``timeout=`` value in seconds (an int >= 1, or ``None``).
+
+    Example::
+
+        >>> validate_server_timeout(5)
+        5
+    """
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValidationError(
+            f"server_timeout must be an int >= 1 (seconds) or None, got {value!r}"
+        )
+    return value
+
+
 def _positive_int(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValidationError(f"{attribute.name} must be an int >= 1, got {value!r}")

@@ -29,7 +29,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import ModuleType
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, Self, TypeVar, overload
 
 import attrs
 
@@ -43,10 +43,12 @@ from azt._config import (
     ATOM_API_VERSION,
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    LocationMode,
     PoolLimits,
     RetryPolicy,
     Timeouts,
     WireFormat,
+    validate_server_timeout,
 )
 from azt._connection_string import Endpoint, parse_connection_string
 from azt._exceptions import (
@@ -263,6 +265,8 @@ class _Core:
         sleep: Sleep | None,
         uniform: Callable[[float, float], float] | None,
         user_agent: str | None,
+        server_timeout: int | None = None,
+        location_mode: LocationMode = LocationMode.PRIMARY,
     ) -> None:
         if not isinstance(wire_format, WireFormat):
             raise ValidationError(f"wire_format must be a WireFormat, got {wire_format!r}")
@@ -279,6 +283,8 @@ class _Core:
             )
         self.endpoint = endpoint
         self.secondary = secondary
+        self.server_timeout = validate_server_timeout(server_timeout)
+        self.location_mode = self.check_location_mode(location_mode)
         self.credential = credential
         self.transport = transport
         self.owns_transport = owns_transport
@@ -363,12 +369,63 @@ class _Core:
         body: bytes | None = None,
         comp: str | None = None,
         resource: ResourceKind | None = None,
+        location: Literal["primary", "read", "secondary"] = "primary",
     ) -> HttpResponse:
+        """Send through the primary pipeline (``location="primary"``), the secondary one
+        (``"secondary"``), or where the location mode sends reads (``"read"``; a 404 on
+        the secondary is retried against the primary). Adds ``timeout=`` when set."""
         if self.closed:
             raise ClientClosedError("the client has been closed; create a new one")
+        if self.server_timeout is not None:
+            extra = f"timeout={self.server_timeout}"
+            query = f"{query}&{extra}" if query else extra
+        if location == "primary" or (
+            location == "read" and self.location_mode is LocationMode.PRIMARY
+        ):
+            return await self.pipeline.send(
+                method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
+            )
+        secondary = self.secondary_pipeline()
+        if location == "secondary":
+            return await secondary.send(
+                method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
+            )
+        try:
+            return await secondary.send(
+                method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
+            )
+        except ServiceError as exc:
+            if exc.status != 404:
+                raise
+            logger.info(
+                "%s %s: 404 %s on the secondary; retrying against the primary",
+                method,
+                path,
+                exc.code,
+            )
         return await self.pipeline.send(
             method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
         )
+
+    def check_location_mode(self, location_mode: object) -> LocationMode:
+        if not isinstance(location_mode, LocationMode):
+            raise ValidationError(f"location_mode must be a LocationMode, got {location_mode!r}")
+        if (
+            location_mode is LocationMode.SECONDARY
+            and (self.secondary or self.endpoint.secondary()) is None
+        ):
+            raise ValidationError(
+                "LocationMode.SECONDARY needs a secondary endpoint; pass secondary_endpoint="
+            )
+        return location_mode
+
+    def view(self) -> _Core:
+        """A copy sharing pipeline and connections, with its own closed flag and options;
+        closing it never closes the borrowed connections."""
+        view = copy.copy(self)
+        view.owns_transport = False
+        view.closed = False
+        return view
 
     async def aclose(self) -> None:
         self.closed = True
@@ -421,6 +478,8 @@ def _build_core(
     sleep: Sleep | None,
     uniform: Callable[[float, float], float] | None,
     user_agent: str | None,
+    server_timeout: int | None,
+    location_mode: LocationMode,
 ) -> _Core:
     if not isinstance(endpoint, str):
         raise ValidationError(f"endpoint must be a str URL, got {type(endpoint).__name__}")
@@ -453,6 +512,8 @@ def _build_core(
         sleep=sleep,
         uniform=uniform,
         user_agent=user_agent,
+        server_timeout=server_timeout,
+        location_mode=location_mode,
     )
 
 
@@ -470,8 +531,64 @@ def _credential_from_settings(
     return SasCredential(sas)
 
 
+class _Keep(enum.Enum):
+    KEEP = "keep"
+
+
+_KEEP = _Keep.KEEP
+
+
 class _ClientBase:
     _core: _Core
+
+    def with_options(
+        self,
+        *,
+        server_timeout: int | _Keep | None = _KEEP,
+        location_mode: LocationMode | _Keep = _KEEP,
+    ) -> Self:
+        """A copy of this client with other per-request options, sharing its connections.
+
+        ``server_timeout`` (seconds, or ``None`` for none) is sent as the ``timeout=``
+        query parameter: the service gives up on the request after that long (it allows
+        at most 30 s in all) and answers ``500 OperationTimedOut``, which is retried.
+        ``location_mode`` chooses where reads go (:class:`azt.LocationMode`). Options not
+        given are kept. Closing the copy leaves the original (and its connections) open.
+
+        Example::
+
+            quick = table.with_options(server_timeout=5)
+            movie = await quick.get_entity("Action", "Heat")   # GET ...?timeout=5
+            replica = table.with_options(location_mode=LocationMode.SECONDARY)
+        """
+        core = self._core.view()
+        if server_timeout is not _KEEP:
+            core.server_timeout = validate_server_timeout(server_timeout)
+        if location_mode is not _KEEP:
+            core.location_mode = core.check_location_mode(location_mode)
+        clone = copy.copy(self)
+        clone._core = core
+        return clone
+
+    @property
+    def server_timeout(self) -> int | None:
+        """The ``timeout=`` (seconds) sent with every request, or ``None``.
+
+        Example::
+
+            table.with_options(server_timeout=5).server_timeout  # 5
+        """
+        return self._core.server_timeout
+
+    @property
+    def location_mode(self) -> LocationMode:
+        """Where this client sends its reads.
+
+        Example::
+
+            table.location_mode  # LocationMode.PRIMARY
+        """
+        return self._core.location_mode
 
     @property
     def endpoint(self) -> str:
@@ -747,6 +864,8 @@ class TableClient(_ClientBase):
         sleep: Sleep | None = None,
         uniform: Callable[[float, float], float] | None = None,
         user_agent: str | None = None,
+        server_timeout: int | None = None,
+        location_mode: LocationMode = LocationMode.PRIMARY,
     ) -> None:
         self.table_name = validate_table_name(table_name)
         self._core = _build_core(
@@ -763,6 +882,8 @@ class TableClient(_ClientBase):
             sleep=sleep,
             uniform=uniform,
             user_agent=user_agent,
+            server_timeout=server_timeout,
+            location_mode=location_mode,
         )
         self._init_paths()
 
@@ -772,10 +893,7 @@ class TableClient(_ClientBase):
         self.table_name = validate_table_name(table_name)
         # A view of the service client's core: same pipeline and connections, but its own
         # closed flag, and closing it never closes the connections it borrows.
-        view = copy.copy(core)
-        view.owns_transport = False
-        view.closed = False
-        self._core = view
+        self._core = core.view()
         self._init_paths()
         return self
 
@@ -1111,10 +1229,16 @@ class TableClient(_ClientBase):
         """
         pk = validate_key("PartitionKey", partition_key)
         rk = validate_key("RowKey", row_key)
-        return await self._get(pk, rk, select, self._core.odata_read)
+        return await self._get(pk, rk, select, self._core.odata_read, location="read")
 
     async def _get(
-        self, pk: str, rk: str, select: Sequence[str] | None, headers: Mapping[str, str]
+        self,
+        pk: str,
+        rk: str,
+        select: Sequence[str] | None,
+        headers: Mapping[str, str],
+        *,
+        location: Literal["primary", "read"] = "primary",
     ) -> TableEntity:
         core = self._core
         query = ""
@@ -1126,6 +1250,7 @@ class TableClient(_ClientBase):
             query=query,
             headers=headers,
             resource="entity",
+            location=location,
         )
         etag = resp.headers.get("ETag")
         codec = core.codec if headers is not core.typed_read or core.is_atom else wire_json
@@ -1244,7 +1369,9 @@ class TableClient(_ClientBase):
             if token is not None:
                 extra = urls.encode_query(token.query_params())
                 query = f"{query}&{extra}" if query else extra
-            resp = await core.send("GET", path, query=query, headers=headers, resource="table")
+            resp = await core.send(
+                "GET", path, query=query, headers=headers, resource="table", location="read"
+            )
             rh = resp.headers
             return Page(
                 decode(resp.body),
@@ -1579,6 +1706,9 @@ class TableServiceClient(_ClientBase):
     * ``retry``: :class:`azt.RetryPolicy`; ``ambiguous_outcome``:
       :class:`azt.AmbiguousOutcomePolicy` for writes retried after a lost answer.
     * ``timeouts``: :class:`azt.Timeouts`; ``limits``: :class:`azt.PoolLimits`.
+    * ``server_timeout``: seconds sent as ``timeout=`` on every request (the service's
+      own budget, at most 30 s); ``location_mode``: :class:`azt.LocationMode`, where reads
+      go. :meth:`with_options` makes a copy with other values, sharing the connections.
     * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
       the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
       for tests; ``user_agent``: the ``User-Agent`` header.
@@ -1606,6 +1736,8 @@ class TableServiceClient(_ClientBase):
         sleep: Sleep | None = None,
         uniform: Callable[[float, float], float] | None = None,
         user_agent: str | None = None,
+        server_timeout: int | None = None,
+        location_mode: LocationMode = LocationMode.PRIMARY,
     ) -> None:
         self._core = _build_core(
             endpoint,
@@ -1621,6 +1753,8 @@ class TableServiceClient(_ClientBase):
             sleep=sleep,
             uniform=uniform,
             user_agent=user_agent,
+            server_timeout=server_timeout,
+            location_mode=location_mode,
         )
 
     @classmethod
@@ -1751,6 +1885,7 @@ class TableServiceClient(_ClientBase):
                 query=query,
                 headers=core.odata_read,
                 resource="service",
+                location="read",
             )
             return Page(
                 list(core.codec.decode_tables(resp.body)),
@@ -1821,13 +1956,13 @@ class TableServiceClient(_ClientBase):
             stats = await service.get_service_stats()
             print(stats.geo_replication.status)
         """
-        self._core.check_open()
-        resp = await self._core.secondary_pipeline().send(
+        resp = await self._core.send(
             "GET",
             "/",
             query="restype=service&comp=stats",
             headers={"Accept": _XML},
             comp="stats",
             resource="service",
+            location="secondary",
         )
         return wire_xml.decode_service_stats(resp.body)
