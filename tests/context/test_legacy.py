@@ -237,3 +237,18 @@ async def test_context_retry_policy_is_its_own(
     assert legacy_client.get_data_service_context().retry_policy == NoRetry()
     with pytest.raises(azt.ValidationError):
         context.retry_policy = azt.RetryPolicy()  # type: ignore[assignment]
+
+
+def test_exponential_retry_follows_the_storage_client_schedule() -> None:
+    """StorageClient's RetryExponential waits min + (2**n - 1) * U(0.8, 1.2) * delta before
+    retry n counted from 0 (PROTOCOL.md 12.2): the first retry comes after the minimum
+    back-off (the seed's "3, 27 and 81 seconds ... maximum 90"), not after min + delta."""
+    policy = RetryPolicies.retry_exponential().to_retry_policy()
+    assert isinstance(policy, azt.RetryPolicy)
+    mid = [policy.backoff(n, uniform=lambda lo, hi: (lo + hi) / 2) for n in (1, 2, 3)]
+    assert mid == [3.0, 33.0, 90.0]
+    low = [policy.backoff(n, uniform=lambda lo, hi: lo) for n in (1, 2, 3)]
+    assert low == [3.0, 27.0, 75.0]
+    quick = RetryPolicies.retry_exponential(5, 1.0, min_backoff=0.5, max_backoff=100.0)
+    schedule = [quick.to_retry_policy().backoff(n, uniform=lambda lo, hi: lo) for n in (1, 4)]
+    assert schedule == [0.5, 0.5 + 0.8 * 7]
