@@ -303,6 +303,30 @@ class BearerTokenCredential:
             assert self._header is not None
             return self._header
 
+    def invalidate(self, header: str | None = None) -> None:
+        """Forget the cached token (only if it is still ``header``, when given), so the
+        next request fetches a new one. The pipeline calls it when the service answers
+        ``401`` to a bearer token (expired or revoked early) before retrying once.
+
+        Example::
+
+            >>> import asyncio
+            >>> class Cred:
+            ...     n = 0
+            ...     async def get_token(self, *scopes, **kw):
+            ...         Cred.n += 1
+            ...         return type("T", (), {"token": f"t{Cred.n}", "expires_on": 4e9})()
+            >>> bearer = BearerTokenCredential(Cred())
+            >>> asyncio.run(bearer.get_header())
+            'Bearer t1'
+            >>> bearer.invalidate()
+            >>> asyncio.run(bearer.get_header())
+            'Bearer t2'
+        """
+        if header is None or header == self._header:
+            self._header = None
+            self._expires_on = 0.0
+
     def __repr__(self) -> str:
         return f"BearerTokenCredential({type(self.credential).__name__}, scope={self.scope!r})"
 

@@ -176,6 +176,8 @@ class Pipeline:
         sign_path: str,
         comp: str | None,
         resource: ResourceKind | None,
+        *,
+        refresh_token_on_401: bool = True,
     ) -> HttpResponse:
         headers = dict(base_headers)
         date = self._date.now()
@@ -190,6 +192,29 @@ class Pipeline:
         elif isinstance(credential, BearerTokenCredential):
             headers["Authorization"] = await credential.get_header()
         response = await self.transport.send(request)
+        if (
+            response.status == 401
+            and refresh_token_on_401
+            and isinstance(credential, BearerTokenCredential)
+        ):
+            # The service refused the token (expired early, revoked, clock skew): fetch a
+            # fresh one and try once more; a second 401 is the caller's error.
+            logger.info(
+                "%s %s: 401 with a bearer token; retrying once with a new token",
+                method,
+                redact_url(url),
+            )
+            credential.invalidate(headers["Authorization"])
+            return await self._attempt(
+                method,
+                url,
+                base_headers,
+                body,
+                sign_path,
+                comp,
+                resource,
+                refresh_token_on_401=False,
+            )
         if response.status >= 300:
             raise self.error_for(response, resource, client_request_id)
         return response

@@ -148,3 +148,62 @@ async def test_shared_key_lite_from_connection_string() -> None:
     async with client:
         await client.list_tables().to_list()
     assert seen[0].startswith("SharedKeyLite devstoreaccount1:")
+
+
+def _refusing(refused: set[str]) -> MockTransport:
+    def handler(request: HttpRequest) -> HttpResponse:
+        if request.headers.get("Authorization") in refused:
+            return HttpResponse(
+                401,
+                {
+                    "x-ms-request-id": "r401",
+                    "x-ms-error-code": "InvalidAuthenticationInfo",
+                    "WWW-Authenticate": 'Bearer error="invalid_token"',
+                },
+            )
+        return HttpResponse(204, {"x-ms-request-id": "ok"})
+
+    return MockTransport(handler)
+
+
+async def test_a_401_to_a_bearer_token_retries_once_with_a_fresh_token() -> None:
+    identity = FakeIdentity()
+    transport = _refusing({"Bearer tok1"})
+    async with azt.TableClient(
+        "https://acct.table.core.windows.net", "movies", identity, transport=transport
+    ) as table:
+        result = await table.delete_entity("p", "r")
+        await table.delete_entity("p", "r")  # the fresh token stays cached
+    assert result.request_id == "ok"
+    assert identity.calls == 2
+    sent = [r.headers["Authorization"] for r in transport.requests]
+    assert sent == ["Bearer tok1", "Bearer tok2", "Bearer tok2"]
+    ids = [r.headers["x-ms-client-request-id"] for r in transport.requests]
+    assert len(set(ids)) == 3
+
+
+async def test_a_second_401_is_raised_and_shared_keys_are_not_retried() -> None:
+    identity = FakeIdentity()
+    transport = _refusing({"Bearer tok1", "Bearer tok2", "Bearer tok3"})
+    async with azt.TableClient(
+        "https://acct.table.core.windows.net", "movies", identity, transport=transport
+    ) as table:
+        with pytest.raises(azt.ServiceError) as info:
+            await table.delete_entity("p", "r")
+    assert info.value.status == 401
+    assert info.value.request_id == "r401"
+    assert len(transport.requests) == 2
+
+    def always_401(request: HttpRequest) -> HttpResponse:
+        return HttpResponse(401, {"x-ms-error-code": "InvalidAuthenticationInfo"})
+
+    keyed = MockTransport(always_401)
+    async with azt.TableClient(
+        "http://127.0.0.1:10002/devstoreaccount1",
+        "movies",
+        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
+        transport=keyed,
+    ) as table:
+        with pytest.raises(azt.ServiceError):
+            await table.delete_entity("p", "r")
+    assert len(keyed.requests) == 1
