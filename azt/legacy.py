@@ -451,16 +451,21 @@ class CloudTableClient:
         return await self.service.delete_table_if_exists(table_name)
 
     async def does_table_exist(self, table_name: str) -> bool:
-        """Whether the table exists (``DoesTableExist``).
+        """Whether the table exists, whatever the case of the name (``DoesTableExist``).
 
         Example::
 
             if not await table_client.does_table_exist("Movies"): ...
         """
+        # Table names are case-insensitive, a $filter is not: every spelling of the name
+        # sorts between its upper- and its lower-case form (A-Z < a-z), so one range query
+        # finds it whatever its stored case.
+        wanted = table_name.lower()
         names = await self.service.query_tables(
-            "TableName eq @name", parameters={"name": table_name}
+            "TableName ge @low and TableName le @high",
+            parameters={"low": table_name.upper(), "high": wanted},
         ).to_list()
-        return bool(names)
+        return any(name.lower() == wanted for name in names)
 
     async def list_tables(self) -> list[str]:
         """Every table name (``ListTables``).

@@ -252,3 +252,16 @@ def test_exponential_retry_follows_the_storage_client_schedule() -> None:
     quick = RetryPolicies.retry_exponential(5, 1.0, min_backoff=0.5, max_backoff=100.0)
     schedule = [quick.to_retry_policy().backoff(n, uniform=lambda lo, hi: lo) for n in (1, 4)]
     assert schedule == [0.5, 0.5 + 0.8 * 7]
+
+
+async def test_does_table_exist_ignores_case(legacy_client: CloudTableClient) -> None:
+    """Table names are case-insensitive (create_table_if_not_exist("MOVIES") finds
+    "Movies"), so DoesTableExist must be too."""
+    base = fresh_name("Legacy")
+    for name in (base, base.upper() + "A", base[:-1], base + "0"):
+        await legacy_client.create_table_if_not_exist(name)
+    assert await legacy_client.create_table_if_not_exist(base.upper()) is False
+    for probe in (base, base.upper(), base.lower(), base.swapcase()):
+        assert await legacy_client.does_table_exist(probe), probe
+    assert not await legacy_client.does_table_exist(base + "1")
+    assert not await legacy_client.does_table_exist(base[:-2])
