@@ -274,6 +274,8 @@ class Resolver(Generic[R]):
     ) -> None:
         self._choose = choose
         self._fallback = fallback
+        # a chooser that also understands raw JSON rows (the built-in resolvers have one)
+        self._json_choose: Callable[[Mapping[str, Any]], type[Entity] | None] | None = None
 
     def decoder(self, select: frozenset[str] | None) -> Callable[[Mapping[str, Any]], R]:
         """Row decoder for queries (``Query(resolver, table)`` calls it).
@@ -305,6 +307,56 @@ class Resolver(Generic[R]):
 
         return decode
 
+    def page_decoder(self, select: frozenset[str] | None) -> Callable[[list[Any]], list[R]] | None:
+        """Decoder of a query page's raw JSON rows (``None`` for resolvers built from a
+        custom ``choose``, which is promised ``TableEntity`` rows). Rows of entity classes
+        go straight to objects; the others through ``TableEntity`` to the fallback.
+
+        Example::
+
+            >>> dec = by_row_key_prefix({"Member": Entity}).page_decoder(None)
+            >>> [type(x).__name__ for x in dec([{"PartitionKey": "m", "RowKey": "Member"},
+            ...                                 {"PartitionKey": "m", "RowKey": "Note"}])]
+            ['Entity', 'DynamicEntity']
+        """
+        from azt._codec import EntityCodec, codec_for
+        from azt._wire import WireDecodeError
+        from azt._wire.json import decode_entity
+
+        choose = self._json_choose
+        if choose is None:
+            return None
+        fallback = self._fallback
+        cache: dict[type[Entity], EntityCodec[Any]] = {}
+
+        def decode(rows: list[Any]) -> list[Any]:
+            out: list[Any] = []
+            append = out.append
+            for row in rows:
+                if type(row) is not dict:
+                    raise WireDecodeError(
+                        f"an entity must be a JSON object, got {type(row).__name__}"
+                    )
+                cls = choose(row)
+                if cls is None:
+                    if fallback is None:
+                        raise ValidationError(
+                            f"no entity class for row PartitionKey={row.get('PartitionKey')!r} "
+                            f"RowKey={row.get('RowKey')!r}"
+                        )
+                    append(fallback.from_entity(decode_entity(row)))
+                    continue
+                codec = cache.get(cls)
+                if codec is None:
+                    codec = cache[cls] = codec_for(cls, select)
+                try:
+                    append(codec._from_json_fast(row))
+                except (ValueError, TypeError, AttributeError, KeyError):
+                    append(codec.decode_rows([row])[0])  # nulls as absent, errors named
+            return out
+
+        return decode
+
 
 def by_row_key_prefix(
     classes: Mapping[str, type[Entity]], *, fallback: type[DynamicEntity] | None = DynamicEntity
@@ -327,7 +379,9 @@ def by_row_key_prefix(
                 return cls
         return None
 
-    return Resolver(choose, fallback=fallback)
+    resolver: Resolver[Any] = Resolver(choose, fallback=fallback)
+    resolver._json_choose = choose  # RowKey is the same string in a raw JSON row
+    return resolver
 
 
 def by_property(
@@ -353,4 +407,15 @@ def by_property(
         except TypeError:  # unhashable
             return None
 
-    return Resolver(choose, fallback=fallback)
+    annotation = name + "@odata.type"
+
+    def choose_json(row: Mapping[str, Any]) -> type[Entity] | None:
+        if annotation in row:  # a typed value (Int64, Guid, ...): read it as TableEntity does
+            from azt._wire.json import decode_entity
+
+            return choose(decode_entity({name: row[name], annotation: row[annotation]}))
+        return choose(row)
+
+    resolver: Resolver[Any] = Resolver(choose, fallback=fallback)
+    resolver._json_choose = choose_json
+    return resolver

@@ -723,7 +723,8 @@ def page_decoder_for(
     """The function that turns the JSON entity objects of one query page, as parsed from
     the body at any metadata level, straight into results (``None``: this target decodes
     ``TableEntity`` rows only). Entity classes have one: their values are converted by the
-    declared EDM types, with no intermediate ``TableEntity``.
+    declared EDM types, with no intermediate ``TableEntity``; other targets may offer one
+    with a ``page_decoder(select)`` method (the built-in resolvers of :mod:`azt.dynamic` do).
 
     Example::
 
@@ -737,7 +738,10 @@ def page_decoder_for(
         from azt._codec import codec_for
 
         return codec_for(cast(Any, target), select).decode_rows
-    return None
+    make = getattr(target, "page_decoder", None)
+    if make is None:
+        return None
+    return cast(Callable[[list[Any]], list[Any]] | None, make(select))
 
 
 #: query_entities function -> whether it takes ``page_decoder=``

@@ -12,15 +12,17 @@ import pytest
 from azt import TableClient
 from azt._codec import MissingPropertyError, codec_for
 from azt._config import WireFormat
+from azt._exceptions import ValidationError
 from azt._wire import WireDecodeError
-from azt.dynamic import DynamicEntity, by_row_key_prefix
+from azt.dynamic import DynamicEntity, Resolver, by_property, by_row_key_prefix
+from azt.edm import EdmType, Typed
 from azt.entity import Entity, Prop, entity_info, prop
 from azt.pagination import ContinuationToken
 from azt.query import Query, _takes_page_decoder, page_decoder_for
 from azt_server_stub.formats.negotiation import Fmt
 
 from .conftest import BackendTable, Recording
-from .models import AllTypes, Member, Rental, Required
+from .models import AllTypes, Kinded, Member, Rental, Required
 from .test_codec import SAMPLES
 
 
@@ -100,16 +102,52 @@ async def test_projection_and_fan_out_on_the_fast_path(fmt: Fmt) -> None:
             _ = g.s  # outside the projection: unset, as on the TableEntity path
 
 
-async def test_dynamic_targets_keep_the_table_entity_path() -> None:
-    fast, _ = await _pair(
-        Fmt.MINIMAL, [Member("m1", "Member", name="Ann"), Rental("m1", "Rental_Alien", movie="A")]
-    )
-    resolver = by_row_key_prefix({"Member": Member, "Rental_": Rental})
-    got = await Query(resolver, fast).to_list()
-    assert [type(g) for g in got] == [Member, Rental]
+async def test_resolvers_take_the_fast_path_and_choose_as_before() -> None:
+    rows: list[Any] = [
+        Member("m1", "Member", name="Ann"),
+        Rental("m1", "Rental_Alien", movie="A"),
+        DynamicEntity("m1", "Note", Text="hi", Big=Typed(5, EdmType.INT64)),
+        Kinded("m2", "k1", kind="kinded", n=1),
+        DynamicEntity("m2", "k2", Kind=Typed(5, EdmType.INT64)),
+        DynamicEntity("m2", "k3", Kind="5"),
+    ]
+    resolvers: list[Resolver[Any]] = [
+        by_row_key_prefix({"Member": Member, "Rental_": Rental}),
+        by_property("Kind", {"kinded": Kinded, "5": Rental, 5: Member}),
+    ]
+    for fmt in (Fmt.NOMETADATA, Fmt.MINIMAL, Fmt.FULL):
+        fast, plain = await _pair(fmt, rows)
+        for resolver in resolvers:
+            got = await Query(resolver, fast).to_list()
+            want = await Query(resolver, plain).to_list()
+            assert [type(g) for g in got] == [type(w) for w in want], fmt
+            assert got == want
+        assert all(r["page_decoder"] for r in fast.requests)
+    # an Int64 discriminator is an int on the TableEntity path when annotated: same here
+    kinds = [type(g).__name__ for g in await Query(resolvers[1], fast).to_list()]
+    assert kinds == ["DynamicEntity"] * 3 + ["Kinded", "Member", "Rental"]
+
+
+async def test_custom_resolvers_and_dynamic_entities_keep_the_table_entity_path() -> None:
+    fast, _ = await _pair(Fmt.MINIMAL, [Member("m1", "Member", name="Ann")])
+    custom: Resolver[Any] = Resolver(lambda row: Member if row["RowKey"] == "Member" else None)
+    assert [type(g) for g in await Query(custom, fast).to_list()] == [Member]
     dyn = await Query(DynamicEntity, fast).to_list()
     assert dyn[0]["Name"] == "Ann"
     assert not any(r["page_decoder"] for r in fast.requests)
+
+
+def test_resolver_page_decoder_errors() -> None:
+    dec = by_row_key_prefix({"Rental_": Rental}, fallback=None).page_decoder(None)
+    assert dec is not None
+    with pytest.raises(ValidationError, match="no entity class"):
+        dec([{"PartitionKey": "p", "RowKey": "Other"}])
+    with pytest.raises(WireDecodeError, match="'Due'"):
+        dec([{"PartitionKey": "p", "RowKey": "Rental_X", "Due": "soon"}])
+    with pytest.raises(WireDecodeError, match="JSON object"):
+        dec([[]])
+    (r,) = dec([{"PartitionKey": "p", "RowKey": "Rental_X", "Movie": None}])
+    assert r.movie == ""
 
 
 def test_no_page_decoder_for_atom_clients() -> None:
