@@ -316,8 +316,12 @@ def _value_bound(v: Any) -> int:
     return 64
 
 
-def _size_bound(change: PendingChange, endpoint_len: int) -> int:
-    """An upper bound on the bytes one operation adds to a batch body (any wire format)."""
+def _op_size(
+    change: PendingChange, endpoint_len: int, encode: Callable[[Any], bytes] | None = None
+) -> int:
+    """An upper bound on the bytes one operation adds to a batch body: its part's headers
+    and URL (escaped keys), plus the payload's encoded size (with ``encode``) or a cheap
+    bound on it that holds for any wire format (without)."""
     n = (
         640
         + endpoint_len
@@ -325,22 +329,13 @@ def _size_bound(change: PendingChange, endpoint_len: int) -> int:
         + 12 * (len(change.partition_key) + len(change.row_key))
     )
     payload = change.payload
-    if payload is not None:
-        n += 800
-        for name, v in payload.items():
-            n += 14 * len(name) + 60 + _value_bound(v)
-    return n
-
-
-def _exact_size(change: PendingChange, endpoint_len: int, encode: Callable[[Any], bytes]) -> int:
-    n = (
-        640
-        + endpoint_len
-        + len(change.table)
-        + 12 * (len(change.partition_key) + len(change.row_key))
-    )
-    if change.payload is not None:
-        n += len(encode(change.payload))
+    if payload is None:
+        return n
+    if encode is not None:
+        return n + len(encode(payload))
+    n += 800
+    for name, v in payload.items():
+        n += 14 * len(name) + 60 + _value_bound(v)
     return n
 
 
@@ -353,9 +348,9 @@ def _chunks(
     cur: list[PendingChange] = []
     used = 0
     for c in changes:
-        size = _size_bound(c, endpoint_len)
+        size = _op_size(c, endpoint_len)
         if used + size > budget:
-            size = _exact_size(c, endpoint_len, encode)
+            size = _op_size(c, endpoint_len, encode)
         if cur and (len(cur) >= MAX_BATCH_OPERATIONS or used + size > budget):
             out.append(cur)
             cur, used = [], 0
@@ -1147,9 +1142,10 @@ class ContextQuery(Generic[R]):
             async for movie in ctx.query(Movie, "movies"):
                 ...
         """
-        async for page in self.pages():
-            for item in page.items:
-                yield item
+        async with contextlib.aclosing(self.pages()) as pages:
+            async for page in pages:
+                for item in page.items:
+                    yield item
 
     async def to_list(self) -> list[R]:
         """All results as a list (tracked).

@@ -723,16 +723,14 @@ class CloudTableQuery(Generic[R]):
     def __init__(self, query: ContextQuery[R]) -> None:
         self._query = query
 
-    async def execute(self) -> AsyncIterator[R]:
-        """Every result (``Execute()``), tracked by the context.
+    def execute(self) -> AsyncIterator[R]:
+        """Every result (``Execute()``), tracked by the context, following continuations.
 
         Example::
 
             movies = [m async for m in cloud_query.execute()]
         """
-        async for page in self._query.pages():
-            for item in page.items:
-                yield item
+        return aiter(self._query)
 
     async def execute_segmented(self, continuation_token: str | None = None) -> ResultSegment[R]:
         """One segment of results (``BeginExecuteSegmented``/``EndExecuteSegmented``):
