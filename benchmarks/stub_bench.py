@@ -7,11 +7,14 @@ a minimal client, both in this one process:
 * point reads/s, inserts/s, batch entities/s (100-entity change sets), query
   entities/s (1000-entity pages, minimal metadata);
 * a 1,000-row range query on a 1,000,000-entity table vs the same query on a
-  10,000-entity table (both tables are loaded through the backend directly).
+  10,000-entity table (both tables are loaded through the backend directly);
+* with ``--durable``: inserts/s and batch entities/s with ``--location`` (SQLite,
+  WAL, synchronous=FULL: one fsync per request), and point reads/s served while
+  durable inserts run (reads wait for the event loop while a write commits).
 
 Usage::
 
-    .venv/bin/python benchmarks/stub_bench.py [--big 1000000] [--seconds 3]
+    .venv/bin/python benchmarks/stub_bench.py [--big 1000000] [--seconds 3] [--durable]
 """
 
 from __future__ import annotations
@@ -22,15 +25,17 @@ import base64
 import hashlib
 import hmac
 import json
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from email.utils import formatdate
+from pathlib import Path
 from urllib.parse import quote
 
 import aiohttp
 from yarl import URL
 
-from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubServer
+from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer
 from azt_server_stub.backend import WriteOp
 from azt_server_stub.model import Edm
 
@@ -167,25 +172,8 @@ async def main(big: int, seconds: float, concurrency: int) -> None:
         results.append(("point reads/s", f"{await rate(seconds, concurrency, point_read):,.0f}"))
 
         async def batch(i: int) -> int:
-            boundary, cs = f"batch_{i}", f"changeset_{i}"
-            parts = []
-            for j in range(100):
-                payload = json.dumps(entity(f"b{i}", f"{j:04d}", j))
-                parts.append(
-                    f"--{cs}\r\nContent-Type: application/http\r\n"
-                    "Content-Transfer-Encoding: binary\r\n\r\n"
-                    f"POST {stub.endpoint}/{DEV_ACCOUNT}/bench HTTP/1.1\r\n"
-                    "Content-Type: application/json\r\nPrefer: return-no-content\r\n"
-                    f"Content-Length: {len(payload)}\r\n\r\n{payload}\r\n"
-                )
-            body = (
-                f"--{boundary}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n"
-                + "".join(parts)
-                + f"--{cs}--\r\n--{boundary}--\r\n"
-            ).encode()
-            _, out, _ = await client.call(
-                "POST", "/$batch", body=body, content_type=f"multipart/mixed; boundary={boundary}"
-            )
+            body, ctype = batch_body(stub.endpoint, i)
+            _, out, _ = await client.call("POST", "/$batch", body=body, content_type=ctype)
             if b"HTTP/1.1 4" in out:
                 raise RuntimeError(out[:500])
             return 100
@@ -237,10 +225,93 @@ async def main(big: int, seconds: float, concurrency: int) -> None:
         print(f"{name:<{width}}  {value}")
 
 
+def batch_body(endpoint: str, i: int, pk_prefix: str = "b") -> tuple[bytes, str]:
+    """A 100-insert change set for partition ``{pk_prefix}{i}``: (body, Content-Type)."""
+    boundary, cs = f"batch_{i}", f"changeset_{i}"
+    parts = []
+    for j in range(100):
+        payload = json.dumps(entity(f"{pk_prefix}{i}", f"{j:04d}", j))
+        parts.append(
+            f"--{cs}\r\nContent-Type: application/http\r\n"
+            "Content-Transfer-Encoding: binary\r\n\r\n"
+            f"POST {endpoint}/{DEV_ACCOUNT}/bench HTTP/1.1\r\n"
+            "Content-Type: application/json\r\nPrefer: return-no-content\r\n"
+            f"Content-Length: {len(payload)}\r\n\r\n{payload}\r\n"
+        )
+    body = (
+        f"--{boundary}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n"
+        + "".join(parts)
+        + f"--{cs}--\r\n--{boundary}--\r\n"
+    ).encode()
+    return body, f"multipart/mixed; boundary={boundary}"
+
+
+async def durable(seconds: float, concurrency: int) -> list[tuple[str, str]]:
+    """Write rates with a durable location, and reads served beside durable writes."""
+    results: list[tuple[str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        config = StubConfig(location=Path(tmp))
+        async with StubServer(config) as stub, aiohttp.ClientSession() as session:
+            client = Client(session, stub.endpoint)
+            await client.call(
+                "POST", "/Tables", body=b'{"TableName":"bench"}', content_type="application/json"
+            )
+
+            async def insert(i: int) -> int:
+                body = json.dumps(entity("ins", f"{i:09d}", i)).encode()
+                await client.call(
+                    "POST",
+                    "/bench",
+                    body=body,
+                    content_type="application/json",
+                    extra={"Prefer": "return-no-content"},
+                )
+                return 1
+
+            results.append(
+                ("durable inserts/s", f"{await rate(seconds, concurrency, insert):,.0f}")
+            )
+
+            async def batch(i: int) -> int:
+                body, ctype = batch_body(stub.endpoint, i, "d")
+                await client.call("POST", "/$batch", body=body, content_type=ctype)
+                return 100
+
+            results.append(
+                (
+                    "durable batch entities/s (100/batch)",
+                    f"{await rate(seconds, concurrency, batch):,.0f}",
+                )
+            )
+
+            async def point_read(i: int) -> int:
+                await client.call("GET", f"/bench(PartitionKey='ins',RowKey='{i % 500 + 1:09d}')")
+                return 1
+
+            async def insert_more(i: int) -> int:
+                body = json.dumps(entity("more", f"{i:09d}", i)).encode()
+                await client.call("POST", "/bench", body=body, content_type="application/json")
+                return 1
+
+            alone = await rate(seconds, concurrency, point_read)
+            writers = asyncio.ensure_future(rate(seconds, 8, insert_more))
+            beside = await rate(seconds, concurrency, point_read)
+            await writers
+            results.append(("point reads/s (durable store, no writes)", f"{alone:,.0f}"))
+            results.append(("point reads/s beside 8 durable inserters", f"{beside:,.0f}"))
+    return results
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--big", type=int, default=1_000_000)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--durable", action="store_true", help="only the durable-store figures")
     ns = parser.parse_args()
-    asyncio.run(main(ns.big, ns.seconds, ns.concurrency))
+    if ns.durable:
+        rows = asyncio.run(durable(ns.seconds, ns.concurrency))
+        for name, value in rows:
+            print(f"{name:<42}  {value}")
+    else:
+        asyncio.run(main(ns.big, ns.seconds, ns.concurrency))
