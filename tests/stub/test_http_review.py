@@ -369,3 +369,33 @@ async def test_durable_writes_are_atomic_ordered_and_read_after_ack(tmp_path: Pa
         rows = {(e["PartitionKey"], e["RowKey"]): e for e in r.json()["value"]}
         assert {rows[("p", f"{i:02d}")]["gen"] for i in range(40)} == {8}
         assert [rows[("c", str(w))]["n"] for w in range(4)] == [9] * 4
+
+
+async def test_host_style_secondary_is_read_only(raw: RawClient) -> None:
+    await make_table(raw)
+    await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "r"})
+    host = "devstoreaccount1-secondary.table.localhost"
+    for auth in ("SharedKey", "SharedKeyLite"):
+        r = await raw.request(
+            "GET",
+            "/mytable(PartitionKey='p',RowKey='r')",
+            headers={"Accept": JSON_MINIMAL},
+            account_segment="",
+            host=host,
+            auth=auth,
+        )
+        assert r.status == 200, r.body
+    r = await raw.request(
+        "POST",
+        "/mytable",
+        headers=JSON_HEADERS,
+        body='{"PartitionKey":"p","RowKey":"s"}',
+        account_segment="",
+        host=host,
+    )
+    assert (r.status, r.code) == (403, "AuthorizationFailure"), r.body
+    r = await raw.request(
+        "GET", "/", query={"restype": "service", "comp": "stats"}, account_segment="", host=host
+    )
+    assert r.status == 200, r.body
+    assert await _row_keys(raw) == ["r"]
