@@ -211,6 +211,35 @@ async def test_attach_with_etag_stale_then_preserve_changes_recovers(
     assert stored["Language"] == "de"
 
 
+async def test_stale_delete_stays_deleted_and_recovers_with_preserve_changes(
+    service: azt.TableServiceClient, table: str
+) -> None:
+    raw = service.get_table_client(table)
+    await raw.insert_entity({"PartitionKey": "p", "RowKey": "r", "Rating": 1.0})
+    ctx = TableContext(service)
+    m = await ctx.get(Movie, table, "p", "r", ignore_resource_not_found=False)
+    m.rating = 4.0  # edited, then deleted: the delete wins
+    ctx.delete(m)
+    await raw.update_entity({"PartitionKey": "p", "RowKey": "r", "Rating": 2.0})
+    with pytest.raises(SaveChangesError) as info:
+        await ctx.save_changes()
+    (r,) = info.value.result
+    assert (r.kind, r.status) == (ChangeKind.DELETE, 412)
+    assert ctx.state_of(m) is S.DELETED  # still pending
+    assert await ctx.get(Movie, table, "p", "r") is m  # re-read: new ETag, still Deleted
+    assert ctx.state_of(m) is S.DELETED
+    assert ctx.etag_of(m) == (await _stored(service, table, "p", "r")).metadata.etag
+    (r,) = await ctx.save_changes()
+    assert r.kind is ChangeKind.DELETE
+    assert ctx.state_of(m) is S.DETACHED
+    assert not await _exists(service, table, "p", "r")
+    # a detached object can be added again: it is a new insert
+    ctx.add(table, m)
+    await ctx.save_changes()
+    assert ctx.state_of(m) is S.UNCHANGED
+    assert (await _stored(service, table, "p", "r"))["Rating"] == 4.0
+
+
 async def test_delete_queried_entity_and_detach(
     service: azt.TableServiceClient, table: str
 ) -> None:
