@@ -21,6 +21,11 @@ async def test_cli_prints_and_serves_then_stops_on_sigterm() -> None:
         text = "\n".join(proc.lines)
         assert f"TableEndpoint=http://127.0.0.1:{port}/devstoreaccount1;" in text
         assert f"http://127.0.0.1:{port}/other" in text
+        # every extra account gets a ready connection string too
+        assert (
+            f"AccountName=other;AccountKey=b3RoZXJrZXk=;TableEndpoint=http://127.0.0.1:{port}/other;"
+            in text
+        )
         async with (
             aiohttp.ClientSession() as session,
             session.get(
