@@ -68,7 +68,7 @@ import attrs
 from azt._config import RetryPolicy
 from azt._connection_string import ConnectionSettings, parse_connection_string
 from azt._exceptions import ValidationError
-from azt._tracking import MergeOption
+from azt._tracking import EntityState, MergeOption
 from azt._transport import AiohttpTransport
 from azt.client import TableServiceClient
 from azt.context import (
@@ -560,13 +560,15 @@ class TableServiceContext(TableContext):
         self.attach(table_name, entity, etag)
 
     def update_object(self, entity: object) -> None:
-        """``UpdateObject``: see :meth:`TableContext.update`.
+        """``UpdateObject``: see :meth:`TableContext.update`. As in WCF, an entity marked
+        for deletion stays so (``update`` refuses it); an untracked one raises.
 
         Example::
 
             context.update_object(movie)
         """
-        self.update(entity)
+        if self.state_of(entity) is not EntityState.DELETED:
+            self.update(entity)
 
     def delete_object(self, entity: object) -> None:
         """``DeleteObject``: see :meth:`TableContext.delete`.

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 import azt
-from azt.context import EntityState, SaveChangesError
+from azt.context import EntityState, SaveChangesError, TrackingError
 from azt.entity import Prop, prop
 from azt.legacy import (
     CloudStorageAccount,
@@ -265,3 +265,19 @@ async def test_does_table_exist_ignores_case(legacy_client: CloudTableClient) ->
         assert await legacy_client.does_table_exist(probe), probe
     assert not await legacy_client.does_table_exist(base + "1")
     assert not await legacy_client.does_table_exist(base[:-2])
+
+
+def test_update_object_on_a_deleted_entity_keeps_the_delete() -> None:
+    """WCF's UpdateObject throws only for untracked entities; on a Deleted one it changes
+    nothing (the delete is still sent). The native update() refuses it instead."""
+    client = CloudStorageAccount.development_storage_account().create_cloud_table_client()
+    context = client.get_data_service_context()
+    film = Film("Action", "Heat")
+    context.attach_to("Films", film, "*")
+    context.delete_object(film)
+    context.update_object(film)
+    assert context.state_of(film) is EntityState.DELETED
+    with pytest.raises(TrackingError, match="marked for deletion"):
+        context.update(film)
+    with pytest.raises(TrackingError, match="not tracking"):
+        context.update_object(Film("Action", "Ronin"))
