@@ -58,6 +58,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
@@ -735,18 +736,21 @@ class CloudTableQuery(Generic[R]):
         return aiter(self._query)
 
     async def execute_segmented(self, continuation_token: str | None = None) -> ResultSegment[R]:
-        """One segment of results (``BeginExecuteSegmented``/``EndExecuteSegmented``):
-        the next non-empty page, resuming after ``continuation_token``.
+        """One segment of results (``BeginExecuteSegmented``/``EndExecuteSegmented``): the
+        next page after ``continuation_token``, as the service answered it (a page may be
+        empty and still carry a continuation). A point query of a missing entity raises
+        :class:`azt.EntityNotFoundError` as :meth:`execute` does.
 
         Example::
 
             segment = await cloud_query.execute_segmented()
             token = segment.continuation_token   # store it, resume later
         """
-        pages = self._query.pages(continuation_token)
-        try:
+        segment = ResultSegment[R]([], None, self)
+        async with contextlib.aclosing(self._query.pages(continuation_token)) as pages:
             async for page in pages:
-                return ResultSegment(page.items, page.continuation, self)
-        finally:
-            await pages.aclose()
-        return ResultSegment([], None, self)
+                segment = ResultSegment(page.items, page.continuation, self)
+                if page.continuation is not None:
+                    break
+                # the last page: let the query finish, so its point-query check runs
+        return segment

@@ -281,3 +281,19 @@ def test_update_object_on_a_deleted_entity_keeps_the_delete() -> None:
         context.update(film)
     with pytest.raises(TrackingError, match="not tracking"):
         context.update_object(Film("Action", "Ronin"))
+
+
+async def test_segmented_point_query_of_a_missing_entity(legacy_client: CloudTableClient) -> None:
+    """A point query raises ResourceNotFound (unless ignored) whichever way it runs."""
+    name = fresh_name("Legacy")
+    await legacy_client.create_table_if_not_exist(name)
+    context = legacy_client.get_data_service_context()
+    q = context.create_query(Film, name).where(Film.PartitionKey == "A", Film.RowKey == "B")
+    cloud_query = q.as_table_service_query()
+    with pytest.raises(azt.EntityNotFoundError):
+        await cloud_query.execute_segmented()
+    with pytest.raises(azt.EntityNotFoundError):
+        [f async for f in cloud_query.execute()]
+    context.ignore_resource_not_found = True
+    segment = await cloud_query.execute_segmented()
+    assert (segment.results, segment.has_more_results) == ([], False)
