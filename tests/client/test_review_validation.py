@@ -1,0 +1,137 @@
+"""The fast entity check agrees with the full one: it never accepts what
+``azt.edm.validate_entity`` refuses, and the errors stay the full check's."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import azt
+from azt.client import _check_entity, _plainly_valid
+from azt.edm import EdmDateTime, EdmType, TableEntity, Typed, validate_entity
+
+
+def _full_accepts(entity: dict[str, Any]) -> bool:
+    try:
+        validate_entity(entity)
+    except azt.ValidationError:
+        return False
+    return True
+
+
+def _keys(**props: Any) -> dict[str, Any]:
+    return {"PartitionKey": "p", "RowKey": "r", **props}
+
+
+CASES: list[tuple[dict[str, Any], bool]] = [
+    (_keys(), True),
+    (_keys(a="x", b=1, c=2**40, d=1.5, e=True, f=datetime(2020, 1, 1, tzinfo=UTC)), True),
+    (_keys(g=uuid.uuid4(), h=b"\x00" * 10, Timestamp=object(), n=None), True),
+    ({"PartitionKey": "p"}, False),
+    ({"PartitionKey": "p", "RowKey": None}, False),
+    ({"PartitionKey": "p", "RowKey": 5}, False),
+    (_keys(x=2**63), False),
+    (_keys(x=-(2**63) - 1), False),
+    (_keys(x=2**63 - 1), True),
+    (_keys(x=datetime(1600, 12, 31, tzinfo=UTC)), False),
+    (_keys(x=datetime(2020, 1, 1)), False),  # naive
+    (_keys(x=b"a" * 65536), True),
+    (_keys(x=b"a" * 65537), False),
+    (_keys(x="a" * 32768), True),
+    (_keys(x="a" * 32769), False),
+    (_keys(x="\U0001f600" * 16384), True),  # 32768 UTF-16 code units
+    (_keys(x="\U0001f600" * 16385), False),
+    ({"PartitionKey": "k" * 1024, "RowKey": ""}, True),
+    ({"PartitionKey": "k" * 1025, "RowKey": ""}, False),
+    ({"PartitionKey": "\U0001f600" * 513, "RowKey": ""}, False),
+    ({"PartitionKey": "a/b", "RowKey": ""}, False),
+    ({"PartitionKey": "a\x7f", "RowKey": ""}, False),
+    (_keys(**{"a" * 255: 1}), True),
+    (_keys(**{"a" * 256: 1}), False),
+    (_keys(**{"bad-name": 1}), False),
+    (_keys(**{"odata.etag": "x"}), False),
+    (_keys(**{f"p{i}": i for i in range(252)}), True),
+    (_keys(**{f"p{i}": i for i in range(253)}), False),
+    (_keys(**{f"s{i}": "x" * 30000 for i in range(17)}), True),  # ~1,020,300 bytes
+    (_keys(**{f"s{i}": "x" * 30000 for i in range(18)}), False),
+    (_keys(x=[1, 2]), False),
+]
+
+
+@pytest.mark.parametrize(("entity", "valid"), CASES)
+def test_fast_path_never_accepts_more_than_the_full_check(
+    entity: dict[str, Any], valid: bool
+) -> None:
+    assert _full_accepts(entity) is valid
+    if _plainly_valid(entity):
+        assert valid
+    if valid:
+        _check_entity(entity)
+    else:
+        with pytest.raises(azt.ValidationError):
+            _check_entity(entity)
+
+
+def test_plain_entities_take_the_fast_path() -> None:
+    common = _keys(a="x", b=1, c=2**40, d=1.5, e=True, f=datetime(2020, 1, 1, tzinfo=UTC))
+    assert _plainly_valid(common)
+    assert _plainly_valid(TableEntity(common))
+    assert _plainly_valid(_keys(t=EdmDateTime(2020, 1, 1, tzinfo=UTC)))
+
+
+def test_unusual_but_valid_entities_go_to_the_full_check() -> None:
+    cet = timezone(timedelta(hours=1))
+    unusual = [
+        _keys(x=Typed(5, EdmType.INT64)),
+        _keys(x=datetime(2020, 1, 1, tzinfo=cet)),
+        _keys(x=bytearray(b"ab")),
+    ]
+    typed = TableEntity(_keys(x=5))
+    typed.edm_types["x"] = EdmType.DOUBLE
+    unusual.append(typed)
+    for entity in unusual:
+        assert not _plainly_valid(entity)
+        _check_entity(entity)  # still accepted
+
+
+def test_errors_name_the_problem() -> None:
+    with pytest.raises(azt.ValidationError, match="property name 'bad-name' is invalid"):
+        _check_entity(_keys(**{"bad-name": 1}))
+    with pytest.raises(azt.ValidationError, match="1 MiB"):
+        _check_entity(_keys(**{f"s{i}": "x" * 30000 for i in range(18)}))
+
+
+VALUES = st.one_of(
+    st.none(),
+    st.text(max_size=40),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.floats(allow_nan=True),
+    st.booleans(),
+    st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=-3))])),
+    st.datetimes(),
+    st.uuids(),
+    st.binary(max_size=40),
+    st.lists(st.integers(), max_size=2),
+)
+NAMES = st.one_of(
+    st.sampled_from(["Name", "_x", "Timestamp", "odata.type", "a-b", "9lives", "ÄÖ"]),
+    st.text(min_size=1, max_size=12),
+)
+KEYS = st.one_of(st.text(max_size=20), st.none(), st.integers())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(NAMES, VALUES, max_size=8), KEYS, KEYS)
+def test_fast_path_agrees_with_the_full_check(props: dict[str, Any], pk: Any, rk: Any) -> None:
+    entity = dict(props)
+    if pk is not None:
+        entity["PartitionKey"] = pk
+    if rk is not None:
+        entity["RowKey"] = rk
+    if _plainly_valid(entity):
+        assert _full_accepts(entity), entity
