@@ -5,8 +5,11 @@ from __future__ import annotations
 import doctest
 import email.parser
 import email.policy
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import azt._wire.batch as batch
 from azt._exceptions import ValidationError
@@ -15,6 +18,8 @@ from azt._wire.batch import (
     BatchPart,
     BatchResponsePart,
     Headers,
+    _split_head,
+    _split_multipart,
     decode_batch_response,
     decode_part_error,
     encode_batch,
@@ -386,3 +391,57 @@ def test_parse_error_index_and_headers() -> None:
     assert h.get("c") is None
     p = BatchResponsePart(500, "Internal", Headers(), b"not an error body")
     assert decode_part_error(p) == (None, None, None)
+
+
+# --- the hand-written scanners agree with the grammar's regular expressions ------------
+
+
+def _reference_split(body: bytes, boundary: str) -> list[bytes] | str:
+    delim = re.compile(
+        rb"(?:\A|\r?\n)--" + re.escape(boundary.encode("latin-1")) + rb"(--)?[ \t]*(?:\r?\n|\Z)"
+    )
+    parts: list[bytes] = []
+    start: int | None = None
+    for m in delim.finditer(body):
+        if start is not None:
+            parts.append(body[start : m.start()])
+        if m.group(1):
+            return parts
+        start = m.end()
+    return "no part" if start is None else "no close"
+
+
+def _reference_head(data: bytes) -> tuple[bytes, bytes]:
+    if data.startswith(b"\r\n"):
+        return b"", data[2:]
+    if data.startswith(b"\n"):
+        return b"", data[1:]
+    m = re.compile(rb"\r?\n\r?\n").search(data)
+    if m is None:
+        return data.rstrip(b"\r\n"), b""
+    return data[: m.start()], data[m.end() :]
+
+
+_PIECES = st.lists(
+    st.sampled_from(
+        [b"--b", b"--b--", b"\r\n", b"\n", b"\r", b" ", b"\t", b"x", b"-", b"b", b"--bb", b"\n\n"]
+    ),
+    max_size=24,
+).map(b"".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PIECES)
+def test_split_multipart_matches_the_delimiter_grammar(body: bytes) -> None:
+    expected = _reference_split(body, "b")
+    try:
+        got: list[bytes] | str = _split_multipart(body, "b")
+    except WireDecodeError as exc:
+        got = "no part" if "no part" in str(exc) else "no close"
+    assert got == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PIECES)
+def test_split_head_matches_the_blank_line_grammar(data: bytes) -> None:
+    assert _split_head(data) == _reference_head(data)
