@@ -497,38 +497,40 @@ def _constructor(
     constructor only for values without a hook; ``null_is_absent`` treats it as absent
     (values with a hook refuse a null, and the row is decoded again without its nulls).
     """
-    ns: dict[str, Any] = {"_new": object.__new__, "cls": cls, "M": _MISSING, "_miss": _missing}
+    # Parameter names are the property names; every other name starts with "_", which
+    # property names cannot.
+    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_M": _MISSING, "_miss": _missing}
     params: list[str] = []
-    body = ["    o = _new(cls)"]
+    body = ["    _o = _new(_cls)"]
     for i, (p, default, null_is_absent) in enumerate(fields):
         a = p.attr
-        s = f"S{i}"
+        s = f"_S{i}"
         ns[s] = _slot_setter(cls, a)
         if default is attrs.NOTHING:
-            params.append(f"{a}=M")
+            params.append(f"{a}=_M")
             pk = "PartitionKey" if a != "PartitionKey" else "None"
             rk = "RowKey" if a not in ("PartitionKey", "RowKey") else "None"
             body += [
-                f"    if {a} is M or {a} is None:",
-                f"        _miss(cls.__name__, {a!r}, {p.wire!r}, {pk}, {rk})",
-                f"    {s}(o, {a})",
+                f"    if {a} is _M or {a} is None:",
+                f"        _miss(_cls.__name__, {a!r}, {p.wire!r}, {pk}, {rk})",
+                f"    {s}(_o, {a})",
             ]
             continue
         null = f" or {a} is None" if null_is_absent else ""
         if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-            ns[f"F{i}"] = default.factory
-            params.append(f"{a}=M")
-            body += [f"    {s}(o, F{i}() if {a} is M{null} else {a})"]
+            ns[f"_F{i}"] = default.factory
+            params.append(f"{a}=_M")
+            body += [f"    {s}(_o, _F{i}() if {a} is _M{null} else {a})"]
         elif default is _MISSING:
-            params.append(f"{a}=M")
-            cond = f"{a} is not M and {a} is not None" if null_is_absent else f"{a} is not M"
-            body += [f"    if {cond}:", f"        {s}(o, {a})"]
+            params.append(f"{a}=_M")
+            cond = f"{a} is not _M and {a} is not None" if null_is_absent else f"{a} is not _M"
+            body += [f"    if {cond}:", f"        {s}(_o, {a})"]
         else:
-            ns[f"D{i}"] = default
-            params.append(f"{a}=D{i}")
-            value = f"D{i} if {a} is None else {a}" if null_is_absent else a
-            body.append(f"    {s}(o, {value})")
-    src = f"def {kind}(*, {', '.join(params)}):\n" + "\n".join(body) + "\n    return o\n"
+            ns[f"_D{i}"] = default
+            params.append(f"{a}=_D{i}")
+            value = f"_D{i} if {a} is None else {a}" if null_is_absent else a
+            body.append(f"    {s}(_o, {value})")
+    src = f"def {kind}(*, {', '.join(params)}):\n" + "\n".join(body) + "\n    return _o\n"
     exec(compile(src, f"<azt {kind} {cls.__qualname__}>", "exec"), ns)
     fn: Callable[..., Any] = ns[kind]
     # cattrs names the generated function and its linecache entry after its target

@@ -14,7 +14,7 @@ import pytest
 from azt._codec import MissingPropertyError, codec_for, converter, make_converter, wire_type
 from azt._wire.json import decode_entry, encode_entity
 from azt.edm import EdmDateTime, EdmType, TableEntity
-from azt.entity import entity_info
+from azt.entity import Entity, Int64, Prop, entity_info, prop
 
 from .models import AllTypes, Genre, Level, Movie, Required
 
@@ -239,3 +239,26 @@ def test_read_path_builds_objects_without_the_validating_init() -> None:
         AllTypes("p", "r", i32=2**40)
     with pytest.raises(ValueError, match="Int32 range"):
         big.i32 = 2**40
+
+
+class Clashing(Entity):
+    """Property names that are also names inside generated code."""
+
+    o: Prop[str] = prop(default="")
+    cls: Prop[int] = prop(default=0)
+    M: Prop[str | None] = prop(default=None)
+    S0: Prop[float] = prop(default=0.0)
+    D4: Prop[str] = prop(default="")
+    res: Prop[str] = prop(default="")
+    instance: Prop[Int64] = prop(default=0)
+    errors: Prop[bool] = prop(default=False)
+
+
+def test_property_names_that_generated_code_also_uses() -> None:
+    obj = Clashing("p", "r", o="a", cls=1, M="m", S0=1.5, D4="d", res="x", instance=7, errors=True)
+    codec = codec_for(Clashing)
+    body = json.loads(json.dumps(codec.to_json(obj)))
+    assert codec.from_json(body) == obj
+    assert codec.from_entity(codec.to_entity(obj)) == obj
+    assert codec.decode_rows([body]) == [obj]
+    assert codec.from_json({"PartitionKey": "p", "RowKey": "r"}) == Clashing("p", "r")
