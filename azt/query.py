@@ -643,7 +643,9 @@ def make_plan(cond: Condition | None, *, max_fanout: int = MAX_FANOUT) -> QueryP
 class QueryTarget(Protocol[R_co]):
     """What a query can produce besides entity classes: an object with a ``decoder``
     that turns result rows (``TableEntity``) into results; ``DynamicEntity`` and the
-    resolvers of :mod:`azt.dynamic` implement it.
+    resolvers of :mod:`azt.dynamic` implement it. A target may also have a
+    ``page_decoder(select)`` method returning a decoder of a page's raw JSON rows, or
+    ``None`` (see :func:`page_decoder_for`); the built-in resolvers do.
 
     Example::
 
