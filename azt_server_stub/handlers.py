@@ -680,6 +680,7 @@ def _query_tables(call: Call, raw_path: str) -> web.Response:
     principal = _authenticate(call, raw_path, None)
     principal.authorize(Operation.QUERY_TABLES, None)
     fmt = _negotiate(call)
+    _check_query_options(call)
     q = query_of(call.request)
     flt_text = q.get("$filter")
     predicate = odata.compile_table_filter(flt_text) if flt_text else None
@@ -785,10 +786,31 @@ def _select(call: Call) -> tuple[list[str] | None, str | None]:
     return names, quote(text, safe=",*$")
 
 
+_SINGLE_OPTIONS = (
+    "$filter",
+    "$select",
+    "$top",
+    "$format",
+    "NextPartitionKey",
+    "NextRowKey",
+    "NextTableName",
+)
+
+
 def _check_query_options(call: Call) -> None:
+    """Unsupported OData options (``$orderby``...) and options given more than once: 400."""
+    query = query_of(call.request)
     for name in _UNSUPPORTED_OPTIONS:
-        if name in query_of(call.request):
+        if name in query:
             raise errors.unsupported_query_parameter()
+    for name in _SINGLE_OPTIONS:
+        values = query.getall(name, ())
+        if len(values) > 1:
+            err = errors.invalid_query_parameter_value(
+                f"The query option '{name}' is given more than once; it may appear only once."
+            )
+            err.details.update({"QueryParameterName": name, "QueryParameterValue": values[1]})
+            raise err
 
 
 def _query_entities(call: Call, raw_path: str) -> web.Response:

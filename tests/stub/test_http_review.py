@@ -399,3 +399,19 @@ async def test_host_style_secondary_is_read_only(raw: RawClient) -> None:
     )
     assert r.status == 200, r.body
     assert await _row_keys(raw) == ["r"]
+
+
+async def test_query_options_given_twice_or_unsupported(raw: RawClient) -> None:
+    await make_table(raw)
+    await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "r"})
+    for raw_query in ("$filter=a&$filter=b", "$top=5&$top=7", "$select=a&$select=b"):
+        for path in ("/mytable()", "/Tables"):
+            r = await raw.request(
+                "GET", path, raw_query=raw_query, headers={"Accept": JSON_MINIMAL}
+            )
+            assert (r.status, r.code) == (400, "InvalidQueryParameterValue"), (path, raw_query)
+            assert r.json()["odata.error"]["QueryParameterName"] == raw_query.split("=")[0]
+    r = await raw.request(
+        "GET", "/Tables", query={"$orderby": "TableName"}, headers={"Accept": JSON_MINIMAL}
+    )
+    assert (r.status, r.code) == (400, "UnsupportedQueryParameter"), r.body
