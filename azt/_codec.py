@@ -107,7 +107,7 @@ _from_dt = EdmDateTime.from_datetime
 _UUID = uuid.UUID
 _float = float
 _int = int
-#: builder argument default: "absent from the row"
+#: read-path constructor argument default: "absent from the row"
 _MISSING: Any = object()
 _ANN = "@odata.type"
 
@@ -409,7 +409,11 @@ def _without_nulls(
 ) -> E:
     """Decode again with JSON nulls treated as absent (the service never sends null; other
     writers might), or re-raise ``exc`` if there is no null to blame."""
-    if isinstance(exc, MissingPropertyError) or None not in d.values():
+    if (
+        isinstance(exc, MissingPropertyError)
+        or not isinstance(d, Mapping)
+        or None not in d.values()
+    ):
         raise exc
     return fn({k: v for k, v in d.items() if v is not None})
 
