@@ -128,7 +128,8 @@ _fromiso = datetime.fromisoformat
 _ISO_RE: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
     r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?)?"
-    r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?"
+    r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?",
+    re.ASCII,
 )
 
 
@@ -253,15 +254,36 @@ class EdmDateTime(datetime):
             >>> EdmDateTime.parse("2021-09-21T07:50:52.398525Z").nanosecond
             0
         """
-        # Fast path: the service's own 7-digit form.
-        if len(text) == 28 and text[27] == "Z" and text[19] == "." and text[10] == "T":
+        # Fast path: the service's own forms, "YYYY-MM-DDTHH:MM:SS[.f{1,7}]Z" (Azure trims
+        # trailing zeros of the fraction, and the whole fraction when it is zero).
+        n = len(text)
+        if (
+            20 <= n <= 28
+            and text[n - 1] == "Z"
+            and text.isascii()
+            and text[10] == "T"
+            and text[4] == "-"
+            and text[7] == "-"
+            and text[13] == ":"
+            and text[16] == ":"
+        ):
             try:
-                b = _fromiso(text[:26])
-                self = _dt_new(
-                    cls, b.year, b.month, b.day, b.hour, b.minute, b.second, b.microsecond, UTC
-                )
-                self._hns = int(text[26])
-                return self
+                if n == 20:
+                    b = _fromiso(text[:19])
+                    micro = hns = 0
+                elif text[19] == "." and n > 21 and text[20 : n - 1].isdigit():
+                    frac = text[20 : n - 1] + "0000000"[: 28 - n]
+                    b = _fromiso(text[:19])
+                    micro = int(frac[:6])
+                    hns = ord(frac[6]) - 48
+                else:
+                    b = None
+                if b is not None:
+                    self = _dt_new(
+                        cls, b.year, b.month, b.day, b.hour, b.minute, b.second, micro, UTC
+                    )
+                    self._hns = hns
+                    return self
             except ValueError:
                 pass
         m = _ISO_RE.fullmatch(text)

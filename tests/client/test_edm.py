@@ -88,6 +88,43 @@ def test_parse_rejects(bad: str) -> None:
         EdmDateTime.parse(bad)
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "2020-01-01T00:00:00.Z",
+        "2020-01-01T00:00:60Z",
+        "2020-02-30T00:00:00Z",
+        "2024-W01-1T12:00:00Z",
+        "2020-01-01T00:00:00.1a3Z",
+        "2020-01-01T00:00:00.\u0663Z",
+        "2020-01-01T00:00:00.-1Z",
+    ],
+)
+def test_parse_fast_path_rejects_what_the_grammar_rejects(bad: str) -> None:
+    with pytest.raises(ValidationError):
+        EdmDateTime.parse(bad)
+
+
+@given(
+    st.datetimes(min_value=datetime(1601, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)),
+    st.integers(min_value=0, max_value=9),
+    st.integers(min_value=0, max_value=7),
+)
+def test_parse_every_fraction_length_of_the_service_form(
+    dt: datetime, hns: int, digits: int
+) -> None:
+    # The service trims trailing zeros of the 7-digit fraction (or drops it when zero).
+    full = f"{dt.microsecond:06d}{hns}"
+    frac = full[:digits]
+    text = dt.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if digits else "") + "Z"
+    parsed = EdmDateTime.parse(text)
+    padded = frac.ljust(7, "0")
+    assert parsed.replace(microsecond=0).to_datetime() == dt.replace(microsecond=0, tzinfo=UTC)
+    assert (parsed.microsecond, parsed.nanosecond) == (int(padded[:6]), int(padded[6]) * 100)
+    assert parsed.tzinfo is UTC
+    assert type(parsed) is EdmDateTime
+
+
 def test_ticks_match_dotnet() -> None:
     # .NET: DateTime.MaxValue.Ticks == 3155378975999999999, MinValue.Ticks == 0.
     assert DATETIME_MAX.ticks == 3155378975999999999
