@@ -14,7 +14,8 @@ Choices where the service's behaviour is not pinned down (see PROTOCOL.md):
 * Property names follow the C# identifier rule: a letter (Unicode categories
   Lu, Ll, Lt, Lm, Lo, Nl) or ``_`` first, then letters, decimal digits (Nd),
   connectors (Pc) and combining marks (Mn, Mc). Formatting characters (Cf),
-  which C# allows, are refused because names must also be XML names.
+  which C# allows, are refused because names must also be XML names, and so
+  are the few letters the XML writer does not take as name characters.
 * ``PartitionKey``, ``RowKey`` and ``Timestamp`` are refused as custom
   properties (``400 PropertyNameInvalid``): the format layer strips them from
   bodies before the values reach the backend.
@@ -40,6 +41,8 @@ import unicodedata
 import uuid
 from collections.abc import Mapping
 from typing import Any
+
+from lxml import etree
 
 from . import errors
 from .model import (
@@ -183,7 +186,15 @@ def _is_identifier(name: str) -> bool:
     first = name[0]
     if first != "_" and unicodedata.category(first) not in _NAME_START_CATEGORIES:
         return False
-    return all(unicodedata.category(ch) in _NAME_PART_CATEGORIES for ch in name[1:])
+    if not all(unicodedata.category(ch) in _NAME_PART_CATEGORIES for ch in name[1:]):
+        return False
+    # Names are also XML element names in Atom bodies; a few letters (U+00AA, U+00B5,
+    # U+00BA...) are not XML name characters for the XML library that writes them.
+    try:
+        etree.QName(name)
+    except ValueError:
+        return False
+    return True
 
 
 def is_property_name(name: str) -> bool:

@@ -16,7 +16,7 @@ from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer
 from azt_server_stub.backend import QueryPage, WriteOp
 from azt_server_stub.model import Edm
 
-from .conftest import JSON_MINIMAL, RawClient
+from .conftest import ATOM_VERSION, JSON_MINIMAL, RawClient
 from .test_http_batch import envelope, parts_of, post_batch, request_part
 from .test_http_raw import JSON_HEADERS, insert, make_table
 
@@ -299,6 +299,21 @@ async def test_every_storable_property_name_can_be_selected_and_filtered(raw: Ra
         )
         assert r.status == 200, (name, r.body)
         assert [e[name] for e in r.json()["value"]] == [i], name
+    # Atom clients read the same names (they are XML names too)
+    r = await raw.request(
+        "GET", "/mytable()", headers={"Accept": "application/atom+xml"}, version=ATOM_VERSION
+    )
+    assert r.status == 200, r.body
+    for name in names:
+        assert f"<d:{name} ".encode() in r.body, name
+    # a name Atom could not carry is refused on write, whatever the format
+    r = await raw.request(
+        "POST",
+        "/mytable",
+        headers=JSON_HEADERS,
+        body='{"PartitionKey":"p","RowKey":"x","\u00aa":1}',
+    )
+    assert (r.status, r.code) == (400, "PropertyNameInvalid"), r.body
     # what cannot be a stored name cannot be selected either
     for bad in ("x\u00b2", "a\u200db", "1a"):
         r = await raw.request(

@@ -112,6 +112,10 @@ def test_key_too_large_names_the_key() -> None:
         ("٣x", "PropertyNameInvalid"),  # digit first
         ("a\u200db", "PropertyNameInvalid"),  # Cf refused (not an XML name character)
         ("a\ud800", "PropertyNameInvalid"),  # a lone surrogate
+        ("\u00aa", "PropertyNameInvalid"),  # letters that are not XML name characters
+        ("a\u00b5", "PropertyNameInvalid"),
+        ("x\u00ba", "PropertyNameInvalid"),
+        ("a\u2054b", "PropertyNameInvalid"),
         ("PartitionKey", "PropertyNameInvalid"),
         ("RowKey", "PropertyNameInvalid"),
         ("Timestamp", "PropertyNameInvalid"),
