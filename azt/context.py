@@ -36,7 +36,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
+import functools
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
 import attrs
@@ -89,6 +97,7 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 MAX_BATCH_OPERATIONS = 100
 MAX_BATCH_BYTES = 4 * 1024 * 1024
@@ -359,6 +368,26 @@ def _chunks(
     if cur:
         out.append(cur)
     return out
+
+
+async def _bounded(jobs: list[Callable[[], Awaitable[T]]], limit: int) -> list[T]:
+    """Run ``jobs`` in order, at most ``limit`` at a time; their results in order. An
+    exception (anything a job does not turn into a result) cancels the jobs still running
+    and propagates as itself, so nothing of a save goes on after it has raised."""
+    if limit == 1:
+        return [await job() for job in jobs]
+    sem = asyncio.Semaphore(limit)
+
+    async def one(job: Callable[[], Awaitable[T]]) -> T:
+        async with sem:
+            return await job()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(job)) for job in jobs]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [t.result() for t in tasks]
 
 
 def _mode(change: PendingChange) -> UpdateMode:
@@ -691,13 +720,9 @@ class TableContext:
         service: TableServiceClient,
     ) -> list[OperationResult]:
         if max_concurrency > 1:
-            sem = asyncio.Semaphore(max_concurrency)
-
-            async def run(change: PendingChange) -> OperationResult:
-                async with sem:
-                    return await self._send_one(change, service)
-
-            return list(await asyncio.gather(*(run(c) for c in plan)))
+            return await _bounded(
+                [functools.partial(self._send_one, c, service) for c in plan], max_concurrency
+            )
         results: list[OperationResult] = []
         stopped = False
         for change in plan:
@@ -786,17 +811,7 @@ class TableContext:
                 )
             out[number] = rs
 
-        if max_concurrency == 1:
-            for number in range(len(built)):
-                await run(number)
-        else:
-            sem = asyncio.Semaphore(max_concurrency)
-
-            async def limited(number: int) -> None:
-                async with sem:
-                    await run(number)
-
-            await asyncio.gather(*(limited(n) for n in range(len(built))))
+        await _bounded([functools.partial(run, n) for n in range(len(built))], max_concurrency)
         # Report in plan order.
         by_change = {
             id(r_change): r for n in out for r_change, r in zip(built[n][2], out[n], strict=True)

@@ -4,6 +4,7 @@ and refusal."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -819,3 +820,40 @@ async def test_no_tracking_results_carry_etags_in_no_metadata_json(stub: StubSer
             ctx.detach(m)
         stored = await raw.list_entities().to_list()
         assert [r["Rating"] for r in stored] == [9.0, 9.0]
+
+
+async def test_unexpected_error_in_a_concurrent_save_leaves_nothing_running(
+    service: azt.TableServiceClient, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error that is not a service answer (here a bug in a send) propagates as itself,
+    and the save's other requests are cancelled: nothing changes in the context after
+    save_changes() has raised."""
+    insert_entity = azt.TableClient.insert_entity
+    submit_transaction = azt.TableClient.submit_transaction
+
+    async def insert(self: azt.TableClient, entity: Any, **kw: Any) -> Any:
+        if entity["RowKey"] == "boom":
+            raise RuntimeError("boom")
+        await asyncio.sleep(0.05)
+        return await insert_entity(self, entity, **kw)
+
+    async def submit(self: azt.TableClient, tx: Any) -> Any:
+        if len(tx) == 1:
+            raise RuntimeError("boom")
+        await asyncio.sleep(0.05)
+        return await submit_transaction(self, tx)
+
+    monkeypatch.setattr(azt.TableClient, "insert_entity", insert)
+    monkeypatch.setattr(azt.TableClient, "submit_transaction", submit)
+    for options in (Opt.CONTINUE_ON_ERROR, Opt.BATCH):
+        ctx = TableContext(service)
+        ms = [Movie(pk, rk) for pk in ("p", "q") for rk in ("a", "b")]
+        ms.insert(1, Movie("boom", "boom"))  # in a transaction of its own
+        for m in ms:
+            ctx.add(table, m)
+        with pytest.raises(RuntimeError, match="boom"):
+            await ctx.save_changes(options, max_concurrency=4)
+        await asyncio.sleep(0.2)  # anything left running would have finished by now
+        assert [ctx.state_of(m) for m in ms] == [S.ADDED] * 5
+        assert ctx.has_changes
+    assert await service.get_table_client(table).list_entities().to_list() == []
