@@ -163,13 +163,23 @@ _SAFE_UNKNOWN = uuid.SafeUUID.unknown
 # nometadata reads, where unannotated Int64/DateTime/Guid/Binary arrive as JSON strings.
 
 
+def _not_a(edm: EdmType, v: Any) -> Any:
+    raise TypeError(f"a {type(v).__name__} is not an {edm} value")
+
+
 def _json_int64(v: Any, _: Any) -> int:
-    return _int(v)
+    # Int64 travels as a string; an Int32 stored in the column is a JSON number. Never
+    # truncate a Double or read a Boolean as a number.
+    c = v.__class__
+    return _int(v) if c is str or c is int else _not_a(EdmType.INT64, v)
 
 
 def _json_double(v: Any, _: Any) -> float:
     # finite doubles are JSON numbers (ints when integral); NaN/Infinity are strings
-    return v if v.__class__ is float else _float(v)
+    c = v.__class__
+    if c is float:
+        return v  # type: ignore[no-any-return]
+    return _float(v) if c is not bool else _not_a(EdmType.DOUBLE, v)
 
 
 def _json_datetime(v: Any, _: Any) -> EdmDateTime:
@@ -185,7 +195,10 @@ def _json_binary(v: Any, _: Any) -> bytes:
 
 
 def _value_int64(v: Any, _: Any) -> int:
-    return v if v.__class__ is int else _int(v)
+    c = v.__class__
+    if c is int:
+        return v  # type: ignore[no-any-return]
+    return _int(v) if c is str else _not_a(EdmType.INT64, v)
 
 
 def _value_datetime(v: Any, _: Any) -> EdmDateTime:

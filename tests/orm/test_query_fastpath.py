@@ -240,3 +240,20 @@ async def test_through_the_stub_at_every_wire_format(wire_format: WireFormat) ->
     assert got == sorted(rows, key=lambda r: (r.PartitionKey, r.RowKey))
     _same_objects(got, want)
     assert all(g.ETag and g.ETag.startswith('W/"') for g in got)
+
+
+def test_numbers_of_another_edm_type_are_refused_not_truncated() -> None:
+    dec = codec_for(AllTypes).decode_rows
+    with pytest.raises(WireDecodeError, match=r"'i64' = 5\.5"):
+        dec([{"PartitionKey": "p", "RowKey": "r", "i64": 5.5}])
+    with pytest.raises(WireDecodeError, match="'i64' = True"):
+        dec([{"PartitionKey": "p", "RowKey": "r", "i64": True}])
+    with pytest.raises(WireDecodeError, match="'d' = False"):
+        dec([{"PartitionKey": "p", "RowKey": "r", "d": False}])
+    with pytest.raises(TypeError, match=r"not an Edm\.Int64"):
+        AllTypes.from_entity({"PartitionKey": "p", "RowKey": "r", "i64": 5.5})
+    # what the wire legitimately carries still reads: Int64 text, an Int32 in an Int64
+    # column, an integral Double as a JSON int, NaN as text
+    (ok,) = dec([{"PartitionKey": "p", "RowKey": "r", "i64": 7, "d": 2}])
+    assert (ok.i64, ok.d) == (7, 2.0)
+    assert type(ok.d) is float
