@@ -330,7 +330,7 @@ class AtomWriter:
 
     def _fill(self, parent: etree._Element | None, e: Entity, updated: str) -> etree._Element:
         ts = format_datetime_7(e.timestamp)
-        path = entity_path(self._table, e.pk, e.rk)
+        path = xml_text(entity_path(self._table, e.pk, e.rk))  # keys may hold U+FFFE...
         entry, props = _entry_shell(
             parent,
             self._endpoint + "/" if parent is None else None,

@@ -430,3 +430,25 @@ async def test_query_options_given_twice_or_unsupported(raw: RawClient) -> None:
         "GET", "/Tables", query={"$orderby": "TableName"}, headers={"Accept": JSON_MINIMAL}
     )
     assert (r.status, r.code) == (400, "UnsupportedQueryParameter"), r.body
+
+
+async def test_atom_bodies_survive_text_xml_cannot_carry(raw: RawClient) -> None:
+    """JSON clients may store keys XML cannot carry, and any request may echo such text in
+    an error message: Atom responses replace it, never fail."""
+    await make_table(raw)
+    for rk in ("a\uffff", "\ufffe", "b\U0010ffff"):
+        await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": rk, "s": "x\u0001y"})
+    atom = {"Accept": "application/atom+xml"}
+    r = await raw.request("GET", "/mytable()", headers=atom, version=ATOM_VERSION)
+    assert r.status == 200, r.body
+    assert r.body.count(b"<entry") == 3
+    r = await raw.request(
+        "GET", "/mytable(PartitionKey='p',RowKey='a%EF%BF%BF')", headers=atom, version=ATOM_VERSION
+    )
+    assert r.status == 200, r.body
+    for raw_query in ("$filter=PartitionKey%20eq%20%01", "$filter=%EF%BF%BE%20eq%201"):
+        r = await raw.request(
+            "GET", "/mytable()", raw_query=raw_query, headers=atom, version=ATOM_VERSION
+        )
+        assert (r.status, r.code) == (400, "InvalidInput"), r.body
+        assert b"<code>InvalidInput</code>" in r.body
