@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import doctest
 import importlib.util
 import inspect
 import os
@@ -92,6 +93,22 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
         assert (site / page).is_file(), page
     reference = (site / "reference" / "query" / "index.html").read_text(encoding="utf-8")
     assert "PlanKind" in reference  # the API reference is generated from the docstrings
+    for html in site.rglob("*.html"):
+        assert "```" not in html.read_text(encoding="utf-8"), f"an unrendered fence in {html}"
+    assert not (site / "_hooks").exists()
+
+
+def test_fence_hook() -> None:
+    spec = importlib.util.spec_from_file_location("fences", DOCS / "_hooks" / "fences.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert doctest.testmod(module).failed == 0
+    page = "```python test\na\n```\n\n```python pytest\nb\n```\n```python\nc\n```\n"
+    assert (
+        module.strip_markers(page) == "```python\na\n```\n\n```python\nb\n```\n```python\nc\n```\n"
+    )
 
 
 def test_readme_quick_start_runs(capsys: pytest.CaptureFixture[str]) -> None:
