@@ -308,6 +308,7 @@ def _split_multipart(body: bytes, boundary: str) -> list[bytes]:
     parts: list[bytes] = []
     start: int | None = None
     pos = 0
+    prev_end = 0  # a line break consumed by the previous delimiter cannot start another
     while True:
         i = body.find(marker, pos)
         if i < 0:
@@ -315,8 +316,8 @@ def _split_multipart(body: bytes, boundary: str) -> list[bytes]:
         pos = i + 1
         if i == 0:
             line_start = 0
-        elif body[i - 1] == 0x0A:  # "\n", possibly after "\r"
-            line_start = i - 2 if i >= 2 and body[i - 2] == 0x0D else i - 1
+        elif i > prev_end and body[i - 1] == 0x0A:  # "\n", possibly after "\r"
+            line_start = i - 2 if i - 2 >= prev_end and body[i - 2] == 0x0D else i - 1
         else:
             continue
         k = i + mlen
@@ -337,7 +338,7 @@ def _split_multipart(body: bytes, boundary: str) -> list[bytes]:
             parts.append(body[start:line_start])
         if close:
             return parts
-        start = pos = end
+        start = pos = prev_end = end
     if start is None:
         raise WireDecodeError(f"multipart body has no part delimited by --{boundary}")
     raise WireDecodeError(f"multipart body is missing its closing --{boundary}--")
