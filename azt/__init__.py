@@ -81,6 +81,7 @@ from azt._wire.xml import (
     ServiceStats,
 )
 from azt.client import (
+    AccessPolicies,
     BatchOperation,
     ResponseMetadata,
     TableBatch,
@@ -117,6 +118,7 @@ from azt.sas import (
 
 __all__ = [
     "DEFAULT_API_VERSION",
+    "AccessPolicies",
     "AccessPolicy",
     "AccountSasPermissions",
     "AccountSasResourceTypes",

@@ -98,6 +98,7 @@ from azt.edm import (
 from azt.pagination import AsyncPager, ContinuationToken, Page
 
 __all__ = [
+    "AccessPolicies",
     "BatchOperation",
     "ResponseMetadata",
     "TableBatch",
@@ -170,6 +171,29 @@ class WriteResult:
     status: int
     entity: TableEntity | None = None
     ambiguity_resolved: bool = False
+
+
+class AccessPolicies(dict[str, AccessPolicy | None]):
+    """A table's stored access policies by id (a plain ``dict``), plus the
+    ``request_id`` of the response they were read from.
+
+    Example::
+
+        >>> policies = AccessPolicies({"readers": None}, request_id="r1")
+        >>> policies == {"readers": None}, policies.request_id
+        (True, 'r1')
+    """
+
+    __slots__ = ("request_id",)
+
+    def __init__(
+        self,
+        policies: Mapping[str, AccessPolicy | None] | None = None,
+        *,
+        request_id: str | None = None,
+    ) -> None:
+        super().__init__(policies or {})
+        self.request_id = request_id
 
 
 def validate_table_name(name: str) -> str:
@@ -1080,8 +1104,9 @@ class TableClient(_ClientBase):
         """
         return await _delete_table(self._core, self.table_name, if_exists=True) is not None
 
-    async def get_access_policy(self) -> dict[str, AccessPolicy | None]:
-        """The table's stored access policies: ``{id: AccessPolicy or None}``.
+    async def get_access_policy(self) -> AccessPolicies:
+        """The table's stored access policies: ``{id: AccessPolicy or None}`` (an
+        :class:`AccessPolicies` dict that also carries the response's ``request_id``).
 
         Example::
 
@@ -1095,7 +1120,10 @@ class TableClient(_ClientBase):
             comp="acl",
             resource="table",
         )
-        return dict(wire_xml.decode_signed_identifiers(resp.body))
+        return AccessPolicies(
+            wire_xml.decode_signed_identifiers(resp.body),
+            request_id=resp.headers.get("x-ms-request-id"),
+        )
 
     async def set_access_policy(self, policies: Mapping[str, AccessPolicy | None]) -> WriteResult:
         """Replace the table's stored access policies (at most 5; ``{}`` clears them).
@@ -2010,7 +2038,10 @@ class TableServiceClient(_ClientBase):
             comp="properties",
             resource="service",
         )
-        return wire_xml.decode_service_properties(resp.body)
+        return attrs.evolve(
+            wire_xml.decode_service_properties(resp.body),
+            request_id=resp.headers.get("x-ms-request-id"),
+        )
 
     async def set_service_properties(self, properties: ServiceProperties) -> WriteResult:
         """Set the table service properties (elements left ``None`` stay unchanged).
@@ -2050,4 +2081,7 @@ class TableServiceClient(_ClientBase):
             resource="service",
             location="secondary",
         )
-        return wire_xml.decode_service_stats(resp.body)
+        return attrs.evolve(
+            wire_xml.decode_service_stats(resp.body),
+            request_id=resp.headers.get("x-ms-request-id"),
+        )

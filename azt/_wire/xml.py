@@ -348,6 +348,8 @@ class ServiceProperties:
     hour_metrics: Metrics | None = None
     minute_metrics: Metrics | None = None
     cors: tuple[CorsRule, ...] | None = attrs.field(default=None, converter=_cors)
+    #: The ``x-ms-request-id`` of the response it was read from (not compared, not sent).
+    request_id: str | None = attrs.field(default=None, eq=False, kw_only=True)
 
 
 def _encode_retention(parent: etree._Element, policy: RetentionPolicy) -> None:
@@ -507,6 +509,8 @@ class ServiceStats:
     """
 
     geo_replication: GeoReplication
+    #: The ``x-ms-request-id`` of the response it was read from (not compared).
+    request_id: str | None = attrs.field(default=None, eq=False, kw_only=True)
 
 
 def decode_service_stats(body: bytes | str) -> ServiceStats:

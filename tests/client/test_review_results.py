@@ -66,3 +66,43 @@ async def test_table_lifecycle_results_from_the_service(service: azt.TableServic
     assert deleted.request_id
     assert created.request_id != deleted.request_id
     assert (created.status, deleted.status) == (204, 204)
+
+
+SERVICE_PROPERTIES = (
+    b'<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Logging>'
+    b"<Version>1.0</Version><Read>false</Read><Write>false</Write><Delete>false</Delete>"
+    b"<RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging><Cors />"
+    b"</StorageServiceProperties>"
+)
+SERVICE_STATS = (
+    b'<?xml version="1.0" encoding="utf-8"?><StorageServiceStats><GeoReplication>'
+    b"<Status>live</Status><LastSyncTime>Wed, 19 Jan 2021 22:28:43 GMT</LastSyncTime>"
+    b"</GeoReplication></StorageServiceStats>"
+)
+ACL = (
+    b'<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers><SignedIdentifier>'
+    b"<Id>readers</Id><AccessPolicy><Permission>r</Permission></AccessPolicy>"
+    b"</SignedIdentifier></SignedIdentifiers>"
+)
+
+
+async def test_xml_reads_carry_the_request_id() -> None:
+    def handler(request: HttpRequest) -> HttpResponse:
+        headers = {"x-ms-request-id": "rid-x", "Content-Type": "application/xml"}
+        if "comp=properties" in request.url:
+            return HttpResponse(200, headers, SERVICE_PROPERTIES)
+        if "comp=stats" in request.url:
+            return HttpResponse(200, headers, SERVICE_STATS)
+        return HttpResponse(200, headers, ACL)
+
+    async with azt.TableServiceClient(ENDPOINT, CRED, transport=MockTransport(handler)) as service:
+        props = await service.get_service_properties()
+        stats = await service.get_service_stats()
+        policies = await service.get_table_client("movies").get_access_policy()
+    assert props.request_id == "rid-x"
+    assert props == azt.ServiceProperties(logging=props.logging, cors=())  # id not compared
+    assert stats.request_id == "rid-x"
+    assert stats.geo_replication.status == "live"
+    assert isinstance(policies, dict)
+    assert policies.request_id == "rid-x"
+    assert policies == {"readers": azt.AccessPolicy(permission="r")}
