@@ -31,9 +31,11 @@ How it is put together:
 * Read path, detailed validation off: the structure function does not call the class's
   validating ``__init__`` (which re-checks every value, as it must for user input) but a
   small per-class constructor that fills the slots directly. Wire values are trusted once
-  converted to their declared type, as the service only stores valid values. Objects are
-  created with ``object.__new__``; ``Timestamp`` is stored as the service's text and parsed
-  on first read (``azt.entity._LazyTimestamp``).
+  converted to their declared type, as the service only stores valid values (no range or
+  size checks); what is still checked is that each value is of its declared EDM type: a
+  column stored as Int32 is not put in a ``str`` slot, an Int64 property refuses a Double
+  rather than truncate it. Objects are created with ``object.__new__``; ``Timestamp`` is
+  stored as the service's text and parsed on first read (``azt.entity._LazyTimestamp``).
 * User input keeps full validation: entities are validated on construction and assignment
   (``azt.entity``); nothing here relaxes that.
 
@@ -507,26 +509,48 @@ def _unstruct_hook(p: Prop[Any], form: Form) -> Callable[[Any], Any]:
     return hook
 
 
+def _wrong_type(cls: type, attr: str, exact: type, v: Any) -> Any:
+    """The slow path of a value whose class is not exactly its property's: a subclass is
+    kept (an ``IntEnum`` handed to ``from_entity``, say), anything else refused."""
+    if isinstance(v, exact) and not (exact is int and isinstance(v, bool)):
+        return v
+    p = entity_info(cls).by_attr[attr]
+    raise TypeError(
+        f"{cls.__name__}.{attr} ({p.wire!r}) is {p.edm}, the row has {type(v).__name__} {v!r}"
+    )
+
+
 def _constructor(
-    cls: type, fields: list[tuple[Prop[Any], Any, bool]], kind: str
+    cls: type, fields: list[tuple[Prop[Any], Any, type | None]], kind: str
 ) -> Callable[..., Any]:
     """The read path's constructor: keyword arguments straight into the slots.
 
-    ``fields`` is (property, default, null_is_absent) where default is ``attrs.NOTHING``
-    (required: a missing value raises :class:`MissingPropertyError`), an
-    ``attrs.Factory``, ``_MISSING`` (left unset when absent) or a value. A null reaches the
-    constructor only for values without a hook; ``null_is_absent`` treats it as absent
-    (values with a hook refuse a null, and the row is decoded again without its nulls).
+    ``fields`` is (property, default, exact) where default is ``attrs.NOTHING`` (required:
+    a missing value raises :class:`MissingPropertyError`), an ``attrs.Factory``,
+    ``_MISSING`` (left unset when absent) or a value, and ``exact`` is the class a value
+    without a hook (String, Int32, Boolean) must have: one ``__class__`` test, so that a
+    column stored with another type is refused rather than put in a typed slot. For such
+    values a null counts as absent; values with a hook refuse a null, and the row is then
+    decoded again without its nulls.
     """
     # Parameter names are the property names; every other name starts with "_", which
     # property names cannot.
-    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_M": _MISSING, "_miss": _missing}
+    ns: dict[str, Any] = {
+        "_new": object.__new__,
+        "_cls": cls,
+        "_M": _MISSING,
+        "_miss": _missing,
+        "_wrong": _wrong_type,
+    }
     params: list[str] = []
     body = ["    _o = _new(_cls)"]
-    for i, (p, default, null_is_absent) in enumerate(fields):
+    for i, (p, default, exact) in enumerate(fields):
         a = p.attr
         s = f"_S{i}"
         ns[s] = _slot_setter(cls, a)
+        t = f"_T{i}"
+        ns[t] = exact
+        wrong = f"_wrong(_cls, {a!r}, {t}, {a})"
         if default is attrs.NOTHING:
             params.append(f"{a}=_M")
             pk = "PartitionKey" if a != "PartitionKey" else "None"
@@ -534,23 +558,45 @@ def _constructor(
             body += [
                 f"    if {a} is _M or {a} is None:",
                 f"        _miss(_cls.__name__, {a!r}, {p.wire!r}, {pk}, {rk})",
-                f"    {s}(_o, {a})",
             ]
-            continue
-        null = f" or {a} is None" if null_is_absent else ""
-        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            if exact is not None:
+                body += [f"    if {a}.__class__ is not {t}:", f"        {a} = {wrong}"]
+        elif isinstance(default, attrs.Factory):  # type: ignore[arg-type]
             ns[f"_F{i}"] = default.factory
             params.append(f"{a}=_M")
-            body += [f"    {s}(_o, _F{i}() if {a} is _M{null} else {a})"]
+            if exact is not None:
+                body += [
+                    f"    if {a}.__class__ is not {t}:",
+                    f"        {a} = _F{i}() if {a} is _M or {a} is None else {wrong}",
+                ]
+            else:
+                body += [f"    if {a} is _M:", f"        {a} = _F{i}()"]
         elif default is _MISSING:
             params.append(f"{a}=_M")
-            cond = f"{a} is not _M and {a} is not None" if null_is_absent else f"{a} is not _M"
-            body += [f"    if {cond}:", f"        {s}(_o, {a})"]
+            if exact is not None:
+                body += [
+                    f"    if {a} is not _M and {a} is not None:",
+                    f"        if {a}.__class__ is not {t}:",
+                    f"            {a} = {wrong}",
+                    f"        {s}(_o, {a})",
+                ]
+            else:
+                body += [f"    if {a} is not _M:", f"        {s}(_o, {a})"]
+            continue
         else:
             ns[f"_D{i}"] = default
             params.append(f"{a}=_D{i}")
-            value = f"_D{i} if {a} is None else {a}" if null_is_absent else a
-            body.append(f"    {s}(_o, {value})")
+            if exact is not None and p.optional:
+                body += [
+                    f"    if {a} is not None and {a}.__class__ is not {t}:",
+                    f"        {a} = {wrong}",
+                ]
+            elif exact is not None:
+                body += [
+                    f"    if {a}.__class__ is not {t}:",
+                    f"        {a} = _D{i} if {a} is None else {wrong}",
+                ]
+        body.append(f"    {s}(_o, {a})")
     src = f"def {kind}(*, {', '.join(params)}):\n" + "\n".join(body) + "\n    return _o\n"
     exec(compile(src, f"<azt {kind} {cls.__qualname__}>", "exec"), ns)
     fn: Callable[..., Any] = ns[kind]
@@ -566,11 +612,11 @@ def _structure_fn(
     fields = {a.name: a for a in attrs.fields(cast(Any, cls))}
     st_attrs: list[attrs.Attribute[Any]] = []
     overrides: dict[str, Any] = {}
-    ctor_fields: list[tuple[Prop[Any], Any, bool]] = []
+    ctor_fields: list[tuple[Prop[Any], Any, type | None]] = []
     for p in info.props:
         a = fields[p.attr]
         default = a.default
-        null_is_absent = False
+        exact: type | None = None
         if p.attr in ("Timestamp", "ETag"):
             if form == "value":
                 continue  # TableEntity keeps them as metadata, not as keys: see _meta
@@ -585,8 +631,9 @@ def _structure_fn(
                 default = None
             elif default is attrs.NOTHING and select is not None and not p.is_key:
                 default = _MISSING  # projected but absent: left unset
-            null_is_absent = hook is None and not p.optional
-        ctor_fields.append((p, default, null_is_absent))
+            if hook is None:
+                exact = _PY_TYPE[p.edm]
+        ctor_fields.append((p, default, exact))
         # Every argument is passed by keyword and may be absent: the constructor supplies
         # defaults and reports missing required properties with the row's keys.
         st_attrs.append(a.evolve(default=_MISSING, kw_only=True, type=None))
@@ -716,10 +763,13 @@ def _diagnose(info: EntityInfo, row: Mapping[str, Any], exc: BaseException) -> W
             continue
         hook = _struct_hook(p, "json")
         raw = row[p.wire]
-        if hook is None or raw is None:
+        if raw is None:
             continue
         try:
-            hook(raw, None)
+            if hook is None:
+                _wrong_type(info.cls, p.attr, _PY_TYPE[p.edm], raw)
+            else:
+                hook(raw, None)
         except _DECODE_ERRORS as e:
             return WireDecodeError(
                 f"{where}: property {p.wire!r} = {raw!r} is not a valid {p.edm} for "

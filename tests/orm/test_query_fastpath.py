@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import enum
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -257,3 +258,34 @@ def test_numbers_of_another_edm_type_are_refused_not_truncated() -> None:
     (ok,) = dec([{"PartitionKey": "p", "RowKey": "r", "i64": 7, "d": 2}])
     assert (ok.i64, ok.d) == (7, 2.0)
     assert type(ok.d) is float
+
+
+def test_a_column_stored_with_another_type_is_refused() -> None:
+    dec = codec_for(AllTypes).decode_rows
+    for prop_name, value in (("s", 5), ("i32", "5"), ("i32", True), ("b", 1), ("opt", 2.5)):
+        row = {"PartitionKey": "p", "RowKey": "r", prop_name: value}
+        with pytest.raises(WireDecodeError, match=f"'{prop_name}' = {value!r}.*{prop_name}"):
+            dec([row])
+        with pytest.raises(TypeError, match=f"AllTypes.{prop_name} "):
+            AllTypes.from_entity(row)
+    with pytest.raises(WireDecodeError, match="'RowKey' = 7"):
+        dec([{"PartitionKey": "p", "RowKey": 7}])
+    with pytest.raises(WireDecodeError, match="'Movie' = 1"):
+        codec_for(Rental, frozenset({"Movie"})).decode_rows(
+            [{"PartitionKey": "p", "RowKey": "r", "Movie": 1}]
+        )
+
+
+class Tier(enum.IntEnum):
+    GOLD = 1
+
+
+def test_subclasses_of_the_declared_class_are_kept() -> None:
+    # from_entity also serves user dicts: an IntEnum member is an int, a str subclass a str
+    class Name(str):
+        pass
+
+    m = Member.from_entity({"PartitionKey": "p", "RowKey": "r", "RentalCount": Tier.GOLD})
+    assert m.rental_count == 1
+    m = Member.from_entity({"PartitionKey": Name("p"), "RowKey": "r", "Name": Name("Ann")})
+    assert (m.PartitionKey, m.name) == ("p", "Ann")
