@@ -629,12 +629,22 @@ class _ClientBase:
 
     @property
     def endpoint(self) -> str:
-        """The primary table endpoint URL (no trailing slash)."""
+        """The primary table endpoint URL (no trailing slash).
+
+        Example::
+
+            service.endpoint  # 'http://127.0.0.1:10002/devstoreaccount1'
+        """
         return self._core.endpoint.url
 
     @property
     def account_name(self) -> str | None:
-        """The storage account name (from the credential, else the URL)."""
+        """The storage account name (from the credential, else the URL).
+
+        Example::
+
+            service.account_name  # 'devstoreaccount1'
+        """
         cred = self._core.credential
         if isinstance(cred, SharedKeyCredential):
             return cred.account_name
@@ -642,12 +652,23 @@ class _ClientBase:
 
     @property
     def wire_format(self) -> WireFormat:
-        """The payload format this client speaks."""
+        """The payload format this client speaks.
+
+        Example::
+
+            table.wire_format  # WireFormat.JSON_MINIMAL
+        """
         return self._core.wire_format
 
     @property
     def closed(self) -> bool:
-        """True after ``aclose()`` (or after the owning service client was closed)."""
+        """True after ``aclose()`` (or after the owning service client was closed).
+
+        Example::
+
+            await table.aclose()
+            assert table.closed
+        """
         return self._core.closed or self._core.transport.closed
 
 
