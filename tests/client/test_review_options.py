@@ -200,6 +200,7 @@ def test_secondary_mode_needs_a_secondary_endpoint() -> None:
         azt.TableClient(ENDPOINT, "movies", CRED, transport=MockTransport(_ok), location_mode=mode)
 
 
+@pytest.mark.live
 async def test_options_against_the_service(service: azt.TableServiceClient) -> None:
     name = unique_table_name("opt")
     table = await service.with_options(server_timeout=5).create_table(name)

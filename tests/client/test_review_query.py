@@ -189,6 +189,7 @@ async def test_atom_rows_reach_the_decoder_in_the_json_shape() -> None:
     assert plain[0]["Big"] == 2**40
 
 
+@pytest.mark.live
 async def test_nometadata_etags_work_for_conditional_writes(
     connection_string: str, table: azt.TableClient
 ) -> None:

@@ -58,6 +58,7 @@ async def test_table_errors_carry_the_request_id() -> None:
         assert await table.create_table_if_not_exists() is False
 
 
+@pytest.mark.live
 async def test_table_lifecycle_results_from_the_service(service: azt.TableServiceClient) -> None:
     table = service.get_table_client(unique_table_name())
     created = await table.create_table()
