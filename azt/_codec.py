@@ -44,25 +44,27 @@ Measured in ``benchmarks/orm_bench.py`` (1,000 twelve-property entities, GC off,
 module replaced (``git show f403ac4:azt/_codec.py``, same API, one straight-line function
 per class) and azure-data-tables' own conversions (to and from plain dicts only)::
 
-                                      cattrs (this)   hand-generated   azure-data-tables
-    decode a page's JSON rows             5.5 ms         4.3 ms  1.30x    33.5 ms
-    decode TableEntity rows               3.4 ms         1.9 ms  1.75x    -
-    body -> objects, query path           9.4 ms         8.3 ms  1.14x    39.2 ms
-    body -> objects via TableEntity      12.5 ms        10.6 ms  1.18x    -
-    encode to_json                        5.2 ms         4.8 ms  1.09x    19.3 ms
-    encode to_entity                      1.3 ms         1.1 ms  1.21x    -
+                                      cattrs (this)   hand-generated    azure-data-tables
+    decode a page's JSON rows          5.5-6.6 ms     4.3-5.2 ms  1.26-1.30x   33.5 ms
+    decode TableEntity rows            3.4-3.5 ms     1.8-2.0 ms  1.75-1.85x   -
+    body -> objects, query path        9.4-9.8 ms     8.3-8.6 ms  1.14-1.15x   38-39 ms
+    body -> objects via TableEntity   12.5-13.1 ms   10.6-11.4 ms 1.14-1.18x   -
+    encode to_json                     5.0-5.2 ms     4.5-4.8 ms  1.09-1.10x   19-20 ms
+    encode to_entity                   1.2-1.3 ms     1.0-1.1 ms  1.19-1.21x   -
 
-The same cattrs function building objects through the validating attrs ``__init__``
-instead of the slot-filling constructor takes 17.2 ms for the page (3.1x): that is what
-"detailed validation off on the read path" saves.
+(ratio = cattrs time / hand time, over runs; the cattrs decoders also make the
+declared-class checks the hand-generated code did not; azure-data-tables converts to and
+from its own dicts only, no typed objects.) The same cattrs function building objects through the
+validating attrs ``__init__`` instead of the slot-filling constructor takes 17-19 ms for
+the page (2.8-3.1x): that is what "detailed validation off on the read path" saves.
 
 The decision: cattrs is within about 1.3x on the decode path queries take (JSON rows, every
 JSON metadata level, entity classes and the built-in resolvers) and on both encoders, so the
 codec is built on the project's chosen dependency and the bespoke generator is gone. The
-exception is ``from_entity`` (1.75x: cattrs' generated shape, a membership test, a dict
+exception is ``from_entity`` (about 1.8x: cattrs' generated shape, a membership test, a dict
 store and a keyword argument per property, and a call per typed value, weighs more when the
 values are already converted); it now serves Atom pages, point reads and user calls, where
-HTTP and parsing dominate (1.18x at page level). The constructor above is the one piece of
+HTTP and parsing dominate (1.14-1.18x at page level). The constructor above is the one piece of
 hand-generated code left: attrs' ``__init__`` validates, and cattrs has no other way to
 build the object.
 """
