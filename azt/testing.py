@@ -20,9 +20,14 @@ fixture                    scope     what it gives you
 ``azt_stub``               function  a private :class:`~azt_server_stub.StubServer` running
                                      in the test's event loop (empty, isolated, stopped after
                                      the test), with a fault injector ready at
-                                     ``azt_stub.config.faults``: for tests that need a clean
-                                     account or injected failures
+                                     ``azt_stub.config.faults`` and a range-partition layout at
+                                     ``azt_stub.config.partitions``: for tests that need a
+                                     clean account, injected failures or short pages
 =========================  ========  =========================================================
+
+``@pytest.mark.azt_stub_config(**options)`` configures the ``azt_stub`` of one test: the
+options are those of :class:`~azt_server_stub.StubConfig` (``accounts``, ``throttle``,
+``partitions``, ``faults``, ``auth``, ...).
 
 The async fixtures need ``pytest-asyncio``; with ``asyncio_mode = "auto"`` any ``async def``
 test can use them, in strict mode mark the tests with ``@pytest.mark.asyncio``.
@@ -104,6 +109,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             "connection string of the account the azt fixtures use instead of the embedded "
             f"stub (default: ${ENV_VAR})"
         ),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Registers the ``azt_stub_config`` marker.
+
+    Example::
+
+        @pytest.mark.azt_stub_config(accounts={"devstoreaccount1": [DEV_KEY], "b": [KEY]})
+        async def test_two_accounts(azt_stub): ...
+    """
+    config.addinivalue_line(
+        "markers",
+        "azt_stub_config(**options): StubConfig options for the azt_stub fixture of this test",
     )
 
 
@@ -198,11 +217,15 @@ async def azt_table(azt_service_client: TableServiceClient) -> AsyncIterator[Tab
 
 
 @_async_fixture
-async def azt_stub() -> AsyncIterator[StubServer]:
+async def azt_stub(request: pytest.FixtureRequest) -> AsyncIterator[StubServer]:
     """A private, empty stub in the test's own event loop (stopped after the test).
 
     Its fault injector (``azt_stub.config.faults``, a seeded
-    ``azt_server_stub.faults.FaultInjector`` with no rules) injects errors on demand.
+    ``azt_server_stub.faults.FaultInjector`` with no rules) injects errors on demand, and
+    its range layout (``azt_stub.config.partitions``, an
+    ``azt_server_stub.partitions.PartitionLayout`` without boundaries) makes query pages stop
+    at chosen PartitionKeys, as Azure's range partitions do. The ``azt_stub_config`` marker
+    passes other :class:`~azt_server_stub.StubConfig` options.
 
     Example::
 
@@ -215,6 +238,15 @@ async def azt_stub() -> AsyncIterator[StubServer]:
     _need_asyncio("azt_stub")
     from azt_server_stub import StubConfig, StubServer
     from azt_server_stub.faults import FaultInjector
+    from azt_server_stub.partitions import PartitionLayout
 
-    async with StubServer(StubConfig(faults=FaultInjector(seed=0))) as server:
+    options: dict[str, Any] = {}
+    marker = request.node.get_closest_marker("azt_stub_config")
+    if marker is not None:
+        if marker.args:
+            raise pytest.UsageError("azt_stub_config takes keyword arguments (StubConfig options)")
+        options.update(marker.kwargs)
+    options.setdefault("faults", FaultInjector(seed=0))
+    options.setdefault("partitions", PartitionLayout())
+    async with StubServer(StubConfig(**options)) as server:
         yield server

@@ -47,6 +47,7 @@ def _stub_threads() -> list[threading.Thread]:
 
 USER_SUITE = """
 import pytest
+from azt_server_stub import DEV_KEY
 from azt import EntityNotFoundError, TableClient, TableServiceClient
 
 seen = {}
@@ -106,6 +107,28 @@ async def test_private_stub_injects_faults(azt_stub) -> None:
         assert await s.list_tables().to_list() == []  # only the next request failed
 
 
+async def test_private_stub_has_range_partitions(azt_stub) -> None:
+    from azt_server_stub.partitions import RangeLayout
+
+    azt_stub.config.partitions.set_default(RangeLayout(boundaries=("m",)))
+    async with TableServiceClient.from_connection_string(azt_stub.connection_string) as s:
+        table = await s.create_table("ranges")
+        for pk in ("a", "b", "n", "z"):
+            await table.insert_entity({"PartitionKey": pk, "RowKey": "r"})
+        pager = table.list_entities().by_page()
+        pages = [[e["PartitionKey"] for e in page] async for page in pager]
+    assert pages == [["a", "b"], ["n", "z"]]  # the page stopped at the boundary
+
+
+@pytest.mark.azt_stub_config(accounts={"devstoreaccount1": [DEV_KEY], "other": ["b3RoZXI="]})
+async def test_marker_configures_the_private_stub(azt_stub) -> None:
+    conn = azt_stub.connection_string_for("other")
+    async with TableServiceClient.from_connection_string(conn) as s:
+        await s.create_table("inother")
+        assert await s.list_tables().to_list() == ["inother"]
+    assert azt_stub.config.faults is not None  # the defaults are still there
+
+
 def test_session_server_is_shared(azt_stub_server, azt_connection_string) -> None:
     assert azt_connection_string == azt_stub_server.connection_string
     assert azt_stub_server.endpoint.startswith("http://127.0.0.1:")
@@ -117,7 +140,7 @@ def test_fixtures_in_a_user_suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=USER_SUITE)
     before = _stub_threads()
     result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
-    result.assert_outcomes(passed=7)
+    result.assert_outcomes(passed=9)
     assert _stub_threads() == before  # the session stub's thread was stopped
 
 
