@@ -247,8 +247,12 @@ async def _tables_list(
         from azt.query import prefix_upper_bound
 
         high = prefix_upper_bound(args.prefix)
-        flt = "TableName ge @low" + (" and TableName lt @high" if high is not None else "")
-        pager = service.query_tables(flt, parameters={"low": args.prefix, "high": high})
+        params = {"low": args.prefix}
+        flt = "TableName ge @low"
+        if high is not None:
+            params["high"] = high
+            flt += " and TableName lt @high"
+        pager = service.query_tables(flt, parameters=params)
     else:
         pager = service.list_tables()
     async for name in pager:
@@ -285,11 +289,18 @@ async def _entities(
         raise _UsageError("--top must be at least 1")
     per_page = min(top, 1000) if top is not None else None
     seen = 0
-    async for entity in table.query_entities(flt, select=select, results_per_page=per_page):
-        yield entity
-        seen += 1
-        if top is not None and seen >= top:
-            return
+    pager = table.query_entities(flt, select=select, results_per_page=per_page)
+    entities = aiter(pager)
+    try:
+        async for entity in entities:
+            yield entity
+            seen += 1
+            if top is not None and seen >= top:
+                return
+    finally:  # stop the pager's generator now, not when it is garbage collected
+        aclose = getattr(entities, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def _columns(rows: Iterable[TableEntity], select: Sequence[str] | None) -> list[str]:
