@@ -222,26 +222,37 @@ class SqliteStore:
         last_timestamp: int,
     ) -> None:
         """Store and remove entities of one table in one transaction."""
+        self.write_entity_groups([(account, lname, puts, deletes)], last_timestamp)
+
+    def write_entity_groups(
+        self,
+        groups: Iterable[tuple[str, str, Iterable[Entity], Iterable[tuple[str, str]]]],
+        last_timestamp: int,
+    ) -> None:
+        """Store and remove entities of several tables ``(account, lname, puts, deletes)``
+        in one transaction (one fsync: the backend's group commit). A key appears at most
+        once per table across puts and deletes."""
         with self.transaction() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO entities (account, lname, pk, rk, ts, props) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        account,
-                        lname,
-                        _key_blob(e.pk),
-                        _key_blob(e.rk),
-                        e.timestamp,
-                        encode_props(e.props),
-                    )
-                    for e in puts
-                ],
-            )
-            db.executemany(
-                "DELETE FROM entities WHERE account = ? AND lname = ? AND pk = ? AND rk = ?",
-                [(account, lname, _key_blob(pk), _key_blob(rk)) for pk, rk in deletes],
-            )
+            for account, lname, puts, deletes in groups:
+                db.executemany(
+                    "INSERT OR REPLACE INTO entities (account, lname, pk, rk, ts, props) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            account,
+                            lname,
+                            _key_blob(e.pk),
+                            _key_blob(e.rk),
+                            e.timestamp,
+                            encode_props(e.props),
+                        )
+                        for e in puts
+                    ],
+                )
+                db.executemany(
+                    "DELETE FROM entities WHERE account = ? AND lname = ? AND pk = ? AND rk = ?",
+                    [(account, lname, _key_blob(pk), _key_blob(rk)) for pk, rk in deletes],
+                )
             db.execute(
                 "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)",
                 (last_timestamp,),

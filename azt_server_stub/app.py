@@ -25,6 +25,7 @@ from pathlib import Path
 from aiohttp import web
 
 from . import errors, faults, handlers, partitions, throttle
+from ._commit import WriteCommitter
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
 from .errors import StubError
@@ -205,8 +206,9 @@ def create_app(
     app = web.Application(middlewares=[service_middleware], client_max_size=client_max_size)
     app[CONFIG_KEY] = cfg
     app[BACKEND_KEY] = store
+    committer = WriteCommitter(store) if store.durable else None
     app[handlers.SERVICES_KEY] = handlers.Services(
-        store, authenticator, cfg.lenient_versions, cfg.product_style_urls
+        store, authenticator, cfg.lenient_versions, cfg.product_style_urls, committer
     )
     app.router.add_route("*", "/{tail:.*}", handlers.dispatch)
     # Inside the service middleware (which renders their errors), faults before throttling.
@@ -214,6 +216,12 @@ def create_app(
     throttle.install(app, cfg.throttle)
     partitions.install(app, cfg.partitions)
 
+    if committer is not None:
+
+        async def finish_writes(_: web.Application) -> None:
+            await committer.close()  # writes already accepted are committed first
+
+        app.on_cleanup.append(finish_writes)
     if owns_backend:
 
         async def close_backend(_: web.Application) -> None:

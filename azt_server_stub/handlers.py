@@ -26,6 +26,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
 
 from . import errors, odata, partitions, versions
+from ._commit import WriteCommitter
 from .addressing import (
     SECONDARY_SUFFIX,
     AccountAddress,
@@ -36,7 +37,7 @@ from .addressing import (
     split_account,
 )
 from .auth import Authenticator, Operation, Principal, RequestView
-from .backend import Backend, WriteOp, WriteResult
+from .backend import Backend, GroupWrite, WriteOp, WriteResult
 from .errors import StubError
 from .formats import atom as atom_fmt
 from .formats import batch as batch_fmt
@@ -75,16 +76,20 @@ _KNOWN_VERBS = {"GET", "HEAD", "POST", "PUT", "MERGE", "PATCH", "DELETE", "OPTIO
 class Services:
     """What the handlers need from the application: the backend and the authenticator.
 
+    ``committer``: with a durable backend, the group committer that runs entity
+    writes off the event loop (see ``_commit``); None in memory (writes run inline).
+
     Example::
 
         >>> Services.__slots__
-        ('backend', 'authenticator', 'lenient_versions', 'product_style_urls')
+        ('backend', 'authenticator', 'lenient_versions', 'product_style_urls', 'committer')
     """
 
     backend: Backend
     authenticator: Authenticator
     lenient_versions: bool = False
     product_style_urls: bool = True
+    committer: WriteCommitter | None = None
 
 
 SERVICES_KEY = web.AppKey("azt.services", Services)
@@ -119,6 +124,22 @@ class Call:
 
 
 # --- small helpers ------------------------------------------------------------------
+
+
+async def _write(call: Call, table: str, op: WriteOp) -> WriteResult:
+    """One entity write: inline in memory, group-committed with a durable store."""
+    committer = call.services.committer
+    if committer is None:
+        return call.backend.write(call.account, table, op)
+    return (await committer.submit(GroupWrite(call.account, table, [op])))[0]
+
+
+async def _write_batch(call: Call, table: str, ops: list[WriteOp]) -> list[WriteResult]:
+    """A change set: inline in memory, group-committed with a durable store."""
+    committer = call.services.committer
+    if committer is None:
+        return call.backend.execute_batch(call.account, table, ops)
+    return await committer.submit(GroupWrite(call.account, table, ops, batch=True))
 
 
 def _now_ticks_text() -> str:
@@ -471,7 +492,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if effective in ("PUT", "MERGE", "PATCH"):
         return await _update_entity(call, raw_path)
     if effective == "DELETE":
-        return _delete_entity(call, raw_path)
+        return await _delete_entity(call, raw_path)
     raise errors.method_not_allowed()
 
 
@@ -911,7 +932,7 @@ async def _insert_entity(call: Call, raw_path: str) -> web.Response:
     _table_exists(call, table)
     pk, rk, props = _parse_insert(body, call.request.headers.get("Content-Type"), call.version)
     principal.check_key(pk, rk)
-    result = call.backend.write(call.account, table, WriteOp("insert", pk, rk, props))
+    result = await _write(call, table, WriteOp("insert", pk, rk, props))
     entity = result.entity
     assert entity is not None
     prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
@@ -980,8 +1001,8 @@ async def _update_entity(call: Call, raw_path: str) -> web.Response:
     pk, rk = keys
     props = _parse_update(body, call.request.headers.get("Content-Type"), call.version, pk, rk)
     principal.check_key(pk, rk)
-    result = call.backend.write(
-        call.account,
+    result = await _write(
+        call,
         table,
         WriteOp(kind, pk, rk, props, if_match),  # type: ignore[arg-type]
     )
@@ -991,7 +1012,7 @@ async def _update_entity(call: Call, raw_path: str) -> web.Response:
     )
 
 
-def _delete_entity(call: Call, raw_path: str) -> web.Response:
+async def _delete_entity(call: Call, raw_path: str) -> web.Response:
     """Delete Entity (If-Match required: 400 InvalidInput without it)."""
     table = call.resource.table
     keys = call.resource.keys
@@ -1005,7 +1026,7 @@ def _delete_entity(call: Call, raw_path: str) -> web.Response:
         raise errors.invalid_input()
     _table_exists(call, table)
     principal.check_key(*keys)
-    call.backend.write(call.account, table, WriteOp("delete", keys[0], keys[1], {}, if_match))
+    await _write(call, table, WriteOp("delete", keys[0], keys[1], {}, if_match))
     return _no_content({"DataServiceVersion": "1.0;"})
 
 
@@ -1222,7 +1243,7 @@ async def _batch_operation(call: Call, raw_path: str) -> web.Response:
             )
     assert table is not None
     try:
-        results = call.backend.execute_batch(call.account, table, [b.op for b in ops])
+        results = await _write_batch(call, table, [b.op for b in ops])
     except StubError as exc:
         index = exc.index if exc.index is not None else 0
         fmt = ops[index].fmt if index < len(ops) else Fmt.MINIMAL

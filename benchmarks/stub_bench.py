@@ -9,8 +9,8 @@ a minimal client, both in this one process:
 * a 1,000-row range query on a 1,000,000-entity table vs the same query on a
   10,000-entity table (both tables are loaded through the backend directly);
 * with ``--durable``: inserts/s and batch entities/s with ``--location`` (SQLite,
-  WAL, synchronous=FULL: one fsync per request), and point reads/s served while
-  durable inserts run (reads wait for the event loop while a write commits).
+  WAL, synchronous=FULL; concurrent writes share group commits), and point reads/s
+  served while 8 clients insert (the fsyncs run on the writer thread).
 
 Usage::
 

@@ -452,3 +452,72 @@ async def test_atom_bodies_survive_text_xml_cannot_carry(raw: RawClient) -> None
         )
         assert (r.status, r.code) == (400, "InvalidInput"), r.body
         assert b"<code>InvalidInput</code>" in r.body
+
+
+async def test_durable_writes_are_group_committed(tmp_path: Path) -> None:
+    """Writes that arrive while a group commits wait and go to disk together; each gets its
+    own outcome (one insert wins, the rest conflict); reads are served meanwhile."""
+    import threading
+
+    from azt_server_stub.app import BACKEND_KEY
+    from azt_server_stub.handlers import SERVICES_KEY
+
+    async with (
+        StubServer(StubConfig(location=tmp_path / "g")) as stub,
+        aiohttp.ClientSession() as s,
+    ):
+        raw = RawClient(s, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
+        await make_table(raw)
+        await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "seed"})
+        backend = stub.backend
+        assert backend.durable
+        app = stub._app
+        assert app is not None
+        assert app[BACKEND_KEY] is backend
+        committer = app[SERVICES_KEY].committer
+        assert committer is not None
+        loop = asyncio.get_running_loop()
+        gate = threading.Event()
+        started = asyncio.Event()
+        sizes: list[int] = []
+        real = backend.commit_group
+
+        def gated(items: Any) -> Any:
+            sizes.append(len(items))
+            if len(sizes) == 1:
+                loop.call_soon_threadsafe(started.set)
+                gate.wait(timeout=30)  # hold the first group on the writer thread
+            return real(items)
+
+        backend.commit_group = gated  # type: ignore[method-assign]
+        queued = asyncio.Event()
+        submitted = 0
+        real_submit = committer.submit
+
+        async def counting(item: Any) -> Any:
+            nonlocal submitted
+            submitted += 1
+            if submitted == 11:
+                queued.set()
+            return await real_submit(item)
+
+        committer.submit = counting  # type: ignore[method-assign]
+        first = asyncio.ensure_future(insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "0"}))
+        await started.wait()
+
+        async def racer() -> int:
+            r = await raw.request(
+                "POST", "/mytable", headers=JSON_HEADERS, body='{"PartitionKey":"p","RowKey":"x"}'
+            )
+            return r.status
+
+        racers = [asyncio.ensure_future(racer()) for _ in range(10)]
+        await queued.wait()
+        # the writer thread is busy: reads are still served, and see the state before
+        assert await _row_keys(raw) == ["seed"]
+        gate.set()
+        await first
+        statuses = sorted(await asyncio.gather(*racers))
+        assert statuses == [201] + [409] * 9
+        assert sizes == [1, 10]
+        assert await _row_keys(raw) == ["0", "seed", "x"]

@@ -176,7 +176,14 @@ def test_failed_commit_changes_nothing_in_memory(
         def broken(*args: object, **kwargs: object) -> None:
             raise sqlite3.OperationalError("database or disk is full")
 
-        for name in ("write_entities", "create_table", "delete_table", "set_acl", "set_service"):
+        for name in (
+            "write_entities",
+            "write_entity_groups",
+            "create_table",
+            "delete_table",
+            "set_acl",
+            "set_service",
+        ):
             monkeypatch.setattr(_store.SqliteStore, name, broken)
         with pytest.raises(StubError) as exc:
             b.create_table(ACCOUNT, "Disk2")
@@ -314,3 +321,61 @@ def test_one_backend_per_location(tmp_path: Path) -> None:
         first.write(ACCOUNT, "Owned", WriteOp("insert", "p", "r"))  # the owner is unaffected
     with Backend(tmp_path) as second:  # free again after close
         assert second.get_entity(ACCOUNT, "Owned", "p", "r").rk == "r"
+
+
+def test_group_commit_applies_items_in_order_all_or_nothing_each(tmp_path: Path) -> None:
+    """commit_group: later items see earlier ones; a refused item (or change set) changes
+    nothing; the net result is on disk after one commit, deletes and re-inserts included."""
+    from azt_server_stub.backend import GroupWrite
+
+    with Backend(tmp_path) as b:
+        b.create_table(ACCOUNT, "Grp")
+        b.create_table(ACCOUNT, "Other")
+        b.write(ACCOUNT, "Grp", WriteOp("insert", "p", "gone"))
+        b.write(ACCOUNT, "Grp", WriteOp("insert", "p", "back"))
+        out = b.commit_group(
+            [
+                GroupWrite(ACCOUNT, "Grp", [WriteOp("insert", "p", "a", {"n": (Edm.INT32, 1)})]),
+                GroupWrite(  # sees the insert above
+                    ACCOUNT, "Grp", [WriteOp("merge", "p", "a", {"m": (Edm.INT32, 2)}, "*")]
+                ),
+                GroupWrite(ACCOUNT, "Grp", [WriteOp("insert", "p", "a")]),  # 409
+                GroupWrite(ACCOUNT, "Grp", [WriteOp("delete", "p", "gone", if_match="*")]),
+                GroupWrite(ACCOUNT, "Grp", [WriteOp("delete", "p", "back", if_match="*")]),
+                GroupWrite(ACCOUNT, "Grp", [WriteOp("insert", "p", "back")]),  # re-inserted
+                GroupWrite(  # a change set failing at its second operation: nothing of it
+                    ACCOUNT,
+                    "Grp",
+                    [WriteOp("insert", "p", "x"), WriteOp("insert", "p", "a")],
+                    batch=True,
+                ),
+                GroupWrite(ACCOUNT, "Missing", [WriteOp("insert", "p", "a")]),
+                GroupWrite(
+                    ACCOUNT,
+                    "Other",
+                    [WriteOp("insert", "q", "1"), WriteOp("insert", "q", "2")],
+                    batch=True,
+                ),
+            ]
+        )
+        codes = [o.code if isinstance(o, StubError) else "ok" for o in out]
+        assert codes == [
+            "ok",
+            "ok",
+            "EntityAlreadyExists",
+            "ok",
+            "ok",
+            "ok",
+            "EntityAlreadyExists",
+            "TableNotFound",
+            "ok",
+        ]
+        failed_batch = out[6]
+        assert isinstance(failed_batch, StubError)
+        assert failed_batch.index == 1
+        expected = {("p", "a"), ("p", "back")}
+        assert set(_dump(b, "Grp")) == expected
+        assert _dump(b, "Grp")[("p", "a")][1] == {"n": (Edm.INT32, 1), "m": (Edm.INT32, 2)}
+    with Backend(tmp_path) as again:
+        assert set(_dump(again, "Grp")) == expected
+        assert len(_dump(again, "Other")) == 2

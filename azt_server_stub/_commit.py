@@ -1,0 +1,91 @@
+"""Group commit of durable writes, off the event loop (private).
+
+With a durable location every write waits for an fsync. Run inline on the event
+loop, each fsync would stall every other request, and writes would be committed
+one per fsync. :class:`WriteCommitter` instead queues write requests and hands
+everything queued to one writer thread as one group
+(:meth:`~azt_server_stub.backend.Backend.commit_group`: one transaction, one
+fsync); while that group commits, the loop keeps serving reads and queues the
+next group. Each request is answered only after its group is on disk and
+applied in memory, and groups run in arrival order, so a client that waits for
+its answers sees its writes applied in order.
+
+Example::
+
+    committer = WriteCommitter(backend)
+    results = await committer.submit(GroupWrite("acct", "t", [WriteOp("insert", "p", "r")]))
+    await committer.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from . import errors
+from .backend import Backend, GroupWrite, WriteResult
+from .errors import StubError
+
+log = logging.getLogger("azt_server_stub")
+
+#: Most write requests committed together (bounds one transaction's size and latency).
+MAX_GROUP = 256
+
+
+class WriteCommitter:
+    """Queues write requests and commits them in groups on one writer thread.
+
+    Example::
+
+        committer = WriteCommitter(Backend(Path("data")))
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="azt-stub-writer")
+        self._pending: list[tuple[GroupWrite, asyncio.Future[list[WriteResult]]]] = []
+        self._drainer: asyncio.Task[None] | None = None
+
+    async def submit(self, item: GroupWrite) -> list[WriteResult]:
+        """Commit one write request; its results, or its ``StubError`` raised."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[WriteResult]] = loop.create_future()
+        self._pending.append((item, future))
+        if self._drainer is None or self._drainer.done():
+            self._drainer = loop.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._pending:
+            group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
+            items = [item for item, _ in group]
+            try:
+                outcomes = await loop.run_in_executor(
+                    self._executor, self._backend.commit_group, items
+                )
+            except StubError as exc:  # the disk failed: nobody's write was applied
+                for _, future in group:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            except Exception:  # a stub bug: answer 500, keep serving
+                log.exception("stub bug while committing %d writes", len(group))
+                for _, future in group:
+                    if not future.done():
+                        future.set_exception(errors.internal_error())
+                continue
+            for (_, future), outcome in zip(group, outcomes, strict=True):
+                if future.done():  # the client went away; the write stands
+                    continue
+                if isinstance(outcome, StubError):
+                    future.set_exception(outcome)
+                else:
+                    future.set_result(outcome)
+
+    async def close(self) -> None:
+        """Finish every queued write, then stop the writer thread."""
+        if self._drainer is not None:
+            await asyncio.shield(self._drainer)
+        self._executor.shutdown(wait=True)
