@@ -1,4 +1,4 @@
-"""The examples in the HTTP layer's docstrings run and hold."""
+"""The examples in the stub's docstrings run and hold (HTTP layer, auth, OData, model)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,18 @@ MODULES = [
     "azt_server_stub.formats.json",
     "azt_server_stub.formats.negotiation",
     "azt_server_stub.formats.xml",
+    "azt_server_stub.auth",
+    "azt_server_stub._auth_sas",
+    "azt_server_stub.versions",
+    "azt_server_stub.model",
+    "azt_server_stub.errors",
+    "azt_server_stub.odata",
+    "azt_server_stub.odata._continuation",
+    "azt_server_stub.odata._options",
+    "azt_server_stub.odata._filter",
+    "azt_server_stub.odata._planner",
+    "azt_server_stub.odata._lexer",
+    "azt_server_stub.odata._parser",
 ]
 
 
