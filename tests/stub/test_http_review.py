@@ -521,3 +521,50 @@ async def test_durable_writes_are_group_committed(tmp_path: Path) -> None:
         assert statuses == [201] + [409] * 9
         assert sizes == [1, 10]
         assert await _row_keys(raw) == ["0", "seed", "x"]
+
+
+# --- limits over HTTP --------------------------------------------------------------------------
+
+
+async def test_every_limit_has_its_code_over_http(raw: RawClient) -> None:
+    await make_table(raw)
+    big = "x" * 30_000
+    cases: dict[str, dict[str, object]] = {
+        "KeyValueTooLarge": {"PartitionKey": "k" * 1025, "RowKey": "r"},
+        "PropertyNameTooLong": {"PartitionKey": "p", "RowKey": "r", "n" * 256: 1},
+        "TooManyProperties": {
+            "PartitionKey": "p",
+            "RowKey": "r",
+            **{f"p{i}": i for i in range(253)},
+        },
+        "PropertyValueTooLarge": {"PartitionKey": "p", "RowKey": "r", "s": "x" * 32_769},
+        "EntityTooLarge": {"PartitionKey": "p", "RowKey": "r", **{f"s{i}": big for i in range(18)}},
+    }
+    for code, entity in cases.items():
+        r = await raw.request("POST", "/mytable", headers=JSON_HEADERS, body=json.dumps(entity))
+        assert (r.status, r.code) == (400, code), (code, r.body[:200])
+        # the same refusal inside a batch names the operation
+        ok = request_part("POST", "/devstoreaccount1/mytable", '{"PartitionKey":"p","RowKey":"0"}')
+        bad = {**entity, "PartitionKey": "p", "RowKey": "1"}  # same partition as ``ok``
+        if code == "KeyValueTooLarge":
+            bad["RowKey"] = "r" * 1025
+        part = request_part("POST", "/devstoreaccount1/mytable", json.dumps(bad))
+        r = await post_batch(raw, envelope([ok, part]))
+        [(status, _, payload)] = parts_of(r.body)
+        err = json.loads(payload)["odata.error"]
+        assert (status, err["code"]) == (400, code), code
+        assert err["message"]["value"].startswith("1:")
+    binary = {"PartitionKey": "p", "RowKey": "b", "b@odata.type": "Edm.Binary", "b": "A" * 87_384}
+    r = await raw.request("POST", "/mytable", headers=JSON_HEADERS, body=json.dumps(binary))
+    assert (r.status, r.code) == (400, "PropertyValueTooLarge"), r.body[:200]
+    # a merge that would make the entity too large is refused as well, leaving it as it was
+    await insert(
+        raw, "mytable", {"PartitionKey": "p", "RowKey": "m", **{f"s{i}": big for i in range(9)}}
+    )
+    more = json.dumps({f"t{i}": big for i in range(9)})
+    path = "/mytable(PartitionKey='p',RowKey='m')"
+    r = await raw.request("MERGE", path, headers={**JSON_HEADERS, "If-Match": "*"}, body=more)
+    assert (r.status, r.code) == (400, "EntityTooLarge"), r.body[:200]
+    got = await raw.request("GET", path, headers={"Accept": JSON_MINIMAL})
+    assert not any(k.startswith("t") for k in got.json())
+    assert await _row_keys(raw) == ["m"]
