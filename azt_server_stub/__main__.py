@@ -74,6 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="always take the account from the path, never from the host name",
     )
+    p.add_argument(
+        "--table-deletion-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="a deleted table's name stays taken (409 TableBeingDeleted) this long; Azure: ~40",
+    )
     faults.add_arguments(p)
     throttle.add_arguments(p)
     partitions.add_arguments(p)
@@ -106,6 +113,7 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
         faults=faults.from_args(args),
         throttle=throttle.from_args(args),
         partitions=partitions.from_args(args),
+        table_deletion_seconds=max(0.0, float(args.table_deletion_delay)),
     )
 
 

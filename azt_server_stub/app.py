@@ -75,7 +75,8 @@ class StubConfig:
     instead of ``400 InvalidHeaderValue``. ``product_style_urls``: honour host-style
     addressing (``acct.table.localhost``). ``faults``, ``throttle``, ``partitions``:
     fault injection, scalability-target throttling and range-partition page breaks
-    (PROTOCOL.md 7.6, 12; None: off).
+    (PROTOCOL.md 7.6, 12; None: off). ``table_deletion_seconds``: how long a deleted
+    table's name answers ``409 TableBeingDeleted`` (about 40 s on Azure; default 0).
 
     Example::
 
@@ -91,6 +92,7 @@ class StubConfig:
     faults: FaultInjector | None = None
     throttle: Throttle | None = None
     partitions: PartitionLayout | None = None
+    table_deletion_seconds: float = 0.0
 
     def decoded_accounts(self) -> dict[str, list[bytes]]:
         """Accounts with decoded keys, as the authenticator wants them."""
@@ -201,7 +203,11 @@ def create_app(
     """
     cfg = config or StubConfig()
     owns_backend = backend is None
-    store = backend if backend is not None else Backend(cfg.location)
+    store = (
+        backend
+        if backend is not None
+        else Backend(cfg.location, table_deletion_seconds=cfg.table_deletion_seconds)
+    )
     authenticator = Authenticator(cfg.decoded_accounts(), _policies(store), cfg.auth)
     app = web.Application(middlewares=[service_middleware], client_max_size=client_max_size)
     app[CONFIG_KEY] = cfg

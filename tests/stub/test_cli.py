@@ -57,6 +57,9 @@ def test_cli_arguments() -> None:
     assert "devstoreaccount1" in config.accounts
     assert config.auth.check_clock_skew is False
     assert config.auth.allow_bearer is True
+    assert config.table_deletion_seconds == 0.0
+    args = build_parser().parse_args(["--table-deletion-delay", "40"])
+    assert config_from_args(args).table_deletion_seconds == 40.0
     with pytest.raises(ValueError, match="NAME:KEY"):
         config_from_args(build_parser().parse_args(["--account", "nokey"]))
     with pytest.raises(ValueError, match="base64"):

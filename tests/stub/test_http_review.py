@@ -568,3 +568,18 @@ async def test_every_limit_has_its_code_over_http(raw: RawClient) -> None:
     got = await raw.request("GET", path, headers={"Accept": JSON_MINIMAL})
     assert not any(k.startswith("t") for k in got.json())
     assert await _row_keys(raw) == ["m"]
+
+
+async def test_table_being_deleted_when_configured() -> None:
+    config = StubConfig(table_deletion_seconds=60.0)
+    async with StubServer(config) as stub, aiohttp.ClientSession() as session:
+        raw = RawClient(session, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
+        await make_table(raw)
+        r = await raw.request("DELETE", "/Tables('mytable')", headers={"Accept": JSON_MINIMAL})
+        assert r.status == 204
+        r = await raw.request(
+            "POST", "/Tables", headers=JSON_HEADERS, body='{"TableName":"MyTable"}'
+        )
+        assert (r.status, r.code) == (409, "TableBeingDeleted"), r.body
+        assert "being deleted" in r.json()["odata.error"]["message"]["value"]
+        await make_table(raw, "othertable")  # other names are free
