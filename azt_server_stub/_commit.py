@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from . import errors
 from .backend import Backend, GroupWrite, WriteResult
 from .errors import StubError
 
 log = logging.getLogger("azt_server_stub")
+_T = TypeVar("_T")
 
 #: Most write requests committed together (bounds one transaction's size and latency).
 MAX_GROUP = 256
@@ -83,6 +86,11 @@ class WriteCommitter:
                     future.set_exception(outcome)
                 else:
                     future.set_result(outcome)
+
+    async def call(self, write: Callable[..., _T], *args: Any) -> _T:
+        """Run another durable write (table, ACL, service properties) on the writer thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, write, *args)
 
     async def close(self) -> None:
         """Finish every queued write, then stop the writer thread."""

@@ -17,9 +17,9 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote, urlsplit
 
 from aiohttp import web
@@ -125,6 +125,8 @@ class Call:
 
 # --- small helpers ------------------------------------------------------------------
 
+_T = TypeVar("_T")
+
 
 async def _write(call: Call, table: str, op: WriteOp) -> WriteResult:
     """One entity write: inline in memory, group-committed with a durable store."""
@@ -132,6 +134,15 @@ async def _write(call: Call, table: str, op: WriteOp) -> WriteResult:
     if committer is None:
         return call.backend.write(call.account, table, op)
     return (await committer.submit(GroupWrite(call.account, table, [op])))[0]
+
+
+async def _durable_call(call: Call, write: Callable[..., _T], *args: Any) -> _T:
+    """A table-level write (create/delete table, ACL, service properties): inline in
+    memory, on the writer thread with a durable store (the loop keeps serving meanwhile)."""
+    committer = call.services.committer
+    if committer is None:
+        return write(*args)
+    return await committer.call(write, *args)
 
 
 async def _write_batch(call: Call, table: str, ops: list[WriteOp]) -> list[WriteResult]:
@@ -469,7 +480,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         raise errors.method_not_allowed()
     if resource.kind is Kind.TABLE_NAMED:
         if effective == "DELETE":
-            return _delete_table(call, raw_path)
+            return await _delete_table(call, raw_path)
         if effective == "GET":
             return _get_table(call, raw_path)
         raise errors.method_not_allowed()
@@ -580,7 +591,7 @@ async def _service_operation(
         stored = call.backend.get_service_properties(call.account)
         current = xml_fmt.parse_service_properties(stored) if stored else None
         props = xml_fmt.parse_service_properties(body, current)
-        call.backend.set_service_properties(call.account, props.to_xml())
+        await _durable_call(call, call.backend.set_service_properties, call.account, props.to_xml())
         return web.Response(status=202)
     raise errors.method_not_allowed()
 
@@ -606,7 +617,7 @@ async def _acl_operation(call: Call, raw_path: str) -> web.StreamResponse:
         principal.authorize(Operation.SET_TABLE_ACL, table)
         body = await _read_body(call.request)
         acl = xml_fmt.parse_acl(body)
-        call.backend.set_acl(call.account, table, acl)
+        await _durable_call(call, call.backend.set_acl, call.account, table, acl)
         return web.Response(status=204)
     raise errors.method_not_allowed()
 
@@ -733,7 +744,7 @@ async def _create_table(call: Call, raw_path: str) -> web.Response:
     name = (
         atom_fmt.parse_table_name(body) if req_fmt is Fmt.ATOM else json_fmt.parse_table_name(body)
     )
-    created = call.backend.create_table(call.account, name)
+    created = await _durable_call(call, call.backend.create_table, call.account, name)
     prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
     location = _table_location(call, created)
     if prefer is False:
@@ -756,14 +767,14 @@ async def _create_table(call: Call, raw_path: str) -> web.Response:
     return web.Response(status=201, body=out, headers=headers)
 
 
-def _delete_table(call: Call, raw_path: str) -> web.Response:
+async def _delete_table(call: Call, raw_path: str) -> web.Response:
     """Delete Table (``DELETE /Tables('name')``)."""
     table = call.resource.table
     assert table is not None
     principal = _authenticate(call, raw_path, table)
     principal.authorize(Operation.DELETE_TABLE, table)
     _negotiate(call)
-    call.backend.delete_table(call.account, table)
+    await _durable_call(call, call.backend.delete_table, call.account, table)
     return _no_content()
 
 

@@ -583,3 +583,31 @@ async def test_table_being_deleted_when_configured() -> None:
         assert (r.status, r.code) == (409, "TableBeingDeleted"), r.body
         assert "being deleted" in r.json()["odata.error"]["message"]["value"]
         await make_table(raw, "othertable")  # other names are free
+
+
+async def test_durable_table_level_writes_survive_restart(tmp_path: Path) -> None:
+    config = StubConfig(location=tmp_path / "t")
+    acl = (
+        "<SignedIdentifiers><SignedIdentifier><Id>readers</Id><AccessPolicy>"
+        "<Permission>r</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>"
+    )
+    props_doc = "<StorageServiceProperties><Cors/></StorageServiceProperties>"
+    async with StubServer(config) as stub, aiohttp.ClientSession() as session:
+        raw = RawClient(session, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
+        await make_table(raw)
+        await make_table(raw, "dropped")
+        r = await raw.request("PUT", "/mytable", query={"comp": "acl"}, body=acl)
+        assert r.status == 204, r.body
+        q = {"restype": "service", "comp": "properties"}
+        r = await raw.request("PUT", "/", query=q, body=props_doc)
+        assert r.status == 202, r.body
+        r = await raw.request("DELETE", "/Tables('dropped')", headers={"Accept": JSON_MINIMAL})
+        assert r.status == 204
+    async with StubServer(config) as again, aiohttp.ClientSession() as session:
+        raw = RawClient(session, again.endpoint, DEV_ACCOUNT, DEV_KEY)
+        r = await raw.request("GET", "/Tables", headers={"Accept": JSON_MINIMAL})
+        assert [t["TableName"] for t in r.json()["value"]] == ["mytable"]
+        r = await raw.request("GET", "/mytable", query={"comp": "acl"})
+        assert b"<Id>readers</Id>" in r.body
+        r = await raw.request("GET", "/", query={"restype": "service", "comp": "properties"})
+        assert r.status == 200
