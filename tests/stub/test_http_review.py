@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer
 from azt_server_stub.backend import QueryPage, WriteOp
@@ -660,3 +661,41 @@ async def test_account_sas_for_another_service_is_refused(raw: RawClient) -> Non
         "GET", "/mytable()", headers={"Accept": JSON_MINIMAL}, auth="none", raw_query=query
     )
     assert r.status == 200, r.body
+
+
+async def test_durable_disk_failure_answers_500_and_applies_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from azt_server_stub import _store
+
+    async with (
+        StubServer(StubConfig(location=tmp_path / "d")) as stub,
+        aiohttp.ClientSession() as s,
+    ):
+        raw = RawClient(s, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
+        await make_table(raw)
+        await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "kept"})
+
+        def full(*args: object) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        monkeypatch.setattr(_store.SqliteStore, "write_entity_groups", full)
+        results = await asyncio.gather(
+            *(
+                raw.request(
+                    "POST",
+                    "/mytable",
+                    headers=JSON_HEADERS,
+                    body=json.dumps({"PartitionKey": "p", "RowKey": f"n{i}"}),
+                    allow_internal_error=True,
+                )
+                for i in range(5)
+            )
+        )
+        assert {(r.status, r.code) for r in results} == {(500, "InternalError")}
+        monkeypatch.undo()
+        assert await _row_keys(raw) == ["kept"]
+        await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "after"})  # recovers
+        assert await _row_keys(raw) == ["after", "kept"]
