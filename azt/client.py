@@ -782,6 +782,49 @@ class TableBatch:
         self._row_keys.add(rk)
         self.operations.append(op)
 
+    def add(self, operation: BatchOperation) -> None:
+        """Add a prepared :class:`BatchOperation`, checked exactly like the builder methods
+        (entity limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None``
+        on an update or delete means ``"*"``).
+
+        Example::
+
+            batch.add(BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "1"},
+                                     mode=UpdateMode.REPLACE))
+        """
+        if not isinstance(operation, BatchOperation):
+            raise ValidationError(f"expected a BatchOperation, got {type(operation).__name__}")
+        op = operation
+        kind = op.kind
+        if kind == "create":
+            if op.mode is not None or op.etag is not None:
+                raise ValidationError("a create operation takes no mode and no etag")
+            self.create(op.entity)
+        elif kind == "update" or kind == "upsert":
+            if not isinstance(op.mode, UpdateMode):
+                raise ValidationError(
+                    f"an {kind} operation needs mode=UpdateMode.MERGE or UpdateMode.REPLACE"
+                )
+            if kind == "update":
+                self.update(op.entity, op.mode, etag="*" if op.etag is None else op.etag)
+            elif op.etag is not None:
+                raise ValidationError("an upsert operation takes no etag (it is unconditional)")
+            else:
+                self.upsert(op.entity, op.mode)
+        elif kind == "delete":
+            entity = op.entity
+            if not isinstance(entity, Mapping):
+                raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
+            self.delete(
+                _plain(entity.get("PartitionKey")),
+                _plain(entity.get("RowKey")),
+                etag="*" if op.etag is None else op.etag,
+            )
+        else:
+            raise ValidationError(
+                f"unknown operation kind {kind!r}: create, update, upsert or delete"
+            )
+
     def create(self, entity: Mapping[str, Any]) -> None:
         """Insert ``entity`` (fails the transaction if it exists).
 
@@ -1568,7 +1611,7 @@ class TableClient(_ClientBase):
         if not isinstance(batch, TableBatch):
             builder = TableBatch(self.table_name)
             for op in batch:
-                builder._add(op)
+                builder.add(op)
             batch = builder
         if batch.table_name.lower() != self.table_name.lower():
             raise BatchValidationError(

@@ -195,7 +195,10 @@ async def test_nometadata_etags_work_for_conditional_writes(
 ) -> None:
     await table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
     async with azt.TableClient.from_connection_string(
-        connection_string, table.table_name, wire_format=azt.WireFormat.JSON_NONE
+        connection_string,
+        table.table_name,
+        wire_format=azt.WireFormat.JSON_NONE,
+        retry=azt.RetryPolicy(max_attempts=3, base=0.05, minimum=0.01),
     ) as plain:
         (entity,) = await plain.query_entities().to_list()
         (row,) = await plain.query_entities(page_decoder=lambda rows: rows).to_list()
