@@ -107,3 +107,40 @@ async def test_xml_reads_carry_the_request_id() -> None:
     assert isinstance(policies, dict)
     assert policies.request_id == "rid-x"
     assert policies == {"readers": azt.AccessPolicy(permission="r")}
+
+
+async def test_atom_failures_are_typed_like_json(connection_string: str, target: str) -> None:
+    if target != "stub":
+        pytest.skip("Azurite speaks JSON only (415 AtomFormatNotSupported)")
+    name = unique_table_name("atomerr")
+    async with azt.TableServiceClient.from_connection_string(
+        connection_string,
+        wire_format=azt.WireFormat.ATOM,
+        retry=azt.RetryPolicy(max_attempts=2, base=0.05, minimum=0.01),
+    ) as service:
+        table = await service.create_table(name)
+        try:
+            first = await table.insert_entity({"PartitionKey": "p", "RowKey": "1", "n": 1})
+            assert first.etag
+            await table.update_entity({"PartitionKey": "p", "RowKey": "1", "n": 2})
+            with pytest.raises(azt.PreconditionFailedError) as stale:
+                await table.update_entity(
+                    {"PartitionKey": "p", "RowKey": "1", "n": 3}, etag=first.etag
+                )
+            assert stale.value.request_id
+            batch = table.batch()
+            batch.create({"PartitionKey": "p", "RowKey": "2"})
+            batch.create({"PartitionKey": "p", "RowKey": "1"})
+            with pytest.raises(azt.TransactionError) as failed:
+                await table.submit_transaction(batch)
+            assert failed.value.index == 1
+            assert isinstance(failed.value.error, azt.EntityAlreadyExistsError)
+            assert failed.value.request_id
+            with pytest.raises(azt.EntityNotFoundError):
+                await table.get_entity("p", "2")
+            with pytest.raises(azt.TableNotFoundError):
+                await service.get_table_client(unique_table_name("none")).query_entities().to_list()
+            names = await service.query_tables("TableName eq @n", parameters={"n": name}).to_list()
+            assert names == [name]
+        finally:
+            await service.delete_table(name)
