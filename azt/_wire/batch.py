@@ -364,20 +364,32 @@ def _head_lines(head: bytes) -> list[str]:
     return head.decode("utf-8", "replace").replace("\r\n", "\n").split("\n")
 
 
-def _parse_headers(lines: Sequence[str]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
+def _parse_headers(lines: Sequence[str]) -> Headers:
+    """Header lines (folded continuations joined, repeats joined by ``, ``) as
+    :class:`Headers`, built in one pass."""
+    store: dict[str, tuple[str, str]] = {}
+    last: str | None = None
     for line in lines:
-        if not line.strip():
+        if not line or line.isspace():
             continue
-        if line[:1] in (" ", "\t") and out:  # folded continuation
-            name, value = out[-1]
-            out[-1] = (name, f"{value} {line.strip()}")
+        if line[0] in " \t" and last is not None:  # folded continuation
+            name, value = store[last]
+            store[last] = (name, f"{value} {line.strip()}")
             continue
         name, sep, value = line.partition(":")
         if not sep:
             raise WireDecodeError(f"malformed header line in batch response: {line!r}")
-        out.append((name.strip(), value.strip()))
-    return out
+        name = name.strip()
+        value = value.strip()
+        key = name.lower()
+        prev = store.get(key)
+        if prev is not None:
+            name, value = prev[0], f"{prev[1]}, {value}"
+        store[key] = (name, value)
+        last = key
+    headers = Headers.__new__(Headers)
+    headers._items = store
+    return headers
 
 
 def _decode_http_part(mime: Headers, data: bytes) -> BatchResponsePart:
@@ -387,7 +399,7 @@ def _decode_http_part(mime: Headers, data: bytes) -> BatchResponsePart:
     fields = status_line.split(" ", 2)
     if len(fields) < 2 or not fields[0].startswith("HTTP/") or not fields[1].isdigit():
         raise WireDecodeError(f"malformed status line in batch response: {status_line!r}")
-    headers = Headers(_parse_headers(lines[1:]))
+    headers = _parse_headers(lines[1:])
     body = rest
     length = headers.get("Content-Length")
     if length is not None and length.isdigit() and int(length) <= len(body):
@@ -406,7 +418,7 @@ def _decode_multipart(content_type: str, body: bytes, depth: int) -> list[BatchR
     out: list[BatchResponsePart] = []
     for raw in _split_multipart(body, _boundary(content_type)):
         head, rest = _split_head(raw)
-        mime = Headers(_parse_headers(_head_lines(head)))
+        mime = _parse_headers(_head_lines(head))
         ctype = mime.get("Content-Type", "")
         if ctype.lower().startswith("multipart/"):
             if depth >= 1:

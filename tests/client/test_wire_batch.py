@@ -445,3 +445,32 @@ def test_split_multipart_matches_the_delimiter_grammar(body: bytes) -> None:
 @given(_PIECES)
 def test_split_head_matches_the_blank_line_grammar(data: bytes) -> None:
     assert _split_head(data) == _reference_head(data)
+
+
+def test_part_headers_fold_repeat_and_refuse_garbage() -> None:
+    head = (
+        b"HTTP/1.1 204 No Content\r\n"
+        b"X-Long: first\r\n"
+        b"\t continued\r\n"
+        b"Vary: Origin\r\n"
+        b"vary: Accept\r\n"
+        b"  more\r\n"
+        b"   \r\n"
+        b'ETag:  W/"1" \r\n'
+    )
+    body = (
+        b"--b\r\nContent-Type: application/http\r\nContent-ID: 7\r\n\r\n"
+        + head
+        + b"\r\n\r\n--b--\r\n"
+    )
+    (part,) = decode_batch_response("multipart/mixed; boundary=b", body)
+    assert part.headers["x-long"] == "first continued"
+    assert part.headers["VARY"] == "Origin, Accept more"
+    assert list(part.headers) == ["X-Long", "Vary", "ETag"]
+    assert part.headers.get("etag") == 'W/"1"'
+    assert part.headers.get("missing") is None
+    assert part.headers.get("missing", "-") == "-"
+    assert part.content_id == "7"
+    bad = body.replace(b"Vary: Origin", b"no colon here")
+    with pytest.raises(WireDecodeError, match="malformed header line"):
+        decode_batch_response("multipart/mixed; boundary=b", bad)
