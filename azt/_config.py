@@ -110,8 +110,11 @@ class LocationMode(enum.Enum):
     ``PRIMARY`` (default): everything goes to the primary endpoint. ``SECONDARY``: entity
     reads (``get_entity``, ``query_entities``) and table listings go to the read-only
     secondary endpoint; a ``404`` there (the data may not have replicated yet) is retried
-    once against the primary. Writes, ACLs and service properties always use the primary;
-    ``get_service_stats`` always uses the secondary.
+    once against the primary. ``PRIMARY_THEN_SECONDARY``: reads go to the primary; when
+    its retries are used up on a retryable failure (5xx, 408, 429, connection errors,
+    timeouts), the read is tried on the secondary (with its own retries). Writes, ACLs and
+    service properties always use the primary; ``get_service_stats`` always uses the
+    secondary.
 
     Example::
 
@@ -121,6 +124,7 @@ class LocationMode(enum.Enum):
 
     PRIMARY = "primary"
     SECONDARY = "secondary"
+    PRIMARY_THEN_SECONDARY = "primary_then_secondary"
 
 
 def validate_server_timeout(value: object) -> int | None:

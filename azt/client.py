@@ -64,10 +64,11 @@ from azt._exceptions import (
     TableAlreadyExistsError,
     TableNotFoundError,
     TransactionError,
+    TransportError,
     ValidationError,
 )
 from azt._pipeline import Pipeline
-from azt._retry import Sleep
+from azt._retry import Sleep, is_retryable
 from azt._transport import AiohttpTransport, HttpResponse, Transport
 from azt._wire import WireDecodeError, urls
 from azt._wire import batch as wire_batch
@@ -416,10 +417,32 @@ class _Core:
         if self.server_timeout is not None:
             extra = f"timeout={self.server_timeout}"
             query = f"{query}&{extra}" if query else extra
-        if location == "primary" or (
-            location == "read" and self.location_mode is LocationMode.PRIMARY
-        ):
+        mode = self.location_mode
+        if location == "primary" or (location == "read" and mode is LocationMode.PRIMARY):
             return await self.pipeline.send(
+                method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
+            )
+        if location == "read" and mode is LocationMode.PRIMARY_THEN_SECONDARY:
+            try:
+                return await self.pipeline.send(
+                    method,
+                    path,
+                    query=query,
+                    headers=headers,
+                    body=body,
+                    comp=comp,
+                    resource=resource,
+                )
+            except (ServiceError, TransportError) as exc:
+                if not is_retryable(exc):
+                    raise
+                logger.warning(
+                    "%s %s: the primary failed (%s); reading from the secondary",
+                    method,
+                    path,
+                    exc,
+                )
+            return await self.secondary_pipeline().send(
                 method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
             )
         secondary = self.secondary_pipeline()
@@ -448,11 +471,11 @@ class _Core:
         if not isinstance(location_mode, LocationMode):
             raise ValidationError(f"location_mode must be a LocationMode, got {location_mode!r}")
         if (
-            location_mode is LocationMode.SECONDARY
+            location_mode is not LocationMode.PRIMARY
             and (self.secondary or self.endpoint.secondary()) is None
         ):
             raise ValidationError(
-                "LocationMode.SECONDARY needs a secondary endpoint; pass secondary_endpoint="
+                f"{location_mode} needs a secondary endpoint; pass secondary_endpoint="
             )
         return location_mode
 

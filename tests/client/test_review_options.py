@@ -213,3 +213,39 @@ async def test_options_against_the_service(service: azt.TableServiceClient) -> N
         assert len(await replica.query_entities("PartitionKey eq 'p'").to_list()) == 1
     finally:
         await service.delete_table(name)
+
+
+async def test_primary_then_secondary_fails_over_reads_only() -> None:
+    def handler(request: HttpRequest) -> HttpResponse:
+        if "-secondary" in request.url:
+            return HttpResponse(
+                200, {"x-ms-request-id": "sec"}, b'{"PartitionKey":"p","RowKey":"r","n":1}'
+            )
+        if "RowKey='missing'" in request.url:
+            return HttpResponse(404, {"x-ms-error-code": "ResourceNotFound"})
+        return HttpResponse(503, {"x-ms-error-code": "ServerBusy"})
+
+    sleeps: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        sleeps.append(delay)
+
+    transport = MockTransport(handler)
+    async with azt.TableClient(
+        ENDPOINT,
+        "movies",
+        CRED,
+        transport=transport,
+        location_mode=azt.LocationMode.PRIMARY_THEN_SECONDARY,
+        retry=azt.RetryPolicy(max_attempts=2, base=1, minimum=0, maximum=5),
+        sleep=sleep,
+    ) as table:
+        entity = await table.get_entity("p", "r")
+        assert entity.metadata.request_id == "sec"  # type: ignore[attr-defined]
+        with pytest.raises(azt.EntityNotFoundError):
+            await table.get_entity("p", "missing")  # a 404 on the primary is an answer
+        with pytest.raises(azt.ServerBusyError):
+            await table.upsert_entity({"PartitionKey": "p", "RowKey": "r"})  # writes: primary
+    where = ["secondary" if "-secondary" in r.url else "primary" for r in transport.requests]
+    assert where == ["primary", "primary", "secondary", "primary", "primary", "primary"]
+    assert len(sleeps) == 2
