@@ -85,10 +85,8 @@ class AmbiguousOutcomePolicy(enum.Enum):
     compares it with what was sent: if every sent property is there with the sent value
     (all of them and nothing else for insert/replace), the write is reported as succeeded
     with the stored ETag; otherwise the ordinary service error is raised, because somebody
-    else's entity is in the way. An entity group transaction is atomic, so its lost first
-    attempt applied all of it or nothing: every entity is read back (one point read per
-    operation), and the transaction is reported as succeeded only if all of them show it
-    (deleted ones absent, written ones holding the sent values).
+    else's entity is in the way. An entity group transaction cannot be verified cheaply and
+    always raises :class:`azt.AmbiguousOutcomeError`.
 
     ``REPORT_ERROR``: raise the ordinary service error (as if no retry had happened);
     ``exc.earlier_attempt_may_have_applied`` still tells the story.

@@ -1661,54 +1661,7 @@ class TableClient(_ClientBase):
             "x-ms-version": core.odata_read["x-ms-version"],
         }
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
-        try:
-            return self._batch_results(resp, operations)
-        except _AmbiguousBatch as ambiguous:
-            # ASSUME_SUCCEEDED: a transaction is atomic, so the lost first attempt applied
-            # all of it or nothing; read every entity back and compare.
-            verified = await self._verify_batch(operations)
-            if verified is None:
-                raise ambiguous.error from None
-            return verified
-
-    async def _verify_batch(self, operations: list[BatchOperation]) -> list[WriteResult] | None:
-        """One result per operation if the table shows every operation's effect (deleted
-        entities absent, written ones holding the sent values, exactly for inserts and
-        replaces), else ``None``."""
-        core = self._core
-        results: list[WriteResult] = []
-        for op in operations:
-            try:
-                stored: TableEntity | None = await self._get(
-                    op.partition_key, op.row_key, None, core.typed_read
-                )
-            except EntityNotFoundError as missing:
-                if op.kind != "delete":
-                    return None
-                results.append(
-                    WriteResult(
-                        etag=None,
-                        request_id=missing.request_id,
-                        status=204,
-                        ambiguity_resolved=True,
-                    )
-                )
-                continue
-            if op.kind == "delete" or stored is None:
-                return None
-            exact = op.kind == "create" or op.mode is UpdateMode.REPLACE
-            if not _entity_matches(op.entity, stored, exact=exact):
-                return None
-            meta = stored.metadata
-            results.append(
-                WriteResult(
-                    etag=meta.etag,
-                    request_id=meta.request_id if isinstance(meta, ResponseMetadata) else None,
-                    status=200,
-                    ambiguity_resolved=True,
-                )
-            )
-        return results
+        return self._batch_results(resp, operations)
 
     def _batch_part(self, op: BatchOperation, table_url: str) -> wire_batch.BatchPart:
         core = self._core
@@ -1777,33 +1730,15 @@ class TableClient(_ClientBase):
             and isinstance(
                 inner, EntityAlreadyExistsError | EntityNotFoundError | PreconditionFailedError
             )
+            and self._core.ambiguous_outcome is not AmbiguousOutcomePolicy.REPORT_ERROR
         ):
-            policy = self._core.ambiguous_outcome
-            if policy is AmbiguousOutcomePolicy.RAISE:
-                raise AmbiguousOutcomeError(
-                    f"submit_transaction({self.table_name!r})",
-                    error,
-                    attempts=error.attempts,
-                ) from error
-            if policy is AmbiguousOutcomePolicy.ASSUME_SUCCEEDED:
-                logger.warning(
-                    "submit_transaction(%r): attempt %d met %s %s after an earlier attempt got "
-                    "no answer; reading the entities back to decide",
-                    self.table_name,
-                    error.attempts,
-                    error.status,
-                    error.code,
-                )
-                raise _AmbiguousBatch(error)
+            # A transaction cannot be verified cheaply: report it as ambiguous.
+            raise AmbiguousOutcomeError(
+                f"submit_transaction({self.table_name!r})",
+                error,
+                attempts=error.attempts,
+            ) from error
         raise error
-
-
-class _AmbiguousBatch(Exception):
-    """Internal: a failed transaction to verify by reading back (ASSUME_SUCCEEDED)."""
-
-    def __init__(self, error: TransactionError) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 def _failed_index(message: str, n_ops: int, position: int, n_parts: int) -> int | None:
