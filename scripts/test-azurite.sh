@@ -13,11 +13,18 @@ cd "$ROOT"
 PREFIX="$ROOT/.cache/azurite"
 AZURITE_JS="$PREFIX/node_modules/azurite/dist/src/table/main.js"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
+# Pinned so that a new Azurite release cannot change what "passes against Azurite" means
+# without a commit here.
+AZURITE_VERSION="${AZURITE_VERSION:-3.35.0}"
 
-if [[ ! -f "$AZURITE_JS" ]]; then
-  echo "installing azurite into $PREFIX" >&2
+installed=""
+if [[ -f "$PREFIX/node_modules/azurite/package.json" ]]; then
+  installed="$(node -e "console.log(require('$PREFIX/node_modules/azurite/package.json').version)")"
+fi
+if [[ ! -f "$AZURITE_JS" || "$installed" != "$AZURITE_VERSION" ]]; then
+  echo "installing azurite@$AZURITE_VERSION into $PREFIX" >&2
   mkdir -p "$PREFIX"
-  npm install --prefix "$PREFIX" --no-audit --no-fund azurite >&2
+  npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION" >&2
 fi
 
 PORT="$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
