@@ -156,11 +156,14 @@ def _non_negative(_inst: object, attribute: attrs.Attribute[float], value: float
 class RetryPolicy:
     """Exponential back-off with ±20 % jitter, bounded below and above.
 
-    The delay before retry ``n`` (1 for the first retry) follows the partitioning guide's
-    formula: ``min(minimum + U(0.8·base, 1.2·base) · (2**n − 1), maximum)``. The defaults
-    are that guide's (base 30 s, minimum 3 s, maximum 90 s) and the storage client's three
-    retries, i.e. ``max_attempts=4`` in all. A ``Retry-After`` / ``x-ms-retry-after-ms``
-    sent by the service is honoured as a lower bound on the delay.
+    The delay before retry ``n``, counted from 0, is the storage client's ``ExponentialRetry``
+    schedule (the partitioning guide's formula, PROTOCOL.md 12.2):
+    ``min(maximum, minimum + (2**n − 1) · U(0.8·base, 1.2·base))``. So the first retry
+    waits exactly ``minimum``, the second ``minimum + base`` ± 20 %, the third
+    ``minimum + 3·base`` ± 20 %, and so on up to ``maximum``. The defaults are that guide's
+    (base 30 s, minimum 3 s, maximum 90 s: about 3 s, 33 s, 90 s) and the storage client's
+    three retries, i.e. ``max_attempts=4`` in all. A ``Retry-After`` /
+    ``x-ms-retry-after-ms`` sent by the service is honoured as a lower bound on the delay.
 
     Retried: 408, 429, 500, 502, 503, 504, connection errors and client timeouts. Never:
     other 4xx, 501, 505.
@@ -171,7 +174,9 @@ class RetryPolicy:
     Example::
 
         >>> fast = RetryPolicy(max_attempts=5, base=0.1, minimum=0.05, maximum=2.0)
-        >>> 0.05 + 0.08 <= fast.backoff(1) <= 0.05 + 0.12
+        >>> fast.backoff(1)
+        0.05
+        >>> 0.05 + 0.08 <= fast.backoff(2) <= 0.05 + 0.12
         True
         >>> RetryPolicy.no_retries().max_attempts
         1
@@ -211,20 +216,21 @@ class RetryPolicy:
     def backoff(
         self, retry_number: int, uniform: Callable[[float, float], float] = random.uniform
     ) -> float:
-        """The delay in seconds before retry ``retry_number`` (1-based).
+        """The delay in seconds before retry ``retry_number`` (1 for the first retry, as
+        tenacity counts attempts): the schedule's ``n`` is ``retry_number - 1``.
 
         Example::
 
-            >>> RetryPolicy().backoff(1, uniform=lambda lo, hi: (lo + hi) / 2)
-            33.0
-            >>> RetryPolicy().backoff(3, uniform=lambda lo, hi: hi)
-            90.0
+            >>> mid = lambda lo, hi: (lo + hi) / 2
+            >>> [RetryPolicy().backoff(r, uniform=mid) for r in (1, 2, 3)]
+            [3.0, 33.0, 90.0]
         """
         if retry_number < 1:
             raise ValidationError(f"retry_number must be >= 1, got {retry_number}")
+        n = retry_number - 1
         factor = uniform((1.0 - self.jitter) * self.base, (1.0 + self.jitter) * self.base)
         # 2**n grows without bound; cap the exponent so huge attempt counts stay finite.
-        increment = factor * (2.0 ** min(retry_number, 64) - 1.0)
+        increment = factor * (2.0 ** min(n, 64) - 1.0)
         return min(self.minimum + increment, self.maximum)
 
 

@@ -96,8 +96,8 @@ class BackoffWait(wait_base):
 
         >>> wait = BackoffWait(RetryPolicy(base=1, minimum=0, maximum=10),
         ...                    uniform=lambda lo, hi: lo)
-        >>> wait.delay(2, None)
-        2.4000000000000004
+        >>> wait.delay(1, None), wait.delay(3, None)
+        (0.0, 2.4000000000000004)
     """
 
     def __init__(
@@ -109,7 +109,7 @@ class BackoffWait(wait_base):
         self.uniform = uniform
 
     def delay(self, retry_number: int, exc: BaseException | None) -> float:
-        """The delay before retry ``retry_number`` after ``exc``."""
+        """The delay before retry ``retry_number`` (1 for the first) after ``exc``."""
         delay = self.policy.backoff(retry_number, self.uniform)
         if isinstance(exc, ServiceError):
             hint = exc.retry_after

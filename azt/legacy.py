@@ -59,8 +59,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
@@ -111,20 +110,6 @@ def _seconds(value: float | timedelta, name: str) -> float:
 
 
 @attrs.frozen
-class _StorageClientBackoff(RetryPolicy):
-    """:class:`azt.RetryPolicy` on the StorageClient's schedule: its retries count from 0,
-    so retry ``n`` (1-based) waits what ``RetryPolicy`` waits before retry ``n - 1``, and
-    the first one the minimum back-off."""
-
-    def backoff(
-        self, retry_number: int, uniform: Callable[[float, float], float] = random.uniform
-    ) -> float:
-        if retry_number == 1:
-            return min(self.minimum, self.maximum)
-        return super().backoff(retry_number - 1 if retry_number > 1 else retry_number, uniform)
-
-
-@attrs.frozen
 class ExponentialRetry:
     """``RetryPolicies.RetryExponential``: ``retry_count`` retries with randomized
     exponential back-off, as an :class:`azt.RetryPolicy`. As in the StorageClient, retry
@@ -159,7 +144,7 @@ class ExponentialRetry:
             >>> ExponentialRetry(2, 1.0, 0.5, 4.0).to_retry_policy().maximum
             4.0
         """
-        return _StorageClientBackoff(
+        return RetryPolicy(
             max_attempts=self.retry_count + 1,
             base=self.delta_backoff,
             minimum=self.min_backoff,

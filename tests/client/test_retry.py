@@ -78,8 +78,8 @@ async def test_retryable_statuses_are_retried_with_seed_backoff(status: int) -> 
     async with client:
         assert await client.list_tables().to_list() == ["t1"]
     assert len(transport.requests) == 3
-    # Seed defaults: min(3 + U(24, 36) * (2**n - 1), 90) with U at its midpoint (30).
-    assert sleeps.delays == [33.0, 90.0]
+    # Seed defaults: min(3 + U(24, 36) * (2**n - 1), 90), n from 0, U at its midpoint (30).
+    assert sleeps.delays == [3.0, 33.0]
 
 
 @pytest.mark.parametrize(
@@ -138,7 +138,7 @@ async def test_attempts_are_bounded_and_last_error_is_raised() -> None:
     assert len(transport.requests) == 3
     assert info.value.attempts == 3
     assert not info.value.earlier_attempt_may_have_applied  # 503 means "not processed"
-    assert sleeps.delays == [1.5, 3.5]  # 0.5 + 1*(2**n - 1)
+    assert sleeps.delays == [0.5, 1.5]  # 0.5 + 1*(2**n - 1), n = 0, 1
 
 
 async def test_retry_after_is_a_lower_bound() -> None:
@@ -156,7 +156,8 @@ async def test_retry_after_is_a_lower_bound() -> None:
     )
     async with client:
         await client.list_tables().to_list()
-    assert sleeps.delays == [7.0, 2.5, pytest.approx(0.7)]
+    # the policy alone would wait 0, 0.1, 0.3
+    assert sleeps.delays == [7.0, 2.5, pytest.approx(0.3)]
 
 
 async def test_every_attempt_gets_fresh_date_request_id_and_signature() -> None:
@@ -193,7 +194,7 @@ async def test_each_retry_is_logged(caplog: pytest.LogCaptureFixture) -> None:
     assert f"{ENDPOINT}/Tables" in message
     assert "attempt 1" in message
     assert "503 ServerBusy" in message
-    assert "33.000 s" in message
+    assert "next attempt in 3.000 s" in message
 
 
 def test_sas_signature_is_redacted_in_logged_urls() -> None:
@@ -222,15 +223,40 @@ def test_backoff_policy_bounds_and_jitter() -> None:
         3.0,
         90.0,
     )
-    assert policy.backoff(1, uniform=lambda lo, hi: lo) == pytest.approx(27.0)
-    assert policy.backoff(1, uniform=lambda lo, hi: hi) == pytest.approx(39.0)
-    assert policy.backoff(2, uniform=lambda lo, hi: lo) == pytest.approx(75.0)
+    assert policy.backoff(1, uniform=lambda lo, hi: hi) == 3.0
+    assert policy.backoff(2, uniform=lambda lo, hi: lo) == pytest.approx(27.0)
+    assert policy.backoff(2, uniform=lambda lo, hi: hi) == pytest.approx(39.0)
+    assert policy.backoff(3, uniform=lambda lo, hi: lo) == pytest.approx(75.0)
     assert policy.backoff(10) == 90.0
     for _ in range(200):
-        assert 27.0 <= policy.backoff(1) <= 39.0
+        assert 27.0 <= policy.backoff(2) <= 39.0
     wait = BackoffWait(azt.RetryPolicy(base=2, minimum=1, maximum=5), uniform=lambda lo, hi: hi)
-    assert wait.delay(1, None) == pytest.approx(3.4)
+    assert wait.delay(1, None) == 1.0
+    assert wait.delay(2, None) == pytest.approx(3.4)
     assert wait.delay(1, azt.ServerBusyError("b", status=503, headers={"Retry-After": "9"})) == 9.0
+
+
+# Retry n (from 0) waits min(maximum, minimum + (2**n - 1) * U(0.8 * base, 1.2 * base)):
+# the storage client's ExponentialRetry (PROTOCOL.md 12.2, the partitioning guide's formula).
+SEED_SCHEDULE_BOUNDS = {0: (3.0, 3.0), 1: (27.0, 39.0), 2: (75.0, 90.0), 3: (90.0, 90.0)}
+
+
+@pytest.mark.parametrize("n", sorted(SEED_SCHEDULE_BOUNDS))
+def test_default_schedule_follows_the_seed(n: int) -> None:
+    policy = azt.RetryPolicy()
+    low, high = SEED_SCHEDULE_BOUNDS[n]
+    assert policy.backoff(n + 1, uniform=lambda lo, hi: lo) == pytest.approx(low)
+    assert policy.backoff(n + 1, uniform=lambda lo, hi: hi) == pytest.approx(high)
+    for _ in range(100):
+        assert low - 1e-9 <= policy.backoff(n + 1) <= high + 1e-9
+
+
+def test_schedule_uncapped_bounds() -> None:
+    """With a high maximum the (2**n - 1) growth shows: 1, 1 + [0.8, 1.2], 1 + 3 * [..], ..."""
+    policy = azt.RetryPolicy(base=1.0, minimum=1.0, maximum=1000.0)
+    for n, (low, high) in enumerate([(1.0, 1.0), (1.8, 2.2), (3.4, 4.6), (6.6, 9.4)]):
+        assert policy.backoff(n + 1, uniform=lambda lo, hi: lo) == pytest.approx(low)
+        assert policy.backoff(n + 1, uniform=lambda lo, hi: hi) == pytest.approx(high)
 
 
 @pytest.mark.parametrize(
@@ -274,9 +300,9 @@ async def test_total_delay_budget_stops_retrying() -> None:
     async with client:
         with pytest.raises(azt.ServerBusyError) as info:
             await client.list_tables().to_list()
-    # waits 1, 3 (total 4); the next, 7, would make 11 > 10: no third retry
-    assert sleeps.delays == [1.0, 3.0]
-    assert len(transport.requests) == 3
-    assert info.value.attempts == 3
+    # waits 0, 1, 3 (total 4); the next, 7, would make 11 > 10: no fourth retry
+    assert sleeps.delays == [0.0, 1.0, 3.0]
+    assert len(transport.requests) == 4
+    assert info.value.attempts == 4
     with pytest.raises(azt.ValidationError):
         azt.RetryPolicy(max_total_delay=-1)
