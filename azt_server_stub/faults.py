@@ -88,6 +88,7 @@ __all__ = [
     "middleware",
     "parse_duration",
     "parse_fault",
+    "prepare_refusal",
 ]
 
 WRITE_METHODS = frozenset({"POST", "PUT", "MERGE", "PATCH", "DELETE"})
@@ -749,6 +750,43 @@ def _drop(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+def prepare_refusal(request: web.Request) -> None:
+    """Set up ``request`` so that a refusal raised before the handler ran (an injected fault,
+    a throttle's ``503``) is rendered exactly as the handler would render its own errors:
+    the request's ``x-ms-version`` is echoed, and operations the service answers with Storage
+    XML errors (service properties/stats, table ACLs, CORS preflight) get that body; entity
+    and table operations keep the OData style chosen from ``Accept``/``$format``.
+
+    Example::
+
+        prepare_refusal(request)
+        raise errors.server_busy()
+    """
+    from . import handlers, versions  # late import: handlers is heavy and optional here
+
+    if handlers.VERSION not in request:
+        query = handlers.query_of(request)
+        services = request.app.get(handlers.SERVICES_KEY)
+        lenient = False if services is None else services.lenient_versions
+        with contextlib.suppress(StubError):
+            request[handlers.VERSION] = versions.request_version(
+                request.headers.get("x-ms-version"), query.get("sv"), lenient=lenient
+            )
+    if handlers.ERR_STYLE in request:
+        return
+    info = request.get(_INFO_KEY)
+    if info is None:
+        info = _basic_info(request)
+    comp = handlers.query_of(request).get("comp")
+    storage_xml = (
+        request.method.upper() == "OPTIONS"
+        or info.kind is Kind.SERVICE
+        or (comp == "acl" and info.kind is Kind.COLLECTION and not info.raw_path.endswith(")"))
+    )
+    if storage_xml:
+        request[handlers.ERR_STYLE] = handlers.STORAGE_XML
+
+
 def _error_for(rule: FaultRule) -> StubError:
     kind = rule.kind
     if kind is FaultKind.BUSY:
@@ -797,6 +835,8 @@ def middleware(injector: FaultInjector) -> Middleware:
         if kind is FaultKind.TIMEOUT_AFTER:
             with contextlib.suppress(StubError, web.HTTPException):
                 await handler(request)
+        else:
+            prepare_refusal(request)
         raise _error_for(rule)
 
     return fault_middleware

@@ -67,7 +67,7 @@ from aiohttp.typedefs import Handler, Middleware
 from . import errors
 from .addressing import Kind
 from .errors import StubError
-from .faults import describe_request
+from .faults import describe_request, prepare_refusal
 from .model import Entity
 
 __all__ = [
@@ -566,6 +566,7 @@ def middleware(throttle: Throttle) -> Middleware:
         if _is_query(request, info.kind, info.method):
             refusal = throttle.admit_query(account)
             if refusal is not None:
+                prepare_refusal(request)
                 raise refusal
             try:
                 return await handler(request)
@@ -578,6 +579,7 @@ def middleware(throttle: Throttle) -> Middleware:
         table = info.table if info.kind in (Kind.ENTITY, Kind.COLLECTION, Kind.BATCH) else None
         refusal = throttle.admit(account, table, info.partition_key, info.operations)
         if refusal is not None:
+            prepare_refusal(request)
             raise refusal
         return await handler(request)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
+from xml.etree import ElementTree
 
 import aiohttp
 import pytest
@@ -27,6 +28,7 @@ from azt_server_stub.faults import (
 from tests.realism.support import batch_body, raw_client, realism_stub
 
 TABLE = "faulty"
+METADATA_NS = "http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"
 
 
 def info(method: str = "GET", table: str | None = "t", path: str | None = None) -> RequestInfo:
@@ -278,6 +280,88 @@ async def test_injected_errors_are_rendered_like_the_service() -> None:
         assert answer.status == 503
         assert answer.json()["odata.error"]["message"]["value"].startswith("Operations per second")
     assert inj.counters == {FaultKind.BUSY: 2, FaultKind.INTERNAL_ERROR: 1, FaultKind.TIMEOUT: 1}
+
+
+ERROR_TEXT = "The server is currently unable to receive requests. Please retry your request."
+
+
+@pytest.mark.parametrize(
+    ("accept", "ctype", "style"),
+    [
+        (
+            "application/json;odata=minimalmetadata",
+            "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+            "json",
+        ),
+        (
+            "application/json;odata=nometadata",
+            "application/json;odata=nometadata;streaming=true;charset=utf-8",
+            "json",
+        ),
+        (
+            "application/json;odata=fullmetadata",
+            "application/json;odata=fullmetadata;streaming=true;charset=utf-8",
+            "json",
+        ),
+        ("application/atom+xml", "application/xml;charset=utf-8", "odata-xml"),
+        ("", "application/xml;charset=utf-8", "odata-xml"),
+    ],
+)
+async def test_injected_busy_body_follows_accept_and_echoes_the_version(
+    accept: str, ctype: str, style: str
+) -> None:
+    """The 503 is the service's for every negotiated format: status, x-ms-error-code, the
+    body's code and message, the request's own x-ms-version (not the stub's newest)."""
+    inj = FaultInjector()
+    async with realism_stub(faults=inj) as stub, raw_client(stub) as raw:
+        await raw.create_table(TABLE)
+        inj.fail_next("busy", 1)
+        answer = await raw.request("GET", f"/{TABLE}()", headers={"Accept": accept})
+        assert (answer.status, answer.code) == (503, "ServerBusy")
+        assert answer.headers["Content-Type"] == ctype
+        assert answer.headers["x-ms-version"] == "2019-02-02"
+        rid = answer.headers["x-ms-request-id"]
+        if style == "json":
+            error = answer.json()["odata.error"]
+            assert error["code"] == "ServerBusy"
+            assert error["message"]["lang"] == "en-US"
+            text = error["message"]["value"]
+        else:
+            doc = ElementTree.fromstring(answer.body)
+            assert doc.tag == f"{{{METADATA_NS}}}error"
+            assert doc.findtext(f"{{{METADATA_NS}}}code") == "ServerBusy"
+            text = doc.findtext(f"{{{METADATA_NS}}}message") or ""
+        assert re.fullmatch(
+            re.escape(ERROR_TEXT) + r"\nRequestId:" + re.escape(rid) + r"\nTime:\S+Z", text
+        )
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        (f"/{TABLE}", {"comp": "acl"}),
+        ("/", {"restype": "service", "comp": "properties"}),
+        ("/", {"restype": "service", "comp": "stats"}),
+    ],
+)
+async def test_injected_busy_on_storage_operations_is_storage_xml(
+    path: str, query: dict[str, str]
+) -> None:
+    """ACL and service operations answer errors in the Storage XML style, injected ones too."""
+    inj = FaultInjector()
+    async with realism_stub(faults=inj) as stub, raw_client(stub) as raw:
+        await raw.create_table(TABLE)
+        inj.fail_next("busy", 1)
+        answer = await raw.request("GET", path, query=query)
+        assert (answer.status, answer.code) == (503, "ServerBusy")
+        assert answer.headers["Content-Type"].startswith("application/xml")
+        doc = ElementTree.fromstring(answer.body)
+        assert doc.tag == "Error"
+        assert doc.findtext("Code") == "ServerBusy"
+        assert (doc.findtext("Message") or "").startswith(ERROR_TEXT + "\nRequestId:")
+        inj.fail_next("busy", 1)
+        head = await raw.request("HEAD", f"/{TABLE}()")
+        assert (head.status, head.code, head.body) == (503, "ServerBusy", b"")
 
 
 async def test_timeout_after_applies_the_write() -> None:

@@ -230,6 +230,7 @@ async def test_inserts_are_throttled_per_partition_from_the_body() -> None:
         assert error["message"]["value"].startswith(PARTITION_LIMIT_MESSAGE + "\nRequestId:")
         assert "Retry-After" not in refused.headers
         assert refused.headers["x-ms-request-id"]
+        assert refused.headers["x-ms-version"] == "2019-02-02"  # the request's, echoed
         other = await raw.insert(TABLE, {"PartitionKey": "q", "RowKey": "5"})
         assert other.status == 204
         # reads and updates addressed by URL draw on the same partition bucket
