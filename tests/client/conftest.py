@@ -5,19 +5,66 @@ End-to-end tests use ``connection_string``: by default an in-process stub
 ``AZT_TEST_CONNECTION_STRING`` is set, the same tests target that endpoint instead
 (Azurite, or a real account). ``target`` says which (``"stub"``, ``"azurite"`` or
 ``"azure"``) so tests can skip what a target does not support, with a reason.
+
+No test here may hang on an endpoint that stops answering: every client built against a
+live endpoint takes ``client_options`` (a fast retry policy and short timeouts, so a
+silent server fails a request within seconds, not the default policy's minutes), and
+every coroutine test in this folder runs under an ``asyncio`` deadline
+(``TEST_DEADLINE`` seconds) that fails it instead of letting it hang.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import inspect
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, TypedDict
 
 import pytest
 
 import azt
 
 ENV_VAR = "AZT_TEST_CONNECTION_STRING"
+
+FAST_RETRY = azt.RetryPolicy(max_attempts=3, base=0.05, minimum=0.01, maximum=0.5)
+"""Three attempts, waits of 0.01 s and about 0.06 s: enough for a busy stub, never minutes."""
+
+FAST_TIMEOUTS = azt.Timeouts(total=10.0, connect=5.0, read=10.0)
+"""A silent endpoint fails an attempt in at most 10 s (three attempts: about 30 s)."""
+
+TEST_DEADLINE = 60.0
+"""Seconds a coroutine test in this folder may run before it fails with TimeoutError."""
+
+
+class ClientOptions(TypedDict):
+    """Keyword arguments for a client built against a live endpoint."""
+
+    retry: azt.RetryPolicy
+    timeouts: azt.Timeouts
+
+
+def _with_deadline(
+    test: Callable[..., Coroutine[Any, Any, None]],
+) -> Callable[..., Coroutine[Any, Any, None]]:
+    @functools.wraps(test)
+    async def run(*args: Any, **kwargs: Any) -> None:
+        async with asyncio.timeout(TEST_DEADLINE):
+            await test(*args, **kwargs)
+
+    return run
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run every coroutine test of this folder under ``TEST_DEADLINE`` (fail, never hang)."""
+    here = os.path.dirname(__file__)
+    for item in items:
+        if not isinstance(item, pytest.Function) or not str(item.path).startswith(here):
+            continue
+        if inspect.iscoroutinefunction(item.obj) and not hasattr(item.obj, "hypothesis"):
+            item.obj = _with_deadline(item.obj)
 
 
 def _target_kind() -> str:
@@ -34,6 +81,15 @@ def _target_kind() -> str:
 def target() -> str:
     """``"stub"`` (in-process), ``"azurite"`` (a local endpoint) or ``"azure"``."""
     return _target_kind()
+
+
+@pytest.fixture
+def client_options() -> ClientOptions:
+    """``retry`` and ``timeouts`` for a client against a live endpoint: fail fast, not hang.
+
+    Example: ``TableClient.from_connection_string(conn, name, **client_options)``.
+    """
+    return ClientOptions(retry=FAST_RETRY, timeouts=FAST_TIMEOUTS)
 
 
 @pytest.fixture
@@ -55,11 +111,11 @@ def unique_table_name(prefix: str = "azt") -> str:
 
 
 @pytest.fixture
-async def service(connection_string: str) -> AsyncIterator[azt.TableServiceClient]:
+async def service(
+    connection_string: str, client_options: ClientOptions
+) -> AsyncIterator[azt.TableServiceClient]:
     """A service client; tables it created through ``table`` are deleted afterwards."""
-    client = azt.TableServiceClient.from_connection_string(
-        connection_string, retry=azt.RetryPolicy(max_attempts=3, base=0.05, minimum=0.01)
-    )
+    client = azt.TableServiceClient.from_connection_string(connection_string, **client_options)
     async with client:
         yield client
 

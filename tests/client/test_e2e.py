@@ -13,7 +13,7 @@ import pytest
 import azt
 from azt.edm import EdmDateTime, EdmType, Typed
 
-from .conftest import unique_table_name
+from .conftest import ClientOptions, unique_table_name
 
 pytestmark = pytest.mark.live
 
@@ -248,18 +248,29 @@ async def test_client_side_validation_sends_nothing(table: azt.TableClient) -> N
     assert await table.list_entities().to_list() == []
 
 
-async def test_sas_token_grants_table_access(
-    service: azt.TableServiceClient, table: azt.TableClient, target: str
-) -> None:
+def _shared_key(service: azt.TableServiceClient, target: str) -> azt.SharedKeyCredential:
+    """The target's account key (to sign SAS tokens with); skips the test on real Azure."""
     if target == "azure":
         pytest.skip("needs the account key of the target")
     cred = service._core.credential
     assert isinstance(cred, azt.SharedKeyCredential)
+    return cred
+
+
+async def test_sas_token_grants_table_access(
+    service: azt.TableServiceClient,
+    table: azt.TableClient,
+    target: str,
+    client_options: ClientOptions,
+) -> None:
+    cred = _shared_key(service, target)
     await table.insert_entity({"PartitionKey": "p", "RowKey": "r"})
     token = azt.generate_table_sas(
         cred, table.table_name, permission="r", expiry=datetime(2099, 1, 1, tzinfo=UTC)
     )
-    async with azt.TableClient(table.endpoint, table.table_name, token) as sas_table:
+    async with azt.TableClient(
+        table.endpoint, table.table_name, token, **client_options
+    ) as sas_table:
         got = await sas_table.get_entity("p", "r")
         assert got["RowKey"] == "r"
         with pytest.raises(azt.AuthorizationError):
@@ -267,13 +278,17 @@ async def test_sas_token_grants_table_access(
     account_token = azt.generate_account_sas(
         cred, resource_types="sco", permission="rl", expiry=datetime(2099, 1, 1, tzinfo=UTC)
     )
-    async with azt.TableServiceClient(table.endpoint, account_token) as sas_service:
+    async with azt.TableServiceClient(
+        table.endpoint, account_token, **client_options
+    ) as sas_service:
         assert table.table_name in await sas_service.list_tables().to_list()
 
 
-async def test_shared_key_lite(connection_string: str, table: azt.TableClient) -> None:
+async def test_shared_key_lite(
+    connection_string: str, table: azt.TableClient, client_options: ClientOptions
+) -> None:
     async with azt.TableClient.from_connection_string(
-        connection_string, table.table_name, use_shared_key_lite=True
+        connection_string, table.table_name, use_shared_key_lite=True, **client_options
     ) as lite:
         await lite.insert_entity({"PartitionKey": "lite", "RowKey": "1"})
         assert (await lite.get_entity("lite", "1"))["RowKey"] == "1"
@@ -281,11 +296,14 @@ async def test_shared_key_lite(connection_string: str, table: azt.TableClient) -
 
 @pytest.mark.parametrize("fmt", [azt.WireFormat.JSON_FULL, azt.WireFormat.JSON_NONE])
 async def test_other_json_metadata_levels(
-    connection_string: str, table: azt.TableClient, fmt: azt.WireFormat
+    connection_string: str,
+    table: azt.TableClient,
+    fmt: azt.WireFormat,
+    client_options: ClientOptions,
 ) -> None:
     await table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 2**40, "s": "x"})
     async with azt.TableClient.from_connection_string(
-        connection_string, table.table_name, wire_format=fmt
+        connection_string, table.table_name, wire_format=fmt, **client_options
     ) as other:
         got = await other.get_entity("p", "r")
         rows = await other.list_entities().to_list()
@@ -362,7 +380,10 @@ async def test_transaction_checks_before_sending(table: azt.TableClient) -> None
 
 
 async def test_atom_wire_format(
-    connection_string: str, service: azt.TableServiceClient, target: str
+    connection_string: str,
+    service: azt.TableServiceClient,
+    target: str,
+    client_options: ClientOptions,
 ) -> None:
     if target != "stub":
         pytest.skip(
@@ -370,7 +391,7 @@ async def test_atom_wire_format(
         )
     name = unique_table_name("atom")
     async with azt.TableServiceClient.from_connection_string(
-        connection_string, wire_format=azt.WireFormat.ATOM
+        connection_string, wire_format=azt.WireFormat.ATOM, **client_options
     ) as atom_service:
         table = await atom_service.create_table(name)
         try:
@@ -483,10 +504,13 @@ async def test_service_stats(service: azt.TableServiceClient, target: str) -> No
 
 
 async def test_concurrent_requests_share_one_small_pool(
-    connection_string: str, table: azt.TableClient
+    connection_string: str, table: azt.TableClient, client_options: ClientOptions
 ) -> None:
     async with azt.TableClient.from_connection_string(
-        connection_string, table.table_name, limits=azt.PoolLimits(max_connections=3)
+        connection_string,
+        table.table_name,
+        limits=azt.PoolLimits(max_connections=3),
+        **client_options,
     ) as pooled:
         results = await asyncio.gather(
             *(pooled.insert_entity({"PartitionKey": "c", "RowKey": f"{i:03d}"}) for i in range(60))
@@ -498,12 +522,12 @@ async def test_concurrent_requests_share_one_small_pool(
 
 
 async def test_sas_connection_string(
-    service: azt.TableServiceClient, table: azt.TableClient, target: str
+    service: azt.TableServiceClient,
+    table: azt.TableClient,
+    target: str,
+    client_options: ClientOptions,
 ) -> None:
-    if target == "azure":
-        pytest.skip("needs the account key of the target")
-    cred = service._core.credential
-    assert isinstance(cred, azt.SharedKeyCredential)
+    cred = _shared_key(service, target)
     token = azt.generate_account_sas(
         cred,
         resource_types=azt.AccountSasResourceTypes(object=True),
@@ -511,7 +535,9 @@ async def test_sas_connection_string(
         expiry=datetime(2099, 1, 1, tzinfo=UTC),
     )
     conn = f"TableEndpoint={table.endpoint};SharedAccessSignature={token}"
-    async with azt.TableClient.from_connection_string(conn, table.table_name) as sas_table:
+    async with azt.TableClient.from_connection_string(
+        conn, table.table_name, **client_options
+    ) as sas_table:
         await sas_table.insert_entity({"PartitionKey": "sas", "RowKey": "1"})
         assert (await sas_table.get_entity("sas", "1"))["RowKey"] == "1"
         with pytest.raises(azt.AuthorizationError):

@@ -15,6 +15,8 @@ from azt_server_stub.app import StubConfig
 from azt_server_stub.auth import AuthOptions
 from azt_server_stub.faults import FaultInjector
 
+from .conftest import FAST_TIMEOUTS, ClientOptions
+
 
 class Sleeps:
     def __init__(self) -> None:
@@ -36,8 +38,10 @@ def client(
     sleeps: Sleeps,
     policy: azt.AmbiguousOutcomePolicy = azt.AmbiguousOutcomePolicy.RAISE,
 ) -> azt.TableServiceClient:
+    """A client on the seed's retry schedule (``sleeps`` records the waits instead of
+    sleeping them) with short timeouts: a silent stub fails it in seconds."""
     return azt.TableServiceClient.from_connection_string(
-        stub.connection_string, sleep=sleeps, ambiguous_outcome=policy
+        stub.connection_string, sleep=sleeps, ambiguous_outcome=policy, timeouts=FAST_TIMEOUTS
     )
 
 
@@ -134,12 +138,12 @@ class Identity:
         return Token(_token(claims), now + 3600)
 
 
-async def test_bearer_tokens_against_the_stub() -> None:
+async def test_bearer_tokens_against_the_stub(client_options: ClientOptions) -> None:
     config = StubConfig(auth=AuthOptions(allow_bearer=True, bearer_allow_http=True))
     identity = Identity()
     async with (
         StubServer(config) as stub,
-        azt.TableServiceClient(stub.table_endpoint(), identity) as service,
+        azt.TableServiceClient(stub.table_endpoint(), identity, **client_options) as service,
     ):
         table = await service.create_table("bearer1")
         await table.insert_entity({"PartitionKey": "p", "RowKey": "r"})

@@ -12,6 +12,8 @@ from azt._connection_string import DEV_ACCOUNT_KEY
 from azt._transport import HttpRequest, HttpResponse, MockTransport
 from azt.client import etag_from_timestamp
 
+from .conftest import ClientOptions
+
 ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
 TS1 = "2021-09-21T00:50:52.9204305Z"
 TS2 = "2021-09-21T00:50:53.0000001Z"
@@ -191,14 +193,14 @@ async def test_atom_rows_reach_the_decoder_in_the_json_shape() -> None:
 
 @pytest.mark.live
 async def test_nometadata_etags_work_for_conditional_writes(
-    connection_string: str, table: azt.TableClient
+    connection_string: str, table: azt.TableClient, client_options: ClientOptions
 ) -> None:
     await table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
     async with azt.TableClient.from_connection_string(
         connection_string,
         table.table_name,
         wire_format=azt.WireFormat.JSON_NONE,
-        retry=azt.RetryPolicy(max_attempts=3, base=0.05, minimum=0.01),
+        **client_options,
     ) as plain:
         (entity,) = await plain.query_entities().to_list()
         (row,) = await plain.query_entities(page_decoder=lambda rows: rows).to_list()

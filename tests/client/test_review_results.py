@@ -10,7 +10,7 @@ import azt
 from azt._connection_string import DEV_ACCOUNT_KEY
 from azt._transport import HttpRequest, HttpResponse, MockTransport
 
-from .conftest import unique_table_name
+from .conftest import ClientOptions, unique_table_name
 
 ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
 CRED = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
@@ -109,14 +109,16 @@ async def test_xml_reads_carry_the_request_id() -> None:
     assert policies == {"readers": azt.AccessPolicy(permission="r")}
 
 
-async def test_atom_failures_are_typed_like_json(connection_string: str, target: str) -> None:
+async def test_atom_failures_are_typed_like_json(
+    connection_string: str, target: str, client_options: ClientOptions
+) -> None:
     if target != "stub":
         pytest.skip("Azurite speaks JSON only (415 AtomFormatNotSupported)")
     name = unique_table_name("atomerr")
     async with azt.TableServiceClient.from_connection_string(
         connection_string,
         wire_format=azt.WireFormat.ATOM,
-        retry=azt.RetryPolicy(max_attempts=2, base=0.05, minimum=0.01),
+        **client_options,
     ) as service:
         table = await service.create_table(name)
         try:

@@ -12,6 +12,8 @@ from aiohttp import web
 import azt
 from azt._transport import AiohttpTransport, HttpRequest
 
+from .conftest import FAST_TIMEOUTS, ClientOptions
+
 
 @pytest.fixture
 async def server() -> AsyncIterator[tuple[str, list[web.Request]]]:
@@ -47,7 +49,7 @@ async def server() -> AsyncIterator[tuple[str, list[web.Request]]]:
 
 async def test_url_is_sent_exactly_as_given(server: tuple[str, list[web.Request]]) -> None:
     base, seen = server
-    transport = AiohttpTransport()
+    transport = AiohttpTransport(timeouts=FAST_TIMEOUTS)
     raw = (
         "/acct/t(PartitionKey='O%27%27Brien',RowKey='RK%27%27%40%2A%24%21%25')"
         "?$filter=a%20eq%20%27x%27"
@@ -69,7 +71,7 @@ async def test_refused_connection_is_not_sent() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    transport = AiohttpTransport()
+    transport = AiohttpTransport(timeouts=FAST_TIMEOUTS)
     try:
         with pytest.raises(azt.ServiceConnectionError) as info:
             await transport.send(HttpRequest("GET", f"http://127.0.0.1:{port}/x?sig=SECRET", {}))
@@ -83,7 +85,7 @@ async def test_dropped_connection_may_have_been_sent(
     server: tuple[str, list[web.Request]],
 ) -> None:
     base, _ = server
-    transport = AiohttpTransport()
+    transport = AiohttpTransport(timeouts=FAST_TIMEOUTS)
     try:
         with pytest.raises(azt.ServiceConnectionError) as info:
             await transport.send(HttpRequest("POST", base + "/drop", {}, b"x"))
@@ -149,10 +151,10 @@ def test_pool_limits_validation() -> None:
 
 
 async def test_closing_a_borrowed_table_client_keeps_the_service_open(
-    server: tuple[str, list[web.Request]],
+    server: tuple[str, list[web.Request]], client_options: ClientOptions
 ) -> None:
     base, _ = server
-    service = azt.TableServiceClient(base + "/devstoreaccount1", "sv=1&sig=x")
+    service = azt.TableServiceClient(base + "/devstoreaccount1", "sv=1&sig=x", **client_options)
     async with service:
         async with service.get_table_client("movies") as movies:
             await movies.upsert_entity({"PartitionKey": "a", "RowKey": "b"})
