@@ -13,8 +13,12 @@ fixture                    scope     what it gives you
                                      account given by ``--azt-connection-string`` /
                                      ``AZT_TEST_CONNECTION_STRING``); any client can use it,
                                      ``azure-data-tables`` included
+``azt_retry_policy``       function  the retry policy the fixtures' clients use: a fast one
+                                     (milliseconds) for the in-process stub, the default
+                                     one (seconds) for an account given on the command line
 ``azt_service_client``     function  an open :class:`azt.TableServiceClient` on that
-                                     connection string, closed after the test
+                                     connection string (with ``azt_retry_policy``), closed
+                                     after the test
 ``azt_table``              function  a fresh, uniquely named table (an open
                                      :class:`azt.TableClient`), deleted after the test
 ``azt_stub``               function  a private :class:`~azt_server_stub.StubServer` running
@@ -59,16 +63,19 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import pytest
 
 if TYPE_CHECKING:
+    from azt._config import RetryPolicy
     from azt.client import TableClient, TableServiceClient
     from azt_server_stub import StubServer, ThreadedStubServer
 
 __all__ = [
     "ENV_VAR",
     "azt_connection_string",
+    "azt_retry_policy",
     "azt_service_client",
     "azt_stub",
     "azt_stub_server",
     "azt_table",
+    "stub_retry_policy",
     "unique_table_name",
 ]
 
@@ -138,6 +145,27 @@ def unique_table_name(prefix: str = "t") -> str:
     return f"{prefix}{secrets.token_hex(6)}"
 
 
+def stub_retry_policy() -> RetryPolicy:
+    """A retry policy for an in-process stub: the same four attempts as the default policy,
+    with back-off in milliseconds instead of seconds.
+
+    The default policy (:class:`azt.RetryPolicy`, base 30 s) is right for Azure, where a
+    ``503 ServerBusy`` means a partition is being moved, but it makes a test that meets an
+    injected fault wait half a minute. The ``azt_service_client`` and ``azt_table``
+    fixtures use this policy when they talk to the stub; pass it to the clients you make
+    yourself (``retry=azt_retry_policy``).
+
+    Example::
+
+        >>> policy = stub_retry_policy()
+        >>> policy.max_attempts, policy.backoff(1) <= 0.01, policy.maximum
+        (4, True, 0.2)
+    """
+    from azt._config import RetryPolicy
+
+    return RetryPolicy(max_attempts=4, base=0.05, minimum=0.005, maximum=0.2)
+
+
 def _external(config: pytest.Config) -> str | None:
     value = config.getoption("azt_connection_string", default=None) or os.environ.get(ENV_VAR)
     return str(value) if value else None
@@ -183,9 +211,36 @@ def azt_connection_string(request: pytest.FixtureRequest) -> str:
     return server.connection_string
 
 
+@pytest.fixture
+def azt_retry_policy(request: pytest.FixtureRequest) -> RetryPolicy:
+    """The retry policy of the fixtures' clients: :func:`stub_retry_policy` (milliseconds)
+    when the tests run on the stub, the default :class:`azt.RetryPolicy` (seconds, as
+    Azure needs) when ``--azt-connection-string`` / ``$AZT_TEST_CONNECTION_STRING`` names an
+    account. Use it for the clients you open yourself, e.g. on ``azt_stub``.
+
+    Example::
+
+        async def test_retried(azt_stub, azt_retry_policy):
+            azt_stub.config.faults.fail_next("busy", 2)       # two 503s, then service
+            conn = azt_stub.connection_string
+            async with TableServiceClient.from_connection_string(
+                conn, retry=azt_retry_policy
+            ) as s:
+                assert await s.list_tables().to_list() == []  # after ~10 ms, not ~36 s
+    """
+    if _external(request.config) is not None:
+        from azt._config import RetryPolicy
+
+        return RetryPolicy()
+    return stub_retry_policy()
+
+
 @_async_fixture
-async def azt_service_client(azt_connection_string: str) -> AsyncIterator[TableServiceClient]:
-    """An open :class:`azt.TableServiceClient` on :func:`azt_connection_string`.
+async def azt_service_client(
+    azt_connection_string: str, azt_retry_policy: RetryPolicy
+) -> AsyncIterator[TableServiceClient]:
+    """An open :class:`azt.TableServiceClient` on :func:`azt_connection_string`, retrying
+    with :func:`azt_retry_policy` (fast on the stub).
 
     Example::
 
@@ -195,7 +250,9 @@ async def azt_service_client(azt_connection_string: str) -> AsyncIterator[TableS
     _need_asyncio("azt_service_client")
     from azt.client import TableServiceClient
 
-    async with TableServiceClient.from_connection_string(azt_connection_string) as service:
+    async with TableServiceClient.from_connection_string(
+        azt_connection_string, retry=azt_retry_policy
+    ) as service:
         yield service
 
 
@@ -227,12 +284,17 @@ async def azt_stub(request: pytest.FixtureRequest) -> AsyncIterator[StubServer]:
     at chosen PartitionKeys, as Azure's range partitions do. The ``azt_stub_config`` marker
     passes other :class:`~azt_server_stub.StubConfig` options.
 
+    Clients you open on it retry with the default policy (seconds between attempts)
+    unless you pass ``retry=``: use :func:`azt_retry_policy` for a fast one.
+
     Example::
 
-        async def test_busy(azt_stub):
+        async def test_busy(azt_stub, azt_retry_policy):
             azt_stub.config.faults.fail_next("busy", 1)     # the next request gets a 503
             conn = azt_stub.connection_string
-            async with TableServiceClient.from_connection_string(conn) as s:
+            async with TableServiceClient.from_connection_string(
+                conn, retry=azt_retry_policy
+            ) as s:
                 assert await s.list_tables().to_list() == []  # retried after the 503
     """
     _need_asyncio("azt_stub")

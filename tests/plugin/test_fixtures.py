@@ -129,6 +129,25 @@ async def test_marker_configures_the_private_stub(azt_stub) -> None:
     assert azt_stub.config.faults is not None  # the defaults are still there
 
 
+async def test_clients_retry_fast_on_the_stub(
+    azt_service_client: TableServiceClient, azt_table: TableClient, azt_retry_policy
+) -> None:
+    # The default policy waits 3 s, then ~33 s: far too slow for a test that meets a fault.
+    assert azt_retry_policy.max_attempts == 4
+    assert max(azt_retry_policy.backoff(n) for n in (1, 2, 3)) <= azt_retry_policy.maximum
+    assert azt_retry_policy.maximum < 1
+    assert azt_service_client._core.pipeline.retry == azt_retry_policy
+    assert azt_table._core.pipeline.retry == azt_retry_policy
+
+
+async def test_private_stub_with_the_fast_policy(azt_stub, azt_retry_policy) -> None:
+    azt_stub.config.faults.fail_next("busy", 3)  # three 503s: the fourth attempt succeeds
+    conn = azt_stub.connection_string
+    async with TableServiceClient.from_connection_string(conn, retry=azt_retry_policy) as s:
+        assert await s.list_tables().to_list() == []
+    assert azt_stub.config.faults.counters["busy"] == 3
+
+
 def test_session_server_is_shared(azt_stub_server, azt_connection_string) -> None:
     assert azt_connection_string == azt_stub_server.connection_string
     assert azt_stub_server.endpoint.startswith("http://127.0.0.1:")
@@ -140,7 +159,7 @@ def test_fixtures_in_a_user_suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=USER_SUITE)
     before = _stub_threads()
     result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
-    result.assert_outcomes(passed=9)
+    result.assert_outcomes(passed=11)
     assert _stub_threads() == before  # the session stub's thread was stopped
 
 
@@ -151,6 +170,7 @@ def test_fixtures_are_listed_with_docs(pytester: pytest.Pytester) -> None:
     for name in (
         "azt_stub_server",
         "azt_connection_string",
+        "azt_retry_policy",
         "azt_service_client",
         "azt_table",
         "azt_stub",
@@ -174,6 +194,12 @@ def test_uses_given_account(azt_connection_string: str) -> None:
 
 async def test_writes_land_there(azt_service_client: TableServiceClient) -> None:
     await azt_service_client.create_table("markerfrominner")
+
+
+def test_a_real_account_gets_the_default_policy(azt_retry_policy) -> None:
+    from azt import RetryPolicy
+
+    assert azt_retry_policy == RetryPolicy()
 
 
 async def test_table_deleted_even_when_test_fails(azt_table: TableClient) -> None:
@@ -202,7 +228,7 @@ def test_external_account(
             monkeypatch.setenv("AZT_TEST_CONNECTION_STRING", conn)
         before = _stub_threads()
         result = pytester.runpytest_inprocess(*args)
-        result.assert_outcomes(passed=2, failed=1)
+        result.assert_outcomes(passed=3, failed=1)
         assert "deliberate failure" in result.stdout.str()
         # No session stub was started for the inner run (only the outer one exists).
         assert _stub_threads() == before
