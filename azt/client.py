@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import copy
 import enum
+import functools
 import json
 import logging
 import math
+import random
 import re
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any, Literal, Self, TypeVar, overload
@@ -330,23 +332,19 @@ class _Core:
         self.api_version = api_version
         self.retry = retry
         self.ambiguous_outcome = ambiguous_outcome
-        extra: dict[str, Any] = {}
-        if uniform is not None:
-            extra["uniform"] = uniform
-        self.pipeline = Pipeline(
-            endpoint,
-            credential,
-            transport,
+        # One recipe for both pipelines: the secondary's is built on first use.
+        self._new_pipeline = functools.partial(
+            Pipeline,
+            credential=credential,
+            transport=transport,
             retry=retry,
             api_version=api_version,
             sleep=sleep,
+            uniform=uniform or random.uniform,
             user_agent=user_agent,
-            **extra,
         )
+        self.pipeline = self._new_pipeline(endpoint)
         self._secondary_pipeline: Pipeline | None = None
-        self._sleep = sleep
-        self._uniform = uniform
-        self._user_agent = user_agent
         # Static OData headers, computed once.
         self.is_atom = wire_format is WireFormat.ATOM
         if self.is_atom:
@@ -378,19 +376,7 @@ class _Core:
                 raise ValidationError(
                     "the secondary endpoint is unknown; pass secondary_endpoint= to the client"
                 )
-            extra: dict[str, Any] = {}
-            if self._uniform is not None:
-                extra["uniform"] = self._uniform
-            self._secondary_pipeline = Pipeline(
-                secondary,
-                self.credential,
-                self.transport,
-                retry=self.retry,
-                api_version=self.api_version,
-                sleep=self._sleep,
-                user_agent=self._user_agent,
-                **extra,
-            )
+            self._secondary_pipeline = self._new_pipeline(secondary)
         return self._secondary_pipeline
 
     def check_open(self) -> None:
@@ -417,22 +403,20 @@ class _Core:
         if self.server_timeout is not None:
             extra = f"timeout={self.server_timeout}"
             query = f"{query}&{extra}" if query else extra
-        mode = self.location_mode
-        if location == "primary" or (location == "read" and mode is LocationMode.PRIMARY):
-            return await self.pipeline.send(
+
+        def via(pipeline: Pipeline) -> Awaitable[HttpResponse]:
+            return pipeline.send(
                 method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
             )
-        if location == "read" and mode is LocationMode.PRIMARY_THEN_SECONDARY:
+
+        mode = self.location_mode
+        if location == "primary" or (location == "read" and mode is LocationMode.PRIMARY):
+            return await via(self.pipeline)
+        if location == "secondary":
+            return await via(self.secondary_pipeline())
+        if mode is LocationMode.PRIMARY_THEN_SECONDARY:
             try:
-                return await self.pipeline.send(
-                    method,
-                    path,
-                    query=query,
-                    headers=headers,
-                    body=body,
-                    comp=comp,
-                    resource=resource,
-                )
+                return await via(self.pipeline)
             except (ServiceError, TransportError) as exc:
                 if not is_retryable(exc):
                     raise
@@ -442,18 +426,9 @@ class _Core:
                     path,
                     exc,
                 )
-            return await self.secondary_pipeline().send(
-                method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
-            )
-        secondary = self.secondary_pipeline()
-        if location == "secondary":
-            return await secondary.send(
-                method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
-            )
-        try:
-            return await secondary.send(
-                method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
-            )
+            return await via(self.secondary_pipeline())
+        try:  # LocationMode.SECONDARY: a 404 there may be data not yet replicated
+            return await via(self.secondary_pipeline())
         except ServiceError as exc:
             if exc.status != 404:
                 raise
@@ -463,9 +438,7 @@ class _Core:
                 path,
                 exc.code,
             )
-        return await self.pipeline.send(
-            method, path, query=query, headers=headers, body=body, comp=comp, resource=resource
-        )
+        return await via(self.pipeline)
 
     def check_location_mode(self, location_mode: object) -> LocationMode:
         if not isinstance(location_mode, LocationMode):
