@@ -39,6 +39,7 @@ from typing import TextIO
 
 from azt._config import RetryPolicy
 from azt._exceptions import (
+    AmbiguousOutcomeError,
     AztError,
     ConnectionStringError,
     ServiceError,
@@ -46,6 +47,7 @@ from azt._exceptions import (
     TransportError,
     ValidationError,
 )
+from azt._retry import may_have_been_applied
 from azt.cli._jsonl import InputError, dumps_entity, loads_entity, text_value
 from azt.cli._progress import Progress
 from azt.client import TableClient, TableServiceClient, UpdateMode
@@ -409,14 +411,19 @@ class _Importer:
         self.tasks: set[asyncio.Task[None]] = set()
         #: (first line, last line, message) of each transaction that failed
         self.failures: list[tuple[int, int, str]] = []
+        #: (first line, last line, message) of each transaction whose outcome is unknown:
+        #: its answer was lost, so the service may have applied it (all of it: atomic)
+        self.ambiguous: list[tuple[int, int, str]] = []
+        #: entities in the ambiguous transactions
+        self.maybe_written = 0
 
     @property
     def failed(self) -> bool:
-        """Whether a transaction failed (then nothing more is sent)."""
+        """Whether a transaction failed or ended unknown (then nothing more is sent)."""
         return self._stopped()
 
     def _stopped(self) -> bool:
-        return bool(self.failures)
+        return bool(self.failures or self.ambiguous)
 
     async def add(self, line_no: int, entity: TableEntity, nbytes: int) -> None:
         pk, rk = entity["PartitionKey"], entity["RowKey"]
@@ -461,13 +468,19 @@ class _Importer:
                     mode = UpdateMode.REPLACE if self.mode == "replace" else UpdateMode.MERGE
                     batch.upsert(entity, mode)
             await self.table.submit_transaction(batch)
-        except TransactionError as exc:
-            index = exc.index if exc.index is not None else 0
-            line = ops[min(index, len(ops) - 1)][0]
-            self.failures.append((ops[0][0], last_line, f"line {line}: {exc.error or exc}"))
-            return
         except AztError as exc:
-            self.failures.append((ops[0][0], last_line, str(exc)))
+            if _outcome_unknown(exc):
+                lines = _span(ops[0][0], last_line)
+                self.ambiguous.append(
+                    (ops[0][0], last_line, f"{lines}: may have been applied: {exc}")
+                )
+                self.maybe_written += len(ops)
+            elif isinstance(exc, TransactionError):
+                index = exc.index if exc.index is not None else 0
+                line = ops[min(index, len(ops) - 1)][0]
+                self.failures.append((ops[0][0], last_line, f"line {line}: {exc.error or exc}"))
+            else:
+                self.failures.append((ops[0][0], last_line, str(exc)))
             return
         finally:
             self.slots.release()
@@ -479,8 +492,29 @@ class _Importer:
         while self.tasks:
             await asyncio.gather(*list(self.tasks))
 
-    def unwritten(self, unsent_from: int | None) -> str:
-        """What was not written: failed transactions' lines and the unsent rest."""
+    def messages(self) -> list[str]:
+        """One message per failed or unknown transaction, in line order."""
+        return [m for _, _, m in sorted(self.failures + self.ambiguous)]
+
+    def summary(self, unsent_from: int | None) -> str:
+        """The closing line: what was imported, what may have been, what was not written."""
+        head = f"imported {self.written} entities"
+        if not self.ambiguous:
+            return f"{head} ({self.unwritten(unsent_from)})"
+        maybe = ", ".join(_span(first, last) for first, last, _ in sorted(self.ambiguous))
+        text = (
+            f"{head}; {self.maybe_written} more may have been applied ({maybe}: the service's "
+            "answer was lost, check them before importing them again)"
+        )
+        rest = self._unwritten_ranges(unsent_from)
+        if rest:
+            text += "; not written: " + ", ".join(
+                f"every line from {first} on" if last is None else _span(first, last)
+                for first, last in rest
+            )
+        return text
+
+    def _unwritten_ranges(self, unsent_from: int | None) -> list[tuple[int, int | None]]:
         merged: list[tuple[int, int | None]] = sorted((f, last) for f, last, _ in self.failures)
         if unsent_from is not None:
             start = unsent_from
@@ -491,6 +525,11 @@ class _Importer:
                 merged.pop()
                 start = min(start, first)
             merged.append((start, None))
+        return merged
+
+    def unwritten(self, unsent_from: int | None) -> str:
+        """What was not written: failed transactions' lines and the unsent rest."""
+        merged = self._unwritten_ranges(unsent_from)
         if len(merged) == 1 and merged[0][1] is None:
             start = merged[0][0]
             return f"every line before line {start}; nothing from line {start} on was written"
@@ -498,10 +537,8 @@ class _Importer:
         for first, last in merged:
             if last is None:
                 parts.append(f"every line from {first} on")
-            elif first == last:
-                parts.append(f"line {first}")
             else:
-                parts.append(f"lines {first}-{last}")
+                parts.append(_span(first, last))
         return "all other lines; not written: " + ", ".join(parts)
 
 
@@ -552,12 +589,26 @@ async def _import(service: TableServiceClient, args: argparse.Namespace, io_: Cl
     if bad_input is None and not importer.failed:
         io_.stderr.write(f"imported {importer.written} entities into {args.table}\n")
         return 0
-    for _, _, message in sorted(importer.failures):
+    for message in importer.messages():
         io_.stderr.write(f"azt import: {message}\n")
     if bad_input is not None:
         io_.stderr.write(f"azt import: {bad_input}\n")
-    io_.stderr.write(f"imported {importer.written} entities ({importer.unwritten(unsent_from)})\n")
+    io_.stderr.write(importer.summary(unsent_from) + "\n")
     return EXIT_SERVICE if importer.failed else EXIT_INPUT
+
+
+def _span(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def _outcome_unknown(exc: AztError) -> bool:
+    """Whether a failed transaction may nevertheless have been applied: its answer was lost
+    (on the last attempt, or on an earlier one whose retry then met the consequences)."""
+    if isinstance(exc, AmbiguousOutcomeError):
+        return True
+    if getattr(exc, "earlier_attempt_may_have_applied", False):
+        return True
+    return may_have_been_applied(exc)
 
 
 # ----------------------------------------------------------------------------- entry point

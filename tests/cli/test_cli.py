@@ -19,7 +19,8 @@ import pytest
 
 from azt import EdmDateTime, EdmType, TableServiceClient, Typed
 from azt.cli import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE
-from azt_server_stub import StubServer
+from azt_server_stub import StubConfig, StubServer, ThreadedStubServer
+from azt_server_stub.faults import FaultInjector
 
 from .conftest import run
 
@@ -478,3 +479,72 @@ def test_query_csv_without_select_has_every_column(conn: str, table_name: str) -
     assert [row[:2] for row in rows[1:]] == [[m["PartitionKey"], m["RowKey"]] for m in MOVIES]
     assert rows[3][5] == "a,b"
     assert rows[1][5] == ""
+
+
+@pytest.fixture
+def faulty() -> Any:
+    """A stub of its own with a fault injector (the module's stub has none)."""
+    injector = FaultInjector(seed=3)
+    with ThreadedStubServer(StubConfig(faults=injector)) as server:
+        yield server, injector
+
+
+AMBIGUOUS_LINES = "\n".join(
+    [
+        '{"PartitionKey":"a","RowKey":"1"}',
+        '{"PartitionKey":"b","RowKey":"2"}',
+        '{"PartitionKey":"b","RowKey":"3"}',
+        '{"PartitionKey":"c","RowKey":"4"}',
+    ]
+)
+
+
+def test_import_ambiguous_transaction_is_reported_apart(faulty: Any, table_name: str) -> None:
+    server, injector = faulty
+    conn = server.connection_string
+    insert(conn, table_name, [])
+    # Writes: 1 = transaction a; 2 = transaction b, applied and its answer dropped; 3 = its
+    # retry, which meets 409 EntityAlreadyExists (caused by attempt 2) and stops the import.
+    injector.fail_every("drop-after", 2, only="writes")
+    r = run(
+        "import", table_name, "--mode", "insert", "--concurrency", "1", "--retries", "1",
+        "--connection-string", conn, stdin=AMBIGUOUS_LINES,
+    )  # fmt: skip
+    assert r.status == EXIT_SERVICE
+    assert "azt import: lines 2-3: may have been applied:" in r.err
+    assert "not written: lines 2-3" not in r.err
+    assert (
+        "imported 1 entities; 2 more may have been applied (lines 2-3: the service's answer "
+        "was lost, check them before importing them again); not written: every line from 4 on"
+    ) in r.err
+    # It was in fact applied: the report must not have called those lines unwritten.
+    assert _keys(conn, table_name) == [("a", "1"), ("b", "2"), ("b", "3")]
+
+
+def test_import_lost_answer_on_every_attempt_is_ambiguous(faulty: Any, table_name: str) -> None:
+    server, injector = faulty
+    conn = server.connection_string
+    insert(conn, table_name, [])
+    injector.fail_next("drop-after", 2, only="writes")  # both attempts applied, no answer
+    lines = '{"PartitionKey":"a","RowKey":"1"}\n{"PartitionKey":"a","RowKey":"2"}\n'
+    r = run("import", table_name, "--retries", "1", "--connection-string", conn, stdin=lines)
+    assert r.status == EXIT_SERVICE
+    assert "azt import: lines 1-2: may have been applied:" in r.err
+    assert r.err.endswith(
+        "imported 0 entities; 2 more may have been applied (lines 1-2: the service's answer "
+        "was lost, check them before importing them again)\n"
+    )
+    assert _keys(conn, table_name) == [("a", "1"), ("a", "2")]
+
+
+def test_import_refused_transaction_is_not_ambiguous(faulty: Any, table_name: str) -> None:
+    server, injector = faulty
+    conn = server.connection_string
+    insert(conn, table_name, [])
+    injector.fail_next("busy", 2, only="writes")  # 503 ServerBusy: certainly not applied
+    line = '{"PartitionKey":"a","RowKey":"1"}\n'
+    r = run("import", table_name, "--retries", "1", "--connection-string", conn, stdin=line)
+    assert r.status == EXIT_SERVICE
+    assert "may have been applied" not in r.err
+    assert r.err.endswith("imported 0 entities (all other lines; not written: line 1)\n")
+    assert _keys(conn, table_name) == []
