@@ -550,18 +550,22 @@ def _build_core(
     )
 
 
-def _credential_from_settings(
-    account_name: str | None, account_key: str | None, sas: str | None, use_lite: bool
-) -> SharedKeyCredential | SasCredential:
-    if account_key is not None and account_name is not None:
+def _from_connection_string(
+    connection_string: str, use_lite: bool, kwargs: dict[str, Any]
+) -> tuple[str, SharedKeyCredential | SasCredential]:
+    """The endpoint and credential a connection string names; its secondary endpoint goes
+    into ``kwargs`` unless the caller gave one."""
+    settings = parse_connection_string(connection_string)
+    kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
+    if settings.account_key is not None and settings.account_name is not None:
         cls = SharedKeyCredential
         if use_lite:
             from azt._auth import SharedKeyLiteCredential
 
             cls = SharedKeyLiteCredential
-        return cls(account_name, account_key)
-    assert sas is not None
-    return SasCredential(sas)
+        return settings.endpoint, cls(settings.account_name, settings.account_key)
+    assert settings.sas_token is not None
+    return settings.endpoint, SasCredential(settings.sas_token)
 
 
 class _Keep(enum.Enum):
@@ -573,6 +577,13 @@ _KEEP = _Keep.KEEP
 
 class _ClientBase:
     _core: _Core
+
+    async def __aenter__(self) -> Self:
+        self._core.check_open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._core.aclose()
 
     def with_options(
         self,
@@ -1087,19 +1098,10 @@ class TableClient(_ClientBase):
 
             table = TableClient.from_connection_string("UseDevelopmentStorage=true", "movies")
         """
-        settings = parse_connection_string(connection_string)
-        credential = _credential_from_settings(
-            settings.account_name, settings.account_key, settings.sas_token, use_shared_key_lite
+        endpoint, credential = _from_connection_string(
+            connection_string, use_shared_key_lite, kwargs
         )
-        kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
-        return cls(settings.endpoint, table_name, credential, **kwargs)
-
-    async def __aenter__(self) -> TableClient:
-        self._core.check_open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+        return cls(endpoint, table_name, credential, **kwargs)
 
     async def aclose(self) -> None:
         """Close the client (and its connections, if it owns them). Idempotent.
@@ -1940,19 +1942,10 @@ class TableServiceClient(_ClientBase):
 
             service = TableServiceClient.from_connection_string("UseDevelopmentStorage=true")
         """
-        settings = parse_connection_string(connection_string)
-        credential = _credential_from_settings(
-            settings.account_name, settings.account_key, settings.sas_token, use_shared_key_lite
+        endpoint, credential = _from_connection_string(
+            connection_string, use_shared_key_lite, kwargs
         )
-        kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
-        return cls(settings.endpoint, credential, **kwargs)
-
-    async def __aenter__(self) -> TableServiceClient:
-        self._core.check_open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+        return cls(endpoint, credential, **kwargs)
 
     async def aclose(self) -> None:
         """Close the client and its connections (table clients from it stop working).
