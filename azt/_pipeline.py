@@ -112,7 +112,6 @@ class Pipeline:
         body: bytes | None = None,
         comp: str | None = None,
         resource: ResourceKind | None = None,
-        retry: RetryPolicy | None = None,
     ) -> HttpResponse:
         """Send one logical request, retrying per the policy.
 
@@ -131,7 +130,7 @@ class Pipeline:
         if headers:
             base_headers.update(headers)
         sign_path = self._prefix + path
-        policy = retry or self.retry
+        policy = self.retry
         # Attempt 1 runs without tenacity (the common, successful case costs nothing more);
         # only a retryable failure builds the request's fresh AsyncRetrying, whose first
         # "attempt" replays that failure so waits, logging and the stop rule stay tenacity's.
