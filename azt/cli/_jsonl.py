@@ -41,6 +41,7 @@ import base64
 import binascii
 import json
 import math
+import re
 import uuid
 from typing import Any, Final
 
@@ -52,6 +53,7 @@ __all__ = ["InputError", "dumps_entity", "entity_row", "loads_entity", "text_val
 _ANN: Final = "@odata.type"
 _UNANNOTATED: Final = frozenset({EdmType.STRING, EdmType.INT32, EdmType.BOOLEAN})
 _SKIP: Final = frozenset({"PartitionKey", "RowKey", "Timestamp"})
+_LINE_BREAKS: Final = re.compile("[\u0085\u2028\u2029]")
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -131,17 +133,28 @@ def entity_row(entity: TableEntity, *, timestamp: bool = True) -> dict[str, Any]
 def dumps_entity(entity: TableEntity, *, timestamp: bool = True) -> str:
     """One line of JSON (no newline) for ``entity``.
 
+    Characters other tools take for line breaks (U+0085, U+2028, U+2029) are escaped, so
+    the line never splits.
+
     Example::
 
         >>> dumps_entity(TableEntity(PartitionKey="p", RowKey="r", Ok=True))
         '{"PartitionKey":"p","RowKey":"r","Ok":true}'
+        >>> print(dumps_entity(TableEntity(PartitionKey="p", RowKey="r", S="a\u2028b")))
+        {"PartitionKey":"p","RowKey":"r","S":"a\\u2028b"}
     """
-    return json.dumps(
+    text = json.dumps(
         entity_row(entity, timestamp=timestamp),
         ensure_ascii=False,
         separators=(",", ":"),
         allow_nan=False,
     )
+    # JSON allows these raw inside strings, but line-oriented readers (str.splitlines,
+    # JavaScript before ES2019, many editors) take them for line ends: escape them, so one
+    # entity is always exactly one line whatever reads it.
+    if _LINE_BREAKS.search(text):
+        text = _LINE_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
 
 
 def _typed(name: str, value: Any, t: EdmType) -> Typed:

@@ -249,6 +249,25 @@ EVERY_TYPE: list[dict[str, Any]] = [
         "EmptyBin": Typed(b"", EdmType.BINARY),
         "EmptyS": "",
     },
+    {
+        "PartitionKey": "p",
+        "RowKey": "extremes",
+        "I32max": 2**31 - 1,
+        "I64min": Typed(-(2**63), EdmType.INT64),
+        "I64max": Typed(2**63 - 1, EdmType.INT64),
+        "I64neg1": Typed(-1, EdmType.INT64),
+        "Dmax": 1.7976931348623157e308,
+        "Dtiny": 5e-324,  # the smallest subnormal
+        "Dpinf": math.inf,
+        "Dpi": math.pi,  # 17 significant digits
+        "Tmin": EdmDateTime.parse("1601-01-01T00:00:00.0000001Z"),
+        "Tmax": EdmDateTime.parse("9999-12-31T23:59:59.9999999Z"),
+        "Tticks": EdmDateTime.parse("2024-05-01T12:00:00.0000010Z"),
+        "Gzero": uuid.UUID(int=0),
+        "Bin1": b"\xff",
+        "Bin64k": bytes(i % 251 for i in range(65536)),
+        "Ctrl": "\x00\x1c\x1f\x85\u2028\u2029\ud7ff\ue000",
+    },
     {"PartitionKey": "p", "RowKey": "r"},
 ]
 
@@ -280,13 +299,13 @@ def test_export_import_round_trip_keeps_every_type(conn: str, table_name: str) -
     insert(conn, table_name, EVERY_TYPE)
     exported = run("export", table_name, "--progress", "never")
     assert exported.status == 0, exported.err
-    assert "exported 2 entities" in exported.err
-    assert len(exported.out.splitlines()) == 2
+    assert "exported 3 entities" in exported.err
+    assert len(exported.out.splitlines()) == 3
 
     copy = table_name + "copy"
     imported = run("import", copy, "--create", "--progress", "never", stdin=exported.out)
     assert imported.status == 0, imported.err
-    assert f"imported 2 entities into {copy}" in imported.err
+    assert f"imported 3 entities into {copy}" in imported.err
 
     original = {
         (e["PartitionKey"], e["RowKey"]): _typed_view(e) for e in read_all(conn, table_name)
@@ -295,6 +314,14 @@ def test_export_import_round_trip_keeps_every_type(conn: str, table_name: str) -
     assert copied == original
     assert copied[("", "empty partition key")]["I64small"] == ("Edm.Int64", "5")
     assert copied[("", "empty partition key")]["D"] == ("Edm.Double", "2.0")
+    extremes = copied[("p", "extremes")]
+    assert extremes["I64min"] == ("Edm.Int64", repr(-(2**63)))
+    assert extremes["I64max"] == ("Edm.Int64", repr(2**63 - 1))
+    assert extremes["Dtiny"] == ("Edm.Double", "5e-324")
+    assert extremes["Dpinf"] == ("Edm.Double", "inf")
+    assert extremes["Tmax"] == ("Edm.DateTime", "9999-12-31T23:59:59.9999999Z")
+    assert extremes["Tticks"] == ("Edm.DateTime", "2024-05-01T12:00:00.0000010Z")
+    assert set(copied[("p", "extremes")]) == set(original[("p", "extremes")])
     # and exporting the copy gives the same lines, Timestamps aside
     again = run("export", copy, "--progress", "never")
 
