@@ -8,19 +8,29 @@ deterministically:
 
 * ``boundaries``: sorted PartitionKey values where range partitions start. Range
   partition ``i`` holds the keys ``boundaries[i-1] <= PartitionKey < boundaries[i]``. A
-  page never crosses a boundary above the PartitionKey it started at; it stops at the
-  first entity beyond it, with that entity's keys as the continuation.
+  page never crosses a boundary above the PartitionKey it started at; when its scan
+  reaches that boundary it stops, and the continuation points at the **boundary itself**
+  (``NextPartitionKey`` = the boundary, empty ``NextRowKey``: the start of the next range
+  partition), not at the next existing entity. That is the service's documented
+  behaviour: a server knows its own range only, and "a continuation token pointing to the
+  next range partition will be returned" (seed 000, "Queries" / empty range
+  partitions). So every empty range partition a query crosses costs it one empty page.
 * ``scan_budget``: the most entities one page may examine (matching or not), standing in
   for the five-second rule. A page that used its budget stops with the next entity to
   examine as the continuation.
+* ``partition_pages``: a page never holds two PartitionKeys (a test knob, PROTOCOL.md
+  7.6); the page ends at the first entity of the next PartitionKey (its keys are the
+  continuation). The first PartitionKey of a page is the first one its scan meets, so a
+  scan from the table's start (or from a filter's lower bound that no entity has) does
+  not begin with an empty page.
 
 So a page may be short or empty and still carry continuation headers; every page makes
 progress (it examined an entity or moved past a boundary), and following the tokens
-returns every match exactly once, in order. The cutting itself is done by
-:meth:`azt_server_stub.backend.Backend.query_entities` (``boundaries=`` and
-``scan_budget=``); this module holds the configuration (:class:`PartitionLayout`, per
-table), the handler adapter :func:`query` that passes it (and records the page's cost for
-the throttle), and the command-line flags.
+returns every match exactly once, in order. :meth:`RangeLayout.page` cuts one page
+(with :meth:`azt_server_stub.backend.Backend.query_entities`'s ``boundaries=`` and
+``scan_budget=``); this module also holds the configuration (:class:`PartitionLayout`, per
+table), the handler adapter :func:`query` (which records the page's cost for the
+throttle), and the command-line flags.
 
 Example::
 
@@ -28,10 +38,9 @@ Example::
     >>> b = Backend(); _ = b.create_table("a", "Tbl")
     >>> for pk in ["a", "b", "c", "d"]:
     ...     _ = b.write("a", "Tbl", WriteOp("insert", pk, "1"))
-    >>> opts = RangeLayout(boundaries=("c",)).query_options()
-    >>> page = b.query_entities("a", "Tbl", None, None, None, **opts)
+    >>> page = RangeLayout(boundaries=("bb",)).page(b, "a", "Tbl", None, None, None)
     >>> [e.pk for e in page.entities], page.next_key
-    (['a', 'b'], ('c', '1'))
+    (['a', 'b'], ('bb', ''))
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ __all__ = [
     "from_args",
     "install",
     "query",
+    "start_partition",
     "utf16_key",
 ]
 
@@ -166,6 +176,68 @@ class RangeLayout:
             bounds = (*bounds, (start_partition or "") + "\x00")
         return {"scan_budget": self.scan_budget, "boundaries": bounds or None}
 
+    def real_boundary_above(self, partition_key: str) -> str | None:
+        """The first of ``boundaries`` above ``partition_key`` (``partition_pages`` aside).
+
+        Example::
+
+            >>> RangeLayout(("f", "m"), partition_pages=True).real_boundary_above("f")
+            'm'
+        """
+        index = self.partition_of(partition_key)
+        return self.boundaries[index] if index < len(self.boundaries) else None
+
+    def page(
+        self,
+        backend: Backend,
+        account: str,
+        table: str,
+        flt: EntityFilter | None,
+        top: int | None,
+        start: tuple[str, str] | None,
+        restrict: Callable[[str, str], bool] | None = None,
+    ) -> QueryPage:
+        """One Query Entities page cut by this layout (see the module docstring).
+
+        ``start`` is the continuation (None: the first page, which starts where the
+        filter's first key range does).
+
+        Example::
+
+            >>> from azt_server_stub.backend import Backend, WriteOp
+            >>> b = Backend(); _ = b.create_table("a", "Pages")
+            >>> for i, pk in enumerate(["x", "x", "y"]):
+            ...     _ = b.write("a", "Pages", WriteOp("insert", pk, str(i)))
+            >>> lay = RangeLayout(partition_pages=True)
+            >>> [e.pk for e in lay.page(b, "a", "Pages", None, None, None).entities]
+            ['x', 'x']
+        """
+        if self.trivial:
+            return backend.query_entities(account, table, flt, top, start, restrict)
+        start_pk = start_partition(flt, start) or ""
+        page = backend.query_entities(
+            account, table, flt, top, start, restrict, **self.query_options(start_pk)
+        )
+        real_stop = self.real_boundary_above(start_pk)
+        stop_key = None if real_stop is None else utf16_key(real_stop)
+        if (
+            self.partition_pages
+            and page.next_key is not None
+            and page.scanned == 0
+            and (stop_key is None or utf16_key(page.next_key[0]) < stop_key)
+        ):
+            # Nothing at start_pk itself: the page's PartitionKey is the first one the scan
+            # meets, i.e. the next key's (same range partition, so same real boundary).
+            start = page.next_key
+            page = backend.query_entities(
+                account, table, flt, top, start, restrict, **self.query_options(start[0])
+            )
+        nxt = page.next_key
+        if stop_key is not None and nxt is not None and utf16_key(nxt[0]) >= stop_key:
+            assert real_stop is not None
+            page = QueryPage(page.entities, (real_stop, ""), page.scanned)
+        return page
+
     @classmethod
     def every(cls, keys: Iterable[str], n: int, *, scan_budget: int | None = None) -> RangeLayout:
         """A boundary at every ``n``-th distinct PartitionKey of ``keys`` (n >= 1).
@@ -262,17 +334,20 @@ def query(
     if layout is None:
         page = backend.query_entities(account, table, flt, top, start, restrict)
     else:
-        start_pk = _start_partition(flt, start)
-        options = layout.for_table(table).query_options(start_pk)
-        page = backend.query_entities(account, table, flt, top, start, restrict, **options)
-        record_query(request, page.entities, page.scanned, start_pk)
-        return page
-    record_query(request, page.entities, page.scanned, _start_partition(flt, start))
+        page = layout.for_table(table).page(backend, account, table, flt, top, start, restrict)
+    record_query(request, page.entities, page.scanned, start_partition(flt, start))
     return page
 
 
-def _start_partition(flt: EntityFilter | None, start: tuple[str, str] | None) -> str | None:
-    """The PartitionKey a page's scan started in (None: the table's start)."""
+def start_partition(flt: EntityFilter | None, start: tuple[str, str] | None) -> str | None:
+    """The PartitionKey a page's scan starts in: the continuation's, else the lowest of the
+    filter's key ranges (None: the table's start).
+
+    Example::
+
+        >>> start_partition(None, ("p1", "r")), start_partition(None, None)
+        ('p1', None)
+    """
     if start is not None:
         return start[0]
     if flt is None or not flt.ranges:

@@ -71,8 +71,11 @@ async def test_full_listing_is_exact_across_boundaries_and_budgets() -> None:
     assert got == expected(lambda e: True)
     assert all(len(page) <= 7 for page in pages)  # the scan budget cuts every page
     assert len(pages) >= N_PK * N_RK // 7
-    # the empty range partitions [p005a, p005b) and [p900, ...) give no page of their own:
-    # the page that reaches p005a stops before the first entity beyond it (p006)
+    # the empty range partition [p005a, p005b) gives one empty page: the page that reaches
+    # p005a points at that boundary, the next one finds nothing before p005b; the empty
+    # last range [p900, ...) gives none (nothing is left after the last entity)
+    # (pages 0-11: [p000, p004), 80 entities in 7s; pages 12-17: p004 and p005; page 18)
+    assert [n for n, page in enumerate(pages) if len(page) == 0] == [18]
     assert all(page.continuation is not None for page in pages[:-1])
     assert pages[-1].continuation is None
     # no page mixes PartitionKeys from two range partitions
@@ -174,5 +177,6 @@ async def test_partition_pages_with_the_client() -> None:
         pages = await pages_of(table.query_entities("R lt 18"))
     assert keys([e for page in pages for e in page]) == expected(lambda e: e["R"] < 18)
     assert all(len({e["PartitionKey"] for e in page}) <= 1 for page in pages)
-    # per partition: 15 examined, then the 3 rows left (r15..r17 match, r18/r19 do not)
-    assert [len(page) for page in pages] == [0] + [15, 3] * N_PK
+    # per partition: 15 examined, then the 3 rows left (r15..r17 match, r18/r19 do not);
+    # the scan from the table's start begins with the first PartitionKey, not an empty page
+    assert [len(page) for page in pages] == [15, 3] * N_PK

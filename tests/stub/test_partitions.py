@@ -118,24 +118,37 @@ def model_pages(
 ) -> list[tuple[list[Key], Key | None]]:
     """Pages as the service's rules cut them: ``(keys returned, next key)`` per page.
 
-    A page starts at the continuation key (the table's start for the first page), stops
-    before the first entity at or beyond the first boundary above its starting
-    PartitionKey, after ``scan_budget`` examined entities, or after ``top`` matches (the
-    continuation is then the next entity whatever it is).
+    A page starts at the continuation key (the table's start for the first page) and
+    stops: at the first boundary above its starting PartitionKey (the continuation is then
+    the boundary, with an empty RowKey), with ``partition_pages`` at the first entity of a
+    PartitionKey other than the first one its scan met, after ``scan_budget`` examined
+    entities, or after ``top`` matches (the continuation is then the next entity, or the
+    boundary when that entity lies beyond it).
     """
     rows = sorted(entities, key=lambda e: sort_key(e.key))
     limit = min(top or 1000, 1000)
     pages: list[tuple[list[Key], Key | None]] = []
-    pos, start_pk = 0, ""
+    start: Key = ("", "")
     while True:
-        stop = layout.next_boundary(start_pk)
+        pos = next((n for n, r in enumerate(rows) if sort_key(r.key) >= sort_key(start)), len(rows))
+        real_stop = layout.real_boundary_above(start[0])
+        stop = None if real_stop is None else utf16_key(real_stop)
+        boundary_token = None if real_stop is None else (real_stop, "")
+
+        def beyond(row: Entity, stop: bytes | None = stop) -> bool:
+            return stop is not None and utf16_key(row.pk) >= stop
+
+        page_pk = rows[pos].pk if pos < len(rows) and not beyond(rows[pos]) else None
         found: list[Key] = []
         scanned = 0
         next_key: Key | None = None
         i = pos
         while i < len(rows):
             row = rows[i]
-            if stop is not None and utf16_key(row.pk) >= utf16_key(stop):
+            if beyond(row):
+                next_key = boundary_token
+                break
+            if layout.partition_pages and row.pk != page_pk:
                 next_key = row.key
                 break
             if scanned == layout.scan_budget:
@@ -146,13 +159,13 @@ def model_pages(
             if predicate(row):
                 found.append(row.key)
                 if len(found) == limit:
-                    next_key = rows[i].key if i < len(rows) else None
+                    if i < len(rows):
+                        next_key = boundary_token if beyond(rows[i]) else rows[i].key
                     break
         pages.append((found, next_key))
         if next_key is None:
             return pages
-        pos = i
-        start_pk = next_key[0]
+        start = next_key
 
 
 def load(entities: Sequence[Entity]) -> Backend:
@@ -176,14 +189,7 @@ def backend_pages(
     pages: list[tuple[list[Key], Key | None, int]] = []
     start: Key | None = None
     for _ in range(max_pages):
-        page = backend.query_entities(
-            ACCOUNT,
-            TABLE,
-            flt,  # type: ignore[arg-type]
-            top,
-            start,
-            **layout.query_options(first_partition if start is None else start[0]),
-        )
+        page = layout.page(backend, ACCOUNT, TABLE, flt, top, start)  # type: ignore[arg-type]
         pages.append(([e.key for e in page.entities], page.next_key, page.scanned))
         if page.next_key is None:
             return pages
@@ -235,16 +241,27 @@ def test_empty_range_partitions_give_empty_pages_with_continuations() -> None:
     backend = load(entities)
     layout = RangeLayout(boundaries=("b", "c", "k", "m", "y"))
     pages = backend_pages(backend, None, layout, None)
+    # the continuation at a boundary is the boundary (the next range partition's start),
+    # so each empty range partition on the way costs one empty page
     assert [(keys, nxt) for keys, nxt, _ in pages] == [
-        ([("a1", "1"), ("a2", "1")], ("k1", "1")),  # [ "", b): stops at the first entity >= b
-        ([("k1", "1")], ("z1", "1")),  # [k, m)
+        ([("a1", "1"), ("a2", "1")], ("b", "")),  # ["", b)
+        ([], ("c", "")),  # [b, c): empty
+        ([], ("k", "")),  # [c, k): empty
+        ([("k1", "1")], ("m", "")),  # [k, m)
+        ([], ("y", "")),  # [m, y): empty
         ([("z1", "1"), ("z2", "1")], None),  # [y, ...)
     ]
     # A query starting inside an empty range partition gets an empty page.
     only_z = RangeLayout(boundaries=("m",))
     z_backend = load([Entity("z", str(i), 0) for i in range(3)])
-    first = z_backend.query_entities(ACCOUNT, TABLE, None, None, None, **only_z.query_options())
-    assert (first.entities, first.next_key, first.scanned) == ([], ("z", "0"), 0)
+    first = only_z.page(z_backend, ACCOUNT, TABLE, None, None, None)
+    assert (first.entities, first.next_key, first.scanned) == ([], ("m", ""), 0)
+    # the last range partition ends the query: no token after it
+    second = only_z.page(z_backend, ACCOUNT, TABLE, None, None, first.next_key)
+    assert ([e.key for e in second.entities], second.next_key) == (
+        [("z", "0"), ("z", "1"), ("z", "2")],
+        None,
+    )
 
 
 def test_scan_budget_gives_empty_pages_when_nothing_matches() -> None:
@@ -291,10 +308,14 @@ def test_real_filters_return_every_match_once_in_order(
     assert returned == expected
     start_pk = first
     for keys, nxt, scanned in pages:
-        stop = layout.next_boundary(start_pk)
+        stop = layout.real_boundary_above(start_pk)
         # no page crosses a boundary above the PartitionKey it started at
         if stop is not None:
             assert all(utf16_key(pk) < utf16_key(stop) for pk, _ in keys)
+            if keys and nxt is not None and utf16_key(nxt[0]) >= utf16_key(stop):
+                assert nxt == (stop, "")  # the continuation names the next range partition
+        if layout.partition_pages:
+            assert len({pk for pk, _ in keys}) <= 1
         assert layout.scan_budget is None or scanned <= layout.scan_budget
         assert top is None or len(keys) <= top
         if nxt is not None:
@@ -310,19 +331,32 @@ def test_partition_pages_never_mix_partition_keys() -> None:
         ([("", "0"), ("", "1")], ("", "2")),  # top 2
         ([("", "2")], ("a", "0")),
         ([("a", "0"), ("a", "1")], ("a", "2")),
-        ([("a", "2")], ("b", "0")),
+        ([("a", "2")], ("b", "")),  # the real boundary "b": its start
         ([("b", "0"), ("b", "1")], ("b", "2")),
         ([("b", "2")], ("c", "0")),
         ([("c", "0"), ("c", "1")], ("c", "2")),
         ([("c", "2")], None),
     ]
     assert not layout.trivial
-    # a scan from the table's start without a "" partition begins with an empty page
-    no_empty_pk = load([Entity("x", "1", 0), Entity("y", "1", 0)])
+    # a scan from the table's start without a "" partition does not begin with an empty
+    # page: the first page is the first PartitionKey the scan meets
+    no_empty_pk = load([Entity("x", "1", 0), Entity("x", "2", 0), Entity("y", "1", 0)])
     pages = backend_pages(no_empty_pk, None, RangeLayout(partition_pages=True), None)
     assert [(keys, nxt) for keys, nxt, _ in pages] == [
-        ([], ("x", "1")),
-        ([("x", "1")], ("y", "1")),
+        ([("x", "1"), ("x", "2")], ("y", "1")),
+        ([("y", "1")], None),
+    ]
+    # nor does a filter whose lower bound no entity has
+    flt = odata.compile_entity_filter("PartitionKey ge 'w'")
+    pages = backend_pages(no_empty_pk, flt, RangeLayout(partition_pages=True), None)
+    assert [keys for keys, _, _ in pages] == [[("x", "1"), ("x", "2")], [("y", "1")]]
+    # with a real boundary in between, the empty range partition still gets its page
+    layout = RangeLayout(boundaries=("b", "c"), partition_pages=True)
+    pages = backend_pages(no_empty_pk, None, layout, None)
+    assert [(keys, nxt) for keys, nxt, _ in pages] == [
+        ([], ("b", "")),
+        ([], ("c", "")),
+        ([("x", "1"), ("x", "2")], ("y", "1")),
         ([("y", "1")], None),
     ]
 
