@@ -21,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import urllib.parse
 from datetime import UTC, date, datetime
+from typing import ClassVar, Self
 
 import attrs
 
@@ -41,8 +42,33 @@ DEFAULT_SAS_VERSION = "2019-02-02"
 """The ``sv`` used unless another is asked for."""
 
 
+class _Letters:
+    """The letter-flag classes below: one ``bool`` field per letter of ``LETTERS``, in
+    order, which is also the order the service requires in the token."""
+
+    __slots__ = ()
+
+    LETTERS: ClassVar[str]
+    WHAT: ClassVar[str]
+    __attrs_attrs__: ClassVar[tuple[attrs.Attribute[bool], ...]]
+
+    def __str__(self) -> str:
+        flags = attrs.astuple(self, recurse=False)
+        return "".join(letter for letter, on in zip(self.LETTERS, flags, strict=True) if on)
+
+    @classmethod
+    def _parse(cls, text: str) -> Self:
+        bad = set(text) - set(cls.LETTERS)
+        if bad:
+            raise ValidationError(
+                f"{cls.WHAT} are letters from {cls.LETTERS!r}; got {''.join(sorted(bad))!r}"
+            )
+        names = [field.name for field in attrs.fields(cls)]
+        return cls(**{n: letter in text for n, letter in zip(names, cls.LETTERS, strict=True)})
+
+
 @attrs.frozen
-class TableSasPermissions:
+class TableSasPermissions(_Letters):
     """Table SAS permissions: read (query/get), add (insert), update (update/merge), delete.
 
     Upserts need both ``add`` and ``update``. ``str()`` gives the letters in the order the
@@ -56,18 +82,13 @@ class TableSasPermissions:
         TableSasPermissions(read=True, add=True, update=False, delete=True)
     """
 
+    LETTERS: ClassVar[str] = "raud"
+    WHAT: ClassVar[str] = "table SAS permissions"
+
     read: bool = False
     add: bool = False
     update: bool = False
     delete: bool = False
-
-    def __str__(self) -> str:
-        return (
-            ("r" if self.read else "")
-            + ("a" if self.add else "")
-            + ("u" if self.update else "")
-            + ("d" if self.delete else "")
-        )
 
     @classmethod
     def from_string(cls, text: str) -> TableSasPermissions:
@@ -78,16 +99,11 @@ class TableSasPermissions:
             >>> str(TableSasPermissions.from_string("ur"))
             'ru'
         """
-        bad = set(text) - set("raud")
-        if bad:
-            raise ValidationError(
-                f"table SAS permissions are letters from 'raud'; got {''.join(sorted(bad))!r}"
-            )
-        return cls(read="r" in text, add="a" in text, update="u" in text, delete="d" in text)
+        return cls._parse(text)
 
 
 @attrs.frozen
-class AccountSasPermissions:
+class AccountSasPermissions(_Letters):
     """Account SAS permissions (``rwdlacup`` order): read, write, delete, list, add,
     create, update, process.
 
@@ -96,6 +112,9 @@ class AccountSasPermissions:
         >>> str(AccountSasPermissions(read=True, list=True, create=True))
         'rlc'
     """
+
+    LETTERS: ClassVar[str] = "rwdlacup"
+    WHAT: ClassVar[str] = "account SAS permissions"
 
     read: bool = False
     write: bool = False
@@ -106,19 +125,6 @@ class AccountSasPermissions:
     update: bool = False
     process: bool = False
 
-    def __str__(self) -> str:
-        flags = (
-            (self.read, "r"),
-            (self.write, "w"),
-            (self.delete, "d"),
-            (self.list, "l"),
-            (self.add, "a"),
-            (self.create, "c"),
-            (self.update, "u"),
-            (self.process, "p"),
-        )
-        return "".join(letter for on, letter in flags if on)
-
     @classmethod
     def from_string(cls, text: str) -> AccountSasPermissions:
         """Parse letters from ``rwdlacup`` (any order).
@@ -128,24 +134,11 @@ class AccountSasPermissions:
             >>> str(AccountSasPermissions.from_string("ulr"))
             'rlu'
         """
-        bad = set(text) - set("rwdlacup")
-        if bad:
-            raise ValidationError(
-                f"account SAS permissions are letters from 'rwdlacup'; got {''.join(sorted(bad))!r}"
-            )
-        return cls(
-            **{
-                name: letter in text
-                for name, letter in zip(_ACCOUNT_FIELDS, "rwdlacup", strict=True)
-            }
-        )
-
-
-_ACCOUNT_FIELDS = ("read", "write", "delete", "list", "add", "create", "update", "process")
+        return cls._parse(text)
 
 
 @attrs.frozen
-class AccountSasResourceTypes:
+class AccountSasResourceTypes(_Letters):
     """Account SAS resource types: ``service`` (service properties/stats, list tables),
     ``container`` (create/delete tables), ``object`` (entities).
 
@@ -155,16 +148,12 @@ class AccountSasResourceTypes:
         'sco'
     """
 
+    LETTERS: ClassVar[str] = "sco"
+    WHAT: ClassVar[str] = "account SAS resource types"
+
     service: bool = False
     container: bool = False
     object: bool = False
-
-    def __str__(self) -> str:
-        return (
-            ("s" if self.service else "")
-            + ("c" if self.container else "")
-            + ("o" if self.object else "")
-        )
 
     @classmethod
     def from_string(cls, text: str) -> AccountSasResourceTypes:
@@ -175,12 +164,7 @@ class AccountSasResourceTypes:
             >>> AccountSasResourceTypes.from_string("o").object
             True
         """
-        bad = set(text) - set("sco")
-        if bad:
-            raise ValidationError(
-                f"account SAS resource types are letters from 'sco'; got {''.join(sorted(bad))!r}"
-            )
-        return cls(service="s" in text, container="c" in text, object="o" in text)
+        return cls._parse(text)
 
 
 def _format_time(value: datetime | date | str | None, what: str) -> str:
