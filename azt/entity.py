@@ -759,9 +759,10 @@ class EntityMeta(type):
             )
         token = _BUILDING.set(True)
         try:
-            built = attrs.define(cls, these=these, slots=True, weakref_slot=True, repr=True)
+            built = attrs.define(cls, these=these, slots=True, weakref_slot=True, repr=False)
         finally:
             _BUILDING.reset(token)
+        type.__setattr__(built, "__eq__", _projection_safe_eq(built))
         all_props = props
         for p in all_props.values():
             p.owner = built
@@ -791,6 +792,40 @@ class EntityMeta(type):
             return type.__getattribute__(cls, name)
 
 
+class _NotSelected:
+    """Shown by ``repr`` for a property outside a query's projection (left unset)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not selected>"
+
+
+_NOT_SELECTED = _NotSelected()
+
+
+def _projection_safe_eq(cls: type) -> Callable[[Any, Any], Any]:
+    """Wrap attrs' generated ``__eq__`` (``__ne__`` calls it) so that objects from a
+    projection, whose unselected slots are unset, compare instead of raising: equal when
+    the same properties are set, with equal values."""
+    fast = type.__getattribute__(cls, "__eq__")
+    names = tuple(a.name for a in attrs.fields(cls) if a.eq)
+
+    def __eq__(self: Any, other: Any) -> Any:
+        try:
+            return fast(self, other)
+        except AttributeError:
+            pass
+        for name in names:
+            a = getattr(self, name, _NOT_SELECTED)
+            b = getattr(other, name, _NOT_SELECTED)
+            if a is not b and (a is _NOT_SELECTED or b is _NOT_SELECTED or a != b):
+                return False
+        return True
+
+    return __eq__
+
+
 class Entity(metaclass=EntityMeta):
     """Base class of declarative entities; see the module docstring.
 
@@ -807,6 +842,21 @@ class Entity(metaclass=EntityMeta):
     RowKey: Prop[str] = prop(kw_only=False)
     Timestamp: Prop[datetime | None] = prop(default=None)
     ETag: Prop[str | None] = prop(default=None, eq=False)
+
+    def __repr__(self) -> str:
+        """Every property by its Python name; properties outside a query's projection (see
+        ``Query.select``) show as ``<not selected>``.
+
+        Example::
+
+            >>> Rental("m", "r", movie="Alien")
+            Rental(PartitionKey='m', RowKey='r', Timestamp=None, ETag=None, movie='Alien')
+        """
+        cls = type(self)
+        shown = ", ".join(
+            f"{p.attr}={getattr(self, p.attr, _NOT_SELECTED)!r}" for p in entity_info(cls).props
+        )
+        return f"{cls.__name__}({shown})"
 
     @classmethod
     def from_entity(cls, entity: Mapping[str, Any]) -> Self:

@@ -161,6 +161,20 @@ def test_projection_leaves_unselected_properties_unset() -> None:
     # an unset property is not written back
     assert "ReleaseYear" not in codec.to_entity(m)
     assert "Rating" in codec.to_entity(m)
+    # repr and == work on projected objects: unset properties show as not selected, and
+    # two projections are equal when they have the same properties with the same values
+    assert repr(m) == (
+        "Movie(PartitionKey='a', RowKey='b', Timestamp=None, ETag=None, "
+        "release_year=<not selected>, rating=2.5, language=<not selected>, "
+        "favorite=<not selected>)"
+    )
+    twin = codec.from_json({"PartitionKey": "a", "RowKey": "b", "Rating": 2.5})
+    assert m == twin
+    assert (m != twin) is False
+    assert m != codec.from_json({"PartitionKey": "a", "RowKey": "b", "Rating": 3.0})
+    full = Movie("a", "b", rating=2.5)
+    assert m != full
+    assert full != m
 
 
 def test_codecs_are_cached_per_class_and_projection() -> None:
