@@ -1202,6 +1202,10 @@ class Query(Generic[R]):
         """
         return [x async for x in self]
 
+    def _at_most(self, n: int) -> Query[R]:
+        """This query limited to ``n`` results, keeping a smaller ``take()``."""
+        return self.take(n if self._limit is None else min(self._limit, n))
+
     async def first(self) -> R | None:
         """The first result in key order, or ``None``.
 
@@ -1209,7 +1213,7 @@ class Query(Generic[R]):
 
             movie = await Query(Movie, table).where(Movie.PartitionKey == "Action").first()
         """
-        async with aclosing(self.take(1).__aiter__()) as items:
+        async with aclosing(self._at_most(1).__aiter__()) as items:
             async for x in items:
                 return x
         return None
@@ -1222,7 +1226,7 @@ class Query(Generic[R]):
             q = Query(Movie, table).where(Movie.PartitionKey == "A", Movie.RowKey == "B")
             movie = await q.one_or_none()
         """
-        found = [x async for x in self.take(2)]
+        found = [x async for x in self._at_most(2)]
         if len(found) > 1:
             raise MultipleResultsError(
                 f"one_or_none() found more than one entity ({_describe(found[0])}, "

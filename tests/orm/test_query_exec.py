@@ -184,6 +184,9 @@ async def test_first_and_one_or_none(orm_table: Recording) -> None:
     assert await q.where(Movie.PartitionKey == "Nope", Movie.RowKey == "x").one_or_none() is None
     with pytest.raises(MultipleResultsError):
         await q.where(Movie.PartitionKey == "Drama").one_or_none()
+    # take(0) means no results, also for first() and one_or_none()
+    assert await q.take(0).first() is None
+    assert await q.where(Movie.PartitionKey == "Drama").take(0).one_or_none() is None
 
 
 @pytest.mark.parametrize(
