@@ -95,11 +95,29 @@ class EntityFilter(Protocol):
 
     @property
     def ranges(self) -> Sequence[KeyRange]:
-        """The planner's key ranges."""
+        """The planner's key ranges.
+
+        Example::
+
+            >>> from azt_server_stub.odata import compile_entity_filter
+            >>> compile_entity_filter("PartitionKey eq 'p' and RowKey ge 'r'").ranges
+            [(('p', 'r'), ('p\\x00', ''))]
+        """
         ...
 
     def matches(self, entity: Entity) -> bool:
-        """Whether ``entity`` satisfies the filter."""
+        """Whether ``entity`` satisfies the filter.
+
+        Example::
+
+            >>> from azt_server_stub.model import Edm
+            >>> from azt_server_stub.odata import compile_entity_filter
+            >>> adults = compile_entity_filter("Age ge 18")
+            >>> adults.matches(Entity("p", "r", 0, {"Age": (Edm.INT32, 30)}))
+            True
+            >>> adults.matches(Entity("p", "r", 0))  # no Age at all
+            False
+        """
         ...
 
 
@@ -411,7 +429,20 @@ class Backend:
         return self._store is not None
 
     def close(self) -> None:
-        """Flush and close the durable store (no-op in memory). Idempotent."""
+        """Flush and close the durable store (no-op in memory). Idempotent.
+
+        Example::
+
+            >>> import tempfile
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     backend = Backend(Path(folder))
+            ...     _ = backend.create_table("acct", "Kept")
+            ...     backend.close()
+            ...     backend.close()  # a second close does nothing
+            ...     with Backend(Path(folder)) as reopened:
+            ...         reopened.table_name("acct", "kept")
+            'Kept'
+        """
         with self._write_lock, self._lock:
             if self._store is not None:
                 self._store.close()

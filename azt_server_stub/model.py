@@ -201,12 +201,24 @@ class Entity:
 
     @property
     def key(self) -> tuple[str, str]:
-        """``(PartitionKey, RowKey)``, the entity's position in ordinal order."""
+        """``(PartitionKey, RowKey)``, the entity's position in ordinal order.
+
+        Example::
+
+            >>> Entity("pk", "rk", 0).key
+            ('pk', 'rk')
+        """
         return (self.pk, self.rk)
 
     @property
     def etag(self) -> str:
-        """The entity's current ETag, derived from its Timestamp."""
+        """The entity's current ETag, derived from its Timestamp (see :func:`etag_for`).
+
+        Example::
+
+            >>> Entity("pk", "rk", parse_datetime("2020-09-15T23:02:10.4363943Z")).etag
+            'W/"datetime\\'2020-09-15T23%3A02%3A10.4363943Z\\'"'
+        """
         return etag_for(self.timestamp)
 
     def get(self, name: str) -> TypedValue | None:
@@ -229,7 +241,16 @@ class Entity:
         return self.props.get(name)
 
     def copy(self) -> Entity:
-        """A copy whose property dict can be changed independently (values are immutable)."""
+        """A copy whose property dict can be changed independently (values are immutable).
+
+        Example::
+
+            >>> original = Entity("pk", "rk", 0, {"Age": (Edm.INT32, 23)})
+            >>> changed = original.copy()
+            >>> changed.props["Age"] = (Edm.INT32, 24)
+            >>> original.props["Age"][1], changed.props["Age"][1]
+            (23, 24)
+        """
         return Entity(self.pk, self.rk, self.timestamp, dict(self.props))
 
 

@@ -57,17 +57,48 @@ class StubServer:
 
     @property
     def port(self) -> int:
-        """The port actually listened on (after start)."""
+        """The port actually listened on (after start).
+
+        Before :meth:`start` it is the port asked for (``0``: any free port).
+
+        Example::
+
+            >>> StubServer(port=10002).port
+            10002
+            >>> async def listening_port() -> int:
+            ...     async with StubServer() as stub:
+            ...         return stub.port
+            >>> asyncio.run(listening_port()) > 0
+            True
+        """
         return self._port
 
     @property
     def scheme(self) -> str:
-        """``http`` or ``https``."""
+        """``http``, or ``https`` when an ``ssl_context`` was given.
+
+        Example::
+
+            >>> StubServer().scheme
+            'http'
+            >>> StubServer(ssl_context=ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)).scheme
+            'https'
+        """
         return "https" if self._ssl is not None else "http"
 
     @property
     def endpoint(self) -> str:
-        """``{scheme}://{host}:{port}``: the service root (account paths go below it)."""
+        """``{scheme}://{host}:{port}``: the service root (account paths go below it).
+
+        An IPv6 host is bracketed.
+
+        Example::
+
+            >>> StubServer(port=10002).endpoint
+            'http://127.0.0.1:10002'
+            >>> StubServer(host="::1", port=10002).endpoint
+            'http://[::1]:10002'
+        """
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.scheme}://{host}:{self._port}"
 
@@ -76,28 +107,72 @@ class StubServer:
 
         Example::
 
-            StubServer(port=10002).table_endpoint()  # 'http://127.0.0.1:10002/devstoreaccount1'
+            >>> StubServer(port=10002).table_endpoint()
+            'http://127.0.0.1:10002/devstoreaccount1'
+            >>> StubServer(port=10002).table_endpoint("other")
+            'http://127.0.0.1:10002/other'
         """
         return f"{self.endpoint}/{account}"
 
     @property
     def account(self) -> str:
-        """The first configured account (``devstoreaccount1`` by default)."""
+        """The first configured account (``devstoreaccount1`` by default).
+
+        Example::
+
+            >>> StubServer().account
+            'devstoreaccount1'
+            >>> StubServer(StubConfig(accounts={"first": ["AAAA"], "second": ["BBBB"]})).account
+            'first'
+        """
         return next(iter(self.config.accounts))
 
     @property
     def connection_string(self) -> str:
-        """A connection string for the first configured account."""
+        """A connection string for the first configured account.
+
+        Example::
+
+            >>> StubServer(StubConfig(accounts={"a": ["AAAA"]}), port=10002).connection_string
+            'DefaultEndpointsProtocol=http;AccountName=a;AccountKey=AAAA;TableEndpoint=http://127.0.0.1:10002/a;'
+        """
         return self.connection_string_for(self.account)
 
     def connection_string_for(self, account: str) -> str:
-        """A connection string for any configured account (KeyError if unknown)."""
+        """A connection string for any configured account (KeyError if unknown).
+
+        Example::
+
+            >>> stub = StubServer(StubConfig(accounts={"a": ["AAAA"], "b": ["BBBB"]}))
+            >>> "AccountName=b;AccountKey=BBBB;" in stub.connection_string_for("b")
+            True
+            >>> stub.connection_string_for("c")
+            Traceback (most recent call last):
+            ...
+            KeyError: 'c'
+        """
         key = self.config.accounts[account][0]
         return connection_string(self.endpoint, account, key)
 
     @property
     def backend(self) -> Backend:
-        """The running stub's backend (for tests that load or inspect data directly)."""
+        """The running stub's backend (for tests that load or inspect data directly).
+
+        ``RuntimeError`` while the stub is not running.
+
+        Example::
+
+            >>> async def seeded() -> str | None:
+            ...     async with StubServer() as stub:
+            ...         stub.backend.create_table(stub.account, "Seeded")
+            ...         return stub.backend.table_name(stub.account, "seeded")
+            >>> asyncio.run(seeded())
+            'Seeded'
+            >>> StubServer().backend
+            Traceback (most recent call last):
+            ...
+            RuntimeError: the stub is not running
+        """
         if self._app is None:
             raise RuntimeError("the stub is not running")
         from .app import BACKEND_KEY
@@ -105,7 +180,21 @@ class StubServer:
         return self._app[BACKEND_KEY]
 
     async def start(self) -> StubServer:
-        """Start listening; returns self."""
+        """Start listening; returns self. ``RuntimeError`` if it is already running.
+
+        Prefer ``async with StubServer() as stub:``, which stops it on exit.
+
+        Example::
+
+            >>> async def start_and_stop() -> str:
+            ...     stub = await StubServer().start()
+            ...     try:
+            ...         return stub.scheme
+            ...     finally:
+            ...         await stub.stop()
+            >>> asyncio.run(start_and_stop())
+            'http'
+        """
         if self._runner is not None:
             raise RuntimeError("the stub is already running")
         app = create_app(self.config)
@@ -126,7 +215,22 @@ class StubServer:
         return self
 
     async def stop(self) -> None:
-        """Stop listening and close the backend (idempotent)."""
+        """Stop listening and close the backend (idempotent).
+
+        Example::
+
+            >>> async def stop_twice() -> bool:
+            ...     stub = await StubServer().start()
+            ...     await stub.stop()
+            ...     await stub.stop()  # a second stop does nothing
+            ...     try:
+            ...         stub.backend
+            ...     except RuntimeError:
+            ...         return True
+            ...     return False
+            >>> asyncio.run(stop_twice())
+            True
+        """
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
@@ -163,25 +267,62 @@ class ThreadedStubServer:
 
     @property
     def connection_string(self) -> str:
-        """See :attr:`StubServer.connection_string`."""
+        """See :attr:`StubServer.connection_string`.
+
+        Example::
+
+            >>> stub = ThreadedStubServer(StubConfig(accounts={"a": ["AAAA"]}), port=10002)
+            >>> stub.connection_string
+            'DefaultEndpointsProtocol=http;AccountName=a;AccountKey=AAAA;TableEndpoint=http://127.0.0.1:10002/a;'
+        """
         return self.server.connection_string
 
     @property
     def endpoint(self) -> str:
-        """See :attr:`StubServer.endpoint`."""
+        """See :attr:`StubServer.endpoint`.
+
+        Example::
+
+            >>> ThreadedStubServer(port=10002).endpoint
+            'http://127.0.0.1:10002'
+        """
         return self.server.endpoint
 
     @property
     def backend(self) -> Backend:
-        """See :attr:`StubServer.backend` (call it only between requests)."""
+        """See :attr:`StubServer.backend` (call it only between requests).
+
+        Example::
+
+            >>> with ThreadedStubServer() as stub:
+            ...     stub.backend.create_table(stub.server.account, "Seeded")
+            'Seeded'
+        """
         return self.server.backend
 
     def connection_string_for(self, account: str) -> str:
-        """See :meth:`StubServer.connection_string_for`."""
+        """See :meth:`StubServer.connection_string_for`.
+
+        Example::
+
+            >>> stub = ThreadedStubServer(StubConfig(accounts={"a": ["AAAA"], "b": ["BBBB"]}))
+            >>> "AccountName=b;AccountKey=BBBB;" in stub.connection_string_for("b")
+            True
+        """
         return self.server.connection_string_for(account)
 
     def start(self) -> ThreadedStubServer:
-        """Start the loop thread and the server; returns self."""
+        """Start the loop thread and the server; returns self.
+
+        Prefer ``with ThreadedStubServer() as stub:``, which stops it on exit.
+
+        Example::
+
+            >>> stub = ThreadedStubServer().start()
+            >>> stub.endpoint.startswith("http://127.0.0.1:"), stub.server.port > 0
+            (True, True)
+            >>> stub.stop()
+        """
         loop = asyncio.new_event_loop()
         self._loop = loop
         ready = threading.Event()
@@ -202,7 +343,14 @@ class ThreadedStubServer:
         return self
 
     def stop(self) -> None:
-        """Stop the server and the loop thread, closing the loop."""
+        """Stop the server and the loop thread, closing the loop (idempotent).
+
+        Example::
+
+            >>> stub = ThreadedStubServer().start()
+            >>> stub.stop()
+            >>> stub.stop()  # a second stop does nothing
+        """
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
