@@ -15,14 +15,13 @@ Example::
 
 from __future__ import annotations
 
-import base64
-import binascii
 import ipaddress
 import urllib.parse
 
 import attrs
 
-from azt._exceptions import ConnectionStringError
+from azt._exceptions import ConnectionStringError, ValidationError
+from azt._signing import decode_key
 
 DEV_ACCOUNT_NAME = "devstoreaccount1"
 """The development storage (emulator) account name."""
@@ -336,7 +335,10 @@ def parse_connection_string(connection_string: str) -> ConnectionSettings:
     if account_key is not None:
         if account_name is None:
             raise ConnectionStringError("AccountKey is given without AccountName")
-        _check_base64_key(account_key)
+        try:
+            decode_key(account_key)
+        except ValidationError as exc:
+            raise ConnectionStringError(f"AccountKey: {exc}") from exc
         sas = None  # shared key wins, as in Microsoft's SDKs
     elif sas is not None:
         sas = sas.lstrip("?")
@@ -380,12 +382,3 @@ def parse_connection_string(connection_string: str) -> ConnectionSettings:
         endpoint=primary.url,
         secondary_endpoint=secondary.url if secondary is not None else None,
     )
-
-
-def _check_base64_key(key: str) -> None:
-    try:
-        decoded = base64.b64decode(key, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ConnectionStringError("AccountKey is not valid base64") from exc
-    if not decoded:
-        raise ConnectionStringError("AccountKey is empty")
