@@ -882,11 +882,15 @@ class TableBatch:
         )
 
 
-def _check_entity(entity: Mapping[str, Any]) -> None:
+def _check_entity(entity: Mapping[str, Any]) -> tuple[str, str]:
+    """Check ``entity`` against the service limits; return its (valid) PartitionKey and
+    RowKey, so callers need not check the keys a second time."""
     if not isinstance(entity, Mapping):
         raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
-    if not _plainly_valid(entity):
-        validate_entity(entity)  # the full check: explicit types, Typed values, the errors
+    if _plainly_valid(entity):
+        return entity["PartitionKey"], entity["RowKey"]  # plain, checked str
+    validate_entity(entity)  # the full check: explicit types, Typed values, the errors
+    return _plain(entity["PartitionKey"]), _plain(entity["RowKey"])
 
 
 # Property names already found valid (C#-identifier-like, at most 255 characters): entities
@@ -964,12 +968,6 @@ def _check_etag(etag: str) -> str:
     if not isinstance(etag, str) or not etag:
         raise ValidationError(f"etag must be '*' or an ETag string, got {etag!r}")
     return etag
-
-
-def _keys(entity: Mapping[str, Any]) -> tuple[str, str]:
-    pk = _plain(entity.get("PartitionKey"))
-    rk = _plain(entity.get("RowKey"))
-    return validate_key("PartitionKey", pk), validate_key("RowKey", rk)
 
 
 # --- value comparison for ambiguous-write verification ------------------------------------
@@ -1234,8 +1232,7 @@ class TableClient(_ClientBase):
             result = await table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
             print(result.etag, result.request_id)
         """
-        _check_entity(entity)
-        pk, rk = _keys(entity)
+        pk, rk = _check_entity(entity)
         core = self._core
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
@@ -1246,7 +1243,9 @@ class TableClient(_ClientBase):
             )
         except EntityAlreadyExistsError as exc:
             if core.ambiguous(f"insert_entity({pk!r}, {rk!r})", exc):
-                return await self._verify(entity, exc, exact=True, return_entity=return_content)
+                return await self._verify(
+                    pk, rk, entity, exc, exact=True, return_entity=return_content
+                )
             raise
         echoed = None
         etag = resp.headers.get("ETag")
@@ -1261,13 +1260,14 @@ class TableClient(_ClientBase):
 
     async def _verify(
         self,
+        pk: str,
+        rk: str,
         entity: Mapping[str, Any],
         exc: ServiceError,
         *,
         exact: bool,
         return_entity: bool = False,
     ) -> WriteResult:
-        pk, rk = _keys(entity)
         try:
             stored = await self._get(pk, rk, None, self._core.typed_read)
         except EntityNotFoundError:
@@ -1302,10 +1302,9 @@ class TableClient(_ClientBase):
             movie["Rating"] = 5.0
             await table.update_entity(movie, UpdateMode.MERGE, etag=movie.metadata.etag)
         """
-        _check_entity(entity)
+        pk, rk = _check_entity(entity)
         etag = _check_etag(etag)
         mode = UpdateMode(mode)
-        pk, rk = _keys(entity)
         core = self._core
         headers = dict(core.odata_write)
         headers["If-Match"] = etag
@@ -1320,7 +1319,7 @@ class TableClient(_ClientBase):
             )
         except PreconditionFailedError as exc:
             if etag != "*" and core.ambiguous(f"update_entity({pk!r}, {rk!r})", exc):
-                return await self._verify(entity, exc, exact=mode is UpdateMode.REPLACE)
+                return await self._verify(pk, rk, entity, exc, exact=mode is UpdateMode.REPLACE)
             raise
         return WriteResult(
             etag=resp.headers.get("ETag"),
@@ -1338,9 +1337,8 @@ class TableClient(_ClientBase):
             await table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "n": 2},
                                       UpdateMode.REPLACE)
         """
-        _check_entity(entity)
+        pk, rk = _check_entity(entity)
         mode = UpdateMode(mode)
-        pk, rk = _keys(entity)
         core = self._core
         method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
         resp = await core.send(
