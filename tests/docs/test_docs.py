@@ -93,6 +93,16 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
         assert (site / page).is_file(), page
     reference = (site / "reference" / "query" / "index.html").read_text(encoding="utf-8")
     assert "PlanKind" in reference  # the API reference is generated from the docstrings
+    # The docstrings' reStructuredText conventions are turned into Markdown (the
+    # rst_docstrings extension): no literal "Example::", role or table border is left.
+    for html in (site / "reference").rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        for leftover in ("Example::", ":class:", ":meth:", ":func:", "=====", "<autoref"):
+            assert leftover not in text, f"{leftover!r} in {html}"
+    testing = (site / "reference" / "testing" / "index.html").read_text(encoding="utf-8")
+    assert "<table>" in testing  # the fixtures table
+    assert 'href="../azt/#azt.TableServiceClient"' in testing  # a role became a link
+    assert '<span class="gp">&gt;&gt;&gt; </span>' in reference  # doctests as pycon
     for html in site.rglob("*.html"):
         assert "```" not in html.read_text(encoding="utf-8"), f"an unrendered fence in {html}"
     assert not (site / "_hooks").exists()
@@ -109,6 +119,64 @@ def test_fence_hook() -> None:
     assert (
         module.strip_markers(page) == "```python\na\n```\n\n```python\nb\n```\n```python\nc\n```\n"
     )
+
+
+def _hook(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, DOCS / "_hooks" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rst_docstrings_extension() -> None:
+    module = _hook("rst_docstrings")
+    assert doctest.testmod(module).failed == 0
+    convert = module.rst_to_markdown
+    doc = (
+        "Intro.\n\n"
+        "=====  ==========\n"
+        "kind   effect\n"
+        "=====  ==========\n"
+        "``a``  first line\n"
+        "       and more\n"
+        "``b``  :class:`X`\n"
+        "=====  ==========\n\n"
+        "Shell::\n\n"
+        "    $ azt tables list\n\n"
+        "Example::\n\n"
+        "    >>> 1\n"
+        "    1\n"
+        "\n"
+        "After."
+    )
+    assert convert(doc, "m").split("\n") == [
+        "Intro.",
+        "",
+        "| kind | effect |",
+        "|---|---|",
+        "| ``a`` | first line and more |",
+        '| ``b`` | <autoref identifier="m.X" optional><code>X</code></autoref> |',
+        "",
+        "Shell:",
+        "",
+        "```console",
+        "$ azt tables list",
+        "```",
+        "",
+        "Example:",
+        "",
+        "```pycon",
+        ">>> 1",
+        "1",
+        "```",
+        "",
+        "After.",
+    ]
+    # A headerless table gets an empty header; fenced blocks are left alone.
+    assert convert("==  ==\na   b\n==  ==").split("\n") == ["|  |  |", "|---|---|", "| a | b |"]
+    assert convert("```\nx::\n    y\n```") == "```\nx::\n    y\n```"
 
 
 def test_readme_quick_start_runs(capsys: pytest.CaptureFixture[str]) -> None:
