@@ -1209,9 +1209,7 @@ class TableClient(_ClientBase):
             comp="acl",
             resource="table",
         )
-        return WriteResult(
-            etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
-        )
+        return _written(resp)
 
     # -- entities ---------------------------------------------------------------------------
 
@@ -1321,11 +1319,7 @@ class TableClient(_ClientBase):
             if etag != "*" and core.ambiguous(f"update_entity({pk!r}, {rk!r})", exc):
                 return await self._verify(pk, rk, entity, exc, exact=mode is UpdateMode.REPLACE)
             raise
-        return WriteResult(
-            etag=resp.headers.get("ETag"),
-            request_id=resp.headers.get("x-ms-request-id"),
-            status=resp.status,
-        )
+        return _written(resp, resp.headers.get("ETag"))
 
     async def upsert_entity(
         self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE
@@ -1348,11 +1342,7 @@ class TableClient(_ClientBase):
             body=self._encode(entity),
             resource="entity",
         )
-        return WriteResult(
-            etag=resp.headers.get("ETag"),
-            request_id=resp.headers.get("x-ms-request-id"),
-            status=resp.status,
-        )
+        return _written(resp, resp.headers.get("ETag"))
 
     async def delete_entity(
         self, partition_key: str, row_key: str, *, etag: str = "*"
@@ -1380,13 +1370,9 @@ class TableClient(_ClientBase):
             )
         except EntityNotFoundError as exc:
             if core.ambiguous(f"delete_entity({pk!r}, {rk!r})", exc):
-                return WriteResult(
-                    etag=None, request_id=exc.request_id, status=204, ambiguity_resolved=True
-                )
+                return _resolved(exc, status=204)
             raise
-        return WriteResult(
-            etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
-        )
+        return _written(resp)
 
     async def get_entity(
         self, partition_key: str, row_key: str, *, select: Sequence[str] | None = None
@@ -1825,9 +1811,7 @@ async def _create_table(core: _Core, name: str, *, if_not_exists: bool) -> Write
         if core.ambiguous(f"create_table({name!r})", exc):
             return _resolved(exc)
         raise
-    return WriteResult(
-        etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
-    )
+    return _written(resp)
 
 
 async def _delete_table(core: _Core, name: str, *, if_exists: bool) -> WriteResult | None:
@@ -1846,13 +1830,18 @@ async def _delete_table(core: _Core, name: str, *, if_exists: bool) -> WriteResu
         if core.ambiguous(f"delete_table({name!r})", exc):
             return _resolved(exc, status=204)
         raise
+    return _written(resp)
+
+
+def _written(resp: HttpResponse, etag: str | None = None) -> WriteResult:
+    """The result of a write the service answered with ``resp``."""
     return WriteResult(
-        etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
+        etag=etag, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
     )
 
 
 def _resolved(exc: ServiceError, status: int = 201) -> WriteResult:
-    """The result of a table write judged done after an ambiguous answer."""
+    """The result of a write judged done after an ambiguous answer (no ETag)."""
     return WriteResult(etag=None, request_id=exc.request_id, status=status, ambiguity_resolved=True)
 
 
@@ -2111,9 +2100,7 @@ class TableServiceClient(_ClientBase):
             comp="properties",
             resource="service",
         )
-        return WriteResult(
-            etag=None, request_id=resp.headers.get("x-ms-request-id"), status=resp.status
-        )
+        return _written(resp)
 
     async def get_service_stats(self) -> ServiceStats:
         """Geo-replication statistics, read from the secondary endpoint.
