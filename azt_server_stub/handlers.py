@@ -116,10 +116,35 @@ class Call:
 
     @property
     def backend(self) -> Backend:
+        """The application's backend (shorthand for ``services.backend``).
+
+        Example::
+
+            >>> from aiohttp.test_utils import make_mocked_request
+            >>> backend = Backend()
+            >>> services = Services(backend, Authenticator({}, lambda a, t: []))
+            >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
+            >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct")
+            >>> call.backend is backend
+            True
+        """
         return self.services.backend
 
     @property
     def account(self) -> str:
+        """The addressed account, without a ``-secondary`` suffix.
+
+        Example::
+
+            >>> from aiohttp.test_utils import make_mocked_request
+            >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
+            >>> addr = split_account("127.0.0.1:10002", "/acct-secondary/Tables")
+            >>> call = Call(make_mocked_request("GET", "/acct-secondary/Tables"), services, addr,
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct")
+            >>> call.account, call.addr.secondary
+            ('acct', True)
+        """
         return self.addr.account
 
 
@@ -875,7 +900,11 @@ def _query_entities(call: Call, raw_path: str) -> web.Response:
     headers = _odata_headers(fmt, feed=True, select=select is not None)
     if page.next_key is not None:
         headers["x-ms-continuation-NextPartitionKey"] = odata.encode_continuation(page.next_key[0])
-        headers["x-ms-continuation-NextRowKey"] = odata.encode_continuation(page.next_key[1])
+        # An empty RowKey means "the start of that partition" (a range-partition boundary):
+        # the service then sends NextPartitionKey alone (PROTOCOL.md 7.7), which resumes
+        # at exactly the same key.
+        if page.next_key[1]:
+            headers["x-ms-continuation-NextRowKey"] = odata.encode_continuation(page.next_key[1])
     if fmt is Fmt.ATOM:
         body = atom_fmt.AtomWriter(call.endpoint, call.account, table, select).feed(page.entities)
     else:
