@@ -1603,22 +1603,15 @@ class TableClient(_ClientBase):
         if not operations:
             raise BatchValidationError("the transaction has no operations")
         core = self._core
-        parts = []
         table_url = core.pipeline.url_for(self._table_path)
-        for op in operations:
-            parts.append(self._batch_part(op, table_url))
+        parts = [self._batch_part(op, table_url) for op in operations]
         content_type, body = wire_batch.encode_batch(parts)
         if len(body) > MAX_BATCH_BYTES:
             raise BatchValidationError(
                 f"the transaction body is {len(body)} bytes; the service limit is 4 MiB"
             )
-        headers = {
-            "Content-Type": content_type,
-            "Accept": core.odata_read["Accept"],
-            "DataServiceVersion": "3.0",
-            "MaxDataServiceVersion": "3.0;NetFx",
-            "x-ms-version": core.odata_read["x-ms-version"],
-        }
+        headers = dict(core.odata_read)
+        headers["Content-Type"] = content_type
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
         return self._batch_results(resp, operations)
 
@@ -1670,16 +1663,10 @@ class TableClient(_ClientBase):
                 request_id=request_id,
                 headers=resp.headers,
             )
-        results = []
-        for part in parts:
-            results.append(
-                WriteResult(
-                    etag=part.headers.get("ETag"),
-                    request_id=request_id,
-                    status=part.status,
-                )
-            )
-        return results
+        return [
+            WriteResult(etag=part.headers.get("ETag"), request_id=request_id, status=part.status)
+            for part in parts
+        ]
 
     def _raise_batch(self, error: TransactionError) -> None:
         inner = error.error
