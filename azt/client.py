@@ -1513,9 +1513,9 @@ class TableClient(_ClientBase):
                 rows = _json_rows(body)
                 for row in rows:
                     if "odata.etag" not in row:
-                        ts = row.get("Timestamp")
-                        if type(ts) is str:
-                            row["odata.etag"] = etag_from_timestamp(ts)
+                        etag = _etag_for(row.get("Timestamp"))
+                        if etag is not None:
+                            row["odata.etag"] = etag
                 return page_decoder(rows)
 
         else:
@@ -1746,10 +1746,14 @@ def _decode_feed_etags_from_timestamps(body: bytes) -> list[TableEntity]:
     entities = wire_json.decode_feed(body)
     for entity in entities:
         if getattr(entity, "_etag", None) is None:
-            ts = getattr(entity, "_ts", None)
-            if type(ts) is str:
-                entity._etag = etag_from_timestamp(ts)
+            entity._etag = _etag_for(getattr(entity, "_ts", None))
     return entities
+
+
+def _etag_for(timestamp: object) -> str | None:
+    """The derived ETag of a row without one (JSON no metadata), if its Timestamp is a
+    wire string."""
+    return etag_from_timestamp(timestamp) if type(timestamp) is str else None
 
 
 def _atom_rows_decoder(
