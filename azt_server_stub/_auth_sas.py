@@ -41,19 +41,63 @@ _NOT_WELL_FORMED = "Signature fields not well formed."
 
 
 class PolicyLike(Protocol):
-    """What the authenticator reads from a stored access policy (``SignedIdentifier``)."""
+    """What the authenticator reads from a stored access policy (``SignedIdentifier``).
+
+    Example::
+
+        >>> from azt_server_stub.backend import SignedIdentifier
+        >>> policy: PolicyLike = SignedIdentifier("readers", permission="r")
+        >>> policy.id, policy.permission
+        ('readers', 'r')
+    """
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> str:
+        """The policy's identifier, the value a SAS names in ``si``.
+
+        Example::
+
+            >>> from azt_server_stub.backend import SignedIdentifier
+            >>> SignedIdentifier("readers").id
+            'readers'
+        """
+        ...
 
     @property
-    def start(self) -> str | None: ...
+    def start(self) -> str | None:
+        """The policy's start time as stored (ISO 8601 text), or None.
+
+        Example::
+
+            >>> from azt_server_stub.backend import SignedIdentifier
+            >>> SignedIdentifier("readers", start="2030-01-01T00:00:00Z").start
+            '2030-01-01T00:00:00Z'
+        """
+        ...
 
     @property
-    def expiry(self) -> str | None: ...
+    def expiry(self) -> str | None:
+        """The policy's expiry time as stored (ISO 8601 text), or None.
+
+        Example::
+
+            >>> from azt_server_stub.backend import SignedIdentifier
+            >>> SignedIdentifier("readers").expiry is None
+            True
+        """
+        ...
 
     @property
-    def permission(self) -> str | None: ...
+    def permission(self) -> str | None:
+        """The permission letters the policy grants (``raud`` subset), or None.
+
+        Example::
+
+            >>> from azt_server_stub.backend import SignedIdentifier
+            >>> SignedIdentifier("readers", permission="r").permission
+            'r'
+        """
+        ...
 
 
 PolicyLookup = Callable[[str, str], Sequence[PolicyLike]]
@@ -77,7 +121,14 @@ class KeyRange:
     erk: str | None
 
     def admits(self, pk: str, rk: str) -> bool:
-        """Whether ``(pk, rk)`` lies inside the range."""
+        """Whether ``(pk, rk)`` lies inside the range (bounds included).
+
+        Example::
+
+            >>> window = KeyRange("b", "5", "d", None)
+            >>> window.admits("b", "5"), window.admits("d", "zzz"), window.admits("e", "")
+            (True, True, False)
+        """
         spk = self.spk
         if spk is not None and (pk < spk or (pk == spk and self.srk is not None and rk < self.srk)):
             return False
@@ -89,7 +140,15 @@ class KeyRange:
 
 @dataclass(frozen=True, slots=True)
 class SasGrant:
-    """A verified SAS: the effective fields (stored policy merged) and what they allow."""
+    """A verified SAS: the effective fields (stored policy merged) and what they allow.
+
+    Example::
+
+        >>> grant = SasGrant("service", "2019-02-02", {"tn": "People", "sp": "ra"},
+        ...                  frozenset("ra"), table="People")
+        >>> grant.kind, sorted(grant.permissions), grant.key_range is None
+        ('service', ['a', 'r'], True)
+    """
 
     kind: Literal["service", "account"]
     version: str  # the version the SAS was verified with (resolved ``sv``)

@@ -95,7 +95,13 @@ class StubConfig:
     table_deletion_seconds: float = 0.0
 
     def decoded_accounts(self) -> dict[str, list[bytes]]:
-        """Accounts with decoded keys, as the authenticator wants them."""
+        """Accounts with decoded keys, as the authenticator wants them.
+
+        Example::
+
+            >>> StubConfig(accounts={"a": ["AAAA", "/w=="]}).decoded_accounts()
+            {'a': [b'\\x00\\x00\\x00', b'\\xff']}
+        """
         return {name: [base64.b64decode(k) for k in keys] for name, keys in self.accounts.items()}
 
 
@@ -132,8 +138,14 @@ def error_response(request: web.Request, err: StubError) -> web.Response:
 
     Example::
 
-        >>> error_response.__name__
-        'error_response'
+        >>> from aiohttp.test_utils import make_mocked_request
+        >>> request = make_mocked_request(
+        ...     "GET", "/acct/Tables", headers={"Accept": "application/json;odata=nometadata"})
+        >>> response = error_response(request, errors.table_not_found())
+        >>> response.status, response.headers["x-ms-error-code"]
+        (404, 'TableNotFound')
+        >>> response.body.startswith(b'{"odata.error":{"code":"TableNotFound"')
+        True
     """
     rid = request.get(handlers.REQUEST_ID) or new_guid()
     ctype, body = handlers.error_payload(err, rid, handlers.error_style_of(request))

@@ -267,6 +267,17 @@ class Principal:
         ``srt`` must cover the resource type (``403 AuthorizationResourceTypeMismatch``),
         then ``sp`` the permission; table ACLs are refused (``403 AuthorizationFailure``).
         ``BATCH`` checks only the scope: each contained operation is authorized on its own.
+
+        Example::
+
+            >>> grant = SasGrant("service", "2019-02-02", {}, frozenset("r"), table="People")
+            >>> reader = Principal("acct", "ServiceSas", grant=grant)
+            >>> reader.authorize(Operation.QUERY_ENTITIES, "people")  # tn: any casing
+            >>> try:
+            ...     reader.authorize(Operation.INSERT_ENTITY, "People")
+            ... except StubError as err:
+            ...     print(err.status, err.code)
+            403 AuthorizationPermissionMismatch
         """
         if op is Operation.PREFLIGHT:
             return
@@ -298,26 +309,71 @@ class Principal:
             raise authorization_permission_mismatch()
 
     def key_allowed(self, pk: str, rk: str) -> bool:
-        """Whether a service SAS key range admits this key (True without a range)."""
+        """Whether a service SAS key range admits this key (True without a range).
+
+        Example::
+
+            >>> grant = SasGrant("service", "2019-02-02", {}, frozenset("r"), table="t",
+            ...                  key_range=KeyRange("b", None, "d", None))
+            >>> p = Principal("acct", "ServiceSas", grant=grant)
+            >>> p.key_allowed("c", "any"), p.key_allowed("e", "any")
+            (True, False)
+            >>> Principal("acct", "SharedKey").key_allowed("e", "any")
+            True
+        """
         grant = self.grant
         if grant is None or grant.key_range is None:
             return True
         return grant.key_range.admits(pk, rk)
 
     def check_key(self, pk: str, rk: str) -> None:
-        """Raise 403 AuthorizationFailure when a write targets a key outside the SAS range."""
+        """Raise 403 AuthorizationFailure when a write targets a key outside the SAS range.
+
+        Example::
+
+            >>> grant = SasGrant("service", "2019-02-02", {}, frozenset("a"), table="t",
+            ...                  key_range=KeyRange("b", None, "d", None))
+            >>> writer = Principal("acct", "ServiceSas", grant=grant)
+            >>> writer.check_key("c", "1")  # inside: no error
+            >>> try:
+            ...     writer.check_key("a", "1")
+            ... except StubError as err:
+            ...     print(err.status, err.code)
+            403 AuthorizationFailure
+        """
         if not self.key_allowed(pk, rk):
             raise authorization_failure()
 
     @property
     def key_range(self) -> KeyRange | None:
-        """The service SAS key range, or None (for planners that narrow the scan)."""
+        """The service SAS key range, or None (for planners that narrow the scan).
+
+        Example::
+
+            >>> grant = SasGrant("service", "2019-02-02", {}, frozenset("r"), table="t",
+            ...                  key_range=KeyRange("b", None, "d", None))
+            >>> Principal("acct", "ServiceSas", grant=grant).key_range
+            KeyRange(spk='b', srk=None, epk='d', erk=None)
+            >>> Principal("acct", "SharedKey").key_range is None
+            True
+        """
         return None if self.grant is None else self.grant.key_range
 
     @property
     def key_filter(self) -> Callable[[str, str], bool] | None:
         """``key_allowed`` when a key range applies, else None (pass as the backend's
-        ``restrict`` so unrestricted queries pay nothing per entity)."""
+        ``restrict`` so unrestricted queries pay nothing per entity).
+
+        Example::
+
+            >>> grant = SasGrant("service", "2019-02-02", {}, frozenset("r"), table="t",
+            ...                  key_range=KeyRange("b", None, "d", None))
+            >>> restrict = Principal("acct", "ServiceSas", grant=grant).key_filter
+            >>> restrict("c", "1"), restrict("e", "1")
+            (True, False)
+            >>> Principal("acct", "SharedKey").key_filter is None
+            True
+        """
         key_range = self.key_range
         return None if key_range is None else key_range.admits
 
@@ -422,6 +478,25 @@ class Authenticator:
 
         ``account`` is the account as addressed (``name-secondary`` allowed). The
         ``table`` is checked against a service SAS by ``Principal.authorize``.
+
+        Example::
+
+            >>> from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
+            >>> auth = Authenticator({"acct": [b"key"]}, lambda a, t: [],
+            ...                      AuthOptions(check_clock_skew=False))
+            >>> headers = CIMultiDict({"x-ms-date": "Mon, 27 Jun 2016 15:25:14 GMT"})
+            >>> view = RequestView("GET", "/acct-secondary/Tables", MultiDictProxy(MultiDict()),
+            ...                    CIMultiDictProxy(headers), "http", "127.0.0.1")
+            >>> try:
+            ...     auth.authenticate(view, "acct-secondary", None)
+            ... except StubError as err:
+            ...     print(err.status, err.code)
+            401 NoAuthenticationInformation
+            >>> sts = shared_key_string_to_sign(view, "acct-secondary", lite=True)
+            >>> headers["Authorization"] = "SharedKeyLite acct:" + compute_signature(b"key", sts)
+            >>> who = auth.authenticate(view, "acct-secondary", None)
+            >>> who.account, who.scheme, who.secondary
+            ('acct', 'SharedKeyLite', True)
         """
         primary, secondary = primary_account(account, self._accounts)
         header = request.headers.get("Authorization")

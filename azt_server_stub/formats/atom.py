@@ -371,11 +371,26 @@ class AtomWriter:
         return entry
 
     def single(self, e: Entity) -> bytes:
-        """A root ``<entry>`` (insert echo, point GET)."""
+        """A root ``<entry>`` (insert echo, point GET).
+
+        Example::
+
+            >>> body = AtomWriter("http://h/acct", "acct", "t").single(Entity("p", "r", 0))
+            >>> body.startswith(b"<?xml"), b"<entry " in body, b"<d:RowKey>r</d:RowKey>" in body
+            (True, True, True)
+        """
         return _serialize(self._fill(None, e, _now_text()))
 
     def feed(self, entities: Sequence[Entity]) -> bytes:
-        """A ``<feed>`` of entries (Query Entities)."""
+        """A ``<feed>`` of entries (Query Entities).
+
+        Example::
+
+            >>> body = AtomWriter("http://h/acct", "acct", "t").feed(
+            ...     [Entity("p", "r1", 0), Entity("p", "r2", 0)])
+            >>> b"<feed " in body, body.count(b"<entry")
+            (True, 2)
+        """
         updated = _now_text()
         feed = _feed_shell(self._endpoint, self._table, updated)
         for e in entities:

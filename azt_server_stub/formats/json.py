@@ -424,7 +424,16 @@ class EntityWriter:
         self._select = list(select) if select else None
 
     def metadata_url(self, *, element: bool, select_text: str | None = None) -> str:
-        """``odata.metadata`` for a feed or a single entity of this table."""
+        """``odata.metadata`` for a feed or a single entity of this table.
+
+        Example::
+
+            >>> w = EntityWriter(Fmt.MINIMAL, "http://h/acct", "acct", "t")
+            >>> w.metadata_url(element=True)
+            'http://h/acct/$metadata#t/@Element'
+            >>> w.metadata_url(element=False, select_text="RowKey")
+            'http://h/acct/$metadata#t&$select=RowKey'
+        """
         url = f"{self._endpoint}/$metadata#{self._table}"
         if element:
             return url + "/@Element"
@@ -433,7 +442,19 @@ class EntityWriter:
         return url
 
     def entity(self, e: Entity) -> dict[str, Any]:
-        """One entity as a JSON-ready dict in Azure's member order."""
+        """One entity as a JSON-ready dict in Azure's member order.
+
+        Type annotations follow the metadata level; a ``$select`` name the entity lacks
+        comes back as ``None``.
+
+        Example::
+
+            >>> e = Entity("p", "r", 0, {"N": (Edm.INT64, 5)})
+            >>> EntityWriter(Fmt.MINIMAL, "http://h/acct", "acct", "t").entity(e)["N@odata.type"]
+            'Edm.Int64'
+            >>> EntityWriter(Fmt.NOMETADATA, "http://h/acct", "acct", "t", ["N", "X"]).entity(e)
+            {'N': '5', 'X': None}
+        """
         fmt = self._fmt
         ts = fast_datetime_7(e.timestamp)
         d: dict[str, Any] = {}
@@ -492,14 +513,28 @@ class EntityWriter:
         return d
 
     def single(self, e: Entity) -> bytes:
-        """A single-entity response body (insert echo, point GET)."""
+        """A single-entity response body (insert echo, point GET).
+
+        Example::
+
+            >>> w = EntityWriter(Fmt.MINIMAL, "http://h/acct", "acct", "t")
+            >>> w.single(Entity("p", "r", 0))[:54]
+            b'{"odata.metadata":"http://h/acct/$metadata#t/@Element"'
+        """
         d = self.entity(e)
         if self._fmt is not Fmt.NOMETADATA:
             d = {"odata.metadata": self.metadata_url(element=True), **d}
         return dumps(d)
 
     def feed(self, entities: Sequence[Entity], select_text: str | None = None) -> bytes:
-        """A Query Entities page body."""
+        """A Query Entities page body.
+
+        Example::
+
+            >>> w = EntityWriter(Fmt.NOMETADATA, "http://h/acct", "acct", "t", ["RowKey"])
+            >>> w.feed([Entity("p", "r1", 0), Entity("p", "r2", 0)])
+            b'{"value":[{"RowKey":"r1"},{"RowKey":"r2"}]}'
+        """
         entity = self.entity
         values = [entity(e) for e in entities]
         if self._fmt is Fmt.NOMETADATA:

@@ -44,12 +44,26 @@ class Fmt(enum.Enum):
 
     @property
     def is_json(self) -> bool:
-        """Whether this is one of the three JSON levels."""
+        """Whether this is one of the three JSON levels.
+
+        Example::
+
+            >>> Fmt.NOMETADATA.is_json, Fmt.ATOM.is_json
+            (True, False)
+        """
         return self is not Fmt.ATOM
 
     @property
     def content_type(self) -> str:
-        """The ``Content-Type`` of a response body in this format."""
+        """The ``Content-Type`` of a response body in this format.
+
+        Example::
+
+            >>> Fmt.MINIMAL.content_type
+            'application/json;odata=minimalmetadata;streaming=true;charset=utf-8'
+            >>> Fmt.ATOM.content_type
+            'application/atom+xml;type=entry;charset=utf-8'
+        """
         if self is Fmt.ATOM:
             return "application/atom+xml;type=entry;charset=utf-8"
         return f"application/json;odata={self.value};streaming=true;charset=utf-8"

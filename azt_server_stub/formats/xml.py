@@ -220,7 +220,14 @@ class ServiceProperties:
     cors: list[CorsRule] = field(default_factory=list)
 
     def to_xml(self) -> bytes:
-        """The normalised ``StorageServiceProperties`` document."""
+        """The normalised ``StorageServiceProperties`` document.
+
+        Example::
+
+            >>> doc = ServiceProperties().to_xml()
+            >>> b"<StorageServiceProperties><Logging><Version>" in doc, b"<Cors/>" in doc
+            (True, True)
+        """
         root = etree.Element("StorageServiceProperties")
         lg = etree.SubElement(root, "Logging")
         etree.SubElement(lg, "Version").text = self.logging.version

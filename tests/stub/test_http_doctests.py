@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import pkgutil
+from pathlib import Path
 
 import pytest
+
+import azt_server_stub
 
 MODULES = [
     "azt_server_stub.addressing",
@@ -24,13 +28,25 @@ MODULES = [
     "azt_server_stub.model",
     "azt_server_stub.errors",
     "azt_server_stub.odata",
+    "azt_server_stub.odata._ast",
+    "azt_server_stub.odata._compile",
     "azt_server_stub.odata._continuation",
     "azt_server_stub.odata._options",
     "azt_server_stub.odata._filter",
     "azt_server_stub.odata._planner",
     "azt_server_stub.odata._lexer",
     "azt_server_stub.odata._parser",
+    "azt_server_stub.odata._utf16",
 ]
+
+#: Modules whose examples run in their own area's tests (module -> the test file).
+OWN_RUNNERS = {
+    "azt_server_stub.backend": "tests/stub/test_validation.py",
+    "azt_server_stub.validation": "tests/stub/test_validation.py",
+    "azt_server_stub.faults": "tests/stub/test_faults.py",
+    "azt_server_stub.throttle": "tests/stub/test_throttle.py",
+    "azt_server_stub.partitions": "tests/stub/test_partitions.py",
+}
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -39,3 +55,22 @@ def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+def test_every_stub_module_with_examples_has_a_runner() -> None:
+    """A module whose docstrings gain ``>>>`` examples must be added to a runner."""
+    finder = doctest.DocTestFinder()
+    with_examples = set()
+    for info in pkgutil.walk_packages(azt_server_stub.__path__, "azt_server_stub."):
+        module = importlib.import_module(info.name)
+        if any(test.examples for test in finder.find(module)):
+            with_examples.add(info.name)
+    assert sorted(with_examples - set(MODULES) - set(OWN_RUNNERS)) == []
+
+
+@pytest.mark.parametrize(("name", "runner"), sorted(OWN_RUNNERS.items()))
+def test_own_runners_run_their_modules(name: str, runner: str) -> None:
+    """The other runners still exist and still doctest the module they are named for."""
+    text = (Path(__file__).resolve().parents[2] / runner).read_text(encoding="utf-8")
+    assert "doctest.testmod" in text
+    assert name.rsplit(".", 1)[1] in text
