@@ -34,7 +34,12 @@ How it is put together:
   converted to their declared type, as the service only stores valid values (no range or
   size checks); what is still checked is that each value is of its declared EDM type: a
   column stored as Int32 is not put in a ``str`` slot, an Int64 property refuses a Double
-  rather than truncate it. Objects are created with ``object.__new__``; ``Timestamp`` is
+  rather than truncate it. Where the stored type is known (a JSON ``@odata.type``
+  annotation, a ``TableEntity``'s recorded types) it must be the declared type or a
+  lossless widening of it (Int32 read as Int64 or Double), so both paths refuse, say, a
+  Guid column read into a ``str`` or ``bytes`` property; unannotated text (nometadata) is
+  parsed by the declared type on both. Refusals are :class:`azt.WireDecodeError` naming the
+  row, the property and both types. Objects are created with ``object.__new__``; ``Timestamp`` is
   stored as the service's text and parsed on first read (``azt.entity._LazyTimestamp``).
 * User input keeps full validation: entities are validated on construction and assignment
   (``azt.entity``); nothing here relaxes that.
@@ -208,15 +213,24 @@ def _value_int64(v: Any, _: Any) -> int:
 def _value_datetime(v: Any, _: Any) -> EdmDateTime:
     if v.__class__ is EdmDateTime:
         return v
-    return _parse_dt(v) if isinstance(v, str) else _from_dt(v)
+    if isinstance(v, str):
+        return _parse_dt(v)
+    return _from_dt(v) if isinstance(v, datetime) else _not_a(EdmType.DATETIME, v)
 
 
 def _value_guid(v: Any, _: Any) -> uuid.UUID:
-    return v if v.__class__ is _UUID else _fast_uuid(v)
+    if v.__class__ is _UUID:
+        return v
+    return _fast_uuid(v) if isinstance(v, str) else _not_a(EdmType.GUID, v)
 
 
 def _value_binary(v: Any, _: Any) -> bytes:
-    return v if v.__class__ is bytes else _b64decode(v)
+    c = v.__class__
+    if c is bytes:
+        return v  # type: ignore[no-any-return]
+    if c is str:
+        return _b64decode(v)
+    return bytes(v) if isinstance(v, bytes | bytearray | memoryview) else _not_a(EdmType.BINARY, v)
 
 
 def _unstructure_datetime(v: datetime) -> str:
@@ -304,6 +318,46 @@ _UNSTRUCTURE_OPTIONAL: dict[tuple[EdmType, Form], Callable[[Any], Any]] = {
 }
 
 
+#: declared EDM type -> the stored types it reads: its own, and the lossless widenings
+_READS: dict[EdmType, frozenset[EdmType]] = {
+    edm: frozenset({edm} | ({EdmType.INT32} if edm in (EdmType.INT64, EdmType.DOUBLE) else set()))
+    for edm in EdmType
+}
+
+
+def _stored_as(cls: type, attr: str, stored: Any, row: Mapping[str, Any]) -> None:
+    """Refuse a value whose stored EDM type (annotated in JSON, recorded in a TableEntity)
+    the property's declared type does not read."""
+    p = entity_info(cls).by_attr[attr]
+    hint = " (declare it Prop[Int64])" if p.edm is EdmType.INT32 and stored == "Edm.Int64" else ""
+    raise WireDecodeError(
+        f"row PartitionKey={row.get('PartitionKey')!r} RowKey={row.get('RowKey')!r}: property "
+        f"{p.wire!r} is stored as {getattr(stored, 'value', stored)}, but {cls.__name__}.{attr} "
+        f"is {p.edm}{hint}; map the row to another class with a resolver if it differs"
+    )
+
+
+def _json_type_check(info: EntityInfo) -> Callable[[Mapping[str, Any]], None]:
+    """A generated function refusing a JSON row whose ``@odata.type`` annotations name a
+    stored type a declared property does not read (straight-line code: one ``get`` per
+    property; rows without annotations, as at nometadata, pass)."""
+    ns: dict[str, Any] = {"_bad": _stored_as, "_cls": info.cls}
+    body = ["def check(row):", "    get = row.get"]
+    for p in info.data_props:
+        if p.is_key:
+            continue
+        ok = " and ".join(f"a != {t.value!r}" for t in sorted(_READS[p.edm]))
+        body += [
+            f"    a = get({p.wire + _ANN!r})",
+            f"    if a is not None and {ok}:",
+            f"        _bad(_cls, {p.attr!r}, a, row)",
+        ]
+    src = "\n".join(body) + "\n"
+    exec(compile(src, f"<azt type check {info.cls.__qualname__}>", "exec"), ns)
+    fn: Callable[[Mapping[str, Any]], None] = ns["check"]
+    return fn
+
+
 def wire_type(edm: EdmType, form: Form) -> Any:
     """The type the converter's hooks for ``edm`` in wire ``form`` are registered under:
     ``"json"`` is the value as a JSON body carries it, ``"value"`` a ``TableEntity`` value.
@@ -369,6 +423,7 @@ class EntityCodec(Generic[E]):
     """
 
     __slots__ = (
+        "_check_json",
         "_from_json_fast",
         "cls",
         "from_entity",
@@ -387,6 +442,7 @@ class EntityCodec(Generic[E]):
     to_entity: Callable[[E], TableEntity]
     to_json: Callable[[E], dict[str, Any]]
     _from_json_fast: Callable[[Mapping[str, Any]], E]
+    _check_json: Callable[[Mapping[str, Any]], None]
 
     def decode_rows(self, rows: list[Any]) -> list[E]:
         """Decode the JSON entity objects of one query page (any metadata level); a
@@ -398,8 +454,13 @@ class EntityCodec(Generic[E]):
             'b'
         """
         dec = self._from_json_fast
+        check = self._check_json
         try:
+            for r in rows:
+                check(r)
             return [dec(r) for r in rows]
+        except WireDecodeError:
+            raise
         except _DECODE_ERRORS:
             pass
         # the slow path of a bad page: row by row, nulls as absent, errors named
@@ -409,12 +470,7 @@ class EntityCodec(Generic[E]):
                 raise WireDecodeError(
                     f"an entity must be a JSON object, got {type(row).__name__}"
                 ) from None
-            try:
-                out.append(self.from_json(row))
-            except MissingPropertyError:
-                raise
-            except _DECODE_ERRORS as exc:
-                raise _diagnose(self.info, row, exc) from None
+            out.append(self.from_json(row))
         return out
 
 
@@ -433,6 +489,26 @@ def _without_nulls(
     ):
         raise exc
     return fn({k: v for k, v in d.items() if v is not None})
+
+
+def _retry_without_nulls(
+    info: EntityInfo,
+    fn: Callable[[Mapping[str, Any]], E],
+    d: Mapping[str, Any],
+    exc: BaseException,
+    form: Form,
+) -> E:
+    """The slow path of a row that failed to decode: again without its nulls, else a
+    :class:`WireDecodeError` naming the property (missing properties stay
+    :class:`MissingPropertyError`)."""
+    try:
+        return _without_nulls(fn, d, exc)
+    except MissingPropertyError:
+        raise
+    except _DECODE_ERRORS as again:
+        if not isinstance(d, Mapping):
+            raise
+        raise _diagnose(info, d, again, form) from None
 
 
 _CACHE: dict[tuple[type, frozenset[str] | None], EntityCodec[Any]] = {}
@@ -687,17 +763,27 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     meta = _meta
     errors = _DECODE_ERRORS
 
+    check_json = _json_type_check(info)
+    reads = {p.wire: (p.attr, _READS[p.edm]) for p in info.data_props if not p.is_key}
+
     def from_json(d: Mapping[str, Any]) -> E:
+        check_json(d)
         try:
             return from_json_fast(d)
         except errors as exc:
-            return _without_nulls(from_json_fast, d, exc)
+            return _retry_without_nulls(info, from_json_fast, d, exc, "json")
 
     def from_entity(d: Mapping[str, Any]) -> E:
+        types = getattr(d, "_types", None)  # the stored types a decoded TableEntity knows
+        if types:
+            for name, stored in types.items():
+                r = reads.get(name)
+                if r is not None and stored not in r[1]:
+                    _stored_as(cls, r[0], stored, d)
         try:
             o = from_value(d)
         except errors as exc:
-            o = _without_nulls(from_value, d, exc)
+            o = _retry_without_nulls(info, from_value, d, exc, "value")
         ts, etag = meta(d)
         set_ts(o, ts)
         set_etag(o, etag)
@@ -751,19 +837,22 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     codec.select = select
     codec.from_json = from_json
     codec._from_json_fast = from_json_fast
+    codec._check_json = check_json
     codec.from_entity = from_entity
     codec.to_entity = to_entity
     codec.to_json = to_json
     return codec
 
 
-def _diagnose(info: EntityInfo, row: Mapping[str, Any], exc: BaseException) -> WireDecodeError:
+def _diagnose(
+    info: EntityInfo, row: Mapping[str, Any], exc: BaseException, form: Form = "json"
+) -> WireDecodeError:
     """Name the property a row failed on (the slow path of an error)."""
     where = f"row PartitionKey={row.get('PartitionKey')!r} RowKey={row.get('RowKey')!r}"
     for p in info.props:
         if p.attr in ("Timestamp", "ETag") or p.wire not in row:
             continue
-        hook = _struct_hook(p, "json")
+        hook = _struct_hook(p, form)
         raw = row[p.wire]
         if raw is None:
             continue

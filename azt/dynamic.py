@@ -349,10 +349,11 @@ class Resolver(Generic[R]):
                 codec = cache.get(cls)
                 if codec is None:
                     codec = cache[cls] = codec_for(cls, select)
+                codec._check_json(row)  # stored types the class does not read: refused
                 try:
                     append(codec._from_json_fast(row))
                 except (ValueError, TypeError, AttributeError, KeyError):
-                    append(codec.decode_rows([row])[0])  # nulls as absent, errors named
+                    append(codec.from_json(row))  # nulls as absent, errors named
             return out
 
         return decode

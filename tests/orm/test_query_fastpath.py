@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -15,9 +16,10 @@ from azt._codec import MissingPropertyError, codec_for
 from azt._config import WireFormat
 from azt._exceptions import ValidationError
 from azt._wire import WireDecodeError
+from azt._wire.json import decode_entity
 from azt.dynamic import DynamicEntity, Resolver, by_property, by_row_key_prefix
 from azt.edm import EdmType, Typed
-from azt.entity import Entity, Prop, entity_info, prop
+from azt.entity import Entity, Int64, Prop, entity_info, prop
 from azt.pagination import ContinuationToken
 from azt.query import Query, _takes_page_decoder, page_decoder_for
 from azt_server_stub.formats.negotiation import Fmt
@@ -251,7 +253,7 @@ def test_numbers_of_another_edm_type_are_refused_not_truncated() -> None:
         dec([{"PartitionKey": "p", "RowKey": "r", "i64": True}])
     with pytest.raises(WireDecodeError, match="'d' = False"):
         dec([{"PartitionKey": "p", "RowKey": "r", "d": False}])
-    with pytest.raises(TypeError, match=r"not an Edm\.Int64"):
+    with pytest.raises(WireDecodeError, match=r"'i64' = 5\.5.*not an Edm\.Int64"):
         AllTypes.from_entity({"PartitionKey": "p", "RowKey": "r", "i64": 5.5})
     # what the wire legitimately carries still reads: Int64 text, an Int32 in an Int64
     # column, an integral Double as a JSON int, NaN as text
@@ -266,7 +268,7 @@ def test_a_column_stored_with_another_type_is_refused() -> None:
         row = {"PartitionKey": "p", "RowKey": "r", prop_name: value}
         with pytest.raises(WireDecodeError, match=f"'{prop_name}' = {value!r}.*{prop_name}"):
             dec([row])
-        with pytest.raises(TypeError, match=f"AllTypes.{prop_name} "):
+        with pytest.raises(WireDecodeError, match=f"'{prop_name}' = {value!r}.*{prop_name}"):
             AllTypes.from_entity(row)
     with pytest.raises(WireDecodeError, match="'RowKey' = 7"):
         dec([{"PartitionKey": "p", "RowKey": 7}])
@@ -289,3 +291,107 @@ def test_subclasses_of_the_declared_class_are_kept() -> None:
     assert m.rental_count == 1
     m = Member.from_entity({"PartitionKey": Name("p"), "RowKey": "r", "Name": Name("Ann")})
     assert (m.PartitionKey, m.name) == ("p", "Ann")
+
+
+class Typed8(Entity):
+    """One property of each EDM type, for the stored-type agreement table."""
+
+    s: Prop[str] = prop(default="")
+    i32: Prop[int] = prop(default=0)
+    i64: Prop[Int64] = prop(default=0)
+    d: Prop[float] = prop(default=0.0)
+    b: Prop[bool] = prop(default=False)
+    dt: Prop[datetime | None] = prop(default=None)
+    g: Prop[uuid.UUID | None] = prop(default=None)
+    bin: Prop[bytes | None] = prop(default=None)
+
+
+_GUID = "c9da6455-213d-42c9-9a79-3e9149a57833"
+_ANN = "@odata.type"
+
+# (property, JSON value, annotation or None): what a declared type reads. The stored type
+# is known when annotated; a value of another stored type is refused on both decode paths,
+# except the lossless widenings Int32 -> Int64 and Int32 -> Double. Unannotated text
+# (nometadata: the type is unknown) is parsed by the declared type on both paths.
+_STORED_OK = [
+    ("s", "x", None),
+    ("s", "x", "Edm.String"),
+    ("i32", 5, None),
+    ("i32", 5, "Edm.Int32"),
+    ("i64", "5", "Edm.Int64"),
+    ("i64", "5", None),
+    ("i64", 5, None),
+    ("d", 2.5, None),
+    ("d", 5, None),
+    ("d", "NaN", "Edm.Double"),
+    ("d", "Infinity", None),
+    ("b", True, None),
+    ("dt", "2020-01-01T00:00:00Z", "Edm.DateTime"),
+    ("dt", "2020-01-01T00:00:00Z", None),
+    ("g", _GUID, "Edm.Guid"),
+    ("g", _GUID, None),
+    ("bin", "AAE=", "Edm.Binary"),
+    ("bin", "AAE=", None),
+]
+_STORED_REFUSED = [
+    ("s", "5", "Edm.Int64"),
+    ("s", _GUID, "Edm.Guid"),
+    ("s", "2020-01-01T00:00:00Z", "Edm.DateTime"),
+    ("s", "AAE=", "Edm.Binary"),
+    ("s", "NaN", "Edm.Double"),
+    ("i32", "5", "Edm.Int64"),
+    ("i64", "1234", "Edm.Binary"),
+    ("i64", "5", "Edm.String"),
+    ("i64", 5.5, None),
+    ("d", "5", "Edm.Int64"),
+    ("d", "1234", "Edm.Binary"),
+    ("b", 1, None),
+    ("dt", _GUID, "Edm.Guid"),
+    ("dt", "2020-01-01T00:00:00Z", "Edm.String"),
+    ("g", "2020-01-01T00:00:00Z", "Edm.DateTime"),
+    ("g", "c9da6455213d42c99a793e9149a57833", "Edm.Binary"),
+    ("bin", _GUID, "Edm.Guid"),
+    ("bin", "1234", "Edm.Int64"),
+]
+
+
+def _typed_row(name: str, value: Any, annotation: str | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"PartitionKey": "p", "RowKey": "r"}
+    if annotation is not None:
+        row[name + _ANN] = annotation
+    row[name] = value
+    return row
+
+
+@pytest.mark.parametrize(("name", "value", "annotation"), _STORED_OK)
+def test_both_decode_paths_accept_the_declared_type_and_lossless_widenings(
+    name: str, value: Any, annotation: str | None
+) -> None:
+    row = _typed_row(name, value, annotation)
+    via_json = codec_for(Typed8).decode_rows([row])[0]
+    via_value = Typed8.from_entity(decode_entity(row))
+    a, b = getattr(via_json, name), getattr(via_value, name)
+    assert a == b or (a != a and b != b)  # NaN
+    assert type(a) is type(b)
+
+
+@pytest.mark.parametrize(("name", "value", "annotation"), _STORED_REFUSED)
+def test_both_decode_paths_refuse_a_column_stored_with_another_type(
+    name: str, value: Any, annotation: str | None
+) -> None:
+    row = _typed_row(name, value, annotation)
+    edm = entity_info(Typed8).by_attr[name].edm
+    named = rf"^(?=.*RowKey='r')(?=.*'{name}')(?=.*Typed8\.{name}\b)(?=.*{edm.value})"
+    with pytest.raises(WireDecodeError, match=named):
+        codec_for(Typed8).decode_rows([row])
+    with pytest.raises(WireDecodeError, match=named):
+        codec_for(Typed8).from_json(row)
+    with pytest.raises(WireDecodeError, match=named):
+        Typed8.from_entity(decode_entity(row))
+    resolver = by_row_key_prefix({"r": Typed8}, fallback=None)
+    page = resolver.page_decoder(None)
+    assert page is not None
+    with pytest.raises(WireDecodeError, match=named):
+        page([row])
+    with pytest.raises(WireDecodeError, match=named):
+        resolver.decoder(None)(decode_entity(row))
