@@ -81,8 +81,9 @@ class Services:
 
     Example::
 
-        >>> Services.__slots__
-        ('backend', 'authenticator', 'lenient_versions', 'product_style_urls', 'committer')
+        >>> services = Services(Backend(), Authenticator({"acct": [b"key"]}, lambda a, t: []))
+        >>> services.committer is None, services.backend.durable
+        (True, False)
     """
 
     backend: Backend
@@ -101,8 +102,14 @@ class Call:
 
     Example::
 
-        >>> Call.__slots__[:3]
-        ('request', 'services', 'addr')
+        >>> from aiohttp.test_utils import make_mocked_request
+        >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
+        >>> addr = split_account("127.0.0.1:10002", "/acct/t(PartitionKey='p',RowKey='r')")
+        >>> call = Call(make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')"),
+        ...             services, addr, parse_resource(addr.resource), "GET", "2019-02-02",
+        ...             "http://127.0.0.1:10002/acct")
+        >>> call.resource.kind, call.resource.table, call.resource.keys
+        (<Kind.ENTITY: 'entity'>, 't', ('p', 'r'))
     """
 
     request: web.Request
@@ -714,8 +721,14 @@ def cors_response_headers(
 
     Example::
 
-        >>> cors_response_headers.__name__
-        'cors_response_headers'
+        >>> rule = xml_fmt.CorsRule(["https://app.example"], ["GET"], 60, ["x-ms-request-id"], [])
+        >>> backend = Backend()
+        >>> backend.set_service_properties("acct", xml_fmt.ServiceProperties(cors=[rule]).to_xml())
+        >>> headers = cors_response_headers(backend, "acct", "https://app.example", "get")
+        >>> headers["Access-Control-Allow-Origin"], headers["Access-Control-Expose-Headers"]
+        ('https://app.example', 'x-ms-request-id')
+        >>> cors_response_headers(backend, "acct", "https://other.example", "GET")
+        {}
     """
     for rule in _cors_rules(backend, account):
         if _origin_allowed(origin, rule) and method.upper() in rule.allowed_methods:
