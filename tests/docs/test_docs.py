@@ -34,7 +34,14 @@ def _pages_with_snippets() -> list[Path]:
 
 def test_guide_pages_carry_tested_snippets() -> None:
     names = {p.name for p in _pages_with_snippets()}
-    for page in ("getting-started.md", "entities.md", "queries.md", "context.md", "batches.md"):
+    for page in (
+        "getting-started.md",
+        "connecting.md",
+        "entities.md",
+        "queries.md",
+        "context.md",
+        "batches.md",
+    ):
         assert page in names
 
 
