@@ -1485,21 +1485,8 @@ class TableClient(_ClientBase):
         self._core.check_open()
         if page_decoder is not None and not callable(page_decoder):
             raise ValidationError(f"page_decoder must be callable, got {page_decoder!r}")
-        params: dict[str, str] = {}
-        if filter is not None and filter.strip():
-            params["$filter"] = format_filter(filter, parameters)
-        elif parameters:
-            raise ValidationError("parameters were given without a filter")
-        if select:
-            params["$select"] = _select_text(select)
-        if results_per_page is not None:
-            params["$top"] = str(_check_top(results_per_page))
-        if isinstance(continuation, str):
-            continuation = ContinuationToken.from_string(continuation)
+        params = _query_params(filter, parameters, select, results_per_page)
         core = self._core
-        path = self._query_path
-        base_query = urls.encode_query(params)
-        headers = core.odata_read
         codec = core.codec
         if page_decoder is None:
             decode: Callable[[bytes], list[Any]] = codec.decode_feed
@@ -1523,22 +1510,7 @@ class TableClient(_ClientBase):
             def decode(body: bytes) -> list[Any]:
                 return page_decoder(_json_rows(body))
 
-        async def fetch(token: ContinuationToken | None) -> Page[Any]:
-            query = base_query
-            if token is not None:
-                extra = urls.encode_query(token.query_params())
-                query = f"{query}&{extra}" if query else extra
-            resp = await core.send(
-                "GET", path, query=query, headers=headers, resource="table", location="read"
-            )
-            rh = resp.headers
-            return Page(
-                decode(resp.body),
-                ContinuationToken.from_headers(rh),
-                request_id=rh.get("x-ms-request-id"),
-            )
-
-        return AsyncPager(fetch, continuation=continuation)
+        return _query_pager(core, self._query_path, params, continuation, "table", decode)
 
     def list_entities(
         self,
@@ -1713,6 +1685,58 @@ def _check_top(top: int) -> int:
     if not isinstance(top, int) or isinstance(top, bool) or not 1 <= top <= 1000:
         raise ValidationError(f"results_per_page must be an int from 1 to 1000, got {top!r}")
     return top
+
+
+def _query_params(
+    filter: str | None,
+    parameters: Mapping[str, Any] | None,
+    select: Sequence[str] | None,
+    results_per_page: int | None,
+) -> dict[str, str]:
+    """The ``$filter``, ``$select`` and ``$top`` of a query, checked."""
+    params: dict[str, str] = {}
+    if filter is not None and filter.strip():
+        params["$filter"] = format_filter(filter, parameters)
+    elif parameters:
+        raise ValidationError("parameters were given without a filter")
+    if select:
+        params["$select"] = _select_text(select)
+    if results_per_page is not None:
+        params["$top"] = str(_check_top(results_per_page))
+    return params
+
+
+def _query_pager(
+    core: _Core,
+    path: str,
+    params: Mapping[str, str],
+    continuation: ContinuationToken | str | None,
+    resource: ResourceKind,
+    decode: Callable[[bytes], list[Any]],
+) -> AsyncPager[Any]:
+    """A pager of GET ``path`` pages (read location), each decoded by ``decode`` and
+    followed by the continuation headers of the one before."""
+    if isinstance(continuation, str):
+        continuation = ContinuationToken.from_string(continuation)
+    base_query = urls.encode_query(params)
+    headers = core.odata_read
+
+    async def fetch(token: ContinuationToken | None) -> Page[Any]:
+        query = base_query
+        if token is not None:
+            extra = urls.encode_query(token.query_params())
+            query = f"{query}&{extra}" if query else extra
+        resp = await core.send(
+            "GET", path, query=query, headers=headers, resource=resource, location="read"
+        )
+        rh = resp.headers
+        return Page(
+            decode(resp.body),
+            ContinuationToken.from_headers(rh),
+            request_id=rh.get("x-ms-request-id"),
+        )
+
+    return AsyncPager(fetch, continuation=continuation)
 
 
 # --- query page decoding ------------------------------------------------------------------
@@ -2006,38 +2030,16 @@ class TableServiceClient(_ClientBase):
                                                parameters={"a": "m", "b": "n"}).to_list()
         """
         self._core.check_open()
-        params: dict[str, str] = {}
-        if filter is not None and filter.strip():
-            params["$filter"] = format_filter(filter, parameters)
-        elif parameters:
-            raise ValidationError("parameters were given without a filter")
-        if results_per_page is not None:
-            params["$top"] = str(_check_top(results_per_page))
-        if isinstance(continuation, str):
-            continuation = ContinuationToken.from_string(continuation)
+        params = _query_params(filter, parameters, None, results_per_page)
         core = self._core
-        base_query = urls.encode_query(params)
-
-        async def fetch(token: ContinuationToken | None) -> Page[str]:
-            query = base_query
-            if token is not None:
-                extra = urls.encode_query(token.query_params())
-                query = f"{query}&{extra}" if query else extra
-            resp = await core.send(
-                "GET",
-                "/" + urls.TABLES_PATH,
-                query=query,
-                headers=core.odata_read,
-                resource="service",
-                location="read",
-            )
-            return Page(
-                list(core.codec.decode_tables(resp.body)),
-                ContinuationToken.from_headers(resp.headers),
-                request_id=resp.headers.get("x-ms-request-id"),
-            )
-
-        return AsyncPager(fetch, continuation=continuation)
+        return _query_pager(
+            core,
+            "/" + urls.TABLES_PATH,
+            params,
+            continuation,
+            "service",
+            lambda body: list(core.codec.decode_tables(body)),
+        )
 
     def list_tables(
         self,
