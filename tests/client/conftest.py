@@ -26,8 +26,33 @@ from typing import Any, TypedDict
 import pytest
 
 import azt
+from azt._connection_string import DEV_ACCOUNT_KEY
+from azt._transport import MockTransport
 
 ENV_VAR = "AZT_TEST_CONNECTION_STRING"
+
+ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
+"""The emulator-style endpoint of the unit tests' clients (nothing listens: MockTransport)."""
+
+DEV_CREDENTIAL = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+
+
+def mock_table(
+    transport: MockTransport, table_name: str = "movies", **options: Any
+) -> azt.TableClient:
+    """A table client on ``ENDPOINT`` with the dev account key, answered by ``transport``."""
+    return azt.TableClient(ENDPOINT, table_name, DEV_CREDENTIAL, transport=transport, **options)
+
+
+class Sleeps:
+    """An injected sleep that records the delays instead of waiting."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+
 
 FAST_RETRY = azt.RetryPolicy(max_attempts=3, base=0.05, minimum=0.01, maximum=0.5)
 """Three attempts, waits of 0.01 s and about 0.06 s: enough for a busy stub, never minutes."""

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
 from azt._transport import HttpRequest, HttpResponse, MockTransport
 
-ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
+from .conftest import mock_table
+
 _ENTITY_URL = re.compile(r"/tb1\(PartitionKey='(.*)',RowKey='(.*)'\)")
 
 
@@ -104,14 +104,7 @@ async def no_sleep(_: float) -> None:
 def table_client(
     fake: FakeTable, policy: azt.AmbiguousOutcomePolicy = azt.AmbiguousOutcomePolicy.RAISE
 ) -> azt.TableClient:
-    return azt.TableClient(
-        ENDPOINT,
-        "tb1",
-        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
-        transport=MockTransport(fake),
-        sleep=no_sleep,
-        ambiguous_outcome=policy,
-    )
+    return mock_table(MockTransport(fake), "tb1", sleep=no_sleep, ambiguous_outcome=policy)
 
 
 ENTITY = {"PartitionKey": "p", "RowKey": "r", "n": 1, "s": "x"}

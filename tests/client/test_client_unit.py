@@ -10,11 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
 from azt._transport import HttpRequest, HttpResponse, MockTransport
 from azt.edm import EdmType, Typed
 
-ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
+from .conftest import DEV_CREDENTIAL, ENDPOINT, mock_table
 
 
 def recorder(
@@ -32,13 +31,7 @@ def recorder(
 def table_with(
     transport: MockTransport, wire_format: azt.WireFormat = azt.WireFormat.JSON_MINIMAL
 ) -> azt.TableClient:
-    return azt.TableClient(
-        ENDPOINT,
-        "movies",
-        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
-        transport=transport,
-        wire_format=wire_format,
-    )
+    return mock_table(transport, wire_format=wire_format)
 
 
 async def test_insert_request_shape() -> None:
@@ -270,9 +263,7 @@ def test_continuation_token_round_trip_and_errors() -> None:
 
 async def test_service_client_table_requests() -> None:
     transport, seen = recorder(HttpResponse(204, {}))
-    async with azt.TableServiceClient(
-        ENDPOINT, azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY), transport=transport
-    ) as service:
+    async with azt.TableServiceClient(ENDPOINT, DEV_CREDENTIAL, transport=transport) as service:
         table = await service.create_table("movies")
         await service.delete_table("movies")
     assert table.table_name == "movies"
@@ -320,7 +311,7 @@ def test_connection_string_key_case_and_order_do_not_matter(rnd: Any) -> None:
 
 
 def test_api_version_is_checked() -> None:
-    cred = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+    cred = DEV_CREDENTIAL
     with pytest.raises(azt.ValidationError, match="2013-08-15"):
         azt.TableServiceClient(ENDPOINT, cred, api_version="2012-02-12")
     with pytest.raises(azt.ValidationError, match="look like"):

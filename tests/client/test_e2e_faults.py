@@ -15,15 +15,7 @@ from azt_server_stub.app import StubConfig
 from azt_server_stub.auth import AuthOptions
 from azt_server_stub.faults import FaultInjector
 
-from .conftest import FAST_TIMEOUTS, ClientOptions
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
+from .conftest import FAST_TIMEOUTS, ClientOptions, Sleeps
 
 
 @pytest.fixture

@@ -7,21 +7,10 @@ import logging
 import pytest
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
 from azt._retry import BackoffWait, is_retryable, may_have_been_applied
 from azt._transport import HttpRequest, HttpResponse, MockTransport
 
-ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
-
-
-class Sleeps:
-    """An injected sleep that records the delays instead of waiting."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
+from .conftest import DEV_CREDENTIAL, ENDPOINT, Sleeps
 
 
 def error_response(
@@ -47,7 +36,7 @@ def make_service(
     transport = MockTransport(handler)  # type: ignore[arg-type]
     client = azt.TableServiceClient(
         ENDPOINT,
-        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
+        DEV_CREDENTIAL,
         transport=transport,
         retry=policy or azt.RetryPolicy(),
         sleep=sleeps,
@@ -173,7 +162,7 @@ async def test_every_attempt_gets_fresh_date_request_id_and_signature() -> None:
     for request in (first, second):
         assert request.headers["x-ms-date"] == request.headers["Date"]
         assert request.headers["Authorization"].startswith("SharedKey devstoreaccount1:")
-        cred = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+        cred = DEV_CREDENTIAL
         copy = HttpRequest(request.method, request.url, dict(request.headers))
         cred.sign(copy, "/devstoreaccount1/Tables", None)
         assert copy.headers["Authorization"] == request.headers["Authorization"]

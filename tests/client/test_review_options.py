@@ -7,14 +7,12 @@ from typing import Any
 import pytest
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
 from azt._transport import HttpRequest, HttpResponse, MockTransport
 
-from .conftest import unique_table_name
+from .conftest import DEV_CREDENTIAL, ENDPOINT, unique_table_name
 
-ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
 SECONDARY = "http://127.0.0.1:10002/devstoreaccount1-secondary"
-CRED = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+CRED = DEV_CREDENTIAL
 ROW = b'{"value":[{"PartitionKey":"p","RowKey":"r","Timestamp":"2021-01-01T00:00:00Z"}]}'
 
 

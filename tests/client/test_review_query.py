@@ -8,26 +8,18 @@ from typing import Any
 import pytest
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
 from azt._transport import HttpRequest, HttpResponse, MockTransport
 from azt.client import etag_from_timestamp
 
-from .conftest import ClientOptions
+from .conftest import DEV_CREDENTIAL, ENDPOINT, ClientOptions, mock_table
 
-ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
 TS1 = "2021-09-21T00:50:52.9204305Z"
 TS2 = "2021-09-21T00:50:53.0000001Z"
 ETAG1 = "W/\"datetime'2021-09-21T00%3A50%3A52.9204305Z'\""
 
 
 def _table(handler: Any, fmt: azt.WireFormat = azt.WireFormat.JSON_MINIMAL) -> azt.TableClient:
-    return azt.TableClient(
-        ENDPOINT,
-        "movies",
-        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
-        transport=MockTransport(handler),
-        wire_format=fmt,
-    )
+    return mock_table(MockTransport(handler), wire_format=fmt)
 
 
 def _pages(*bodies: dict[str, Any]) -> Any:
@@ -75,7 +67,7 @@ async def test_page_decoder_gets_the_raw_rows_and_types_the_pager() -> None:
     async with azt.TableClient(
         ENDPOINT,
         "movies",
-        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
+        DEV_CREDENTIAL,
         transport=transport,
     ) as table:
         pager = table.query_entities(

@@ -7,13 +7,11 @@ from typing import Any
 import pytest
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
 from azt._transport import HttpRequest, HttpResponse, MockTransport
 
-from .conftest import ClientOptions, unique_table_name
+from .conftest import DEV_CREDENTIAL, ENDPOINT, ClientOptions, unique_table_name
 
-ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1"
-CRED = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+CRED = DEV_CREDENTIAL
 
 
 def _answer(status: int, rid: str, code: str | None = None) -> Any:
