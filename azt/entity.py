@@ -36,6 +36,12 @@ Design, in short:
   their zone); aware datetimes are converted to UTC; the range is 1601-01-01 .. 9999-12-31.
 * ``None`` is only accepted for ``Optional`` properties and is never sent (the service does
   not store nulls).
+* Typing: ``Movie.rating > 4.0`` is a ``Comparison``; a comparison the builder refuses
+  (``Movie.rating == "x"``, ``Movie.language == None``) has the static type ``bool``, which
+  ``Query.where()``, ``&``, ``|`` and ``~`` reject, so mypy flags it where it is used. (It
+  cannot be flagged at the ``==`` itself: mypy then falls back to ``object.__eq__``.)
+  ``<``/``>`` with a value of the wrong type are errors on the spot. ``bool`` is an ``int``
+  to type checkers, so ``Movie.year == True`` is only refused at run time.
 * System properties keep their wire names, as in .NET code ported from
   ``TableServiceEntity``: ``PartitionKey``, ``RowKey``, ``Timestamp`` (server-set) and
   ``ETag`` (from the response; never sent as a property). ``Timestamp`` and ``ETag`` do not
@@ -98,6 +104,7 @@ __all__ = [
 
 T = TypeVar("T")
 E = TypeVar("E", bound="Entity")
+_V = TypeVar("_V")
 
 #: Annotation for an Edm.Int64 property: ``views: Prop[Int64]``. The value is a plain ``int``.
 Int64 = Annotated[int, EdmType.INT64]
@@ -245,25 +252,60 @@ class Prop(Generic[T]):
 
         return Comparison.build(self, op, value)
 
-    def __eq__(self, other: T) -> Comparison:  # type: ignore[override]
+    # Typing: a comparison with a value of the property's type is a Comparison. Comparing an
+    # Optional property with None is refused at run time (null is not a $filter literal);
+    # statically it is a bool, like a wrong-typed == (mypy falls back to object.__eq__
+    # there), so that where(), &, | and ~ reject it as a type error. The first overload only
+    # matches Optional properties (Prop[X | None]); for the others None is simply not a T.
+    @overload  # type: ignore[override]
+    def __eq__(self: Prop[_V | None], other: None) -> bool: ...
+    @overload
+    def __eq__(self, other: T) -> Comparison: ...
+    def __eq__(self, other: Any) -> Any:
         return self._cmp("eq", other)
 
-    def __ne__(self, other: T) -> Comparison:  # type: ignore[override]
+    @overload  # type: ignore[override]
+    def __ne__(self: Prop[_V | None], other: None) -> bool: ...
+    @overload
+    def __ne__(self, other: T) -> Comparison: ...
+    def __ne__(self, other: Any) -> Any:
         return self._cmp("ne", other)
 
-    def __lt__(self, other: T) -> Comparison:
+    @overload
+    def __lt__(self: Prop[_V | None], other: None) -> bool: ...
+    @overload
+    def __lt__(self, other: T) -> Comparison: ...
+    def __lt__(self, other: Any) -> Any:
         return self._cmp("lt", other)
 
-    def __le__(self, other: T) -> Comparison:
+    @overload
+    def __le__(self: Prop[_V | None], other: None) -> bool: ...
+    @overload
+    def __le__(self, other: T) -> Comparison: ...
+    def __le__(self, other: Any) -> Any:
         return self._cmp("le", other)
 
-    def __gt__(self, other: T) -> Comparison:
+    @overload
+    def __gt__(self: Prop[_V | None], other: None) -> bool: ...
+    @overload
+    def __gt__(self, other: T) -> Comparison: ...
+    def __gt__(self, other: Any) -> Any:
         return self._cmp("gt", other)
 
-    def __ge__(self, other: T) -> Comparison:
+    @overload
+    def __ge__(self: Prop[_V | None], other: None) -> bool: ...
+    @overload
+    def __ge__(self, other: T) -> Comparison: ...
+    def __ge__(self, other: Any) -> Any:
         return self._cmp("ge", other)
 
-    def between(self, low: T, high: T) -> Condition:
+    @overload
+    def between(self: Prop[_V | None], low: _V, high: _V) -> Condition: ...
+    @overload
+    def between(self: Prop[_V | None], low: _V | None, high: _V | None) -> bool: ...
+    @overload
+    def between(self, low: T, high: T) -> Condition: ...
+    def between(self, low: Any, high: Any) -> Any:
         """Inclusive range: ``low <= prop <= high``.
 
         Example::
@@ -275,7 +317,13 @@ class Prop(Generic[T]):
 
         return And.of(self._cmp("ge", low), self._cmp("le", high))
 
-    def in_(self, values: Iterable[T]) -> Condition:
+    @overload
+    def in_(self: Prop[_V | None], values: Iterable[_V]) -> Condition: ...
+    @overload
+    def in_(self: Prop[_V | None], values: Iterable[_V | None]) -> bool: ...
+    @overload
+    def in_(self, values: Iterable[T]) -> Condition: ...
+    def in_(self, values: Iterable[Any]) -> Any:
         """Membership, expanded to ``eq`` comparisons joined by ``or``.
 
         Example::

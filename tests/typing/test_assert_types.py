@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, assert_type
 
 import pytest
@@ -138,6 +138,33 @@ def test_wrong_types_are_type_errors() -> None:
         lambda: Movie.year.in_(["a"]),  # type: ignore[list-item]
         lambda: m.not_a_field,  # type: ignore[attr-defined]
         lambda: Movie.not_a_column,  # type: ignore[attr-defined]
+        # None is not a literal, also for Optional properties: such a comparison has the
+        # static type bool (mypy falls back to object.__eq__ for a wrong-typed ==, so bool is
+        # what every refused comparison gets), which where(), &, | and ~ do not accept
+        lambda: Query(Movie).where(Movie.title == None),  # type: ignore[arg-type]  # noqa: E711
+        lambda: Query(Movie).where(Movie.title != None),  # type: ignore[arg-type]  # noqa: E711
+        lambda: Query(Movie).where(Movie.released > None),  # type: ignore[arg-type]
+        lambda: Query(Movie).where(Movie.gid <= None),  # type: ignore[arg-type]
+        lambda: Query(Movie).where(Movie.title.in_(["a", None])),  # type: ignore[arg-type]
+        lambda: Query(Movie).where(Movie.title.between(None, "b")),  # type: ignore[arg-type]
+        lambda: (Movie.title == None) & Movie.favorite,  # type: ignore[operator]  # noqa: E711
+        lambda: Movie.rating < None,  # type: ignore[operator]
+        lambda: Movie.rating.in_([None]),  # type: ignore[list-item]
     ):
         with pytest.raises((TypeError, ValueError, AttributeError)):
             bad()
+
+
+def test_refused_comparisons_are_bool_statically() -> None:
+    with pytest.raises(ValueError, match="null is not a"):
+        assert_type(Movie.title == None, bool)  # noqa: E711
+    with pytest.raises(ValueError, match="null is not a"):
+        assert_type(Movie.released >= None, bool)
+    with pytest.raises(ValueError, match="expects float"):
+        assert_type(Movie.rating == "x", bool)
+    # the legitimate comparisons of Optional properties keep their type
+    assert_type(Movie.title != "x", Comparison)
+    assert_type(Movie.released < datetime(2020, 1, 1, tzinfo=UTC), Comparison)
+    assert_type(Movie.title.in_(["a", "b"]), Condition)
+    assert_type(Movie.title.between("a", "b"), Condition)
+    assert_type(Movie.gid == uuid.UUID(int=1), Comparison)
