@@ -221,13 +221,18 @@ _DECODERS: Final[dict[str, tuple[Callable[[str], Any], EdmType]]] = {
 }
 
 
-def _parse(body: bytes | str) -> etree._Element:
+def _parse(body: bytes | str, tag: str | None = None) -> etree._Element:
+    """The root element of ``body``; with ``tag`` (``_ENTRY``/``_FEED``) it must be that."""
     if isinstance(body, str):
         body = body.encode("utf-8")
     try:
-        return etree.fromstring(body, _PARSER)
+        root = etree.fromstring(body, _PARSER)
     except etree.XMLSyntaxError as exc:
         raise WireDecodeError(f"response body is not well-formed XML: {exc}") from None
+    if tag is not None and root.tag != tag:
+        name = tag[len(_A) :]
+        raise WireDecodeError(f"expected an Atom <{name}>, got <{root.tag}>")
+    return root
 
 
 def _properties(entry: etree._Element) -> Iterable[etree._Element]:
@@ -293,9 +298,7 @@ def decode_entry(body: bytes | str, *, etag: str | None = None) -> TableEntity:
         ...     b'<d:N m:type="Edm.Int64">5</d:N></m:properties></content></entry>')
         TableEntity({'PartitionKey': 'p', 'N': 5})
     """
-    root = _parse(body)
-    if root.tag != _ENTRY:
-        raise WireDecodeError(f"expected an Atom <entry>, got <{root.tag}>")
+    root = _parse(body, _ENTRY)
     ent = _decode_entry_element(root)
     if etag is not None and getattr(ent, "_etag", None) is None:
         ent._etag = etag
@@ -310,9 +313,7 @@ def decode_feed(body: bytes | str) -> list[TableEntity]:
         >>> decode_feed(b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title></feed>')
         []
     """
-    root = _parse(body)
-    if root.tag != _FEED:
-        raise WireDecodeError(f"expected an Atom <feed>, got <{root.tag}>")
+    root = _parse(body, _FEED)
     return [_decode_entry_element(e) for e in root.iterchildren(_ENTRY)]
 
 
@@ -331,9 +332,7 @@ def decode_tables(body: bytes | str) -> list[str]:
         >>> decode_tables(b'<feed xmlns="http://www.w3.org/2005/Atom"/>')
         []
     """
-    root = _parse(body)
-    if root.tag != _FEED:
-        raise WireDecodeError(f"expected an Atom <feed>, got <{root.tag}>")
+    root = _parse(body, _FEED)
     return [_table_name(e) for e in root.iterchildren(_ENTRY)]
 
 
@@ -345,9 +344,7 @@ def decode_table(body: bytes | str) -> str:
         >>> decode_table(encode_table("mytable"))
         'mytable'
     """
-    root = _parse(body)
-    if root.tag != _ENTRY:
-        raise WireDecodeError(f"expected an Atom <entry>, got <{root.tag}>")
+    root = _parse(body, _ENTRY)
     return _table_name(root)
 
 
