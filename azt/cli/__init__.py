@@ -15,6 +15,10 @@ Export and import use typed JSON lines (see :mod:`azt.cli._jsonl`): every value 
 EDM type through a round trip. Import groups consecutive entities of a partition into
 entity group transactions of up to 100 operations.
 
+``--server-timeout SECONDS`` asks the service to give up on each request after that long;
+``--location-mode secondary`` sends the reads of ``tables list``, ``query`` and ``export``
+to the read-only replica of a geo-redundant account (writes always go to the primary).
+
 Exit status: ``0`` success; ``1`` the service refused or could not be reached; ``2`` bad
 usage (arguments, connection string, filter); ``3`` bad input data (import); ``130``
 interrupted; ``141`` the reader of the output went away (``azt export t | head``).
@@ -37,7 +41,7 @@ import sys
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import TextIO
 
-from azt._config import RetryPolicy
+from azt._config import LocationMode, RetryPolicy
 from azt._exceptions import (
     AmbiguousOutcomeError,
     AztError,
@@ -194,6 +198,22 @@ def _common_options(*, suppress: bool) -> argparse.ArgumentParser:
         default=argparse.SUPPRESS if suppress else None,
         help=f"the account to use (default: ${ENV_VAR}; UseDevelopmentStorage=true for a "
         "local emulator)",
+    )
+    common.add_argument(
+        "--server-timeout",
+        type=int,
+        default=argparse.SUPPRESS if suppress else None,
+        metavar="SECONDS",
+        help="ask the service to give up on each request after SECONDS (it allows at most "
+        "30; the request is then answered 500 OperationTimedOut and retried)",
+    )
+    common.add_argument(
+        "--location-mode",
+        choices=[m.value.replace("_", "-") for m in LocationMode],
+        default=argparse.SUPPRESS if suppress else "primary",
+        help="where reads go on a geo-redundant (RA-GRS) account: primary (default), "
+        "secondary (the read-only replica, possibly behind), or primary-then-secondary "
+        "(the replica when the primary keeps failing); writes always go to the primary",
     )
     common.add_argument(
         "--retries",
@@ -617,7 +637,10 @@ def _outcome_unknown(exc: AztError) -> bool:
 async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
     conn = _connection_string(args)
     retry = _retry(args)
-    async with TableServiceClient.from_connection_string(conn, retry=retry) as service:
+    location = LocationMode(args.location_mode.replace("-", "_"))
+    async with TableServiceClient.from_connection_string(
+        conn, retry=retry, server_timeout=args.server_timeout, location_mode=location
+    ) as service:
         if args.command == "tables":
             if args.tables_command == "list":
                 return await _tables_list(service, args, io_)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from azt import EdmDateTime, EdmType, TableServiceClient, Typed
+from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed
 from azt.cli import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE
 from azt_server_stub import StubConfig, StubServer, ThreadedStubServer
 from azt_server_stub.faults import FaultInjector
@@ -575,3 +575,38 @@ def test_import_refused_transaction_is_not_ambiguous(faulty: Any, table_name: st
     assert "may have been applied" not in r.err
     assert r.err.endswith("imported 0 entities (all other lines; not written: line 1)\n")
     assert _keys(conn, table_name) == []
+
+
+def test_server_timeout_and_location_mode_reach_the_client(
+    conn: str, table_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    insert(conn, table_name, MOVIES)
+    made: list[TableServiceClient] = []
+    real = TableServiceClient.from_connection_string
+
+    def spy(connection_string: str, **kwargs: Any) -> TableServiceClient:
+        client = real(connection_string, **kwargs)
+        made.append(client)
+        return client
+
+    monkeypatch.setattr(TableServiceClient, "from_connection_string", staticmethod(spy))
+    r = run(
+        "query", table_name, "--format", "jsonl", "--server-timeout", "7",
+        "--location-mode", "secondary",
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    assert len(r.out.splitlines()) == len(MOVIES)  # read from the stub's secondary
+    (client,) = made
+    assert client.server_timeout == 7
+    assert client.location_mode is LocationMode.SECONDARY
+    r = run("export", table_name, "--location-mode", "primary-then-secondary")
+    assert r.status == 0, r.err
+    assert made[-1].location_mode is LocationMode.PRIMARY_THEN_SECONDARY
+    assert made[-1].server_timeout is None
+
+
+def test_server_timeout_must_be_positive(conn: str) -> None:
+    r = run("tables", "list", "--server-timeout", "0")
+    assert r.status == EXIT_USAGE
+    assert "server_timeout" in r.err
+    assert run("tables", "list", "--location-mode", "nearest").status == EXIT_USAGE
