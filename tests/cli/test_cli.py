@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import base64
 import csv
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed
-from azt.cli import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE
+from azt.cli import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE, build_parser
 from azt_server_stub import StubConfig, StubServer, ThreadedStubServer
 from azt_server_stub.faults import FaultInjector
 
@@ -610,3 +611,22 @@ def test_server_timeout_must_be_positive(conn: str) -> None:
     assert r.status == EXIT_USAGE
     assert "server_timeout" in r.err
     assert run("tables", "list", "--location-mode", "nearest").status == EXIT_USAGE
+
+
+def _subcommands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[str]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _subcommands(sub, (*prefix, name)) or [" ".join((*prefix, name))]
+    return found
+
+
+def test_every_subcommand_is_run_by_these_tests() -> None:
+    """A guard for CI: a sub-command added to the parser must be exercised here."""
+    commands = _subcommands(build_parser())
+    assert sorted(commands) == ["export", "import", "query", "tables create", "tables list"]
+    source = Path(__file__).read_text(encoding="utf-8")
+    for command in commands:
+        call = "run(" + ", ".join(f'"{word}"' for word in command.split())
+        assert call in source, f"no test runs `azt {command}`"

@@ -7,6 +7,7 @@ import asyncio
 import importlib
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -198,3 +199,12 @@ async def test_newest_first(service: TableServiceClient) -> None:
     assert found["naive"] == ["Movie3", "Movie5", "Movie4", "Movie1", "Movie2"]  # the seed's
     assert found["latest"] == [f"action {i}" for i in range(29, 24, -1)]
     assert found["older"] == [f"action {i}" for i in range(24, 19, -1)]
+
+
+def test_every_example_is_listed() -> None:
+    """A guard for CI: every runnable module in examples/ is in EXAMPLES (and so is run)."""
+    folder = Path(__file__).resolve().parents[2] / "examples"
+    runnable = sorted(
+        p.stem for p in folder.glob("*.py") if "def main(" in p.read_text(encoding="utf-8")
+    )
+    assert runnable == sorted(EXAMPLES)
