@@ -420,6 +420,15 @@ def _check_storage(p: Prop[Any], v: Any, edm: EdmType, *, key_rules: bool = True
     if edm is EdmType.STRING:
         if tv is not str and not isinstance(v, str):
             raise ValidationError(f"{p._label()} expects str, got {tv.__name__}")
+        if not v.isascii():
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad_char = exc.object[exc.start : exc.end]
+                raise ValidationError(
+                    f"{p._label()} contains a lone surrogate ({bad_char!r}), which cannot be "
+                    "sent as UTF-8"
+                ) from None
         if key_rules and p.is_key:
             if utf16_len(v) > MAX_KEY_UTF16:
                 raise ValidationError(
@@ -446,7 +455,12 @@ def _check_storage(p: Prop[Any], v: Any, edm: EdmType, *, key_rules: bool = True
             return v
         if tv is bool or not isinstance(v, int | float):
             raise ValidationError(f"{p._label()} expects float, got {tv.__name__}")
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:
+            raise ValidationError(
+                f"{p._label()} got an int of {v.bit_length()} bits, too large for an Edm.Double"
+            ) from None
     if edm is EdmType.BOOLEAN:
         if tv is not bool:
             raise ValidationError(f"{p._label()} expects bool, got {tv.__name__}")

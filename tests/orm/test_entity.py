@@ -89,6 +89,9 @@ def test_explicit_int64_through_prop() -> None:
         ("g", "c9da6455-213d-42c9-9a79-3e9149a57833", "expects uuid.UUID"),
         ("dt", datetime(2020, 1, 1), "naive datetime"),
         ("dt", datetime(1600, 12, 31, tzinfo=UTC), "before 1601"),
+        ("d", 10**5000, "too large for an Edm.Double"),
+        ("s", "a\ud800b", "lone surrogate"),
+        ("opt", "\udfff", "lone surrogate"),
         ("genre", "Action", "expects Genre"),
         ("price", 1.5, "expects Decimal"),
     ],
@@ -135,7 +138,9 @@ def test_normalisation() -> None:
     assert type(e.bin) is bytes
 
 
-@pytest.mark.parametrize("bad", ["a/b", "a\\b", "a#b", "a?b", "a\tb", "a\x7fb", "x" * 1025])
+@pytest.mark.parametrize(
+    "bad", ["a/b", "a\\b", "a#b", "a?b", "a\tb", "a\x7fb", "x" * 1025, "a\ud800"]
+)
 def test_key_rules(bad: str) -> None:
     with pytest.raises(ValidationError):
         Movie(bad, "r")
