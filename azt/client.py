@@ -329,8 +329,6 @@ class _Core:
         self.transport = transport
         self.owns_transport = owns_transport
         self.wire_format = wire_format
-        self.api_version = api_version
-        self.retry = retry
         self.ambiguous_outcome = ambiguous_outcome
         # One recipe for both pipelines: the secondary's is built on first use.
         self._new_pipeline = functools.partial(
