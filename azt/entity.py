@@ -459,7 +459,7 @@ def _check_storage(p: Prop[Any], v: Any, edm: EdmType, *, key_rules: bool = True
             return float(v)
         except OverflowError:
             raise ValidationError(
-                f"{p._label()} got an int of {v.bit_length()} bits, too large for an Edm.Double"
+                f"{p._label()} got an int of {int(v).bit_length()} bits, too big for an Edm.Double"
             ) from None
     if edm is EdmType.BOOLEAN:
         if tv is not bool:

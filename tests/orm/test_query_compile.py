@@ -112,7 +112,7 @@ def test_between_and_in() -> None:
         (lambda: AllTypes.s == 5, "expects str"),
         (lambda: AllTypes.d > float("nan"), "NaN or infinity"),
         (lambda: AllTypes.d > float("inf"), "NaN or infinity"),
-        (lambda: AllTypes.d > 10**400, "too large for an Edm.Double"),
+        (lambda: AllTypes.d > 10**400, "too big for an Edm.Double"),
         (lambda: AllTypes.s == "a\ud800", "lone surrogate"),
         (lambda: AllTypes.RowKey.startswith("\udc00"), "lone surrogate"),
         (lambda: AllTypes.dt > datetime(2020, 1, 1), "naive datetime"),
