@@ -25,7 +25,6 @@ longer exists, fails :func:`test_pending_list_is_current` until it is removed.
 
 from __future__ import annotations
 
-import enum
 import functools
 import importlib
 import inspect
@@ -124,12 +123,10 @@ def _in_root(obj: object) -> bool:
 def collect() -> dict[str, object]:
     """Qualified name -> object for every public class, function and class member."""
     found: dict[str, object] = {}
-    seen: dict[int, str] = {}
+    seen: set[int] = set()
     exported: list[tuple[str, str, object]] = []
-    public_names: set[str] = set()
     for root in ROOTS:
         for module in _public_modules(root):
-            public_names.add(module.__name__)
             for name, obj in vars(module).items():
                 if name.startswith("_") or not _is_documentable(obj):
                     continue
@@ -144,15 +141,12 @@ def collect() -> dict[str, object]:
     for module_name, name, obj in exported:
         if id(obj) in seen:
             continue
+        seen.add(id(obj))
         qualified = f"{module_name}.{name}"
-        seen[id(obj)] = qualified
         found[qualified] = obj
-        if inspect.isclass(obj) and not issubclass(obj, enum.Enum | BaseException):
-            for member_name, member in _members(obj):
-                found[f"{qualified}.{member_name}"] = member
-        elif inspect.isclass(obj):
-            # Enums and exceptions: only what the class itself defines (members of an
-            # enum are its values and are not walked; inherited names never appear).
+        if inspect.isclass(obj):
+            # Only what the class itself defines: an exception's inherited members never
+            # appear, and an enum's members are instances, not routines or properties.
             for member_name, member in _members(obj):
                 found[f"{qualified}.{member_name}"] = member
     return found
@@ -181,6 +175,10 @@ def test_the_walk_finds_the_packages_names() -> None:
     ):
         assert name in PUBLIC, name
     assert not any(part.startswith("_") for name in PUBLIC for part in name.split(".")[1:])
+    assert "azt_server_stub.formats.negotiation.Fmt.content_type" in PUBLIC  # an enum property
+    assert "azt_server_stub.formats.negotiation.Fmt.ATOM" not in PUBLIC  # an enum member
+    assert "azt_server_stub.errors.StubError.at" in PUBLIC  # an exception's own method
+    assert "azt_server_stub.errors.StubError.with_traceback" not in PUBLIC  # inherited
 
 
 def test_the_predicate_reads_only_the_own_docstring() -> None:
