@@ -69,6 +69,7 @@ __all__ = [
     "coerce_value",
     "format_literal",
     "infer_edm_type",
+    "resolved_type",
     "utf16_len",
     "validate_entity",
     "validate_key",
@@ -764,6 +765,28 @@ class Typed:
 # --------------------------------------------------------------------------- typing rules
 
 
+def resolved_type(name: str, value: Any, explicit: EdmType | None) -> tuple[EdmType, Any]:
+    """The EDM type and the bare value of property ``name`` as it will be sent: the
+    ``explicit`` type (from ``types`` / ``edm_types``) wins, then a :class:`Typed` value's
+    own type, then :func:`infer_edm_type`; an uninferable value raises ``ValidationError``.
+
+    Example::
+
+        >>> resolved_type("n", Typed(5, EdmType.INT64), None)
+        (<EdmType.INT64: 'Edm.Int64'>, 5)
+        >>> resolved_type("n", 5, EdmType.DOUBLE)
+        (<EdmType.DOUBLE: 'Edm.Double'>, 5)
+    """
+    if isinstance(value, Typed):
+        return (value.edm_type if explicit is None else explicit), value.value
+    if explicit is not None:
+        return explicit, value
+    try:
+        return infer_edm_type(value), value
+    except TypeError as exc:
+        raise ValidationError(f"property {name!r}: {exc}") from None
+
+
 def infer_edm_type(value: object) -> EdmType:
     """The EDM type azt uses for a Python value when no type is given.
 
@@ -1083,17 +1106,7 @@ def validate_entity(
                 "contain only letters, digits and '_' (C# identifier rules)"
             )
         count += 1
-        explicit = tmap.get(name) if tmap else None
-        if isinstance(value, Typed):
-            t = value.edm_type if explicit is None else explicit
-            value = value.value
-        elif explicit is not None:
-            t = explicit
-        else:
-            try:
-                t = infer_edm_type(value)
-            except TypeError as exc:
-                raise ValidationError(f"property {name!r}: {exc}") from None
+        t, value = resolved_type(name, value, tmap.get(name) if tmap else None)
         v = coerce_value(value, t, name)
         if t is EdmType.STRING:
             n = utf16_len(v)

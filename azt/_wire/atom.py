@@ -37,7 +37,7 @@ from lxml import etree
 
 from azt._exceptions import ValidationError
 from azt._wire import WireDecodeError
-from azt.edm import EdmDateTime, EdmType, TableEntity, Typed, coerce_value, infer_edm_type
+from azt.edm import EdmDateTime, EdmType, TableEntity, coerce_value, resolved_type
 
 __all__ = [
     "ATOM_NS",
@@ -128,6 +128,7 @@ def encode_entity(
 
     Example::
 
+        >>> from azt.edm import Typed
         >>> body = encode_entity({"PartitionKey": "p", "N": Typed(1, EdmType.INT64)})
         >>> body[body.index(b"<m:properties>") : body.index(b"</m:properties>")]
         b'<m:properties><d:PartitionKey>p</d:PartitionKey><d:N m:type="Edm.Int64">1</d:N>'
@@ -140,19 +141,7 @@ def encode_entity(
     for name, value in entity.items():
         if value is None or name == "Timestamp":
             continue
-        explicit = tmap.get(name) if tmap else None
-        if isinstance(value, Typed):
-            t = value.edm_type if explicit is None else explicit
-            value = value.value
-        elif explicit is not None:
-            t = explicit
-        elif type(value) is str:
-            t = EdmType.STRING
-        else:
-            try:
-                t = infer_edm_type(value)
-            except TypeError as exc:
-                raise ValidationError(f"property {name!r}: {exc}") from None
+        t, value = resolved_type(name, value, tmap.get(name) if tmap else None)
         v = coerce_value(value, t, name)
         if (name == "PartitionKey" or name == "RowKey") and t is not EdmType.STRING:
             raise ValidationError(f"{name} must be a str, got {value!r}")
