@@ -55,7 +55,7 @@ from typing import TypedDict
 from aiohttp import web
 
 from .backend import Backend, EntityFilter, QueryPage
-from .throttle import record_query
+from .throttle import admit_query_partition, record_query
 
 __all__ = [
     "PARTITIONS_KEY",
@@ -322,20 +322,24 @@ def query(
 ) -> QueryPage:
     """One Query Entities page under the application's partition layout (if any).
 
-    The handler calls this instead of ``backend.query_entities``; it also records the
-    page's cost for the throttle (:func:`azt_server_stub.throttle.record_query`).
+    The handler calls this instead of ``backend.query_entities``. With a throttle, the
+    page is refused (``503``) when the partition its scan starts in is over its rate
+    (:func:`azt_server_stub.throttle.admit_query_partition`), and its cost is recorded
+    (:func:`azt_server_stub.throttle.record_query`).
 
     Example::
 
         page = partitions.query(call.request, call.backend, call.account, table, flt, top,
                                 start, principal.key_filter)
     """
+    start_pk = start_partition(flt, start)
+    admit_query_partition(request, account, table, start_pk)
     layout = request.app.get(PARTITIONS_KEY)
     if layout is None:
         page = backend.query_entities(account, table, flt, top, start, restrict)
     else:
         page = layout.for_table(table).page(backend, account, table, flt, top, start, restrict)
-    record_query(request, page.entities, page.scanned, start_partition(flt, start))
+    record_query(request, page.entities, page.scanned, start_pk)
     return page
 
 

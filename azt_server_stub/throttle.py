@@ -14,11 +14,14 @@ single-entity operation         1, to the account and to the entity's partition 
 delete, upsert, point read)     insert)
 entity group transaction        the number of operations (a batch of 100 costs 100), to the
                                 account and to the batch's partition
-query page                      admitted when the account bucket holds at least 1 token;
-                                then charged what the page examined (``scanned``, at least 1):
-                                each returned entity to its partition, the examined but not
-                                returned ones to the partition the page started in, all of it
-                                to the account. The charge may overdraw the buckets, so the
+query page                      admitted when the account bucket and the bucket of the
+                                partition the scan starts in (the continuation's, or the
+                                filter's lowest PartitionKey; unknown for a scan from the
+                                table's start) each hold at least 1 token; then charged what
+                                the page examined (``scanned``, at least 1): each returned
+                                entity to its partition, the examined but not returned ones
+                                to the partition the page started in, all of it to the
+                                account. The charge may overdraw the buckets, so the
                                 partition's next requests wait for the debt to be repaid.
 anything else (tables, ACLs,    1, to the account
 service properties)
@@ -36,8 +39,18 @@ With ``ThrottleLimits.timeout_share`` a seeded share of refusals is answered ``5
 OperationTimedOut`` instead, the service's other answer to an overloaded partition.
 
 Query costs reach the throttle through :func:`record_query` (called by
-:func:`azt_server_stub.partitions.query`, the handler's query adapter); without it a
-query page costs 1 to the account.
+:func:`azt_server_stub.partitions.query`, the handler's query adapter, which also calls
+:func:`admit_query_partition` before scanning); without it a query page costs 1 to the
+account.
+
+Why a query is admitted on one token and charged afterwards, rather than admitted by an
+estimate of its cost: the cost (entities examined) is only known once the page is cut, and
+any estimate made before (``$top``, 1,000, the scan budget) would refuse small queries on a
+partition that has capacity for them, or admit big ones anyway. Charging the real cost
+keeps the long-run rate exact: the overdraft is at most one page (at most ``scan_budget``
+entities, or 1,000 returned plus the non-matching ones examined) and the partition's
+next requests are refused until it is repaid, so over any interval ``T`` a partition
+serves at most ``rate x T + capacity + one page``.
 
 Example::
 
@@ -81,6 +94,7 @@ __all__ = [
     "ThrottleStats",
     "TokenBucket",
     "add_arguments",
+    "admit_query_partition",
     "from_args",
     "install",
     "middleware",
@@ -422,6 +436,35 @@ class Throttle:
             self.stats.admitted += 1
             return None
 
+    def admit_query_partition(
+        self, account: str, table: str, partition_key: str
+    ) -> StubError | None:
+        """The partition half of a query page's admission (after :meth:`admit_query`): the
+        bucket of the partition the scan starts in must hold at least one token (not be in
+        debt). A refusal takes nothing and withdraws the page's admission.
+
+        Example::
+
+            >>> t = Throttle(ThrottleLimits(partition_rate=10), clock=FakeClock())
+            >>> t.charge("a", "t", [("p", 12)])
+            >>> t.admit_query("a"), t.admit_query_partition("a", "t", "p").code
+            (None, 'ServerBusy')
+            >>> t.admit_query_partition("a", "t", "q") is None
+            True
+        """
+        if not self.enabled:
+            return None
+        with self._lock:
+            now = self._clock()
+            pid = (account, table.lower(), partition_key)
+            bucket = self._partition_bucket(pid, now)
+            if bucket is None or bucket.admits(1, now):
+                return None
+            self.stats.admitted = max(0, self.stats.admitted - 1)
+            self.stats.throttled["partition"] += 1
+            self.stats.throttled_by_partition[pid] += 1
+            return self._refusal(PARTITION_LIMIT_MESSAGE)
+
     def charge(
         self, account: str, table: str | None, costs: Sequence[tuple[str | None, int]]
     ) -> None:
@@ -499,6 +542,7 @@ class QueryCost:
 
 
 QUERY_COST_KEY = web.RequestKey("azt.throttle.query_cost", QueryCost)
+_QUERY_REFUSED = web.RequestKey("azt.throttle.query_refused", bool)
 
 
 def query_cost(entities: Sequence[Entity], scanned: int, start_pk: str | None) -> QueryCost:
@@ -538,6 +582,28 @@ def record_query(
         request[QUERY_COST_KEY] = query_cost(entities, scanned, start_pk)
 
 
+def admit_query_partition(
+    request: web.Request, account: str, table: str, partition_key: str | None
+) -> None:
+    """Refuse a query page (raise ``503 ServerBusy``) when the partition its scan starts in
+    is over its rate; a no-op without a throttle or a known partition.
+
+    Called by the query adapter before it scans (:func:`azt_server_stub.partitions.query`).
+
+    Example::
+
+        admit_query_partition(request, account, table, start_partition(flt, start))
+    """
+    throttle = request.app.get(THROTTLE_KEY)
+    if throttle is None or partition_key is None:
+        return
+    refusal = throttle.admit_query_partition(account, table, partition_key)
+    if refusal is not None:
+        request[_QUERY_REFUSED] = True
+        prepare_refusal(request)
+        raise refusal
+
+
 # --- the aiohttp middleware -------------------------------------------------------------------
 
 
@@ -572,7 +638,9 @@ def middleware(throttle: Throttle) -> Middleware:
                 return await handler(request)
             finally:
                 cost = request.get(QUERY_COST_KEY)
-                if cost is not None:
+                if request.get(_QUERY_REFUSED):
+                    pass  # refused at the partition: takes nothing
+                elif cost is not None:
                     throttle.charge(account, info.table, cost.parts)
                 else:
                     throttle.charge(account, None, [(None, 1)])

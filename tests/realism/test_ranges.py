@@ -166,6 +166,18 @@ async def test_query_pages_are_charged_what_they_scanned() -> None:
         async with table_client(stub, TABLE, retry=azt.RetryPolicy.no_retries()) as once:
             with pytest.raises(azt.ServerBusyError):
                 await once.get_entity("p001", "r00")
+            # a query page starting in the indebted partition is refused too, and takes nothing
+            with pytest.raises(azt.ServerBusyError):
+                await once.query_entities("PartitionKey eq 'p001'").first_page()
+            with pytest.raises(azt.ServerBusyError):
+                await once.query_entities(
+                    "R ge 18", continuation=page.continuation, results_per_page=1
+                ).first_page()
+            assert throttle.tokens("devstoreaccount1", TABLE, "p001") == -4
+            assert throttle.stats.throttled_by_partition[pid] == 3
+            # while a query on another partition is served
+            other = await once.query_entities("PartitionKey eq 'p002'").first_page()
+            assert [e["R"] for e in other] == list(range(7))
         clock.advance(0.5)  # -4 + 5 = 1 token
         async with table_client(stub, TABLE) as fresh:
             assert (await fresh.get_entity("p001", "r00"))["R"] == 0
