@@ -359,7 +359,7 @@ def _render_table(rows: list[TableEntity], cols: list[str], out: TextIO) -> None
     out.write("  ".join("-" * w for w in widths) + "\n")
     for line in cells:
         out.write("  ".join(t.ljust(w) for t, w in zip(line, widths, strict=True)).rstrip() + "\n")
-    out.write(f"({len(rows)} {'entity' if len(rows) == 1 else 'entities'})\n")
+    out.write(f"({_entities_text(len(rows))})\n")
 
 
 async def _query(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
@@ -402,7 +402,7 @@ async def _export(service: TableServiceClient, args: argparse.Namespace, io_: Cl
         out.flush()
     finally:
         bar.close()
-    io_.stderr.write(f"exported {bar.entities} entities from {args.table}\n")
+    io_.stderr.write(f"exported {_entities_text(bar.entities)} from {args.table}\n")
     return 0
 
 
@@ -518,7 +518,7 @@ class _Importer:
 
     def summary(self, unsent_from: int | None) -> str:
         """The closing line: what was imported, what may have been, what was not written."""
-        head = f"imported {self.written} entities"
+        head = f"imported {_entities_text(self.written)}"
         if not self.ambiguous:
             return f"{head} ({self.unwritten(unsent_from)})"
         maybe = ", ".join(_span(first, last) for first, last, _ in sorted(self.ambiguous))
@@ -607,7 +607,7 @@ async def _import(service: TableServiceClient, args: argparse.Namespace, io_: Cl
     if importer.failed and unsent_from is None and importer.first_unsent is not None:
         unsent_from = importer.first_unsent
     if bad_input is None and not importer.failed:
-        io_.stderr.write(f"imported {importer.written} entities into {args.table}\n")
+        io_.stderr.write(f"imported {_entities_text(importer.written)} into {args.table}\n")
         return 0
     for message in importer.messages():
         io_.stderr.write(f"azt import: {message}\n")
@@ -615,6 +615,10 @@ async def _import(service: TableServiceClient, args: argparse.Namespace, io_: Cl
         io_.stderr.write(f"azt import: {bad_input}\n")
     io_.stderr.write(importer.summary(unsent_from) + "\n")
     return EXIT_SERVICE if importer.failed else EXIT_INPUT
+
+
+def _entities_text(n: int) -> str:
+    return f"{n} entity" if n == 1 else f"{n} entities"
 
 
 def _span(first: int, last: int) -> str:

@@ -423,8 +423,7 @@ def test_import_conflict_one_transaction_at_a_time(conn: str, table_name: str) -
     assert r.status == EXIT_SERVICE
     assert "azt import: line 3: 409 EntityAlreadyExists" in r.err
     assert (
-        "imported 1 entities (every line before line 2; nothing from line 2 on was written)"
-        in r.err
+        "imported 1 entity (every line before line 2; nothing from line 2 on was written)" in r.err
     )
     assert _keys(conn, table_name) == [("0", "x"), ("a", "2")]  # the transaction applied nothing
 
@@ -542,7 +541,7 @@ def test_import_ambiguous_transaction_is_reported_apart(faulty: Any, table_name:
     assert "azt import: lines 2-3: may have been applied:" in r.err
     assert "not written: lines 2-3" not in r.err
     assert (
-        "imported 1 entities; 2 more may have been applied (lines 2-3: the service's answer "
+        "imported 1 entity; 2 more may have been applied (lines 2-3: the service's answer "
         "was lost, check them before importing them again); not written: every line from 4 on"
     ) in r.err
     # It was in fact applied: the report must not have called those lines unwritten.
