@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import attrs
 
@@ -261,39 +261,38 @@ def _literal_value(prop: Prop[Any], value: Any) -> Any:
 
 
 @attrs.frozen(eq=False, repr=False)
-class And(Condition):
-    """All of several conditions (flattened).
-
-    Example::
-
-        >>> str(And.of(Movie.rating > 1.0, Movie.rating < 2.0))
-        'rating gt 1.0 and rating lt 2.0'
-    """
+class _Junction(Condition):
+    """``And`` / ``Or``: several conditions joined by one word, flattened."""
 
     items: tuple[Condition, ...]
+    _word: ClassVar[str] = ""
 
-    @staticmethod
-    def of(*items: Condition) -> Condition:
-        """Conjunction of ``items``; nested ``And`` are flattened; one item is returned as is.
+    @classmethod
+    def of(cls, *items: Condition) -> Condition:
+        """Join ``items`` (nested joins of the same kind are flattened); one item is
+        returned as is.
 
         Example::
 
             >>> isinstance(And.of(Movie.favorite == True), Comparison)
             True
+            >>> len(Or.of(Or.of(Movie.rating < 1.0, Movie.rating > 4.0), Movie.favorite).items)
+            3
         """
         flat: list[Condition] = []
         for it in items:
-            if isinstance(it, And):
+            if isinstance(it, cls):
                 flat.extend(it.items)
             else:
                 flat.append(as_condition(it))
         if not flat:
-            raise ValueError("And.of() needs at least one condition")
-        return flat[0] if len(flat) == 1 else And(tuple(flat))
+            raise ValueError(f"{cls.__name__}.of() needs at least one condition")
+        return flat[0] if len(flat) == 1 else cls(tuple(flat))
 
     def to_odata(self) -> str:
-        return " and ".join(
-            f"({c.to_odata()})" if isinstance(c, Or) else c.to_odata() for c in self.items
+        # the other kind of join binds differently: parenthesised
+        return f" {self._word} ".join(
+            f"({c.to_odata()})" if isinstance(c, _Junction) else c.to_odata() for c in self.items
         )
 
     def comparisons(self) -> int:
@@ -301,8 +300,21 @@ class And(Condition):
 
 
 @attrs.frozen(eq=False, repr=False)
-class Or(Condition):
-    """Any of several conditions (flattened).
+class And(_Junction):
+    """All of several conditions (``And.of(a, b)``, or ``a & b``).
+
+    Example::
+
+        >>> str(And.of(Movie.rating > 1.0, Movie.rating < 2.0))
+        'rating gt 1.0 and rating lt 2.0'
+    """
+
+    _word: ClassVar[str] = "and"
+
+
+@attrs.frozen(eq=False, repr=False)
+class Or(_Junction):
+    """Any of several conditions (``Or.of(a, b)``, or ``a | b``).
 
     Example::
 
@@ -310,34 +322,7 @@ class Or(Condition):
         "PartitionKey eq 'A' or PartitionKey eq 'B'"
     """
 
-    items: tuple[Condition, ...]
-
-    @staticmethod
-    def of(*items: Condition) -> Condition:
-        """Disjunction of ``items``; nested ``Or`` are flattened; one item is returned as is.
-
-        Example::
-
-            >>> isinstance(Or.of(Movie.favorite == True), Comparison)
-            True
-        """
-        flat: list[Condition] = []
-        for it in items:
-            if isinstance(it, Or):
-                flat.extend(it.items)
-            else:
-                flat.append(as_condition(it))
-        if not flat:
-            raise ValueError("Or.of() needs at least one condition")
-        return flat[0] if len(flat) == 1 else Or(tuple(flat))
-
-    def to_odata(self) -> str:
-        return " or ".join(
-            f"({c.to_odata()})" if isinstance(c, And) else c.to_odata() for c in self.items
-        )
-
-    def comparisons(self) -> int:
-        return sum(c.comparisons() for c in self.items)
+    _word: ClassVar[str] = "or"
 
 
 @attrs.frozen(eq=False, repr=False)
