@@ -253,3 +253,34 @@ def test_documented_fixture_examples_pass(pytester: pytest.Pytester, page: str) 
     expected += source.startswith(("def test_", "async def test_"))
     result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
     result.assert_outcomes(passed=expected)
+
+
+SUBPROCESS_SUITE = """
+from azt import TableClient
+
+
+async def test_my_table(azt_table: TableClient) -> None:
+    await azt_table.insert_entity({"PartitionKey": "p", "RowKey": "r", "N": 1})
+    assert (await azt_table.get_entity("p", "r"))["N"] == 1
+
+
+def test_my_legacy_code(azt_connection_string: str) -> None:
+    from azure.data.tables import TableServiceClient
+
+    with TableServiceClient.from_connection_string(azt_connection_string) as service:
+        table = service.create_table_if_not_exists("legacycode")
+        table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "N": 2})
+        assert table.get_entity("p", "r")["N"] == 2
+"""
+
+
+def test_a_separate_project_gets_the_fixtures_from_the_entry_point(
+    pytester: pytest.Pytester,
+) -> None:
+    """As a user meets it: a project of its own, a fresh interpreter, no -p option."""
+    if _plugin_args():
+        pytest.skip("azt is not installed with its pytest11 entry point")
+    pytester.makeini(INI)
+    pytester.makepyfile(test_mine=SUBPROCESS_SUITE)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
