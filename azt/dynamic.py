@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from datetime import datetime
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, NoReturn, TypeVar, overload
 
 from azt._exceptions import ValidationError
 from azt.edm import (
@@ -295,10 +295,7 @@ class Resolver(Generic[R]):
             cls = choose(row)
             if cls is None:
                 if fallback is None:
-                    raise ValidationError(
-                        f"no entity class for row PartitionKey={row.get('PartitionKey')!r} "
-                        f"RowKey={row.get('RowKey')!r}"
-                    )
+                    _no_class(row)
                 return fallback.from_entity(row)
             dec = cache.get(cls)
             if dec is None:
@@ -340,10 +337,7 @@ class Resolver(Generic[R]):
                 cls = choose(row)
                 if cls is None:
                     if fallback is None:
-                        raise ValidationError(
-                            f"no entity class for row PartitionKey={row.get('PartitionKey')!r} "
-                            f"RowKey={row.get('RowKey')!r}"
-                        )
+                        _no_class(row)
                     append(fallback.from_entity(decode_entity(row)))
                     continue
                 codec = cache.get(cls)
@@ -357,6 +351,13 @@ class Resolver(Generic[R]):
             return out
 
         return decode
+
+
+def _no_class(row: Mapping[str, Any]) -> NoReturn:
+    raise ValidationError(
+        f"no entity class for row PartitionKey={row.get('PartitionKey')!r} "
+        f"RowKey={row.get('RowKey')!r} (the resolver chose none and has no fallback)"
+    )
 
 
 def by_row_key_prefix(

@@ -395,16 +395,8 @@ class Prop(Generic[T]):
             if self.optional:
                 return None
             raise ValidationError(f"{self._label()} is required and cannot be None")
-        conv = self.converter
-        if conv is not None:
-            if not isinstance(value, self.py_type):
-                raise ValidationError(
-                    f"{self._label()} expects {_type_name(self.py_type)}, "
-                    f"got {type(value).__name__}"
-                )
-            _check_storage(self, conv.to_wire(value), conv.edm)
-            return value
-        return _check_storage(self, value, self.edm)
+        stored = _storage_value(self, value)
+        return value if self.converter is not None else stored
 
     def _label(self) -> str:
         return f"{self.owner.__name__}.{self.attr}"
@@ -412,6 +404,20 @@ class Prop(Generic[T]):
 
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", repr(tp))
+
+
+def _storage_value(p: Prop[Any], value: Any, *, key_rules: bool = True) -> Any:
+    """``value`` (not None) as stored: through the converter if any, checked against the
+    EDM type and normalised (``key_rules=False`` for query literals, which may name keys
+    that cannot exist)."""
+    conv = p.converter
+    if conv is not None:
+        if not isinstance(value, p.py_type):
+            raise ValidationError(
+                f"{p._label()} expects {_type_name(p.py_type)}, got {type(value).__name__}"
+            )
+        value = conv.to_wire(value)
+    return _check_storage(p, value, p.edm, key_rules=key_rules)
 
 
 def _check_storage(p: Prop[Any], v: Any, edm: EdmType, *, key_rules: bool = True) -> Any:

@@ -244,18 +244,10 @@ class Comparison(Condition):
 
 def _literal_value(prop: Prop[Any], value: Any) -> Any:
     """The storage value of a literal compared with ``prop`` (type checked, not key-checked)."""
-    from azt.entity import _check_storage
+    from azt.entity import _storage_value
 
-    conv = prop.converter
-    if conv is not None:
-        if not isinstance(value, prop.py_type):
-            raise ValidationError(
-                f"{prop._label()} is compared with a {type(value).__name__}; it holds "
-                f"{getattr(prop.py_type, '__name__', prop.py_type)}"
-            )
-        value = conv.to_wire(value)
     try:
-        return _check_storage(prop, value, prop.edm, key_rules=False)
+        return _storage_value(prop, value, key_rules=False)
     except ValidationError as exc:
         raise ValidationError(f"in a comparison: {exc}") from None
 
