@@ -2,7 +2,8 @@
 
 A :class:`FaultInjector` holds an ordered list of :class:`FaultRule` objects. Each rule
 says *what* to inject (:class:`FaultKind`), *when* (a probability drawn from a seeded
-RNG, the next ``N`` matching requests, or every ``k``-th matching request) and *to which
+RNG, the next ``N`` matching requests, every ``k``-th matching request, or a schedule of
+given matching-request numbers) and *to which
 requests* (:class:`RequestMatch`: effective method, table, raw path, reads or writes).
 :func:`middleware` applies the injector to the stub's aiohttp application; install it
 inside the service middleware (which renders injected errors as the service would)::
@@ -361,8 +362,10 @@ class FaultRule:
     """One injection rule and its counters.
 
     Give at most one trigger: ``rate`` (probability in [0, 1] per matching request),
-    ``next`` (the next N matching requests, then the rule is spent) or ``every`` (every
-    k-th matching request: the k-th, 2k-th, ...). With none, every matching request is
+    ``next`` (the next N matching requests, then the rule is spent), ``every`` (every
+    k-th matching request: the k-th, 2k-th, ...) or ``at`` (a schedule: the matching
+    requests with these 1-based numbers, e.g. ``{1, 3, 4}``; spent after the last). With
+    none, every matching request is
     hit. ``delay`` (seconds) is required for ``latency`` and ignored otherwise;
     ``message`` overrides the error text (e.g. ``"Operations per second is over the
     account limit."`` for ``busy``).
@@ -383,15 +386,20 @@ class FaultRule:
     every: int | None = None
     delay: float = 0.0
     match: RequestMatch = _ANY
+    at: frozenset[int] | None = None
     message: str | None = None
     seen: int = field(default=0, init=False)
     injected: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.kind = FaultKind(self.kind)
-        triggers = [t for t in (self.rate, self.next, self.every) if t is not None]
+        if self.at is not None:
+            self.at = frozenset(self.at)
+            if not self.at or min(self.at) < 1:
+                raise ValueError(f"at needs request numbers >= 1, got {sorted(self.at)!r}")
+        triggers = [t for t in (self.rate, self.next, self.every, self.at) if t is not None]
         if len(triggers) > 1:
-            raise ValueError("give at most one of rate, next and every")
+            raise ValueError("give at most one of rate, next, every and at")
         if self.rate is not None and not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"rate must be within [0, 1], got {self.rate!r}")
         if self.next is not None and self.next < 0:
@@ -411,7 +419,10 @@ class FaultRule:
 
     @property
     def spent(self) -> bool:
-        """True when a ``next`` rule has injected all its faults."""
+        """True when a ``next`` rule has injected all its faults, or an ``at`` schedule is
+        past its last request number."""
+        if self.at is not None:
+            return self.seen >= max(self.at)
         return self.next is not None and self.injected >= self.next
 
     def _fires(self, rng: random.Random) -> bool:
@@ -421,6 +432,8 @@ class FaultRule:
             return self.injected < self.next
         if self.every is not None:
             return self.seen % self.every == 0
+        if self.at is not None:
+            return self.seen in self.at
         if self.rate is not None:
             return rng.random() < self.rate
         return True
@@ -442,6 +455,8 @@ class FaultRule:
             head += f":next={self.next}"
         elif self.every is not None:
             head += f":every={self.every}"
+        elif self.at is not None:
+            head += ":at=" + "|".join(str(n) for n in sorted(self.at))
         conds: list[str] = []
         m = self.match
         if m.only is not None:
@@ -602,6 +617,22 @@ class FaultInjector:
             3
         """
         return self.add(FaultRule(FaultKind.parse(str(kind)), every=k, match=make_match(**match)))
+
+    def fail_at(
+        self, kind: FaultKind | str, numbers: Iterable[int], **match: Unpack[MatchArgs]
+    ) -> FaultRule:
+        """Inject ``kind`` into the matching requests with these 1-based numbers (a schedule).
+
+        Example::
+
+            >>> inj = FaultInjector(); rule = inj.fail_at("timeout", [2, 3], only="writes")
+            >>> put = RequestInfo("PUT", "/a/t(PartitionKey='p',RowKey='r')", "a", None, "t", None)
+            >>> [inj.decide(put).outcome is rule for _ in range(4)], rule.spent
+            ([False, True, True, False], True)
+        """
+        return self.add(
+            FaultRule(FaultKind.parse(str(kind)), at=frozenset(numbers), match=make_match(**match))
+        )
 
     def fail_rate(
         self, kind: FaultKind | str, rate: float, **match: Unpack[MatchArgs]
@@ -968,8 +999,9 @@ def parse_fault(spec: str) -> FaultRule:
     * ``KIND``: ``internal-error`` (``500``), ``timeout``, ``timeout-after``, ``busy``
       (``503``), ``drop-before`` (``drop``), ``drop-after``, ``latency=DELAY``
       (``latency=50ms``).
-    * ``WHEN``: a probability (``0.2`` or ``20%``), ``next=N`` or ``every=K``; omitted:
-      every matching request.
+    * ``WHEN``: a probability (``0.2`` or ``20%``), ``next=N``, ``every=K`` or a schedule
+      ``at=N|M|...`` (1-based numbers of matching requests); omitted: every matching
+      request.
     * ``CONDITION``: ``writes``, ``reads``, ``method=POST|PUT``, ``table=NAME|NAME``,
       ``path=REGEX`` (``path`` takes the rest of the spec, commas included).
 
@@ -998,6 +1030,7 @@ def parse_fault(spec: str) -> FaultRule:
     rate: float | None = None
     nxt: int | None = None
     every: int | None = None
+    at: frozenset[int] | None = None
     when = when.strip()
     if when:
         name, eq, value = when.partition("=")
@@ -1005,8 +1038,12 @@ def parse_fault(spec: str) -> FaultRule:
             nxt = _parse_count(value, "next")
         elif eq and name.strip() == "every":
             every = _parse_count(value, "every")
+        elif eq and name.strip() == "at":
+            at = frozenset(_parse_count(v, "at") for v in value.split("|") if v.strip())
         elif eq:
-            raise ValueError(f"unknown trigger {name!r} in {spec!r} (use next=N or every=K)")
+            raise ValueError(
+                f"unknown trigger {name!r} in {spec!r} (use next=N, every=K or at=N|M)"
+            )
         else:
             rate = _parse_rate(when)
     methods: set[str] | None = None
@@ -1039,7 +1076,7 @@ def parse_fault(spec: str) -> FaultRule:
         match = make_match(methods=methods, tables=tables, path=path, only=only)
     except re.error as exc:
         raise ValueError(f"bad path pattern in {spec!r}: {exc}") from None
-    return FaultRule(kind, rate=rate, next=nxt, every=every, delay=delay, match=match)
+    return FaultRule(kind, rate=rate, next=nxt, every=every, at=at, delay=delay, match=match)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -1059,7 +1096,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KIND[:WHEN][@COND,...]",
         help="inject faults, repeatable: KIND is internal-error|500, timeout, timeout-after, "
         "busy|503, drop-before, drop-after, latency=50ms; WHEN is a probability (0.2, 20%%), "
-        "next=N or every=K; COND is writes, reads, method=POST|PUT, table=NAME, path=REGEX. "
+        "next=N, every=K or at=N|M|... (a schedule of matching-request numbers); "
+        "COND is writes, reads, method=POST|PUT, table=NAME, path=REGEX. "
         "Example: --fault 503:20%% --fault drop-after:0.05@writes",
     )
     group.add_argument(

@@ -534,3 +534,44 @@ def test_insert_partition_key_from_json_and_atom_bodies() -> None:
     assert _insert_partition_key(b"[1, 2]", "application/json") is None
     assert _insert_partition_key(b"not json", None) is None
     assert _insert_partition_key(b"<entry", "application/atom+xml") is None
+
+
+def test_schedule_trigger_fires_at_the_given_request_numbers() -> None:
+    rule = parse_fault("timeout:at=2|5|6@writes")
+    assert (rule.at, rule.match.only, rule.describe()) == (
+        frozenset({2, 5, 6}),
+        "writes",
+        "timeout:at=2|5|6@writes",
+    )
+    inj = FaultInjector([rule])
+    read, write = info("GET"), info("POST")
+    fired = []
+    for _ in range(8):
+        assert inj.decide(read).outcome is None  # reads are not counted by a writes rule
+        fired.append(inj.decide(write).outcome is rule)
+    assert fired == [False, True, False, False, True, True, False, False]
+    assert (rule.seen, rule.injected, rule.spent) == (6, 3, True)
+    for bad in ("busy:at=", "busy:at=0|2", "busy:at=x", "busy:at=1:0.5"):
+        with pytest.raises(ValueError):
+            parse_fault(bad)
+    with pytest.raises(ValueError, match="at most one"):
+        FaultRule(FaultKind.BUSY, rate=0.5, at=frozenset({1}))
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    parsed = from_args(parser.parse_args(["--fault", "drop-after:at=1|3@method=PUT"]))
+    assert parsed is not None
+    assert parsed.rules[0].at == frozenset({1, 3})
+
+
+async def test_schedule_over_http() -> None:
+    inj = FaultInjector()
+    async with realism_stub(faults=inj) as stub, raw_client(stub) as raw:
+        await raw.create_table(TABLE)
+        rule = inj.fail_at("busy", [2, 3], only="writes")
+        statuses = [
+            (await raw.insert(TABLE, {"PartitionKey": "p", "RowKey": str(n)})).status
+            for n in range(5)
+        ]
+        assert statuses == [204, 503, 503, 204, 204]
+        assert (rule.injected, rule.spent) == (2, True)
+        assert inj.counters == {FaultKind.BUSY: 2}
