@@ -45,7 +45,7 @@ __all__ = [
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Entity)
-R = TypeVar("R")
+R = TypeVar("R", covariant=True)
 
 _RESERVED = frozenset({"PartitionKey", "RowKey", "Timestamp", "ETag"})
 
@@ -360,6 +360,16 @@ def _no_class(row: Mapping[str, Any]) -> NoReturn:
     )
 
 
+@overload
+def by_row_key_prefix(classes: Mapping[str, type[E]], *, fallback: None) -> Resolver[E]: ...
+@overload
+def by_row_key_prefix(
+    classes: Mapping[str, type[E]], *, fallback: type[DynamicEntity] = ...
+) -> Resolver[E | DynamicEntity]: ...
+@overload
+def by_row_key_prefix(
+    classes: Mapping[str, type[Entity]], *, fallback: type[DynamicEntity] | None = ...
+) -> Resolver[Any]: ...
 def by_row_key_prefix(
     classes: Mapping[str, type[Entity]], *, fallback: type[DynamicEntity] | None = DynamicEntity
 ) -> Resolver[Any]:
@@ -386,6 +396,19 @@ def by_row_key_prefix(
     return resolver
 
 
+@overload
+def by_property(name: str, classes: Mapping[Any, type[E]], *, fallback: None) -> Resolver[E]: ...
+@overload
+def by_property(
+    name: str, classes: Mapping[Any, type[E]], *, fallback: type[DynamicEntity] = ...
+) -> Resolver[E | DynamicEntity]: ...
+@overload
+def by_property(
+    name: str,
+    classes: Mapping[Any, type[Entity]],
+    *,
+    fallback: type[DynamicEntity] | None = ...,
+) -> Resolver[Any]: ...
 def by_property(
     name: str,
     classes: Mapping[Any, type[Entity]],

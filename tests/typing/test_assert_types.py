@@ -16,7 +16,7 @@ from typing import Any, assert_type
 import pytest
 
 from azt._codec import EntityCodec, codec_for
-from azt.dynamic import DynamicEntity, Resolver, by_row_key_prefix, column
+from azt.dynamic import DynamicEntity, Resolver, by_property, by_row_key_prefix, column
 from azt.edm import TableEntity
 from azt.entity import Entity, Int64, Prop, prop
 from azt.query import Comparison, Condition, Query, QueryPage, QueryPlan, page_decoder_for
@@ -79,8 +79,28 @@ def test_queries_are_typed_by_their_target() -> None:
     assert_type(q.take(3).select(Movie.rating), Query[Movie])
     assert_type(q.explain(), QueryPlan)
     assert_type(Query(DynamicEntity), Query[DynamicEntity])
-    r: Resolver[Movie | Rental] = by_row_key_prefix({"Movie": Movie, "Rental_": Rental})
-    assert_type(Query(r), Query[Movie | Rental])
+    r: Resolver[Movie | Rental | DynamicEntity] = by_row_key_prefix(
+        {"Movie": Movie, "Rental_": Rental}
+    )
+    assert_type(Query(r), Query[Movie | Rental | DynamicEntity])
+    strict: Resolver[Movie | Rental] = by_row_key_prefix(
+        {"Movie": Movie, "Rental_": Rental}, fallback=None
+    )
+    assert_type(Query(strict), Query[Movie | Rental])
+    # rows no class claims become DynamicEntity: leaving it out of the annotation is an error
+    lying: Resolver[Movie | Rental] = by_row_key_prefix(  # type: ignore[assignment]
+        {"Movie": Movie, "Rental_": Rental}
+    )
+    assert lying is not None
+    # one class (or a typed mapping): the result type follows, with the fallback unless
+    # fallback=None; mypy joins several classes in a dict literal to their metaclass, so
+    # such resolvers are Resolver[Any] unless annotated as above
+    assert_type(by_row_key_prefix({"Rental_": Rental}), Resolver[Rental | DynamicEntity])
+    assert_type(by_row_key_prefix({"Rental_": Rental}, fallback=None), Resolver[Rental])
+    assert_type(by_property("Kind", {"m": Movie}, fallback=None), Resolver[Movie])
+    typed: dict[str, type[Movie | Rental]] = {"Movie": Movie, "Rental_": Rental}
+    assert_type(by_row_key_prefix(typed), Resolver[Movie | Rental | DynamicEntity])
+    assert_type(Query(by_row_key_prefix(typed)), Query[Movie | Rental | DynamicEntity])
 
 
 def test_codec_functions_are_typed_by_their_class() -> None:
