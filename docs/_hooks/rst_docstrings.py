@@ -79,11 +79,21 @@ def _table(lines: list[str], indent: int) -> list[str]:
     return out
 
 
+_DIRECTIVE = re.compile(r"\s*#\s*doctest:.*$")
+
+
 def _fence(block: list[str]) -> list[str]:
     code = textwrap.dedent("\n".join(block)).strip("\n")
     first = code.lstrip().split("\n", 1)[0]
     lang = "pycon" if first.startswith(">>>") else "console" if first.startswith("$ ") else "python"
-    return [f"```{lang}", *code.split("\n"), "```"]
+    lines = code.split("\n")
+    if lang == "pycon":  # doctest directives are for the test runner, not the reader
+        lines = [
+            _DIRECTIVE.sub("", t)
+            for t in lines
+            if not (t.startswith("...") and _DIRECTIVE.sub("", t).strip() == "...")
+        ]
+    return [f"```{lang}", *lines, "```"]
 
 
 def rst_to_markdown(text: str, module: str | None = None) -> str:

@@ -104,7 +104,15 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     # rst_docstrings extension): no literal "Example::", role or table border is left.
     for html in (site / "reference").rglob("*.html"):
         text = html.read_text(encoding="utf-8")
-        for leftover in ("Example::", ":class:", ":meth:", ":func:", "=====", "<autoref"):
+        for leftover in (
+            "Example::",
+            ":class:",
+            ":meth:",
+            ":func:",
+            "=====",
+            "<autoref",
+            "doctest:",
+        ):
             assert leftover not in text, f"{leftover!r} in {html}"
     testing = (site / "reference" / "testing" / "index.html").read_text(encoding="utf-8")
     assert "<table>" in testing  # the fixtures table
@@ -180,6 +188,22 @@ def test_rst_docstrings_extension() -> None:
         "```",
         "",
         "After.",
+    ]
+    # Doctest directives are dropped from what the reader sees.
+    shown = convert(
+        "Example::\n\n    >>> f(1)  # doctest: +SKIP\n    >>> g(\n    ...   2)\n"
+        "    ... # doctest: +ELLIPSIS\n    '...'\n"
+    )
+    assert shown.split("\n") == [
+        "Example:",
+        "",
+        "```pycon",
+        ">>> f(1)",
+        ">>> g(",
+        "...   2)",
+        "'...'",
+        "```",
+        "",
     ]
     # A headerless table gets an empty header; fenced blocks are left alone.
     assert convert("==  ==\na   b\n==  ==").split("\n") == ["|  |  |", "|---|---|", "| a | b |"]
