@@ -910,21 +910,30 @@ class Query(Generic[R]):
         return self._copy(_cond=And.of(*parts))
 
     def select(self, *props: Prop[Any] | str) -> Query[R]:
-        """Project onto some properties (``$select``). PartitionKey, RowKey and Timestamp are
-        always added; properties outside the projection are left unset on the results.
+        """Project onto some properties (``$select``, by column or wire name; a name that is
+        not a property name is refused). PartitionKey, RowKey and Timestamp are always added.
+
+        Properties outside the projection are left *unset* on the results: reading one raises
+        ``AttributeError``, ``repr`` shows ``<not selected>``, and ``to_entity()`` omits them.
+        No default is invented for them (a sentinel or the declared default would be a wrong
+        value of the declared type, and a read-modify-write would store it over real data).
 
         Example::
 
             >>> Query(Movie).select(Movie.rating).compile().select
             ('PartitionKey', 'RowKey', 'Timestamp', 'rating')
         """
-        from azt.entity import Prop
+        from azt.entity import Prop, _check_property_name
 
         names = ["PartitionKey", "RowKey", "Timestamp"]
         for p in props:
             name = p.wire if isinstance(p, Prop) else p
             if not isinstance(name, str):
                 raise TypeError(f"select() takes columns or names, got {type(p).__name__}")
+            try:
+                _check_property_name("select()", name)
+            except TypeError as exc:  # the class-definition error, here about user input
+                raise ValidationError(str(exc)) from None
             if name == "ETag":
                 continue  # the etag comes with every entity anyway
             if name not in names:

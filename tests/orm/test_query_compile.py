@@ -128,6 +128,19 @@ def test_refusals_say_why(make: Any, message: str) -> None:
         make()
 
 
+@pytest.mark.parametrize("name", ["Rating,ReleaseYear", "bad name", "", "odata.etag", "x" * 256])
+def test_select_refuses_names_that_are_not_property_names(name: str) -> None:
+    with pytest.raises(ValidationError, match="not a valid Table property name"):
+        Query(Movie).select(name)
+    with pytest.raises(TypeError, match="columns or names"):
+        Query(Movie).select(5)  # type: ignore[arg-type]
+
+
+def test_select_takes_names_and_columns() -> None:
+    q = Query(Movie).select("Rating", Movie.release_year, "Rating", "ETag")
+    assert q.compile().select == ("PartitionKey", "RowKey", "Timestamp", "Rating", "ReleaseYear")
+
+
 def test_conditions_have_no_truth_value() -> None:
     cond = AllTypes.i32 > 4
     with pytest.raises(TypeError, match="no truth value"):
