@@ -33,7 +33,14 @@ from azt.edm import (
     validate_entity,
     validate_key,
 )
-from azt.entity import Entity, Prop, _check_property_name, _make_prop, _PropSpec
+from azt.entity import (
+    Entity,
+    Prop,
+    _check_property_name,
+    _make_prop,
+    _PropSpec,
+    _refuse_lone_surrogate,
+)
 
 __all__ = [
     "DynamicEntity",
@@ -68,22 +75,52 @@ class DynamicEntity(MutableMapping[str, Any]):
         ['Name', 'RentalCount', 'Views']
     """
 
-    __slots__ = ("ETag", "PartitionKey", "RowKey", "Timestamp", "_types", "_values")
+    __slots__ = ("ETag", "Timestamp", "_pk", "_rk", "_types", "_values")
 
-    PartitionKey: str
-    RowKey: str
+    _pk: str
+    _rk: str
     Timestamp: datetime | None
     ETag: str | None
 
     def __init__(self, PartitionKey: str, RowKey: str, /, **properties: Any) -> None:
-        self.PartitionKey = validate_key("PartitionKey", PartitionKey)
-        self.RowKey = validate_key("RowKey", RowKey)
+        self.PartitionKey = PartitionKey
+        self.RowKey = RowKey
         self.Timestamp = None
         self.ETag = None
         self._values: dict[str, Any] = {}
         self._types: dict[str, EdmType] = {}
         for name, value in properties.items():
             self[name] = value
+
+    @property
+    def PartitionKey(self) -> str:
+        """The partition key; validated when assigned.
+
+        Example::
+
+            >>> e = DynamicEntity("m-17", "Member"); e.PartitionKey = "m-18"; e.PartitionKey
+            'm-18'
+        """
+        return self._pk
+
+    @PartitionKey.setter
+    def PartitionKey(self, value: str) -> None:
+        self._pk = _valid_key("PartitionKey", value)
+
+    @property
+    def RowKey(self) -> str:
+        """The row key; validated when assigned.
+
+        Example::
+
+            >>> DynamicEntity("m-17", "Rental_Alien").RowKey
+            'Rental_Alien'
+        """
+        return self._rk
+
+    @RowKey.setter
+    def RowKey(self, value: str) -> None:
+        self._rk = _valid_key("RowKey", value)
 
     # -- mapping -------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:
@@ -114,7 +151,10 @@ class DynamicEntity(MutableMapping[str, Any]):
         if name in _RESERVED:
             raise ValidationError(f"{name} is a system property; set it as an attribute")
         _name_check(name)
-        self._values[name] = coerce_value(value, edm, name)
+        value = coerce_value(value, edm, name)
+        if edm is EdmType.STRING and not value.isascii():
+            _refuse_lone_surrogate(f"property {name!r}", value)
+        self._values[name] = value
         self._types[name] = edm
 
     def __delitem__(self, name: str) -> None:
@@ -181,8 +221,8 @@ class DynamicEntity(MutableMapping[str, Any]):
             1.5
         """
         self = cls.__new__(cls)
-        self.PartitionKey = entity.get("PartitionKey", "")
-        self.RowKey = entity.get("RowKey", "")
+        self._pk = entity.get("PartitionKey", "")
+        self._rk = entity.get("RowKey", "")
         meta = getattr(entity, "metadata", None)
         self.Timestamp = meta.timestamp if meta is not None else None
         self.ETag = meta.etag if meta is not None else None
@@ -216,6 +256,13 @@ class DynamicEntity(MutableMapping[str, Any]):
             'r'
         """
         return cls.from_entity
+
+
+def _valid_key(which: str, value: Any) -> str:
+    key = validate_key(which, value)
+    if not key.isascii():
+        _refuse_lone_surrogate(which, key)
+    return key
 
 
 def _name_check(name: str) -> None:

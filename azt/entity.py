@@ -420,6 +420,16 @@ def _storage_value(p: Prop[Any], value: Any, *, key_rules: bool = True) -> Any:
     return _check_storage(p, value, p.edm, key_rules=key_rules)
 
 
+def _refuse_lone_surrogate(label: str, v: str) -> None:
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad_char = exc.object[exc.start : exc.end]
+        raise ValidationError(
+            f"{label} contains a lone surrogate ({bad_char!r}), which cannot be sent as UTF-8"
+        ) from None
+
+
 def _check_storage(p: Prop[Any], v: Any, edm: EdmType, *, key_rules: bool = True) -> Any:
     """Check ``v`` against ``edm``; returns the normalised value."""
     tv = type(v)
@@ -427,14 +437,7 @@ def _check_storage(p: Prop[Any], v: Any, edm: EdmType, *, key_rules: bool = True
         if tv is not str and not isinstance(v, str):
             raise ValidationError(f"{p._label()} expects str, got {tv.__name__}")
         if not v.isascii():
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                bad_char = exc.object[exc.start : exc.end]
-                raise ValidationError(
-                    f"{p._label()} contains a lone surrogate ({bad_char!r}), which cannot be "
-                    "sent as UTF-8"
-                ) from None
+            _refuse_lone_surrogate(p._label(), v)
         if key_rules and p.is_key:
             if utf16_len(v) > MAX_KEY_UTF16:
                 raise ValidationError(

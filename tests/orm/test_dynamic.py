@@ -44,6 +44,23 @@ def test_property_bag_types_and_validation() -> None:
     }
 
 
+def test_keys_and_strings_are_validated_on_assignment_too() -> None:
+    e = DynamicEntity("p", "r", Name="Ann")
+    for bad in ("a/b", 5, "\ud800"):
+        with pytest.raises(ValidationError):
+            e.PartitionKey = bad  # type: ignore[assignment]
+        with pytest.raises(ValidationError):
+            e.RowKey = bad  # type: ignore[assignment]
+    assert (e.PartitionKey, e.RowKey) == ("p", "r")  # nothing lost
+    e.RowKey = "Member"
+    assert e.to_entity()["RowKey"] == "Member"
+    with pytest.raises(ValidationError, match="lone surrogate"):
+        e["Name"] = "a\ud800"
+    with pytest.raises(ValidationError, match="lone surrogate"):
+        e.set("Name", "\udc00", EdmType.STRING)
+    assert e["Name"] == "Ann"
+
+
 def test_from_entity_keeps_types_for_read_modify_write() -> None:
     ent = TableEntity(PartitionKey="p", RowKey="r", N=5, F=1.0)
     ent.edm_types = {"N": EdmType.INT64}
