@@ -37,7 +37,6 @@ from typing import Any, Literal, Self, TypeVar, overload
 import attrs
 
 from azt._auth import (
-    BearerTokenCredential,
     SasCredential,
     SharedKeyCredential,
     resolve_credential,
@@ -288,26 +287,49 @@ def format_filter(filter: str, parameters: Mapping[str, Any] | None = None) -> s
 
 
 class _Core:
-    """What a service client and its table clients share: pipeline, format, policies."""
+    """What a service client and its table clients share: pipeline, format, policies.
+    Built from the clients' constructor arguments (see :class:`TableServiceClient`)."""
 
     def __init__(
         self,
+        endpoint: str,
+        credential: object,
         *,
-        endpoint: Endpoint,
-        secondary: Endpoint | None,
-        credential: SharedKeyCredential | SasCredential | BearerTokenCredential,
-        transport: Transport,
-        owns_transport: bool,
+        secondary_endpoint: str | None,
         wire_format: WireFormat,
         api_version: str,
-        retry: RetryPolicy,
+        retry: RetryPolicy | None,
+        timeouts: Timeouts | None,
+        limits: PoolLimits | None,
         ambiguous_outcome: AmbiguousOutcomePolicy,
+        transport: Transport | None,
         sleep: Sleep | None,
         uniform: Callable[[float, float], float] | None,
         user_agent: str | None,
-        server_timeout: int | None = None,
-        location_mode: LocationMode = LocationMode.PRIMARY,
+        server_timeout: int | None,
+        location_mode: LocationMode,
     ) -> None:
+        if not isinstance(endpoint, str):
+            raise ValidationError(f"endpoint must be a str URL, got {type(endpoint).__name__}")
+        url, _, sas = endpoint.partition("?")
+        if credential is None:
+            if not sas:
+                raise ValidationError(
+                    "no credential: pass credential= (key, SAS or token credential) or use "
+                    "from_connection_string()"
+                )
+            credential = sas
+        elif sas:
+            raise ValidationError(
+                "the endpoint carries a SAS token and a credential was also given"
+            )
+        resolved = resolve_credential(credential)
+        self.endpoint = Endpoint.parse(url)
+        self.secondary = Endpoint.parse(secondary_endpoint) if secondary_endpoint else None
+        self.owns_transport = transport is None
+        if transport is None:
+            transport = AiohttpTransport(timeouts=timeouts, limits=limits)
+        retry = retry or RetryPolicy()
         if not isinstance(wire_format, WireFormat):
             raise ValidationError(f"wire_format must be a WireFormat, got {wire_format!r}")
         if not isinstance(api_version, str) or not _API_VERSION.match(api_version):
@@ -321,19 +343,16 @@ class _Core:
             raise ValidationError(
                 f"ambiguous_outcome must be an AmbiguousOutcomePolicy, got {ambiguous_outcome!r}"
             )
-        self.endpoint = endpoint
-        self.secondary = secondary
         self.server_timeout = validate_server_timeout(server_timeout)
         self.location_mode = self.check_location_mode(location_mode)
-        self.credential = credential
+        self.credential = resolved
         self.transport = transport
-        self.owns_transport = owns_transport
         self.wire_format = wire_format
         self.ambiguous_outcome = ambiguous_outcome
         # One recipe for both pipelines: the secondary's is built on first use.
         self._new_pipeline = functools.partial(
             Pipeline,
-            credential=credential,
+            credential=resolved,
             transport=transport,
             retry=retry,
             api_version=api_version,
@@ -341,7 +360,7 @@ class _Core:
             uniform=uniform or random.uniform,
             user_agent=user_agent,
         )
-        self.pipeline = self._new_pipeline(endpoint)
+        self.pipeline = self._new_pipeline(self.endpoint)
         self._secondary_pipeline: Pipeline | None = None
         # Static OData headers, computed once.
         self.is_atom = wire_format is WireFormat.ATOM
@@ -492,60 +511,6 @@ def _atom_module() -> ModuleType:
     from azt._wire import atom
 
     return atom
-
-
-def _build_core(
-    endpoint: str,
-    credential: object,
-    *,
-    secondary_endpoint: str | None,
-    wire_format: WireFormat,
-    api_version: str,
-    retry: RetryPolicy | None,
-    timeouts: Timeouts | None,
-    limits: PoolLimits | None,
-    ambiguous_outcome: AmbiguousOutcomePolicy,
-    transport: Transport | None,
-    sleep: Sleep | None,
-    uniform: Callable[[float, float], float] | None,
-    user_agent: str | None,
-    server_timeout: int | None,
-    location_mode: LocationMode,
-) -> _Core:
-    if not isinstance(endpoint, str):
-        raise ValidationError(f"endpoint must be a str URL, got {type(endpoint).__name__}")
-    url, _, sas = endpoint.partition("?")
-    if credential is None:
-        if not sas:
-            raise ValidationError(
-                "no credential: pass credential= (key, SAS or token credential) or use "
-                "from_connection_string()"
-            )
-        credential = sas
-    elif sas:
-        raise ValidationError("the endpoint carries a SAS token and a credential was also given")
-    resolved = resolve_credential(credential)
-    ep = Endpoint.parse(url)
-    secondary = Endpoint.parse(secondary_endpoint) if secondary_endpoint else None
-    owns = transport is None
-    if transport is None:
-        transport = AiohttpTransport(timeouts=timeouts, limits=limits)
-    return _Core(
-        endpoint=ep,
-        secondary=secondary,
-        credential=resolved,
-        transport=transport,
-        owns_transport=owns,
-        wire_format=wire_format,
-        api_version=api_version,
-        retry=retry or RetryPolicy(),
-        ambiguous_outcome=ambiguous_outcome,
-        sleep=sleep,
-        uniform=uniform,
-        user_agent=user_agent,
-        server_timeout=server_timeout,
-        location_mode=location_mode,
-    )
 
 
 def _from_connection_string(
@@ -1044,7 +1009,7 @@ class TableClient(_ClientBase):
         location_mode: LocationMode = LocationMode.PRIMARY,
     ) -> None:
         self.table_name = validate_table_name(table_name)
-        self._core = _build_core(
+        self._core = _Core(
             endpoint,
             credential,
             secondary_endpoint=secondary_endpoint,
@@ -1914,7 +1879,7 @@ class TableServiceClient(_ClientBase):
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
     ) -> None:
-        self._core = _build_core(
+        self._core = _Core(
             endpoint,
             credential,
             secondary_endpoint=secondary_endpoint,
