@@ -236,9 +236,23 @@ class Comparison(Condition):
         return Comparison(prop, op, value, format_literal(wire_value, prop.edm))
 
     def to_odata(self) -> str:
+        """``wire-name op literal``.
+
+        Example::
+
+            >>> (Movie.release_year >= 1979).to_odata()
+            'ReleaseYear ge 1979'
+        """
         return f"{self.prop.wire} {self.op} {self.literal}"
 
     def comparisons(self) -> int:
+        """One comparison.
+
+        Example::
+
+            >>> (Movie.rating > 4.0).comparisons()
+            1
+        """
         return 1
 
 
@@ -282,12 +296,26 @@ class _Junction(Condition):
         return flat[0] if len(flat) == 1 else cls(tuple(flat))
 
     def to_odata(self) -> str:
-        # the other kind of join binds differently: parenthesised
+        """The items joined by the word; a nested join (the other kind: same kinds are
+        flattened) is parenthesised.
+
+        Example::
+
+            >>> ((Movie.rating < 1.0) | (Movie.rating > 4.0)) & Movie.favorite
+            <And (rating lt 1.0 or rating gt 4.0) and favorite eq true>
+        """
         return f" {self._word} ".join(
             f"({c.to_odata()})" if isinstance(c, _Junction) else c.to_odata() for c in self.items
         )
 
     def comparisons(self) -> int:
+        """The comparisons of all items.
+
+        Example::
+
+            >>> Movie.rating.between(1.0, 2.0).comparisons()
+            2
+        """
         return sum(c.comparisons() for c in self.items)
 
 
@@ -331,9 +359,23 @@ class Not(Condition):
     item: Condition
 
     def to_odata(self) -> str:
+        """``not (item)``.
+
+        Example::
+
+            >>> (~Movie.favorite).to_odata()
+            'not (favorite eq true)'
+        """
         return f"not ({self.item.to_odata()})"
 
     def comparisons(self) -> int:
+        """The comparisons of the negated condition.
+
+        Example::
+
+            >>> (~Movie.rating.between(1.0, 2.0)).comparisons()
+            2
+        """
         return self.item.comparisons()
 
 
