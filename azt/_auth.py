@@ -230,7 +230,19 @@ class AsyncTokenCredential(Protocol):
     """
 
     async def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        """Return an access token for ``scopes``."""
+        """Return an access token for ``scopes``: an object with ``.token`` (str) and
+        ``.expires_on`` (POSIX seconds), as azure-identity's ``AccessToken``.
+
+        Example::
+
+            >>> import asyncio, time
+            >>> from types import SimpleNamespace
+            >>> class Cred:
+            ...     async def get_token(self, *scopes, **kwargs):
+            ...         return SimpleNamespace(token="t", expires_on=time.time() + 3600)
+            >>> asyncio.run(Cred().get_token("https://storage.azure.com/.default")).token
+            't'
+        """
         ...
 
 

@@ -128,16 +128,39 @@ class Transport(Protocol):
     """
 
     async def send(self, request: HttpRequest) -> HttpResponse:
-        """Send one request and read the whole response, or raise a ``TransportError``."""
+        """Send one request and read the whole response, or raise a ``TransportError``.
+
+        Example::
+
+            >>> import asyncio
+            >>> t: Transport = MockTransport(lambda r: HttpResponse(204))
+            >>> asyncio.run(t.send(HttpRequest("DELETE", "http://h/t", {}))).status
+            204
+        """
         ...
 
     async def aclose(self) -> None:
-        """Release connections; later ``send`` calls raise :class:`azt.ClientClosedError`."""
+        """Release connections; later ``send`` calls raise :class:`azt.ClientClosedError`.
+
+        Example::
+
+            >>> import asyncio
+            >>> t: Transport = MockTransport(lambda r: HttpResponse(200))
+            >>> asyncio.run(t.aclose())
+            >>> t.closed
+            True
+        """
         ...
 
     @property
     def closed(self) -> bool:
-        """True after ``aclose()``."""
+        """True after ``aclose()``.
+
+        Example::
+
+            >>> MockTransport(lambda r: HttpResponse(200)).closed
+            False
+        """
         ...
 
 
