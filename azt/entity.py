@@ -863,6 +863,21 @@ class EntityMeta(type):
             return type.__getattribute__(cls, name)
 
 
+if TYPE_CHECKING:
+
+    class _MetadataColumn:
+        """How type checkers see ``Entity.ETag``: a ``str | None`` on instances, and on the
+        class a column without comparison operators (the ETag is response metadata, not a
+        stored property, and cannot be filtered). At run time it is a :class:`Prop`."""
+
+        @overload
+        def __get__(self, obj: None, owner: Any) -> Self: ...
+        @overload
+        def __get__(self, obj: object, owner: Any) -> str | None: ...
+        def __get__(self, obj: object, owner: Any) -> Any: ...
+        def __set__(self, obj: object, value: str | None) -> None: ...
+
+
 class _NotSelected:
     """Shown by ``repr`` for a property outside a query's projection (left unset)."""
 
@@ -912,7 +927,10 @@ class Entity(metaclass=EntityMeta):
     PartitionKey: Prop[str] = prop(kw_only=False)
     RowKey: Prop[str] = prop(kw_only=False)
     Timestamp: Prop[datetime | None] = prop(default=None)
-    ETag: Prop[str | None] = prop(default=None, eq=False)
+    if TYPE_CHECKING:  # a column that cannot be filtered: no comparison operators
+        ETag: _MetadataColumn = prop(default=None, eq=False)  # type: ignore[assignment]
+    else:
+        ETag: Prop[str | None] = prop(default=None, eq=False)
 
     def __repr__(self) -> str:
         """Every property by its Python name; properties outside a query's projection (see

@@ -51,6 +51,8 @@ def test_instance_fields_have_value_types() -> None:
     assert_type(m.RowKey, str)
     assert_type(m.Timestamp, datetime | None)
     assert_type(m.ETag, str | None)
+    m.ETag = 'W/"1"'
+    m.ETag = None
     m.rating = 3  # int is accepted where float is expected (and stored as 3.0)
     assert m.rating == 3.0
 
@@ -169,6 +171,10 @@ def test_wrong_types_are_type_errors() -> None:
         lambda: Query(Movie).where(Movie.title.between(None, "b")),  # type: ignore[arg-type]
         lambda: (Movie.title == None) & Movie.favorite,  # type: ignore[operator]  # noqa: E711
         lambda: Movie.rating < None,  # type: ignore[operator]
+        # the ETag is response metadata, not a stored property: no comparisons
+        lambda: Movie.ETag == 'W/"x"',  # type: ignore[comparison-overlap]
+        lambda: Query(Movie).where(Movie.ETag != "x"),  # type: ignore[comparison-overlap, arg-type]
+        lambda: Movie.ETag > "x",  # type: ignore[operator]
         lambda: Movie.rating.in_([None]),  # type: ignore[list-item]
     ):
         with pytest.raises((TypeError, ValueError, AttributeError)):
