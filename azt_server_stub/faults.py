@@ -73,6 +73,7 @@ from .errors import StubError
 log = logging.getLogger("azt_server_stub.faults")
 
 __all__ = [
+    "BUSY_MESSAGES",
     "CONTROL_PATH",
     "FAULTS_KEY",
     "FaultInjector",
@@ -91,6 +92,14 @@ __all__ = [
     "parse_fault",
     "prepare_refusal",
 ]
+
+BUSY_MESSAGES = {
+    "server": "The server is currently unable to receive requests. Please retry your request.",
+    "account": "Operations per second is over the account limit.",
+    "ingress": "Ingress is over the account limit.",
+    "egress": "Egress is over the account limit.",
+}
+"""The service's ``503 ServerBusy`` texts, by variant: ``busy=account`` etc. in a spec."""
 
 WRITE_METHODS = frozenset({"POST", "PUT", "MERGE", "PATCH", "DELETE"})
 """Effective methods that change state (entity writes, batches, table and ACL changes)."""
@@ -449,6 +458,10 @@ class FaultRule:
         head = self.kind.value
         if self.kind is FaultKind.LATENCY:
             head += f"={self.delay * 1000:g}ms"
+        elif self.kind is FaultKind.BUSY and self.message is not None:
+            variant = next((v for v, m in BUSY_MESSAGES.items() if m == self.message), None)
+            if variant is not None and variant != "server":
+                head += f"={variant}"
         if self.rate is not None:
             head += f":{self.rate:g}"
         elif self.next is not None:
@@ -997,8 +1010,9 @@ def parse_fault(spec: str) -> FaultRule:
     """Parse the ``--fault`` syntax: ``KIND[=DELAY][:WHEN][@CONDITION,...]``.
 
     * ``KIND``: ``internal-error`` (``500``), ``timeout``, ``timeout-after``, ``busy``
-      (``503``), ``drop-before`` (``drop``), ``drop-after``, ``latency=DELAY``
-      (``latency=50ms``).
+      (``503``; ``busy=account``, ``busy=ingress`` or ``busy=egress`` for the service's
+      other ServerBusy texts, :data:`BUSY_MESSAGES`), ``drop-before`` (``drop``),
+      ``drop-after``, ``latency=DELAY`` (``latency=50ms``).
     * ``WHEN``: a probability (``0.2`` or ``20%``), ``next=N``, ``every=K`` or a schedule
       ``at=N|M|...`` (1-based numbers of matching requests); omitted: every matching
       request.
@@ -1021,10 +1035,16 @@ def parse_fault(spec: str) -> FaultRule:
     kind_name, _, arg = kind_text.partition("=")
     kind = FaultKind.parse(kind_name)
     delay = 0.0
+    message: str | None = None
     if kind is FaultKind.LATENCY:
         if not arg:
             raise ValueError("latency needs a delay: latency=50ms")
         delay = parse_duration(arg)
+    elif kind is FaultKind.BUSY and arg:
+        message = BUSY_MESSAGES.get(arg.strip().lower())
+        if message is None:
+            known = ", ".join(BUSY_MESSAGES)
+            raise ValueError(f"unknown ServerBusy variant {arg!r} in {spec!r} (known: {known})")
     elif arg:
         raise ValueError(f"{kind.value} takes no '=' argument: {spec!r}")
     rate: float | None = None
@@ -1076,7 +1096,9 @@ def parse_fault(spec: str) -> FaultRule:
         match = make_match(methods=methods, tables=tables, path=path, only=only)
     except re.error as exc:
         raise ValueError(f"bad path pattern in {spec!r}: {exc}") from None
-    return FaultRule(kind, rate=rate, next=nxt, every=every, at=at, delay=delay, match=match)
+    return FaultRule(
+        kind, rate=rate, next=nxt, every=every, at=at, delay=delay, match=match, message=message
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -1095,7 +1117,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KIND[:WHEN][@COND,...]",
         help="inject faults, repeatable: KIND is internal-error|500, timeout, timeout-after, "
-        "busy|503, drop-before, drop-after, latency=50ms; WHEN is a probability (0.2, 20%%), "
+        "busy|503 (busy=account|ingress|egress: the account-limit texts), drop-before, "
+        "drop-after, latency=50ms; WHEN is a probability (0.2, 20%%), "
         "next=N, every=K or at=N|M|... (a schedule of matching-request numbers); "
         "COND is writes, reads, method=POST|PUT, table=NAME, path=REGEX. "
         "Example: --fault 503:20%% --fault drop-after:0.05@writes",

@@ -80,7 +80,7 @@ from aiohttp.typedefs import Handler, Middleware
 from . import errors
 from .addressing import Kind
 from .errors import StubError
-from .faults import describe_request, prepare_refusal
+from .faults import BUSY_MESSAGES, describe_request, prepare_refusal
 from .model import Entity
 
 __all__ = [
@@ -101,10 +101,8 @@ __all__ = [
     "record_query",
 ]
 
-PARTITION_LIMIT_MESSAGE = (
-    "The server is currently unable to receive requests. Please retry your request."
-)
-ACCOUNT_LIMIT_MESSAGE = "Operations per second is over the account limit."
+PARTITION_LIMIT_MESSAGE = BUSY_MESSAGES["server"]
+ACCOUNT_LIMIT_MESSAGE = BUSY_MESSAGES["account"]
 
 Clock = Callable[[], float]
 PartitionId = tuple[str, str, str]

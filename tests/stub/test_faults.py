@@ -13,6 +13,7 @@ import pytest
 
 from azt_server_stub.addressing import Kind
 from azt_server_stub.faults import (
+    BUSY_MESSAGES,
     CONTROL_PATH,
     FaultInjector,
     FaultKind,
@@ -95,7 +96,8 @@ def test_parse_latency() -> None:
         ("busy@weekends", "unknown condition"),
         ("latency", "needs a delay"),
         ("latency=fast", "not a duration"),
-        ("busy=3", "takes no"),
+        ("busy=3", "unknown ServerBusy variant"),
+        ("drop-after=3", "takes no"),
         ("busy:next=-1", "next must be"),
         ("busy:every=0", "every must be"),
         ("busy@path=(", "bad path pattern"),
@@ -575,3 +577,22 @@ async def test_schedule_over_http() -> None:
         assert statuses == [204, 503, 503, 204, 204]
         assert (rule.injected, rule.spent) == (2, True)
         assert inj.counters == {FaultKind.BUSY: 2}
+
+
+async def test_server_busy_variants_carry_the_service_texts() -> None:
+    inj = FaultInjector()
+    async with realism_stub(faults=inj) as stub, raw_client(stub) as raw:
+        await raw.create_table(TABLE)
+        for variant, text in BUSY_MESSAGES.items():
+            spec = "busy" if variant == "server" else f"busy={variant}"
+            rule = inj.add(f"{spec}:next=1@reads")
+            assert parse_fault(rule.describe()).message == rule.message
+            answer = await raw.get(TABLE, "p", "r")
+            assert (answer.status, answer.code) == (503, "ServerBusy")
+            value = answer.json()["odata.error"]["message"]["value"]
+            assert value.startswith(text + "\nRequestId:"), (variant, value)
+    assert inj.counters == {FaultKind.BUSY: 4}
+    with pytest.raises(ValueError, match="ServerBusy variant"):
+        parse_fault("busy=tired")
+    with pytest.raises(ValueError, match="no '=' argument"):
+        parse_fault("timeout=account")
