@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import doctest
 import importlib.util
 import inspect
+import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -217,3 +221,45 @@ def test_readme_quick_start_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "row range: PartitionKey='Action'" in out
     assert "['Heat']" in out
+
+
+_SHELL_TOUR = re.compile(r"## Look at a table from the shell\n.*?^```bash\n(.*?)^```", re.S | re.M)
+
+
+def test_getting_started_shell_tour_runs(tmp_path: Path) -> None:
+    """The shell tour of getting-started.md, pasted into bash as printed (it starts a stub on
+    the development port 10002 and stops it again)."""
+    (script,) = _SHELL_TOUR.findall((DOCS / "getting-started.md").read_text(encoding="utf-8"))
+    venv = Path(sys.prefix)
+    if not (venv / "bin" / "activate").is_file() or not (venv / "bin" / "azt-stub").is_file():
+        pytest.skip("not running from a virtual environment with azt installed")
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", 10002))
+        except OSError:
+            pytest.skip("port 10002 is in use on this machine")
+    (tmp_path / ".venv").symlink_to(venv)  # the tour runs from a checkout with .venv
+    proc = subprocess.Popen(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: the stub goes with it below
+        env={k: v for k, v in os.environ.items() if k != "AZT_CONNECTION_STRING"},
+    )
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:  # whatever happened, nothing the tour started outlives the test
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == 0, out + err
+    assert "azt-stub listening on http://127.0.0.1:10002" in out
+    assert "\nmovies\n" in out  # azt tables list
+    table = out[out.index("PartitionKey  RowKey") :].splitlines()
+    assert table[2].split() == ["Action", "Heat", "4.6"]
+    assert table[3] == "(1 entity)"
+    assert "azt-stub shutting down" in out  # kill %1 stopped it
+    exported = (tmp_path / "movies.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["Rating"] for line in exported] == [4.6]
