@@ -867,6 +867,16 @@ def _decode_token(token: str, fingerprint: str) -> dict[str, Any]:
             "this continuation token belongs to a different query (filter, select or target "
             "changed)"
         )
+    n, c, a = data.get("n"), data.get("c"), data.get("a")
+    if (
+        type(n) is not int
+        or n < 0
+        or not (c is None or isinstance(c, str))
+        or not (
+            a is None or (isinstance(a, list) and len(a) == 2 and all(type(k) is str for k in a))
+        )
+    ):
+        raise ValidationError("malformed query continuation token (edited?)")
     return data
 
 

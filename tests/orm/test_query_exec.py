@@ -14,7 +14,7 @@ import pytest
 
 import azt
 from azt._exceptions import ValidationError
-from azt.query import Condition, MultipleResultsError, PlanKind, Query
+from azt.query import Condition, MultipleResultsError, PlanKind, Query, _encode_token
 
 from .conftest import Recording
 from .models import AllTypes, Genre, Level, Movie
@@ -237,6 +237,22 @@ async def test_token_from_another_query_is_refused(orm_table: Recording) -> None
         await q.where(Movie.favorite).pages(page.continuation).__aiter__().__anext__()
     with pytest.raises(ValidationError, match="malformed"):
         await q.pages("!!!").__aiter__().__anext__()
+    # a token is the client's own data, but it can be edited: each field is checked
+    fan = Query(Movie, orm_table).where(Movie.PartitionKey.in_(["War", "Drama"])).take(3)
+    for query in (q.take(3), fan):
+        fp = query._fingerprint()
+        for bad in (
+            {"n": "x"},
+            {"n": -5},
+            {"n": True},
+            {"n": 0, "c": 5},
+            {"n": 0, "a": "xy"},
+            {"n": 0, "a": [1, 2]},
+            {"n": 0, "a": ["War"]},
+        ):
+            token = _encode_token({"v": 1, "q": fp, **bad})
+            with pytest.raises(ValidationError, match="malformed"):
+                await query.pages(token).__aiter__().__anext__()
 
 
 async def test_select_projects(orm_table: Recording) -> None:
