@@ -321,6 +321,8 @@ class Resolver(Generic[R]):
     ) -> None:
         self._choose = choose
         self._fallback = fallback
+        #: properties a projection must keep for ``choose`` to work (``Query.select`` adds them)
+        self.required_properties: tuple[str, ...] = ()
         # a chooser that also understands raw JSON rows (the built-in resolvers have one)
         self._json_choose: Callable[[Mapping[str, Any]], type[Entity] | None] | None = None
 
@@ -490,4 +492,5 @@ def by_property(
 
     resolver: Resolver[Any] = Resolver(choose, fallback=fallback)
     resolver._json_choose = choose_json
+    resolver.required_properties = (name,)
     return resolver

@@ -963,7 +963,8 @@ class Query(Generic[R]):
 
     def select(self, *props: Prop[Any] | str) -> Query[R]:
         """Project onto some properties (``$select``, by column or wire name; a name that is
-        not a property name is refused). PartitionKey, RowKey and Timestamp are always added.
+        not a property name is refused). PartitionKey, RowKey and Timestamp are always added,
+        and so is the discriminator of a resolver choosing by property.
 
         Properties outside the projection are left *unset* on the results: reading one raises
         ``AttributeError``, ``repr`` shows ``<not selected>``, and ``to_entity()`` omits them.
@@ -989,6 +990,9 @@ class Query(Generic[R]):
             if name == "ETag":
                 continue  # the etag comes with every entity anyway
             if name not in names:
+                names.append(name)
+        for name in getattr(self._target, "required_properties", ()):
+            if name not in names:  # a resolver's discriminator (azt.dynamic.by_property)
                 names.append(name)
         return self._copy(_select=tuple(names))
 

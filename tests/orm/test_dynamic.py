@@ -125,3 +125,9 @@ async def test_resolver_by_type_property(orm_table: Recording) -> None:
     assert got[0] == Kinded("p", "1", n=3)
     assert isinstance(got[1], DynamicEntity)
     assert got[1]["Kind"] == "other"
+    # a projection keeps the discriminator, or every row would fall back
+    q = Query(r, orm_table).select(Kinded.n)
+    assert q.compile().select == ("PartitionKey", "RowKey", "Timestamp", "n", "Kind")
+    projected = await q.to_list()
+    assert [type(g) for g in projected] == [Kinded, DynamicEntity]
+    assert projected[0] == Kinded("p", "1", n=3)
