@@ -138,12 +138,30 @@ class RequestInfo:
 
     @property
     def is_write(self) -> bool:
-        """True for state-changing methods (POST, PUT, MERGE, PATCH, DELETE)."""
+        """True for state-changing methods (POST, PUT, MERGE, PATCH, DELETE).
+
+        Example::
+
+            >>> RequestInfo("MERGE", "/a/t(PartitionKey='p',RowKey='r')", "a", None, "t",
+            ...             None).is_write
+            True
+            >>> RequestInfo("GET", "/a/t()", "a", None, "t", None).is_write
+            False
+        """
         return self.method in WRITE_METHODS
 
     @property
     def partition_key(self) -> str | None:
-        """The PartitionKey the request addresses, when known."""
+        """The PartitionKey the request addresses, when known.
+
+        Example::
+
+            >>> RequestInfo("GET", "/a/t()", "a", None, "t", None).partition_key is None
+            True
+            >>> RequestInfo("GET", "/a/t(PartitionKey='p',RowKey='r')", "a", Kind.ENTITY, "t",
+            ...             ("p", "r")).partition_key
+            'p'
+        """
         return None if self.keys is None else self.keys[0]
 
 
@@ -338,7 +356,15 @@ class RequestMatch:
 
     @property
     def needs_body(self) -> bool:
-        """Whether matching may need the body (a table condition on a ``$batch``)."""
+        """Whether matching may need the body (a table condition on a ``$batch``).
+
+        Example::
+
+            >>> RequestMatch(tables=frozenset({"orders"})).needs_body
+            True
+            >>> RequestMatch(methods=frozenset({"POST"}), only="writes").needs_body
+            False
+        """
         return self.tables is not None
 
     def matches(self, info: RequestInfo) -> bool:
@@ -423,13 +449,31 @@ class FaultRule:
 
     @property
     def remaining(self) -> int | None:
-        """For a ``next`` rule: how many faults it will still inject; otherwise None."""
+        """For a ``next`` rule: how many faults it will still inject; otherwise None.
+
+        Example::
+
+            >>> inj = FaultInjector(); rule = inj.fail_next("busy", 2)
+            >>> _ = inj.decide(RequestInfo("GET", "/a/t()", "a", None, "t", None))
+            >>> rule.remaining, FaultRule(FaultKind.BUSY, every=3).remaining
+            (1, None)
+        """
         return None if self.next is None else self.next - self.injected
 
     @property
     def spent(self) -> bool:
         """True when a ``next`` rule has injected all its faults, or an ``at`` schedule is
-        past its last request number."""
+        past its last request number.
+
+        Example::
+
+            >>> inj = FaultInjector(); rule = inj.fail_next("busy", 1)
+            >>> get = RequestInfo("GET", "/a/t()", "a", None, "t", None)
+            >>> rule.spent, inj.decide(get).outcome is rule, rule.spent
+            (False, True, True)
+            >>> inj.decide(get).outcome is None  # a spent rule is skipped
+            True
+        """
         if self.at is not None:
             return self.seen >= max(self.at)
         return self.next is not None and self.injected >= self.next
@@ -557,7 +601,16 @@ class FaultInjector:
     # -- rule management -----------------------------------------------------------------
     @property
     def rules(self) -> list[FaultRule]:
-        """A snapshot of the rules, in evaluation order."""
+        """A snapshot of the rules, in evaluation order.
+
+        Example::
+
+            >>> inj = FaultInjector(); _ = inj.add("busy:next=1"); _ = inj.add("latency=5ms")
+            >>> [r.describe() for r in inj.rules]
+            ['busy:next=1', 'latency=5ms']
+            >>> inj.rules.clear(); len(inj.rules)  # clearing the copy changes nothing
+            2
+        """
         with self._lock:
             return list(self._rules)
 
@@ -693,7 +746,15 @@ class FaultInjector:
     # -- decisions ---------------------------------------------------------------------------
     @property
     def needs_body(self) -> bool:
-        """Whether some rule needs the body of ``$batch`` requests to match."""
+        """Whether some rule needs the body of ``$batch`` requests to match.
+
+        Example::
+
+            >>> inj = FaultInjector([parse_fault("busy@method=POST")]); inj.needs_body
+            False
+            >>> _ = inj.fail_next("timeout", table="orders"); inj.needs_body
+            True
+        """
         with self._lock:
             return any(r.match.needs_body for r in self._rules)
 
@@ -732,7 +793,16 @@ class FaultInjector:
         return decision
 
     async def sleep(self, seconds: float) -> None:
-        """Wait ``seconds`` with the injector's sleep function."""
+        """Wait ``seconds`` with the injector's sleep function.
+
+        Example::
+
+            >>> slept = []
+            >>> async def record(seconds: float) -> None:
+            ...     slept.append(seconds)
+            >>> asyncio.run(FaultInjector(sleep=record).sleep(0.25)); slept
+            [0.25]
+        """
         await self._sleep(seconds)
 
 

@@ -132,7 +132,15 @@ class RangeLayout:
 
     @property
     def trivial(self) -> bool:
-        """True when the layout never cuts a page (no boundaries, no budget)."""
+        """True when the layout never cuts a page (no boundaries, no budget).
+
+        Example::
+
+            >>> RangeLayout().trivial, RangeLayout(("",)).trivial  # "" is no boundary
+            (True, True)
+            >>> RangeLayout(scan_budget=10).trivial, RangeLayout(partition_pages=True).trivial
+            (False, False)
+        """
         return not self.boundaries and self.scan_budget is None and not self.partition_pages
 
     def partition_of(self, partition_key: str) -> int:
@@ -278,16 +286,41 @@ class PartitionLayout:
 
     @property
     def default(self) -> RangeLayout:
-        """The layout of tables without their own."""
+        """The layout of tables without their own.
+
+        Example::
+
+            >>> PartitionLayout().default
+            RangeLayout(boundaries=(), scan_budget=None, partition_pages=False)
+            >>> PartitionLayout(RangeLayout(scan_budget=5)).default.scan_budget
+            5
+        """
         return self._default
 
     def set_default(self, layout: RangeLayout) -> None:
-        """Replace the default layout."""
+        """Replace the default layout (tables with their own layout keep it).
+
+        Example::
+
+            >>> layout = PartitionLayout(tables={"Orders": RangeLayout(("m",))})
+            >>> layout.set_default(RangeLayout(scan_budget=7))
+            >>> layout.for_table("other").scan_budget, layout.for_table("orders").scan_budget
+            (7, None)
+        """
         with self._lock:
             self._default = layout
 
     def set_table(self, table: str, layout: RangeLayout | None) -> None:
-        """Give ``table`` its own layout (``None``: back to the default)."""
+        """Give ``table`` its own layout (``None``: back to the default).
+
+        Example::
+
+            >>> layout = PartitionLayout(RangeLayout(scan_budget=7))
+            >>> layout.set_table("Orders", RangeLayout(("m",))); layout.for_table("ORDERS")
+            RangeLayout(boundaries=('m',), scan_budget=None, partition_pages=False)
+            >>> layout.set_table("orders", None); layout.for_table("Orders").scan_budget
+            7
+        """
         with self._lock:
             if layout is None:
                 self._tables.pop(table.lower(), None)

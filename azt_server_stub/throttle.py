@@ -125,7 +125,17 @@ class FakeClock:
         return self.now
 
     def advance(self, seconds: float) -> None:
-        """Move the clock forward (ValueError for a negative step)."""
+        """Move the clock forward (ValueError for a negative step).
+
+        Example::
+
+            >>> c = FakeClock(); c.advance(1.5); c.advance(0.5); c()
+            2.0
+            >>> c.advance(-1)
+            Traceback (most recent call last):
+            ...
+            ValueError: a monotonic clock cannot go back
+        """
         if seconds < 0:
             raise ValueError("a monotonic clock cannot go back")
         self.now += seconds
@@ -165,12 +175,28 @@ class ThrottleLimits:
 
     @property
     def partition_capacity(self) -> float | None:
-        """Tokens a partition bucket holds when full."""
+        """Tokens a partition bucket holds when full.
+
+        Example::
+
+            >>> ThrottleLimits(partition_rate=500, burst=0.5).partition_capacity
+            250.0
+            >>> ThrottleLimits(partition_rate=None).partition_capacity is None
+            True
+        """
         return None if self.partition_rate is None else self.partition_rate * self.burst
 
     @property
     def account_capacity(self) -> float | None:
-        """Tokens the account bucket holds when full."""
+        """Tokens the account bucket holds when full.
+
+        Example::
+
+            >>> ThrottleLimits(burst=2.0).account_capacity
+            40000.0
+            >>> ThrottleLimits(account_rate=None).account_capacity is None
+            True
+        """
         return None if self.account_rate is None else self.account_rate * self.burst
 
     @classmethod
@@ -233,7 +259,14 @@ class TokenBucket:
         self.stamp = now
 
     def level(self, now: float) -> float:
-        """Refill up to ``now`` and return the tokens held (negative while in debt)."""
+        """Refill up to ``now`` and return the tokens held (negative while in debt).
+
+        Example::
+
+            >>> b = TokenBucket(rate=10.0, capacity=5.0, now=0.0); b.take(8.0)
+            >>> b.level(0.0), b.level(0.5), b.level(10.0)
+            (-3.0, 2.0, 5.0)
+        """
         elapsed = now - self.stamp
         if elapsed > 0:
             self.tokens = min(self.capacity, self.tokens + elapsed * self.rate)
@@ -241,15 +274,39 @@ class TokenBucket:
         return self.tokens
 
     def admits(self, cost: float, now: float) -> bool:
-        """Whether a request costing ``cost`` may pass now (see the module docstring)."""
+        """Whether a request costing ``cost`` may pass now (see the module docstring).
+
+        A cost above the capacity passes only a full bucket.
+
+        Example::
+
+            >>> b = TokenBucket(rate=10.0, capacity=5.0, now=0.0)
+            >>> b.admits(5.0, 0.0), b.admits(50.0, 0.0)
+            (True, True)
+            >>> b.take(1.0); b.admits(50.0, 0.0), b.admits(4.0, 0.0)
+            (False, True)
+        """
         return self.level(now) >= min(cost, self.capacity)
 
     def take(self, cost: float) -> None:
-        """Take ``cost`` tokens (after :meth:`admits`); may leave the bucket in debt."""
+        """Take ``cost`` tokens (after :meth:`admits`); may leave the bucket in debt.
+
+        Example::
+
+            >>> b = TokenBucket(rate=1.0, capacity=10.0, now=0.0); b.take(15.0); b.tokens
+            -5.0
+        """
         self.tokens -= cost
 
     def full_at(self, now: float) -> bool:
-        """Whether the bucket would be full at ``now`` (so forgetting it changes nothing)."""
+        """Whether the bucket would be full at ``now`` (so forgetting it changes nothing).
+
+        Example::
+
+            >>> b = TokenBucket(rate=10.0, capacity=10.0, now=0.0); b.take(5.0)
+            >>> b.full_at(0.2), b.full_at(0.5)
+            (False, True)
+        """
         return self.tokens + (now - self.stamp) * self.rate >= self.capacity
 
 
@@ -316,14 +373,32 @@ class Throttle:
         self._max_partitions = max_partitions
 
     def set_limits(self, limits: ThrottleLimits) -> None:
-        """Use new limits from now on; every bucket starts again full."""
+        """Use new limits from now on; every bucket starts again full.
+
+        Example::
+
+            >>> t = Throttle(ThrottleLimits(partition_rate=10), clock=FakeClock())
+            >>> t.charge("a", "t", [("p", 10)]); t.tokens("a", "t", "p")
+            0.0
+            >>> t.set_limits(ThrottleLimits(partition_rate=50)); t.tokens("a", "t", "p")
+            50.0
+        """
         with self._lock:
             self.limits = limits
             self._partitions.clear()
             self._accounts.clear()
 
     def reset(self) -> None:
-        """Refill every bucket and zero the statistics."""
+        """Refill every bucket and zero the statistics.
+
+        Example::
+
+            >>> t = Throttle(ThrottleLimits(partition_rate=1), clock=FakeClock())
+            >>> t.admit("a", "t", "p", 1), t.admit("a", "t", "p", 1).code
+            (None, 'ServerBusy')
+            >>> t.reset(); t.stats.throttled["partition"], t.admit("a", "t", "p", 1)
+            (0, None)
+        """
         with self._lock:
             self._partitions.clear()
             self._accounts.clear()
@@ -535,7 +610,13 @@ class QueryCost:
 
     @property
     def total(self) -> int:
-        """Entities examined in all."""
+        """Entities examined in all.
+
+        Example::
+
+            >>> QueryCost([("a", 2), (None, 3)]).total
+            5
+        """
         return sum(n for _, n in self.parts)
 
 
