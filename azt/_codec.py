@@ -115,7 +115,15 @@ __all__ = [
     "wire_type",
 ]
 
-_b64decode = binascii.a2b_base64
+_a2b_base64 = binascii.a2b_base64
+
+
+def _b64decode(v: str) -> bytes:
+    """Standard base64 with padding, strictly: a lenient decoder skips characters outside
+    the alphabet and would read a Guid or a DateTime text as bytes."""
+    return _a2b_base64(v, strict_mode=True)
+
+
 _b64encode = base64.b64encode
 _parse_dt = EdmDateTime.parse
 _from_dt = EdmDateTime.from_datetime
