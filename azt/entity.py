@@ -88,7 +88,7 @@ from azt.edm import (
 )
 
 if TYPE_CHECKING:
-    from azt.query import Comparison, Condition
+    from azt.query import Comparison, Condition, _Conditional
 
 __all__ = [
     "Converter",
@@ -105,6 +105,11 @@ __all__ = [
 T = TypeVar("T")
 E = TypeVar("E", bound="Entity")
 _V = TypeVar("_V")
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    #: a Boolean column, which is a condition on its own (``Movie.favorite``)
+    _BoolColumn: TypeAlias = "Prop[bool] | Prop[bool | None]"
 
 #: Annotation for an Edm.Int64 property: ``views: Prop[Int64]``. The value is a plain ``int``.
 Int64 = Annotated[int, EdmType.INT64]
@@ -362,23 +367,23 @@ class Prop(Generic[T]):
             )
         return self._cmp("eq", True)
 
-    def __and__(self: Prop[bool], other: Condition | Prop[bool]) -> Condition:
+    def __and__(self: _BoolColumn, other: _Conditional) -> Condition:
         return self._as_condition() & other
 
-    def __rand__(self: Prop[bool], other: Condition | Prop[bool]) -> Condition:
+    def __rand__(self: _BoolColumn, other: _Conditional) -> Condition:
         from azt.query import as_condition
 
         return as_condition(other) & self._as_condition()
 
-    def __or__(self: Prop[bool], other: Condition | Prop[bool]) -> Condition:
+    def __or__(self: _BoolColumn, other: _Conditional) -> Condition:
         return self._as_condition() | other
 
-    def __ror__(self: Prop[bool], other: Condition | Prop[bool]) -> Condition:
+    def __ror__(self: _BoolColumn, other: _Conditional) -> Condition:
         from azt.query import as_condition
 
         return as_condition(other) | self._as_condition()
 
-    def __invert__(self: Prop[bool]) -> Condition:
+    def __invert__(self: _BoolColumn) -> Condition:
         return ~self._as_condition()
 
     # -- value checking ----------------------------------------------------------------------

@@ -49,7 +49,12 @@ from azt._exceptions import AztError, ValidationError
 from azt.edm import EdmType, format_literal
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from azt.entity import Prop
+
+    #: what where(), &, | and ~ take: a condition, or a Boolean column on its own
+    _Conditional: TypeAlias = "Condition | Prop[bool] | Prop[bool | None]"
 
 __all__ = [
     "And",
@@ -109,16 +114,16 @@ class Condition:
 
     __slots__ = ()
 
-    def __and__(self, other: Condition | Prop[bool]) -> Condition:
+    def __and__(self, other: _Conditional) -> Condition:
         return And.of(self, as_condition(other))
 
-    def __rand__(self, other: Condition | Prop[bool]) -> Condition:
+    def __rand__(self, other: _Conditional) -> Condition:
         return And.of(as_condition(other), self)
 
-    def __or__(self, other: Condition | Prop[bool]) -> Condition:
+    def __or__(self, other: _Conditional) -> Condition:
         return Or.of(self, as_condition(other))
 
-    def __ror__(self, other: Condition | Prop[bool]) -> Condition:
+    def __ror__(self, other: _Conditional) -> Condition:
         return Or.of(as_condition(other), self)
 
     def __invert__(self) -> Condition:
@@ -159,7 +164,7 @@ class Condition:
         raise NotImplementedError
 
 
-def as_condition(x: Condition | Prop[bool]) -> Condition:
+def as_condition(x: _Conditional) -> Condition:
     """A condition from a condition or a bare Boolean column (``Movie.favorite``).
 
     Example::
@@ -946,7 +951,7 @@ class Query(Generic[R]):
         """
         return self._copy(_client=client)
 
-    def where(self, *conditions: Condition | Prop[bool]) -> Query[R]:
+    def where(self, *conditions: _Conditional) -> Query[R]:
         """Add conditions (joined with ``and`` to what is there).
 
         Example::

@@ -37,6 +37,18 @@ class Rental(Entity):
     movie: Prop[str]
 
 
+class Flagged(Entity):
+    flag: Prop[bool | None] = prop(default=None)
+
+
+def test_optional_boolean_columns_are_conditions_too() -> None:
+    assert_type(Query(Flagged).where(Flagged.flag), Query[Flagged])
+    assert_type(~Flagged.flag, Condition)
+    assert_type(Flagged.flag & (Flagged.PartitionKey == "p"), Condition)
+    assert_type((Flagged.PartitionKey == "p") | Flagged.flag, Condition)
+    assert str(Query(Flagged).where(~Flagged.flag).condition) == "not (flag eq true)"
+
+
 def test_instance_fields_have_value_types() -> None:
     m = Movie("Action", "Alien", rating=4.5)
     assert_type(m.rating, float)
