@@ -867,6 +867,25 @@ class EntityMeta(type):
                     return p
             return type.__getattribute__(cls, name)
 
+        def __setattr__(cls, name, value):
+            _refuse_column_change(cls, name)
+            type.__setattr__(cls, name, value)
+
+        def __delattr__(cls, name):
+            _refuse_column_change(cls, name)
+            type.__delattr__(cls, name)
+
+
+def _refuse_column_change(cls: type, name: str) -> None:
+    """``Movie.rating = 4`` would replace the slot every instance reads (meant: an
+    instance); refuse it once the class is built."""
+    props = _CLASS_PROPS.get(cls)
+    if props is not None and name in props and not _BUILDING.get():
+        raise AttributeError(
+            f"cannot replace or delete the column {cls.__name__}.{name} on the class "
+            "(set it on an instance)"
+        )
+
 
 if TYPE_CHECKING:
 

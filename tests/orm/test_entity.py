@@ -172,6 +172,20 @@ def test_enum_and_custom_converters() -> None:
     assert AllTypes.from_entity(ent) == e
 
 
+def test_columns_cannot_be_replaced_on_the_class() -> None:
+    class Local(Entity):
+        n: Prop[int] = prop(default=1)
+
+    for name in ("n", "PartitionKey", "Timestamp"):
+        with pytest.raises(AttributeError, match="cannot replace or delete"):
+            setattr(Local, name, 5)
+        with pytest.raises(AttributeError, match="cannot replace or delete"):
+            delattr(Local, name)
+    assert Local("p", "r", n=2).n == 2  # the class still works
+    Local.other = 1  # type: ignore[attr-defined]  # other class attributes are not columns
+    assert Local.other == 1  # type: ignore[attr-defined]
+
+
 def test_slots_and_no_instance_dict() -> None:
     m = Movie("a", "b")
     assert not hasattr(m, "__dict__")
