@@ -38,9 +38,12 @@ How it is put together:
   annotation, a ``TableEntity``'s recorded types) it must be the declared type or a
   lossless widening of it (Int32 read as Int64 or Double), so both paths refuse, say, a
   Guid column read into a ``str`` or ``bytes`` property; unannotated text (nometadata) is
-  parsed by the declared type on both. Refusals are :class:`azt.WireDecodeError` naming the
-  row, the property and both types. Objects are created with ``object.__new__``; ``Timestamp`` is
-  stored as the service's text and parsed on first read (``azt.entity._LazyTimestamp``).
+  parsed by the declared type on both, strictly (base64 with padding, canonical forms).
+  Known gap: a row does not say its metadata level, so at minimal metadata, too, a String
+  column of digits reads into an Int64 or Double property (Int64 would be annotated there).
+  Refusals are :class:`azt.WireDecodeError` naming the row, the property and both types.
+  Objects are created with ``object.__new__``; ``Timestamp`` is stored as the service's text
+  and parsed on first read (``azt.entity._LazyTimestamp``).
 * User input keeps full validation: entities are validated on construction and assignment
   (``azt.entity``); nothing here relaxes that.
 
