@@ -38,7 +38,7 @@ How it is put together:
   annotation, a ``TableEntity``'s recorded types) it must be the declared type or a
   lossless widening of it (Int32 read as Int64 or Double), so both paths refuse, say, a
   Guid column read into a ``str`` or ``bytes`` property; unannotated text (nometadata) is
-  parsed by the declared type on both, strictly (base64 with padding, canonical forms).
+  parsed by the declared type on both (base64 strictly: alphabet and padding).
   Known gap: a row does not say its metadata level, so at minimal metadata, too, a String
   column of digits reads into an Int64 or Double property (Int64 would be annotated there).
   Refusals are :class:`azt.WireDecodeError` naming the row, the property and both types.
