@@ -655,8 +655,9 @@ class EntityDescriptor:
     ``table`` is the table name as given; ``key`` the identity key; ``etag`` the
     ``If-Match`` value for updates and deletes (``"*"``: unconditional; ``None``: updates
     become upserts); ``snapshot`` the values last known to match the store (or, for
-    attached entities, the values at attach time); ``forced`` is set by an explicit
-    ``update`` (write even without a detected change); ``seq`` orders changes.
+    attached entities, the values at attach time); ``seq`` orders changes. (An explicit
+    ``update`` without a detected change is the MODIFIED state itself: planning writes
+    every property then.)
 
     Example::
 
@@ -666,7 +667,7 @@ class EntityDescriptor:
         (<EntityState.UNCHANGED: 'unchanged'>, '*', ('movies', 'p', 'r'))
     """
 
-    __slots__ = ("access", "etag", "forced", "key", "obj", "seq", "snapshot", "state", "table")
+    __slots__ = ("access", "etag", "key", "obj", "seq", "snapshot", "state", "table")
 
     def __init__(
         self,
@@ -686,7 +687,6 @@ class EntityDescriptor:
         self.state = state
         self.etag = etag
         self.snapshot = snapshot
-        self.forced = False
         self.seq = seq
 
     def __repr__(self) -> str:
@@ -992,7 +992,6 @@ class Tracker:
         if d.state is EntityState.ADDED:
             return
         d.state = EntityState.MODIFIED
-        d.forced = True
         d.seq = self._next()
 
     def delete(self, obj: object) -> None:
@@ -1135,7 +1134,6 @@ class Tracker:
             self._forget(d)
             return
         d.state = EntityState.UNCHANGED
-        d.forced = False
         d.etag = etag
         d.snapshot = change.new_snapshot
         d.access.set_etag(d.obj, etag)
@@ -1198,7 +1196,6 @@ class Tracker:
             d.snapshot = access.rebase(d.snapshot, access.snapshot(obj), ())
             d.etag = server_etag
             d.state = EntityState.UNCHANGED
-            d.forced = False
             access.set_etag(tracked, server_etag)
             return tracked
         if option is not MergeOption.PRESERVE_CHANGES:
