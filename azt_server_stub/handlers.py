@@ -267,18 +267,6 @@ def query_of(request: web.Request) -> MultiDictProxy[str]:
     return parsed
 
 
-def _single(request: web.Request, name: str) -> str | None:
-    values = request.headers.getall(name, [])
-    if not values:
-        return None
-    if len(values) > 1:
-        raise errors.invalid_header_value(
-            "The value for one of the HTTP headers is not in the correct format.\n"
-            f"HeaderName:{name}"
-        )
-    return values[0]
-
-
 _TIMEOUT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _DSV_RE = re.compile(r"\s*([0-9]+)\.([0-9]+)\s*(?:;.*)?", re.ASCII | re.DOTALL)
 _DSV_KNOWN = frozenset({(1, 0), (2, 0), (3, 0)})
@@ -447,9 +435,12 @@ def _authenticate(call: Call, raw_path: str, table: str | None) -> Principal:
 # --- dispatch --------------------------------------------------------------------------
 
 
-def _effective_method(request: web.Request) -> str:
-    tunnel = request.headers.getall("X-HTTP-Method", [])
-    method = request.method.upper()
+def _tunnelled_method(method: str, headers: CIMultiDictProxy[str] | CIMultiDict[str]) -> str:
+    """The effective verb: ``X-HTTP-Method`` on a POST (once; MERGE/PUT/DELETE/PATCH).
+
+    The same rule for a request and for a batch part (PROTOCOL.md 3.5).
+    """
+    tunnel = headers.getall("X-HTTP-Method", [])
     if not tunnel:
         return method
     if len(tunnel) > 1:
@@ -486,7 +477,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         request.headers.get("x-ms-version"), sas_version, lenient=services.lenient_versions
     )
     request[VERSION] = version
-    effective = _effective_method(request)
+    effective = _tunnelled_method(method, request.headers)
     call = Call(request, services, addr, resource, effective, version, _endpoint(request, addr))
     comp = query_of(request).get("comp")
     restype = query_of(request).get("restype")
@@ -1091,17 +1082,14 @@ class _BatchOp:
     index: int
     part: batch_fmt.BatchPart
     op: WriteOp
+    operation: Operation  # what the principal must be allowed to do
     fmt: Fmt  # response format of this part
     prefer: bool | None
 
 
 def _part_format(part: batch_fmt.BatchPart, version: str) -> Fmt:
-    fmt_param = None
     target_query = _split_target(part.target)[2]
-    if "$format=" in target_query:
-        from urllib.parse import parse_qs
-
-        fmt_param = parse_qs(target_query).get("$format", [None])[0]
+    fmt_param = parse_query(target_query).get("$format") if "$format=" in target_query else None
     return negotiate_response(part.headers.get("Accept"), fmt_param, version).fmt
 
 
@@ -1121,26 +1109,20 @@ def _part_resource(call: Call, part: batch_fmt.BatchPart) -> Resource:
     return parse_resource(addr.resource)
 
 
-def _batch_write_op(call: Call, index: int, part: batch_fmt.BatchPart) -> tuple[str, _BatchOp]:
+def _batch_write_op(
+    call: Call, index: int, part: batch_fmt.BatchPart, fmt: Fmt
+) -> tuple[str, _BatchOp]:
+    """The write of one change-set part (``fmt``: its negotiated response format)."""
     check_data_service_versions(part.headers)
     resource = _part_resource(call, part)
-    method = part.method
-    tunnel = part.headers.getall("X-HTTP-Method", [])
-    if tunnel:
-        if len(tunnel) > 1:
-            raise errors.x_method_incorrect_count()
-        if method != "POST":
-            raise errors.x_method_not_using_post()
-        method = tunnel[0].strip().upper()
-        if method not in ("MERGE", "PUT", "DELETE", "PATCH"):
-            raise errors.x_method_incorrect_value()
-    fmt = _part_format(part, call.version)
+    method = _tunnelled_method(part.method, part.headers)
     prefer = parse_prefer(part.headers.get("Prefer"), call.version)
     ctype = part.headers.get("Content-Type")
     if resource.kind is Kind.COLLECTION and method == "POST":
         assert resource.table is not None
         pk, rk, props = _parse_insert(part.body, ctype, call.version)
-        return resource.table, _BatchOp(index, part, WriteOp("insert", pk, rk, props), fmt, prefer)
+        insert = WriteOp("insert", pk, rk, props)
+        return resource.table, _BatchOp(index, part, insert, Operation.INSERT_ENTITY, fmt, prefer)
     if resource.kind is not Kind.ENTITY:
         raise errors.invalid_input()
     assert resource.table is not None
@@ -1150,30 +1132,20 @@ def _batch_write_op(call: Call, index: int, part: batch_fmt.BatchPart) -> tuple[
     if method == "DELETE":
         if if_match is None:
             raise errors.invalid_input()
-        return resource.table, _BatchOp(
-            index, part, WriteOp("delete", pk, rk, {}, if_match), fmt, prefer
-        )
+        delete = WriteOp("delete", pk, rk, {}, if_match)
+        return resource.table, _BatchOp(index, part, delete, Operation.DELETE_ENTITY, fmt, prefer)
     if method in ("PUT", "MERGE", "PATCH"):
-        kind, _ = _write_kind_and_operation(method, if_match, call.version)
+        kind, operation = _write_kind_and_operation(method, if_match, call.version)
         props = _parse_update(part.body, ctype, call.version, pk, rk)
         return resource.table, _BatchOp(
             index,
             part,
             WriteOp(kind, pk, rk, props, if_match),  # type: ignore[arg-type]
+            operation,
             fmt,
             prefer,
         )
     raise errors.invalid_input()
-
-
-def _batch_operation_of(op: WriteOp) -> Operation:
-    if op.kind == "insert":
-        return Operation.INSERT_ENTITY
-    if op.kind == "delete":
-        return Operation.DELETE_ENTITY
-    if op.kind == "replace":
-        return Operation.UPDATE_ENTITY if op.if_match else Operation.INSERT_OR_REPLACE_ENTITY
-    return Operation.MERGE_ENTITY if op.if_match else Operation.INSERT_OR_MERGE_ENTITY
 
 
 def _part_error(call: Call, err: StubError, fmt: Fmt | None) -> batch_fmt.PartResponse:
@@ -1275,12 +1247,12 @@ async def _batch_operation(call: Call, raw_path: str) -> web.Response:
         fmt: Fmt | None = None
         try:
             fmt = _part_format(part, call.version)
-            part_table, bop = _batch_write_op(call, index, part)
+            part_table, bop = _batch_write_op(call, index, part, fmt)
             if table is None:
                 table = part_table
             elif part_table.lower() != table.lower():
                 raise errors.invalid_input()
-            principal.authorize(_batch_operation_of(bop.op), part_table)
+            principal.authorize(bop.operation, part_table)
             principal.check_key(bop.op.pk, bop.op.rk)
             ops.append(bop)
         except StubError as exc:
