@@ -1,7 +1,7 @@
 """Content negotiation for OData operations (PROTOCOL.md 3.3, 3.4, 13).
 
 Decides the response payload format from ``$format`` and ``Accept``, and the
-request payload format from ``Content-Type``, with the service's version gates:
+request payload format from ``Content-Type``, with the version gates of ``versions``:
 AtomPub only before ``2015-12-11``, JSON only from ``2013-08-15`` on.
 
 Example::
@@ -19,13 +19,7 @@ import functools
 from dataclasses import dataclass
 
 from .. import errors
-
-#: The first version that speaks JSON payloads.
-JSON_MIN_VERSION = "2013-08-15"
-#: The first version that no longer speaks AtomPub.
-ATOM_MAX_VERSION_EXCLUSIVE = "2015-12-11"
-#: The first version with upserts and ``$select``.
-UPSERT_MIN_VERSION = "2011-08-18"
+from ..versions import supports_atom, supports_json, supports_prefer
 
 
 class Fmt(enum.Enum):
@@ -136,15 +130,15 @@ _WILDCARDS = ("*/*", "application/*")
 def _from_media_type(mtype: str, params: dict[str, str], version: str) -> Fmt | None:
     if mtype == "application/json":
         fmt = _json_level(params)
-        if version < JSON_MIN_VERSION:
+        if not supports_json(version):
             raise errors.json_format_not_supported()
         return fmt
     if mtype in ("application/atom+xml", "application/xml", "text/xml"):
-        if version >= ATOM_MAX_VERSION_EXCLUSIVE:
+        if not supports_atom(version):
             raise errors.atom_format_not_supported()
         return Fmt.ATOM
     if mtype in _WILDCARDS:
-        return Fmt.MINIMAL if version >= ATOM_MAX_VERSION_EXCLUSIVE else Fmt.ATOM
+        return Fmt.ATOM if supports_atom(version) else Fmt.MINIMAL
     return None
 
 
@@ -175,9 +169,7 @@ def negotiate_response(accept: str | None, format_param: str | None, version: st
                 return Negotiated(fmt)
         raise errors.media_type_not_supported()
     if accept is None or not accept.strip():
-        if version >= ATOM_MAX_VERSION_EXCLUSIVE:
-            return Negotiated(Fmt.MINIMAL, implicit=True)
-        return Negotiated(Fmt.ATOM, implicit=True)
+        return Negotiated(Fmt.ATOM if supports_atom(version) else Fmt.MINIMAL, implicit=True)
     for _, _, mtype, params in _media_ranges(accept):
         fmt = _from_media_type(mtype, params, version)
         if fmt is not None:
@@ -248,7 +240,7 @@ def parse_prefer(header: str | None, version: str) -> bool | None:
         >>> parse_prefer("return-no-content", "2019-02-02")
         False
     """
-    if not header or version < JSON_MIN_VERSION:
+    if not header or not supports_prefer(version):
         return None
     for item in header.split(","):
         token = item.strip().lower()
