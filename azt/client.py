@@ -28,9 +28,8 @@ import math
 import random
 import re
 import urllib.parse
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from types import ModuleType
 from typing import Any, Literal, Self, TypeVar, overload
 
@@ -77,23 +76,11 @@ from azt._wire import json as wire_json
 from azt._wire import xml as wire_xml
 from azt._wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt.edm import (
-    _KEY_FORBIDDEN,
-    INT32_MAX,
-    INT32_MIN,
-    INT64_MAX,
-    INT64_MIN,
-    MAX_BINARY_BYTES,
-    MAX_ENTITY_BYTES,
-    MAX_KEY_UTF16,
-    MAX_NAME_LENGTH,
-    MAX_PROPERTIES,
-    MAX_STRING_UTF16,
     EdmDateTime,
     EntityMetadata,
     TableEntity,
     Typed,
     format_literal,
-    utf16_len,
     validate_entity,
     validate_key,
 )
@@ -850,81 +837,8 @@ def _check_entity(entity: Mapping[str, Any]) -> tuple[str, str]:
     RowKey, so callers need not check the keys a second time."""
     if not isinstance(entity, Mapping):
         raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
-    if _plainly_valid(entity):
-        return entity["PartitionKey"], entity["RowKey"]  # plain, checked str
-    validate_entity(entity)  # the full check: explicit types, Typed values, the errors
+    validate_entity(entity)
     return _plain(entity["PartitionKey"]), _plain(entity["RowKey"])
-
-
-# Property names already found valid (C#-identifier-like, at most 255 characters): entities
-# of one application use few names, so each is checked once. Bounded like the codecs' caches.
-_VALID_NAMES: set[str] = set()
-_VALID_NAMES_MAX = 4096
-_KEY_NAMES = frozenset({"PartitionKey", "RowKey"})
-
-
-def _plainly_valid(entity: Mapping[str, Any]) -> bool:
-    """The fast path of :func:`azt.edm.validate_entity` for the common entity: plain
-    ``str``/``int``/``float``/``bool``/UTC ``datetime``/``UUID``/``bytes`` values, no
-    explicit types. True only when ``validate_entity`` would accept the entity (same
-    limits, same size estimate); False sends it to the full check, which accepts what is
-    merely unusual and raises the precise error for what is wrong."""
-    if getattr(entity, "_types", None):
-        return False
-    size = 4
-    count = 0
-    keys = 0
-    names = _VALID_NAMES
-    for name, v in entity.items():
-        tv = type(v)
-        if name in _KEY_NAMES:
-            if tv is not str:
-                return False
-            u = len(v) if v.isascii() else utf16_len(v)
-            if u > MAX_KEY_UTF16 or _KEY_FORBIDDEN.search(v) is not None:
-                return False
-            size += 2 * u
-            keys += 1
-            continue
-        if v is None or name == "Timestamp":
-            continue
-        if name not in names:
-            if type(name) is not str or len(name) > MAX_NAME_LENGTH or not name.isidentifier():
-                return False
-            if len(names) >= _VALID_NAMES_MAX:
-                names.clear()
-            names.add(name)
-        count += 1
-        size += 8 + 2 * len(name)
-        if tv is str:
-            u = len(v) if v.isascii() else utf16_len(v)
-            if u > MAX_STRING_UTF16:
-                return False
-            size += 2 * u + 4
-        elif tv is int:
-            if INT32_MIN <= v <= INT32_MAX:
-                size += 4
-            elif INT64_MIN <= v <= INT64_MAX:
-                size += 8
-            else:
-                return False
-        elif tv is float:
-            size += 8
-        elif tv is bool:
-            size += 1
-        elif tv is datetime or tv is EdmDateTime:
-            if v.year < 1601 or (tv is datetime and v.tzinfo is not UTC):
-                return False
-            size += 8
-        elif tv is uuid.UUID:
-            size += 16
-        elif tv is bytes:
-            if len(v) > MAX_BINARY_BYTES:
-                return False
-            size += len(v) + 4
-        else:
-            return False
-    return keys == 2 and count <= MAX_PROPERTIES and size <= MAX_ENTITY_BYTES
 
 
 def _check_etag(etag: str) -> str:

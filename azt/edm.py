@@ -1044,6 +1044,106 @@ _FIXED_SIZE: Final = {
 }
 
 
+# The EDM type of a value of each plain Python type (int is Int32 or Int64 by its size).
+_NATURAL_TYPE: Final[dict[type, EdmType]] = {
+    str: EdmType.STRING,
+    float: EdmType.DOUBLE,
+    bool: EdmType.BOOLEAN,
+    datetime: EdmType.DATETIME,
+    EdmDateTime: EdmType.DATETIME,
+    uuid.UUID: EdmType.GUID,
+    bytes: EdmType.BINARY,
+}
+
+
+# Property names already found valid (C#-identifier-like, at most 255 characters): entities
+# of one application use few names, so each is checked once. Bounded like the codecs' caches.
+_VALID_NAMES: set[str] = set()
+_VALID_NAMES_MAX = 4096
+_KEY_NAMES = frozenset({"PartitionKey", "RowKey"})
+
+
+def _plainly_valid(
+    entity: Mapping[str, Any],
+    types: Mapping[str, EdmType] | None = None,
+    require_keys: bool = True,
+) -> bool:
+    """The fast path of :func:`validate_entity` for the common entity: plain
+    ``str``/``int``/``float``/``bool``/UTC ``datetime``/``UUID``/``bytes`` values, each
+    either untyped or explicitly typed as the type it has (an ``int`` may also be typed
+    Int64). True only when :func:`_check_fully` would accept the entity (same limits, same
+    size estimate); False sends it to the full check, which accepts what is merely unusual
+    and raises the precise error for what is wrong."""
+    tmap: Mapping[str, EdmType] | None = getattr(entity, "_types", None) or None
+    if types:
+        tmap = {**tmap, **types} if tmap else types
+    size = 4
+    count = 0
+    keys = 0
+    names = _VALID_NAMES
+    for name, v in entity.items():
+        tv = type(v)
+        if name in _KEY_NAMES:
+            if tv is not str:
+                return False
+            u = len(v) if v.isascii() else utf16_len(v)
+            if u > MAX_KEY_UTF16 or _KEY_FORBIDDEN.search(v) is not None:
+                return False
+            size += 2 * u
+            keys += 1
+            continue
+        if v is None or name == "Timestamp":
+            continue
+        if name not in names:
+            if type(name) is not str or len(name) > MAX_NAME_LENGTH or not name.isidentifier():
+                return False
+            if len(names) >= _VALID_NAMES_MAX:
+                names.clear()
+            names.add(name)
+        count += 1
+        size += 8 + 2 * len(name)
+        if tmap is not None:
+            explicit = tmap.get(name)
+            if explicit is not None:
+                if tv is int:
+                    if explicit is EdmType.INT64:
+                        if INT32_MIN <= v <= INT32_MAX:
+                            size += 4  # an Int64 is 8 bytes; the int branch below counts 4
+                    elif explicit is not EdmType.INT32 or not INT32_MIN <= v <= INT32_MAX:
+                        return False
+                elif explicit is not _NATURAL_TYPE.get(tv):
+                    return False
+        if tv is str:
+            u = len(v) if v.isascii() else utf16_len(v)
+            if u > MAX_STRING_UTF16:
+                return False
+            size += 2 * u + 4
+        elif tv is int:
+            if INT32_MIN <= v <= INT32_MAX:
+                size += 4
+            elif INT64_MIN <= v <= INT64_MAX:
+                size += 8
+            else:
+                return False
+        elif tv is float:
+            size += 8
+        elif tv is bool:
+            size += 1
+        elif tv is datetime or tv is EdmDateTime:
+            if v.year < 1601 or (tv is datetime and v.tzinfo is not UTC):
+                return False
+            size += 8
+        elif tv is uuid.UUID:
+            size += 16
+        elif tv is bytes:
+            if len(v) > MAX_BINARY_BYTES:
+                return False
+            size += len(v) + 4
+        else:
+            return False
+    return (keys == 2 or not require_keys) and count <= MAX_PROPERTIES and size <= MAX_ENTITY_BYTES
+
+
 def validate_entity(
     entity: Mapping[str, Any],
     *,
@@ -1069,6 +1169,18 @@ def validate_entity(
         ...
         azt._exceptions.ValidationError: property name 'bad-name' is invalid: ...
     """
+    if not _plainly_valid(entity, types, require_keys):
+        _check_fully(entity, types=types, require_keys=require_keys)
+
+
+def _check_fully(
+    entity: Mapping[str, Any],
+    *,
+    types: Mapping[str, EdmType] | None = None,
+    require_keys: bool = True,
+) -> None:
+    """:func:`validate_entity` without its fast path: every value resolved and coerced,
+    the precise error for the first problem."""
     tmap: Mapping[str, EdmType] | None = getattr(entity, "_types", None) or None
     if types:
         tmap = {**tmap, **types} if tmap else types
