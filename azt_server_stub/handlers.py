@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, unquote_plus, urlsplit
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
@@ -231,15 +231,19 @@ QUERY = web.RequestKey("azt.query", MultiDictProxy[str])
 
 
 def parse_query(raw: str) -> MultiDictProxy[str]:
-    """Decode a raw query string the way the service does: ``%XX`` escapes only.
+    """Decode a raw query string the way the service does: form decoding.
 
-    Unlike HTML form decoding, ``+`` stays a plus sign (a SAS signature's base64 may
-    carry one unescaped); a malformed escape is kept verbatim.
+    ``%XX`` escapes, and ``+`` is a space, as Azure reads it: clients that form-encode
+    (the legacy Python SDK sends ``$filter=PartitionKey+eq+%27x%27``) rely on it, and a
+    SAS whose base64 signature carries an unescaped ``+`` fails there (a literal plus is
+    ``%2B``). A malformed escape is kept verbatim.
 
     Example::
 
-        >>> parse_query("sig=a+b%2Bc&$filter=x%20eq%201&flag")["sig"]
-        'a+b+c'
+        >>> parse_query("sig=a+b%2Bc&$filter=x+eq%201&flag")["$filter"]
+        'x eq 1'
+        >>> parse_query("sig=a+b%2Bc")["sig"]
+        'a b+c'
     """
     result: MultiDict[str] = MultiDict()
     if raw:
@@ -248,7 +252,8 @@ def parse_query(raw: str) -> MultiDictProxy[str]:
                 continue
             name, _, value = item.partition("=")
             result.add(
-                unquote(name, errors="surrogateescape"), unquote(value, errors="surrogateescape")
+                unquote_plus(name, errors="surrogateescape"),
+                unquote_plus(value, errors="surrogateescape"),
             )
     return MultiDictProxy(result)
 
