@@ -1,0 +1,1 @@
+"""Peer checks: other, independent clients driven against the stub (not pytest modules)."""
