@@ -270,9 +270,11 @@ def _bool(el: etree._Element, name: str, default: bool | None = None) -> bool:
         if default is None:
             raise errors.invalid_xml_document()
         return default
-    if text == "true":
+    # Case-insensitive, as the service reads them: the legacy Python SDK writes ``True``.
+    lowered = text.lower()
+    if lowered == "true":
         return True
-    if text == "false":
+    if lowered == "false":
         return False
     raise errors.invalid_xml_node_value()
 
