@@ -30,7 +30,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import uuid
@@ -49,6 +48,9 @@ from azt._exceptions import (
 from azt._retry import Sleep, is_retryable, may_have_been_applied, new_retrying
 from azt._signing import HttpDate
 from azt._transport import HttpRequest, HttpResponse, Transport, redact_url
+from azt._wire import atom as wire_atom
+from azt._wire import json as wire_json
+from azt._wire import xml as wire_xml
 
 logger = logging.getLogger("azt")
 
@@ -246,8 +248,9 @@ class Pipeline:
 def decode_error_body(content_type: str, body: bytes) -> tuple[str | None, str | None]:
     """``(code, message)`` from an error body in any of the service's three formats.
 
-    JSON ``odata.error``, OData XML ``<m:error>`` and storage XML ``<Error>``; an
-    unparseable body yields ``(None, <its text>)`` so nothing is lost.
+    JSON ``odata.error``, OData XML ``<m:error>`` and storage XML ``<Error>``, read by the
+    wire codecs' own error decoders; a body that is none of them yields
+    ``(None, <its text>)`` so nothing is lost.
 
     Example::
 
@@ -262,40 +265,18 @@ def decode_error_body(content_type: str, body: bytes) -> tuple[str | None, str |
     if not body:
         return None, None
     ctype = content_type.lower()
-    try:
-        if "json" in ctype or body.lstrip()[:1] == b"{":
-            return _json_error(body)
-        if "xml" in ctype or body.lstrip().startswith((b"<", b"\xef\xbb\xbf")):
-            return _xml_error(body)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        pass
-    text = body.decode("utf-8", "replace").strip()
-    return None, text[:2000] or None
-
-
-def _json_error(body: bytes) -> tuple[str | None, str | None]:
-    obj = json.loads(body)
-    err = obj.get("odata.error") or obj.get("error") or {}
-    code = err.get("code")
-    msg = err.get("message")
-    if isinstance(msg, dict):
-        msg = msg.get("value")
-    return (str(code) if code else None), (str(msg) if msg is not None else None)
-
-
-def _xml_error(body: bytes) -> tuple[str | None, str | None]:
-    from lxml import etree
-
-    parser = etree.XMLParser(resolve_entities=False, no_network=True)
-    root = etree.fromstring(body.lstrip(b"\xef\xbb\xbf"), parser)
+    start = body.lstrip()[:1]
     code: str | None = None
     message: str | None = None
-    for element in root.iter():
-        if not isinstance(element.tag, str):
-            continue
-        local = etree.QName(element).localname.lower()
-        if local == "code" and code is None:
-            code = (element.text or "").strip() or None
-        elif local == "message" and message is None:
-            message = (element.text or "").strip() or None
+    if "json" in ctype or start == b"{":
+        code, message = wire_json.decode_error(body)
+    elif "xml" in ctype or start in (b"<", b"\xef"):
+        code, message = wire_atom.decode_error(body)  # OData <m:error>
+        if code is None and message is None:
+            code, message, _ = wire_xml.decode_storage_error(body)  # storage <Error>
+    code = code.strip() or None if code else None
+    message = message.strip() or None if message else None
+    if code is None and message is None:
+        text = body.decode("utf-8", "replace").strip()
+        return None, text[:2000] or None
     return code, message

@@ -529,7 +529,7 @@ def decode_error(body: bytes | str) -> tuple[str | None, str | None]:
         return None, None
     if not isinstance(doc, dict):
         return None, None
-    err = doc.get("odata.error")
+    err = doc.get("odata.error") or doc.get("error")  # OData v3 form, then v4
     if not isinstance(err, dict):
         return None, None
     code = err.get("code")
