@@ -71,6 +71,8 @@ __all__ = [
     "WriteKind",
     "WriteOp",
     "WriteResult",
+    "invalid_etag",
+    "is_weak_etag",
 ]
 
 Key = tuple[str, str]
@@ -249,14 +251,36 @@ def _normalise_etag(etag: str) -> str:
     return etag.replace("%3A", ":").replace("%3a", ":")
 
 
+def is_weak_etag(text: str) -> bool:
+    """Whether ``text`` is one weak ETag, ``W/"..."`` (the only form the service issues).
+
+    Example::
+
+        >>> is_weak_etag('W/"datetime-2020"'), is_weak_etag('"x"'), is_weak_etag('W/"a"b"')
+        (True, False, False)
+    """
+    return _WEAK_ETAG.match(text) is not None
+
+
+def invalid_etag(value: str) -> StubError:
+    """``400 InvalidInput`` for an ``If-Match`` value that is neither ``*`` nor one weak ETag.
+
+    Example::
+
+        >>> invalid_etag('"x"').code
+        'InvalidInput'
+    """
+    return errors.invalid_input(
+        f"The etag value '{value}' specified in one of the request headers is not "
+        "valid. Please make sure only one etag value is specified and is valid."
+    )
+
+
 def _check_if_match(if_match: str, current: Entity | None) -> None:
     """The If-Match rules for ``*`` or an ETag (PROTOCOL.md 8.2); None is the caller's."""
     if if_match != "*":
         if _WEAK_ETAG.match(if_match) is None:
-            raise errors.invalid_input(
-                f"The etag value '{if_match}' specified in one of the request headers is not "
-                "valid. Please make sure only one etag value is specified and is valid."
-            )
+            raise invalid_etag(if_match)
         if current is None:
             raise errors.resource_not_found()
         if _normalise_etag(if_match) != _normalise_etag(current.etag):

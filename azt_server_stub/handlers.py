@@ -37,7 +37,7 @@ from .addressing import (
     split_account,
 )
 from .auth import Authenticator, Operation, Principal, RequestView
-from .backend import Backend, GroupWrite, WriteOp, WriteResult
+from .backend import Backend, GroupWrite, WriteOp, WriteResult, invalid_etag, is_weak_etag
 from .errors import StubError
 from .formats import atom as atom_fmt
 from .formats import batch as batch_fmt
@@ -400,12 +400,9 @@ def parse_if_match(value: str | None) -> str | None:
     text = value.strip()
     if text == "*":
         return "*"
-    if len(text) >= 4 and text.startswith('W/"') and text.endswith('"') and text.count('"') == 2:
+    if is_weak_etag(text):
         return text.replace(":", "%3A")
-    raise errors.invalid_input(
-        f"The etag value '{value}' specified in one of the request headers is not valid. "
-        "Please make sure only one etag value is specified and is valid."
-    )
+    raise invalid_etag(value)
 
 
 # --- authentication -------------------------------------------------------------------
