@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import enum
 import functools
-import json
 import logging
 import math
 import random
@@ -70,9 +69,9 @@ from azt._exceptions import (
 from azt._pipeline import Pipeline
 from azt._retry import Sleep, is_retryable
 from azt._transport import AiohttpTransport, HttpResponse, Transport
-from azt._wire import WireDecodeError, urls
 from azt._wire import batch as wire_batch
 from azt._wire import json as wire_json
+from azt._wire import urls
 from azt._wire import xml as wire_xml
 from azt._wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt.edm import (
@@ -1374,7 +1373,7 @@ class TableClient(_ClientBase):
         elif core.wire_format is WireFormat.JSON_NONE:
 
             def decode(body: bytes) -> list[Any]:
-                rows = _json_rows(body)
+                rows = wire_json.decode_rows(body)
                 for row in rows:
                     if "odata.etag" not in row:
                         etag = _etag_for(row.get("Timestamp"))
@@ -1385,7 +1384,7 @@ class TableClient(_ClientBase):
         else:
 
             def decode(body: bytes) -> list[Any]:
-                return page_decoder(_json_rows(body))
+                return page_decoder(wire_json.decode_rows(body))
 
         return _query_pager(core, self._query_path, params, continuation, "table", decode)
 
@@ -1632,17 +1631,6 @@ def etag_from_timestamp(timestamp: str) -> str:
     return "W/\"datetime'" + urllib.parse.quote(timestamp, safe="") + "'\""
 
 
-def _json_rows(body: bytes) -> list[dict[str, Any]]:
-    try:
-        doc = json.loads(body)
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise WireDecodeError(f"response body is not JSON: {exc}") from None
-    rows = doc.get("value") if type(doc) is dict else None
-    if type(rows) is not list:
-        raise WireDecodeError("a query response must be an object with a 'value' list")
-    return rows
-
-
 def _decode_feed_etags_from_timestamps(body: bytes) -> list[TableEntity]:
     entities = wire_json.decode_feed(body)
     for entity in entities:
@@ -1674,7 +1662,7 @@ def _atom_rows_decoder(
                 row["RowKey"] = rk
             if meta.timestamp is not None:
                 row["Timestamp"] = meta.timestamp.to_wire()
-            row.update(json.loads(wire_json.encode_entity(entity)))
+            row.update(wire_json.entity_json(entity))
             rows.append(row)
         return page_decoder(rows)
 

@@ -59,10 +59,12 @@ __all__ = [
     "decode_entry",
     "decode_error",
     "decode_feed",
+    "decode_rows",
     "decode_table",
     "decode_tables",
     "encode_entity",
     "encode_table",
+    "entity_json",
 ]
 
 _loads = json.loads
@@ -248,6 +250,19 @@ def encode_entity(
         >>> encode_entity({"PartitionKey": "p", "RowKey": "r", "x": 2.0, "n": None, "ok": True})
         b'{"PartitionKey":"p","RowKey":"r","x@odata.type":"Edm.Double","x":2.0,"ok":true}'
     """
+    return _dumps(entity_json(entity, types=types))
+
+
+def entity_json(
+    entity: Mapping[str, Any], *, types: Mapping[str, EdmType] | None = None
+) -> dict[str, Any]:
+    """The JSON object :func:`encode_entity` serialises (values annotated as on the wire).
+
+    Example::
+
+        >>> entity_json({"PartitionKey": "p", "RowKey": "r", "n": 2**40})
+        {'PartitionKey': 'p', 'RowKey': 'r', 'n@odata.type': 'Edm.Int64', 'n': '1099511627776'}
+    """
     tmap: Mapping[str, EdmType] | None = getattr(entity, "_types", None) or None
     if types:
         tmap = {**tmap, **types} if tmap else types
@@ -285,7 +300,7 @@ def encode_entity(
     for key in ("PartitionKey", "RowKey"):
         if key + _ANN in out or (key in out and type(out[key]) is not str):
             raise ValidationError(f"{key} must be a str, got {entity[key]!r}")
-    return _dumps(out)
+    return out
 
 
 def encode_table(name: str) -> bytes:
@@ -430,6 +445,22 @@ def _load(body: bytes | str) -> Any:
         raise WireDecodeError(f"response body is not JSON: {exc}") from None
 
 
+def decode_rows(body: bytes | str) -> list[Any]:
+    """The rows of a Query Entities page (``{"value": [...]}``) as the service sent them:
+    JSON objects, annotations and ``odata.etag`` included (for ``page_decoder``).
+
+    Example::
+
+        >>> decode_rows(b'{"value":[{"PartitionKey":"p","RowKey":"r","A":1}]}')
+        [{'PartitionKey': 'p', 'RowKey': 'r', 'A': 1}]
+    """
+    doc = _load(body)
+    values = doc.get("value") if type(doc) is dict else None
+    if type(values) is not list:
+        raise WireDecodeError("a query response must be an object with a 'value' list")
+    return values
+
+
 def decode_feed(body: bytes | str) -> list[TableEntity]:
     """Decode a Query Entities page (``{"value": [...]}``) into entities.
 
@@ -440,13 +471,7 @@ def decode_feed(body: bytes | str) -> list[TableEntity]:
         >>> page[0], page[0].metadata.etag, page[0].metadata.timestamp.nanosecond
         (TableEntity({'PartitionKey': 'p', 'RowKey': 'r', 'A': 1}), 'W/"x"', 300)
     """
-    doc = _load(body)
-    try:
-        values = doc["value"]
-    except (KeyError, TypeError):
-        raise WireDecodeError("a query response must be an object with a 'value' list") from None
-    if type(values) is not list:
-        raise WireDecodeError("'value' in a query response must be a list")
+    values = decode_rows(body)
     try:
         return _decode_list(values)
     except (TypeError, ValueError, AttributeError) as exc:
