@@ -301,6 +301,8 @@ def parse_table_name(body: bytes) -> str:
 # --- writers ------------------------------------------------------------------------
 
 _ANNOTATION_KEYS: dict[str, str] = {}
+_STRING, _INT32, _INT64, _DOUBLE = Edm.STRING, Edm.INT32, Edm.INT64, Edm.DOUBLE
+_BOOLEAN, _DATETIME, _GUID = Edm.BOOLEAN, Edm.DATETIME, Edm.GUID
 
 
 def _ann(name: str) -> str:
@@ -456,7 +458,8 @@ class EntityWriter:
             {'N': '5', 'X': None}
         """
         fmt = self._fmt
-        ts = fast_datetime_7(e.timestamp)
+        seconds, frac = divmod(e.timestamp, 10_000_000)
+        ts = f"{_SECONDS_TEXT.get(seconds) or _seconds_text(seconds)}.{frac:07d}Z"
         d: dict[str, Any] = {}
         meta = fmt is not Fmt.NOMETADATA
         if fmt is Fmt.FULL:
@@ -477,39 +480,41 @@ class EntityWriter:
             items: Iterable[tuple[str, TypedValue | None]] = e.props.items()
         else:
             items = ((name, e.get(name)) for name in select)
+        annotations = _ANNOTATION_KEYS
         for name, typed in items:
             if typed is None:
                 d[name] = None
                 continue
             edm, value = typed
-            if edm is Edm.STRING or edm is Edm.INT32 or edm is Edm.BOOLEAN:
+            # Most common first; the plain JSON types need no annotation at any level.
+            if edm is _STRING or edm is _INT32 or edm is _BOOLEAN:
                 d[name] = value
-            elif edm is Edm.DOUBLE:
-                if math.isfinite(value):
+                continue
+            if edm is _DOUBLE:
+                if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
                     d[name] = value
-                else:
-                    if meta:
-                        d[_ann(name)] = "Edm.Double"
-                    d[name] = _special(value)
-            elif edm is Edm.INT64:
-                if meta:
-                    d[_ann(name)] = "Edm.Int64"
-                d[name] = str(value)
-            elif edm is Edm.DATETIME:
-                if name == "Timestamp" and fmt is not Fmt.FULL:
-                    d[name] = ts
                     continue
-                if meta:
-                    d[_ann(name)] = "Edm.DateTime"
-                d[name] = ts if name == "Timestamp" else fast_datetime(value)
-            elif edm is Edm.GUID:
-                if meta:
-                    d[_ann(name)] = "Edm.Guid"
-                d[name] = str(value)
+                text, edm_name = _special(value), "Edm.Double"
+            elif edm is _INT64:
+                text, edm_name = str(value), "Edm.Int64"
+            elif edm is _DATETIME:
+                if name == "Timestamp":
+                    if fmt is not Fmt.FULL:
+                        d[name] = ts
+                        continue
+                    text = ts
+                else:
+                    seconds, frac = divmod(value, 10_000_000)
+                    head = _SECONDS_TEXT.get(seconds) or _seconds_text(seconds)
+                    text = f"{head}.{frac:07d}".rstrip("0") + "Z" if frac else head + "Z"
+                edm_name = "Edm.DateTime"
+            elif edm is _GUID:
+                text, edm_name = str(value), "Edm.Guid"
             else:
-                if meta:
-                    d[_ann(name)] = "Edm.Binary"
-                d[name] = base64.b64encode(value).decode("ascii")
+                text, edm_name = base64.b64encode(value).decode("ascii"), "Edm.Binary"
+            if meta:
+                d[annotations.get(name) or _ann(name)] = edm_name
+            d[name] = text
         return d
 
     def single(self, e: Entity) -> bytes:
