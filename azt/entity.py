@@ -79,12 +79,12 @@ from azt.edm import (
     INT64_MAX,
     INT64_MIN,
     MAX_BINARY_BYTES,
-    MAX_KEY_UTF16,
     MAX_STRING_UTF16,
     EdmDateTime,
     EdmType,
     TableEntity,
     utf16_len,
+    validate_key,
 )
 
 if TYPE_CHECKING:
@@ -116,9 +116,6 @@ Int64 = Annotated[int, EdmType.INT64]
 
 _MIN_YEAR = 1601
 _SYSTEM_NAMES = frozenset({"PartitionKey", "RowKey", "Timestamp", "ETag"})
-_FORBIDDEN_KEY_CHARS = (
-    frozenset("/\\#?") | {chr(c) for c in range(0x20)} | {chr(c) for c in range(0x7F, 0xA0)}
-)
 
 _PY_TO_EDM: dict[type, EdmType] = {
     str: EdmType.STRING,
@@ -444,14 +441,7 @@ def _check_storage(p: Prop[Any], v: Any, edm: EdmType, *, key_rules: bool = True
         if not v.isascii():
             _refuse_lone_surrogate(p._label(), v)
         if key_rules and p.is_key:
-            if utf16_len(v) > MAX_KEY_UTF16:
-                raise ValidationError(
-                    f"{p._label()} is longer than {MAX_KEY_UTF16} UTF-16 code units"
-                )
-            bad = _FORBIDDEN_KEY_CHARS.intersection(v)
-            if bad:
-                shown = ", ".join(sorted(repr(c) for c in bad))
-                raise ValidationError(f"{p._label()} contains characters keys forbid: {shown}")
+            validate_key(p._label(), v)
         elif len(v) > MAX_STRING_UTF16 // 2 and utf16_len(v) > MAX_STRING_UTF16:
             raise ValidationError(
                 f"{p._label()} exceeds 64 KiB (32768 UTF-16 code units): {utf16_len(v)}"
