@@ -46,12 +46,12 @@ import uuid
 from typing import Any, Final
 
 from azt._exceptions import ValidationError
+from azt._wire import json as wire_json
 from azt.edm import EdmDateTime, EdmType, TableEntity, Typed, infer_edm_type
 
 __all__ = ["InputError", "dumps_entity", "entity_row", "loads_entity", "text_value"]
 
 _ANN: Final = "@odata.type"
-_UNANNOTATED: Final = frozenset({EdmType.STRING, EdmType.INT32, EdmType.BOOLEAN})
 _SKIP: Final = frozenset({"PartitionKey", "RowKey", "Timestamp"})
 _LINE_BREAKS: Final = re.compile("[\u0085\u2028\u2029]")
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -68,36 +68,6 @@ class InputError(ValueError):
         ...     print(exc)
         line 7: expected a JSON object, got list
     """
-
-
-def _edm_of(entity: TableEntity, name: str, value: Any) -> EdmType:
-    types: dict[str, EdmType] | None = getattr(entity, "_types", None)
-    if types:
-        t = types.get(name)
-        if t is not None:
-            return t
-    return infer_edm_type(value)
-
-
-def _json_value(value: Any, t: EdmType) -> Any:
-    if t is EdmType.DOUBLE:
-        v = float(value)
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
-        return v
-    if t is EdmType.INT64:
-        return str(int(value))
-    if t is EdmType.DATETIME:
-        if not isinstance(value, EdmDateTime):
-            value = EdmDateTime.from_datetime(value)
-        return value.to_wire()
-    if t is EdmType.GUID:
-        return str(value)
-    if t is EdmType.BINARY:
-        return base64.b64encode(bytes(value)).decode("ascii")
-    return value
 
 
 def entity_row(entity: TableEntity, *, timestamp: bool = True) -> dict[str, Any]:
@@ -117,16 +87,7 @@ def entity_row(entity: TableEntity, *, timestamp: bool = True) -> dict[str, Any]
         if ts is not None:
             row["Timestamp@odata.type"] = EdmType.DATETIME.value
             row["Timestamp"] = ts.to_wire()
-    for name, value in entity.items():
-        if name in _SKIP or value is None:
-            continue
-        if isinstance(value, Typed):
-            t, value = value.edm_type, value.value
-        else:
-            t = _edm_of(entity, name, value)
-        if t not in _UNANNOTATED:
-            row[name + _ANN] = t.value
-        row[name] = _json_value(value, t)
+    row.update(wire_json.entity_json(entity))  # the request body's own encoding
     return row
 
 
