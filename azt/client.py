@@ -69,6 +69,7 @@ from azt._exceptions import (
 from azt._pipeline import Pipeline
 from azt._retry import Sleep, is_retryable
 from azt._transport import AiohttpTransport, HttpResponse, Transport
+from azt._wire import atom as wire_atom
 from azt._wire import batch as wire_batch
 from azt._wire import json as wire_json
 from azt._wire import urls
@@ -351,7 +352,7 @@ class _Core:
         # Static OData headers, computed once.
         self.is_atom = wire_format is WireFormat.ATOM
         if self.is_atom:
-            self.codec: ModuleType = _atom_module()
+            self.codec: ModuleType = wire_atom
             self.body_type = _ATOM_CONTENT_TYPE
             version = api_version if api_version < "2015-12-11" else ATOM_API_VERSION
         else:
@@ -490,13 +491,6 @@ class _Core:
             policy.value,
         )
         return True
-
-
-def _atom_module() -> ModuleType:
-    # Imported on first use: only AtomPub clients pay for loading the lxml codecs.
-    from azt._wire import atom
-
-    return atom
 
 
 def _from_connection_string(

@@ -66,6 +66,8 @@ from azt._tracking import (
     Tracker,
     TrackingError,
 )
+from azt._wire import atom as wire_atom
+from azt._wire import json as wire_json
 from azt.client import UpdateMode
 from azt.edm import format_literal, validate_entity
 from azt.query import (
@@ -821,11 +823,7 @@ class TableContext:
     @staticmethod
     def _encoder(service: TableServiceClient) -> Callable[[Any], bytes]:
         if service.wire_format.is_json:
-            from azt._wire import json as wire_json
-
             return wire_json.encode_entity
-        from azt._wire import atom as wire_atom
-
         return wire_atom.encode_entity
 
     # -- queries ----------------------------------------------------------------------------
