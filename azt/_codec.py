@@ -103,7 +103,7 @@ from cattrs.gen import (
 )
 
 from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
+from azt._wire import WireDecodeError, decode_base64
 from azt.edm import EdmDateTime, EdmType, TableEntity
 from azt.entity import Entity, EntityInfo, Prop, _set_raw_timestamp, entity_info
 
@@ -118,15 +118,7 @@ __all__ = [
     "wire_type",
 ]
 
-_a2b_base64 = binascii.a2b_base64
-
-
-def _b64decode(v: str) -> bytes:
-    """Standard base64 with padding, strictly: a lenient decoder skips characters outside
-    the alphabet and would read a Guid or a DateTime text as bytes."""
-    return _a2b_base64(v, strict_mode=True)
-
-
+_b64decode = decode_base64  # strict: the wire codecs' own
 _b64encode = base64.b64encode
 _parse_dt = EdmDateTime.parse
 _from_dt = EdmDateTime.from_datetime

@@ -46,9 +46,32 @@ raise :class:`WireDecodeError` for a response body that does not parse.
 
 from __future__ import annotations
 
+import binascii
+
 from azt._exceptions import AztError
 
-__all__ = ["WireDecodeError"]
+__all__ = ["WireDecodeError", "decode_base64"]
+
+
+def decode_base64(text: str) -> bytes:
+    """An ``Edm.Binary`` wire value: standard base64 with padding, read strictly (a lenient
+    decoder skips characters outside the alphabet and would read a Guid or a DateTime text
+    as bytes). Every decoder of binary values (JSON, AtomPub, the entity codecs) uses it,
+    so that all paths accept and refuse the same texts. Raises ``binascii.Error``.
+
+    Example::
+
+        >>> decode_base64("AAEC/w==")
+        b'\\x00\\x01\\x02\\xff'
+        >>> decode_base64("AA E=")
+        Traceback (most recent call last):
+        ...
+        binascii.Error: Only base64 data is allowed
+    """
+    return _a2b_base64(text, strict_mode=True)
+
+
+_a2b_base64 = binascii.a2b_base64
 
 
 class WireDecodeError(AztError, ValueError):

@@ -36,7 +36,7 @@ from typing import Any, Final
 from lxml import etree
 
 from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
+from azt._wire import WireDecodeError, decode_base64
 from azt.edm import EdmDateTime, EdmType, TableEntity, coerce_value, resolved_type
 
 __all__ = [
@@ -195,7 +195,7 @@ def _dec_bool(text: str) -> bool:
 
 
 def _dec_binary(text: str) -> bytes:
-    return base64.b64decode(text.strip(), validate=True)
+    return decode_base64(text.strip())
 
 
 _DECODERS: Final[dict[str, tuple[Callable[[str], Any], EdmType]]] = {

@@ -40,7 +40,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
+from azt._wire import WireDecodeError, decode_base64
 from azt.edm import (
     INT32_MAX,
     INT32_MIN,
@@ -90,7 +90,7 @@ else:  # pragma: no cover - other interpreters
         ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
     ).encode
 _b64encode = binascii.b2a_base64
-_b64decode = binascii.a2b_base64
+_b64decode = decode_base64
 
 _ANN: Final = "@odata.type"
 _INF: Final = float("inf")

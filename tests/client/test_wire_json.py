@@ -249,6 +249,8 @@ def test_decode_unknown_annotation_keeps_value() -> None:
         b'{"value":[{"G@odata.type":"Edm.Guid","G":"nope"}]}',
         b'{"value":[{"D@odata.type":"Edm.DateTime","D":"2020-13-45"}]}',
         b'{"value":[{"B@odata.type":"Edm.Binary","B":"a"}]}',
+        # strict base64, like the entity codecs' direct path: no skipped characters
+        b'{"value":[{"B@odata.type":"Edm.Binary","B":"AA E=!"}]}',
         b'{"value":[{"X@odata.type":"Edm.Boolean","X":"maybe"}]}',
         b'{"value":[1]}',
         b'{"value":["abc"]}',
