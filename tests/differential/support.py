@@ -15,6 +15,7 @@ tokens, error message texts).
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -86,7 +87,8 @@ def _comparable(edm: EdmType, value: Any) -> Any:
     if edm is EdmType.DATETIME:
         return value.to_wire() if isinstance(value, azt.EdmDateTime) else value.isoformat()
     if edm is EdmType.DOUBLE:
-        return float(value)
+        value = float(value)
+        return "NaN" if math.isnan(value) else value  # NaN != NaN
     return value
 
 
