@@ -59,6 +59,7 @@ from azure.cosmosdb.table.tableservice import TableService  # type: ignore[impor
 
 REPO = Path(__file__).resolve().parents[2]
 DEV_ACCOUNT = "devstoreaccount1"
+DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
 # --------------------------------------------------------------------------- the stub
 
@@ -97,6 +98,15 @@ def running_stub(python: str) -> Iterator[tuple[str, str]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def prod_client(host: str, **credential: str) -> TableService:
+    """A client that addresses ``devstoreaccount1.table.core.windows.net`` over HTTP, with its
+    proxy set to the stub at ``host`` (so the stub sees production-style requests)."""
+    ts = TableService(account_name=DEV_ACCOUNT, protocol="http", **credential)
+    name, port = host.rsplit(":", 1)
+    ts.set_proxy(name, int(port))
+    return ts
 
 
 # --------------------------------------------------------------------------- tiny runner
@@ -144,6 +154,18 @@ class Peer:
 
     def t(self, name: str) -> str:
         return f"{self.prefix}{name}"
+
+    def sas_client(self, token: str) -> TableService:
+        """A client of this peer's addressing mode that authenticates with the SAS ``token``."""
+        if self.label == "prod":
+            c = prod_client(self.host, sas_token=token)
+        else:
+            c = TableService(
+                connection_string=f"TableEndpoint=http://{self.host}/{DEV_ACCOUNT};"
+                f"SharedAccessSignature={token}"
+            )
+        c.retry = no_retry
+        return c
 
     # ---- tables
     def tables(self) -> None:
@@ -563,14 +585,7 @@ class Peer:
         for pk in ("a", "m", "z"):
             ts.insert_entity(table, {"PartitionKey": pk, "RowKey": "1", "v": 1})
         expiry = datetime.now(UTC) + timedelta(hours=1)
-        endpoint = f"http://{self.host}/{DEV_ACCOUNT}"
-
-        def client(token: str) -> TableService:
-            c = TableService(
-                connection_string=f"TableEndpoint={endpoint};SharedAccessSignature={token}"
-            )
-            c.retry = no_retry
-            return c
+        client = self.sas_client
 
         ro = client(
             ts.generate_table_shared_access_signature(table, TablePermissions.QUERY, expiry)
@@ -631,25 +646,18 @@ class Peer:
             AccountPermissions(read=True, write=True, list=True, add=True, create=True),
             datetime.now(UTC) + timedelta(hours=1),
         )
-        c = TableService(
-            connection_string=f"TableEndpoint=http://{self.host}/{DEV_ACCOUNT};"
-            f"SharedAccessSignature={token}"
-        )
-        c.retry = no_retry
+        c = self.sas_client(token)
         c.insert_entity(table, {"PartitionKey": "p", "RowKey": "r", "v": 1})
         eq(c.get_entity(table, "p", "r")["v"], 1)
         assert table in [t.name for t in c.list_tables()]
         expect_status(403, lambda: c.delete_entity(table, "p", "r"))  # no delete permission
-        ro = TableService(
-            connection_string=f"TableEndpoint=http://{self.host}/{DEV_ACCOUNT};"
-            + "SharedAccessSignature="
-            + ts.generate_account_shared_access_signature(
+        ro = self.sas_client(
+            ts.generate_account_shared_access_signature(
                 ResourceTypes(object=True),
                 AccountPermissions(read=True),
                 datetime.now(UTC) + timedelta(hours=1),
             )
         )
-        ro.retry = no_retry
         eq(ro.get_entity(table, "p", "r")["v"], 1)
         expect_status(403, lambda: list(ro.list_tables()))  # no container resource type
 
@@ -713,7 +721,14 @@ def main(argv: list[str] | None = None) -> int:
         emulated = TableService(
             connection_string=f"UseDevelopmentStorage=true;TableEndpoint={host}"
         )
-        peers = [Peer(by_conn, "conn", host), Peer(emulated, "emul", host)]
+        # 3. Production (host-style) addressing: devstoreaccount1.table.core.windows.net, the
+        #    client's HTTP proxy set to the stub, so requests arrive as they would at Azure.
+        prod = prod_client(host, account_key=DEV_KEY)
+        peers = [
+            Peer(prod, "prod", host),
+            Peer(by_conn, "conn", host),
+            Peer(emulated, "emul", host),
+        ]
         for p in peers:
             p.ts.retry = no_retry
             if args.only:
