@@ -558,13 +558,15 @@ class DifferentialMachine(RuleBasedStateMachine):
 
     @rule(
         i=st.integers(0, 1),
-        action=st.sampled_from(["create", "delete", "get", "query", "list"]),
+        action=st.sampled_from(
+            ["create", "delete", "get", "query", "list", "upsert", "update", "remove", "batch"]
+        ),
         rk=st.sampled_from(ROWS),
         per_page=st.sampled_from([None, 1, 2]),
     )
     def tables(self, i: int, action: str, rk: str, per_page: int | None) -> None:
-        """Create or delete a second table, read it while it is empty or missing
-        (TableNotFound vs ResourceNotFound), or list this machine's tables."""
+        """Create or delete a second table, write to or read it while it exists or is
+        missing (TableNotFound vs ResourceNotFound), or list this machine's tables."""
         name = self.extra[i]
         if action == "list":
             prefix = self.table[:16]
@@ -585,6 +587,29 @@ class DifferentialMachine(RuleBasedStateMachine):
             self.both(
                 f"get on {name}", lambda _t, svc: self.table_client(svc, name).get_entity("p", rk)
             )
+        elif action in ("upsert", "update"):
+            entity = {"PartitionKey": "p", "RowKey": rk, "n": 1}
+            self.both(
+                f"{action} on {name}",
+                lambda _t, svc: (
+                    self.table_client(svc, name).upsert_entity(entity)
+                    if action == "upsert"
+                    else self.table_client(svc, name).update_entity(entity)
+                ),
+            )
+        elif action == "remove":
+            self.both(
+                f"delete on {name}",
+                lambda _t, svc: self.table_client(svc, name).delete_entity("p", rk),
+            )
+        elif action == "batch":
+            batch = azt.TableBatch(name)
+            batch.upsert({"PartitionKey": "p", "RowKey": rk + "1", "n": 2})
+            batch.create({"PartitionKey": "p", "RowKey": rk + "2", "n": 3})
+            self.both(
+                f"transaction on {name}",
+                lambda _t, svc: self.table_client(svc, name).submit_transaction(batch),
+            )
         else:
             got = self.both(
                 f"query on {name}",
@@ -595,7 +620,10 @@ class DifferentialMachine(RuleBasedStateMachine):
                 ),
             )
             if got["stub"][0] is None:
-                self.agree(f"query on {name}", {n: r for n, (_, r) in got.items()})
+                self.agree(
+                    f"query on {name}",
+                    {n: [typed_props(e) for e in r] for n, (_, r) in got.items()},
+                )
 
     @invariant()
     def same_entities_known(self) -> None:
