@@ -376,8 +376,30 @@ class AtomPeer:
         eq(len(byid.query_entities(table)), 4)
         eq(status_of(lambda: byid.delete_entity(table, "a", "1")), 403)
 
+    def service_properties(self) -> None:
+        ts = self.ts
+        props = ts.get_table_service_properties()
+        props.hour_metrics.enabled = True
+        props.hour_metrics.include_apis = True
+        props.hour_metrics.retention_policy.enabled = True
+        props.hour_metrics.retention_policy.days = 4
+        props.logging.read = True
+        ts.set_table_service_properties(props)  # the 0.20 client writes booleans as "True"
+        got = ts.get_table_service_properties()
+        eq(
+            (
+                got.hour_metrics.enabled,
+                # the 0.20 reader types a value by the attribute's default (None here): text
+                str(got.hour_metrics.include_apis),
+                got.hour_metrics.retention_policy.days,
+                got.logging.read,
+                got.logging.write,
+            ),
+            (True, "true", 4, True, False),
+        )
+
     def run(self) -> None:
-        names = ["tables", "edm_types", "writes_and_etags"]
+        names = ["tables", "edm_types", "writes_and_etags", "service_properties"]
         if self.mode == "prod":
             names += ["queries", "paging", "batches", "batch_atomic_failure", "sas"]
         for name in names:
