@@ -56,6 +56,9 @@ def azurite_connection_string() -> str | None:
     return None
 
 
+JSON_FORMATS = (azt.WireFormat.JSON_MINIMAL, azt.WireFormat.JSON_NONE, azt.WireFormat.JSON_FULL)
+"""The payload formats both targets speak (Azurite refuses AtomPub: PROTOCOL.md 14)."""
+
 Outcome = tuple[Any, ...]
 """``("ok", value)`` or ``("error", class name, status, code[, index, inner code])``."""
 
@@ -125,7 +128,7 @@ class Targets:
         self._azurite_conn = azurite_conn
         self._runner = asyncio.Runner()
         self._stub: Any = None
-        self.services: dict[str, azt.TableServiceClient] = {}
+        self.services: dict[tuple[str, azt.WireFormat], azt.TableServiceClient] = {}
 
     def __enter__(self) -> Targets:
         self._runner.__enter__()
@@ -141,9 +144,10 @@ class Targets:
 
         self._stub = await StubServer().start()
         for name, conn in (("stub", self._stub.connection_string), ("azurite", self._azurite_conn)):
-            self.services[name] = azt.TableServiceClient.from_connection_string(
-                conn, retry=FAST_RETRY, timeouts=TIMEOUTS
-            )
+            for fmt in JSON_FORMATS:
+                self.services[name, fmt] = azt.TableServiceClient.from_connection_string(
+                    conn, retry=FAST_RETRY, timeouts=TIMEOUTS, wire_format=fmt
+                )
 
     async def _stop(self) -> None:
         for svc in self.services.values():
@@ -169,11 +173,14 @@ class Targets:
         return self._runner.run(wrapped())
 
     def call(
-        self, target: str, fn: Callable[[azt.TableServiceClient], Awaitable[_T]]
+        self,
+        target: str,
+        fn: Callable[[azt.TableServiceClient], Awaitable[_T]],
+        wire_format: azt.WireFormat = azt.WireFormat.JSON_MINIMAL,
     ) -> tuple[Outcome | None, _T | None]:
         """``fn(service client of target)``: ``(error outcome, None)`` if it raised an azt
         error, else ``(None, result)``."""
         try:
-            return None, self.run(fn(self.services[target]))
+            return None, self.run(fn(self.services[target, wire_format]))
         except azt.AztError as exc:
             return error_outcome(exc), None

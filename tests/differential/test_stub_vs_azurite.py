@@ -63,7 +63,7 @@ from hypothesis.stateful import (
 import azt
 from azt.edm import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, EdmType, Typed
 
-from .support import Outcome, Targets, azurite_connection_string, typed_props
+from .support import JSON_FORMATS, Outcome, Targets, azurite_connection_string, typed_props
 
 pytestmark = pytest.mark.live
 
@@ -298,6 +298,7 @@ class DifferentialMachine(RuleBasedStateMachine):
         self.table = base + "main"
         self.extra = [f"{base}x{i}" for i in range(2)]
         self.sides = {name: Side() for name in Targets.NAMES}
+        self.wire_format = azt.WireFormat.JSON_MINIMAL
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -348,11 +349,15 @@ class DifferentialMachine(RuleBasedStateMachine):
             st.tuples(st.sampled_from(PARTITIONS), st.sampled_from(ROWS), property_sets()),
             max_size=10,
             unique_by=lambda t: (t[0], t[1]),
-        )
+        ),
+        wire_format=st.sampled_from(JSON_FORMATS),
     )
-    def create_main_table(self, seed: list[tuple[str, str, dict[str, Any]]]) -> None:
-        """Create the table and fill it with a few entities, so that queries have
-        something to find."""
+    def create_main_table(
+        self, seed: list[tuple[str, str, dict[str, Any]]], wire_format: azt.WireFormat
+    ) -> None:
+        """Choose the payload format of this run, create the table and fill it with a few
+        entities, so that queries have something to find."""
+        self.wire_format = wire_format
         got = self.both("create_table", lambda _t, svc: svc.create_table(self.table))
         assert got["stub"][0] is None, f"could not create the table: {got['stub'][0]}"
         for pk, rk, props in seed:
