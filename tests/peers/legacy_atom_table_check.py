@@ -25,9 +25,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository
 
-from legacy_cosmosdb_table_check import (
+from tests.peers.legacy_cosmosdb_table_check import (
     DEV_ACCOUNT,
     DEV_KEY,
     RESULTS,
@@ -38,21 +38,21 @@ from legacy_cosmosdb_table_check import (
 
 os.environ["EMULATED"] = "true"  # read by the 0.20 client at construction
 
-from azure.common import (  # type: ignore[import-not-found]
+from azure.common import (
     AzureConflictHttpError,
     AzureHttpError,
     AzureMissingResourceHttpError,
 )
-from azure.storage.models import (  # type: ignore[import-not-found]
-    AccessPolicy,  # type: ignore[import-not-found]
+from azure.storage.models import (
+    AccessPolicy,
     AzureBatchOperationError,
     SignedIdentifier,
     SignedIdentifiers,
 )
-from azure.storage.sharedaccesssignature import (  # type: ignore[import-not-found]
+from azure.storage.sharedaccesssignature import (
     SharedAccessPolicy,
 )
-from azure.storage.table import (  # type: ignore[import-not-found]
+from azure.storage.table import (
     EntityProperty,
     TableService,
     TableSharedAccessPermissions,
@@ -64,7 +64,7 @@ def next_row_key(cont: Any) -> str | None:
     return cont["NextRowKey"] if "nextrowkey" in cont else None
 
 
-def status_of(fn: Any, exc: type = AzureHttpError) -> int:
+def status_of(fn: Any, exc: type[BaseException] = AzureHttpError) -> int:
     """The HTTP status ``fn()`` fails with (AssertionError when it does not fail)."""
     try:
         fn()

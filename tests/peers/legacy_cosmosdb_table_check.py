@@ -33,12 +33,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from azure.common import (  # type: ignore[import-not-found]
+from azure.common import (
     AzureConflictHttpError,
     AzureHttpError,
     AzureMissingResourceHttpError,
 )
-from azure.cosmosdb.table.common.models import (  # type: ignore[import-not-found]
+from azure.cosmosdb.table.common.models import (
     AccessPolicy,
     AccountPermissions,
     CorsRule,
@@ -46,16 +46,16 @@ from azure.cosmosdb.table.common.models import (  # type: ignore[import-not-foun
     ResourceTypes,
     RetentionPolicy,
 )
-from azure.cosmosdb.table.common.retry import no_retry  # type: ignore[import-not-found]
-from azure.cosmosdb.table.models import (  # type: ignore[import-not-found]
+from azure.cosmosdb.table.common.retry import no_retry
+from azure.cosmosdb.table.models import (
     AzureBatchOperationError,
     EdmType,
     EntityProperty,
     TablePayloadFormat,
     TablePermissions,
 )
-from azure.cosmosdb.table.tablebatch import TableBatch  # type: ignore[import-not-found]
-from azure.cosmosdb.table.tableservice import TableService  # type: ignore[import-not-found]
+from azure.cosmosdb.table.tablebatch import TableBatch
+from azure.cosmosdb.table.tableservice import TableService
 
 REPO = Path(__file__).resolve().parents[2]
 DEV_ACCOUNT = "devstoreaccount1"
@@ -126,7 +126,9 @@ def check(name: str, fn: Callable[[], None]) -> None:
         print(f"ok   {name}", flush=True)
 
 
-def expect_status(status: int, fn: Callable[[], object], exc: type = AzureHttpError) -> Any:
+def expect_status(
+    status: int, fn: Callable[[], object], exc: type[BaseException] = AzureHttpError
+) -> Any:
     """``fn()`` must raise ``exc`` with HTTP status ``status``; returns the exception."""
     try:
         fn()
