@@ -4,8 +4,10 @@
 #   scripts/test-azurite.sh [extra pytest args]
 #
 # Installs Azurite into .cache/azurite (git-ignored) if needed, starts its table service on a
-# free port with in-memory persistence, runs `pytest tests/client -m live` with
-# AZT_TEST_CONNECTION_STRING pointing at it, and stops it again.
+# free port with in-memory persistence, runs `pytest tests/client tests/differential -m live`
+# with AZT_TEST_CONNECTION_STRING pointing at it (the client's end-to-end tests, and the
+# differential test that drives the stub and Azurite with the same command sequences), and
+# stops it again.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,4 +60,4 @@ done
 DEV_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 export AZT_TEST_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$DEV_KEY;TableEndpoint=http://127.0.0.1:$PORT/devstoreaccount1;"
 echo "azurite table service on port $PORT" >&2
-"$PYTHON" -m pytest tests/client -m live -q "$@"
+"$PYTHON" -m pytest tests/client tests/differential -m live -q "$@"

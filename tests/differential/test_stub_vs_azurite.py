@@ -35,7 +35,7 @@ behaviour is not known; PROTOCOL.md 7.3, 7.8 and 14):
 
 Runs only when ``AZT_DIFF_AZURITE_CONNECTION_STRING`` names an Azurite (or the Azurite
 leg's ``AZT_TEST_CONNECTION_STRING`` is local): ``bash scripts/test-azurite.sh``.
-``AZT_DIFF_EXAMPLES`` sets the number of sequences (default 30).
+``AZT_DIFF_EXAMPLES`` sets the number of sequences (default 40).
 """
 
 from __future__ import annotations
@@ -648,7 +648,7 @@ def test_stub_agrees_with_azurite() -> None:
             "differential test: set AZT_DIFF_AZURITE_CONNECTION_STRING to an Azurite table "
             "endpoint (scripts/test-azurite.sh does, via AZT_TEST_CONNECTION_STRING)"
         )
-    examples = int(os.environ.get("AZT_DIFF_EXAMPLES", "30"))
+    examples = int(os.environ.get("AZT_DIFF_EXAMPLES", "40"))
     with Targets(conn) as targets:
         DifferentialMachine.targets = targets
         run_state_machine_as_test(
