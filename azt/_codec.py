@@ -103,7 +103,7 @@ from cattrs.gen import (
 )
 
 from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError, decode_base64
+from azt._wire import WireDecodeError, decode_base64, decode_guid
 from azt.edm import EdmDateTime, EdmType, TableEntity
 from azt.entity import Entity, EntityInfo, Prop, _set_raw_timestamp, entity_info
 
@@ -156,24 +156,7 @@ def _meta(d: Mapping[str, Any]) -> tuple[Any, str | None]:
     return d.get("Timestamp"), d.get("odata.etag")
 
 
-def _fast_uuid(v: str) -> uuid.UUID:
-    """``uuid.UUID(v)`` for the service's canonical 36-character form, about 4x faster."""
-    if len(v) == 36 and v[8] == "-" and v[13] == "-" and v[18] == "-" and v[23] == "-":
-        try:
-            n = int(v.replace("-", ""), 16)
-        except ValueError:
-            return _UUID(v)
-        u = _new_uuid(_UUID)
-        _set_uuid_int(u, n)
-        _set_uuid_safe(u, _SAFE_UNKNOWN)
-        return u
-    return _UUID(v)
-
-
-_new_uuid = object.__new__
-_set_uuid_int = _UUID.__dict__["int"].__set__
-_set_uuid_safe = _UUID.__dict__["is_safe"].__set__
-_SAFE_UNKNOWN = uuid.SafeUUID.unknown
+_fast_uuid = decode_guid  # strict canonical form: the wire codecs' own
 
 
 # Structure hooks take (value, type) as cattrs calls them. JSON form: the value as JSON

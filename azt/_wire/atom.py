@@ -28,7 +28,6 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -36,7 +35,7 @@ from typing import Any, Final
 from lxml import etree
 
 from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError, decode_base64
+from azt._wire import WireDecodeError, decode_base64, decode_guid
 from azt.edm import EdmDateTime, EdmType, TableEntity, coerce_value, resolved_type
 
 __all__ = [
@@ -205,7 +204,7 @@ _DECODERS: Final[dict[str, tuple[Callable[[str], Any], EdmType]]] = {
     "Edm.Double": (_dec_double, EdmType.DOUBLE),
     "Edm.Boolean": (_dec_bool, EdmType.BOOLEAN),
     "Edm.DateTime": (EdmDateTime.parse, EdmType.DATETIME),
-    "Edm.Guid": (uuid.UUID, EdmType.GUID),
+    "Edm.Guid": (decode_guid, EdmType.GUID),
     "Edm.Binary": (_dec_binary, EdmType.BINARY),
 }
 

@@ -33,14 +33,13 @@ from __future__ import annotations
 
 import binascii
 import json
-import re
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
 from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError, decode_base64
+from azt._wire import WireDecodeError, decode_base64, decode_guid
 from azt.edm import (
     INT32_MAX,
     INT32_MIN,
@@ -329,23 +328,7 @@ def _dec_binary(v: str) -> bytes:
     return _b64decode(v)
 
 
-_GUID_RE: Final = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
-_UUID = uuid.UUID
-_new_object = object.__new__
-_set_attr = object.__setattr__
-_SAFE_UNKNOWN: Final = uuid.SafeUUID.unknown
-
-
-def _dec_guid(v: str) -> uuid.UUID:
-    # uuid.UUID(str) accepts many spellings; the wire form is the canonical 8-4-4-4-12.
-    if _GUID_RE.fullmatch(v) is None:
-        raise ValueError("not an 8-4-4-4-12 GUID")
-    u = _new_object(_UUID)
-    _set_attr(u, "int", int(v.replace("-", ""), 16))
-    _set_attr(u, "is_safe", _SAFE_UNKNOWN)
-    return u
+_dec_guid = decode_guid  # the canonical 8-4-4-4-12 form only
 
 
 def _dec_str(v: Any) -> str:

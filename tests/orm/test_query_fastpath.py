@@ -453,3 +453,25 @@ def test_decode_paths_agree_on_any_stored_value(
     declared = entity_info(Typed8).by_attr[name].edm
     if edm is declared:
         assert outcomes[0] != "refused"  # its own type always reads
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("g", "c9da_455-213d-42c9-9a79-3e9149a57833"),  # int() takes '_' inside a group
+        ("g", "+9da6455-213d-42c9-9a79-3e9149a57833"),  # ... and a sign
+        ("g", "{c9da6455-213d-42c9-9a79-3e9149a57833}"),  # uuid.UUID takes braces
+        ("g", "c9da6455213d42c99a793e9149a57833"),  # ... and bare hex
+        ("bin", "AA E=!"),  # a lenient base64 decoder skips what is not base64
+    ],
+)
+@pytest.mark.parametrize("annotated", [True, False])
+def test_every_decode_path_refuses_a_non_canonical_guid_or_base64_text(
+    name: str, text: str, annotated: bool
+) -> None:
+    edm = entity_info(Typed8).by_attr[name].edm
+    row = _typed_row(name, text, edm.value if annotated else None)
+    with pytest.raises(WireDecodeError):
+        codec_for(Typed8).decode_rows([row])
+    with pytest.raises(WireDecodeError):
+        Typed8.from_entity(decode_entity(row))
