@@ -421,6 +421,10 @@ class Peer:
 
         eq(rows("PartitionKey eq 'q' and n ge 35L"), [f"{i:03d}" for i in range(35, 40)])
         eq(rows("i32 lt 3"), ["000", "001", "002"])
+        # Python ints are stored as Int64: an Int32 literal is widened to them (PROTOCOL 7.3),
+        # an Int64 literal never narrowed to an Int32 property
+        eq(rows("PartitionKey eq 'q' and n ge 38"), ["038", "039"])
+        eq(rows("i32 lt 3L"), [])
         eq(len(rows("even eq true and PartitionKey eq 'q'")), 20)
         eq(rows("d gt 9.5"), ["039"])
         eq(rows("when ge datetime'2020-02-08T00:00:00Z'"), ["038", "039"])
