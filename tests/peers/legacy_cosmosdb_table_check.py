@@ -56,6 +56,10 @@ from azure.cosmosdb.table.models import (
 )
 from azure.cosmosdb.table.tablebatch import TableBatch
 from azure.cosmosdb.table.tableservice import TableService
+from cryptography.hazmat.primitives.keywrap import (  # type: ignore[import-not-found]
+    aes_key_unwrap,  # (cryptography comes with the legacy SDK, not in the project venv)
+    aes_key_wrap,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DEV_ACCOUNT = "devstoreaccount1"
@@ -140,6 +144,26 @@ def expect_status(
 
 def eq(actual: object, expected: object) -> None:
     assert actual == expected, f"{actual!r} != {expected!r}"
+
+
+class _KeyWrapper:
+    """A key-encryption key for the SDK's client-side encryption (AES key wrap, RFC 3394)."""
+
+    def __init__(self) -> None:
+        self._key = os.urandom(32)
+
+    def wrap_key(self, key: bytes) -> bytes:
+        return bytes(aes_key_wrap(self._key, key))
+
+    def unwrap_key(self, key: bytes, algorithm: str) -> bytes:
+        assert algorithm == "A256KW", algorithm
+        return bytes(aes_key_unwrap(self._key, key))
+
+    def get_key_wrap_algorithm(self) -> str:
+        return "A256KW"
+
+    def get_kid(self) -> str:
+        return "local:kek1"
 
 
 # --------------------------------------------------------------------------- the checks
@@ -687,6 +711,37 @@ class Peer:
         ts.set_table_service_properties(cors=[])
         eq(ts.get_table_service_properties().cors, [])
 
+    def client_side_encryption(self) -> None:
+        """The SDK's client-side encryption: Binary ciphertexts, ``_ClientEncryptionMetadata*``."""
+        ts = self.ts
+        table = self.t("crypt")
+        ts.create_table(table)
+        kek = _KeyWrapper()
+        ts.key_encryption_key = kek
+        ts.key_resolver_function = lambda kid: kek if kid == kek.get_kid() else None
+        ts.encryption_resolver_function = lambda pk, rk, name: name == "secret"
+        try:
+            ent = {"PartitionKey": "p", "RowKey": "r", "secret": "s3cr3t \u00e9", "plain": "x"}
+            ts.insert_entity(table, ent)
+            with ts.batch(table) as b:
+                b.insert_entity({"PartitionKey": "p", "RowKey": "r2", "secret": "two"})
+            got = ts.get_entity(table, "p", "r")
+            eq((got["secret"], got["plain"]), ("s3cr3t \u00e9", "x"))
+            eq([e["secret"] for e in ts.query_entities(table)], ["s3cr3t \u00e9", "two"])
+        finally:
+            ts.key_encryption_key = ts.key_resolver_function = None
+            ts.encryption_resolver_function = None
+        raw = ts.get_entity(table, "p", "r")  # what the service stored
+        eq(raw["secret"].type, EdmType.BINARY)
+        assert b"s3cr3t" not in raw["secret"].value
+        eq(
+            sorted(k for k in raw if k.startswith("_")),
+            [
+                "_ClientEncryptionMetadata1",
+                "_ClientEncryptionMetadata2",
+            ],
+        )
+
     def run(self) -> None:
         for name in (
             "tables",
@@ -700,6 +755,7 @@ class Peer:
             "sas",
             "account_sas",
             "service_properties",
+            "client_side_encryption",
         ):
             check(f"{self.label}: {name}", getattr(self, name))
 
