@@ -74,6 +74,7 @@ from azt._wire import batch as wire_batch
 from azt._wire import json as wire_json
 from azt._wire import urls
 from azt._wire import xml as wire_xml
+from azt._wire.batch import MAX_BATCH_OPERATIONS
 from azt._wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt.edm import (
     EdmDateTime,
@@ -102,8 +103,6 @@ logger = logging.getLogger("azt")
 
 _R = TypeVar("_R")
 
-MAX_BATCH_OPERATIONS = 100
-MAX_BATCH_BYTES = 4 * 1024 * 1024
 _TABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{2,62}$")
 _API_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -1447,11 +1446,7 @@ class TableClient(_ClientBase):
         core = self._core
         table_url = core.pipeline.url_for(self._table_path)
         parts = [self._batch_part(op, table_url) for op in operations]
-        content_type, body = wire_batch.encode_batch(parts)
-        if len(body) > MAX_BATCH_BYTES:
-            raise BatchValidationError(
-                f"the transaction body is {len(body)} bytes; the service limit is 4 MiB"
-            )
+        content_type, body = wire_batch.encode_batch(parts)  # BatchValidationError over 4 MiB
         headers = dict(core.odata_read)
         headers["Content-Type"] = content_type
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")

@@ -68,6 +68,7 @@ from azt._tracking import (
 )
 from azt._wire import atom as wire_atom
 from azt._wire import json as wire_json
+from azt._wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
 from azt.client import UpdateMode
 from azt.edm import format_literal, validate_entity
 from azt.query import (
@@ -101,8 +102,6 @@ __all__ = [
 R = TypeVar("R")
 T = TypeVar("T")
 
-MAX_BATCH_OPERATIONS = 100
-MAX_BATCH_BYTES = 4 * 1024 * 1024
 _ENVELOPE = 2048  # batch/changeset boundaries and headers outside the parts
 
 

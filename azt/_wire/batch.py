@@ -47,7 +47,7 @@ from typing import Final, TypeVar, overload
 
 import attrs
 
-from azt._exceptions import ValidationError
+from azt._exceptions import BatchValidationError, ValidationError
 from azt._wire import WireDecodeError
 from azt._wire import atom as _atom
 from azt._wire import json as _json
@@ -227,9 +227,9 @@ def encode_batch(
         True
     """
     if not parts:
-        raise ValidationError("a batch needs at least one operation")
+        raise BatchValidationError("a batch needs at least one operation")
     if len(parts) > MAX_BATCH_OPERATIONS:
-        raise ValidationError(
+        raise BatchValidationError(
             f"a batch holds at most {MAX_BATCH_OPERATIONS} operations, got {len(parts)}"
         )
     batch = batch_boundary or f"batch_{uuid.uuid4()}"
@@ -249,7 +249,7 @@ def encode_batch(
     out.append(f"--{changeset}--\r\n--{batch}--\r\n".encode())
     body = b"".join(out)
     if len(body) > MAX_BATCH_BYTES:
-        raise ValidationError(
+        raise BatchValidationError(
             f"the batch body is {len(body)} bytes; the service limit is {MAX_BATCH_BYTES} (4 MiB)"
         )
     return f"multipart/mixed; boundary={batch}", body

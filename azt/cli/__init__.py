@@ -52,6 +52,7 @@ from azt._exceptions import (
     ValidationError,
 )
 from azt._retry import may_have_been_applied
+from azt._wire.batch import MAX_BATCH_OPERATIONS
 from azt.cli._jsonl import InputError, dumps_entity, loads_entity, text_value
 from azt.cli._progress import Progress
 from azt.client import TableClient, TableServiceClient, UpdateMode
@@ -79,7 +80,7 @@ EXIT_INPUT = 3
 #: Exit status when the reader of stdout went away (128 + SIGPIPE, as shells report it).
 EXIT_BROKEN_PIPE = 141
 
-_BATCH_MAX = 100
+_BATCH_MAX = MAX_BATCH_OPERATIONS
 _BATCH_BYTES = 3 * 1024 * 1024  # leave room under the 4 MiB limit for the envelope
 _TABLE_CELL = 40
 

@@ -343,3 +343,17 @@ def test_ambiguity_verification_compares_typed_values() -> None:
         {"PartitionKey": "p", "RowKey": "r", "n": 5},
         exact=True,
     )
+
+
+async def test_an_oversized_transaction_is_a_batch_error_and_nothing_is_sent() -> None:
+    transport, seen = recorder(HttpResponse(202, {}, b""))
+    # ~0.92 MiB as the service counts it (valid), ~1.2 MiB as base64 on the wire
+    big = {f"b{i:02d}": bytes(60000) for i in range(16)}
+    async with table_with(transport) as table:
+        batch = table.batch()
+        for n in range(4):
+            batch.create({"PartitionKey": "p", "RowKey": str(n), **big})
+        with pytest.raises(azt.BatchValidationError, match="4 MiB") as info:
+            await table.submit_transaction(batch)
+    assert info.value.index is None  # the transaction as a whole is at fault
+    assert seen == []
