@@ -22,8 +22,10 @@ import logging
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from azure.common import (
     AzureConflictHttpError,
@@ -68,6 +70,15 @@ DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFP
 # --------------------------------------------------------------------------- the stub
 
 
+def _echo(stream: IO[str]) -> None:
+    for line in stream:
+        sys.stderr.write(f"[stub] {line}")
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 @contextmanager
 def running_stub(python: str) -> Iterator[tuple[str, str]]:
     """Start ``python -m azt_server_stub --port 0``; yield (endpoint, connection string)."""
@@ -94,7 +105,14 @@ def running_stub(python: str) -> Iterator[tuple[str, str]]:
                 conn = line.split(": ", 1)[1].strip()
         if endpoint is None or conn is None:
             raise RuntimeError("the stub did not print its endpoint")
-        yield endpoint, conn
+        # keep reading what the stub prints (a full pipe would block it); show it on stderr
+        threading.Thread(target=_echo, args=(proc.stdout,), daemon=True).start()
+        # a SIGTERM (e.g. from `timeout`) unwinds through the finally below: no orphan stub
+        previous = signal.signal(signal.SIGTERM, _exit_on_signal)
+        try:
+            yield endpoint, conn
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     finally:
         proc.terminate()
         try:
