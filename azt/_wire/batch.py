@@ -283,7 +283,6 @@ def encode_query_batch(part: BatchPart, *, batch_boundary: str | None = None) ->
 
 _PARAM_RE: Final = re.compile(r';\s*([^=;\s]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
 _BLANK_LINE_RE: Final = re.compile(rb"\r?\n\r?\n")
-_NEWLINE_RE: Final = re.compile(rb"\r?\n")
 
 
 def _boundary(content_type: str) -> str:
