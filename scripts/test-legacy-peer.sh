@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drive the stub with two legacy, independent Table clients from PyPI (not part of scripts/test.sh):
+# Drive the stub with two legacy, independent Table clients from PyPI (scripts/test.sh runs it):
 #
 #   scripts/test-legacy-peer.sh [json|atom]   (default: both)
 #

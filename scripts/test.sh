@@ -2,7 +2,9 @@
 # Sets everything up on a fresh machine, then runs the quality gates and the test suite:
 # ruff, mypy --strict, the client's end-to-end tests against Azurite (an independent peer;
 # needs Node.js and npm, skipped with a notice without them or with AZT_SKIP_AZURITE=1),
-# and the whole pytest suite (warnings are errors), which also builds the docs strictly.
+# two legacy Python Table SDKs (JSON and AtomPub) driving the stub from their own venv in
+# .cache/ (AZT_SKIP_LEGACY_PEERS=1 skips them), and the whole pytest suite (warnings are
+# errors), which also builds the docs strictly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -13,5 +15,11 @@ if [ "${AZT_SKIP_AZURITE:-0}" != "1" ] && command -v node >/dev/null && command 
   bash scripts/test-azurite.sh -p no:cacheprovider
 else
   echo "note: skipping the Azurite leg (needs node and npm; AZT_SKIP_AZURITE=${AZT_SKIP_AZURITE:-0})" >&2
+fi
+if [ "${AZT_SKIP_LEGACY_PEERS:-0}" != "1" ]; then
+  LEGACY_VENV="${LEGACY_VENV:-$PWD/.cache/legacy-venv}" LEGACY_BASE_PYTHON="${LEGACY_BASE_PYTHON:-python3}" \
+    bash scripts/test-legacy-peer.sh
+else
+  echo "note: skipping the legacy-peer checks (AZT_SKIP_LEGACY_PEERS=1)" >&2
 fi
 exec .venv/bin/python -m pytest "$@"
