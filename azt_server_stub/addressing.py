@@ -159,6 +159,9 @@ class Resource:
 
 
 _NAME_RE = re.compile(r"^[^()/']+$")
+# The form nearly every client sends: named keys, in order, without quotes inside values
+# or spaces. Anything else goes through the general scanner.
+_PLAIN_ENTITY_RE = re.compile(r"([^()/']+)\(PartitionKey='([^']*)',RowKey='([^']*)'\)")
 _WRONG_KEYS = (
     "The number of keys specified in the URI does not match number of key properties for "
     "the resource."
@@ -231,6 +234,9 @@ def parse_resource(resource: str) -> Resource:
         return Resource(Kind.BATCH)
     if resource == "$metadata":
         return Resource(Kind.METADATA)
+    plain = _PLAIN_ENTITY_RE.fullmatch(resource)
+    if plain is not None and plain.group(1) != "Tables":
+        return Resource(Kind.ENTITY, plain.group(1), (plain.group(2), plain.group(3)))
     open_at = resource.find("(")
     if open_at < 0:
         if resource == "Tables":
