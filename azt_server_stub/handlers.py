@@ -493,8 +493,8 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         _require_version_header(request)
         check_timeout(query_of(request))
         return await _acl_operation(call, raw_path)
-    # OData operations: errors follow the negotiated format
-    _set_error_style(request, version)
+    # OData operations: errors follow the negotiated format (until _negotiate runs,
+    # error_style_of guesses it from Accept/$format)
     check_timeout(query_of(request))
     check_data_service_versions(request.headers)
     if resource.kind is Kind.TABLES:
@@ -538,11 +538,6 @@ def _require_version_header(request: web.Request) -> None:
         err = errors.missing_required_header()
         err.details["HeaderName"] = "x-ms-version"
         raise err
-
-
-def _set_error_style(request: web.Request, version: str) -> None:
-    guess = error_format_guess(request.headers.get("Accept"), query_of(request).get("$format"))
-    request[ERR_STYLE] = guess.value if guess is not None else ODATA_XML
 
 
 def _negotiate(call: Call) -> Fmt:
@@ -863,6 +858,8 @@ _SINGLE_OPTIONS = (
 def _check_query_options(call: Call) -> None:
     """Unsupported OData options (``$orderby``...) and options given more than once: 400."""
     query = query_of(call.request)
+    if not query:
+        return
     for name in _UNSUPPORTED_OPTIONS:
         if name in query:
             raise errors.unsupported_query_parameter()
