@@ -213,17 +213,6 @@ class SqliteStore:
                 "INSERT OR REPLACE INTO service (account, doc) VALUES (?, ?)", (account, document)
             )
 
-    def write_entities(
-        self,
-        account: str,
-        lname: str,
-        puts: Iterable[Entity],
-        deletes: Iterable[tuple[str, str]],
-        last_timestamp: int,
-    ) -> None:
-        """Store and remove entities of one table in one transaction."""
-        self.write_entity_groups([(account, lname, puts, deletes)], last_timestamp)
-
     def write_entity_groups(
         self,
         groups: Iterable[tuple[str, str, Iterable[Entity], Iterable[tuple[str, str]]]],

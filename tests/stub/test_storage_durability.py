@@ -117,7 +117,7 @@ def test_store_keeps_any_python_text(tmp_path: Path) -> None:
     try:
         store.create_table(ACCOUNT, "types", "Types")
         entity = Entity("\ud800p", "r\udfff", 7, {"S": (Edm.STRING, "x \ud800 lone")})
-        store.write_entities(ACCOUNT, "types", [entity], [], 7)
+        store.write_entity_groups([(ACCOUNT, "types", [entity], [])], 7)
     finally:
         store.close()
     again = _store.SqliteStore(tmp_path)
@@ -177,7 +177,6 @@ def test_failed_commit_changes_nothing_in_memory(
             raise sqlite3.OperationalError("database or disk is full")
 
         for name in (
-            "write_entities",
             "write_entity_groups",
             "create_table",
             "delete_table",
