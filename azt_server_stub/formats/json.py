@@ -53,6 +53,10 @@ _SPECIAL_IN = {
 }
 
 
+#: ``odata.type`` text -> Edm (a dict look-up; ``Edm(text)`` goes through the enum machinery).
+_EDM_BY_NAME: dict[str, Edm] = {edm.value: edm for edm in Edm}
+
+
 class _Duplicate(Exception):
     pass
 
@@ -113,10 +117,9 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
         if isinstance(raw, float):
             return (Edm.DOUBLE, raw)
         raise errors.invalid_input()
-    try:
-        edm = Edm(edm_name)
-    except ValueError:
-        raise errors.invalid_input() from None
+    edm = _EDM_BY_NAME.get(edm_name)
+    if edm is None:
+        raise errors.invalid_input()
     if edm is Edm.STRING:
         if not isinstance(raw, str):
             raise errors.invalid_input()
