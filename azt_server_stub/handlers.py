@@ -68,6 +68,7 @@ VERSION = web.RequestKey("azt.version", str)
 ACCOUNT = web.RequestKey("azt.account", str)
 
 _COMMON_HEADERS = (("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"))
+_COMMON = dict(_COMMON_HEADERS)
 _UNSUPPORTED_OPTIONS = ("$orderby", "$skip", "$expand", "$inlinecount", "$count", "$skiptoken")
 _KNOWN_VERBS = {"GET", "HEAD", "POST", "PUT", "MERGE", "PATCH", "DELETE", "OPTIONS"}
 
@@ -367,16 +368,11 @@ def _odata_headers(fmt: Fmt, *, feed: bool = False, select: bool = False) -> dic
         dsv = "2.0;" if select else "1.0;"
     else:
         dsv = "3.0;"
-    return {
-        "Content-Type": ctype,
-        "DataServiceVersion": dsv,
-        "Cache-Control": "no-cache",
-        "X-Content-Type-Options": "nosniff",
-    }
+    return {"Content-Type": ctype, "DataServiceVersion": dsv, **_COMMON}
 
 
 def _no_content(extra: dict[str, str] | None = None) -> web.Response:
-    headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+    headers = dict(_COMMON)
     if extra:
         headers.update(extra)
     return web.Response(status=204, headers=headers)
@@ -474,28 +470,28 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     if method == "OPTIONS":
         request[ERR_STYLE] = STORAGE_XML
         return _preflight(request, services, addr)
-    sas_version = query_of(request).get("sv")
+    query = query_of(request)
     version = versions.request_version(
-        request.headers.get("x-ms-version"), sas_version, lenient=services.lenient_versions
+        request.headers.get("x-ms-version"), query.get("sv"), lenient=services.lenient_versions
     )
     request[VERSION] = version
     effective = _tunnelled_method(method, request.headers)
     call = Call(request, services, addr, resource, effective, version, _endpoint(request, addr))
-    comp = query_of(request).get("comp")
-    restype = query_of(request).get("restype")
+    comp = query.get("comp")
+    restype = query.get("restype")
     if resource.kind is Kind.SERVICE:
         request[ERR_STYLE] = STORAGE_XML
         _require_version_header(request)
-        check_timeout(query_of(request))
+        check_timeout(query)
         return await _service_operation(call, raw_path, restype, comp)
     if comp == "acl" and resource.kind is Kind.COLLECTION and resource.bare:
         request[ERR_STYLE] = STORAGE_XML
         _require_version_header(request)
-        check_timeout(query_of(request))
+        check_timeout(query)
         return await _acl_operation(call, raw_path)
     # OData operations: errors follow the negotiated format (until _negotiate runs,
     # error_style_of guesses it from Accept/$format)
-    check_timeout(query_of(request))
+    check_timeout(query)
     check_data_service_versions(request.headers)
     if resource.kind is Kind.TABLES:
         if effective == "GET":
@@ -1206,11 +1202,7 @@ def _batch_response(parts: list[batch_fmt.PartResponse], *, changeset: bool) -> 
     return web.Response(
         status=202,
         body=body,
-        headers={
-            "Content-Type": ctype,
-            "Cache-Control": "no-cache",
-            "X-Content-Type-Options": "nosniff",
-        },
+        headers={"Content-Type": ctype, **_COMMON},
     )
 
 
