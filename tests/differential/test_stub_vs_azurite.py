@@ -514,19 +514,38 @@ class DifferentialMachine(RuleBasedStateMachine):
         where=st.none() | filters(),
         select=st.none() | st.lists(st.sampled_from(SELECTABLE), min_size=1, unique=True),
         per_page=st.sampled_from([None, 1, 2, 3, 7]),
+        resume=st.booleans(),
     )
-    def query(self, where: Filter | None, select: list[str] | None, per_page: int | None) -> None:
+    def query(
+        self, where: Filter | None, select: list[str] | None, per_page: int | None, resume: bool
+    ) -> None:
+        """A query, all pages concatenated (page boundaries and tokens differ by design).
+        ``resume``: read the first page, then resume from its continuation token's string
+        form in a new query, as an application that saved its place would."""
         text = where.text if where else None
         params = where.params if where else None
-        label = f"query {text!r} {params} select={select} per_page={per_page}"
-        got = self.both(
-            label,
-            lambda _t, svc: (
-                self.table_client(svc)
-                .query_entities(text, parameters=params, select=select, results_per_page=per_page)
-                .to_list()
-            ),
-        )
+        label = f"query {text!r} {params} select={select} per_page={per_page} resume={resume}"
+
+        async def run(target: str, svc: azt.TableServiceClient) -> list[azt.TableEntity]:
+            def pager(token: str | None = None) -> azt.AsyncPager[azt.TableEntity]:
+                return self.table_client(svc).query_entities(
+                    text,
+                    parameters=params,
+                    select=select,
+                    results_per_page=per_page,
+                    continuation=token,
+                )
+
+            if not resume:
+                return await pager().to_list()
+            first = await pager().first_page()
+            if per_page is not None:
+                assert len(first) <= per_page, f"{label}: {target} sent {len(first)} rows"
+            if first.continuation is None:
+                return first.items
+            return first.items + await pager(str(first.continuation)).to_list()
+
+        got = self.both(label, run)
         if got["stub"][0] is not None:
             return
         if select is None:
