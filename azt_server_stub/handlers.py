@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -641,14 +642,19 @@ async def _acl_operation(call: Call, raw_path: str) -> web.StreamResponse:
 # --- CORS ---------------------------------------------------------------------------------
 
 
-def _cors_rules(backend: Backend, account: str) -> list[xml_fmt.CorsRule]:
+def _cors_rules(backend: Backend, account: str) -> tuple[xml_fmt.CorsRule, ...]:
     doc = backend.get_service_properties(account)
-    if not doc:
-        return []
+    return _parsed_cors_rules(doc) if doc else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_cors_rules(doc: bytes) -> tuple[xml_fmt.CorsRule, ...]:
+    """The CORS rules of a stored service-properties document (read-only; cached by the
+    document: every request with an ``Origin`` header consults them)."""
     try:
-        return xml_fmt.parse_service_properties(doc).cors
+        return tuple(xml_fmt.parse_service_properties(doc).cors)
     except StubError:
-        return []
+        return ()
 
 
 def _header_allowed(header: str, allowed: Sequence[str]) -> bool:
