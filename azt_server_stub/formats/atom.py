@@ -200,28 +200,17 @@ def parse_table_name(body: bytes) -> str:
 
     Example::
 
-        >>> parse_table_name(table_entry_request("mytable"))
+        >>> parse_table_name(
+        ...     b'<entry xmlns="http://www.w3.org/2005/Atom" xmlns:d="%s" xmlns:m="%s">'
+        ...     b'<content type="application/xml"><m:properties>'
+        ...     b'<d:TableName>mytable</d:TableName></m:properties></content></entry>'
+        ...     % (D_NS.encode(), M_NS.encode()))
         'mytable'
     """
     for name, _, text, is_null in _members(_parse_xml(body)):
         if name == "TableName" and not is_null:
             return text
     raise errors.properties_need_value()
-
-
-def table_entry_request(name: str) -> bytes:
-    """A Create Table request entry (used by tests and tools).
-
-    Example::
-
-        >>> b"<d:TableName>x</d:TableName>" in table_entry_request("x")
-        True
-    """
-    entry = etree.Element(_A + "entry", nsmap=_NSMAP)  # type: ignore[arg-type]
-    content = etree.SubElement(entry, _A + "content", type="application/xml")
-    props = etree.SubElement(content, _M + "properties")
-    etree.SubElement(props, _D + "TableName").text = name
-    return _serialize(entry)
 
 
 # --- writers ------------------------------------------------------------------------
