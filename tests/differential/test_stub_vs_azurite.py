@@ -398,6 +398,10 @@ class DifferentialMachine(RuleBasedStateMachine):
     # -- entity writes ----------------------------------------------------------------------
 
     def _record_write(self, key: Key, got: dict[str, tuple[Outcome | None, Any]]) -> None:
+        """Remember the ETag each target's successful write returned; the HTTP statuses
+        (201 or 204) must agree."""
+        if got["stub"][0] is None:
+            self.agree(f"write {key} status", {n: r.status for n, (_, r) in got.items()})
         for name, (err, result) in got.items():
             if err is None:
                 self.sides[name].wrote(key, result.etag)
@@ -483,6 +487,8 @@ class DifferentialMachine(RuleBasedStateMachine):
             ),
         )
         self._expect_current_accepted(where, etag_kind, got, "delete")
+        if got["stub"][0] is None:
+            self.agree(f"delete {where} status", {n: r.status for n, (_, r) in got.items()})
         for name, (err, _) in got.items():
             if err is None:
                 self.sides[name].forget(where)
