@@ -52,7 +52,7 @@ from .formats.negotiation import (
     parse_prefer,
     request_format,
 )
-from .model import Entity
+from .model import Entity, etag_for
 
 log = logging.getLogger("azt_server_stub")
 
@@ -940,7 +940,7 @@ def _get_entity(call: Call, raw_path: str) -> web.Response:
         raise errors.authorization_failure()
     entity = call.backend.get_entity(call.account, table, keys[0], keys[1])
     headers = _odata_headers(fmt, select="$select" in query_of(call.request))
-    headers["ETag"] = json_fmt.fast_etag(entity.timestamp)
+    headers["ETag"] = etag_for(entity.timestamp)
     return web.Response(status=200, body=_entity_body(call, table, entity, fmt), headers=headers)
 
 
@@ -989,14 +989,14 @@ async def _insert_entity(call: Call, raw_path: str) -> web.Response:
                 "DataServiceVersion": "3.0;",
                 "Location": location,
                 "DataServiceId": location,
-                "ETag": json_fmt.fast_etag(entity.timestamp),
+                "ETag": etag_for(entity.timestamp),
             }
         )
     headers = _odata_headers(fmt)
     if prefer is True:
         headers["Preference-Applied"] = "return-content"
     headers["Location"] = location
-    headers["ETag"] = json_fmt.fast_etag(entity.timestamp)
+    headers["ETag"] = etag_for(entity.timestamp)
     return web.Response(status=201, body=_entity_body(call, table, entity, fmt), headers=headers)
 
 
@@ -1052,9 +1052,7 @@ async def _update_entity(call: Call, raw_path: str) -> web.Response:
         WriteOp(kind, pk, rk, props, if_match),  # type: ignore[arg-type]
     )
     assert result.entity is not None
-    return _no_content(
-        {"ETag": json_fmt.fast_etag(result.entity.timestamp), "DataServiceVersion": "1.0;"}
-    )
+    return _no_content({"ETag": etag_for(result.entity.timestamp), "DataServiceVersion": "1.0;"})
 
 
 async def _delete_entity(call: Call, raw_path: str) -> web.Response:
@@ -1175,7 +1173,7 @@ def _batch_success(
                 ("DataServiceVersion", "3.0;"),
                 ("Location", location),
                 ("DataServiceId", location),
-                ("ETag", json_fmt.fast_etag(entity.timestamp)),
+                ("ETag", etag_for(entity.timestamp)),
             ]
         else:
             status = 201
@@ -1187,7 +1185,7 @@ def _batch_success(
                 ("DataServiceVersion", "3.0;"),
                 ("Content-Type", ctype),
                 ("Location", location),
-                ("ETag", json_fmt.fast_etag(entity.timestamp)),
+                ("ETag", etag_for(entity.timestamp)),
             ]
             if fmt is Fmt.ATOM:
                 body = atom_fmt.AtomWriter(call.endpoint, call.account, table).single(entity)
@@ -1197,7 +1195,7 @@ def _batch_success(
         status = 204
         headers.append(("DataServiceVersion", "1.0;"))
         if entity is not None and op.kind != "delete":
-            headers.append(("ETag", json_fmt.fast_etag(entity.timestamp)))
+            headers.append(("ETag", etag_for(entity.timestamp)))
     if bop.part.content_id is not None:
         headers.append(("Content-ID", bop.part.content_id))
     return batch_fmt.PartResponse(status, headers, body)
@@ -1304,7 +1302,7 @@ def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) ->
         *_COMMON_HEADERS,
         ("DataServiceVersion", "3.0;"),
         ("Content-Type", fmt.content_type),
-        ("ETag", json_fmt.fast_etag(entity.timestamp)),
+        ("ETag", etag_for(entity.timestamp)),
     ]
     if part.content_id is not None:
         headers.append(("Content-ID", part.content_id))

@@ -106,6 +106,32 @@ def parse_datetime(text: str) -> int:
     return (delta.days * 86_400 + delta.seconds) * TICKS_PER_SECOND + int(frac)
 
 
+#: ``YYYY-MM-DDTHH:MM:SS`` per whole second since 0001-01-01; pages and batches repeat the
+#: same seconds, so the text is cached (bounded). The JSON writer reads it directly.
+SECONDS_TEXT: dict[int, str] = {}
+
+
+def seconds_text(seconds: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS`` for whole seconds since 0001-01-01T00:00:00Z (cached).
+
+    Example::
+
+        >>> seconds_text(86_400 + 3_661)
+        '0001-01-02T01:01:01'
+    """
+    text = SECONDS_TEXT.get(seconds)
+    if text is None:
+        days, rem = divmod(seconds, 86_400)
+        day = _dt.date.fromordinal(days + 1)
+        hours, rem = divmod(rem, 3600)
+        minutes, secs = divmod(rem, 60)
+        text = f"{day.year:04d}-{day.month:02d}-{day.day:02d}T{hours:02d}:{minutes:02d}:{secs:02d}"
+        if len(SECONDS_TEXT) >= 65_536:
+            SECONDS_TEXT.clear()
+        SECONDS_TEXT[seconds] = text
+    return text
+
+
 def format_datetime(ticks: int) -> str:
     """Format ticks the way the service prints DateTimes: UTC, ``Z``, up to 7
     fractional digits with trailing zeros removed, no fraction when zero.
@@ -116,13 +142,9 @@ def format_datetime(ticks: int) -> str:
         '1973-10-04T00:00:00.5Z'
     """
     seconds, frac = divmod(ticks, TICKS_PER_SECOND)
-    moment = _EPOCH_0001 + _dt.timedelta(seconds=seconds)
-    head = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if len(head) < 19:  # strftime does not zero-pad years < 1000 on every platform
-        head = f"{moment.year:04d}" + head[head.index("-") :]
     if frac:
-        return f"{head}.{frac:07d}".rstrip("0") + "Z"
-    return head + "Z"
+        return f"{seconds_text(seconds)}.{frac:07d}".rstrip("0") + "Z"
+    return seconds_text(seconds) + "Z"
 
 
 def format_datetime_7(ticks: int) -> str:
@@ -134,8 +156,7 @@ def format_datetime_7(ticks: int) -> str:
         '2020-01-01T00:00:00.0000000Z'
     """
     seconds, frac = divmod(ticks, TICKS_PER_SECOND)
-    moment = _EPOCH_0001 + _dt.timedelta(seconds=seconds)
-    return f"{moment.year:04d}" + moment.strftime("-%m-%dT%H:%M:%S") + f".{frac:07d}Z"
+    return f"{seconds_text(seconds)}.{frac:07d}Z"
 
 
 def ticks_from_datetime(moment: _dt.datetime) -> int:

@@ -22,13 +22,10 @@ from collections.abc import Sequence
 from lxml import etree
 
 from .. import errors
-from ..model import Edm, Entity, TypedValue
+from ..model import Edm, Entity, TypedValue, etag_for, format_datetime, format_datetime_7
 from .json import (
     DOUBLE_RE,
     entity_path,
-    fast_datetime,
-    fast_datetime_7,
-    fast_etag,
     key_literal,
     parse_base64,
     parse_datetime_value,
@@ -259,7 +256,7 @@ def _lexical(edm: Edm, value: object) -> str:
         return repr(value)
     if edm is Edm.DATETIME:
         assert isinstance(value, int)
-        return fast_datetime(value)
+        return format_datetime(value)
     if edm is Edm.GUID:
         return str(value)
     assert isinstance(value, bytes)
@@ -315,7 +312,7 @@ class AtomWriter:
         self._select = list(select) if select else None
 
     def _fill(self, parent: etree._Element | None, e: Entity, updated: str) -> etree._Element:
-        ts = fast_datetime_7(e.timestamp)
+        ts = format_datetime_7(e.timestamp)
         path = xml_text(entity_path(self._table, e.pk, e.rk))  # keys may hold U+FFFE...
         entry, props = _entry_shell(
             parent,
@@ -325,7 +322,7 @@ class AtomWriter:
             path,
             f"{self._account}.{self._table}",
             updated,
-            fast_etag(e.timestamp),
+            etag_for(e.timestamp),
         )
         if self._select is None:
             etree.SubElement(props, _D + "PartitionKey").text = xml_text(e.pk)

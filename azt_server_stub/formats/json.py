@@ -22,17 +22,18 @@ import math
 import re
 import uuid
 from collections.abc import Iterable, Sequence
-from datetime import date as _date
 from typing import Any
 
 from .. import errors
 from ..model import (
     INT32_MAX,
     INT32_MIN,
+    SECONDS_TEXT,
     Edm,
     Entity,
     TypedValue,
     parse_datetime,
+    seconds_text,
 )
 from .negotiation import Fmt
 
@@ -317,61 +318,6 @@ def _ann(name: str) -> str:
     return key
 
 
-_SECONDS_TEXT: dict[int, str] = {}
-
-
-def _seconds_text(seconds: int) -> str:
-    """``YYYY-MM-DDTHH:MM:SS`` for whole seconds since 0001-01-01 (cached: pages repeat them)."""
-    text = _SECONDS_TEXT.get(seconds)
-    if text is None:
-        days, rem = divmod(seconds, 86_400)
-        day = _date.fromordinal(days + 1)
-        hours, rem = divmod(rem, 3600)
-        minutes, secs = divmod(rem, 60)
-        text = f"{day.year:04d}-{day.month:02d}-{day.day:02d}T{hours:02d}:{minutes:02d}:{secs:02d}"
-        if len(_SECONDS_TEXT) >= 65_536:
-            _SECONDS_TEXT.clear()
-        _SECONDS_TEXT[seconds] = text
-    return text
-
-
-def fast_datetime_7(ticks: int) -> str:
-    """Same output as :func:`model.format_datetime_7` (seven digits), without strftime.
-
-    Example::
-
-        >>> fast_datetime_7(0)
-        '0001-01-01T00:00:00.0000000Z'
-    """
-    seconds, frac = divmod(ticks, 10_000_000)
-    return f"{_seconds_text(seconds)}.{frac:07d}Z"
-
-
-def fast_datetime(ticks: int) -> str:
-    """Same output as :func:`model.format_datetime` (trailing zeros trimmed), without strftime.
-
-    Example::
-
-        >>> fast_datetime(5_000_000)
-        '0001-01-01T00:00:00.5Z'
-    """
-    seconds, frac = divmod(ticks, 10_000_000)
-    if frac:
-        return f"{_seconds_text(seconds)}.{frac:07d}".rstrip("0") + "Z"
-    return _seconds_text(seconds) + "Z"
-
-
-def fast_etag(ticks: int) -> str:
-    """Same output as :func:`model.etag_for`, without strftime.
-
-    Example::
-
-        >>> fast_etag(0)
-        'W/"datetime\\'0001-01-01T00%3A00%3A00.0000000Z\\'"'
-    """
-    return "W/\"datetime'" + fast_datetime_7(ticks).replace(":", "%3A") + "'\""
-
-
 def _special(value: float) -> str:
     if math.isnan(value):
         return "NaN"
@@ -462,7 +408,7 @@ class EntityWriter:
         """
         fmt = self._fmt
         seconds, frac = divmod(e.timestamp, 10_000_000)
-        ts = f"{_SECONDS_TEXT.get(seconds) or _seconds_text(seconds)}.{frac:07d}Z"
+        ts = f"{SECONDS_TEXT.get(seconds) or seconds_text(seconds)}.{frac:07d}Z"
         d: dict[str, Any] = {}
         meta = fmt is not Fmt.NOMETADATA
         if fmt is Fmt.FULL:
@@ -508,7 +454,7 @@ class EntityWriter:
                     text = ts
                 else:
                     seconds, frac = divmod(value, 10_000_000)
-                    head = _SECONDS_TEXT.get(seconds) or _seconds_text(seconds)
+                    head = SECONDS_TEXT.get(seconds) or seconds_text(seconds)
                     text = f"{head}.{frac:07d}".rstrip("0") + "Z" if frac else head + "Z"
                 edm_name = "Edm.DateTime"
             elif edm is _GUID:
