@@ -34,6 +34,12 @@ behaviour is not known; PROTOCOL.md 7.3, 7.8 and 14):
   ``1e+16`` wrongly; see ``FILTER_DOUBLES``).
 * Transactions use one PartitionKey and distinct RowKeys (Azurite does not check
   either); no deletes without ``If-Match`` (the client always sends one).
+* Entity operations through another casing of a table name (Azurite 3.35 answers
+  ``404 TableNotFound``; Azure's table names are case-insensitive); only creating the
+  other casing (409 on both) is compared.
+* JSON only, at all three metadata levels: Azurite refuses AtomPub (415).
+* Int64 literals: besides the above, Azurite 3.35 does not match ``l eq 7`` (an Int32
+  literal) against an Int64 property holding 7, which Azure promotes (PROTOCOL.md 7.3).
 * ETag and Timestamp values, continuation tokens, page boundaries, request ids and
   error message texts are not compared (they differ by design, PROTOCOL.md 14).
 
