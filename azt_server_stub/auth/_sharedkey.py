@@ -7,8 +7,8 @@ from collections.abc import Mapping
 
 from multidict import CIMultiDictProxy
 
-from ._auth_common import SECONDARY_SUFFIX, Signer, http_date, parse_http_date
-from .errors import authentication_failed
+from ..errors import authentication_failed
+from ._common import SECONDARY_SUFFIX, Signer, http_date, parse_http_date
 
 
 def request_date(headers: Mapping[str, str]) -> str | None:

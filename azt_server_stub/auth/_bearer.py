@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .errors import StubError, authentication_failed
+from ..errors import StubError, authentication_failed
 
 #: Azure Storage's application id, accepted as an audience by Azure and Azurite.
 STORAGE_APP_ID = "e406a681-f3d4-42a8-90b6-c2b029497af1"

@@ -4,7 +4,7 @@ Authentication-time checks live here, in the order of PROTOCOL.md 10.9: fields
 present and well formed (stored access policy merged), signature, time window,
 source IP and protocol, account SAS service. What depends on the operation
 (resource type, permission, table name, key range) is checked by
-``Principal.authorize`` / ``check_key`` in :mod:`azt_server_stub.auth`.
+``Principal.authorize`` / ``check_key`` in :mod:`azt_server_stub.auth.authenticator`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ._auth_common import Signer, http_date, parse_sas_time
-from .errors import (
+from ..errors import (
     StubError,
     authentication_failed,
     authorization_protocol_mismatch,
@@ -24,7 +23,7 @@ from .errors import (
     authorization_source_ip_mismatch,
     invalid_query_parameter_value,
 )
-from .versions import (
+from ..versions import (
     account_sas_has_encryption_scope,
     resolve_version,
     sas_has_ip_and_protocol,
@@ -32,6 +31,7 @@ from .versions import (
     supports_account_sas,
     supports_table_sas,
 )
+from ._common import Signer, http_date, parse_sas_time
 
 SERVICE_PERMISSIONS = "raud"
 ACCOUNT_SERVICES = "bqtf"

@@ -1,28 +1,8 @@
-"""Authentication and authorization of stub requests.
+"""Who sent a request (``Authenticator``) and what it may do (``Principal``), PROTOCOL.md 10.
 
-CONTRACT: the HTTP layer builds a :class:`RequestView`, resolves the account
-(path-style or host-style addressing is the HTTP layer's job), then calls
-``Authenticator.authenticate`` once per request and ``Principal.authorize``
-once per operation (once per contained operation for a batch). Everything
-raises :class:`~azt_server_stub.errors.StubError` with the service's code.
-
-Schemes (PROTOCOL.md section 10), in the order they are looked for:
-
-1. ``Authorization`` header: ``SharedKey``/``SharedKeyLite`` (Table-service
-   string-to-sign, key1 then key2, constant-time comparison, date skew check) or
-   ``Bearer`` (only with ``AuthOptions.allow_bearer``; audience and lifetime are
-   checked, the token signature is not). A header wins over a SAS in the query.
-2. ``sig`` or ``sv`` in the query: an account SAS when ``ss`` or ``srt`` is
-   present, otherwise a service (table) SAS (a SAS without ``sig`` is refused with
-   ``403 AuthenticationFailed``, not treated as anonymous).
-3. Nothing: ``401 NoAuthenticationInformation`` (or Azurite's
-   ``403 AuthorizationFailure`` with ``AuthOptions.anonymous_status_azurite``).
-
-What a SAS allows is checked later: ``Principal.authorize(op, table)`` for the
-resource type, permission and table name, ``Principal.check_key`` for writes
-and ``Principal.key_allowed`` / ``Principal.key_filter`` for reads inside a
-service SAS key range. CORS preflight requests are anonymous by definition: the
-HTTP layer must not call ``authenticate`` for them.
+The HTTP layer builds a :class:`RequestView`, calls ``Authenticator.authenticate`` once
+per request and ``Principal.authorize`` once per operation; everything raises
+:class:`~azt_server_stub.errors.StubError` with the service's code.
 
 Example::
 
@@ -50,11 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from multidict import CIMultiDictProxy, MultiDictProxy
 
-from . import _auth_bearer, _auth_sas, _auth_sharedkey
-from ._auth_bearer import BEARER_CHALLENGE
-from ._auth_common import Signer, primary_account, sign
-from ._auth_sas import KeyRange, PolicyLike, SasGrant
-from .errors import (
+from ..errors import (
     StubError,
     authentication_failed,
     authorization_failure,
@@ -63,10 +39,14 @@ from .errors import (
     invalid_authentication_info,
     no_authentication_information,
 )
-from .versions import resolve_version, supports_bearer
+from ..versions import resolve_version, supports_bearer
+from . import _bearer, _sas, _sharedkey
+from ._bearer import BEARER_CHALLENGE
+from ._common import Signer, primary_account, sign
+from ._sas import KeyRange, PolicyLike, SasGrant
 
 if TYPE_CHECKING:
-    from .backend import SignedIdentifier
+    from ..backend import SignedIdentifier
 
 __all__ = [
     "BEARER_CHALLENGE",
@@ -405,15 +385,13 @@ def shared_key_string_to_sign(request: RequestView, account: str, *, lite: bool 
         'Mon, 27 Jun 2016 15:25:14 GMT\\n/acct/acct/Tables'
     """
     primary, _ = primary_account(account, ())
-    date = _auth_sharedkey.request_date(request.headers)
+    date = _sharedkey.request_date(request.headers)
     if date is None:
         raise authentication_failed("Request date header not specified.")
-    resource = _auth_sharedkey.canonicalized_resources(
+    resource = _sharedkey.canonicalized_resources(
         primary, request.raw_path, request.query.get("comp")
     )[0]
-    return _auth_sharedkey.string_to_sign(
-        request.method, request.headers, date, resource, lite=lite
-    )
+    return _sharedkey.string_to_sign(request.method, request.headers, date, resource, lite=lite)
 
 
 def www_authenticate(error: StubError) -> str | None:
@@ -498,6 +476,12 @@ class Authenticator:
             >>> who.account, who.scheme, who.secondary
             ('acct', 'SharedKeyLite', True)
         """
+        # Schemes in the order they are looked for (PROTOCOL.md 10): an Authorization
+        # header (SharedKey/SharedKeyLite, or Bearer with allow_bearer) wins over a SAS in
+        # the query (an account SAS when ss or srt is present, else a service SAS; a SAS
+        # without sig is refused, not anonymous); nothing is 401 NoAuthenticationInformation
+        # (Azurite's 403 AuthorizationFailure with anonymous_status_azurite). CORS preflights
+        # are anonymous: the HTTP layer never calls this for them.
         primary, secondary = primary_account(account, self._accounts)
         header = request.headers.get("Authorization")
         if header is not None:
@@ -507,7 +491,7 @@ class Authenticator:
             signer = self._signer(primary)
             now = self._clock()
             if "ss" in query or "srt" in query:
-                grant = _auth_sas.verify_account_sas(
+                grant = _sas.verify_account_sas(
                     query,
                     primary=primary,
                     signer=signer,
@@ -517,7 +501,7 @@ class Authenticator:
                 )
                 scheme = "AccountSas"
             else:
-                grant = _auth_sas.verify_service_sas(
+                grant = _sas.verify_service_sas(
                     query,
                     primary=primary,
                     signer=signer,
@@ -553,7 +537,7 @@ class Authenticator:
                 f"account '{primary}' addressed by the request."
             )
         options = self.options
-        _auth_sharedkey.verify(
+        _sharedkey.verify(
             method=request.method,
             raw_path=request.raw_path,
             comp=request.query.get("comp"),
@@ -571,11 +555,11 @@ class Authenticator:
     def _bearer(self, request: RequestView, token: str, primary: str) -> dict[str, Any]:
         options = self.options
         if not options.allow_bearer:
-            raise _auth_bearer.invalid_token(
+            raise _bearer.invalid_token(
                 "Bearer tokens are not accepted: the stub runs without bearer-token mode."
             )
         if request.scheme.lower() != "https" and not options.bearer_allow_http:
-            raise _auth_bearer.bearer_over_http()
+            raise _bearer.bearer_over_http()
         version = request.headers.get("x-ms-version")
         if version is not None:
             try:
@@ -583,11 +567,11 @@ class Authenticator:
             except StubError:
                 applied = None  # malformed: the HTTP layer's version check refuses it
             if applied is not None and not supports_bearer(applied):
-                raise _auth_bearer.bearer_version_too_old()
-        audiences = _auth_bearer.allowed_audiences(
+                raise _bearer.bearer_version_too_old()
+        audiences = _bearer.allowed_audiences(
             options.bearer_audiences, primary, request.scheme.lower(), request.headers.get("Host")
         )
-        claims = _auth_bearer.verify_bearer(
+        claims = _bearer.verify_bearer(
             token,
             audiences=audiences,
             now=self._clock(),

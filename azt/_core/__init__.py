@@ -1,0 +1,1 @@
+"""azt's client core (internal: import from the public modules)."""

@@ -1,0 +1,1 @@
+"""azt's EDM values (internal: import from the public modules)."""

@@ -1,0 +1,1 @@
+"""azt's ORM (internal: import from the public modules)."""

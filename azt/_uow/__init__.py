@@ -1,0 +1,1 @@
+"""azt's unit of work (internal: import from the public modules)."""

@@ -1,0 +1,1198 @@
+"""``TableContext``: the unit of work over a :class:`azt.TableServiceClient`.
+
+A context tracks entity objects (declarative :class:`azt.entity.Entity` instances,
+:class:`azt.dynamic.DynamicEntity` objects or dict-shaped entities), finds what changed,
+and sends the changes on :meth:`TableContext.save_changes`, the way the legacy .NET
+``TableServiceContext`` does (seed article "How to get most out of Windows Azure
+Tables")::
+
+    ctx = TableContext(service)
+    ctx.add("movies", Movie("Action", "White Water Rapids Survival"))
+    await ctx.save_changes()
+
+    async for movie in ctx.query(Movie, "movies").where(
+        (Movie.PartitionKey == "Action") & (Movie.rating > 4.0)
+    ):
+        movie.favorite = True             # found by diff: no update() call needed
+    await ctx.save_changes(SaveChangesOptions.BATCH)
+
+Rules, in short (details on each method):
+
+* Entities are tracked by ``(table, PartitionKey, RowKey)``; one object per key.
+* Queries through the context track their results with their ETags and merge them with
+  tracked entities per :class:`MergeOption` (default ``PRESERVE_CHANGES``).
+* Updates are conditional on the tracked ETag (``If-Match``); attach with ``"*"`` for
+  unconditional writes, or with ``None`` so that saving upserts.
+* A MERGE sends only the changed properties; ``REPLACE_ON_UPDATE`` sends the whole entity
+  with PUT, so properties removed locally disappear on the server.
+* What a save completed moves to Unchanged with its new ETag at once; what failed (or was
+  not sent) stays pending. Saving again resends only what is still pending.
+* A context serves one logical operation at a time: a second save (or a query, or
+  add/attach/update/delete/detach) while a save runs raises :class:`ContextBusyError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import functools
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Sequence,
+)
+from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
+
+import attrs
+
+from azt._exceptions import (
+    AztError,
+    ClientClosedError,
+    EntityNotFoundError,
+    TransactionError,
+    ValidationError,
+)
+from azt._tracking import (
+    ChangeKind,
+    EntityDescriptor,
+    EntityState,
+    IdentityConflictError,
+    MergeOption,
+    PendingChange,
+    Tracker,
+    TrackingError,
+)
+from azt._wire import atom as wire_atom
+from azt._wire import json as wire_json
+from azt._wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
+from azt.client import UpdateMode
+from azt.edm import format_literal, validate_entity
+from azt.query import (
+    CompiledQuery,
+    PlanKind,
+    Query,
+    QueryPage,
+    QueryPlan,
+    decoder_for,
+)
+
+if TYPE_CHECKING:
+    from azt.client import TableClient, TableServiceClient
+    from azt.entity import Prop
+    from azt.query import Condition
+
+__all__ = [
+    "ContextBusyError",
+    "ContextQuery",
+    "EntityState",
+    "IdentityConflictError",
+    "MergeOption",
+    "OperationResult",
+    "SaveChangesError",
+    "SaveChangesOptions",
+    "SaveChangesResult",
+    "TableContext",
+    "TrackingError",
+]
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+_ENVELOPE = 2048  # batch/changeset boundaries and headers outside the parts
+
+
+class SaveChangesOptions(enum.Flag):
+    """How :meth:`TableContext.save_changes` sends pending changes (combine with ``|``).
+
+    * ``NONE`` (default): one request per change, in the order the changes were made;
+      the first failure stops the save (the rest is not sent and stays pending).
+    * ``CONTINUE_ON_ERROR``: one request per change; failures are recorded and the save
+      carries on.
+    * ``BATCH``: entity group transactions, one per table and PartitionKey, split at 100
+      operations and 4 MiB; each transaction is atomic and reported as a unit. Like
+      ``NONE``, the save stops at the first failed transaction: the later ones are not
+      sent and stay pending (with ``max_concurrency`` > 1, those already in flight finish).
+    * ``REPLACE_ON_UPDATE``: updates replace the whole entity (PUT) instead of merging the
+      changed properties, so properties removed locally disappear. Combines with the
+      others.
+
+    ``BATCH | CONTINUE_ON_ERROR`` is refused, as in .NET.
+
+    Example::
+
+        >>> opts = SaveChangesOptions.BATCH | SaveChangesOptions.REPLACE_ON_UPDATE
+        >>> SaveChangesOptions.REPLACE_ON_UPDATE in opts
+        True
+    """
+
+    NONE = 0
+    BATCH = 1
+    CONTINUE_ON_ERROR = 2
+    REPLACE_ON_UPDATE = 4
+
+
+class ContextBusyError(TrackingError):
+    """The context is in the middle of a save (or a query page fetch) and refuses a
+    concurrent operation. Use one context per logical operation.
+
+    Example::
+
+        >>> issubclass(ContextBusyError, RuntimeError)
+        True
+    """
+
+
+@attrs.frozen
+class OperationResult:
+    """The outcome of one pending change in a save.
+
+    ``kind`` says what was sent (insert, update, upsert, delete) and ``mode`` how
+    (``"merge"``/``"replace"``); ``status`` is the HTTP status of the operation (``None``
+    when it was not sent, or was rolled back with its transaction); ``etag`` the new ETag;
+    ``error`` the exception (``None`` on success); ``sent`` whether a request carried it;
+    ``batch`` the 0-based number of its entity group transaction (``BATCH`` saves only).
+
+    Example::
+
+        >>> r = OperationResult(entity=None, table="movies", partition_key="p",
+        ...                     row_key="r", kind=ChangeKind.INSERT, mode=None,
+        ...                     status=204, etag='W/"1"', error=None, sent=True)
+        >>> r.succeeded
+        True
+    """
+
+    entity: Any = attrs.field(repr=False)
+    table: str
+    partition_key: str
+    row_key: str
+    kind: ChangeKind
+    mode: Literal["merge", "replace"] | None
+    status: int | None
+    etag: str | None
+    error: BaseException | None
+    sent: bool
+    batch: int | None = None
+    request_id: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        """True when the change was applied.
+
+        Example::
+
+            done = [r.entity for r in result if r.succeeded]
+        """
+        return self.sent and self.error is None
+
+
+class SaveChangesResult(Sequence[OperationResult]):
+    """One :class:`OperationResult` per pending change, in the order they were planned.
+
+    Example::
+
+        >>> res = SaveChangesResult([])
+        >>> len(res), res.failed, bool(res.ok)
+        (0, [], True)
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[OperationResult]) -> None:
+        self._items = items
+
+    @overload
+    def __getitem__(self, index: int) -> OperationResult: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[OperationResult]: ...
+    def __getitem__(self, index: int | slice) -> OperationResult | Sequence[OperationResult]:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[OperationResult]:
+        return iter(self._items)
+
+    @property
+    def succeeded(self) -> list[OperationResult]:
+        """The changes that were applied.
+
+        Example::
+
+            >>> SaveChangesResult([]).succeeded
+            []
+        """
+        return [r for r in self._items if r.succeeded]
+
+    @property
+    def failed(self) -> list[OperationResult]:
+        """The changes that were sent and failed (or rolled back with their transaction).
+
+        Example::
+
+            >>> SaveChangesResult([]).failed
+            []
+        """
+        return [r for r in self._items if r.error is not None]
+
+    @property
+    def not_sent(self) -> list[OperationResult]:
+        """The changes not attempted (after the first failure of a ``NONE`` or ``BATCH``
+        save).
+
+        Example::
+
+            >>> SaveChangesResult([]).not_sent
+            []
+        """
+        return [r for r in self._items if not r.sent and r.error is None]
+
+    @property
+    def ok(self) -> bool:
+        """True when every change was applied.
+
+        Example::
+
+            >>> SaveChangesResult([]).ok
+            True
+        """
+        return all(r.succeeded for r in self._items)
+
+    def __repr__(self) -> str:
+        return (
+            f"<SaveChangesResult {len(self.succeeded)} succeeded, {len(self.failed)} failed, "
+            f"{len(self.not_sent)} not sent>"
+        )
+
+
+class SaveChangesError(AztError):
+    """A save did not apply every change. ``result`` holds every operation's outcome;
+    the failed ones stay pending in the context (saving again resends only them).
+
+    Example::
+
+        >>> err = SaveChangesError(SaveChangesResult([]))
+        >>> err.result.ok
+        True
+    """
+
+    def __init__(self, result: SaveChangesResult) -> None:
+        self.result = result
+        failed = result.failed
+        lines = [
+            f"{len(failed)} of {len(result)} changes failed"
+            + (f", {len(result.not_sent)} not sent" if result.not_sent else "")
+        ]
+        for r in failed[:5]:
+            lines.append(
+                f"  {r.kind.value} {r.table}(PartitionKey={r.partition_key!r}, "
+                f"RowKey={r.row_key!r}): {r.error}"
+            )
+        if len(failed) > 5:
+            lines.append(f"  ... and {len(failed) - 5} more")
+        super().__init__("\n".join(lines))
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """The distinct errors, in order.
+
+        Example::
+
+            >>> SaveChangesError(SaveChangesResult([])).errors
+            []
+        """
+        out: list[BaseException] = []
+        for r in self.result.failed:
+            if r.error is not None and all(r.error is not e for e in out):
+                out.append(r.error)
+        return out
+
+
+# ============================================================================ batch sizing
+
+
+def _value_bound(v: Any) -> int:
+    if isinstance(v, str):
+        return 12 * len(v) + 2
+    if isinstance(v, bytes | bytearray | memoryview):
+        return 4 * (len(v) // 3 + 1) + 2
+    value = getattr(v, "value", None)  # Typed
+    if value is not None and value is not v:
+        return _value_bound(value)
+    return 64
+
+
+def _op_size(
+    change: PendingChange, endpoint_len: int, encode: Callable[[Any], bytes] | None = None
+) -> int:
+    """An upper bound on the bytes one operation adds to a batch body: its part's headers
+    and URL (escaped keys), plus the payload's encoded size (with ``encode``) or a cheap
+    bound on it that holds for any wire format (without)."""
+    n = (
+        640
+        + endpoint_len
+        + len(change.table)
+        + 12 * (len(change.partition_key) + len(change.row_key))
+    )
+    payload = change.payload
+    if payload is None:
+        return n
+    if encode is not None:
+        return n + len(encode(payload))
+    n += 800
+    for name, v in payload.items():
+        n += 14 * len(name) + 60 + _value_bound(v)
+    return n
+
+
+def _chunks(
+    changes: list[PendingChange], endpoint_len: int, encode: Callable[[Any], bytes]
+) -> list[list[PendingChange]]:
+    """Split one (table, PartitionKey) group at 100 operations and 4 MiB."""
+    budget = MAX_BATCH_BYTES - _ENVELOPE
+    out: list[list[PendingChange]] = []
+    cur: list[PendingChange] = []
+    used = 0
+    for c in changes:
+        size = _op_size(c, endpoint_len)
+        if used + size > budget:
+            size = _op_size(c, endpoint_len, encode)
+        if cur and (len(cur) >= MAX_BATCH_OPERATIONS or used + size > budget):
+            out.append(cur)
+            cur, used = [], 0
+        cur.append(c)
+        used += size
+    if cur:
+        out.append(cur)
+    return out
+
+
+async def _bounded(jobs: list[Callable[[], Awaitable[T]]], limit: int) -> list[T]:
+    """Run ``jobs`` in order, at most ``limit`` at a time; their results in order. An
+    exception (anything a job does not turn into a result) cancels the jobs still running
+    and propagates as itself, so nothing of a save goes on after it has raised."""
+    if limit == 1:
+        return [await job() for job in jobs]
+    sem = asyncio.Semaphore(limit)
+
+    async def one(job: Callable[[], Awaitable[T]]) -> T:
+        async with sem:
+            return await job()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(job)) for job in jobs]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [t.result() for t in tasks]
+
+
+def _mode(change: PendingChange) -> UpdateMode:
+    return UpdateMode.REPLACE if change.mode == "replace" else UpdateMode.MERGE
+
+
+def _check_options(options: SaveChangesOptions) -> SaveChangesOptions:
+    if not isinstance(options, SaveChangesOptions):
+        raise ValidationError(f"options must be SaveChangesOptions flags, got {options!r}")
+    if SaveChangesOptions.BATCH in options and SaveChangesOptions.CONTINUE_ON_ERROR in options:
+        raise ValidationError(
+            "SaveChangesOptions.BATCH cannot be combined with CONTINUE_ON_ERROR (as in .NET): "
+            "a batch save stops at its first failed transaction; to carry on past failures, "
+            "save without BATCH"
+        )
+    return options
+
+
+def _check_option(option: MergeOption) -> MergeOption:
+    if not isinstance(option, MergeOption):
+        raise ValidationError(f"merge_option must be a MergeOption, got {option!r}")
+    return option
+
+
+# ============================================================================ the context
+
+
+class TableContext:
+    """The unit of work: tracks entities, detects changes, saves them.
+
+    ``service`` is the :class:`azt.TableServiceClient` requests go through (its retry
+    policy applies to each request). ``merge_option`` decides how query results meet
+    tracked entities (default ``PRESERVE_CHANGES``); ``ignore_resource_not_found`` makes
+    point queries of missing entities return nothing instead of raising.
+
+    Bookkeeping (``add``, ``attach``, ``update``, ``delete``, ``detach``) is synchronous;
+    only what does I/O is ``async``. The context is not safe for concurrent use: it
+    refuses overlapping saves clearly (:class:`ContextBusyError`).
+
+    Example::
+
+        ctx = TableContext(service)
+        movie = Movie("Action", "Cop Out")
+        ctx.attach("movies", movie, "*")     # unconditional
+        ctx.delete(movie)
+        await ctx.save_changes()
+    """
+
+    def __init__(
+        self,
+        service: TableServiceClient,
+        *,
+        merge_option: MergeOption = MergeOption.PRESERVE_CHANGES,
+        ignore_resource_not_found: bool = False,
+    ) -> None:
+        self._service = service
+        self._tracker = Tracker()
+        self._merge_option = _check_option(merge_option)
+        self.ignore_resource_not_found = bool(ignore_resource_not_found)
+        self._saving = False
+        self._fetching = 0
+        self._tables: dict[tuple[int, str], tuple[TableServiceClient, TableClient]] = {}
+
+    def __repr__(self) -> str:
+        return f"<TableContext {len(self._tracker)} tracked, merge_option={self._merge_option}>"
+
+    @property
+    def service(self) -> TableServiceClient:
+        """The service client the context sends through.
+
+        Example::
+
+            table = ctx.service.get_table_client("movies")
+        """
+        return self._service
+
+    @property
+    def merge_option(self) -> MergeOption:
+        """How query results are merged with tracked entities (settable).
+
+        Example::
+
+            ctx.merge_option = MergeOption.OVERWRITE_CHANGES
+        """
+        return self._merge_option
+
+    @merge_option.setter
+    def merge_option(self, value: MergeOption) -> None:
+        self._merge_option = _check_option(value)
+
+    # -- guards -----------------------------------------------------------------------------
+
+    def _idle(self, what: str) -> None:
+        if self._saving:
+            raise ContextBusyError(
+                f"cannot {what} while save_changes() is running on this context; a context "
+                "serves one logical operation at a time (await the save first, or use "
+                "another context)"
+            )
+
+    def _table(self, service: TableServiceClient, name: str) -> TableClient:
+        key = (id(service), name)
+        entry = self._tables.get(key)
+        if entry is None or entry[0] is not service:  # (an id can be reused once freed)
+            entry = self._tables[key] = (service, service.get_table_client(name))
+        return entry[1]
+
+    # -- bookkeeping ------------------------------------------------------------------------
+
+    def add(self, table: str, entity: object) -> None:
+        """Track a new entity: it is inserted on the next save (the seed's ``AddObject``).
+
+        Raises :class:`IdentityConflictError` when another object is tracked for the key.
+
+        Example::
+
+            ctx.add("movies", Movie("Action", "Heat", rating=4.5))
+        """
+        self._idle("add an entity")
+        self._tracker.add(table, entity)
+
+    def attach(self, table: str, entity: object, etag: str | None = None) -> None:
+        """Track an existing entity without reading it (the seed's ``AttachTo``).
+
+        ``etag`` is what later updates and deletes send in ``If-Match``: the entity's ETag
+        (optimistic concurrency), ``"*"`` (unconditional), or ``None`` (updates become
+        upserts; a delete is unconditional). Attaching an object that is already tracked
+        raises :class:`TrackingError`; another object with the same key,
+        :class:`IdentityConflictError`.
+
+        Example::
+
+            ctx.attach("movies", Movie("Action", "Cop Out"), "*")
+        """
+        self._idle("attach an entity")
+        self._tracker.attach(table, entity, etag)
+
+    def update(self, entity: object) -> None:
+        """Mark a tracked entity Modified (the seed's ``UpdateObject``).
+
+        Not needed for changes to tracked objects: they are found by comparing with the
+        snapshot. Calling it writes the entity even when nothing changed (every property,
+        as a MERGE unless ``REPLACE_ON_UPDATE``). Refused for untracked and deleted
+        entities.
+
+        Example::
+
+            ctx.update(movie)
+        """
+        self._idle("update an entity")
+        self._tracker.update(entity)
+
+    def delete(self, entity: object) -> None:
+        """Mark a tracked entity for deletion (the seed's ``DeleteObject``); an Added
+        entity is simply forgotten.
+
+        Example::
+
+            ctx.delete(movie)
+        """
+        self._idle("delete an entity")
+        self._tracker.delete(entity)
+
+    def detach(self, entity: object) -> bool:
+        """Stop tracking an entity (its pending change is dropped); returns whether it
+        was tracked.
+
+        Example::
+
+            ctx.detach(movie)
+        """
+        self._idle("detach an entity")
+        return self._tracker.detach(entity)
+
+    def clear(self) -> None:
+        """Detach every entity.
+
+        Example::
+
+            ctx.clear()
+        """
+        self._idle("clear the context")
+        self._tracker.clear()
+
+    def state_of(self, entity: object) -> EntityState:
+        """The entity's state (an Unchanged entity with changed values reports MODIFIED).
+
+        Example::
+
+            assert ctx.state_of(movie) is EntityState.UNCHANGED
+        """
+        return self._tracker.state_of(entity)
+
+    def etag_of(self, entity: object) -> str | None:
+        """The ETag the context tracks for an entity (``None`` if untracked or unknown).
+
+        Example::
+
+            etag = ctx.etag_of(movie)
+        """
+        d = self._tracker.descriptor(entity)
+        return d.etag if d is not None else None
+
+    def entries(self) -> list[EntityDescriptor]:
+        """The descriptors of all tracked entities, in tracking order.
+
+        Example::
+
+            pending = [d for d in ctx.entries() if d.is_dirty()]
+        """
+        return self._tracker.descriptors()
+
+    @property
+    def has_changes(self) -> bool:
+        """Whether a save would send anything.
+
+        Example::
+
+            if ctx.has_changes:
+                await ctx.save_changes()
+        """
+        return any(d.is_dirty() for d in self._tracker.descriptors())
+
+    # -- saving -----------------------------------------------------------------------------
+
+    async def save_changes(
+        self,
+        options: SaveChangesOptions = SaveChangesOptions.NONE,
+        *,
+        max_concurrency: int = 1,
+    ) -> SaveChangesResult:
+        """Send the pending changes; see :class:`SaveChangesOptions`.
+
+        Returns a :class:`SaveChangesResult` when every change was applied and raises
+        :class:`SaveChangesError` (carrying the same result) otherwise. Applied changes are
+        Unchanged with their new ETags as soon as their answer arrives; failed or unsent
+        ones stay pending, so saving again resends exactly those. Invalid input (bad
+        options, an invalid entity, a MERGE that would need to remove a property) raises
+        :class:`azt.ValidationError` before anything is sent. ``max_concurrency`` > 1 runs
+        requests (``CONTINUE_ON_ERROR``) or transactions (``BATCH``) in parallel.
+
+        Example::
+
+            result = await ctx.save_changes(SaveChangesOptions.BATCH)
+            print(len(result.succeeded))
+        """
+        return await self._save(options, max_concurrency, self._service)
+
+    async def _save(
+        self, options: SaveChangesOptions, max_concurrency: int, service: TableServiceClient
+    ) -> SaveChangesResult:
+        options = _check_options(options)
+        if (
+            not isinstance(max_concurrency, int)
+            or isinstance(max_concurrency, bool)
+            or max_concurrency < 1
+        ):
+            raise ValidationError(f"max_concurrency must be an int >= 1, got {max_concurrency!r}")
+        batch = SaveChangesOptions.BATCH in options
+        keep_going = SaveChangesOptions.CONTINUE_ON_ERROR in options
+        if max_concurrency > 1 and not (batch or keep_going):
+            raise ValidationError(
+                "max_concurrency > 1 needs BATCH or CONTINUE_ON_ERROR: the default option "
+                "sends changes one by one and stops at the first failure"
+            )
+        if self._saving:
+            raise ContextBusyError(
+                "save_changes() is already running on this context; a context serves one "
+                "logical operation at a time"
+            )
+        if service.closed:
+            raise ClientClosedError(
+                "the service client of this context has been closed; nothing was sent"
+            )
+        if self._fetching:
+            raise ContextBusyError(
+                "cannot save while a query of this context is fetching results; finish "
+                "the query first"
+            )
+        self._saving = True
+        try:
+            plan = self._tracker.plan(replace=SaveChangesOptions.REPLACE_ON_UPDATE in options)
+            if batch:
+                results = await self._save_batches(plan, max_concurrency, service)
+            else:
+                for change in plan:
+                    if change.payload is not None:
+                        validate_entity(change.payload)
+                results = await self._save_singles(plan, keep_going, max_concurrency, service)
+        finally:
+            self._saving = False
+        result = SaveChangesResult(results)
+        if not result.ok:
+            raise SaveChangesError(result)
+        return result
+
+    async def _send_one(
+        self, change: PendingChange, service: TableServiceClient
+    ) -> OperationResult:
+        table = self._table(service, change.table)
+        kind = change.kind
+        try:
+            if kind is ChangeKind.INSERT:
+                assert change.payload is not None
+                wr = await table.insert_entity(change.payload)
+            elif kind is ChangeKind.UPDATE:
+                assert change.payload is not None
+                assert change.if_match is not None
+                wr = await table.update_entity(change.payload, _mode(change), etag=change.if_match)
+            elif kind is ChangeKind.UPSERT:
+                assert change.payload is not None
+                wr = await table.upsert_entity(change.payload, _mode(change))
+            else:
+                wr = await table.delete_entity(
+                    change.partition_key, change.row_key, etag=change.if_match or "*"
+                )
+        except AztError as exc:
+            status = getattr(exc, "status", None)
+            return _result(change, status=status, etag=None, error=exc, sent=True)
+        self._tracker.commit(change, wr.etag)
+        return _result(
+            change, status=wr.status, etag=wr.etag, error=None, sent=True, request_id=wr.request_id
+        )
+
+    async def _save_singles(
+        self,
+        plan: list[PendingChange],
+        keep_going: bool,
+        max_concurrency: int,
+        service: TableServiceClient,
+    ) -> list[OperationResult]:
+        if max_concurrency > 1:
+            return await _bounded(
+                [functools.partial(self._send_one, c, service) for c in plan], max_concurrency
+            )
+        results: list[OperationResult] = []
+        stopped = False
+        for change in plan:
+            if stopped:
+                results.append(_result(change, status=None, etag=None, error=None, sent=False))
+                continue
+            r = await self._send_one(change, service)
+            results.append(r)
+            if r.error is not None and not keep_going:
+                stopped = True
+        return results
+
+    async def _save_batches(
+        self, plan: list[PendingChange], max_concurrency: int, service: TableServiceClient
+    ) -> list[OperationResult]:
+        groups: dict[tuple[str, str], list[PendingChange]] = {}
+        for change in plan:
+            groups.setdefault((change.descriptor.key[0], change.partition_key), []).append(change)
+        encode = self._encoder(service)
+        endpoint_len = len(service.endpoint)
+        chunks: list[list[PendingChange]] = []
+        for members in groups.values():
+            chunks.extend(_chunks(members, endpoint_len, encode))
+        # Build (and so validate) every transaction before anything is sent.
+        built = []
+        for chunk in chunks:
+            table = self._table(service, chunk[0].table)
+            tx = table.batch()
+            for c in chunk:
+                if c.kind is ChangeKind.INSERT:
+                    assert c.payload is not None
+                    tx.create(c.payload)
+                elif c.kind is ChangeKind.UPDATE:
+                    assert c.payload is not None
+                    assert c.if_match is not None
+                    tx.update(c.payload, _mode(c), etag=c.if_match)
+                elif c.kind is ChangeKind.UPSERT:
+                    assert c.payload is not None
+                    tx.upsert(c.payload, _mode(c))
+                else:
+                    tx.delete(c.partition_key, c.row_key, etag=c.if_match or "*")
+            built.append((table, tx, chunk))
+        out: dict[int, list[OperationResult]] = {}
+        failed = False
+
+        async def run(number: int) -> None:
+            nonlocal failed
+            table, tx, chunk = built[number]
+            if failed:  # stop at the first failed transaction, as NONE does at a request
+                out[number] = [
+                    _result(c, status=None, etag=None, error=None, sent=False, batch=number)
+                    for c in chunk
+                ]
+                return
+            try:
+                writes = await table.submit_transaction(tx)
+            except AztError as exc:
+                failed = True
+                culprit = exc.index if isinstance(exc, TransactionError) else None
+                status = getattr(exc, "status", None)
+                out[number] = [
+                    _result(
+                        c,
+                        status=status if i == culprit else None,
+                        etag=None,
+                        error=exc,
+                        sent=True,
+                        batch=number,
+                    )
+                    for i, c in enumerate(chunk)
+                ]
+                return
+            rs = []
+            for c, wr in zip(chunk, writes, strict=True):
+                self._tracker.commit(c, wr.etag)
+                rs.append(
+                    _result(
+                        c,
+                        status=wr.status,
+                        etag=wr.etag,
+                        error=None,
+                        sent=True,
+                        batch=number,
+                        request_id=wr.request_id,
+                    )
+                )
+            out[number] = rs
+
+        await _bounded([functools.partial(run, n) for n in range(len(built))], max_concurrency)
+        # Report in plan order.
+        by_change = {
+            id(r_change): r for n in out for r_change, r in zip(built[n][2], out[n], strict=True)
+        }
+        return [by_change[id(c)] for c in plan]
+
+    @staticmethod
+    def _encoder(service: TableServiceClient) -> Callable[[Any], bytes]:
+        if service.wire_format.is_json:
+            return wire_json.encode_entity
+        return wire_atom.encode_entity
+
+    # -- queries ----------------------------------------------------------------------------
+
+    @overload
+    def query(self, target: type[R], table: str) -> ContextQuery[R]: ...
+    @overload
+    def query(self, target: Any, table: str) -> ContextQuery[Any]: ...
+    def query(self, target: Any, table: str) -> ContextQuery[Any]:
+        """A query over ``table`` whose results the context tracks (per its merge option).
+
+        ``target`` is an entity class, ``DynamicEntity`` or a resolver
+        (:mod:`azt.dynamic`), as for :class:`azt.query.Query`. Build it further with
+        ``where``/``select``/``take``/``page_size``; iterate it, or call ``to_list`` /
+        ``first`` / ``one_or_none`` / ``pages``.
+
+        Example::
+
+            async for m in ctx.query(Movie, "movies").where(Movie.PartitionKey == "Action"):
+                m.favorite = True
+        """
+        return ContextQuery(self, table, Query(target, self._table(self._service, table)))
+
+    @overload
+    async def get(
+        self,
+        target: type[R],
+        table: str,
+        partition_key: str,
+        row_key: str,
+        *,
+        ignore_resource_not_found: Literal[False],
+        merge_option: MergeOption | None = None,
+    ) -> R: ...
+    @overload
+    async def get(
+        self,
+        target: type[R],
+        table: str,
+        partition_key: str,
+        row_key: str,
+        *,
+        ignore_resource_not_found: bool | None = None,
+        merge_option: MergeOption | None = None,
+    ) -> R | None: ...
+    @overload
+    async def get(
+        self,
+        target: Any,
+        table: str,
+        partition_key: str,
+        row_key: str,
+        *,
+        ignore_resource_not_found: bool | None = None,
+        merge_option: MergeOption | None = None,
+    ) -> Any: ...
+    async def get(
+        self,
+        target: Any,
+        table: str,
+        partition_key: str,
+        row_key: str,
+        *,
+        ignore_resource_not_found: bool | None = None,
+        merge_option: MergeOption | None = None,
+    ) -> Any:
+        """Read one entity by its keys (a GET on the entity) and track it.
+
+        A missing entity raises :class:`azt.EntityNotFoundError` unless
+        ``ignore_resource_not_found`` (default: the context's setting), which returns
+        ``None``. Pass ``ignore_resource_not_found=False`` for a non-optional type.
+
+        Example::
+
+            movie = await ctx.get(Movie, "movies", "Action", "Heat")
+        """
+        self._idle("query")
+        ignore = (
+            self.ignore_resource_not_found
+            if ignore_resource_not_found is None
+            else ignore_resource_not_found
+        )
+        option = self._merge_option if merge_option is None else _check_option(merge_option)
+        client = self._table(self._service, table)
+        self._fetching += 1
+        try:
+            row = await client.get_entity(partition_key, row_key)
+        except EntityNotFoundError:
+            if ignore:
+                return None
+            raise
+        finally:
+            self._fetching -= 1
+        self._idle("track a query result")
+        obj = decoder_for(target, None)(row)
+        return self._tracker.materialize(table, obj, option)
+
+
+def _pure_point(plan: QueryPlan) -> bool:
+    """A query of the form ``PartitionKey eq .. and RowKey eq ..`` and nothing else: the
+    legacy context addresses such a query to the entity URL, which answers 404 when the
+    entity does not exist."""
+    if plan.kind is not PlanKind.POINT or plan.partition_key is None or plan.row_key is None:
+        return False
+    pk = "PartitionKey eq " + format_literal(plan.partition_key)
+    rk = "RowKey eq " + format_literal(plan.row_key)
+    return plan.filter in (f"{pk} and {rk}", f"{rk} and {pk}")
+
+
+def _result(
+    change: PendingChange,
+    *,
+    status: int | None,
+    etag: str | None,
+    error: BaseException | None,
+    sent: bool,
+    batch: int | None = None,
+    request_id: str | None = None,
+) -> OperationResult:
+    return OperationResult(
+        entity=change.descriptor.obj,
+        table=change.table,
+        partition_key=change.partition_key,
+        row_key=change.row_key,
+        kind=change.kind,
+        mode=change.mode,
+        status=status,
+        etag=etag,
+        error=error,
+        sent=sent,
+        batch=batch,
+        request_id=request_id,
+    )
+
+
+class ContextQuery(Generic[R]):
+    """A :class:`azt.query.Query` run through a context: results are tracked per the
+    merge option, and a point query of a missing entity raises
+    :class:`azt.EntityNotFoundError` (as the legacy context does) unless
+    ``ignore_resource_not_found``. A point query is exactly ``PartitionKey eq .. and RowKey
+    eq ..``; with any further condition it is a filter, and an entity that does not match
+    gives an empty result.
+
+    Immutable like ``Query``: each builder returns a new query.
+
+    Example::
+
+        q = ctx.query(Movie, "movies").where(Movie.PartitionKey == "Action").take(10)
+        movies = await q.to_list()
+    """
+
+    __slots__ = ("_ctx", "_ignore", "_option", "_query", "_table")
+
+    def __init__(
+        self,
+        context: TableContext,
+        table: str,
+        query: Query[R],
+        *,
+        merge_option: MergeOption | None = None,
+        ignore_resource_not_found: bool | None = None,
+    ) -> None:
+        self._ctx = context
+        self._table = table
+        self._query = query
+        self._option = merge_option
+        self._ignore = ignore_resource_not_found
+
+    def _with(self, query: Query[R]) -> Self:
+        return type(self)(
+            self._ctx,
+            self._table,
+            query,
+            merge_option=self._option,
+            ignore_resource_not_found=self._ignore,
+        )
+
+    @property
+    def table(self) -> str:
+        """The table queried.
+
+        Example::
+
+            assert ctx.query(Movie, "movies").table == "movies"
+        """
+        return self._table
+
+    @property
+    def query(self) -> Query[R]:
+        """The underlying :class:`azt.query.Query`.
+
+        Example::
+
+            plan = ctx.query(Movie, "movies").query.explain()
+        """
+        return self._query
+
+    def where(self, *conditions: Condition | Prop[bool]) -> Self:
+        """Add conditions (see :meth:`azt.query.Query.where`).
+
+        Example::
+
+            q = ctx.query(Movie, "movies").where(Movie.PartitionKey == "Action")
+        """
+        return self._with(self._query.where(*conditions))
+
+    def select(self, *props: Prop[Any] | str) -> Self:
+        """Project (see :meth:`azt.query.Query.select`); tracked entities keep the values
+        of properties outside the projection.
+
+        Example::
+
+            q = ctx.query(Movie, "movies").select(Movie.rating)
+        """
+        return self._with(self._query.select(*props))
+
+    def take(self, n: int) -> Self:
+        """At most ``n`` results (see :meth:`azt.query.Query.take`).
+
+        Example::
+
+            top10 = await ctx.query(Movie, "movies").take(10).to_list()
+        """
+        return self._with(self._query.take(n))
+
+    def page_size(self, n: int) -> Self:
+        """Entities per request (see :meth:`azt.query.Query.page_size`).
+
+        Example::
+
+            q = ctx.query(Movie, "movies").page_size(100)
+        """
+        return self._with(self._query.page_size(n))
+
+    def merge_option(self, option: MergeOption) -> Self:
+        """This query with its own merge option (instead of the context's).
+
+        Example::
+
+            fresh = await ctx.query(Movie, "movies").merge_option(
+                MergeOption.OVERWRITE_CHANGES).to_list()
+        """
+        q = self._with(self._query)
+        q._option = _check_option(option)
+        return q
+
+    def ignore_resource_not_found(self, ignore: bool = True) -> Self:
+        """This query with its own ``ignore_resource_not_found`` setting.
+
+        Example::
+
+            found = await ctx.query(Movie, "movies").where(
+                Movie.PartitionKey == "A", Movie.RowKey == "B"
+            ).ignore_resource_not_found().to_list()   # [] instead of EntityNotFoundError
+        """
+        q = self._with(self._query)
+        q._ignore = bool(ignore)
+        return q
+
+    def compile(self) -> CompiledQuery:
+        """The request parameters (see :meth:`azt.query.Query.compile`).
+
+        Example::
+
+            text = ctx.query(Movie, "movies").where(Movie.rating > 4.0).compile().filter
+        """
+        return self._query.compile()
+
+    def explain(self) -> QueryPlan:
+        """The plan (see :meth:`azt.query.Query.explain`).
+
+        Example::
+
+            kind = ctx.query(Movie, "movies").where(Movie.PartitionKey == "A").explain().kind
+        """
+        return self._query.explain()
+
+    async def pages(self, continuation: str | None = None) -> AsyncGenerator[QueryPage[R], None]:
+        """Tracked results page by page (``continuation`` resumes, as in ``Query``).
+
+        Example::
+
+            async for page in ctx.query(Movie, "movies").page_size(100).pages():
+                save(page.continuation)
+        """
+        ctx = self._ctx
+        ctx._idle("query")
+        option = ctx._merge_option if self._option is None else self._option
+        ignore = ctx.ignore_resource_not_found if self._ignore is None else self._ignore
+        point = _pure_point(self._query.explain())
+        partial = self._query.compile().select is not None
+        materialize = ctx._tracker.materialize
+        table = self._table
+        found = 0
+        agen = self._query.pages(continuation).__aiter__()
+        try:
+            while True:
+                ctx._idle("query")
+                ctx._fetching += 1
+                try:
+                    page = await agen.__anext__()
+                except StopAsyncIteration:
+                    break
+                finally:
+                    ctx._fetching -= 1
+                ctx._idle("track query results")
+                items = [materialize(table, obj, option, partial=partial) for obj in page.items]
+                found += len(items)
+                yield QueryPage(items, page.continuation)
+        finally:
+            close = getattr(agen, "aclose", None)
+            if close is not None:
+                await close()
+        if point and not found and continuation is None and not ignore:
+            plan = self._query.explain()
+            raise EntityNotFoundError(
+                f"The specified resource does not exist: {table}(PartitionKey="
+                f"{plan.partition_key!r}, RowKey={plan.row_key!r}) (a point query; set "
+                "ignore_resource_not_found to get an empty result instead)",
+                status=404,
+                code="ResourceNotFound",
+            )
+
+    async def __aiter__(self) -> AsyncIterator[R]:
+        """Every tracked result, following continuations.
+
+        Example::
+
+            async for movie in ctx.query(Movie, "movies"):
+                ...
+        """
+        async with contextlib.aclosing(self.pages()) as pages:
+            async for page in pages:
+                for item in page.items:
+                    yield item
+
+    async def to_list(self) -> list[R]:
+        """All results as a list (tracked).
+
+        Example::
+
+            movies = await ctx.query(Movie, "movies").to_list()
+        """
+        out: list[R] = []
+        async with contextlib.aclosing(self.pages()) as pages:
+            async for page in pages:
+                out.extend(page.items)
+        return out
+
+    async def first(self) -> R | None:
+        """The first result, or ``None``.
+
+        Example::
+
+            movie = await ctx.query(Movie, "movies").first()
+        """
+        found = await self.take(1).to_list()
+        return found[0] if found else None
+
+    async def one_or_none(self) -> R | None:
+        """The only result, ``None`` if none; :class:`azt.query.MultipleResultsError` if
+        more.
+
+        Example::
+
+            movie = await ctx.query(Movie, "movies").where(Movie.RowKey == "Heat").one_or_none()
+        """
+        from azt.query import MultipleResultsError
+
+        found = await self.take(2).to_list()
+        if len(found) > 1:
+            raise MultipleResultsError(f"one_or_none() found more than one entity in {self._table}")
+        return found[0] if found else None
