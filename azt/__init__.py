@@ -14,14 +14,25 @@ Example::
         await table.insert_entity({"PartitionKey": "Action", "RowKey": "Heat", "Rating": 4.5})
 """
 
-from azt._auth import (
+from azt._core.auth import (
     AsyncTokenCredential,
     BearerTokenCredential,
     SasCredential,
     SharedKeyCredential,
     SharedKeyLiteCredential,
 )
-from azt._config import (
+from azt._core.client import (
+    AccessPolicies,
+    BatchOperation,
+    ResponseMetadata,
+    TableBatch,
+    TableClient,
+    TableServiceClient,
+    UpdateMode,
+    WriteResult,
+    format_filter,
+)
+from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
     LocationMode,
@@ -30,8 +41,35 @@ from azt._config import (
     Timeouts,
     WireFormat,
 )
-from azt._connection_string import ConnectionSettings, Endpoint, parse_connection_string
-from azt._exceptions import (
+from azt._core.connection_string import ConnectionSettings, Endpoint, parse_connection_string
+from azt._core.pagination import AsyncPager, ContinuationToken, Page
+from azt._core.sas import (
+    AccountSasPermissions,
+    AccountSasResourceTypes,
+    TableSasPermissions,
+    generate_account_sas,
+    generate_table_sas,
+)
+from azt._core.transport import (
+    AiohttpTransport,
+    HttpRequest,
+    HttpResponse,
+    MockTransport,
+    Transport,
+)
+from azt._core.wire import WireDecodeError
+from azt._core.wire.xml import (
+    AccessPolicy,
+    CorsRule,
+    GeoReplication,
+    Logging,
+    Metrics,
+    RetentionPolicy,
+    ServiceProperties,
+    ServiceStats,
+)
+from azt._edm.edm import EdmDateTime, EdmType, EntityMetadata, TableEntity, Typed
+from azt._errors import (
     AmbiguousOutcomeError,
     AuthenticationError,
     AuthorizationError,
@@ -68,30 +106,10 @@ from azt._exceptions import (
     ValidationError,
     register_error_code,
 )
-from azt._transport import AiohttpTransport, HttpRequest, HttpResponse, MockTransport, Transport
-from azt._wire import WireDecodeError
-from azt._wire.xml import (
-    AccessPolicy,
-    CorsRule,
-    GeoReplication,
-    Logging,
-    Metrics,
-    RetentionPolicy,
-    ServiceProperties,
-    ServiceStats,
-)
-from azt.client import (
-    AccessPolicies,
-    BatchOperation,
-    ResponseMetadata,
-    TableBatch,
-    TableClient,
-    TableServiceClient,
-    UpdateMode,
-    WriteResult,
-    format_filter,
-)
-from azt.context import (
+from azt._orm.dynamic import DynamicEntity, Resolver
+from azt._orm.entity import Converter, Entity, Int64, Prop, entity_info, prop, register_converter
+from azt._orm.query import MultipleResultsError, PlanKind, Query, QueryPage, QueryPlan
+from azt._uow.context import (
     ContextBusyError,
     EntityState,
     IdentityConflictError,
@@ -102,18 +120,6 @@ from azt.context import (
     SaveChangesResult,
     TableContext,
     TrackingError,
-)
-from azt.dynamic import DynamicEntity, Resolver
-from azt.edm import EdmDateTime, EdmType, EntityMetadata, TableEntity, Typed
-from azt.entity import Converter, Entity, Int64, Prop, entity_info, prop, register_converter
-from azt.pagination import AsyncPager, ContinuationToken, Page
-from azt.query import MultipleResultsError, PlanKind, Query, QueryPage, QueryPlan
-from azt.sas import (
-    AccountSasPermissions,
-    AccountSasResourceTypes,
-    TableSasPermissions,
-    generate_account_sas,
-    generate_table_sas,
 )
 
 __all__ = [

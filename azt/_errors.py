@@ -8,7 +8,7 @@ Every error azt raises derives from :class:`AztError`::
      |    +-- BatchValidationError                a transaction breaks a batch rule
      +-- ClientClosedError (also RuntimeError)   a client used after ``aclose()``
      +-- WireDecodeError (also ValueError)       a response body that does not parse
-     |                                           (defined in ``azt._wire``)
+     |                                           (defined in ``azt._core.wire``)
      +-- TransportError                          no HTTP response was obtained
      |    +-- ServiceConnectionError              connect, reset, disconnect, DNS (retried)
      |    +-- ServiceTimeoutError                 the client-side timeout fired (retried)
@@ -462,7 +462,7 @@ class TransactionError(ServiceError):
     """An entity group transaction failed and nothing in it was applied.
 
     ``index`` is the 0-based position of the failing operation (``None`` when the service
-    did not say), ``operation`` that operation (an ``azt.client.BatchOperation``) and
+    did not say), ``operation`` that operation (an ``azt._core.client.BatchOperation``) and
     ``error`` the specific :class:`ServiceError` the operation met (for example an
     :class:`EntityAlreadyExistsError`), which is also this exception's ``__cause__``.
 

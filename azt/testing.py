@@ -63,8 +63,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import pytest
 
 if TYPE_CHECKING:
-    from azt._config import RetryPolicy
-    from azt.client import TableClient, TableServiceClient
+    from azt._core.client import TableClient, TableServiceClient
+    from azt._core.config import RetryPolicy
     from azt_server_stub import StubServer, ThreadedStubServer
 
 __all__ = [
@@ -161,7 +161,7 @@ def stub_retry_policy() -> RetryPolicy:
         >>> policy.max_attempts, policy.backoff(1) <= 0.01, policy.maximum
         (4, True, 0.2)
     """
-    from azt._config import RetryPolicy
+    from azt._core.config import RetryPolicy
 
     return RetryPolicy(max_attempts=4, base=0.05, minimum=0.005, maximum=0.2)
 
@@ -229,7 +229,7 @@ def azt_retry_policy(request: pytest.FixtureRequest) -> RetryPolicy:
                 assert await s.list_tables().to_list() == []  # after ~10 ms, not ~36 s
     """
     if _external(request.config) is not None:
-        from azt._config import RetryPolicy
+        from azt._core.config import RetryPolicy
 
         return RetryPolicy()
     return stub_retry_policy()
@@ -248,7 +248,7 @@ async def azt_service_client(
             await azt_service_client.create_table_if_not_exists("things")
     """
     _need_asyncio("azt_service_client")
-    from azt.client import TableServiceClient
+    from azt._core.client import TableServiceClient
 
     async with TableServiceClient.from_connection_string(
         azt_connection_string, retry=azt_retry_policy

@@ -2,9 +2,9 @@
 
 Compares, in one run and on the same bytes:
 
-* decode: a bare ``json.loads`` of the page (the floor), ``azt._wire.json.decode_feed``,
+* decode: a bare ``json.loads`` of the page (the floor), ``azt._core.wire.json.decode_feed``,
   and azure-data-tables' own deserializer (``json.loads`` + ``_convert_to_entity``);
-* encode: ``azt._wire.json.encode_entity`` per entity vs azure-data-tables'
+* encode: ``azt._core.wire.json.encode_entity`` per entity vs azure-data-tables'
   ``_add_entity_properties`` + ``json.dumps`` per entity;
 * Atom decode of the same page, for reference.
 
@@ -24,8 +24,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from azt._wire import atom as atom_wire
-from azt._wire import json as json_wire
+from azt._core.wire import atom as atom_wire
+from azt._core.wire import json as json_wire
 from azt.edm import EdmDateTime, EdmType, TableEntity
 
 PAGE = 1000

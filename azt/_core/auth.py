@@ -14,7 +14,7 @@ uses the URL path exactly as sent.
 
 Example::
 
-    >>> from azt._transport import HttpRequest
+    >>> from azt._core.transport import HttpRequest
     >>> cred = SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
     >>> req = HttpRequest("GET", "http://127.0.0.1:10002/devstoreaccount1/Tables",
     ...                   {"x-ms-date": "Mon, 27 Jun 2016 15:25:14 GMT"})
@@ -30,16 +30,16 @@ import time
 import urllib.parse
 from typing import Any, Protocol, runtime_checkable
 
-from azt._connection_string import DEV_ACCOUNT_KEY as DEV_ACCOUNT_KEY
-from azt._exceptions import ValidationError
-from azt._signing import (
+from azt._core.connection_string import DEV_ACCOUNT_KEY as DEV_ACCOUNT_KEY
+from azt._core.signing import (
     canonicalized_resource,
     decode_key,
     shared_key_lite_string_to_sign,
     shared_key_string_to_sign,
     sign,
 )
-from azt._transport import HttpRequest
+from azt._core.transport import HttpRequest
+from azt._errors import ValidationError
 
 STORAGE_SCOPE = "https://storage.azure.com/.default"
 """The Entra ID scope for Azure Storage data-plane access."""
@@ -114,7 +114,7 @@ class SharedKeyLiteCredential(SharedKeyCredential):
 
     Example::
 
-        >>> from azt._transport import HttpRequest
+        >>> from azt._core.transport import HttpRequest
         >>> req = HttpRequest("GET", "u", {"x-ms-date": "Mon, 27 Jun 2016 15:25:14 GMT"})
         >>> cred = SharedKeyLiteCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
         >>> cred.sign(req, "/devstoreaccount1/Tables", None)

@@ -2,7 +2,7 @@
 
 Entities are dict-shaped (:class:`azt.edm.TableEntity`) with explicit EDM types where a
 Python type is ambiguous (:class:`azt.edm.Typed`). Every operation is a coroutine (queries
-return an :class:`azt.pagination.AsyncPager`). Writes send ``Prefer: return-no-content``
+return an :class:`azt._core.pagination.AsyncPager`). Writes send ``Prefer: return-no-content``
 unless the caller asks for the entity back; results carry the ETag and the service's
 request id; errors are the typed :mod:`azt` exceptions.
 
@@ -34,12 +34,12 @@ from typing import Any, Literal, Self, TypeVar, overload
 
 import attrs
 
-from azt._auth import (
+from azt._core.auth import (
     SasCredential,
     SharedKeyCredential,
     resolve_credential,
 )
-from azt._config import (
+from azt._core.config import (
     ATOM_API_VERSION,
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
@@ -50,8 +50,28 @@ from azt._config import (
     WireFormat,
     validate_server_timeout,
 )
-from azt._connection_string import Endpoint, parse_connection_string
-from azt._exceptions import (
+from azt._core.connection_string import Endpoint, parse_connection_string
+from azt._core.pagination import AsyncPager, ContinuationToken, Page
+from azt._core.pipeline import Pipeline
+from azt._core.retry import Sleep, is_retryable
+from azt._core.transport import AiohttpTransport, HttpResponse, Transport
+from azt._core.wire import atom as wire_atom
+from azt._core.wire import batch as wire_batch
+from azt._core.wire import json as wire_json
+from azt._core.wire import urls
+from azt._core.wire import xml as wire_xml
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS
+from azt._core.wire.xml import AccessPolicy, ServiceProperties, ServiceStats
+from azt._edm.edm import (
+    EdmDateTime,
+    EntityMetadata,
+    TableEntity,
+    Typed,
+    format_literal,
+    validate_entity,
+    validate_key,
+)
+from azt._errors import (
     AmbiguousOutcomeError,
     BatchValidationError,
     ClientClosedError,
@@ -66,26 +86,6 @@ from azt._exceptions import (
     TransportError,
     ValidationError,
 )
-from azt._pipeline import Pipeline
-from azt._retry import Sleep, is_retryable
-from azt._transport import AiohttpTransport, HttpResponse, Transport
-from azt._wire import atom as wire_atom
-from azt._wire import batch as wire_batch
-from azt._wire import json as wire_json
-from azt._wire import urls
-from azt._wire import xml as wire_xml
-from azt._wire.batch import MAX_BATCH_OPERATIONS
-from azt._wire.xml import AccessPolicy, ServiceProperties, ServiceStats
-from azt.edm import (
-    EdmDateTime,
-    EntityMetadata,
-    TableEntity,
-    Typed,
-    format_literal,
-    validate_entity,
-    validate_key,
-)
-from azt.pagination import AsyncPager, ContinuationToken, Page
 
 __all__ = [
     "AccessPolicies",
@@ -194,7 +194,7 @@ def validate_table_name(name: str) -> str:
         >>> validate_table_name("1abc")
         Traceback (most recent call last):
         ...
-        azt._exceptions.ValidationError: invalid table name '1abc': ...
+        azt._errors.ValidationError: invalid table name '1abc': ...
     """
     if not isinstance(name, str):
         raise ValidationError(f"a table name must be a str, got {type(name).__name__}")
@@ -502,7 +502,7 @@ def _from_connection_string(
     if settings.account_key is not None and settings.account_name is not None:
         cls = SharedKeyCredential
         if use_lite:
-            from azt._auth import SharedKeyLiteCredential
+            from azt._core.auth import SharedKeyLiteCredential
 
             cls = SharedKeyLiteCredential
         return settings.endpoint, cls(settings.account_name, settings.account_key)
@@ -693,7 +693,7 @@ class TableBatch:
         >>> batch.create({"PartitionKey": "Drama", "RowKey": "x"})
         Traceback (most recent call last):
         ...
-        azt._exceptions.BatchValidationError: operation 2 (create(...)): PartitionKey 'Drama' ...
+        azt._errors.BatchValidationError: operation 2 (create(...)): PartitionKey 'Drama' ...
     """
 
     def __init__(self, table_name: str) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import attrs
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 
 DEFAULT_API_VERSION = "2019-02-02"
 """The ``x-ms-version`` sent by default (the current Table REST spec's version)."""

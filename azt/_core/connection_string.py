@@ -20,8 +20,8 @@ import urllib.parse
 
 import attrs
 
-from azt._exceptions import ConnectionStringError, ValidationError
-from azt._signing import decode_key
+from azt._core.signing import decode_key
+from azt._errors import ConnectionStringError, ValidationError
 
 DEV_ACCOUNT_NAME = "devstoreaccount1"
 """The development storage (emulator) account name."""

@@ -29,7 +29,7 @@ from typing import Generic, TypeVar
 
 import attrs
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 
 __all__ = ["AsyncPager", "ContinuationToken", "Page"]
 
@@ -117,7 +117,7 @@ class ContinuationToken:
             >>> ContinuationToken.from_string("garbage")
             Traceback (most recent call last):
             ...
-            azt._exceptions.ValidationError: not an azt continuation token: 'garbage'
+            azt._errors.ValidationError: not an azt continuation token: 'garbage'
         """
         if not isinstance(text, str) or not text.startswith(_TOKEN_PREFIX):
             raise ValidationError(f"not an azt continuation token: {text!r}")

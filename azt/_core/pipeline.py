@@ -12,9 +12,9 @@ retried request records ``attempts`` and whether an earlier attempt may have bee
 Example::
 
     >>> import asyncio
-    >>> from azt._transport import MockTransport, HttpResponse
-    >>> from azt._connection_string import Endpoint, DEV_ACCOUNT_KEY
-    >>> from azt._auth import SharedKeyCredential
+    >>> from azt._core.transport import MockTransport, HttpResponse
+    >>> from azt._core.connection_string import Endpoint, DEV_ACCOUNT_KEY
+    >>> from azt._core.auth import SharedKeyCredential
     >>> seen = []
     >>> def handler(req):
     ...     seen.append(req.headers["Authorization"].split(":")[0])
@@ -35,22 +35,22 @@ import random
 import uuid
 from collections.abc import Callable, Mapping
 
-from azt._auth import BearerTokenCredential, SasCredential, SharedKeyCredential
-from azt._config import DEFAULT_API_VERSION, RetryPolicy
-from azt._connection_string import Endpoint
-from azt._exceptions import (
+from azt._core.auth import BearerTokenCredential, SasCredential, SharedKeyCredential
+from azt._core.config import DEFAULT_API_VERSION, RetryPolicy
+from azt._core.connection_string import Endpoint
+from azt._core.retry import Sleep, is_retryable, may_have_been_applied, new_retrying
+from azt._core.signing import HttpDate
+from azt._core.transport import HttpRequest, HttpResponse, Transport, redact_url
+from azt._core.wire import atom as wire_atom
+from azt._core.wire import json as wire_json
+from azt._core.wire import xml as wire_xml
+from azt._errors import (
     ResourceKind,
     ServiceError,
     TransportError,
     ValidationError,
     error_from_response,
 )
-from azt._retry import Sleep, is_retryable, may_have_been_applied, new_retrying
-from azt._signing import HttpDate
-from azt._transport import HttpRequest, HttpResponse, Transport, redact_url
-from azt._wire import atom as wire_atom
-from azt._wire import json as wire_json
-from azt._wire import xml as wire_xml
 
 logger = logging.getLogger("azt")
 

@@ -12,7 +12,7 @@
 
 Example::
 
-    >>> from azt._exceptions import error_from_response
+    >>> from azt._errors import error_from_response
     >>> is_retryable(error_from_response(503, "ServerBusy", "busy"))
     True
     >>> is_retryable(error_from_response(501, "NotImplemented", "no"))
@@ -29,8 +29,8 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
-from azt._config import RetryPolicy
-from azt._exceptions import ServiceConnectionError, ServiceError, TransportError
+from azt._core.config import RetryPolicy
+from azt._errors import ServiceConnectionError, ServiceError, TransportError
 
 logger = logging.getLogger("azt")
 
@@ -50,7 +50,7 @@ def is_retryable(exc: BaseException) -> bool:
 
     Example::
 
-        >>> from azt._exceptions import ServiceTimeoutError
+        >>> from azt._errors import ServiceTimeoutError
         >>> is_retryable(ServiceTimeoutError("slow"))
         True
     """
@@ -72,7 +72,7 @@ def may_have_been_applied(exc: BaseException) -> bool:
 
     Example::
 
-        >>> from azt._exceptions import ServiceConnectionError, error_from_response
+        >>> from azt._errors import ServiceConnectionError, error_from_response
         >>> may_have_been_applied(ServiceConnectionError("reset", sent=True))
         True
         >>> may_have_been_applied(error_from_response(503, "ServerBusy", "busy"))

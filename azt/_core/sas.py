@@ -8,7 +8,7 @@ percent-encoded, ``sig`` last), ready for :class:`azt.SasCredential`, a connecti
 Example::
 
     >>> from azt import SharedKeyCredential
-    >>> from azt._connection_string import DEV_ACCOUNT_KEY
+    >>> from azt._core.connection_string import DEV_ACCOUNT_KEY
     >>> cred = SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
     >>> token = generate_table_sas(cred, "mytable", permission="r",
     ...                            expiry="2030-01-01T00:00:00Z", start_pk="pk1", end_pk="pk1")
@@ -25,9 +25,9 @@ from typing import ClassVar, Self
 
 import attrs
 
-from azt._auth import SharedKeyCredential
-from azt._exceptions import ValidationError
-from azt._signing import account_sas_string_to_sign, sign, table_sas_string_to_sign
+from azt._core.auth import SharedKeyCredential
+from azt._core.signing import account_sas_string_to_sign, sign, table_sas_string_to_sign
+from azt._errors import ValidationError
 
 __all__ = [
     "DEFAULT_SAS_VERSION",
@@ -241,7 +241,7 @@ def generate_table_sas(
 
     Example::
 
-        >>> from azt._connection_string import DEV_ACCOUNT_KEY
+        >>> from azt._core.connection_string import DEV_ACCOUNT_KEY
         >>> cred = SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
         >>> generate_table_sas(cred, "mytable", permission="raud", start="2024-01-01T00:00:00Z",
         ...                    expiry="2030-01-01T00:00:00Z", protocol="https,http")
@@ -327,7 +327,7 @@ def generate_account_sas(
 
     Example::
 
-        >>> from azt._connection_string import DEV_ACCOUNT_KEY
+        >>> from azt._core.connection_string import DEV_ACCOUNT_KEY
         >>> cred = SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
         >>> generate_account_sas(cred, resource_types="sco", permission="rwdlacu",
         ...                      expiry="2030-01-01T00:00:00Z", protocol="https,http")

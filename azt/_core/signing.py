@@ -6,7 +6,7 @@ appendix A pin them directly.
 
 Example::
 
-    >>> from azt._connection_string import DEV_ACCOUNT_KEY
+    >>> from azt._core.connection_string import DEV_ACCOUNT_KEY
     >>> sts = shared_key_string_to_sign(
     ...     "GET", "", "", "Mon, 27 Jun 2016 15:25:14 GMT",
     ...     canonicalized_resource("devstoreaccount1", "/devstoreaccount1/Tables"))
@@ -23,7 +23,7 @@ import hmac
 import time
 from email.utils import formatdate
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 
 _SHA256 = hashlib.sha256
 

@@ -33,8 +33,8 @@ import aiohttp
 import yarl
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from azt._config import PoolLimits, Timeouts
-from azt._exceptions import ClientClosedError, ServiceConnectionError, ServiceTimeoutError
+from azt._core.config import PoolLimits, Timeouts
+from azt._errors import ClientClosedError, ServiceConnectionError, ServiceTimeoutError
 
 #: aiohttp warns (ResourceWarning) about raw ``bytes`` bodies above 1 MiB; 4 MiB batches are
 #: normal here, so larger bodies go out as a file-like payload (same bytes, same length).

@@ -52,7 +52,7 @@ from typing import Any, Final, SupportsIndex, overload
 
 import attrs
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 
 __all__ = [
     "DATETIME_MAX",
@@ -924,7 +924,7 @@ def format_literal(value: Any, edm_type: EdmType | None = None) -> str:
     :class:`Typed`). Int64 gets ``L``; doubles always carry a ``.`` or an exponent;
     NaN and infinities are refused (the filter grammar cannot express them reliably);
     ``None`` is refused (``null`` is not a filter literal). The result is *not*
-    URL-encoded: :func:`azt._wire.urls.encode_query` does that.
+    URL-encoded: :func:`azt._core.wire.urls.encode_query` does that.
 
     Example::
 
@@ -1007,7 +1007,7 @@ def validate_key(name: str, value: object) -> str:
         >>> validate_key("RowKey", "a/b")
         Traceback (most recent call last):
         ...
-        azt._exceptions.ValidationError: RowKey 'a/b' contains '/' ...
+        azt._errors.ValidationError: RowKey 'a/b' contains '/' ...
     """
     if not isinstance(value, str):
         raise ValidationError(f"{name} must be a str, got {type(value).__name__} {value!r}")
@@ -1167,7 +1167,7 @@ def validate_entity(
         >>> validate_entity({"PartitionKey": "p", "RowKey": "r", "bad-name": 1})
         Traceback (most recent call last):
         ...
-        azt._exceptions.ValidationError: property name 'bad-name' is invalid: ...
+        azt._errors.ValidationError: property name 'bad-name' is invalid: ...
     """
     if not _plainly_valid(entity, types, require_keys):
         _check_fully(entity, types=types, require_keys=require_keys)

@@ -43,7 +43,7 @@ How it is put together:
   column of digits reads into an Int64 or Double property (Int64 would be annotated there).
   Refusals are :class:`azt.WireDecodeError` naming the row, the property and both types.
   Objects are created with ``object.__new__``; ``Timestamp`` is stored as the service's text
-  and parsed on first read (``azt.entity._LazyTimestamp``).
+  and parsed on first read (``azt._orm.entity._LazyTimestamp``).
 * User input keeps full validation: entities are validated on construction and assignment
   (``azt.entity``); nothing here relaxes that.
 
@@ -102,10 +102,10 @@ from cattrs.gen import (
     override,
 )
 
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError, decode_base64, decode_guid
-from azt.edm import EdmDateTime, EdmType, TableEntity
-from azt.entity import Entity, EntityInfo, Prop, _set_raw_timestamp, entity_info
+from azt._core.wire import WireDecodeError, decode_base64, decode_guid
+from azt._edm.edm import EdmDateTime, EdmType, TableEntity
+from azt._errors import ValidationError
+from azt._orm.entity import Entity, EntityInfo, Prop, _set_raw_timestamp, entity_info
 
 E = TypeVar("E", bound=Entity)
 

@@ -23,8 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from datetime import datetime
 from typing import Any, Generic, NoReturn, TypeVar, overload
 
-from azt._exceptions import ValidationError
-from azt.edm import (
+from azt._edm.edm import (
     EdmType,
     TableEntity,
     Typed,
@@ -33,7 +32,8 @@ from azt.edm import (
     validate_entity,
     validate_key,
 )
-from azt.entity import (
+from azt._errors import ValidationError
+from azt._orm.entity import (
     Entity,
     Prop,
     _check_property_name,
@@ -334,7 +334,7 @@ class Resolver(Generic[R]):
             >>> by_row_key_prefix({}).decoder(None)({"PartitionKey": "p", "RowKey": "r"})
             DynamicEntity('p', 'r')
         """
-        from azt._codec import codec_for
+        from azt._orm.codec import codec_for
 
         choose = self._choose
         fallback = self._fallback
@@ -365,9 +365,9 @@ class Resolver(Generic[R]):
             ...                                 {"PartitionKey": "m", "RowKey": "Note"}])]
             ['Entity', 'DynamicEntity']
         """
-        from azt._codec import EntityCodec, codec_for
-        from azt._wire import WireDecodeError
-        from azt._wire.json import decode_entity
+        from azt._core.wire import WireDecodeError
+        from azt._core.wire.json import decode_entity
+        from azt._orm.codec import EntityCodec, codec_for
 
         choose = self._json_choose
         if choose is None:
@@ -485,7 +485,7 @@ def by_property(
 
     def choose_json(row: Mapping[str, Any]) -> type[Entity] | None:
         if annotation in row:  # a typed value (Int64, Guid, ...): read it as TableEntity does
-            from azt._wire.json import decode_entity
+            from azt._core.wire.json import decode_entity
 
             return choose(decode_entity({name: row[name], annotation: row[annotation]}))
         return choose(row)

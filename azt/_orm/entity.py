@@ -3,7 +3,7 @@
 An entity class lists its properties as typed annotations::
 
     from datetime import datetime
-    from azt.entity import Entity, Int64, Prop, prop
+    from azt._orm.entity import Entity, Int64, Prop, prop
 
     class Movie(Entity):
         rating: Prop[float] = prop(default=0.0)
@@ -72,8 +72,7 @@ from typing import (
 
 import attrs
 
-from azt._exceptions import ValidationError
-from azt.edm import (
+from azt._edm.edm import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
@@ -86,9 +85,10 @@ from azt.edm import (
     utf16_len,
     validate_key,
 )
+from azt._errors import ValidationError
 
 if TYPE_CHECKING:
-    from azt.query import Comparison, Condition, _Conditional
+    from azt._orm.query import Comparison, Condition, _Conditional
 
 __all__ = [
     "Converter",
@@ -250,7 +250,7 @@ class Prop(Generic[T]):
 
     # -- comparisons build conditions (azt.query) ------------------------------------------
     def _cmp(self, op: str, value: Any) -> Comparison:
-        from azt.query import Comparison
+        from azt._orm.query import Comparison
 
         return Comparison.build(self, op, value)
 
@@ -315,7 +315,7 @@ class Prop(Generic[T]):
             >>> str(Movie.rating.between(2.0, 4.0))
             'rating ge 2.0 and rating le 4.0'
         """
-        from azt.query import And
+        from azt._orm.query import And
 
         return And.of(self._cmp("ge", low), self._cmp("le", high))
 
@@ -333,7 +333,7 @@ class Prop(Generic[T]):
             >>> str(Movie.PartitionKey.in_(["Action", "War"]))
             "PartitionKey eq 'Action' or PartitionKey eq 'War'"
         """
-        from azt.query import Or
+        from azt._orm.query import Or
 
         items = [self._cmp("eq", v) for v in values]
         if not items:
@@ -351,7 +351,7 @@ class Prop(Generic[T]):
             >>> str(Movie.RowKey.startswith("Sh"))
             "RowKey ge 'Sh' and RowKey lt 'Si'"
         """
-        from azt.query import prefix_condition
+        from azt._orm.query import prefix_condition
 
         return prefix_condition(self, prefix)
 
@@ -368,7 +368,7 @@ class Prop(Generic[T]):
         return self._as_condition() & other
 
     def __rand__(self: _BoolColumn, other: _Conditional) -> Condition:
-        from azt.query import as_condition
+        from azt._orm.query import as_condition
 
         return as_condition(other) & self._as_condition()
 
@@ -376,7 +376,7 @@ class Prop(Generic[T]):
         return self._as_condition() | other
 
     def __ror__(self: _BoolColumn, other: _Conditional) -> Condition:
-        from azt.query import as_condition
+        from azt._orm.query import as_condition
 
         return as_condition(other) | self._as_condition()
 
@@ -970,7 +970,7 @@ class Entity(metaclass=EntityMeta):
             >>> Rental.from_entity({"PartitionKey": "m", "RowKey": "r", "movie": "Alien"}).movie
             'Alien'
         """
-        from azt._codec import codec_for
+        from azt._orm.codec import codec_for
 
         obj: Self = codec_for(cls).from_entity(entity)
         return obj
@@ -983,7 +983,7 @@ class Entity(metaclass=EntityMeta):
             >>> Rental("m", "r", movie="Alien").to_entity()
             TableEntity({'PartitionKey': 'm', 'RowKey': 'r', 'movie': 'Alien'})
         """
-        from azt._codec import codec_for
+        from azt._orm.codec import codec_for
 
         return codec_for(type(self)).to_entity(self)
 

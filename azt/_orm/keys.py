@@ -23,8 +23,8 @@ import hashlib
 import random
 from datetime import UTC, date, datetime, timedelta  # noqa: F401  (UTC: doc examples)
 
-from azt._exceptions import ValidationError
-from azt.edm import EdmDateTime
+from azt._edm.edm import EdmDateTime
+from azt._errors import ValidationError
 
 __all__ = [
     "MAX_TICKS",

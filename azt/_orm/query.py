@@ -45,13 +45,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cas
 
 import attrs
 
-from azt._exceptions import AztError, ValidationError
-from azt.edm import EdmType, format_literal
+from azt._edm.edm import EdmType, format_literal
+from azt._errors import AztError, ValidationError
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from azt.entity import Prop
+    from azt._orm.entity import Prop
 
     #: what where(), &, | and ~ take: a condition, or a Boolean column on its own
     _Conditional: TypeAlias = "Condition | Prop[bool] | Prop[bool | None]"
@@ -174,7 +174,7 @@ def as_condition(x: _Conditional) -> Condition:
     """
     if isinstance(x, Condition):
         return x
-    from azt.entity import Prop
+    from azt._orm.entity import Prop
 
     if isinstance(x, Prop):
         return x._as_condition()
@@ -216,7 +216,7 @@ class Comparison(Condition):
             >>> Comparison.build(Movie.rating, "gt", 4).literal
             '4.0'
         """
-        from azt.entity import Prop
+        from azt._orm.entity import Prop
 
         label = prop._label()
         if op not in _OPS:
@@ -263,7 +263,7 @@ class Comparison(Condition):
 
 def _literal_value(prop: Prop[Any], value: Any) -> Any:
     """The storage value of a literal compared with ``prop`` (type checked, not key-checked)."""
-    from azt.entity import _storage_value
+    from azt._orm.entity import _storage_value
 
     try:
         return _storage_value(prop, value, key_rules=False)
@@ -698,10 +698,10 @@ def decoder_for(target: Any, select: frozenset[str] | None) -> Callable[[Mapping
         >>> decoder_for(Movie, None)({"PartitionKey": "a", "RowKey": "b"}).PartitionKey
         'a'
     """
-    from azt.entity import EntityMeta
+    from azt._orm.entity import EntityMeta
 
     if isinstance(target, EntityMeta):
-        from azt._codec import codec_for
+        from azt._orm.codec import codec_for
 
         return codec_for(cast(Any, target), select).from_entity
     dec = getattr(target, "decoder", None)
@@ -758,10 +758,10 @@ def page_decoder_for(
         >>> page_decoder_for(Movie, None)(rows)[0].rating
         4.0
     """
-    from azt.entity import EntityMeta
+    from azt._orm.entity import EntityMeta
 
     if isinstance(target, EntityMeta):
-        from azt._codec import codec_for
+        from azt._orm.codec import codec_for
 
         return codec_for(cast(Any, target), select).decode_rows
     make = getattr(target, "page_decoder", None)
@@ -811,7 +811,7 @@ async def _fetch(
     """One request through the client core's ``TableClient.query_entities``: (results,
     next continuation as a string, or None). With a client that takes ``page_decoder=``,
     the page's JSON rows go straight to entity objects."""
-    from azt.pagination import ContinuationToken
+    from azt._core.pagination import ContinuationToken
 
     token = ContinuationToken.from_string(cont) if cont else None
     kwargs: dict[str, Any] = {}
@@ -981,7 +981,7 @@ class Query(Generic[R]):
             >>> Query(Movie).select(Movie.rating).compile().select
             ('PartitionKey', 'RowKey', 'Timestamp', 'rating')
         """
-        from azt.entity import Prop, _check_property_name
+        from azt._orm.entity import Prop, _check_property_name
 
         names = ["PartitionKey", "RowKey", "Timestamp"]
         for p in props:
@@ -1285,7 +1285,7 @@ class Query(Generic[R]):
 def _resume_after(plan: QueryPlan, cond: Condition, pk: str, rk: str) -> Condition | None:
     """``cond`` restricted to keys after (pk, rk); None when nothing can be left. A branch
     pinned to one partition needs at most one extra comparison."""
-    from azt.entity import Entity
+    from azt._orm.entity import Entity
 
     if plan.partition_key is not None:  # point or row range: one partition
         if _ordinal(plan.partition_key) < _ordinal(pk):

@@ -49,14 +49,27 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
 import attrs
 
-from azt._exceptions import (
+from azt._core.client import UpdateMode
+from azt._core.wire import atom as wire_atom
+from azt._core.wire import json as wire_json
+from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
+from azt._edm.edm import format_literal, validate_entity
+from azt._errors import (
     AztError,
     ClientClosedError,
     EntityNotFoundError,
     TransactionError,
     ValidationError,
 )
-from azt._tracking import (
+from azt._orm.query import (
+    CompiledQuery,
+    PlanKind,
+    Query,
+    QueryPage,
+    QueryPlan,
+    decoder_for,
+)
+from azt._uow.tracking import (
     ChangeKind,
     EntityDescriptor,
     EntityState,
@@ -66,24 +79,11 @@ from azt._tracking import (
     Tracker,
     TrackingError,
 )
-from azt._wire import atom as wire_atom
-from azt._wire import json as wire_json
-from azt._wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
-from azt.client import UpdateMode
-from azt.edm import format_literal, validate_entity
-from azt.query import (
-    CompiledQuery,
-    PlanKind,
-    Query,
-    QueryPage,
-    QueryPlan,
-    decoder_for,
-)
 
 if TYPE_CHECKING:
-    from azt.client import TableClient, TableServiceClient
-    from azt.entity import Prop
-    from azt.query import Condition
+    from azt._core.client import TableClient, TableServiceClient
+    from azt._orm.entity import Prop
+    from azt._orm.query import Condition
 
 __all__ = [
     "ContextBusyError",
@@ -1190,7 +1190,7 @@ class ContextQuery(Generic[R]):
 
             movie = await ctx.query(Movie, "movies").where(Movie.RowKey == "Heat").one_or_none()
         """
-        from azt.query import MultipleResultsError
+        from azt._orm.query import MultipleResultsError
 
         found = await self.take(2).to_list()
         if len(found) > 1:

@@ -51,8 +51,8 @@ import operator
 from collections.abc import Callable, Collection, Mapping, MutableMapping
 from typing import Any, Final, Literal, Protocol
 
-from azt._exceptions import AztError, ValidationError
-from azt.edm import EdmType, EntityMetadata, TableEntity, Typed
+from azt._edm.edm import EdmType, EntityMetadata, TableEntity, Typed
+from azt._errors import AztError, ValidationError
 
 __all__ = [
     "ChangeKind",
@@ -337,8 +337,8 @@ class DeclarativeAccess:
     __slots__ = ("_attrs", "_codec", "_conv", "_getter", "_names", "_props", "cls")
 
     def __init__(self, cls: type) -> None:
-        from azt._codec import codec_for
-        from azt.entity import entity_info
+        from azt._orm.codec import codec_for
+        from azt._orm.entity import entity_info
 
         info = entity_info(cls)
         props = [p for p in info.props if not p.system]
@@ -628,8 +628,8 @@ def access_for(obj: object) -> EntityAccess:
     acc = _ACCESS.get(cls)
     if acc is not None:
         return acc
-    from azt.dynamic import DynamicEntity
-    from azt.entity import Entity
+    from azt._orm.dynamic import DynamicEntity
+    from azt._orm.entity import Entity
 
     if isinstance(obj, Entity):
         acc = DeclarativeAccess(cls)
@@ -640,7 +640,7 @@ def access_for(obj: object) -> EntityAccess:
     else:
         raise ValidationError(
             f"cannot track a {cls.__name__}: entities are azt.entity.Entity subclasses, "
-            "DynamicEntity, or dict/TableEntity mappings (see azt._tracking.register_access)"
+            "DynamicEntity, or dict/TableEntity mappings (see azt._uow.tracking.register_access)"
         )
     _ACCESS[cls] = acc
     return acc

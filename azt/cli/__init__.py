@@ -41,8 +41,12 @@ import sys
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import TextIO
 
-from azt._config import LocationMode, RetryPolicy
-from azt._exceptions import (
+from azt._core.client import TableClient, TableServiceClient, UpdateMode
+from azt._core.config import LocationMode, RetryPolicy
+from azt._core.retry import may_have_been_applied
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS
+from azt._edm.edm import TableEntity
+from azt._errors import (
     AmbiguousOutcomeError,
     AztError,
     ConnectionStringError,
@@ -51,12 +55,8 @@ from azt._exceptions import (
     TransportError,
     ValidationError,
 )
-from azt._retry import may_have_been_applied
-from azt._wire.batch import MAX_BATCH_OPERATIONS
 from azt.cli._jsonl import InputError, dumps_entity, loads_entity, text_value
 from azt.cli._progress import Progress
-from azt.client import TableClient, TableServiceClient, UpdateMode
-from azt.edm import TableEntity
 
 __all__ = [
     "ENV_VAR",
@@ -267,7 +267,7 @@ async def _tables_list(
     service: TableServiceClient, args: argparse.Namespace, io_: CliStreams
 ) -> int:
     if args.prefix:
-        from azt.query import prefix_upper_bound
+        from azt._orm.query import prefix_upper_bound
 
         high = prefix_upper_bound(args.prefix)
         params = {"low": args.prefix}

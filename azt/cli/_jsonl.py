@@ -45,9 +45,9 @@ import re
 import uuid
 from typing import Any, Final
 
-from azt._exceptions import ValidationError
-from azt._wire import json as wire_json
-from azt.edm import EdmDateTime, EdmType, TableEntity, Typed, infer_edm_type
+from azt._core.wire import json as wire_json
+from azt._edm.edm import EdmDateTime, EdmType, TableEntity, Typed, infer_edm_type
+from azt._errors import ValidationError
 
 __all__ = ["InputError", "dumps_entity", "entity_row", "loads_entity", "text_value"]
 

@@ -65,20 +65,20 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
-from azt._config import RetryPolicy
-from azt._connection_string import ConnectionSettings, parse_connection_string
-from azt._exceptions import ValidationError
-from azt._tracking import EntityState, MergeOption
-from azt._transport import AiohttpTransport
-from azt.client import TableServiceClient
-from azt.context import (
+from azt._core.client import TableServiceClient
+from azt._core.config import RetryPolicy
+from azt._core.connection_string import ConnectionSettings, parse_connection_string
+from azt._core.transport import AiohttpTransport
+from azt._errors import ValidationError
+from azt._orm.entity import Entity
+from azt._orm.query import Query
+from azt._uow.context import (
     ContextQuery,
     SaveChangesOptions,
     SaveChangesResult,
     TableContext,
 )
-from azt.entity import Entity
-from azt.query import Query
+from azt._uow.tracking import EntityState, MergeOption
 
 __all__ = [
     "CloudStorageAccount",

@@ -26,8 +26,8 @@ from typing import Any, TypedDict
 import pytest
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
-from azt._transport import MockTransport
+from azt._core.connection_string import DEV_ACCOUNT_KEY
+from azt._core.transport import MockTransport
 
 ENV_VAR = "AZT_TEST_CONNECTION_STRING"
 

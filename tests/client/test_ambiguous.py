@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import azt
-from azt._transport import HttpRequest, HttpResponse, MockTransport
+from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 
 from .conftest import mock_table
 

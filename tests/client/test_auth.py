@@ -8,9 +8,9 @@ import time
 import pytest
 
 import azt
-from azt._auth import BearerTokenCredential, resolve_credential
-from azt._connection_string import DEV_ACCOUNT_KEY
-from azt._transport import HttpRequest, HttpResponse, MockTransport
+from azt._core.auth import BearerTokenCredential, resolve_credential
+from azt._core.connection_string import DEV_ACCOUNT_KEY
+from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 
 
 class Token:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import azt
-from azt._transport import HttpRequest, HttpResponse, MockTransport
+from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 from azt.edm import EdmType, Typed
 
 from .conftest import DEV_CREDENTIAL, ENDPOINT, mock_table
@@ -323,7 +323,7 @@ def test_api_version_is_checked() -> None:
 
 
 def test_ambiguity_verification_compares_typed_values() -> None:
-    from azt.client import _entity_matches
+    from azt._core.client import _entity_matches
 
     sent = {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan"), "s": None}
     assert _entity_matches(

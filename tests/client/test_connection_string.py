@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY, Endpoint, parse_connection_string
+from azt._core.connection_string import DEV_ACCOUNT_KEY, Endpoint, parse_connection_string
 
 KEY = "a2V5"  # base64 of b"key"
 

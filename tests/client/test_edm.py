@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import azt.edm
-from azt._exceptions import ValidationError
+import azt._edm.edm
+from azt._errors import ValidationError
 from azt.edm import (
     DATETIME_MAX,
     DATETIME_MIN,
@@ -34,7 +34,7 @@ from azt.edm import (
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(azt.edm, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(azt._edm.edm, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 30
     assert result.failed == 0
 

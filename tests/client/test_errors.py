@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import azt
-from azt._exceptions import error_class_for, error_from_response, parse_retry_after
-from azt._pipeline import Pipeline, decode_error_body
-from azt._transport import HttpResponse
+from azt._core.pipeline import Pipeline, decode_error_body
+from azt._core.transport import HttpResponse
+from azt._errors import error_class_for, error_from_response, parse_retry_after
 
 
 @pytest.mark.parametrize(

@@ -44,17 +44,17 @@ def test_every_public_name_is_documented_with_an_example(name: str) -> None:
 
 
 MODULES = [
-    "azt._auth",
-    "azt._config",
-    "azt._connection_string",
-    "azt._exceptions",
-    "azt._pipeline",
-    "azt._retry",
-    "azt._signing",
-    "azt._transport",
-    "azt.client",
-    "azt.pagination",
-    "azt.sas",
+    "azt._core.auth",
+    "azt._core.config",
+    "azt._core.connection_string",
+    "azt._errors",
+    "azt._core.pipeline",
+    "azt._core.retry",
+    "azt._core.signing",
+    "azt._core.transport",
+    "azt._core.client",
+    "azt._core.pagination",
+    "azt._core.sas",
 ]
 
 

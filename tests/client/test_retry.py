@@ -7,8 +7,8 @@ import logging
 import pytest
 
 import azt
-from azt._retry import BackoffWait, is_retryable, may_have_been_applied
-from azt._transport import HttpRequest, HttpResponse, MockTransport
+from azt._core.retry import BackoffWait, is_retryable, may_have_been_applied
+from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 
 from .conftest import DEV_CREDENTIAL, ENDPOINT, Sleeps
 
@@ -187,7 +187,7 @@ async def test_each_retry_is_logged(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_sas_signature_is_redacted_in_logged_urls() -> None:
-    from azt._transport import redact_url
+    from azt._core.transport import redact_url
 
     assert redact_url("http://h/t?sv=1&sig=SECRET%3D") == "http://h/t?sv=1&sig=REDACTED"
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import azt
-from azt._transport import HttpRequest, HttpResponse, MockTransport
-from azt.client import etag_from_timestamp
+from azt._core.client import etag_from_timestamp
+from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 
 from .conftest import DEV_CREDENTIAL, ENDPOINT, ClientOptions, mock_table
 

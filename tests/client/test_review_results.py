@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import azt
-from azt._transport import HttpRequest, HttpResponse, MockTransport
+from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 
 from .conftest import DEV_CREDENTIAL, ENDPOINT, ClientOptions, unique_table_name
 

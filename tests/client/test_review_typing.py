@@ -7,8 +7,8 @@ import json
 from typing import Any, assert_type
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
-from azt._transport import HttpRequest, HttpResponse, MockTransport
+from azt._core.connection_string import DEV_ACCOUNT_KEY
+from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 
 ROWS = {"value": [{"PartitionKey": "p", "RowKey": "r", "n": 1}]}
 

@@ -1,5 +1,5 @@
 """The fast entity check agrees with the full one: it never accepts what the full check
-(``azt.edm._check_fully``, which ``validate_entity`` falls back to) refuses, and the errors
+(``azt._edm.edm._check_fully``, which ``validate_entity`` falls back to) refuses, and the errors
 stay the full check's."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import azt
-from azt.client import _check_entity
-from azt.edm import EdmDateTime, EdmType, TableEntity, Typed, _check_fully, _plainly_valid
+from azt._core.client import _check_entity
+from azt._edm.edm import EdmDateTime, EdmType, TableEntity, Typed, _check_fully, _plainly_valid
 
 
 def _full_accepts(entity: dict[str, Any]) -> bool:
@@ -139,8 +139,8 @@ def test_fast_path_agrees_with_the_full_check(props: dict[str, Any], pk: Any, rk
 
 
 async def test_operations_passed_directly_are_checked_like_the_builders() -> None:
-    from azt._connection_string import DEV_ACCOUNT_KEY
-    from azt._transport import HttpRequest, HttpResponse, MockTransport
+    from azt._core.connection_string import DEV_ACCOUNT_KEY
+    from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 
     sent: list[HttpRequest] = []
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 import azt
-from azt._connection_string import DEV_ACCOUNT_KEY
+from azt._core.connection_string import DEV_ACCOUNT_KEY
 
 CRED = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import azt
-from azt._auth import SharedKeyCredential, SharedKeyLiteCredential
-from azt._connection_string import DEV_ACCOUNT_KEY
-from azt._signing import (
+from azt._core.auth import SharedKeyCredential, SharedKeyLiteCredential
+from azt._core.connection_string import DEV_ACCOUNT_KEY
+from azt._core.signing import (
     HttpDate,
     account_sas_string_to_sign,
     canonicalized_resource,
@@ -17,7 +17,7 @@ from azt._signing import (
     sign,
     table_sas_string_to_sign,
 )
-from azt._transport import HttpRequest
+from azt._core.transport import HttpRequest
 
 DATE = "Mon, 27 Jun 2016 15:25:14 GMT"
 ACCOUNT = "devstoreaccount1"

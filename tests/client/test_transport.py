@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 import azt
-from azt._transport import AiohttpTransport, HttpRequest
+from azt._core.transport import AiohttpTransport, HttpRequest
 
 from .conftest import FAST_TIMEOUTS, ClientOptions
 

@@ -12,10 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-import azt._wire.atom as atom
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
-from azt._wire.atom import (
+import azt._core.wire.atom as atom
+from azt._core.wire import WireDecodeError
+from azt._core.wire.atom import (
     decode_entry,
     decode_error,
     decode_feed,
@@ -24,7 +23,8 @@ from azt._wire.atom import (
     encode_entity,
     encode_table,
 )
-from azt._wire.json import encode_entity as json_encode
+from azt._core.wire.json import encode_entity as json_encode
+from azt._errors import ValidationError
 from azt.edm import EdmDateTime, EdmType, TableEntity, Typed
 
 NS = (

@@ -11,10 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import azt._wire.batch as batch
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
-from azt._wire.batch import (
+import azt._core.wire.batch as batch
+from azt._core.wire import WireDecodeError
+from azt._core.wire.batch import (
     BatchPart,
     BatchResponsePart,
     Headers,
@@ -26,7 +25,8 @@ from azt._wire.batch import (
     encode_query_batch,
     parse_error_index,
 )
-from azt._wire.json import decode_entry
+from azt._core.wire.json import decode_entry
+from azt._errors import ValidationError
 
 BASE = "https://myaccount.table.core.windows.net"
 V = {"x-ms-version": "2019-02-02", "DataServiceVersion": "3.0"}

@@ -13,10 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import azt._wire.json as wire_json
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
-from azt._wire.json import (
+import azt._core.wire.json as wire_json
+from azt._core.wire import WireDecodeError
+from azt._core.wire.json import (
     decode_entity,
     decode_entry,
     decode_error,
@@ -26,6 +25,7 @@ from azt._wire.json import (
     encode_entity,
     encode_table,
 )
+from azt._errors import ValidationError
 from azt.edm import EdmDateTime, EdmType, TableEntity, Typed
 
 GUID = uuid.UUID("c9da6455-213d-42c9-9a79-3e9149a57833")

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import azt._wire.urls as urls
-from azt._wire.urls import (
+import azt._core.wire.urls as urls
+from azt._core.wire.urls import (
     BATCH_PATH,
     TABLES_PATH,
     encode_query,

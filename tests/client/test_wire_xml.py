@@ -8,10 +8,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from lxml import etree
 
-import azt._wire.xml as wire_xml
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
-from azt._wire.xml import (
+import azt._core.wire.xml as wire_xml
+from azt._core.wire import WireDecodeError
+from azt._core.wire.xml import (
     AccessPolicy,
     CorsRule,
     Logging,
@@ -25,6 +24,7 @@ from azt._wire.xml import (
     encode_service_properties,
     encode_signed_identifiers,
 )
+from azt._errors import ValidationError
 from azt.edm import EdmDateTime
 
 

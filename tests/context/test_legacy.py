@@ -1,4 +1,4 @@
-"""azt.legacy against the stub: account parsing, table calls, the .NET-named context,
+"""azt.legacy._dotnet against the stub: account parsing, table calls, the .NET-named context,
 retries (with injected faults) and segmented queries."""
 
 from __future__ import annotations

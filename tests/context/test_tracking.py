@@ -1,4 +1,4 @@
-"""Unit tests of azt._tracking: states, transitions, identity map, snapshots, diffs, plans
+"""Unit tests of azt._uow.tracking: states, transitions, identity map, snapshots, diffs, plans
 and merge options, for declarative, dynamic and dict-shaped entities."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from azt._exceptions import ValidationError
-from azt._tracking import (
+from azt._errors import ValidationError
+from azt._uow.tracking import (
     ChangeKind,
     EntityState,
     IdentityConflictError,
@@ -550,7 +550,7 @@ def test_preserve_changes_keeps_deleted_and_added(make: Callable[..., Any]) -> N
 
 
 def test_preserve_changes_with_projection_keeps_unloaded() -> None:
-    from azt._codec import codec_for
+    from azt._orm.codec import codec_for
 
     t = Tracker()
     local = Movie("p", "r", rating=1.0, language="en")

@@ -10,8 +10,8 @@ import hypothesis.strategies as st
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from azt._exceptions import ValidationError
-from azt._tracking import (
+from azt._errors import ValidationError
+from azt._uow.tracking import (
     ChangeKind,
     EntityState,
     IdentityConflictError,

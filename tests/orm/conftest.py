@@ -4,7 +4,7 @@ Query tests run against two tables (``params``):
 
 * ``backend``: the stub's in-process backend (its real ``$filter`` parser, evaluator,
   planner and paging, and its JSON entity writer) without HTTP; rows go through the
-  client's wire decoder (``azt._wire.json.decode_feed``), so the layers are the real ones
+  client's wire decoder (``azt._core.wire.json.decode_feed``), so the layers are the real ones
   minus the network. Fast, and independent of the HTTP client.
 * ``stub``: the real ``azt.TableClient`` against an in-process ``StubServer`` over loopback.
 
@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 import azt
-from azt._wire.json import decode_feed, encode_entity
-from azt.pagination import ContinuationToken, Page
+from azt._core.pagination import ContinuationToken, Page
+from azt._core.wire.json import decode_feed, encode_entity
 from azt_server_stub.backend import Backend, WriteOp
 from azt_server_stub.formats.json import EntityWriter, parse_entity
 from azt_server_stub.formats.negotiation import Fmt

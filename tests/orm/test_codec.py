@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from azt._codec import MissingPropertyError, codec_for, converter, make_converter, wire_type
-from azt._wire.json import decode_entry, encode_entity
+from azt._core.wire.json import decode_entry, encode_entity
+from azt._orm.codec import MissingPropertyError, codec_for, converter, make_converter, wire_type
 from azt.edm import EdmDateTime, EdmType, TableEntity
 from azt.entity import Entity, Int64, Prop, entity_info, prop
 
@@ -189,7 +189,7 @@ def test_one_configured_converter_with_hooks_per_edm_type() -> None:
     for form in ("json", "value"):
         for edm in (EdmType.INT64, EdmType.DOUBLE, EdmType.DATETIME, EdmType.GUID, EdmType.BINARY):
             t = wire_type(edm, form)
-            assert conv.get_structure_hook(t).__module__ == "azt._codec", (edm, form)
+            assert conv.get_structure_hook(t).__module__ == "azt._orm.codec", (edm, form)
     t64 = wire_type(EdmType.INT64, "json")
     assert conv.get_structure_hook(t64)("-9223372036854775808", t64) == -(2**63)
     assert conv.get_unstructure_hook(t64)(2**63 - 1) == "9223372036854775807"

@@ -26,7 +26,8 @@ class Rental(Entity):
 
 
 @pytest.mark.parametrize(
-    "module", ["azt.entity", "azt.query", "azt._codec", "azt.keys", "azt.dynamic"]
+    "module",
+    ["azt._orm.entity", "azt._orm.query", "azt._orm.codec", "azt._orm.keys", "azt._orm.dynamic"],
 )
 def test_docstring_examples(module: str) -> None:
     mod = importlib.import_module(module)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 from azt.dynamic import DynamicEntity, Resolver, by_property, by_row_key_prefix, column
 from azt.edm import EdmDateTime, EdmType, TableEntity, Typed
 from azt.entity import Entity

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, cast
 
 import pytest
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 from azt.edm import EdmDateTime, EdmType
 from azt.entity import Entity, Int64, Prop, entity_info, prop
 from azt.query import Comparison
@@ -196,7 +196,7 @@ def test_slots_and_no_instance_dict() -> None:
 def test_inheritance_keeps_columns() -> None:
     class_ns: dict[str, Any] = {}
     exec(
-        "from azt.entity import Prop, prop\n"
+        "from azt._orm.entity import Prop, prop\n"
         "from tests.orm.models import Movie\n"
         "class SciFi(Movie):\n"
         "    aliens: Prop[int] = prop(default=0)\n",
@@ -236,8 +236,8 @@ def test_classvar_is_not_a_property() -> None:
 def test_class_definition_errors(body: str, message: str) -> None:
     src = (
         "import enum\n"
-        "from azt.edm import EdmType\n"
-        "from azt.entity import Entity, Prop, prop\n"
+        "from azt._edm.edm import EdmType\n"
+        "from azt._orm.entity import Entity, Prop, prop\n"
         "class Mixed(enum.Enum):\n    A = 1\n    B = 'b'\n"
         f"class Bad(Entity):\n    {body}\n"
     )

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 from azt.edm import EdmDateTime
 from azt.keys import (
     MAX_TICKS,

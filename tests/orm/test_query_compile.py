@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 from azt.edm import EdmDateTime
 from azt.query import And, Or, PlanKind, Query, make_plan, prefix_upper_bound
 
@@ -255,7 +255,7 @@ def test_plan_text_names_bounds() -> None:
 
 
 def test_merge_order_is_the_services_utf16_order() -> None:
-    from azt.query import _ordinal
+    from azt._orm.query import _ordinal
 
     keys = ["a", "\ue000", "\uffff", "\U00010000", "\U0010ffff", "z", "\u00e9", ""]
     by_utf16 = sorted(keys, key=lambda s: s.encode("utf-16-be"))

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import azt
-from azt._exceptions import ValidationError
-from azt.query import Condition, MultipleResultsError, PlanKind, Query, _encode_token
+from azt._errors import ValidationError
+from azt._orm.query import Condition, MultipleResultsError, PlanKind, Query, _encode_token
 
 from .conftest import Recording
 from .models import AllTypes, Genre, Level, Movie

@@ -15,16 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from azt import TableClient
-from azt._codec import MissingPropertyError, codec_for
-from azt._config import WireFormat
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
-from azt._wire.json import decode_entity
+from azt._core.config import WireFormat
+from azt._core.pagination import ContinuationToken
+from azt._core.wire import WireDecodeError
+from azt._core.wire.json import decode_entity
+from azt._errors import ValidationError
+from azt._orm.codec import MissingPropertyError, codec_for
+from azt._orm.query import Query, _takes_page_decoder, page_decoder_for
 from azt.dynamic import DynamicEntity, Resolver, by_property, by_row_key_prefix
 from azt.edm import EdmType, Typed
 from azt.entity import Entity, Int64, Prop, entity_info, prop
-from azt.pagination import ContinuationToken
-from azt.query import Query, _takes_page_decoder, page_decoder_for
 from azt_server_stub.formats.negotiation import Fmt
 
 from .conftest import BackendTable, Recording

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from azt._exceptions import ValidationError
+from azt._errors import ValidationError
 from azt.query import And, Comparison, Condition, Not, Or, Query
 
 from .conftest import BackendTable, Recording

@@ -15,7 +15,7 @@ from typing import Any, assert_type
 
 import pytest
 
-from azt._codec import EntityCodec, codec_for
+from azt._orm.codec import EntityCodec, codec_for
 from azt.dynamic import DynamicEntity, Resolver, by_property, by_row_key_prefix, column
 from azt.edm import TableEntity
 from azt.entity import Entity, Int64, Prop, prop

@@ -2,10 +2,10 @@
 
 Nothing in this package does I/O; every function maps Python values to bytes or
 bytes to Python values, so it is tested without a network. Encoders raise
-:class:`azt._exceptions.ValidationError` for input the service would refuse; decoders
+:class:`azt._errors.ValidationError` for input the service would refuse; decoders
 raise :class:`WireDecodeError` for a response body that does not parse.
 
-``azt._wire.urls``
+``azt._core.wire.urls``
     ``entity_path(table, pk, rk) -> str``: ``"mytable(PartitionKey='a%27%27b',RowKey='')"``
     escaped per PROTOCOL.md 2.2 (double quotes, percent-encode outside RFC 3986
     unreserved); ``table_path``, ``table_entity_path`` (``Tables('name')``),
@@ -13,7 +13,7 @@ raise :class:`WireDecodeError` for a response body that does not parse.
     query string with ``%20`` for spaces, ``$`` kept in names, everything else outside
     the unreserved set encoded in values.
 
-``azt._wire.json``
+``azt._core.wire.json``
     ``encode_entity(entity, *, types=None) -> bytes``: a flat JSON object with
     ``@odata.type`` annotations for Int64/DateTime/Guid/Binary/Double (always for
     Double so integral floats stay Double), nulls omitted, ``Timestamp`` not sent.
@@ -23,12 +23,12 @@ raise :class:`WireDecodeError` for a response body that does not parse.
     -> list[str]``, ``decode_table(body) -> str``, ``encode_table(name) -> bytes``,
     ``decode_error(body) -> tuple[str | None, str | None]`` (code, message).
 
-``azt._wire.atom``
+``azt._core.wire.atom``
     The same functions for AtomPub (lxml): ``encode_entity``, ``decode_entry``,
     ``decode_feed``, ``decode_tables``, ``decode_table``, ``encode_table``,
     ``decode_error``.
 
-``azt._wire.batch``
+``azt._core.wire.batch``
     ``BatchPart(method, url, headers, body)``;
     ``encode_batch(parts) -> tuple[str, bytes]`` (content type with boundary, body; CRLF,
     one change set, Content-ID per part), ``encode_query_batch(part)``;
@@ -36,7 +36,7 @@ raise :class:`WireDecodeError` for a response body that does not parse.
     ``status``, ``reason``, ``headers`` (case-insensitive), ``body``, ``content_id``;
     ``decode_part_error(part) -> (code, message, index)``, ``parse_error_index``.
 
-``azt._wire.xml``
+``azt._core.wire.xml``
     Storage XML as typed attrs classes: ``AccessPolicy`` with
     ``encode_signed_identifiers`` / ``decode_signed_identifiers``; ``ServiceProperties``
     (``Logging``, ``Metrics``, ``RetentionPolicy``, ``CorsRule``) with
@@ -49,7 +49,7 @@ from __future__ import annotations
 import binascii
 import uuid
 
-from azt._exceptions import AztError
+from azt._errors import AztError
 
 __all__ = ["WireDecodeError", "decode_base64", "decode_guid"]
 
@@ -123,7 +123,7 @@ class WireDecodeError(AztError, ValueError):
 
     Example::
 
-        >>> from azt._wire.json import decode_feed
+        >>> from azt._core.wire.json import decode_feed
         >>> try:
         ...     decode_feed(b"not json")
         ... except WireDecodeError as exc:

@@ -9,7 +9,7 @@ null (only seen for ``$select`` of a missing property).
 
 Encoding writes ``m:type`` on every non-string property (Int32, Double and Boolean
 included, as Azure itself does) and omits ``None`` values and ``Timestamp``. Decoding
-mirrors :mod:`azt._wire.json`: typed values become Python values, every ``m:type``
+mirrors :mod:`azt._core.wire.json`: typed values become Python values, every ``m:type``
 is recorded in ``entity.edm_types``, the ``m:etag`` attribute becomes
 ``metadata.etag`` and ``Timestamp`` becomes ``metadata.timestamp``. Error bodies are
 matched on local names, so both the default-namespace ``<error xmlns="…metadata">`` and
@@ -34,9 +34,9 @@ from typing import Any, Final
 
 from lxml import etree
 
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError, decode_base64, decode_guid
-from azt.edm import EdmDateTime, EdmType, TableEntity, coerce_value, resolved_type
+from azt._core.wire import WireDecodeError, decode_base64, decode_guid
+from azt._edm.edm import EdmDateTime, EdmType, TableEntity, coerce_value, resolved_type
+from azt._errors import ValidationError
 
 __all__ = [
     "ATOM_NS",
@@ -121,7 +121,7 @@ def encode_entity(
 ) -> bytes:
     """Encode an entity as an AtomPub ``<entry>`` request body.
 
-    Types are resolved as in :func:`azt._wire.json.encode_entity` (``types``, then
+    Types are resolved as in :func:`azt._core.wire.json.encode_entity` (``types``, then
     ``entity.edm_types``, then :class:`~azt.edm.Typed`, then inference). ``updated`` is
     the Atom ``<updated>`` stamp (default: now; the service ignores it).
 

@@ -47,10 +47,10 @@ from typing import Final, TypeVar, overload
 
 import attrs
 
-from azt._exceptions import BatchValidationError, ValidationError
-from azt._wire import WireDecodeError
-from azt._wire import atom as _atom
-from azt._wire import json as _json
+from azt._core.wire import WireDecodeError
+from azt._core.wire import atom as _atom
+from azt._core.wire import json as _json
+from azt._errors import BatchValidationError, ValidationError
 
 __all__ = [
     "MAX_BATCH_BYTES",

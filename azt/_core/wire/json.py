@@ -38,9 +38,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError, decode_base64, decode_guid
-from azt.edm import (
+from azt._core.wire import WireDecodeError, decode_base64, decode_guid
+from azt._edm.edm import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
@@ -52,6 +51,7 @@ from azt.edm import (
     coerce_value,
     infer_edm_type,
 )
+from azt._errors import ValidationError
 
 __all__ = [
     "decode_entity",

@@ -26,9 +26,9 @@ from typing import Final
 import attrs
 from lxml import etree
 
-from azt._exceptions import ValidationError
-from azt._wire import WireDecodeError
-from azt.edm import EdmDateTime
+from azt._core.wire import WireDecodeError
+from azt._edm.edm import EdmDateTime
+from azt._errors import ValidationError
 
 __all__ = [
     "AccessPolicy",
