@@ -17,9 +17,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import faults, partitions, throttle
 from .app import DEV_ACCOUNT, DEV_KEY, StubConfig, parse_account_spec
 from .auth import AuthOptions
+from .cli import (
+    add_fault_arguments,
+    add_partition_arguments,
+    add_throttle_arguments,
+    faults_from_args,
+    partitions_from_args,
+    throttle_from_args,
+)
 from .server import StubServer, load_ssl_context
 
 
@@ -81,9 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="a deleted table's name stays taken (409 TableBeingDeleted) this long; Azure: ~40",
     )
-    faults.add_arguments(p)
-    throttle.add_arguments(p)
-    partitions.add_arguments(p)
+    add_fault_arguments(p)
+    add_throttle_arguments(p)
+    add_partition_arguments(p)
     return p
 
 
@@ -110,9 +117,9 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
         auth=auth,
         lenient_versions=bool(args.loose_versions),
         product_style_urls=not args.disable_product_style_url,
-        faults=faults.from_args(args),
-        throttle=throttle.from_args(args),
-        partitions=partitions.from_args(args),
+        faults=faults_from_args(args),
+        throttle=throttle_from_args(args),
+        partitions=partitions_from_args(args),
         table_deletion_seconds=max(0.0, float(args.table_deletion_delay)),
     )
 

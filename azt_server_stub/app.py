@@ -24,15 +24,21 @@ from pathlib import Path
 
 from aiohttp import web
 
-from . import errors, faults, handlers, partitions, throttle
+from . import errors
 from ._commit import WriteCommitter
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
 from .errors import StubError
-from .faults import FaultInjector
+from .handlers.cors import cors_response_headers
+from .handlers.dispatch import dispatch
+from .handlers.error_payload import error_payload, error_style_of
+from .handlers.parsing import MAX_BODY_BYTES
 from .model import new_guid
-from .partitions import PartitionLayout
-from .throttle import Throttle
+from .realism import fault_middleware, partitions, throttle_middleware
+from .realism.faults import FaultInjector
+from .realism.partitions import PartitionLayout
+from .realism.throttle import Throttle
+from .request_state import ACCOUNT, REQUEST_ID, SERVICES_KEY, VERSION, Services
 from .versions import BASELINE_VERSION, returns_version_header
 
 log = logging.getLogger("azt_server_stub")
@@ -121,10 +127,10 @@ def _policies(backend: Backend) -> Callable[[str, str], list[SignedIdentifier]]:
 
 def _common_headers(request: web.Request, response: web.StreamResponse) -> None:
     headers = response.headers
-    rid = request.get(handlers.REQUEST_ID)
+    rid = request.get(REQUEST_ID)
     if rid is not None:
         headers["x-ms-request-id"] = rid
-    version = request.get(handlers.VERSION) or BASELINE_VERSION
+    version = request.get(VERSION) or BASELINE_VERSION
     if returns_version_header(version):
         headers["x-ms-version"] = version
     client_id = request.headers.get("x-ms-client-request-id")
@@ -147,8 +153,8 @@ def error_response(request: web.Request, err: StubError) -> web.Response:
         >>> response.body.startswith(b'{"odata.error":{"code":"TableNotFound"')
         True
     """
-    rid = request.get(handlers.REQUEST_ID) or new_guid()
-    ctype, body = handlers.error_payload(err, rid, handlers.error_style_of(request))
+    rid = request.get(REQUEST_ID) or new_guid()
+    ctype, body = error_payload(err, rid, error_style_of(request))
     headers = {"x-ms-error-code": err.code, "Content-Type": ctype}
     challenge = www_authenticate(err)
     if challenge is not None:
@@ -169,7 +175,7 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
 
         app = web.Application(middlewares=[service_middleware])
     """
-    request[handlers.REQUEST_ID] = new_guid()
+    request[REQUEST_ID] = new_guid()
     try:
         response = await handler(request)
     except StubError as err:
@@ -184,12 +190,10 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
         response = error_response(request, errors.internal_error())
     _common_headers(request, response)
     origin = request.headers.get("Origin")
-    if origin and request.method != "OPTIONS" and handlers.ACCOUNT in request:
+    if origin and request.method != "OPTIONS" and ACCOUNT in request:
         backend = request.app[BACKEND_KEY]
         try:
-            extra = handlers.cors_response_headers(
-                backend, request[handlers.ACCOUNT], origin, request.method
-            )
+            extra = cors_response_headers(backend, request[ACCOUNT], origin, request.method)
         except StubError:
             extra = {}
         response.headers.update(extra)
@@ -200,7 +204,7 @@ def create_app(
     config: StubConfig | None = None,
     *,
     backend: Backend | None = None,
-    client_max_size: int = handlers.MAX_BODY_BYTES + 64 * 1024,
+    client_max_size: int = MAX_BODY_BYTES + 64 * 1024,
 ) -> web.Application:
     """Build the stub's aiohttp application.
 
@@ -225,13 +229,13 @@ def create_app(
     app[CONFIG_KEY] = cfg
     app[BACKEND_KEY] = store
     committer = WriteCommitter(store) if store.durable else None
-    app[handlers.SERVICES_KEY] = handlers.Services(
+    app[SERVICES_KEY] = Services(
         store, authenticator, cfg.lenient_versions, cfg.product_style_urls, committer
     )
-    app.router.add_route("*", "/{tail:.*}", handlers.dispatch)
+    app.router.add_route("*", "/{tail:.*}", dispatch)
     # Inside the service middleware (which renders their errors), faults before throttling.
-    faults.install(app, cfg.faults)
-    throttle.install(app, cfg.throttle)
+    fault_middleware.install(app, cfg.faults)
+    throttle_middleware.install(app, cfg.throttle)
     partitions.install(app, cfg.partitions)
 
     if committer is not None:

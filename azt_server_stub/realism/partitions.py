@@ -1,36 +1,10 @@
 """Range partitions and the per-request scan budget: partial and empty query pages.
 
-The Table service serves a table from *range partitions*: contiguous ranges of
-PartitionKey values, each on one server. A query that reaches the end of a range
-partition returns what it has so far (maybe nothing) with continuation headers; so does
-a query that runs five seconds without finishing (PROTOCOL.md 7.6). The stub models both
-deterministically:
-
-* ``boundaries``: sorted PartitionKey values where range partitions start. Range
-  partition ``i`` holds the keys ``boundaries[i-1] <= PartitionKey < boundaries[i]``. A
-  page never crosses a boundary above the PartitionKey it started at; when its scan
-  reaches that boundary it stops, and the continuation points at the **boundary itself**
-  (``NextPartitionKey`` = the boundary, empty ``NextRowKey``: the start of the next range
-  partition), not at the next existing entity. That is the service's documented
-  behaviour: a server knows its own range only, and "a continuation token pointing to the
-  next range partition will be returned" (seed 000, "Queries" / empty range
-  partitions). So every empty range partition a query crosses costs it one empty page.
-* ``scan_budget``: the most entities one page may examine (matching or not), standing in
-  for the five-second rule. A page that used its budget stops with the next entity to
-  examine as the continuation.
-* ``partition_pages``: a page never holds two PartitionKeys (a test knob, PROTOCOL.md
-  7.6); the page ends at the first entity of the next PartitionKey (its keys are the
-  continuation). The first PartitionKey of a page is the first one its scan meets, so a
-  scan from the table's start (or from a filter's lower bound that no entity has) does
-  not begin with an empty page.
-
-So a page may be short or empty and still carry continuation headers; every page makes
-progress (it examined an entity or moved past a boundary), and following the tokens
-returns every match exactly once, in order. :meth:`RangeLayout.page` cuts one page
-(with :meth:`azt_server_stub.backend.Backend.query_entities`'s ``boundaries=`` and
-``scan_budget=``); this module also holds the configuration (:class:`PartitionLayout`, per
-table), the handler adapter :func:`query` (which records the page's cost for the
-throttle), and the command-line flags.
+The service serves a table from range partitions (contiguous PartitionKey ranges) and
+cuts a query page at a range's end or after five seconds (PROTOCOL.md 7.6);
+:class:`RangeLayout` models both deterministically, :class:`PartitionLayout` configures
+it per table, and :func:`query` is the handlers' query adapter (it also reports the
+page's cost to the throttle).
 
 Example::
 
@@ -45,7 +19,6 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -54,21 +27,8 @@ from typing import TypedDict
 
 from aiohttp import web
 
-from .backend import Backend, EntityFilter, QueryPage
-from .throttle import admit_query_partition, record_query
-
-__all__ = [
-    "PARTITIONS_KEY",
-    "PartitionLayout",
-    "QueryOptions",
-    "RangeLayout",
-    "add_arguments",
-    "from_args",
-    "install",
-    "query",
-    "start_partition",
-    "utf16_key",
-]
+from ..backend import Backend, EntityFilter, QueryPage
+from .throttle_middleware import admit_query_partition, record_query
 
 
 def utf16_key(text: str) -> bytes:
@@ -357,8 +317,8 @@ def query(
 
     The handler calls this instead of ``backend.query_entities``. With a throttle, the
     page is refused (``503``) when the partition its scan starts in is over its rate
-    (:func:`azt_server_stub.throttle.admit_query_partition`), and its cost is recorded
-    (:func:`azt_server_stub.throttle.record_query`).
+    (:func:`~azt_server_stub.realism.throttle_middleware.admit_query_partition`), and its
+    cost is recorded (:func:`~azt_server_stub.realism.throttle_middleware.record_query`).
 
     Example::
 
@@ -403,58 +363,3 @@ def install(app: web.Application, layout: PartitionLayout | None) -> PartitionLa
         return None
     app[PARTITIONS_KEY] = layout
     return layout
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--range-boundary`` (repeatable) and ``--scan-budget`` to the stub's parser.
-
-    Example::
-
-        >>> p = argparse.ArgumentParser(); add_arguments(p)
-        >>> layout = from_args(p.parse_args(["--range-boundary", "m", "--scan-budget", "5"]))
-        >>> layout.default
-        RangeLayout(boundaries=('m',), scan_budget=5, partition_pages=False)
-    """
-    group = parser.add_argument_group("range partitions")
-    group.add_argument(
-        "--range-boundary",
-        action="append",
-        default=[],
-        metavar="PARTITIONKEY",
-        help="a PartitionKey where a range partition starts (all tables); repeatable. Query "
-        "pages stop there with continuation headers, possibly empty",
-    )
-    group.add_argument(
-        "--partition-pages",
-        action="store_true",
-        help="every PartitionKey is a range partition of its own: a query page never holds "
-        "two PartitionKeys",
-    )
-    group.add_argument(
-        "--scan-budget",
-        type=int,
-        default=None,
-        metavar="N",
-        help="at most N entities examined per query page (stands in for the 5-second rule)",
-    )
-
-
-def from_args(args: argparse.Namespace) -> PartitionLayout | None:
-    """The layout the parsed arguments describe (None when no flag is given).
-
-    Raises ``ValueError`` for a scan budget below 1.
-
-    Example::
-
-        >>> ns = argparse.Namespace(range_boundary=["k"], scan_budget=None, partition_pages=False)
-        >>> from_args(ns).default.boundaries
-        ('k',)
-    """
-    bounds = tuple(getattr(args, "range_boundary", None) or ())
-    budget = getattr(args, "scan_budget", None)
-    per_partition = bool(getattr(args, "partition_pages", False))
-    if not bounds and budget is None and not per_partition:
-        return None
-    return PartitionLayout(
-        RangeLayout(boundaries=bounds, scan_budget=budget, partition_pages=per_partition)
-    )

@@ -1,56 +1,9 @@
-"""Throttling at the scalability targets (PROTOCOL.md 12.1): ``503 ServerBusy`` when over.
+"""Throttling at the scalability targets (PROTOCOL.md 12.1): token buckets, ``503 ServerBusy``.
 
-Two kinds of token bucket, both counted in **entities per second** and both optional:
-
-* one per partition, i.e. per ``(account, table, PartitionKey)`` (default 2,000/s), and
-* one per account (default 20,000/s).
-
-Each bucket refills continuously at its rate and holds at most ``rate x burst`` tokens
-(``burst`` seconds, default 1 s); a bucket starts full. What a request costs:
-
-==============================  =========================================================
-single-entity operation         1, to the account and to the entity's partition (the
-(insert, update, merge,         PartitionKey comes from the URL, or from the body for an
-delete, upsert, point read)     insert)
-entity group transaction        the number of operations (a batch of 100 costs 100), to the
-                                account and to the batch's partition
-query page                      admitted when the account bucket and the bucket of the
-                                partition the scan starts in (the continuation's, or the
-                                filter's lowest PartitionKey; unknown for a scan from the
-                                table's start) each hold at least 1 token; then charged what
-                                the page examined (``scanned``, at least 1): each returned
-                                entity to its partition, the examined but not returned ones
-                                to the partition the page started in, all of it to the
-                                account. The charge may overdraw the buckets, so the
-                                partition's next requests wait for the debt to be repaid.
-anything else (tables, ACLs,    1, to the account
-service properties)
-==============================  =========================================================
-
-A request costing ``c`` is admitted when every bucket it draws on holds at least
-``min(c, capacity)`` tokens; then ``c`` is taken from each (a batch larger than the
-capacity is admitted from a full bucket and leaves it in debt). So the admitted rate of a
-partition stays within ``rate x T + capacity`` entities over any interval ``T``. A refused
-request takes nothing and is answered ``503 ServerBusy`` with the service's texts
-(PROTOCOL.md 11.2): "The server is currently unable to receive requests. Please retry your
-request." for a partition, "Operations per second is over the account limit." for the
-account. No ``Retry-After`` header is sent (Azure Table storage sends none either).
-With ``ThrottleLimits.timeout_share`` a seeded share of refusals is answered ``500
-OperationTimedOut`` instead, the service's other answer to an overloaded partition.
-
-Query costs reach the throttle through :func:`record_query` (called by
-:func:`azt_server_stub.partitions.query`, the handler's query adapter, which also calls
-:func:`admit_query_partition` before scanning); without it a query page costs 1 to the
-account.
-
-Why a query is admitted on one token and charged afterwards, rather than admitted by an
-estimate of its cost: the cost (entities examined) is only known once the page is cut, and
-any estimate made before (``$top``, 1,000, the scan budget) would refuse small queries on a
-partition that has capacity for them, or admit big ones anyway. Charging the real cost
-keeps the long-run rate exact: the overdraft is at most one page (at most ``scan_budget``
-entities, or 1,000 returned plus the non-matching ones examined) and the partition's
-next requests are refused until it is repaid, so over any interval ``T`` a partition
-serves at most ``rate x T + capacity + one page``.
+One bucket per partition ``(account, table, PartitionKey)`` (default 2,000 entities/s)
+and one per account (default 20,000/s), both optional; :class:`Throttle` says what a
+request costs and whether it is admitted. The HTTP side (middleware, query costs) is
+:mod:`azt_server_stub.realism.throttle_middleware`.
 
 Example::
 
@@ -65,46 +18,26 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import collections
-import itertools
 import random
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from aiohttp import web
-from aiohttp.typedefs import Handler, Middleware
-
-from . import errors
-from .addressing import Kind
-from .errors import StubError
-from .faults import BUSY_MESSAGES, describe_request, prepare_refusal
-from .model import Entity
-
-__all__ = [
-    "ACCOUNT_LIMIT_MESSAGE",
-    "PARTITION_LIMIT_MESSAGE",
-    "THROTTLE_KEY",
-    "FakeClock",
-    "QueryCost",
-    "Throttle",
-    "ThrottleLimits",
-    "ThrottleStats",
-    "TokenBucket",
-    "add_arguments",
-    "admit_query_partition",
-    "from_args",
-    "install",
-    "middleware",
-    "record_query",
-]
+from .. import errors
+from ..errors import StubError
+from .inspection import BUSY_MESSAGES
 
 PARTITION_LIMIT_MESSAGE = BUSY_MESSAGES["server"]
+
+
 ACCOUNT_LIMIT_MESSAGE = BUSY_MESSAGES["account"]
 
+
 Clock = Callable[[], float]
+
+
 PartitionId = tuple[str, str, str]
 """``(account, lower-cased table name, PartitionKey)``."""
 
@@ -591,205 +524,3 @@ class Throttle:
             else:
                 bucket = self._partition_bucket((account, table.lower(), partition_key), now)
             return None if bucket is None else bucket.level(now)
-
-
-# --- query costs ------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class QueryCost:
-    """What a query page examined: ``(PartitionKey or None, entities)`` pairs.
-
-    Example::
-
-        >>> QueryCost([("p", 3)]).total
-        3
-    """
-
-    parts: list[tuple[str | None, int]]
-
-    @property
-    def total(self) -> int:
-        """Entities examined in all.
-
-        Example::
-
-            >>> QueryCost([("a", 2), (None, 3)]).total
-            5
-        """
-        return sum(n for _, n in self.parts)
-
-
-QUERY_COST_KEY = web.RequestKey("azt.throttle.query_cost", QueryCost)
-_QUERY_REFUSED = web.RequestKey("azt.throttle.query_refused", bool)
-
-
-def query_cost(entities: Sequence[Entity], scanned: int, start_pk: str | None) -> QueryCost:
-    """The cost of a page: each returned entity to its partition, the examined but not
-    returned ones to ``start_pk``, the partition the scan started in (when that is unknown
-    or the table's start ``""``: the first returned entity's partition); at least 1.
-
-    Example::
-
-        >>> from azt_server_stub.model import Entity
-        >>> query_cost([Entity("a", "1", 0), Entity("a", "2", 0), Entity("b", "1", 0)], 5, "a")
-        QueryCost(parts=[('a', 2), ('b', 1), ('a', 2)])
-    """
-    parts: list[tuple[str | None, int]] = [
-        (pk, sum(1 for _ in group)) for pk, group in itertools.groupby(e.pk for e in entities)
-    ]
-    rest = max(1, scanned) - len(entities)
-    if rest > 0:
-        owner = start_pk or (entities[0].pk if entities else None)
-        parts.append((owner, rest))
-    return QueryCost(parts)
-
-
-def record_query(
-    request: web.Request, entities: Sequence[Entity], scanned: int, start_pk: str | None
-) -> None:
-    """Record a query page's cost on ``request`` for the throttle middleware to charge.
-
-    Called by the query adapter right after the backend produced the page; a no-op when
-    the application has no throttle.
-
-    Example::
-
-        record_query(request, page.entities, page.scanned, start[0] if start else None)
-    """
-    if THROTTLE_KEY in request.app:
-        request[QUERY_COST_KEY] = query_cost(entities, scanned, start_pk)
-
-
-def admit_query_partition(
-    request: web.Request, account: str, table: str, partition_key: str | None
-) -> None:
-    """Refuse a query page (raise ``503 ServerBusy``) when the partition its scan starts in
-    is over its rate; a no-op without a throttle or a known partition.
-
-    Called by the query adapter before it scans (:func:`azt_server_stub.partitions.query`).
-
-    Example::
-
-        admit_query_partition(request, account, table, start_partition(flt, start))
-    """
-    throttle = request.app.get(THROTTLE_KEY)
-    if throttle is None or partition_key is None:
-        return
-    refusal = throttle.admit_query_partition(account, table, partition_key)
-    if refusal is not None:
-        request[_QUERY_REFUSED] = True
-        prepare_refusal(request)
-        raise refusal
-
-
-# --- the aiohttp middleware -------------------------------------------------------------------
-
-
-def _is_query(request: web.Request, kind: Kind | None, method: str) -> bool:
-    return kind is Kind.COLLECTION and method in ("GET", "HEAD") and "comp" not in request.query
-
-
-def middleware(throttle: Throttle) -> Middleware:
-    """An aiohttp middleware throttling requests with ``throttle``.
-
-    Place it inside the stub's service middleware (which renders the ``503 ServerBusy``).
-
-    Example::
-
-        app.middlewares.append(middleware(Throttle(ThrottleLimits(partition_rate=500))))
-    """
-
-    @web.middleware
-    async def throttle_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if not throttle.enabled:
-            return await handler(request)
-        info = await describe_request(request, inspect_body=True)
-        account = info.account
-        if account is None or request.method == "OPTIONS":
-            return await handler(request)
-        if _is_query(request, info.kind, info.method):
-            refusal = throttle.admit_query(account)
-            if refusal is not None:
-                prepare_refusal(request)
-                raise refusal
-            try:
-                return await handler(request)
-            finally:
-                cost = request.get(QUERY_COST_KEY)
-                if request.get(_QUERY_REFUSED):
-                    pass  # refused at the partition: takes nothing
-                elif cost is not None:
-                    throttle.charge(account, info.table, cost.parts)
-                else:
-                    throttle.charge(account, None, [(None, 1)])
-        table = info.table if info.kind in (Kind.ENTITY, Kind.COLLECTION, Kind.BATCH) else None
-        refusal = throttle.admit(account, table, info.partition_key, info.operations)
-        if refusal is not None:
-            prepare_refusal(request)
-            raise refusal
-        return await handler(request)
-
-    return throttle_middleware
-
-
-THROTTLE_KEY = web.AppKey("azt.throttle", Throttle)
-"""Where :func:`install` keeps the throttle: ``app[THROTTLE_KEY]``."""
-
-
-def install(app: web.Application, throttle: Throttle | None) -> Throttle | None:
-    """Store ``throttle`` on ``app`` (``app[THROTTLE_KEY]``) and append its middleware.
-
-    A no-op for ``None``. Call it before the application starts, after the service
-    middleware (and after :func:`azt_server_stub.faults.install`, so injected faults are
-    decided before throttling).
-
-    Example::
-
-        throttle = install(app, Throttle(ThrottleLimits()))
-    """
-    if throttle is None:
-        return None
-    app[THROTTLE_KEY] = throttle
-    app.middlewares.append(middleware(throttle))
-    return throttle
-
-
-# --- the command line -------------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--throttle [SPEC]`` to the stub's argument parser.
-
-    Example::
-
-        >>> p = argparse.ArgumentParser(); add_arguments(p)
-        >>> from_args(p.parse_args(["--throttle"])).limits.partition_rate
-        2000.0
-        >>> from_args(p.parse_args([])) is None
-        True
-    """
-    parser.add_argument(
-        "--throttle",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="partition=N,account=N,burst=S,timeouts=F",
-        help="answer 503 ServerBusy above the scalability targets, in entities per second "
-        "(defaults: partition=2000, account=20000, burst=1 second; 'off' disables one limit); "
-        "timeouts=0.1 answers that share of refusals 500 OperationTimedOut instead",
-    )
-
-
-def from_args(args: argparse.Namespace) -> Throttle | None:
-    """The throttle ``--throttle`` describes (None when absent). ValueError when malformed.
-
-    Example::
-
-        >>> from_args(argparse.Namespace(throttle="partition=50")).limits.partition_rate
-        50.0
-    """
-    spec = getattr(args, "throttle", None)
-    if spec is None:
-        return None
-    return Throttle(ThrottleLimits.parse(spec))

@@ -12,20 +12,18 @@ import aiohttp
 import pytest
 
 from azt_server_stub.addressing import Kind
-from azt_server_stub.faults import (
-    BUSY_MESSAGES,
-    CONTROL_PATH,
+from azt_server_stub.cli import add_fault_arguments, faults_from_args
+from azt_server_stub.realism.fault_middleware import CONTROL_PATH
+from azt_server_stub.realism.faults import (
     FaultInjector,
     FaultKind,
     FaultRule,
-    RequestInfo,
     RequestMatch,
-    add_arguments,
-    from_args,
     make_match,
     parse_duration,
     parse_fault,
 )
+from azt_server_stub.realism.inspection import BUSY_MESSAGES, RequestInfo
 from tests.realism.support import batch_body, raw_client, realism_stub
 
 TABLE = "faulty"
@@ -119,15 +117,15 @@ def test_rule_validation() -> None:
 
 def test_command_line() -> None:
     parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    assert from_args(parser.parse_args([])) is None
+    add_fault_arguments(parser)
+    assert faults_from_args(parser.parse_args([])) is None
     args = parser.parse_args(
         [
             *("--fault", "503:20%", "--fault", "drop-after:0.1@writes"),
             *("--latency", "50ms:0.5", "--fault-seed", "9"),
         ]
     )
-    injector = from_args(args)
+    injector = faults_from_args(args)
     assert injector is not None
     assert [r.describe() for r in injector.rules] == [
         "busy:0.2",
@@ -135,7 +133,7 @@ def test_command_line() -> None:
         "latency=50ms:0.5",
     ]
     with pytest.raises(ValueError):
-        from_args(parser.parse_args(["--fault", "nonsense"]))
+        faults_from_args(parser.parse_args(["--fault", "nonsense"]))
 
 
 # --- decisions ----------------------------------------------------------------------------
@@ -511,7 +509,7 @@ async def test_control_endpoint_is_off_by_default() -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    from azt_server_stub import faults as module
+    from azt_server_stub.realism import faults as module
 
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
@@ -519,7 +517,7 @@ def test_docstring_examples() -> None:
 
 
 def test_insert_partition_key_from_json_and_atom_bodies() -> None:
-    from azt_server_stub.faults import _insert_partition_key
+    from azt_server_stub.realism.inspection import _insert_partition_key
 
     atom = (
         b'<?xml version="1.0" encoding="utf-8"?>'
@@ -559,8 +557,8 @@ def test_schedule_trigger_fires_at_the_given_request_numbers() -> None:
     with pytest.raises(ValueError, match="at most one"):
         FaultRule(FaultKind.BUSY, rate=0.5, at=frozenset({1}))
     parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    parsed = from_args(parser.parse_args(["--fault", "drop-after:at=1|3@method=PUT"]))
+    add_fault_arguments(parser)
+    parsed = faults_from_args(parser.parse_args(["--fault", "drop-after:at=1|3@method=PUT"]))
     assert parsed is not None
     assert parsed.rules[0].at == frozenset({1, 3})
 

@@ -11,7 +11,7 @@ import pytest
 import azt
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY
 from azt_server_stub.app import connection_string
-from azt_server_stub.faults import CONTROL_PATH
+from azt_server_stub.realism.fault_middleware import CONTROL_PATH
 
 from .conftest import StubProcess, free_port
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from azt_server_stub.backend import Backend
 from azt_server_stub.formats.xml import CorsRule, ServiceProperties
-from azt_server_stub.handlers import cors_response_headers
+from azt_server_stub.handlers.cors import cors_response_headers
 
 
 def _set_rules(backend: Backend, *origins: str) -> None:

@@ -14,7 +14,15 @@ import azt_server_stub
 MODULES = [
     "azt_server_stub.addressing",
     "azt_server_stub.app",
-    "azt_server_stub.handlers",
+    "azt_server_stub.handlers.call",
+    "azt_server_stub.handlers.entities",
+    "azt_server_stub.handlers.cors",
+    "azt_server_stub.handlers.error_payload",
+    "azt_server_stub.handlers.parsing",
+    "azt_server_stub.request_state",
+    "azt_server_stub.cli",
+    "azt_server_stub.realism.inspection",
+    "azt_server_stub.realism.throttle_middleware",
     "azt_server_stub.server",
     "azt_server_stub.__main__",
     "azt_server_stub.formats.atom",
@@ -44,9 +52,9 @@ MODULES = [
 OWN_RUNNERS = {
     "azt_server_stub.backend": "tests/stub/test_validation.py",
     "azt_server_stub.validation": "tests/stub/test_validation.py",
-    "azt_server_stub.faults": "tests/stub/test_faults.py",
-    "azt_server_stub.throttle": "tests/stub/test_throttle.py",
-    "azt_server_stub.partitions": "tests/stub/test_partitions.py",
+    "azt_server_stub.realism.faults": "tests/stub/test_faults.py",
+    "azt_server_stub.realism.throttle": "tests/stub/test_throttle.py",
+    "azt_server_stub.realism.partitions": "tests/stub/test_partitions.py",
 }
 
 

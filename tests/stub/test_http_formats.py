@@ -18,7 +18,8 @@ from azt_server_stub.formats.negotiation import (
     parse_prefer,
     request_format,
 )
-from azt_server_stub.handlers import error_message, parse_if_match
+from azt_server_stub.handlers.error_payload import error_message
+from azt_server_stub.handlers.parsing import parse_if_match
 from azt_server_stub.model import Edm, Entity, parse_datetime
 
 NEW = "2019-02-02"

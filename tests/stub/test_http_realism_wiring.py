@@ -8,9 +8,9 @@ import aiohttp
 
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer
 from azt_server_stub.__main__ import build_parser, config_from_args
-from azt_server_stub.faults import FaultInjector, FaultKind
-from azt_server_stub.partitions import PartitionLayout, RangeLayout
-from azt_server_stub.throttle import Throttle, ThrottleLimits
+from azt_server_stub.realism.faults import FaultInjector, FaultKind
+from azt_server_stub.realism.partitions import PartitionLayout, RangeLayout
+from azt_server_stub.realism.throttle import Throttle, ThrottleLimits
 
 from .conftest import JSON_MINIMAL, JSON_NONE, RawClient
 from .test_http_raw import insert, make_table

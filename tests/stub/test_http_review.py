@@ -461,7 +461,7 @@ async def test_durable_writes_are_group_committed(tmp_path: Path) -> None:
     import threading
 
     from azt_server_stub.app import BACKEND_KEY
-    from azt_server_stub.handlers import SERVICES_KEY
+    from azt_server_stub.request_state import SERVICES_KEY
 
     async with (
         StubServer(StubConfig(location=tmp_path / "g")) as stub,

@@ -13,14 +13,9 @@ from hypothesis import strategies as st
 
 from azt_server_stub import odata
 from azt_server_stub.backend import Backend, KeyRange, WriteOp
+from azt_server_stub.cli import add_partition_arguments, partitions_from_args
 from azt_server_stub.model import Edm, Entity
-from azt_server_stub.partitions import (
-    PartitionLayout,
-    RangeLayout,
-    add_arguments,
-    from_args,
-    utf16_key,
-)
+from azt_server_stub.realism.partitions import PartitionLayout, RangeLayout, utf16_key
 
 ACCOUNT = "acct"
 TABLE = "Ranges"
@@ -80,14 +75,16 @@ def test_partition_layout_per_table() -> None:
 
 def test_command_line() -> None:
     parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    assert from_args(parser.parse_args([])) is None
-    layout = from_args(parser.parse_args(["--range-boundary", "k", "--range-boundary", "c"]))
+    add_partition_arguments(parser)
+    assert partitions_from_args(parser.parse_args([])) is None
+    layout = partitions_from_args(
+        parser.parse_args(["--range-boundary", "k", "--range-boundary", "c"])
+    )
     assert layout is not None
     assert layout.default == RangeLayout(("c", "k"))
     with pytest.raises(ValueError):
-        from_args(parser.parse_args(["--scan-budget", "0"]))
-    pages = from_args(parser.parse_args(["--partition-pages"]))
+        partitions_from_args(parser.parse_args(["--scan-budget", "0"]))
+    pages = partitions_from_args(parser.parse_args(["--partition-pages"]))
     assert pages is not None
     assert pages.default == RangeLayout(partition_pages=True)
 
@@ -364,7 +361,7 @@ def test_partition_pages_never_mix_partition_keys() -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    from azt_server_stub import partitions as module
+    from azt_server_stub.realism import partitions as module
 
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

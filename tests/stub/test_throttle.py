@@ -7,18 +7,17 @@ import argparse
 
 import pytest
 
+from azt_server_stub.cli import add_throttle_arguments, throttle_from_args
 from azt_server_stub.model import Entity
-from azt_server_stub.throttle import (
+from azt_server_stub.realism.throttle import (
     ACCOUNT_LIMIT_MESSAGE,
     PARTITION_LIMIT_MESSAGE,
     FakeClock,
     Throttle,
     ThrottleLimits,
     TokenBucket,
-    add_arguments,
-    from_args,
-    query_cost,
 )
+from azt_server_stub.realism.throttle_middleware import query_cost
 from tests.realism.support import batch_body, raw_client, realism_stub
 
 TABLE = "hot"
@@ -52,12 +51,12 @@ def test_limits_parse_and_validate() -> None:
 
 def test_command_line() -> None:
     parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    assert from_args(parser.parse_args([])) is None
-    default = from_args(parser.parse_args(["--throttle"]))
+    add_throttle_arguments(parser)
+    assert throttle_from_args(parser.parse_args([])) is None
+    default = throttle_from_args(parser.parse_args(["--throttle"]))
     assert default is not None
     assert default.limits == ThrottleLimits()
-    custom = from_args(parser.parse_args(["--throttle", "partition=500,account=off"]))
+    custom = throttle_from_args(parser.parse_args(["--throttle", "partition=500,account=off"]))
     assert custom is not None
     assert custom.limits == ThrottleLimits(500.0, None, 1.0)
 
@@ -300,7 +299,7 @@ def test_a_share_of_refusals_are_operation_timeouts() -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    from azt_server_stub import throttle as module
+    from azt_server_stub.realism import throttle as module
 
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

@@ -1,0 +1,294 @@
+"""Entity group transactions (``POST /$batch``, PROTOCOL.md 9): change sets and a lone read.
+
+Example::
+
+    response = await batch_operation(call, raw_path)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from .. import errors
+from ..addressing import (
+    AccountAddress,
+    Kind,
+    Resource,
+    parse_resource,
+    split_account,
+)
+from ..auth import Operation, Principal
+from ..backend import WriteOp, WriteResult
+from ..errors import StubError
+from ..formats import atom as atom_fmt
+from ..formats import batch as batch_fmt
+from ..formats import json as json_fmt
+from ..formats.negotiation import (
+    Fmt,
+    error_format_guess,
+    negotiate_response,
+    parse_prefer,
+)
+from ..model import etag_for
+from ..request_state import (
+    ODATA_XML,
+    REQUEST_ID,
+    parse_query,
+)
+from .call import (
+    COMMON,
+    COMMON_HEADERS,
+    Call,
+    authenticate,
+    negotiate,
+    write_batch,
+)
+from .entities import entity_location, parse_insert, parse_update, write_kind_and_operation
+from .error_payload import error_payload
+from .parsing import (
+    check_data_service_versions,
+    if_match_of,
+    read_body,
+    split_target,
+    tunnelled_method,
+)
+
+
+@dataclass(slots=True)
+class _BatchOp:
+    index: int
+    part: batch_fmt.BatchPart
+    op: WriteOp
+    operation: Operation  # what the principal must be allowed to do
+    fmt: Fmt  # response format of this part
+    prefer: bool | None
+
+
+def _part_format(part: batch_fmt.BatchPart, version: str) -> Fmt:
+    target_query = split_target(part.target)[2]
+    fmt_param = parse_query(target_query).get("$format") if "$format=" in target_query else None
+    return negotiate_response(part.headers.get("Accept"), fmt_param, version).fmt
+
+
+def _part_resource(call: Call, part: batch_fmt.BatchPart) -> Resource:
+    host, raw_path, _ = split_target(part.target)
+    if host is not None:
+        addr = split_account(host, raw_path, product_style=call.services.product_style_urls)
+    else:
+        first = raw_path[1:].partition("/")[0]
+        if first in (call.account, call.account + "-secondary"):
+            addr = split_account(None, raw_path)
+        else:
+            addr = split_account("x.table.localhost", raw_path)
+            addr = AccountAddress(call.account, False, False, "", addr.resource)
+    if addr.account != call.account:
+        raise errors.invalid_input()
+    return parse_resource(addr.resource)
+
+
+def _batch_write_op(
+    call: Call, index: int, part: batch_fmt.BatchPart, fmt: Fmt
+) -> tuple[str, _BatchOp]:
+    """The write of one change-set part (``fmt``: its negotiated response format)."""
+    check_data_service_versions(part.headers)
+    resource = _part_resource(call, part)
+    method = tunnelled_method(part.method, part.headers)
+    prefer = parse_prefer(part.headers.get("Prefer"), call.version)
+    ctype = part.headers.get("Content-Type")
+    if resource.kind is Kind.COLLECTION and method == "POST":
+        assert resource.table is not None
+        pk, rk, props = parse_insert(part.body, ctype, call.version)
+        insert = WriteOp("insert", pk, rk, props)
+        return resource.table, _BatchOp(index, part, insert, Operation.INSERT_ENTITY, fmt, prefer)
+    if resource.kind is not Kind.ENTITY:
+        raise errors.invalid_input()
+    assert resource.table is not None
+    assert resource.keys is not None
+    pk, rk = resource.keys
+    if_match = if_match_of(part.headers)
+    if method == "DELETE":
+        if if_match is None:
+            raise errors.invalid_input()
+        delete = WriteOp("delete", pk, rk, {}, if_match)
+        return resource.table, _BatchOp(index, part, delete, Operation.DELETE_ENTITY, fmt, prefer)
+    if method in ("PUT", "MERGE", "PATCH"):
+        kind, operation = write_kind_and_operation(method, if_match, call.version)
+        props = parse_update(part.body, ctype, call.version, pk, rk)
+        return resource.table, _BatchOp(
+            index,
+            part,
+            WriteOp(kind, pk, rk, props, if_match),  # type: ignore[arg-type]
+            operation,
+            fmt,
+            prefer,
+        )
+    raise errors.invalid_input()
+
+
+def _part_error(call: Call, err: StubError, fmt: Fmt | None) -> batch_fmt.PartResponse:
+    style: Fmt | str = fmt if fmt is not None and fmt.is_json else ODATA_XML
+    if err.index is None:
+        err = err.at(0)
+    ctype, body = error_payload(err, call.request[REQUEST_ID], style)
+    headers = [*COMMON_HEADERS, ("DataServiceVersion", "3.0;"), ("Content-Type", ctype)]
+    return batch_fmt.PartResponse(err.status, headers, body)
+
+
+def _batch_success(
+    call: Call, table: str, bop: _BatchOp, result: WriteResult
+) -> batch_fmt.PartResponse:
+    headers: list[tuple[str, str]] = list(COMMON_HEADERS)
+    op = bop.op
+    entity = result.entity
+    body = b""
+    if op.kind == "insert":
+        assert entity is not None
+        location = entity_location(call.endpoint, table, op.pk, op.rk)
+        if bop.prefer is False:
+            status = 204
+            headers += [
+                ("Preference-Applied", "return-no-content"),
+                ("DataServiceVersion", "3.0;"),
+                ("Location", location),
+                ("DataServiceId", location),
+                ("ETag", etag_for(entity.timestamp)),
+            ]
+        else:
+            status = 201
+            fmt = bop.fmt
+            if bop.prefer is True:
+                headers.append(("Preference-Applied", "return-content"))
+            ctype = fmt.content_type
+            headers += [
+                ("DataServiceVersion", "3.0;"),
+                ("Content-Type", ctype),
+                ("Location", location),
+                ("ETag", etag_for(entity.timestamp)),
+            ]
+            if fmt is Fmt.ATOM:
+                body = atom_fmt.AtomWriter(call.endpoint, call.account, table).single(entity)
+            else:
+                body = json_fmt.EntityWriter(fmt, call.endpoint, call.account, table).single(entity)
+    else:
+        status = 204
+        headers.append(("DataServiceVersion", "1.0;"))
+        if entity is not None and op.kind != "delete":
+            headers.append(("ETag", etag_for(entity.timestamp)))
+    if bop.part.content_id is not None:
+        headers.append(("Content-ID", bop.part.content_id))
+    return batch_fmt.PartResponse(status, headers, body)
+
+
+def _batch_response(parts: list[batch_fmt.PartResponse], *, changeset: bool) -> web.Response:
+    ctype, body = batch_fmt.build_response(parts, changeset=changeset)
+    return web.Response(
+        status=202,
+        body=body,
+        headers={"Content-Type": ctype, **COMMON},
+    )
+
+
+async def batch_operation(call: Call, raw_path: str) -> web.Response:
+    """Entity group transaction (``POST /$batch``), PROTOCOL.md 9.
+
+    Example::
+
+        response = await batch_operation(call, raw_path)
+    """
+    request = call.request
+    negotiate(call)
+    body = await read_body(request)
+    try:
+        parsed = batch_fmt.parse_batch(body, request.headers.get("Content-Type"))
+    except StubError:
+        authenticate(call, raw_path, None)
+        raise
+    # The addressed table (for a service SAS's tn) is the first part's.
+    first_table: str | None = None
+    try:
+        first_table = _part_resource(call, parsed.parts[0]).table
+    except StubError:
+        first_table = None
+    principal = authenticate(call, raw_path, first_table)
+    if not parsed.changeset:
+        # A lone query is a read (allowed on the secondary): its part is authorized as one.
+        return _batch_query(call, principal, parsed.parts[0])
+    principal.authorize(Operation.BATCH, first_table)
+    if len(parsed.parts) > 100:
+        return _batch_response(
+            [_part_error(call, errors.batch_too_many_operations().at(99), Fmt.MINIMAL)],
+            changeset=True,
+        )
+    ops: list[_BatchOp] = []
+    table: str | None = None
+    for index, part in enumerate(parsed.parts):
+        fmt: Fmt | None = None
+        try:
+            fmt = _part_format(part, call.version)
+            part_table, bop = _batch_write_op(call, index, part, fmt)
+            if table is None:
+                table = part_table
+            elif part_table.lower() != table.lower():
+                raise errors.invalid_input()
+            principal.authorize(bop.operation, part_table)
+            principal.check_key(bop.op.pk, bop.op.rk)
+            ops.append(bop)
+        except StubError as exc:
+            return _batch_response(
+                [
+                    _part_error(
+                        call,
+                        exc.at(index),
+                        fmt or error_format_guess(part.headers.get("Accept"), None),
+                    )
+                ],
+                changeset=True,
+            )
+    assert table is not None
+    try:
+        results = await write_batch(call, table, [b.op for b in ops])
+    except StubError as exc:
+        index = exc.index if exc.index is not None else 0
+        fmt = ops[index].fmt if index < len(ops) else Fmt.MINIMAL
+        return _batch_response([_part_error(call, exc.at(index), fmt)], changeset=True)
+    return _batch_response(
+        [_batch_success(call, table, b, r) for b, r in zip(ops, results, strict=True)],
+        changeset=True,
+    )
+
+
+def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) -> web.Response:
+    fmt: Fmt | None = None
+    try:
+        fmt = _part_format(part, call.version)
+        check_data_service_versions(part.headers)
+        resource = _part_resource(call, part)
+        if resource.kind is not Kind.ENTITY:
+            raise errors.not_implemented()
+        assert resource.table is not None
+        assert resource.keys is not None
+        principal.authorize(Operation.QUERY_ENTITIES, resource.table)
+        if call.backend.table_name(call.account, resource.table) is None:
+            raise errors.table_not_found()
+        if not principal.key_allowed(*resource.keys):
+            raise errors.authorization_failure()
+        entity = call.backend.get_entity(call.account, resource.table, *resource.keys)
+    except StubError as exc:
+        return _batch_response([_part_error(call, exc, fmt)], changeset=False)
+    if fmt is Fmt.ATOM:
+        body = atom_fmt.AtomWriter(call.endpoint, call.account, resource.table).single(entity)
+    else:
+        body = json_fmt.EntityWriter(fmt, call.endpoint, call.account, resource.table).single(
+            entity
+        )
+    headers = [
+        *COMMON_HEADERS,
+        ("DataServiceVersion", "3.0;"),
+        ("Content-Type", fmt.content_type),
+        ("ETag", etag_for(entity.timestamp)),
+    ]
+    if part.content_id is not None:
+        headers.append(("Content-ID", part.content_id))
+    return _batch_response([batch_fmt.PartResponse(200, headers, body)], changeset=False)

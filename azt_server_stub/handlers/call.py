@@ -1,0 +1,302 @@
+"""One request being served (:class:`Call`) and what every operation does with it.
+
+Authenticate, negotiate the response format, check the table exists, write through the
+group committer, build OData response headers.
+
+Example::
+
+    >>> odata_headers(Fmt.MINIMAL)["DataServiceVersion"]
+    '3.0;'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from aiohttp import web
+
+from .. import errors, versions
+from ..addressing import (
+    SECONDARY_SUFFIX,
+    AccountAddress,
+    Resource,
+)
+from ..auth import Principal, RequestView
+from ..backend import Backend, GroupWrite, WriteOp, WriteResult
+from ..formats.negotiation import (
+    Fmt,
+    Negotiated,
+    negotiate_response,
+)
+from ..request_state import (
+    ERR_STYLE,
+    ODATA_XML,
+    Services,
+    query_of,
+)
+
+COMMON_HEADERS = (("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"))
+
+
+COMMON = dict(COMMON_HEADERS)
+
+
+_UNSUPPORTED_OPTIONS = ("$orderby", "$skip", "$expand", "$inlinecount", "$count", "$skiptoken")
+
+
+@dataclass(slots=True)
+class Call:
+    """One request being served.
+
+    Example::
+
+        >>> from aiohttp.test_utils import make_mocked_request
+        >>> from azt_server_stub.addressing import parse_resource, split_account
+        >>> from azt_server_stub.auth import Authenticator
+        >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
+        >>> addr = split_account("127.0.0.1:10002", "/acct/t(PartitionKey='p',RowKey='r')")
+        >>> call = Call(make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')"),
+        ...             services, addr, parse_resource(addr.resource), "GET", "2019-02-02",
+        ...             "http://127.0.0.1:10002/acct")
+        >>> call.resource.kind, call.resource.table, call.resource.keys
+        (<Kind.ENTITY: 'entity'>, 't', ('p', 'r'))
+    """
+
+    request: web.Request
+    services: Services
+    addr: AccountAddress
+    resource: Resource
+    method: str  # effective (after X-HTTP-Method)
+    version: str
+    endpoint: str
+    principal: Principal | None = None
+
+    @property
+    def backend(self) -> Backend:
+        """The application's backend (shorthand for ``services.backend``).
+
+        Example::
+
+            >>> from aiohttp.test_utils import make_mocked_request
+            >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.auth import Authenticator
+            >>> backend = Backend()
+            >>> services = Services(backend, Authenticator({}, lambda a, t: []))
+            >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
+            >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct")
+            >>> call.backend is backend
+            True
+        """
+        return self.services.backend
+
+    @property
+    def account(self) -> str:
+        """The addressed account, without a ``-secondary`` suffix.
+
+        Example::
+
+            >>> from aiohttp.test_utils import make_mocked_request
+            >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.auth import Authenticator
+            >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
+            >>> addr = split_account("127.0.0.1:10002", "/acct-secondary/Tables")
+            >>> call = Call(make_mocked_request("GET", "/acct-secondary/Tables"), services, addr,
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct")
+            >>> call.account, call.addr.secondary
+            ('acct', True)
+        """
+        return self.addr.account
+
+
+_T = TypeVar("_T")
+
+
+async def write_entity(call: Call, table: str, op: WriteOp) -> WriteResult:
+    """One entity write: inline in memory, group-committed with a durable store.
+
+    Example::
+
+        result = await write_entity(call, table, WriteOp("delete", pk, rk, {}, "*"))
+    """
+    committer = call.services.committer
+    if committer is None:
+        return call.backend.write(call.account, table, op)
+    return (await committer.submit(GroupWrite(call.account, table, [op])))[0]
+
+
+async def durable_call(call: Call, write: Callable[..., _T], *args: Any) -> _T:
+    """A table-level write (create/delete table, ACL, service properties): inline in
+    memory, on the writer thread with a durable store (the loop keeps serving meanwhile).
+
+    Example::
+
+        await durable_call(call, call.backend.delete_table, call.account, table)
+    """
+    committer = call.services.committer
+    if committer is None:
+        return write(*args)
+    return await committer.call(write, *args)
+
+
+async def write_batch(call: Call, table: str, ops: list[WriteOp]) -> list[WriteResult]:
+    """A change set: inline in memory, group-committed with a durable store.
+
+    Example::
+
+        results = await write_batch(call, table, [WriteOp("insert", "p", "r", {})])
+    """
+    committer = call.services.committer
+    if committer is None:
+        return call.backend.execute_batch(call.account, table, ops)
+    return await committer.submit(GroupWrite(call.account, table, ops, batch=True))
+
+
+def header_safe(url: str) -> str:
+    """Percent-encode what may not travel in a header (non-ASCII, controls, spaces).
+
+    Example::
+
+        >>> header_safe("http://h/a/Tables('caf\u00e9')")
+        "http://h/a/Tables('caf%C3%A9')"
+    """
+    if url.isascii() and url.isprintable() and " " not in url:
+        return url
+    return quote(url, safe="!#$&'()*+,/:;=?@[]~%")
+
+
+def odata_headers(fmt: Fmt, *, feed: bool = False, select: bool = False) -> dict[str, str]:
+    """Headers of an OData response body.
+
+    ``DataServiceVersion`` is the lowest that describes the payload: 3.0 for JSON, 2.0
+    for an Atom projection, 1.0 for other Atom (WCF clients refuse a response version
+    above their ``MaxDataServiceVersion``).
+
+    Example::
+
+        >>> odata_headers(Fmt.ATOM, select=True)["DataServiceVersion"]
+        '2.0;'
+    """
+    ctype = fmt.content_type
+    if fmt is Fmt.ATOM:
+        ctype = "application/atom+xml;type=feed;charset=utf-8" if feed else ctype
+        dsv = "2.0;" if select else "1.0;"
+    else:
+        dsv = "3.0;"
+    return {"Content-Type": ctype, "DataServiceVersion": dsv, **COMMON}
+
+
+def no_content(extra: dict[str, str] | None = None) -> web.Response:
+    """A ``204`` with the common headers (and ``extra``).
+
+    Example::
+
+        >>> no_content({"ETag": "x"}).status
+        204
+    """
+    headers = dict(COMMON)
+    if extra:
+        headers.update(extra)
+    return web.Response(status=204, headers=headers)
+
+
+def request_view(request: web.Request, raw_path: str) -> RequestView:
+    """The auth module's view of a request (``raw_path`` exactly as sent, no query).
+
+    Example::
+
+        view = request_view(request, "/devstoreaccount1/Tables")
+    """
+    return RequestView(
+        method=request.method,
+        raw_path=raw_path,
+        query=query_of(request),
+        headers=request.headers,
+        scheme=request.scheme,
+        remote_ip=request.remote or "",
+    )
+
+
+def authenticate(call: Call, raw_path: str, table: str | None) -> Principal:
+    """Authenticate the call's request for ``table`` (kept on ``call.principal``).
+
+    Example::
+
+        principal = authenticate(call, raw_path, table)
+        principal.authorize(Operation.QUERY_ENTITIES, table)
+    """
+    addressed = call.account + SECONDARY_SUFFIX if call.addr.secondary else call.account
+    principal = call.services.authenticator.authenticate(
+        request_view(call.request, raw_path), addressed, table
+    )
+    call.principal = principal
+    return principal
+
+
+def negotiate(call: Call) -> Fmt:
+    """The response format of an OData operation (also fixes the error style).
+
+    Example::
+
+        fmt = negotiate(call)
+    """
+    request = call.request
+    fmt_param = query_of(request).get("$format")
+    if fmt_param is not None and not versions.supports_format_option(call.version):
+        fmt_param = None
+    chosen: Negotiated = negotiate_response(request.headers.get("Accept"), fmt_param, call.version)
+    if chosen.implicit:
+        request[ERR_STYLE] = ODATA_XML
+    else:
+        request[ERR_STYLE] = chosen.fmt.value if chosen.fmt.is_json else ODATA_XML
+    return chosen.fmt
+
+
+def table_exists(call: Call, table: str) -> str:
+    """The stored name of ``table`` (``404 TableNotFound`` when there is none).
+
+    Example::
+
+        name = table_exists(call, table)
+    """
+    name = call.backend.table_name(call.account, table)
+    if name is None:
+        raise errors.table_not_found()
+    return name
+
+
+_SINGLE_OPTIONS = (
+    "$filter",
+    "$select",
+    "$top",
+    "$format",
+    "NextPartitionKey",
+    "NextRowKey",
+    "NextTableName",
+)
+
+
+def check_query_options(call: Call) -> None:
+    """Unsupported OData options (``$orderby``...) and options given more than once: 400.
+
+    Example::
+
+        check_query_options(call)  # before reading $filter, $top, $select
+    """
+    query = query_of(call.request)
+    if not query:
+        return
+    for name in _UNSUPPORTED_OPTIONS:
+        if name in query:
+            raise errors.unsupported_query_parameter()
+    for name in _SINGLE_OPTIONS:
+        values = query.getall(name, ())
+        if len(values) > 1:
+            err = errors.invalid_query_parameter_value(
+                f"The query option '{name}' is given more than once; it may appear only once."
+            )
+            err.details.update({"QueryParameterName": name, "QueryParameterValue": values[1]})
+            raise err

@@ -1,0 +1,308 @@
+"""Entity operations: query, point read, insert, update/merge/upsert, delete.
+
+The request-body parsers and write-kind rules here are shared with batch parts.
+
+Example::
+
+    response = await insert_entity(call, raw_path)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from aiohttp import web
+
+from .. import errors, odata, versions
+from ..auth import Operation
+from ..backend import WriteOp
+from ..formats import atom as atom_fmt
+from ..formats import json as json_fmt
+from ..formats.negotiation import (
+    Fmt,
+    parse_prefer,
+    request_format,
+)
+from ..model import Entity, etag_for
+from ..realism import partitions
+from ..request_state import (
+    query_of,
+)
+from .call import (
+    Call,
+    authenticate,
+    check_query_options,
+    header_safe,
+    negotiate,
+    no_content,
+    odata_headers,
+    table_exists,
+    write_entity,
+)
+from .parsing import (
+    data_service_version,
+    if_match_of,
+    read_body,
+)
+
+
+def _select(call: Call) -> tuple[list[str] | None, str | None]:
+    text = query_of(call.request).get("$select")
+    if text is None or not text.strip():
+        return None, None
+    if not versions.supports_select(call.version):
+        raise errors.unsupported_query_parameter(
+            "The $select query option needs x-ms-version 2011-08-18 or later."
+        )
+    max_dsv = data_service_version(call.request.headers, "MaxDataServiceVersion")
+    if max_dsv is not None and max_dsv < 2:
+        raise errors.invalid_input(
+            "The response requires that version 2.0 of the protocol be used, but the "
+            "MaxDataServiceVersion header value in the request is set to '1.0'."
+        )
+    names = odata.parse_select(text)
+    if not names or names == ["*"]:
+        return None, None
+    return names, quote(text, safe=",*$")
+
+
+def query_entities(call: Call, raw_path: str) -> web.Response:
+    """Query Entities (``GET /t()``) with $filter, $select, $top and continuation.
+
+    Example::
+
+        response = query_entities(call, raw_path)
+    """
+    table = call.resource.table
+    assert table is not None
+    principal = authenticate(call, raw_path, table)
+    principal.authorize(Operation.QUERY_ENTITIES, table)
+    fmt = negotiate(call)
+    check_query_options(call)
+    q = query_of(call.request)
+    flt_text = q.get("$filter")
+    flt = odata.compile_entity_filter(flt_text) if flt_text and flt_text.strip() else None
+    top = odata.parse_top(q["$top"]) if "$top" in q else None
+    select, select_text = _select(call)
+    npk = q.get("NextPartitionKey")
+    nrk = q.get("NextRowKey")
+    start: tuple[str, str] | None = None
+    # Present but empty is a malformed token (400 InvalidInput), not "absent".
+    if npk is not None:
+        start = (
+            odata.decode_continuation(npk),
+            odata.decode_continuation(nrk) if nrk is not None else "",
+        )
+    elif nrk is not None:
+        raise errors.invalid_input()
+    page = partitions.query(
+        call.request, call.backend, call.account, table, flt, top, start, principal.key_filter
+    )
+    headers = odata_headers(fmt, feed=True, select=select is not None)
+    if page.next_key is not None:
+        headers["x-ms-continuation-NextPartitionKey"] = odata.encode_continuation(page.next_key[0])
+        # An empty RowKey means "the start of that partition" (a range-partition boundary):
+        # the service then sends NextPartitionKey alone (PROTOCOL.md 7.7), which resumes
+        # at exactly the same key.
+        if page.next_key[1]:
+            headers["x-ms-continuation-NextRowKey"] = odata.encode_continuation(page.next_key[1])
+    if fmt is Fmt.ATOM:
+        body = atom_fmt.AtomWriter(call.endpoint, call.account, table, select).feed(page.entities)
+    else:
+        writer = json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select)
+        body = writer.feed(page.entities, select_text)
+    return web.Response(status=200, body=body, headers=headers)
+
+
+def _entity_body(call: Call, table: str, entity: Entity, fmt: Fmt) -> bytes:
+    select, _ = _select(call) if call.method == "GET" else (None, None)
+    if fmt is Fmt.ATOM:
+        return atom_fmt.AtomWriter(call.endpoint, call.account, table, select).single(entity)
+    return json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select).single(entity)
+
+
+def get_entity(call: Call, raw_path: str) -> web.Response:
+    """Point query (``GET /t(PartitionKey='..',RowKey='..')``).
+
+    Example::
+
+        response = get_entity(call, raw_path)
+    """
+    table = call.resource.table
+    keys = call.resource.keys
+    assert table is not None
+    assert keys is not None
+    principal = authenticate(call, raw_path, table)
+    principal.authorize(Operation.QUERY_ENTITIES, table)
+    fmt = negotiate(call)
+    check_query_options(call)
+    table_exists(call, table)
+    if not principal.key_allowed(*keys):
+        raise errors.authorization_failure()
+    entity = call.backend.get_entity(call.account, table, keys[0], keys[1])
+    headers = odata_headers(fmt, select="$select" in query_of(call.request))
+    headers["ETag"] = etag_for(entity.timestamp)
+    return web.Response(status=200, body=_entity_body(call, table, entity, fmt), headers=headers)
+
+
+def entity_location(endpoint: str, table: str, pk: str, rk: str) -> str:
+    """The ``Location`` header value of an entity.
+
+    Example::
+
+        >>> entity_location("http://h/a", "t", "p", "r")
+        "http://h/a/t(PartitionKey='p',RowKey='r')"
+    """
+    return header_safe(f"{endpoint}/{json_fmt.entity_path(table, pk, rk)}")
+
+
+def parse_insert(body: bytes, content_type: str | None, version: str) -> tuple[str, str, Any]:
+    """``(PartitionKey, RowKey, properties)`` of an insert body (JSON or Atom).
+
+    Example::
+
+        >>> body = b'{"PartitionKey": "p", "RowKey": "r"}'
+        >>> parse_insert(body, "application/json", "2019-02-02")[:2]
+        ('p', 'r')
+    """
+    req_fmt = request_format(content_type, version)
+    if req_fmt is Fmt.ATOM:
+        return atom_fmt.parse_entity(body)
+    return json_fmt.parse_entity(body)
+
+
+def parse_update(
+    body: bytes, content_type: str | None, version: str, pk: str, rk: str
+) -> dict[str, Any]:
+    """The properties of an update/merge body (JSON or Atom; empty body: none).
+
+    Example::
+
+        >>> parse_update(b"", "application/json", "2019-02-02", "p", "r")
+        {}
+    """
+    if not body.strip():
+        return {}
+    req_fmt = request_format(content_type, version)
+    if req_fmt is Fmt.ATOM:
+        return atom_fmt.parse_entity_update(body, pk, rk)
+    return json_fmt.parse_entity_update(body, pk, rk)
+
+
+async def insert_entity(call: Call, raw_path: str) -> web.Response:
+    """Insert Entity (``POST /t``), with Prefer handling.
+
+    Example::
+
+        response = await insert_entity(call, raw_path)
+    """
+    table = call.resource.table
+    assert table is not None
+    principal = authenticate(call, raw_path, table)
+    principal.authorize(Operation.INSERT_ENTITY, table)
+    fmt = negotiate(call)
+    body = await read_body(call.request)
+    table_exists(call, table)
+    pk, rk, props = parse_insert(body, call.request.headers.get("Content-Type"), call.version)
+    principal.check_key(pk, rk)
+    result = await write_entity(call, table, WriteOp("insert", pk, rk, props))
+    entity = result.entity
+    assert entity is not None
+    prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
+    location = entity_location(call.endpoint, table, pk, rk)
+    if prefer is False:
+        return no_content(
+            {
+                "Preference-Applied": "return-no-content",
+                "DataServiceVersion": "3.0;",
+                "Location": location,
+                "DataServiceId": location,
+                "ETag": etag_for(entity.timestamp),
+            }
+        )
+    headers = odata_headers(fmt)
+    if prefer is True:
+        headers["Preference-Applied"] = "return-content"
+    headers["Location"] = location
+    headers["ETag"] = etag_for(entity.timestamp)
+    return web.Response(status=201, body=_entity_body(call, table, entity, fmt), headers=headers)
+
+
+def write_kind_and_operation(
+    method: str, if_match: str | None, version: str
+) -> tuple[str, Operation]:
+    """(backend write kind, operation for authorization) of a PUT/MERGE/PATCH.
+
+    Without If-Match these are upserts, which need 2011-08-18 (before: 400).
+
+    Example::
+
+        >>> write_kind_and_operation("MERGE", "*", "2019-02-02")
+        ('merge', <Operation.MERGE_ENTITY: 'MergeEntity'>)
+    """
+    if if_match is None and not versions.supports_upsert(version):
+        raise errors.missing_required_header(
+            "An HTTP header that's mandatory for this request is not specified.\n"
+            "HeaderName:If-Match"
+        )
+    if method == "PUT":
+        if if_match is None:
+            return "replace", Operation.INSERT_OR_REPLACE_ENTITY
+        return "replace", Operation.UPDATE_ENTITY
+    if if_match is None:
+        return "merge", Operation.INSERT_OR_MERGE_ENTITY
+    return "merge", Operation.MERGE_ENTITY
+
+
+async def update_entity(call: Call, raw_path: str) -> web.Response:
+    """Update / Merge / Insert-or-Replace / Insert-or-Merge on an entity URL.
+
+    Example::
+
+        response = await update_entity(call, raw_path)
+    """
+    table = call.resource.table
+    keys = call.resource.keys
+    assert table is not None
+    assert keys is not None
+    if_match = if_match_of(call.request.headers)
+    kind, op = write_kind_and_operation(call.method, if_match, call.version)
+    principal = authenticate(call, raw_path, table)
+    principal.authorize(op, table)
+    negotiate(call)
+    body = await read_body(call.request)
+    table_exists(call, table)
+    pk, rk = keys
+    props = parse_update(body, call.request.headers.get("Content-Type"), call.version, pk, rk)
+    principal.check_key(pk, rk)
+    result = await write_entity(
+        call,
+        table,
+        WriteOp(kind, pk, rk, props, if_match),  # type: ignore[arg-type]
+    )
+    assert result.entity is not None
+    return no_content({"ETag": etag_for(result.entity.timestamp), "DataServiceVersion": "1.0;"})
+
+
+async def delete_entity(call: Call, raw_path: str) -> web.Response:
+    """Delete Entity (If-Match required: 400 InvalidInput without it).
+
+    Example::
+
+        response = await delete_entity(call, raw_path)
+    """
+    table = call.resource.table
+    keys = call.resource.keys
+    assert table is not None
+    assert keys is not None
+    if_match = if_match_of(call.request.headers)
+    principal = authenticate(call, raw_path, table)
+    principal.authorize(Operation.DELETE_ENTITY, table)
+    negotiate(call)
+    if if_match is None:
+        raise errors.invalid_input()
+    table_exists(call, table)
+    principal.check_key(*keys)
+    await write_entity(call, table, WriteOp("delete", keys[0], keys[1], {}, if_match))
+    return no_content({"DataServiceVersion": "1.0;"})

@@ -1,0 +1,110 @@
+"""What the stub keeps on an aiohttp app and request: the services, the per-request keys.
+
+Below the handlers and the realism middlewares, which both read them: :data:`SERVICES_KEY`
+(the backend and authenticator of an app), the request's account, version, request id
+and error style, and its query parsed once (:func:`query_of`).
+
+Example::
+
+    >>> parse_query("$filter=PartitionKey+eq+%27p%27")["$filter"]
+    "PartitionKey eq 'p'"
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import unquote_plus
+
+from aiohttp import web
+from multidict import MultiDict, MultiDictProxy
+
+from ._commit import WriteCommitter
+from .auth import Authenticator
+from .backend import Backend
+
+STORAGE_XML = "storage-xml"
+
+
+ODATA_XML = "odata-xml"
+
+
+#: The error body style chosen so far: a JSON ``Fmt`` value, ODATA_XML or STORAGE_XML.
+ERR_STYLE = web.RequestKey("azt.error_style", str)
+
+
+REQUEST_ID = web.RequestKey("azt.request_id", str)
+
+
+VERSION = web.RequestKey("azt.version", str)
+
+
+ACCOUNT = web.RequestKey("azt.account", str)
+
+
+@dataclass(slots=True)
+class Services:
+    """What the handlers need from the application: the backend and the authenticator.
+
+    ``committer``: with a durable backend, the group committer that runs entity
+    writes off the event loop (see ``_commit``); None in memory (writes run inline).
+
+    Example::
+
+        >>> services = Services(Backend(), Authenticator({"acct": [b"key"]}, lambda a, t: []))
+        >>> services.committer is None, services.backend.durable
+        (True, False)
+    """
+
+    backend: Backend
+    authenticator: Authenticator
+    lenient_versions: bool = False
+    product_style_urls: bool = True
+    committer: WriteCommitter | None = None
+
+
+SERVICES_KEY = web.AppKey("azt.services", Services)
+
+
+QUERY = web.RequestKey("azt.query", MultiDictProxy[str])
+
+
+def parse_query(raw: str) -> MultiDictProxy[str]:
+    """Decode a raw query string the way the service does: form decoding.
+
+    ``%XX`` escapes, and ``+`` is a space, as Azure reads it: clients that form-encode
+    (the legacy Python SDK sends ``$filter=PartitionKey+eq+%27x%27``) rely on it, and a
+    SAS whose base64 signature carries an unescaped ``+`` fails there (a literal plus is
+    ``%2B``). A malformed escape is kept verbatim.
+
+    Example::
+
+        >>> parse_query("sig=a+b%2Bc&$filter=x+eq%201&flag")["$filter"]
+        'x eq 1'
+        >>> parse_query("sig=a+b%2Bc")["sig"]
+        'a b+c'
+    """
+    result: MultiDict[str] = MultiDict()
+    if raw:
+        for item in raw.split("&"):
+            if not item:
+                continue
+            name, _, value = item.partition("=")
+            result.add(
+                unquote_plus(name, errors="surrogateescape"),
+                unquote_plus(value, errors="surrogateescape"),
+            )
+    return MultiDictProxy(result)
+
+
+def query_of(request: web.Request) -> MultiDictProxy[str]:
+    """The request's query parameters per :func:`parse_query` (parsed once per request).
+
+    Example::
+
+        q = query_of(request)
+    """
+    parsed = request.get(QUERY)
+    if parsed is None:
+        parsed = parse_query(request.rel_url.raw_query_string)
+        request[QUERY] = parsed
+    return parsed
