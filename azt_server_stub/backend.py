@@ -1,34 +1,8 @@
-"""Storage and semantics of the stub: accounts -> tables -> sorted entities.
+"""Storage and semantics of the stub: accounts -> tables -> sorted entities, no aiohttp.
 
-The HTTP layer (``handlers``) calls exactly this API; no aiohttp here. Every
-method is synchronous and holds the backend's lock, so one call is atomic with
-respect to other requests (on the event loop or in threads); with a durable
-location, a write method returns only after its transaction is committed to
-disk. Refusals are raised as :class:`~azt_server_stub.errors.StubError`.
-
-Storage model:
-
-* Each table keeps its entities in a ``SortedDict`` keyed by the entity's sort
-  key: ``(PartitionKey, RowKey)`` compared by UTF-16 code units, as the service
-  does (PROTOCOL.md 7.5). For keys without characters above U+FFFF the sort key
-  is the key itself. Point reads are dict lookups; a query scans only the
-  filter planner's ranges from the continuation key: O(log n + k).
-* Stored :class:`~azt_server_stub.model.Entity` objects are never mutated: a
-  write stores a new object. Entities handed out by reads stay valid snapshots;
-  callers must not mutate them.
-* Timestamps are 100 ns ticks from the wall clock, strictly increasing across the
-  whole backend (a write never reuses an earlier Timestamp). All entities written
-  by one batch share its Timestamp, as on the service.
-* With ``location``, every write is first committed to SQLite (see ``_store``),
-  then applied in memory; at start the database is loaded into memory.
-  :meth:`Backend.commit_group` commits several write requests with one
-  transaction (group commit); the HTTP layer feeds it from one writer thread
-  (``_commit``), so reads are served while a group waits for its fsync.
-* Two locks: writers serialize on a write lock (held from the checks to the
-  in-memory apply, across the disk commit); the in-memory state has its own lock,
-  which a write holds only to check and to apply. Readers never wait for an fsync:
-  until a group is applied (and only then acknowledged) they see the state before
-  it, never half of it.
+Every :class:`Backend` method is synchronous and atomic with respect to other requests;
+with a durable location a write returns only once committed to disk. Refusals are raised
+as :class:`~azt_server_stub.errors.StubError`.
 
 Example::
 
@@ -43,22 +17,41 @@ Example::
 from __future__ import annotations
 
 import bisect
-import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
 
 from sortedcontainers import SortedDict
 
 from . import errors
 from ._store import SqliteStore
 from .errors import StubError
-from .model import Entity, TypedValue
-from .validation import check_entity_limits, validate_entity, validate_table_name
+from .model import Entity
+from .query_pages import (
+    EntityFilter,
+    Key,
+    KeyRange,
+    QueryPage,
+    TablePage,
+    page_size,
+    range_lo,
+    scan_ranges,
+    sort_key,
+    sort_str,
+)
+from .validation import validate_table_name
+from .writes import (
+    GroupWrite,
+    WriteKind,
+    WriteOp,
+    WriteResult,
+    apply_write,
+    invalid_etag,
+    is_weak_etag,
+)
 
 __all__ = [
     "Backend",
@@ -74,53 +67,6 @@ __all__ = [
     "invalid_etag",
     "is_weak_etag",
 ]
-
-Key = tuple[str, str]
-"""An entity key ``(PartitionKey, RowKey)``."""
-KeyRange = tuple[Key, Key | None]
-"""A half-open range ``[lo, hi)`` over ``(PartitionKey, RowKey)``; ``hi is None``: unbounded."""
-
-
-class EntityFilter(Protocol):
-    """What the backend needs from a compiled ``$filter`` (``odata.compile_entity_filter``).
-
-    ``ranges``: sorted, disjoint half-open key ranges that contain every match.
-    ``matches``: the exact predicate, applied to every entity in the ranges.
-
-    Example::
-
-        >>> class Everything:
-        ...     ranges = [(("", ""), None)]
-        ...     def matches(self, entity: Entity) -> bool:
-        ...         return True
-    """
-
-    @property
-    def ranges(self) -> Sequence[KeyRange]:
-        """The planner's key ranges.
-
-        Example::
-
-            >>> from azt_server_stub.odata import compile_entity_filter
-            >>> compile_entity_filter("PartitionKey eq 'p' and RowKey ge 'r'").ranges
-            [(('p', 'r'), ('p\\x00', ''))]
-        """
-        ...
-
-    def matches(self, entity: Entity) -> bool:
-        """Whether ``entity`` satisfies the filter.
-
-        Example::
-
-            >>> from azt_server_stub.model import Edm
-            >>> from azt_server_stub.odata import compile_entity_filter
-            >>> adults = compile_entity_filter("Age ge 18")
-            >>> adults.matches(Entity("p", "r", 0, {"Age": (Edm.INT32, 30)}))
-            True
-            >>> adults.matches(Entity("p", "r", 0))  # no Age at all
-            False
-        """
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,192 +85,18 @@ class SignedIdentifier:
     permission: str | None = None
 
 
-@dataclass(slots=True)
-class QueryPage:
-    """One page of a query: entities in ordinal order and where the next page starts.
-
-    ``next_key`` is the (NextPartitionKey, NextRowKey) of the next entity to
-    examine, or None when the query is complete. ``scanned`` counts the entities
-    the page examined (for tests of scan cost and for scan budgets).
-
-    Example::
-
-        >>> QueryPage([]).next_key is None
-        True
-    """
-
-    entities: list[Entity]
-    next_key: tuple[str, str] | None = None
-    scanned: int = 0
-
-
-@dataclass(slots=True)
-class TablePage:
-    """One page of Query Tables: names as created, and NextTableName.
-
-    Example::
-
-        >>> TablePage(["a1b"]).next_name is None
-        True
-    """
-
-    names: list[str]
-    next_name: str | None = None
-
-
-WriteKind = Literal["insert", "replace", "merge", "delete"]
-
-
-@dataclass(slots=True)
-class WriteOp:
-    """One write, alone or inside a batch.
-
-    ``kind``: ``insert`` (POST), ``replace`` (PUT), ``merge`` (MERGE/PATCH), ``delete``.
-    ``if_match``: ``None`` (absent: replace/merge become upserts; delete is refused with
-    ``400 InvalidInput``), ``"*"`` or an ETag string. Ignored by ``insert``.
-    ``props``: custom properties, already parsed (no nulls; for merge, nulls were dropped
-    by the parser). The backend validates keys and properties itself.
-
-    Example::
-
-        >>> from azt_server_stub.model import Edm
-        >>> WriteOp("merge", "pk", "rk", {"Age": (Edm.INT32, 24)}, if_match="*").kind
-        'merge'
-    """
-
-    kind: WriteKind
-    pk: str
-    rk: str
-    props: dict[str, TypedValue] = field(default_factory=dict)
-    if_match: str | None = None
-
-
-@dataclass(slots=True)
-class WriteResult:
-    """Outcome of one successful write: the stored entity (None after delete).
-
-    Example::
-
-        >>> WriteResult(None).created
-        False
-    """
-
-    entity: Entity | None
-    created: bool = False  # True when an insert or upsert created the entity
-
-
 # --- helpers ------------------------------------------------------------------------
 
-#: Most entities (or tables) in one page, and the default and maximum ``$top``.
-MAX_PAGE = 1000
 #: Most operations in one change set.
 MAX_BATCH = 100
 #: Most stored access policies per table.
 MAX_ACL = 5
 _UNIX_EPOCH_TICKS = 621_355_968_000_000_000
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_WEAK_ETAG = re.compile(r'W/"[^"]*"\Z')
 _ACL_PERMISSIONS = frozenset("raud")
-
-
-def _pair(match: re.Match[str]) -> str:
-    code = ord(match.group()) - 0x10000
-    return chr(0xD800 + (code >> 10)) + chr(0xDC00 + (code & 0x3FF))
-
-
-def _sort_str(text: str) -> str:
-    """``text`` rewritten so that code-point order equals UTF-16 code-unit order."""
-    if text.isascii() or _ASTRAL.search(text) is None:
-        return text
-    return _ASTRAL.sub(_pair, text)
-
-
-def _sort_key(pk: str, rk: str) -> Key:
-    return (_sort_str(pk), _sort_str(rk))
 
 
 def _wall_clock_ticks() -> int:
     return time.time_ns() // 100 + _UNIX_EPOCH_TICKS
-
-
-def _normalise_etag(etag: str) -> str:
-    return etag.replace("%3A", ":").replace("%3a", ":")
-
-
-def is_weak_etag(text: str) -> bool:
-    """Whether ``text`` is one weak ETag, ``W/"..."`` (the only form the service issues).
-
-    Example::
-
-        >>> is_weak_etag('W/"datetime-2020"'), is_weak_etag('"x"'), is_weak_etag('W/"a"b"')
-        (True, False, False)
-    """
-    return _WEAK_ETAG.match(text) is not None
-
-
-def invalid_etag(value: str) -> StubError:
-    """``400 InvalidInput`` for an ``If-Match`` value that is neither ``*`` nor one weak ETag.
-
-    Example::
-
-        >>> invalid_etag('"x"').code
-        'InvalidInput'
-    """
-    return errors.invalid_input(
-        f"The etag value '{value}' specified in one of the request headers is not "
-        "valid. Please make sure only one etag value is specified and is valid."
-    )
-
-
-def _check_if_match(if_match: str, current: Entity | None) -> None:
-    """The If-Match rules for ``*`` or an ETag (PROTOCOL.md 8.2); None is the caller's."""
-    if if_match != "*":
-        if _WEAK_ETAG.match(if_match) is None:
-            raise invalid_etag(if_match)
-        if current is None:
-            raise errors.resource_not_found()
-        if _normalise_etag(if_match) != _normalise_etag(current.etag):
-            raise errors.update_condition_not_satisfied()
-    elif current is None:
-        raise errors.resource_not_found()
-
-
-def _apply(op: WriteOp, current: Entity | None, timestamp: int) -> Entity | None:
-    """One write against ``current``: the new stored entity (None: deleted), or raise.
-
-    Check order (PROTOCOL.md 8.3): body validation (400), existence (404/409), ETag (412),
-    then the limits of a merged entity.
-    """
-    kind = op.kind
-    if kind == "insert":
-        validate_entity(op.pk, op.rk, op.props)
-        if current is not None:
-            raise errors.entity_already_exists()
-        return Entity(op.pk, op.rk, timestamp, dict(op.props))
-    if kind == "replace":
-        validate_entity(op.pk, op.rk, op.props)
-        if op.if_match is not None:
-            _check_if_match(op.if_match, current)
-        return Entity(op.pk, op.rk, timestamp, dict(op.props))
-    if kind == "merge":
-        validate_entity(op.pk, op.rk, op.props)
-        if op.if_match is not None:
-            _check_if_match(op.if_match, current)
-        if current is None:
-            return Entity(op.pk, op.rk, timestamp, dict(op.props))
-        merged = dict(current.props)
-        merged.update(op.props)
-        check_entity_limits(op.pk, op.rk, merged)
-        return Entity(op.pk, op.rk, timestamp, merged)
-    if kind == "delete":
-        if op.if_match is None:
-            raise errors.invalid_input(
-                "The If-Match header is required to delete an entity (use '*' to delete "
-                "unconditionally)."
-            )
-        _check_if_match(op.if_match, current)
-        return None
-    raise errors.invalid_input(f"Unknown write kind {kind!r}.")
 
 
 def _current(tbl: _Table, key: Key, overlay: _Overlay) -> Entity | None:
@@ -333,22 +105,6 @@ def _current(tbl: _Table, key: Key, overlay: _Overlay) -> Entity | None:
     if pending is not None:
         return pending[3]
     return tbl.rows.get(key)
-
-
-@dataclass(slots=True)
-class GroupWrite:
-    """One write request for :meth:`Backend.commit_group`: a single write or a change set.
-
-    Example::
-
-        >>> GroupWrite("acct", "t", [WriteOp("insert", "p", "r")]).batch
-        False
-    """
-
-    account: str
-    table: str
-    ops: list[WriteOp]
-    batch: bool = False
 
 
 class _Table:
@@ -388,8 +144,30 @@ def _acl_from_json(data: list[dict[str, str | None]]) -> list[SignedIdentifier]:
     return out
 
 
+# Storage model:
+#
+# * Each table keeps its entities in a SortedDict keyed by the entity's sort key:
+#   (PartitionKey, RowKey) compared by UTF-16 code units, as the service does
+#   (PROTOCOL.md 7.5; query_pages.sort_key). Point reads are dict lookups; a query
+#   scans only the filter planner's ranges from the continuation key: O(log n + k).
+# * Stored Entity objects are never mutated: a write stores a new object. Entities
+#   handed out by reads stay valid snapshots; callers must not mutate them.
+# * Timestamps are 100 ns ticks from the wall clock, strictly increasing across the
+#   whole backend (a write never reuses an earlier Timestamp). All entities written by
+#   one batch share its Timestamp, as on the service.
+# * With a location, every write is first committed to SQLite (_store), then applied
+#   in memory; at start the database is loaded into memory. commit_group commits
+#   several write requests with one transaction (group commit); the HTTP layer feeds it
+#   from one writer thread (_commit), so reads are served while a group waits for its
+#   fsync.
+# * Two locks: writers serialize on a write lock (held from the checks to the in-memory
+#   apply, across the disk commit); the in-memory state has its own lock, which a write
+#   holds only to check and to apply. Readers never wait for an fsync: until a group is
+#   applied (and only then acknowledged) they see the state before it, never half of it.
+
+
 class Backend:
-    """All accounts' tables and entities. See the module docstring for the rules.
+    """All accounts' tables and entities (the storage model is in the comment above).
 
     ``location``: a directory for the durable SQLite store, or None for memory only.
     ``clock``: returns the current time in 100 ns ticks since 0001-01-01 (tests may fix it;
@@ -436,7 +214,7 @@ class Backend:
             for lname, loaded in tables.items():
                 table = _Table(loaded.name, account_name)
                 table.acl = _acl_from_json(loaded.acl)
-                table.rows = SortedDict({_sort_key(e.pk, e.rk): e for e in loaded.entities})
+                table.rows = SortedDict({sort_key(e.pk, e.rk): e for e in loaded.entities})
                 account.tables[lname] = table
         for account_name, doc in state.service.items():
             self._account(account_name).service_properties = doc
@@ -621,7 +399,7 @@ class Backend:
             >>> b.query_tables("a", None, 1, None)
             TablePage(names=['Aaa'], next_name='Bbb')
         """
-        limit = _page_size(top)
+        limit = page_size(top)
         with self._lock:
             tables = self._account(account).tables
             start = next_table_name.lower() if next_table_name else None
@@ -720,7 +498,7 @@ does not exist.
         """
         with self._lock:
             rows = self._table(account, table).rows
-            entity = rows.get(_sort_key(pk, rk))
+            entity = rows.get(sort_key(pk, rk))
             if entity is None:
                 raise errors.resource_not_found()
             return entity
@@ -821,9 +599,9 @@ All commands in a batch must operate on same entity group.
         if not item.batch:
             op = ops[0]
             tbl = self._table(item.account, item.table)
-            key = _sort_key(op.pk, op.rk)
+            key = sort_key(op.pk, op.rk)
             current = _current(tbl, key, overlay)
-            new = _apply(op, current, self._next_timestamp())
+            new = apply_write(op, current, self._next_timestamp())
             overlay[(id(tbl), key)] = (tbl, key, (op.pk, op.rk), new)
             return [WriteResult(new, created=current is None and new is not None)]
         try:
@@ -847,10 +625,10 @@ All commands in a batch must operate on same entity group.
         changes: list[tuple[Key, Key, Entity | None]] = []
         results: list[WriteResult] = []
         for i, op in enumerate(ops):
-            key = _sort_key(op.pk, op.rk)
+            key = sort_key(op.pk, op.rk)
             current = _current(tbl, key, overlay)
             try:
-                new = _apply(op, current, timestamp)
+                new = apply_write(op, current, timestamp)
             except StubError as exc:
                 raise exc.at(i) from None
             changes.append((key, (op.pk, op.rk), new))
@@ -892,31 +670,31 @@ All commands in a batch must operate on same entity group.
             >>> [e.rk for e in page.entities], page.next_key
             (['a', 'b'], ('p', 'c'))
         """
-        limit = _page_size(top)
+        limit = page_size(top)
         if scan_budget is not None and scan_budget < 1:
             raise ValueError("scan_budget must be at least 1")
         with self._lock:
             rows = self._table(account, table).rows
             ranges = [(("", ""), None)] if flt is None else flt.ranges
             sorted_ranges = [
-                (_sort_key(*lo), None if hi is None else _sort_key(*hi)) for lo, hi in ranges
+                (sort_key(*lo), None if hi is None else sort_key(*hi)) for lo, hi in ranges
             ]
             if not sorted_ranges:
                 return QueryPage([], None, 0)
-            sorted_ranges.sort(key=_range_lo)
+            sorted_ranges.sort(key=range_lo)
             start = sorted_ranges[0][0]
             if start_after is not None:
-                start = max(start, _sort_key(*start_after))
+                start = max(start, sort_key(*start_after))
             stop: Key | None = None
             if boundaries:
-                bounds = sorted(_sort_str(b) for b in boundaries)
+                bounds = sorted(sort_str(b) for b in boundaries)
                 i = bisect.bisect_right(bounds, start[0])
                 if i < len(bounds):
                     stop = (bounds[i], "")
             matches = None if flt is None else flt.matches
             found: list[Entity] = []
             scanned = 0
-            scan = _scan(rows, sorted_ranges, start)
+            scan = scan_ranges(rows, sorted_ranges, start)
             for key, entity in scan:
                 if (stop is not None and key >= stop) or scanned == scan_budget:
                     return QueryPage(found, (entity.pk, entity.rk), scanned)
@@ -931,28 +709,3 @@ All commands in a batch must operate on same entity group.
                     next_key = None if following is None else following[1].key
                     return QueryPage(found, next_key, scanned)
             return QueryPage(found, None, scanned)
-
-
-def _range_lo(item: tuple[Key, Key | None]) -> Key:
-    return item[0]
-
-
-def _page_size(top: int | None) -> int:
-    if top is None:
-        return MAX_PAGE
-    if top < 1:
-        raise errors.out_of_range_query_parameter_value()
-    return min(top, MAX_PAGE)
-
-
-def _scan(
-    rows: SortedDict[Key, Entity], ranges: Sequence[tuple[Key, Key | None]], start: Key
-) -> Iterator[tuple[Key, Entity]]:
-    """Entities of ``rows`` inside ``ranges`` at or after ``start``, in order."""
-    for lo, hi in ranges:
-        if hi is not None and hi <= start:
-            continue
-        if lo < start:
-            lo = start
-        for key in rows.irange(lo, hi, inclusive=(True, False)):
-            yield key, rows[key]

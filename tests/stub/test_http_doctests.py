@@ -35,6 +35,8 @@ MODULES = [
     "azt_server_stub.auth._sas",
     "azt_server_stub.versions",
     "azt_server_stub.model",
+    "azt_server_stub.query_pages",
+    "azt_server_stub.writes",
     "azt_server_stub.errors",
     "azt_server_stub.odata",
     "azt_server_stub.odata._ast",

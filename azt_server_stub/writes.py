@@ -1,0 +1,179 @@
+"""What one entity write does (PROTOCOL.md 8): the operation, the If-Match rules, the result.
+
+:func:`apply_write` applies a :class:`WriteOp` to the entity currently stored (or None)
+and returns the entity to store, or raises the service's refusal; the backend owns
+locking, timestamps and storage.
+
+Example::
+
+    >>> new = apply_write(WriteOp("insert", "p", "r"), None, 1)
+    >>> new.pk, new.rk, new.timestamp
+    ('p', 'r', 1)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from . import errors
+from .errors import StubError
+from .model import Entity, TypedValue
+from .validation import check_entity_limits, validate_entity
+
+__all__ = [
+    "GroupWrite",
+    "WriteKind",
+    "WriteOp",
+    "WriteResult",
+    "apply_write",
+    "invalid_etag",
+    "is_weak_etag",
+]
+
+
+WriteKind = Literal["insert", "replace", "merge", "delete"]
+
+
+@dataclass(slots=True)
+class WriteOp:
+    """One write, alone or inside a batch.
+
+    ``kind``: ``insert`` (POST), ``replace`` (PUT), ``merge`` (MERGE/PATCH), ``delete``.
+    ``if_match``: ``None`` (absent: replace/merge become upserts; delete is refused with
+    ``400 InvalidInput``), ``"*"`` or an ETag string. Ignored by ``insert``.
+    ``props``: custom properties, already parsed (no nulls; for merge, nulls were dropped
+    by the parser). The backend validates keys and properties itself.
+
+    Example::
+
+        >>> from azt_server_stub.model import Edm
+        >>> WriteOp("merge", "pk", "rk", {"Age": (Edm.INT32, 24)}, if_match="*").kind
+        'merge'
+    """
+
+    kind: WriteKind
+    pk: str
+    rk: str
+    props: dict[str, TypedValue] = field(default_factory=dict)
+    if_match: str | None = None
+
+
+@dataclass(slots=True)
+class WriteResult:
+    """Outcome of one successful write: the stored entity (None after delete).
+
+    Example::
+
+        >>> WriteResult(None).created
+        False
+    """
+
+    entity: Entity | None
+    created: bool = False  # True when an insert or upsert created the entity
+
+
+@dataclass(slots=True)
+class GroupWrite:
+    """One write request for :meth:`Backend.commit_group`: a single write or a change set.
+
+    Example::
+
+        >>> GroupWrite("acct", "t", [WriteOp("insert", "p", "r")]).batch
+        False
+    """
+
+    account: str
+    table: str
+    ops: list[WriteOp]
+    batch: bool = False
+
+
+_WEAK_ETAG = re.compile(r'W/"[^"]*"\Z')
+
+
+def _normalise_etag(etag: str) -> str:
+    return etag.replace("%3A", ":").replace("%3a", ":")
+
+
+def is_weak_etag(text: str) -> bool:
+    """Whether ``text`` is one weak ETag, ``W/"..."`` (the only form the service issues).
+
+    Example::
+
+        >>> is_weak_etag('W/"datetime-2020"'), is_weak_etag('"x"'), is_weak_etag('W/"a"b"')
+        (True, False, False)
+    """
+    return _WEAK_ETAG.match(text) is not None
+
+
+def invalid_etag(value: str) -> StubError:
+    """``400 InvalidInput`` for an ``If-Match`` value that is neither ``*`` nor one weak ETag.
+
+    Example::
+
+        >>> invalid_etag('"x"').code
+        'InvalidInput'
+    """
+    return errors.invalid_input(
+        f"The etag value '{value}' specified in one of the request headers is not "
+        "valid. Please make sure only one etag value is specified and is valid."
+    )
+
+
+def _check_if_match(if_match: str, current: Entity | None) -> None:
+    """The If-Match rules for ``*`` or an ETag (PROTOCOL.md 8.2); None is the caller's."""
+    if if_match != "*":
+        if _WEAK_ETAG.match(if_match) is None:
+            raise invalid_etag(if_match)
+        if current is None:
+            raise errors.resource_not_found()
+        if _normalise_etag(if_match) != _normalise_etag(current.etag):
+            raise errors.update_condition_not_satisfied()
+    elif current is None:
+        raise errors.resource_not_found()
+
+
+def apply_write(op: WriteOp, current: Entity | None, timestamp: int) -> Entity | None:
+    """One write against ``current``: the new stored entity (None: deleted), or raise.
+
+    Check order (PROTOCOL.md 8.3): body validation (400), existence (404/409), ETag (412),
+    then the limits of a merged entity.
+
+    Example::
+
+        >>> stored = apply_write(WriteOp("insert", "p", "r"), None, 1)
+        >>> apply_write(WriteOp("delete", "p", "r", if_match="*"), stored, 2) is None
+        True
+    """
+    kind = op.kind
+    if kind == "insert":
+        validate_entity(op.pk, op.rk, op.props)
+        if current is not None:
+            raise errors.entity_already_exists()
+        return Entity(op.pk, op.rk, timestamp, dict(op.props))
+    if kind == "replace":
+        validate_entity(op.pk, op.rk, op.props)
+        if op.if_match is not None:
+            _check_if_match(op.if_match, current)
+        return Entity(op.pk, op.rk, timestamp, dict(op.props))
+    if kind == "merge":
+        validate_entity(op.pk, op.rk, op.props)
+        if op.if_match is not None:
+            _check_if_match(op.if_match, current)
+        if current is None:
+            return Entity(op.pk, op.rk, timestamp, dict(op.props))
+        merged = dict(current.props)
+        merged.update(op.props)
+        check_entity_limits(op.pk, op.rk, merged)
+        return Entity(op.pk, op.rk, timestamp, merged)
+    if kind == "delete":
+        if op.if_match is None:
+            raise errors.invalid_input(
+                "The If-Match header is required to delete an entity (use '*' to delete "
+                "unconditionally)."
+            )
+        _check_if_match(op.if_match, current)
+        return None
+    raise errors.invalid_input(f"Unknown write kind {kind!r}.")
