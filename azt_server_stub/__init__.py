@@ -1,6 +1,8 @@
 """azt_server_stub: a faithful emulator of the Azure Table service REST API.
 
-Run it with ``python -m azt_server_stub`` (or ``azt-stub``), or embed it::
+Run it with ``python -m azt_server_stub`` (or ``azt-stub``), or embed it.
+
+Example::
 
     async with StubServer() as stub:
         print(stub.connection_string)

@@ -1,15 +1,5 @@
 """Group commit of durable writes, off the event loop (private).
 
-With a durable location every write waits for an fsync. Run inline on the event
-loop, each fsync would stall every other request, and writes would be committed
-one per fsync. :class:`WriteCommitter` instead queues write requests and hands
-everything queued to one writer thread as one group
-(:meth:`~azt_server_stub.backend.Backend.commit_group`: one transaction, one
-fsync); while that group commits, the loop keeps serving reads and queues the
-next group. Each request is answered only after its group is on disk and
-applied in memory, and groups run in arrival order, so a client that waits for
-its answers sees its writes applied in order.
-
 Example::
 
     committer = WriteCommitter(backend)
@@ -36,6 +26,15 @@ _T = TypeVar("_T")
 MAX_GROUP = 256
 
 
+# With a durable location every write waits for an fsync. Run inline on the event
+# loop, each fsync would stall every other request, and writes would be committed
+# one per fsync. :class:`WriteCommitter` instead queues write requests and hands
+# everything queued to one writer thread as one group
+# (:meth:`~azt_server_stub.backend.Backend.commit_group`: one transaction, one
+# fsync); while that group commits, the loop keeps serving reads and queues the
+# next group. Each request is answered only after its group is on disk and
+# applied in memory, and groups run in arrival order, so a client that waits for
+# its answers sees its writes applied in order.
 class WriteCommitter:
     """Queues write requests and commits them in groups on one writer thread.
 

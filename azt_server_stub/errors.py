@@ -1,12 +1,8 @@
 """Service errors raised anywhere in the stub and rendered by the HTTP layer.
 
-Every refusal is a :class:`StubError` carrying the HTTP status, the service's
-error code and its message text (verbatim where the service's text is known).
-The HTTP layer renders it as an ``odata.error`` JSON body, an OData XML body
-(Atom clients) or a storage XML body (ACL / service properties / auth), always
-with the ``x-ms-error-code`` header. Nothing else should be raised out of a
-request handler: an unexpected exception is a stub bug and becomes a logged
-``500 InternalError``.
+Every refusal is a :class:`StubError` carrying the HTTP status, the service's error code
+and its message text (verbatim where the service's text is known); anything else raised
+out of a handler is a stub bug, answered ``500 InternalError``.
 
 Example::
 

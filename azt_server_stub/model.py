@@ -1,21 +1,7 @@
 """The stub's data model: EDM types, typed property values, stored entities, time.
 
-This module is the one vocabulary shared by the stub's parts (filter evaluator,
-backend, wire formats). It is deliberately independent of the client package
-``azt``: the two sides must never share wire code.
-
-Value representation (``Value``) per EDM type:
-
-==============  ==============================================================
-``Edm.String``  ``str``
-``Edm.Int32``   ``int`` in [-2**31, 2**31 - 1]
-``Edm.Int64``   ``int`` in [-2**63, 2**63 - 1]
-``Edm.Double``  ``float`` (NaN and +-inf allowed)
-``Edm.Boolean`` ``bool``
-``Edm.DateTime````int``: 100 ns ticks since 0001-01-01T00:00:00Z (as .NET)
-``Edm.Guid``    ``uuid.UUID``
-``Edm.Binary``  ``bytes``
-==============  ==============================================================
+The one vocabulary shared by the stub's parts (filter evaluator, backend, wire formats);
+independent of the client package ``azt``: the two sides never share wire code.
 
 Example::
 
@@ -56,7 +42,21 @@ class Edm(enum.StrEnum):
 
 
 Value: TypeAlias = Any
-"""A typed property value; see the module docstring for the Python type per EDM type."""
+"""A typed property value.
+
+The Python type per EDM type:
+
+==============  ==============================================================
+``Edm.String``  ``str``
+``Edm.Int32``   ``int`` in [-2**31, 2**31 - 1]
+``Edm.Int64``   ``int`` in [-2**63, 2**63 - 1]
+``Edm.Double``  ``float`` (NaN and +-inf allowed)
+``Edm.Boolean`` ``bool``
+``Edm.DateTime````int``: 100 ns ticks since 0001-01-01T00:00:00Z (as .NET)
+``Edm.Guid``    ``uuid.UUID``
+``Edm.Binary``  ``bytes``
+==============  ==============================================================
+"""
 
 TypedValue: TypeAlias = tuple[Edm, Value]
 """An EDM type with its value, e.g. ``(Edm.INT64, 255)``."""

@@ -1,30 +1,8 @@
 """Service-side validation of table names, keys, property names, values and entity limits.
 
-Pure functions that raise :class:`~azt_server_stub.errors.StubError` with the
-service's status and code (PROTOCOL.md 5.2-5.5). They run once per entity on
-the write path, so the common cases (ASCII names and keys, names seen before)
-take a fast path.
-
-Choices where the service's behaviour is not pinned down (see PROTOCOL.md):
-
-* Forbidden key characters -> ``400 InvalidInput``; a non-string key -> ``400 InvalidInput``.
-* Text that is not Unicode (a lone UTF-16 surrogate, which JSON's ``\\ud800`` escape can
-  express) in a key or a String value -> ``400 InvalidInput``: the service stores UTF-16
-  text and cannot echo it as UTF-8. Property names with one are not identifiers.
-* Property names follow the C# identifier rule: a letter (Unicode categories
-  Lu, Ll, Lt, Lm, Lo, Nl) or ``_`` first, then letters, decimal digits (Nd),
-  connectors (Pc) and combining marks (Mn, Mc). Formatting characters (Cf),
-  which C# allows, are refused because names must also be XML names, and so
-  are the few letters the XML writer does not take as name characters.
-* ``PartitionKey``, ``RowKey`` and ``Timestamp`` are refused as custom
-  properties (``400 PropertyNameInvalid``): the format layer strips them from
-  bodies before the values reach the backend.
-* Int32 or Int64 out of range -> ``400 InvalidInput``; DateTime outside
-  1601-01-01 ... 9999-12-31T23:59:59.9999999Z -> ``400 OutOfRangeInput``.
-* Entity size follows the accounting of PROTOCOL.md 5.2: 4 bytes + 2 x (UTF-16
-  length of PartitionKey + RowKey) + for each custom property 8 bytes + 2 x name
-  length + value size (string 2 x len + 4, binary len + 4, Int64/Double/DateTime 8,
-  Int32 4, Guid 16, Boolean 1). The system Timestamp is not counted.
+Pure functions that raise :class:`~azt_server_stub.errors.StubError` with the service's
+status and code (PROTOCOL.md 5.2-5.5); they run once per entity on the write path, so the
+common cases (ASCII names and keys, names seen before) take a fast path.
 
 Example::
 
@@ -56,6 +34,27 @@ from .model import (
     TypedValue,
 )
 
+# Choices where the service's behaviour is not pinned down (see PROTOCOL.md):
+#
+# * Forbidden key characters -> ``400 InvalidInput``; a non-string key -> ``400 InvalidInput``.
+# * Text that is not Unicode (a lone UTF-16 surrogate, which JSON's ``\ud800`` escape can
+#   express) in a key or a String value -> ``400 InvalidInput``: the service stores UTF-16
+#   text and cannot echo it as UTF-8. Property names with one are not identifiers.
+# * Property names follow the C# identifier rule: a letter (Unicode categories
+#   Lu, Ll, Lt, Lm, Lo, Nl) or ``_`` first, then letters, decimal digits (Nd),
+#   connectors (Pc) and combining marks (Mn, Mc). Formatting characters (Cf),
+#   which C# allows, are refused because names must also be XML names, and so
+#   are the few letters the XML writer does not take as name characters.
+# * ``PartitionKey``, ``RowKey`` and ``Timestamp`` are refused as custom
+#   properties (``400 PropertyNameInvalid``): the format layer strips them from
+#   bodies before the values reach the backend.
+# * Int32 or Int64 out of range -> ``400 InvalidInput``; DateTime outside
+#   1601-01-01 ... 9999-12-31T23:59:59.9999999Z -> ``400 OutOfRangeInput``.
+# * Entity size follows the accounting of PROTOCOL.md 5.2: 4 bytes + 2 x (UTF-16
+#   length of PartitionKey + RowKey) + for each custom property 8 bytes + 2 x name
+#   length + value size (string 2 x len + 4, binary len + 4, Int64/Double/DateTime 8,
+#   Int32 4, Guid 16, Boolean 1). The system Timestamp is not counted.
+
 __all__ = [
     "MAX_BINARY_BYTES",
     "MAX_ENTITY_BYTES",
@@ -79,7 +78,7 @@ __all__ = [
 
 #: Custom properties per entity (255 minus PartitionKey, RowKey, Timestamp).
 MAX_PROPERTIES = 252
-#: Entity size limit in bytes by the accounting described in the module docstring.
+#: Entity size limit in bytes by the accounting described after the imports.
 MAX_ENTITY_BYTES = 1024 * 1024
 #: String property limit in UTF-16 code units (64 KiB).
 MAX_STRING_UNITS = 32 * 1024
@@ -261,7 +260,7 @@ def validate_property_name(name: str) -> None:
 
 
 def _value_size(edm: Edm, value: Any) -> int:
-    """Size of a validated value by the accounting of the module docstring."""
+    """Size of a validated value by the accounting described after the imports."""
     if edm is Edm.STRING:
         return 2 * utf16_len(value) + 4
     if edm is Edm.BINARY:
@@ -350,7 +349,7 @@ def validate_properties(props: Mapping[str, TypedValue]) -> int:
 
 
 def entity_size(pk: str, rk: str, props: Mapping[str, TypedValue]) -> int:
-    """The accounted size in bytes of an entity (see the module docstring).
+    """The accounted size in bytes of an entity (see the accounting after the imports).
 
     Example::
 

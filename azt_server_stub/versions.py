@@ -1,21 +1,7 @@
 """Service versions (``x-ms-version``): which are known, which are refused, what each enables.
 
-The Table service identifies protocol versions by dates (``2019-02-02``). This
-module decides which version applies to a request and answers the
-version-gated questions the HTTP layer has to ask (PROTOCOL.md section 13).
-
-Version selection (:func:`resolve_version`):
-
-* a version in :data:`KNOWN_VERSIONS` applies as is;
-* no ``x-ms-version`` (and no SAS ``sv``) applies :data:`BASELINE_VERSION`;
-* a well-formed date newer than the baseline is refused with
-  ``400 InvalidHeaderValue`` (as Azurite does), or applies the baseline in
-  lenient mode;
-* a well-formed but unknown date older than the baseline applies the nearest
-  known older version (older than the oldest known: the oldest). Every
-  behaviour is gated by a threshold date, so this is well defined;
-* anything that is not a ``YYYY-MM-DD`` date is refused with
-  ``400 InvalidHeaderValue``.
+Decides which version applies to a request (:func:`resolve_version`) and answers the
+version-gated questions of the HTTP layer (PROTOCOL.md 13).
 
 Example::
 
@@ -132,6 +118,18 @@ def _refuse(value: str) -> StubError:
     return err
 
 
+# Version selection:
+#
+# * a version in :data:`KNOWN_VERSIONS` applies as is;
+# * no ``x-ms-version`` (and no SAS ``sv``) applies :data:`BASELINE_VERSION`;
+# * a well-formed date newer than the baseline is refused with
+#   ``400 InvalidHeaderValue`` (as Azurite does), or applies the baseline in
+#   lenient mode;
+# * a well-formed but unknown date older than the baseline applies the nearest
+#   known older version (older than the oldest known: the oldest). Every
+#   behaviour is gated by a threshold date, so this is well defined;
+# * anything that is not a ``YYYY-MM-DD`` date is refused with
+#   ``400 InvalidHeaderValue``.
 def resolve_version(value: str | None, *, lenient: bool = False) -> str:
     """The version that applies to a request whose ``x-ms-version`` is ``value``.
 

@@ -34,7 +34,25 @@ from .inspection import BUSY_MESSAGES, RequestInfo
 
 
 class FaultKind(enum.StrEnum):
-    """What a rule injects; see the module docstring for the behaviour of each.
+    """What a rule injects.
+
+    What each kind does to a matching request:
+
+    =================  ====================================================================
+    ``internal-error`` ``500 InternalError``; the request is not applied.
+    ``timeout``        ``500 OperationTimedOut``; the request is not applied.
+    ``timeout-after``  the request IS applied, then answered ``500 OperationTimedOut``.
+    ``busy``           ``503 ServerBusy``; the request is not applied.
+    ``drop-before``    the connection is aborted without an answer; not applied.
+    ``drop-after``     the request IS applied, then the connection is aborted without an
+                       answer ("succeeded on the server, failed at the client").
+    ``latency``        the answer is delayed by the rule's ``delay`` (then served normally).
+    =================  ====================================================================
+
+    Latency rules add up; of the other rules, the first one (in order) that fires decides
+    the request's fate and later ones are not consulted for it. Rules count the requests
+    they saw (``seen``) and the faults they injected (``injected``); the injector keeps
+    totals per kind (:attr:`FaultInjector.counters`) and a bounded log of recent faults.
 
     Example::
 

@@ -64,6 +64,32 @@ class RangeLayout:
     its own, so a page never holds two PartitionKeys (PROTOCOL.md 7.6's "break at every
     PartitionKey change").
 
+    How a page is cut:
+
+    * ``boundaries``: sorted PartitionKey values where range partitions start. Range
+      partition ``i`` holds the keys ``boundaries[i-1] <= PartitionKey < boundaries[i]``. A
+      page never crosses a boundary above the PartitionKey it started at; when its scan
+      reaches that boundary it stops, and the continuation points at the **boundary itself**
+      (``NextPartitionKey`` = the boundary, empty ``NextRowKey``: the start of the next range
+      partition), not at the next existing entity. That is the service's documented
+      behaviour: a server knows its own range only, and "a continuation token pointing to the
+      next range partition will be returned" (seed 000, "Queries" / empty range
+      partitions). So every empty range partition a query crosses costs it one empty page.
+    * ``scan_budget``: the most entities one page may examine (matching or not), standing in
+      for the five-second rule. A page that used its budget stops with the next entity to
+      examine as the continuation.
+    * ``partition_pages``: a page never holds two PartitionKeys (a test knob, PROTOCOL.md
+      7.6); the page ends at the first entity of the next PartitionKey (its keys are the
+      continuation). The first PartitionKey of a page is the first one its scan meets, so a
+      scan from the table's start (or from a filter's lower bound that no entity has) does
+      not begin with an empty page.
+
+    So a page may be short or empty and still carry continuation headers; every page makes
+    progress (it examined an entity or moved past a boundary), and following the tokens
+    returns every match exactly once, in order. :meth:`RangeLayout.page` cuts one page
+    (with :meth:`azt_server_stub.backend.Backend.query_entities`'s ``boundaries=`` and
+    ``scan_budget=``).
+
     Example::
 
         >>> layout = RangeLayout(boundaries=("m", "f", "m"), scan_budget=50)
@@ -165,7 +191,7 @@ class RangeLayout:
         start: tuple[str, str] | None,
         restrict: Callable[[str, str], bool] | None = None,
     ) -> QueryPage:
-        """One Query Entities page cut by this layout (see the module docstring).
+        """One Query Entities page cut by this layout (see :class:`RangeLayout`).
 
         ``start`` is the continuation (None: the first page, which starts where the
         filter's first key range does).

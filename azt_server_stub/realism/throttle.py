@@ -207,7 +207,7 @@ class TokenBucket:
         return self.tokens
 
     def admits(self, cost: float, now: float) -> bool:
-        """Whether a request costing ``cost`` may pass now (see the module docstring).
+        """Whether a request costing ``cost`` may pass now (see the :class:`Throttle` docstring).
 
         A cost above the capacity passes only a full bucket.
 
@@ -271,6 +271,39 @@ class ThrottleStats:
 
 class Throttle:
     """Token buckets per partition and per account; thread-safe.
+
+    Each bucket refills continuously at its rate and holds at most ``rate x burst`` tokens
+    (``burst`` seconds, default 1 s); a bucket starts full. What a request costs:
+
+    ==============================  =========================================================
+    single-entity operation         1, to the account and to the entity's partition (the
+    (insert, update, merge,         PartitionKey comes from the URL, or from the body for an
+    delete, upsert, point read)     insert)
+    entity group transaction        the number of operations (a batch of 100 costs 100), to the
+                                    account and to the batch's partition
+    query page                      admitted when the account bucket and the bucket of the
+                                    partition the scan starts in (the continuation's, or the
+                                    filter's lowest PartitionKey; unknown for a scan from the
+                                    table's start) each hold at least 1 token; then charged what
+                                    the page examined (``scanned``, at least 1): each returned
+                                    entity to its partition, the examined but not returned ones
+                                    to the partition the page started in, all of it to the
+                                    account. The charge may overdraw the buckets, so the
+                                    partition's next requests wait for the debt to be repaid.
+    anything else (tables, ACLs,    1, to the account
+    service properties)
+    ==============================  =========================================================
+
+    A request costing ``c`` is admitted when every bucket it draws on holds at least
+    ``min(c, capacity)`` tokens; then ``c`` is taken from each (a batch larger than the
+    capacity is admitted from a full bucket and leaves it in debt). So the admitted rate of a
+    partition stays within ``rate x T + capacity`` entities over any interval ``T``. A refused
+    request takes nothing and is answered ``503 ServerBusy`` with the service's texts
+    (PROTOCOL.md 11.2): "The server is currently unable to receive requests. Please retry your
+    request." for a partition, "Operations per second is over the account limit." for the
+    account. No ``Retry-After`` header is sent (Azure Table storage sends none either).
+    With ``ThrottleLimits.timeout_share`` a seeded share of refusals is answered ``500
+    OperationTimedOut`` instead, the service's other answer to an overloaded partition.
 
     ``limits`` may be replaced at run time with :meth:`set_limits` (buckets restart full).
     ``clock`` is a monotonic clock in seconds (tests pass a :class:`FakeClock`).

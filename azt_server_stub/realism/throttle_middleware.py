@@ -103,6 +103,14 @@ def admit_query_partition(
 
         admit_query_partition(request, account, table, start_partition(flt, start))
     """
+    # Why a query is admitted on one token and charged afterwards, rather than admitted by an
+    # estimate of its cost: the cost (entities examined) is only known once the page is cut, and
+    # any estimate made before (``$top``, 1,000, the scan budget) would refuse small queries on a
+    # partition that has capacity for them, or admit big ones anyway. Charging the real cost
+    # keeps the long-run rate exact: the overdraft is at most one page (at most ``scan_budget``
+    # entities, or 1,000 returned plus the non-matching ones examined) and the partition's
+    # next requests are refused until it is repaid, so over any interval ``T`` a partition
+    # serves at most ``rate x T + capacity + one page``.
     throttle = request.app.get(THROTTLE_KEY)
     if throttle is None or partition_key is None:
         return
