@@ -148,6 +148,26 @@ class RawClient:
             return RawResponse(resp.status, resp.headers, content)
 
 
+async def row_keys(raw: RawClient, table: str = "mytable") -> list[str]:
+    """The RowKeys of every entity in ``table``, in order (one unfiltered query)."""
+    r = await raw.request("GET", f"/{table}()", headers={"Accept": JSON_MINIMAL})
+    assert r.status == 200, r.body
+    return [e["RowKey"] for e in r.json()["value"]]
+
+
+#: Headers of a query whose rows are compared by key (no metadata needed).
+QUERY_HEADERS = {"Accept": JSON_NONE, "DataServiceVersion": "3.0"}
+
+
+async def matching_row_keys(raw: RawClient, table: str, filter_text: str) -> list[str]:
+    """The RowKeys of the entities of ``table`` that ``filter_text`` matches, in order."""
+    r = await raw.request(
+        "GET", f"/{table}()", query={"$filter": filter_text}, headers=QUERY_HEADERS
+    )
+    assert r.status == 200, r.body
+    return [row["RowKey"] for row in r.json()["value"]]
+
+
 def _q(text: str, safe: str = "") -> str:
     return quote(text, safe=safe)
 

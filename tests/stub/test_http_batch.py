@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
-from .conftest import ATOM_VERSION, JSON_MINIMAL, JSON_NONE, RawClient
+import pytest
+
+from .conftest import (
+    ATOM_VERSION,
+    JSON_MINIMAL,
+    JSON_NONE,
+    RawClient,
+)
 from .test_http_raw import ATOM_ENTRY, insert, make_table
 
 BATCH_CT = "multipart/mixed; boundary=batch_b1"
@@ -332,7 +340,6 @@ async def test_batch_over_4_mib(raw: RawClient) -> None:
 
 
 async def test_batches_are_never_seen_half_done(raw: RawClient) -> None:
-    import asyncio
 
     await make_table(raw)
     t = "/devstoreaccount1/mytable"
@@ -367,3 +374,24 @@ async def test_batches_are_never_seen_half_done(raw: RawClient) -> None:
 
     await asyncio.gather(writer(), reader(), reader())
     assert len(seen) >= 1
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029"])
+async def test_transaction_with_raw_javascript_line_separator(
+    raw: RawClient, separator: str
+) -> None:
+    """A transaction whose JSON carries a raw U+2028 / U+2029 (valid JSON; non-ASCII sent
+    unescaped) is applied and stores the value exactly. Azurite 3.35 fails it with
+    ``400 InvalidInput`` though it accepts the same entity outside a transaction."""
+    await make_table(raw)
+    base = f"{raw.base}/devstoreaccount1"
+    value = f"a{separator}b"
+    body = json.dumps({"PartitionKey": "p", "RowKey": "r", "s": value}, ensure_ascii=False)
+    r = await post_batch(raw, envelope([request_part("POST", f"{base}/mytable", body)]))
+    assert r.status == 202, r.body
+    assert [status for status, _, _ in parts_of(r.body)] == [201]
+    got = await raw.request(
+        "GET", "/mytable(PartitionKey='p',RowKey='r')", headers={"Accept": JSON_MINIMAL}
+    )
+    assert got.status == 200, got.body
+    assert got.json()["s"] == value

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import random
 
-from .conftest import ATOM_VERSION, JSON_MINIMAL, RawClient
+from .conftest import (
+    ATOM_VERSION,
+    JSON_MINIMAL,
+    RawClient,
+)
 from .test_http_batch import BATCH_CT, envelope, request_part
 from .test_http_raw import ATOM_ENTRY, make_table
 
@@ -130,3 +134,21 @@ async def test_garbage_headers_and_paths(raw: RawClient) -> None:
         body = b"{}" if method != "GET" else None
         r = await raw.request(method, path, headers=headers, body=body)
         assert r.status < 500, (method, path, headers, r.body)
+
+
+async def test_undecodable_query_values_never_break_authentication(raw: RawClient) -> None:
+    await make_table(raw)
+    # a SAS whose table name is not UTF-8, and a signed request with such a comp value
+    r = await raw.request(
+        "GET",
+        "/mytable()",
+        headers={"Accept": JSON_MINIMAL},
+        auth="none",
+        raw_query="sv=2019-02-02&sig=x&tn=%FF&sp=r&se=2030-01-01",
+    )
+    assert (r.status, r.code) == (403, "AuthenticationFailed"), r.body
+    r = await raw.request(
+        "GET", "/mytable()", headers={"Accept": JSON_MINIMAL}, raw_query="comp=%FF"
+    )
+    assert r.status in (400, 403), r.body
+    assert r.code is not None

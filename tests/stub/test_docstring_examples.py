@@ -1,4 +1,4 @@
-"""The examples in the stub's docstrings run and hold (HTTP layer, auth, OData, model)."""
+"""The examples in the stub's docstrings run and hold (every module that has ``>>>`` lines)."""
 
 from __future__ import annotations
 
