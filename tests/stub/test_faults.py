@@ -4,12 +4,16 @@ over HTTP (errors rendered as the service does, drops before and after apply, la
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import re
+from unittest import mock
 from xml.etree import ElementTree
 
 import aiohttp
 import pytest
+from aiohttp.streams import StreamReader
+from aiohttp.test_utils import make_mocked_request
 
 from azt_server_stub.addressing import Kind
 from azt_server_stub.cli import add_fault_arguments, faults_from_args
@@ -23,7 +27,7 @@ from azt_server_stub.realism.faults import (
     parse_duration,
     parse_fault,
 )
-from azt_server_stub.realism.inspection import BUSY_MESSAGES, RequestInfo
+from azt_server_stub.realism.inspection import BUSY_MESSAGES, RequestInfo, describe_request
 from tests.realism.support import batch_body, raw_client, realism_stub
 
 TABLE = "faulty"
@@ -516,9 +520,21 @@ def test_docstring_examples() -> None:
     assert result.attempted > 10
 
 
-def test_insert_partition_key_from_json_and_atom_bodies() -> None:
-    from azt_server_stub.realism.inspection import _insert_partition_key
+async def _insert_partition_key(body: bytes, content_type: str | None) -> str | None:
+    """The PartitionKey the realism layers see in an insert request with ``body``."""
+    reader = StreamReader(mock.Mock(), 2**16, loop=asyncio.get_running_loop())
+    reader.feed_data(body)
+    reader.feed_eof()
+    headers = {"Content-Length": str(len(body))}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    request = make_mocked_request("POST", "/devstoreaccount1/t", headers=headers, payload=reader)
+    info = await describe_request(request, inspect_body=True)
+    assert (info.kind, info.table, info.inspected) == (Kind.COLLECTION, "t", True)
+    return info.partition_key
 
+
+async def test_insert_partition_key_from_json_and_atom_bodies() -> None:
     atom = (
         b'<?xml version="1.0" encoding="utf-8"?>'
         b'<entry xmlns:d="http://schemas.microsoft.com/ado/2007/08/dataservices" '
@@ -528,12 +544,13 @@ def test_insert_partition_key_from_json_and_atom_bodies() -> None:
         b"<d:PartitionKey>atom-pk</d:PartitionKey><d:RowKey>r</d:RowKey>"
         b"</m:properties></content></entry>"
     )
-    assert _insert_partition_key(atom, "application/atom+xml") == "atom-pk"
-    assert _insert_partition_key(b'{"PartitionKey": "json-pk"}', "application/json") == "json-pk"
-    assert _insert_partition_key(b'{"PartitionKey": 3}', "application/json") is None
-    assert _insert_partition_key(b"[1, 2]", "application/json") is None
-    assert _insert_partition_key(b"not json", None) is None
-    assert _insert_partition_key(b"<entry", "application/atom+xml") is None
+    assert await _insert_partition_key(atom, "application/atom+xml") == "atom-pk"
+    json_pk = await _insert_partition_key(b'{"PartitionKey": "json-pk"}', "application/json")
+    assert json_pk == "json-pk"
+    assert await _insert_partition_key(b'{"PartitionKey": 3}', "application/json") is None
+    assert await _insert_partition_key(b"[1, 2]", "application/json") is None
+    assert await _insert_partition_key(b"not json", None) is None
+    assert await _insert_partition_key(b"<entry", "application/atom+xml") is None
 
 
 def test_schedule_trigger_fires_at_the_given_request_numbers() -> None:
