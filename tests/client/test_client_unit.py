@@ -323,7 +323,7 @@ def test_api_version_is_checked() -> None:
 
 
 def test_ambiguity_verification_compares_typed_values() -> None:
-    from azt._core.client import _entity_matches
+    from azt._core.table_client import _entity_matches
 
     sent = {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan"), "s": None}
     assert _entity_matches(

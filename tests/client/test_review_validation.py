@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import azt
-from azt._core.client import _check_entity
+from azt._core.base import check_entity as _check_entity
 from azt._edm.edm import EdmDateTime, EdmType, TableEntity, Typed, _check_fully, _plainly_valid
 
 
