@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import azt
+from azt._core.connection_string import DEV_ACCOUNT_KEY
 from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 from azt.edm import EdmType, Typed
 
@@ -216,6 +217,67 @@ def test_batch_builder_rules() -> None:
     with pytest.raises(azt.ValidationError):
         batch.update({"PartitionKey": "p", "RowKey": "6"}, etag="")
     assert len(batch) == 4
+
+
+async def test_operations_passed_directly_are_checked_like_the_builders() -> None:
+    sent: list[HttpRequest] = []
+
+    def handler(request: HttpRequest) -> HttpResponse:
+        sent.append(request)
+        return HttpResponse(500, {"x-ms-error-code": "InternalError"})
+
+    bad_ops: list[tuple[azt.BatchOperation, str]] = [
+        (azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "a/b"}), "RowKey"),
+        (azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "r", "x-y": 1}), "x-y"),
+        (azt.BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "r"}), "mode"),
+        (
+            azt.BatchOperation(
+                "update", {"PartitionKey": "p", "RowKey": "r"}, mode=azt.UpdateMode.MERGE, etag=""
+            ),
+            "etag",
+        ),
+        (azt.BatchOperation("update", {"PartitionKey": "p", "RowKey": "r"}), "mode"),
+        (
+            azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "r"}, etag="*"),
+            "no mode and no etag",
+        ),
+        (azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "r"}, etag=""), "etag"),
+        (azt.BatchOperation("bogus", {"PartitionKey": "p", "RowKey": "r"}), "kind"),  # type: ignore[arg-type]
+        (azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "\x00"}, etag="*"), "RowKey"),
+    ]
+    async with azt.TableClient(
+        "http://127.0.0.1:10002/devstoreaccount1",
+        "movies",
+        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
+        transport=MockTransport(handler),
+        retry=azt.RetryPolicy.no_retries(),
+    ) as table:
+        for op, word in bad_ops:
+            with pytest.raises(azt.ValidationError, match=word):
+                await table.submit_transaction([op])
+        ok = [
+            azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "1"}),
+            azt.BatchOperation(
+                "upsert", {"PartitionKey": "p", "RowKey": "2"}, mode=azt.UpdateMode.REPLACE
+            ),
+            azt.BatchOperation(
+                "update", {"PartitionKey": "p", "RowKey": "3"}, mode=azt.UpdateMode.MERGE, etag="*"
+            ),
+            azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "4"}, etag='W/"x"'),
+        ]
+        with pytest.raises(azt.InternalServerError):
+            await table.submit_transaction(ok)
+    assert len(sent) == 1
+    body = sent[0].body or b""
+    endpoint = "http://127.0.0.1:10002/devstoreaccount1/movies"
+    for line in (
+        f"POST {endpoint} HTTP/1.1",
+        f"PUT {endpoint}(PartitionKey='p',RowKey='2') HTTP/1.1",
+        f"MERGE {endpoint}(PartitionKey='p',RowKey='3') HTTP/1.1",
+        f"DELETE {endpoint}(PartitionKey='p',RowKey='4') HTTP/1.1",
+        'If-Match: W/"x"',
+    ):
+        assert line.encode() in body
 
 
 async def test_batch_request_shape() -> None:
