@@ -21,17 +21,7 @@ from azt._core.auth import (
     SharedKeyCredential,
     SharedKeyLiteCredential,
 )
-from azt._core.client import (
-    AccessPolicies,
-    BatchOperation,
-    ResponseMetadata,
-    TableBatch,
-    TableClient,
-    TableServiceClient,
-    UpdateMode,
-    WriteResult,
-    format_filter,
-)
+from azt._core.batch import BatchOperation, TableBatch
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
@@ -43,6 +33,8 @@ from azt._core.config import (
 )
 from azt._core.connection_string import ConnectionSettings, Endpoint, parse_connection_string
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
+from azt._core.queries import format_filter
+from azt._core.results import AccessPolicies, ResponseMetadata, UpdateMode, WriteResult
 from azt._core.sas import (
     AccountSasPermissions,
     AccountSasResourceTypes,
@@ -50,6 +42,8 @@ from azt._core.sas import (
     generate_account_sas,
     generate_table_sas,
 )
+from azt._core.service_client import TableServiceClient
+from azt._core.table_client import TableClient
 from azt._core.transport import (
     AiohttpTransport,
     HttpRequest,

@@ -462,7 +462,7 @@ class TransactionError(ServiceError):
     """An entity group transaction failed and nothing in it was applied.
 
     ``index`` is the 0-based position of the failing operation (``None`` when the service
-    did not say), ``operation`` that operation (an ``azt._core.client.BatchOperation``) and
+    did not say), ``operation`` that operation (an ``azt.BatchOperation``) and
     ``error`` the specific :class:`ServiceError` the operation met (for example an
     :class:`EntityAlreadyExistsError`), which is also this exception's ``__cause__``.
 

@@ -63,8 +63,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import pytest
 
 if TYPE_CHECKING:
-    from azt._core.client import TableClient, TableServiceClient
     from azt._core.config import RetryPolicy
+    from azt._core.service_client import TableServiceClient
+    from azt._core.table_client import TableClient
     from azt_server_stub import StubServer, ThreadedStubServer
 
 __all__ = [
@@ -248,7 +249,7 @@ async def azt_service_client(
             await azt_service_client.create_table_if_not_exists("things")
     """
     _need_asyncio("azt_service_client")
-    from azt._core.client import TableServiceClient
+    from azt._core.service_client import TableServiceClient
 
     async with TableServiceClient.from_connection_string(
         azt_connection_string, retry=azt_retry_policy

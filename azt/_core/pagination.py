@@ -1,10 +1,7 @@
-"""Continuation-token following: pages, resumable tokens and async iteration.
-
-A query is served in pages of at most 1000 items; the service says "there is more" with
-continuation headers, possibly after a short or even empty page. :class:`AsyncPager`
-follows them until they stop. Iterate it for items, or call :meth:`AsyncPager.by_page`
-for :class:`Page` objects whose ``continuation`` is a :class:`ContinuationToken` that can
-be serialised (``str(token)``), stored, and passed back later to resume.
+"""Continuation-token following: :class:`AsyncPager` fetches pages until the service stops
+sending continuation headers (a page may be short or empty before that); iterate it for
+items, or page by page for :class:`Page` objects whose :class:`ContinuationToken` can be
+stored as a string and passed back later to resume.
 
 Example::
 

@@ -1,14 +1,6 @@
 """``Pipeline.send``: retry -> fresh date, request id and signature per attempt -> transport
 -> typed errors.
 
-The pipeline builds the request URL string itself (endpoint + path + query, all already
-percent-encoded) so that the signed path is byte-for-byte the one on the wire. The first
-attempt runs directly; a retryable failure hands the request to a fresh
-``tenacity.AsyncRetrying`` (one per request) for the remaining attempts. Every attempt gets a new
-``x-ms-date``/``Date``, a new ``x-ms-client-request-id`` and a new signature. Error
-responses become the registered :class:`azt.ServiceError` subclass; the final error of a
-retried request records ``attempts`` and whether an earlier attempt may have been applied.
-
 Example::
 
     >>> import asyncio
@@ -122,6 +114,10 @@ class Pipeline:
         ``?``; ``comp`` the ``comp`` parameter included in SharedKey signatures;
         ``resource`` what was addressed (decides how a 404 is classified).
         """
+        # The URL string is built here (endpoint + path + query, all already percent-encoded) so
+        # the signed path is byte for byte the one on the wire. Every attempt gets a new
+        # x-ms-date/Date, x-ms-client-request-id and signature; the final error of a retried
+        # request records its attempts and whether an earlier attempt may have been applied.
         url = self.url_for(path, query)
         if isinstance(self.credential, SasCredential):
             url = self.credential.apply_to_url(url)

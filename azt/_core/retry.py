@@ -1,14 +1,5 @@
-"""Retry decisions and waits for the pipeline (built on tenacity).
-
-* :func:`is_retryable`: 408, 429, every 5xx except 501 and 505, connection errors and
-  client timeouts. Never other 4xx.
-* :func:`may_have_been_applied`: whether a failed attempt may nevertheless have been
-  applied by the service (the response was lost, the server timed out mid-operation). The
-  pipeline uses it to flag later errors of the same request as ambiguous.
-* :class:`BackoffWait`: a tenacity wait using :meth:`azt.RetryPolicy.backoff` and honouring
-  ``Retry-After`` / ``x-ms-retry-after-ms`` as a lower bound.
-* :func:`new_retrying`: a fresh ``tenacity.AsyncRetrying`` per request, with an injected
-  ``sleep`` and a log line per retry (method, URL, attempt, delay) on the ``azt`` logger.
+"""Retry decisions and waits for the pipeline (built on tenacity): what is retryable, what
+may have been applied anyway, how long to wait, and a fresh ``AsyncRetrying`` per request.
 
 Example::
 
@@ -46,7 +37,8 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 def is_retryable(exc: BaseException) -> bool:
-    """Whether a failed attempt should be retried.
+    """Whether a failed attempt should be retried: 408, 429, every 5xx except 501 and 505,
+    connection errors and client timeouts; never another 4xx.
 
     Example::
 
@@ -176,7 +168,8 @@ def new_retrying(
     url: str,
     uniform: Callable[[float, float], float] = random.uniform,
 ) -> AsyncRetrying:
-    """A fresh ``AsyncRetrying`` for one request (``url`` should already be redacted).
+    """A fresh ``AsyncRetrying`` for one request (``url`` should already be redacted),
+    logging one line per retry (method, URL, attempt, delay) on the ``azt`` logger.
 
     Example::
 

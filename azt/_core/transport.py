@@ -1,14 +1,7 @@
-"""HTTP transports: the one place on the client side that imports aiohttp.
-
-A transport sends one fully prepared :class:`HttpRequest` (URL already encoded and signed)
-and returns one :class:`HttpResponse` with the whole body read, or raises a
-:class:`azt.TransportError`. It knows nothing about retries, signing or the Table service.
-
-* :class:`AiohttpTransport`: one ``aiohttp.ClientSession`` per transport, created lazily
-  inside the running event loop, with a pooled ``TCPConnector`` and ``ClientTimeout`` from
-  :class:`azt.PoolLimits` / :class:`azt.Timeouts`. The URL is passed as
-  ``yarl.URL(url, encoded=True)`` so the bytes on the wire are exactly the ones signed.
-* :class:`MockTransport`: calls a function for each request; for unit tests.
+"""HTTP transports, the one place on the client side that imports aiohttp: a transport
+sends one prepared, signed :class:`HttpRequest` and returns one :class:`HttpResponse` with
+the body read, or raises :class:`azt.TransportError`. :class:`AiohttpTransport` is the real
+one; :class:`MockTransport` calls a function per request, for tests.
 
 Example::
 
@@ -265,6 +258,7 @@ class AiohttpTransport:
                     "create one client per loop"
                 )
             session = self._open()
+        # encoded=True: the bytes on the wire are exactly the ones signed.
         try:
             async with session.request(
                 request.method,

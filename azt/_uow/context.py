@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
 import attrs
 
-from azt._core.client import UpdateMode
+from azt._core.results import UpdateMode
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
 from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
@@ -81,7 +81,8 @@ from azt._uow.tracking import (
 )
 
 if TYPE_CHECKING:
-    from azt._core.client import TableClient, TableServiceClient
+    from azt._core.service_client import TableServiceClient
+    from azt._core.table_client import TableClient
     from azt._orm.entity import Prop
     from azt._orm.query import Condition
 

@@ -41,9 +41,11 @@ import sys
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import TextIO
 
-from azt._core.client import TableClient, TableServiceClient, UpdateMode
 from azt._core.config import LocationMode, RetryPolicy
+from azt._core.results import UpdateMode
 from azt._core.retry import may_have_been_applied
+from azt._core.service_client import TableServiceClient
+from azt._core.table_client import TableClient
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._edm.edm import TableEntity
 from azt._errors import (

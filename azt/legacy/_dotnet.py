@@ -65,9 +65,9 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
-from azt._core.client import TableServiceClient
 from azt._core.config import RetryPolicy
 from azt._core.connection_string import ConnectionSettings, parse_connection_string
+from azt._core.service_client import TableServiceClient
 from azt._core.transport import AiohttpTransport
 from azt._errors import ValidationError
 from azt._orm.entity import Entity

@@ -110,9 +110,20 @@ async def test_sas_in_endpoint_url_and_update() -> None:
     assert cred.apply_to_url("http://h/Tables") == "http://h/Tables?sv=2&sig=b"
     with pytest.raises(azt.ValidationError, match="sig"):
         azt.SasCredential("sv=1")
-    client = azt.TableServiceClient("https://a.table.core.windows.net/?sv=1&sig=x")
-    assert isinstance(client._core.credential, azt.SasCredential)
+    sent: list[HttpRequest] = []
+
+    def handler(request: HttpRequest) -> HttpResponse:
+        sent.append(request)
+        return HttpResponse(204, {})
+
+    client = azt.TableServiceClient(
+        "https://a.table.core.windows.net/?sv=1&sig=x", transport=MockTransport(handler)
+    )
+    await client.delete_table("movies")
     await client.aclose()
+    # The token in the endpoint is the credential: it rides on every request URL.
+    assert sent[0].url == "https://a.table.core.windows.net/Tables('movies')?sv=1&sig=x"
+    assert "Authorization" not in sent[0].headers
     with pytest.raises(azt.ValidationError, match="also given"):
         azt.TableServiceClient("https://a.table.core.windows.net/?sig=x", "sig=y")
     with pytest.raises(azt.ValidationError, match="no credential"):

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import azt
+from azt._core.connection_string import DEV_ACCOUNT_KEY
 from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 from azt.edm import EdmType, Typed
 
@@ -218,6 +219,67 @@ def test_batch_builder_rules() -> None:
     assert len(batch) == 4
 
 
+async def test_operations_passed_directly_are_checked_like_the_builders() -> None:
+    sent: list[HttpRequest] = []
+
+    def handler(request: HttpRequest) -> HttpResponse:
+        sent.append(request)
+        return HttpResponse(500, {"x-ms-error-code": "InternalError"})
+
+    bad_ops: list[tuple[azt.BatchOperation, str]] = [
+        (azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "a/b"}), "RowKey"),
+        (azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "r", "x-y": 1}), "x-y"),
+        (azt.BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "r"}), "mode"),
+        (
+            azt.BatchOperation(
+                "update", {"PartitionKey": "p", "RowKey": "r"}, mode=azt.UpdateMode.MERGE, etag=""
+            ),
+            "etag",
+        ),
+        (azt.BatchOperation("update", {"PartitionKey": "p", "RowKey": "r"}), "mode"),
+        (
+            azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "r"}, etag="*"),
+            "no mode and no etag",
+        ),
+        (azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "r"}, etag=""), "etag"),
+        (azt.BatchOperation("bogus", {"PartitionKey": "p", "RowKey": "r"}), "kind"),  # type: ignore[arg-type]
+        (azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "\x00"}, etag="*"), "RowKey"),
+    ]
+    async with azt.TableClient(
+        "http://127.0.0.1:10002/devstoreaccount1",
+        "movies",
+        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
+        transport=MockTransport(handler),
+        retry=azt.RetryPolicy.no_retries(),
+    ) as table:
+        for op, word in bad_ops:
+            with pytest.raises(azt.ValidationError, match=word):
+                await table.submit_transaction([op])
+        ok = [
+            azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "1"}),
+            azt.BatchOperation(
+                "upsert", {"PartitionKey": "p", "RowKey": "2"}, mode=azt.UpdateMode.REPLACE
+            ),
+            azt.BatchOperation(
+                "update", {"PartitionKey": "p", "RowKey": "3"}, mode=azt.UpdateMode.MERGE, etag="*"
+            ),
+            azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "4"}, etag='W/"x"'),
+        ]
+        with pytest.raises(azt.InternalServerError):
+            await table.submit_transaction(ok)
+    assert len(sent) == 1
+    body = sent[0].body or b""
+    endpoint = "http://127.0.0.1:10002/devstoreaccount1/movies"
+    for line in (
+        f"POST {endpoint} HTTP/1.1",
+        f"PUT {endpoint}(PartitionKey='p',RowKey='2') HTTP/1.1",
+        f"MERGE {endpoint}(PartitionKey='p',RowKey='3') HTTP/1.1",
+        f"DELETE {endpoint}(PartitionKey='p',RowKey='4') HTTP/1.1",
+        'If-Match: W/"x"',
+    ):
+        assert line.encode() in body
+
+
 async def test_batch_request_shape() -> None:
     transport, seen = recorder(HttpResponse(400, {"x-ms-error-code": "InvalidInput"}, b""))
     async with table_with(transport) as table:
@@ -323,7 +385,7 @@ def test_api_version_is_checked() -> None:
 
 
 def test_ambiguity_verification_compares_typed_values() -> None:
-    from azt._core.client import _entity_matches
+    from azt._core.table_client import _entity_matches
 
     sent = {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan"), "s": None}
     assert _entity_matches(

@@ -52,7 +52,12 @@ MODULES = [
     "azt._core.retry",
     "azt._core.signing",
     "azt._core.transport",
-    "azt._core.client",
+    "azt._core.base",
+    "azt._core.batch",
+    "azt._core.queries",
+    "azt._core.results",
+    "azt._core.service_client",
+    "azt._core.table_client",
     "azt._core.pagination",
     "azt._core.sas",
 ]

@@ -1,19 +1,5 @@
-"""AtomPub entity, table and error payloads with lxml (PROTOCOL.md 6.5, 11.1).
-
-AtomPub is the format of service versions before 2015-12-11 and of WCF Data Services
-clients. Entities travel as ``<entry>`` elements whose ``content/m:properties`` hold one
-``d:Name`` element per property; the type is the ``m:type`` attribute (absent means
-``Edm.String``) and the text is the XML Schema lexical form (``INF``, ``-INF``, ``NaN``
-for doubles, base64 for binaries, ISO 8601 for DateTimes). ``m:null="true"`` marks a
-null (only seen for ``$select`` of a missing property).
-
-Encoding writes ``m:type`` on every non-string property (Int32, Double and Boolean
-included, as Azure itself does) and omits ``None`` values and ``Timestamp``. Decoding
-mirrors :mod:`azt._core.wire.json`: typed values become Python values, every ``m:type``
-is recorded in ``entity.edm_types``, the ``m:etag`` attribute becomes
-``metadata.etag`` and ``Timestamp`` becomes ``metadata.timestamp``. Error bodies are
-matched on local names, so both the default-namespace ``<error xmlns="…metadata">`` and
-the prefixed ``<m:error>`` forms are read.
+"""AtomPub entity, table and error payloads with lxml (PROTOCOL.md 6.5, 11.1): the format of
+service versions before 2015-12-11 and of WCF Data Services clients.
 
 Example::
 
@@ -113,6 +99,8 @@ def _serialize(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="utf-8", standalone=True)
 
 
+# m:type is written on every non-string property (Int32, Double and Boolean included, as
+# Azure itself does); None values and Timestamp are omitted.
 def encode_entity(
     entity: Mapping[str, Any],
     *,
@@ -231,6 +219,10 @@ def _properties(entry: etree._Element) -> Iterable[etree._Element]:
     return () if props is None else props
 
 
+# Decoding mirrors wire.json: typed values become Python values, every m:type is
+# recorded in entity.edm_types, the m:etag attribute becomes metadata.etag and Timestamp
+# becomes metadata.timestamp. m:null="true" marks a null (only seen for $select of a
+# missing property).
 def _decode_entry_element(entry: etree._Element) -> TableEntity:
     ent = TableEntity()
     types: dict[str, EdmType] = {}
@@ -342,6 +334,8 @@ def _local(tag: object) -> str:
     return tag.rpartition("}")[2]
 
 
+# Matched on local names, so both the default-namespace <error xmlns="...metadata"> and
+# the prefixed <m:error> forms are read.
 def decode_error(body: bytes | str) -> tuple[str | None, str | None]:
     """``(code, message)`` from an OData XML ``<error>`` (either namespace form).
 

@@ -1,17 +1,6 @@
-"""Entity group transactions: ``multipart/mixed`` bodies, sans-I/O (PROTOCOL.md 9).
-
-:func:`encode_batch` writes one change set holding up to 100 write operations;
-:func:`encode_query_batch` writes the query-only form (a single ``GET`` part directly in
-the batch). Both use CRLF line endings, ``batch_<uuid>`` / ``changeset_<uuid>``
-boundaries, ``Content-ID`` (1-based) in each MIME part header, absolute request URLs
-and the inner headers the caller gives (``Content-Length`` is added for bodies).
-
-:func:`decode_batch_response` reads the ``202`` response: it tolerates bare LF, both
-nested change-set responses and parts placed directly in the batch, quoted boundaries,
-``Content-ID`` in either place, and a missing inner ``Content-Length``. On failure the
-service answers with a single part carrying the failing operation's status and an error
-whose message starts with the operation's 0-based index (``"1:The specified entity
-already exists."``); :func:`decode_part_error` returns the code, message and that index.
+"""Entity group transactions as ``multipart/mixed`` bodies, sans-I/O (PROTOCOL.md 9):
+:func:`encode_batch` and :func:`encode_query_batch` write them; :func:`decode_batch_response`
+and :func:`decode_part_error` read the service's answer.
 
 Example::
 
@@ -208,6 +197,9 @@ def _request_bytes(part: BatchPart) -> bytes:
     return head + b"\r\n\r\n" + body + _CRLF
 
 
+# Both encoders write CRLF line endings, batch_<uuid> / changeset_<uuid> boundaries, a
+# 1-based Content-ID in each MIME part header, absolute request URLs and the caller's inner
+# headers (Content-Length is added for bodies).
 def encode_batch(
     parts: Sequence[BatchPart],
     *,
@@ -428,6 +420,8 @@ def _decode_multipart(content_type: str, body: bytes, depth: int) -> list[BatchR
     return out
 
 
+# Read leniently: bare LF, change-set responses nested or placed directly in the batch,
+# quoted boundaries, Content-ID in either header block, no inner Content-Length.
 def decode_batch_response(content_type: str, body: bytes) -> list[BatchResponsePart]:
     """Decode a ``202`` batch response into its parts, in order.
 
@@ -452,6 +446,9 @@ def decode_batch_response(content_type: str, body: bytes) -> list[BatchResponseP
 _INDEX_RE: Final = re.compile(r"\s*(\d+):")
 
 
+# On failure the service answers one part with the failing operation's status and an
+# error message that starts with the operation's 0-based index ("1:The specified entity
+# already exists.").
 def parse_error_index(message: str | None) -> int | None:
     """The 0-based operation index at the start of a batch error message, if any.
 

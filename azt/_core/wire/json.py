@@ -1,24 +1,5 @@
 """JSON ("OData v3 JSON light") entity, table and error payloads (PROTOCOL.md 6.1-6.4, 11.1).
 
-Encoding writes one flat object per entity. ``Edm.Int64``, ``Edm.DateTime``,
-``Edm.Guid``, ``Edm.Binary`` and ``Edm.Double`` values carry an ``@odata.type``
-annotation (Double always, so ``2.0`` is stored as a Double and not as Int32 ``2``);
-String, Int32 and Boolean are written bare; ``None`` values are omitted; ``Timestamp``
-is not sent (the service sets it).
-
-Decoding accepts no-, minimal- and full-metadata bodies with annotations before or
-after their values. Annotated values become Python values (Int64 -> ``int``, DateTime
--> :class:`~azt.edm.EdmDateTime`, Guid -> ``UUID``, Binary -> ``bytes``, Double
-``"NaN"``/``"Infinity"``/``"-Infinity"`` -> ``float``) and their type is recorded in
-``entity.edm_types``. ``odata.etag`` becomes ``entity.metadata.etag`` and ``Timestamp``
-becomes ``entity.metadata.timestamp`` (parsed on first access); neither stays in the
-property dict, nor does any other ``odata.*`` member. With nometadata nothing is
-annotated, so values stay as JSON gave them (an Int64 arrives as a ``str``).
-
-:func:`decode_feed` is the hot path of every query: one ``json.loads`` and one pass over
-the keys of each entity, with a type-string -> decoder table for the rare annotated
-values.
-
 Example::
 
     >>> from azt.edm import Typed, EdmType
@@ -233,6 +214,10 @@ _EXPLICIT: Final[dict[tuple[EdmType, type], _Enc]] = {
 }
 
 
+# One flat object per entity. Int64, DateTime, Guid, Binary and Double values carry an
+# @odata.type annotation (Double always, so 2.0 is stored as a Double and not as Int32 2);
+# String, Int32 and Boolean are written bare; None values are omitted; Timestamp is not
+# sent (the service sets it).
 def encode_entity(
     entity: Mapping[str, Any], *, types: Mapping[str, EdmType] | None = None
 ) -> bytes:
@@ -376,6 +361,11 @@ def _plan(
     return plan
 
 
+# Decoding accepts no-, minimal- and full-metadata bodies, annotations before or after
+# their values. Annotated values become Python values and their type is recorded in
+# entity.edm_types; odata.etag and Timestamp become entity.metadata (the Timestamp parsed on
+# first access) and no odata.* member stays among the properties. With nometadata nothing
+# is annotated, so values stay as JSON gave them (an Int64 arrives as a str).
 def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
     # Entities of one page almost always share their key sequence, so the key analysis
     # is cached per shape; per entity there is one dict copy, a few deletions and the
@@ -444,6 +434,8 @@ def decode_rows(body: bytes | str) -> list[Any]:
     return values
 
 
+# The hot path of every query: one json.loads and one pass over each entity's keys, with
+# a type-string -> decoder table for the rare annotated values.
 def decode_feed(body: bytes | str) -> list[TableEntity]:
     """Decode a Query Entities page (``{"value": [...]}``) into entities.
 

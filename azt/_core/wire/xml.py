@@ -1,11 +1,7 @@
 """Storage XML bodies: table ACLs, service properties and stats, ``<Error>`` (PROTOCOL.md 4.4-4.8).
 
-These operations speak plain ``application/xml``, never OData. The values are typed
-attrs classes (:class:`AccessPolicy`, :class:`ServiceProperties` and its parts,
-:class:`ServiceStats`); encoding validates what the service would refuse (more than
-five policies, ids over 64 characters, permissions outside ``raud``, more than five CORS
-rules, retention days outside 1..365) with ``ValidationError``. Decoding tolerates a
-UTF-8 BOM, missing optional elements and the pre-2013 single ``<Metrics>`` element.
+Plain ``application/xml``, never OData; the values are typed attrs classes
+(:class:`AccessPolicy`, :class:`ServiceProperties` and its parts, :class:`ServiceStats`).
 
 Example::
 
@@ -60,6 +56,10 @@ _PARSER: Final = etree.XMLParser(resolve_entities=False, no_network=True, remove
 # --------------------------------------------------------------------------- helpers
 
 
+# Values are checked where the service would refuse them (more than five policies, ids
+# over 64 characters, permissions outside raud, more than five CORS rules, retention days
+# outside 1..365: ValidationError). Decoding tolerates a UTF-8 BOM, missing optional
+# elements and the pre-2013 single <Metrics> element.
 def _parse(body: bytes | str) -> etree._Element | None:
     if isinstance(body, str):
         body = body.encode("utf-8")

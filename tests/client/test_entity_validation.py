@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import azt
-from azt._core.client import _check_entity
 from azt._edm.edm import EdmDateTime, EdmType, TableEntity, Typed, _check_fully, _plainly_valid
+from azt.edm import validate_entity
 
 
 def _full_accepts(entity: dict[str, Any]) -> bool:
@@ -72,10 +72,10 @@ def test_fast_path_never_accepts_more_than_the_full_check(
     if _plainly_valid(entity):
         assert valid
     if valid:
-        _check_entity(entity)
+        validate_entity(entity)
     else:
         with pytest.raises(azt.ValidationError):
-            _check_entity(entity)
+            validate_entity(entity)
 
 
 def test_plain_entities_take_the_fast_path() -> None:
@@ -97,14 +97,14 @@ def test_unusual_but_valid_entities_go_to_the_full_check() -> None:
     unusual.append(typed)
     for entity in unusual:
         assert not _plainly_valid(entity)
-        _check_entity(entity)  # still accepted
+        validate_entity(entity)  # still accepted
 
 
 def test_errors_name_the_problem() -> None:
     with pytest.raises(azt.ValidationError, match="property name 'bad-name' is invalid"):
-        _check_entity(_keys(**{"bad-name": 1}))
+        validate_entity(_keys(**{"bad-name": 1}))
     with pytest.raises(azt.ValidationError, match="1 MiB"):
-        _check_entity(_keys(**{f"s{i}": "x" * 30000 for i in range(18)}))
+        validate_entity(_keys(**{f"s{i}": "x" * 30000 for i in range(18)}))
 
 
 VALUES = st.one_of(
@@ -136,70 +136,6 @@ def test_fast_path_agrees_with_the_full_check(props: dict[str, Any], pk: Any, rk
         entity["RowKey"] = rk
     if _plainly_valid(entity):
         assert _full_accepts(entity), entity
-
-
-async def test_operations_passed_directly_are_checked_like_the_builders() -> None:
-    from azt._core.connection_string import DEV_ACCOUNT_KEY
-    from azt._core.transport import HttpRequest, HttpResponse, MockTransport
-
-    sent: list[HttpRequest] = []
-
-    def handler(request: HttpRequest) -> HttpResponse:
-        sent.append(request)
-        return HttpResponse(500, {"x-ms-error-code": "InternalError"})
-
-    bad_ops: list[tuple[azt.BatchOperation, str]] = [
-        (azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "a/b"}), "RowKey"),
-        (azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "r", "x-y": 1}), "x-y"),
-        (azt.BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "r"}), "mode"),
-        (
-            azt.BatchOperation(
-                "update", {"PartitionKey": "p", "RowKey": "r"}, mode=azt.UpdateMode.MERGE, etag=""
-            ),
-            "etag",
-        ),
-        (azt.BatchOperation("update", {"PartitionKey": "p", "RowKey": "r"}), "mode"),
-        (
-            azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "r"}, etag="*"),
-            "no mode and no etag",
-        ),
-        (azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "r"}, etag=""), "etag"),
-        (azt.BatchOperation("bogus", {"PartitionKey": "p", "RowKey": "r"}), "kind"),  # type: ignore[arg-type]
-        (azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "\x00"}, etag="*"), "RowKey"),
-    ]
-    async with azt.TableClient(
-        "http://127.0.0.1:10002/devstoreaccount1",
-        "movies",
-        azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY),
-        transport=MockTransport(handler),
-        retry=azt.RetryPolicy.no_retries(),
-    ) as table:
-        for op, word in bad_ops:
-            with pytest.raises(azt.ValidationError, match=word):
-                await table.submit_transaction([op])
-        ok = [
-            azt.BatchOperation("create", {"PartitionKey": "p", "RowKey": "1"}),
-            azt.BatchOperation(
-                "upsert", {"PartitionKey": "p", "RowKey": "2"}, mode=azt.UpdateMode.REPLACE
-            ),
-            azt.BatchOperation(
-                "update", {"PartitionKey": "p", "RowKey": "3"}, mode=azt.UpdateMode.MERGE, etag="*"
-            ),
-            azt.BatchOperation("delete", {"PartitionKey": "p", "RowKey": "4"}, etag='W/"x"'),
-        ]
-        with pytest.raises(azt.InternalServerError):
-            await table.submit_transaction(ok)
-    assert len(sent) == 1
-    body = sent[0].body or b""
-    endpoint = "http://127.0.0.1:10002/devstoreaccount1/movies"
-    for line in (
-        f"POST {endpoint} HTTP/1.1",
-        f"PUT {endpoint}(PartitionKey='p',RowKey='2') HTTP/1.1",
-        f"MERGE {endpoint}(PartitionKey='p',RowKey='3') HTTP/1.1",
-        f"DELETE {endpoint}(PartitionKey='p',RowKey='4') HTTP/1.1",
-        'If-Match: W/"x"',
-    ):
-        assert line.encode() in body
 
 
 TYPED_CASES: list[tuple[dict[str, Any], dict[str, EdmType], bool, bool]] = [
@@ -236,10 +172,10 @@ def test_explicit_types_of_the_value_s_own_kind_take_the_fast_path(
     else:
         assert valid
     if valid:
-        _check_entity(entity)
+        validate_entity(entity)
     else:
         with pytest.raises(azt.ValidationError):
-            _check_entity(entity)
+            validate_entity(entity)
 
 
 def test_int64_counts_eight_bytes_in_the_size_estimate() -> None:

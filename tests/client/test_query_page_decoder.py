@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import azt
-from azt._core.client import etag_from_timestamp
+from azt._core.queries import etag_from_timestamp
 from azt._core.transport import HttpRequest, HttpResponse, MockTransport
 
 from .conftest import DEV_CREDENTIAL, ENDPOINT, ClientOptions, mock_table

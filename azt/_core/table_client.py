@@ -1,0 +1,689 @@
+"""``TableClient``: the operations on one table and its entities.
+
+Example::
+
+    async with TableClient.from_connection_string("UseDevelopmentStorage=true", "movies") as table:
+        await table.insert_entity({"PartitionKey": "Action", "RowKey": "Heat", "Rating": 4.5})
+        async for movie in table.query_entities(
+            "PartitionKey eq @genre and Rating ge @r", parameters={"genre": "Action", "r": 4.0}
+        ):
+            print(movie["RowKey"])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, TypeVar, overload
+
+from azt._core.base import (
+    XML_CONTENT_TYPE,
+    ClientBase,
+    ClientCore,
+    check_entity,
+    check_etag,
+    endpoint_and_credential,
+    plain_value,
+    send_create_table,
+    send_delete_table,
+    validate_table_name,
+)
+from azt._core.batch import BatchOperation, TableBatch, batch_part, batch_results
+from azt._core.config import (
+    DEFAULT_API_VERSION,
+    AmbiguousOutcomePolicy,
+    LocationMode,
+    PoolLimits,
+    RetryPolicy,
+    Timeouts,
+    WireFormat,
+)
+from azt._core.pagination import AsyncPager, ContinuationToken
+from azt._core.queries import (
+    atom_rows_decoder,
+    decode_feed_deriving_etags,
+    derived_etag,
+    query_pager,
+    query_params,
+    select_text,
+)
+from azt._core.results import (
+    AccessPolicies,
+    ResponseMetadata,
+    UpdateMode,
+    WriteResult,
+    resolved,
+    written,
+)
+from azt._core.retry import Sleep
+from azt._core.transport import Transport
+from azt._core.wire import batch as wire_batch
+from azt._core.wire import json as wire_json
+from azt._core.wire import urls
+from azt._core.wire import xml as wire_xml
+from azt._core.wire.xml import AccessPolicy
+from azt._edm.edm import EdmDateTime, TableEntity, validate_key
+from azt._errors import (
+    BatchValidationError,
+    EntityAlreadyExistsError,
+    EntityNotFoundError,
+    PreconditionFailedError,
+    ServiceError,
+    ValidationError,
+)
+
+__all__ = ["TableClient"]
+
+_R = TypeVar("_R")
+
+
+class TableClient(ClientBase):
+    """Operations on one table and its entities.
+
+    Create one with :meth:`TableServiceClient.get_table_client` (sharing that client's
+    connections), :meth:`from_connection_string`, or directly from an endpoint and a
+    credential. Use ``async with`` or call :meth:`aclose` when done with a client that owns
+    its connections.
+
+    Example::
+
+        async with TableClient.from_connection_string(conn_str, "movies") as table:
+            await table.upsert_entity({"PartitionKey": "Action", "RowKey": "Heat"})
+            movie = await table.get_entity("Action", "Heat")
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        table_name: str,
+        credential: object = None,
+        *,
+        secondary_endpoint: str | None = None,
+        wire_format: WireFormat = WireFormat.JSON_MINIMAL,
+        api_version: str = DEFAULT_API_VERSION,
+        retry: RetryPolicy | None = None,
+        timeouts: Timeouts | None = None,
+        limits: PoolLimits | None = None,
+        ambiguous_outcome: AmbiguousOutcomePolicy = AmbiguousOutcomePolicy.RAISE,
+        transport: Transport | None = None,
+        sleep: Sleep | None = None,
+        uniform: Callable[[float, float], float] | None = None,
+        user_agent: str | None = None,
+        server_timeout: int | None = None,
+        location_mode: LocationMode = LocationMode.PRIMARY,
+    ) -> None:
+        self.table_name = validate_table_name(table_name)
+        self._core = ClientCore(
+            endpoint,
+            credential,
+            secondary_endpoint=secondary_endpoint,
+            wire_format=wire_format,
+            api_version=api_version,
+            retry=retry,
+            timeouts=timeouts,
+            limits=limits,
+            ambiguous_outcome=ambiguous_outcome,
+            transport=transport,
+            sleep=sleep,
+            uniform=uniform,
+            user_agent=user_agent,
+            server_timeout=server_timeout,
+            location_mode=location_mode,
+        )
+        self._init_paths()
+
+    @classmethod
+    def _from_core(cls, core: ClientCore, table_name: str) -> TableClient:
+        self = cls.__new__(cls)
+        self.table_name = validate_table_name(table_name)
+        # A view of the service client's core: same pipeline and connections, but its own
+        # closed flag, and closing it never closes the connections it borrows.
+        self._core = core.view()
+        self._init_paths()
+        return self
+
+    def _init_paths(self) -> None:
+        self._table_path = "/" + urls.table_path(self.table_name)
+        self._query_path = self._table_path + "()"
+
+    @classmethod
+    def from_connection_string(
+        cls,
+        connection_string: str,
+        table_name: str,
+        *,
+        use_shared_key_lite: bool = False,
+        **kwargs: Any,
+    ) -> TableClient:
+        """A table client from a storage connection string (PROTOCOL.md 1.4).
+
+        Keyword arguments are those of the constructor (``wire_format``, ``retry``, ...).
+
+        Example::
+
+            table = TableClient.from_connection_string("UseDevelopmentStorage=true", "movies")
+        """
+        endpoint, credential = endpoint_and_credential(
+            connection_string, use_shared_key_lite, kwargs
+        )
+        return cls(endpoint, table_name, credential, **kwargs)
+
+    async def aclose(self) -> None:
+        """Close the client (and its connections, if it owns them). Idempotent.
+
+        A table client from :meth:`TableServiceClient.get_table_client` borrows the service
+        client's connections: closing it leaves them (and the service client) open.
+
+        Example::
+
+            await table.aclose()  # or: async with TableClient(...) as table: ...
+        """
+        await self._core.aclose()
+
+    def __repr__(self) -> str:
+        return f"TableClient({self.endpoint!r}, {self.table_name!r})"
+
+    # -- table level ------------------------------------------------------------------------
+
+    async def create_table(self) -> WriteResult:
+        """Create this table; raises :class:`azt.TableAlreadyExistsError` if it exists.
+
+        The result carries the service's request id and status (``etag`` is ``None``).
+
+        Example::
+
+            result = await table.create_table()
+            print(result.request_id)
+        """
+        result = await send_create_table(self._core, self.table_name, if_not_exists=False)
+        assert result is not None
+        return result
+
+    async def create_table_if_not_exists(self) -> bool:
+        """Create this table unless it exists; return whether it was created.
+
+        Example::
+
+            created = await table.create_table_if_not_exists()
+        """
+        return await send_create_table(self._core, self.table_name, if_not_exists=True) is not None
+
+    async def delete_table(self) -> WriteResult:
+        """Delete this table; raises :class:`azt.TableNotFoundError` if it does not exist.
+
+        The result carries the service's request id (``etag`` is ``None``).
+
+        Example::
+
+            result = await table.delete_table()
+            print(result.request_id)
+        """
+        result = await send_delete_table(self._core, self.table_name, if_exists=False)
+        assert result is not None
+        return result
+
+    async def delete_table_if_exists(self) -> bool:
+        """Delete this table if it exists; return whether it was deleted.
+
+        Example::
+
+            deleted = await table.delete_table_if_exists()
+        """
+        return await send_delete_table(self._core, self.table_name, if_exists=True) is not None
+
+    async def get_access_policy(self) -> AccessPolicies:
+        """The table's stored access policies: ``{id: AccessPolicy or None}`` (an
+        :class:`AccessPolicies` dict that also carries the response's ``request_id``).
+
+        Example::
+
+            policies = await table.get_access_policy()
+        """
+        resp = await self._core.send(
+            "GET",
+            self._table_path,
+            query="comp=acl",
+            headers={"Accept": XML_CONTENT_TYPE},
+            comp="acl",
+            resource="table",
+        )
+        return AccessPolicies(
+            wire_xml.decode_signed_identifiers(resp.body),
+            request_id=resp.headers.get("x-ms-request-id"),
+        )
+
+    async def set_access_policy(self, policies: Mapping[str, AccessPolicy | None]) -> WriteResult:
+        """Replace the table's stored access policies (at most 5; ``{}`` clears them).
+
+        Example::
+
+            await table.set_access_policy(
+                {"readers": AccessPolicy(permission="r", expiry=datetime(2030, 1, 1, tzinfo=UTC))}
+            )
+        """
+        if len(policies) > 5:
+            raise ValidationError("a table has at most 5 stored access policies")
+        for policy_id in policies:
+            if not policy_id or len(policy_id) > 64:
+                raise ValidationError(f"a policy id has 1-64 characters, got {policy_id!r}")
+        body = wire_xml.encode_signed_identifiers(policies)
+        resp = await self._core.send(
+            "PUT",
+            self._table_path,
+            query="comp=acl",
+            headers={"Content-Type": XML_CONTENT_TYPE, "Accept": XML_CONTENT_TYPE},
+            body=body,
+            comp="acl",
+            resource="table",
+        )
+        return written(resp)
+
+    # -- entities ---------------------------------------------------------------------------
+
+    def _encode(self, entity: Mapping[str, Any]) -> bytes:
+        body: bytes = self._core.codec.encode_entity(entity)
+        return body
+
+    async def insert_entity(
+        self, entity: Mapping[str, Any], *, return_content: bool = False
+    ) -> WriteResult:
+        """Insert a new entity; :class:`azt.EntityAlreadyExistsError` if the keys exist.
+
+        With ``return_content=True`` the service echoes the stored entity (with its
+        Timestamp) in ``result.entity``.
+
+        Example::
+
+            result = await table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
+            print(result.etag, result.request_id)
+        """
+        pk, rk = check_entity(entity)
+        core = self._core
+        headers = dict(core.odata_write)
+        headers["Prefer"] = "return-content" if return_content else "return-no-content"
+        body = self._encode(entity)
+        try:
+            resp = await core.send(
+                "POST", self._table_path, headers=headers, body=body, resource="entity"
+            )
+        except EntityAlreadyExistsError as exc:
+            if core.ambiguous(f"insert_entity({pk!r}, {rk!r})", exc):
+                return await self._verify(
+                    pk, rk, entity, exc, exact=True, return_entity=return_content
+                )
+            raise
+        echoed = None
+        etag = resp.headers.get("ETag")
+        if return_content and resp.body:
+            echoed = core.codec.decode_entry(resp.body, etag=etag)
+        return WriteResult(
+            etag=etag,
+            request_id=resp.headers.get("x-ms-request-id"),
+            status=resp.status,
+            entity=echoed,
+        )
+
+    async def _verify(
+        self,
+        pk: str,
+        rk: str,
+        entity: Mapping[str, Any],
+        exc: ServiceError,
+        *,
+        exact: bool,
+        return_entity: bool = False,
+    ) -> WriteResult:
+        try:
+            stored = await self._get(pk, rk, None, self._core.typed_read)
+        except EntityNotFoundError:
+            raise exc from None
+        if _entity_matches(entity, stored, exact=exact):
+            meta = stored.metadata
+            return WriteResult(
+                etag=meta.etag,
+                request_id=meta.request_id if isinstance(meta, ResponseMetadata) else None,
+                status=200,
+                entity=stored if return_entity else None,
+                ambiguity_resolved=True,
+            )
+        raise exc
+
+    async def update_entity(
+        self,
+        entity: Mapping[str, Any],
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        etag: str = "*",
+    ) -> WriteResult:
+        """Merge into or replace an existing entity.
+
+        ``etag="*"`` (default) updates unconditionally (the entity must exist); pass the
+        entity's ETag (``entity.metadata.etag``) for optimistic concurrency:
+        :class:`azt.PreconditionFailedError` when it changed meanwhile,
+        :class:`azt.EntityNotFoundError` when it is gone.
+
+        Example::
+
+            movie["Rating"] = 5.0
+            await table.update_entity(movie, UpdateMode.MERGE, etag=movie.metadata.etag)
+        """
+        pk, rk = check_entity(entity)
+        etag = check_etag(etag)
+        mode = UpdateMode(mode)
+        core = self._core
+        headers = dict(core.odata_write)
+        headers["If-Match"] = etag
+        method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
+        try:
+            resp = await core.send(
+                method,
+                "/" + urls.entity_path(self.table_name, pk, rk),
+                headers=headers,
+                body=self._encode(entity),
+                resource="entity",
+            )
+        except PreconditionFailedError as exc:
+            if etag != "*" and core.ambiguous(f"update_entity({pk!r}, {rk!r})", exc):
+                return await self._verify(pk, rk, entity, exc, exact=mode is UpdateMode.REPLACE)
+            raise
+        return written(resp, resp.headers.get("ETag"))
+
+    async def upsert_entity(
+        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE
+    ) -> WriteResult:
+        """Insert the entity, or merge into / replace the existing one.
+
+        Example::
+
+            await table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "n": 2},
+                                      UpdateMode.REPLACE)
+        """
+        pk, rk = check_entity(entity)
+        mode = UpdateMode(mode)
+        core = self._core
+        method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
+        resp = await core.send(
+            method,
+            "/" + urls.entity_path(self.table_name, pk, rk),
+            headers=core.odata_write,
+            body=self._encode(entity),
+            resource="entity",
+        )
+        return written(resp, resp.headers.get("ETag"))
+
+    async def delete_entity(
+        self, partition_key: str, row_key: str, *, etag: str = "*"
+    ) -> WriteResult:
+        """Delete an entity (conditional on ``etag`` unless ``"*"``).
+
+        :class:`azt.EntityNotFoundError` if it does not exist.
+
+        Example::
+
+            await table.delete_entity("Action", "Heat", etag=movie.metadata.etag)
+        """
+        pk = validate_key("PartitionKey", partition_key)
+        rk = validate_key("RowKey", row_key)
+        etag = check_etag(etag)
+        core = self._core
+        headers = dict(core.odata_read)
+        headers["If-Match"] = etag
+        try:
+            resp = await core.send(
+                "DELETE",
+                "/" + urls.entity_path(self.table_name, pk, rk),
+                headers=headers,
+                resource="entity",
+            )
+        except EntityNotFoundError as exc:
+            if core.ambiguous(f"delete_entity({pk!r}, {rk!r})", exc):
+                return resolved(exc, status=204)
+            raise
+        return written(resp)
+
+    async def get_entity(
+        self, partition_key: str, row_key: str, *, select: Sequence[str] | None = None
+    ) -> TableEntity:
+        """Read one entity; :class:`azt.EntityNotFoundError` if it does not exist.
+
+        ``select`` limits the properties returned (system properties are not added).
+        ``entity.metadata`` is a :class:`ResponseMetadata` (ETag, Timestamp, request id).
+
+        Example::
+
+            movie = await table.get_entity("Action", "Heat", select=["Rating"])
+        """
+        pk = validate_key("PartitionKey", partition_key)
+        rk = validate_key("RowKey", row_key)
+        return await self._get(pk, rk, select, self._core.odata_read, location="read")
+
+    async def _get(
+        self,
+        pk: str,
+        rk: str,
+        select: Sequence[str] | None,
+        headers: Mapping[str, str],
+        *,
+        location: Literal["primary", "read"] = "primary",
+    ) -> TableEntity:
+        core = self._core
+        query = ""
+        if select:
+            query = urls.encode_query({"$select": select_text(select)})
+        resp = await core.send(
+            "GET",
+            "/" + urls.entity_path(self.table_name, pk, rk),
+            query=query,
+            headers=headers,
+            resource="entity",
+            location=location,
+        )
+        etag = resp.headers.get("ETag")
+        codec = core.codec if headers is not core.typed_read or core.is_atom else wire_json
+        entity: TableEntity = codec.decode_entry(resp.body, etag=etag)
+        meta = entity.metadata
+        entity.metadata = ResponseMetadata(
+            etag=meta.etag or etag,
+            timestamp=meta.timestamp,
+            request_id=resp.headers.get("x-ms-request-id"),
+        )
+        return entity
+
+    @overload
+    def query_entities(
+        self,
+        filter: str | None = None,
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+        page_decoder: None = None,
+    ) -> AsyncPager[TableEntity]: ...
+
+    @overload
+    def query_entities(
+        self,
+        filter: str | None = None,
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+        page_decoder: Callable[[list[dict[str, Any]]], list[_R]],
+    ) -> AsyncPager[_R]: ...
+
+    def query_entities(
+        self,
+        filter: str | None = None,
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+        page_decoder: Callable[[list[dict[str, Any]]], list[Any]] | None = None,
+    ) -> AsyncPager[Any]:
+        """Query entities with an OData filter; iterate for entities or page by page.
+
+        ``parameters`` fill ``@name`` placeholders with escaped literals (see
+        :func:`format_filter`); ``select`` projects properties; ``results_per_page`` sets
+        ``$top`` (1-1000, per page); ``continuation`` resumes where an earlier page ended.
+
+        ``page_decoder`` (optional) replaces the :class:`~azt.edm.TableEntity` decoding:
+        it receives each page's rows as JSON objects (``json.loads(body)["value"]``: a
+        list of dicts with ``odata.etag``, ``Timestamp``, the properties and their
+        ``@odata.type`` annotations, exactly as the service sent them) and returns the
+        page's items, so the pager's item type is the decoder's. Under
+        ``WireFormat.JSON_NONE`` a row without ``odata.etag`` gets the one the service
+        derives from its ``Timestamp`` (PROTOCOL.md 8.1). Under ``WireFormat.ATOM`` the
+        entries are decoded as usual and handed over in the same JSON shape (minimal
+        metadata: typed values annotated).
+
+        Example::
+
+            pager = table.query_entities("PartitionKey eq @pk and Rating ge @r",
+                                         parameters={"pk": "O'Brien", "r": 4})
+            async for page in pager.by_page():
+                save(page.continuation)   # str(page.continuation) is storable
+                for entity in page: ...
+            names = await table.query_entities(
+                page_decoder=lambda rows: [row["RowKey"] for row in rows]).to_list()
+        """
+        self._core.check_open()
+        if page_decoder is not None and not callable(page_decoder):
+            raise ValidationError(f"page_decoder must be callable, got {page_decoder!r}")
+        params = query_params(filter, parameters, select, results_per_page)
+        core = self._core
+        codec = core.codec
+        if page_decoder is None:
+            decode: Callable[[bytes], list[Any]] = codec.decode_feed
+            if core.wire_format is WireFormat.JSON_NONE:
+                decode = decode_feed_deriving_etags
+        elif core.is_atom:
+            decode = atom_rows_decoder(codec, page_decoder)
+        elif core.wire_format is WireFormat.JSON_NONE:
+
+            def decode(body: bytes) -> list[Any]:
+                rows = wire_json.decode_rows(body)
+                for row in rows:
+                    if "odata.etag" not in row:
+                        etag = derived_etag(row.get("Timestamp"))
+                        if etag is not None:
+                            row["odata.etag"] = etag
+                return page_decoder(rows)
+
+        else:
+
+            def decode(body: bytes) -> list[Any]:
+                return page_decoder(wire_json.decode_rows(body))
+
+        return query_pager(core, self._query_path, params, continuation, "table", decode)
+
+    def list_entities(
+        self,
+        *,
+        select: Sequence[str] | None = None,
+        results_per_page: int | None = None,
+        continuation: ContinuationToken | str | None = None,
+    ) -> AsyncPager[TableEntity]:
+        """All entities of the table (a query without a filter).
+
+        Example::
+
+            everything = await table.list_entities().to_list()
+        """
+        return self.query_entities(
+            None, select=select, results_per_page=results_per_page, continuation=continuation
+        )
+
+    # -- transactions -----------------------------------------------------------------------
+
+    def batch(self) -> TableBatch:
+        """A new, empty :class:`TableBatch` for this table.
+
+        Example::
+
+            batch = table.batch()
+            batch.create({"PartitionKey": "p", "RowKey": "1"})
+            batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.REPLACE)
+            results = await table.submit_transaction(batch)
+        """
+        return TableBatch(self.table_name)
+
+    async def submit_transaction(
+        self, batch: TableBatch | Iterable[BatchOperation]
+    ) -> list[WriteResult]:
+        """Run an entity group transaction: all operations succeed or none is applied.
+
+        Returns one :class:`WriteResult` per operation, in order. A failure raises
+        :class:`azt.TransactionError` naming the failing operation (``index``,
+        ``operation``) with the specific error in ``error``.
+
+        Example::
+
+            batch = table.batch()
+            batch.create({"PartitionKey": "p", "RowKey": "1"})
+            batch.delete("p", "0")
+            try:
+                results = await table.submit_transaction(batch)
+            except TransactionError as exc:
+                print(exc.index, exc.operation, type(exc.error).__name__)
+        """
+        if not isinstance(batch, TableBatch):
+            builder = TableBatch(self.table_name)
+            for op in batch:
+                builder.add(op)
+            batch = builder
+        if batch.table_name.lower() != self.table_name.lower():
+            raise BatchValidationError(
+                f"the batch was built for table {batch.table_name!r}, not {self.table_name!r}"
+            )
+        operations = batch.operations
+        if not operations:
+            raise BatchValidationError("the transaction has no operations")
+        core = self._core
+        table_url = core.pipeline.url_for(self._table_path)
+        parts = [batch_part(core, self.table_name, op, table_url) for op in operations]
+        content_type, body = wire_batch.encode_batch(parts)  # BatchValidationError over 4 MiB
+        headers = dict(core.odata_read)
+        headers["Content-Type"] = content_type
+        resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
+        return batch_results(core, self.table_name, resp, operations)
+
+
+# --- value comparison for ambiguous-write verification ------------------------------------
+
+
+def _same_value(sent: Any, stored: Any) -> bool:
+    sent = plain_value(sent)
+    if isinstance(sent, float) and isinstance(stored, float):
+        if math.isnan(sent) and math.isnan(stored):
+            return True
+        return sent == stored
+    if isinstance(sent, datetime) and isinstance(stored, datetime):
+        try:
+            return EdmDateTime.from_datetime(sent) == EdmDateTime.from_datetime(stored)
+        except (ValueError, ValidationError):
+            return False
+    if isinstance(sent, bytearray | memoryview):
+        sent = bytes(sent)
+    if isinstance(sent, bool) != isinstance(stored, bool):
+        return False
+    if isinstance(sent, int | float) and type(sent) is not type(stored):
+        return False  # 5 (Int32/Int64) and 5.0 (Double) are different stored values
+    return bool(sent == stored)
+
+
+def _entity_matches(sent: Mapping[str, Any], stored: Mapping[str, Any], *, exact: bool) -> bool:
+    sent_names = set()
+    for name, value in sent.items():
+        if value is None or name == "Timestamp":
+            continue
+        sent_names.add(name)
+        if name not in stored or not _same_value(value, stored[name]):
+            return False
+    if exact:
+        extra = {n for n, v in stored.items() if v is not None} - sent_names
+        return not extra
+    return True
