@@ -72,13 +72,9 @@ from azt._core.transport import AiohttpTransport
 from azt._errors import ValidationError
 from azt._orm.entity import Entity
 from azt._orm.query import Query
-from azt._uow.context import (
-    ContextQuery,
-    SaveChangesOptions,
-    SaveChangesResult,
-    TableContext,
-)
-from azt._uow.tracking import EntityState, MergeOption
+from azt._uow.context import TableContext
+from azt._uow.query import ContextQuery
+from azt._uow.types import EntityState, MergeOption, SaveChangesOptions, SaveChangesResult
 
 __all__ = [
     "CloudStorageAccount",
@@ -612,7 +608,7 @@ class TableServiceContext(TableContext):
 
             cloud_query = context.as_table_service_query(context.create_query(Movie, "Movies"))
         """
-        if not isinstance(query, ContextQuery) or query._ctx is not self:
+        if not isinstance(query, ContextQuery) or query.context is not self:
             raise ValidationError("the query must come from this context's create_query()")
         return CloudTableQuery(query)
 

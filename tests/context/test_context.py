@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import azt
-from azt._uow.tracking import ChangeKind
+from azt._uow.types import ChangeKind
 from azt.context import (
     ContextBusyError,
     EntityState,

@@ -1,5 +1,6 @@
-"""Unit tests of azt._uow.tracking: states, transitions, identity map, snapshots, diffs, plans
-and merge options, for declarative, dynamic and dict-shaped entities."""
+"""Unit tests of the tracker (azt._uow.tracker) and entity access (azt._uow.access): states,
+transitions, identity map, snapshots, diffs, plans and merge options, for declarative,
+dynamic and dict-shaped entities."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from typing import Any
 import pytest
 
 from azt._errors import ValidationError
-from azt._uow.tracking import (
+from azt._uow.access import access_for
+from azt._uow.tracker import Tracker
+from azt._uow.types import (
     ChangeKind,
     EntityState,
     IdentityConflictError,
     MergeOption,
-    Tracker,
     TrackingError,
-    access_for,
 )
 from azt.dynamic import DynamicEntity
 from azt.edm import EdmType, EntityMetadata, TableEntity, Typed
