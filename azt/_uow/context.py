@@ -101,6 +101,8 @@ def _chunks(
     for c in changes:
         size = _op_size(c, endpoint_len)
         if used + size > budget:
+            # Near the limit the exact size counts: the payload is encoded here to measure
+            # it, and encoded again by the client when the transaction is sent.
             size = _op_size(c, endpoint_len, encode)
         if cur and (len(cur) >= MAX_BATCH_OPERATIONS or used + size > budget):
             out.append(cur)
