@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from azt._errors import ValidationError
+from azt._orm.codec import codec_for
 from azt._uow.access import access_for
 from azt._uow.tracker import Tracker
 from azt._uow.types import (
@@ -551,8 +552,6 @@ def test_preserve_changes_keeps_deleted_and_added(make: Callable[..., Any]) -> N
 
 
 def test_preserve_changes_with_projection_keeps_unloaded() -> None:
-    from azt._orm.codec import codec_for
-
     t = Tracker()
     local = Movie("p", "r", rating=1.0, language="en")
     t.attach("movies", local, 'W/"1"')
