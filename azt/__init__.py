@@ -103,7 +103,8 @@ from azt._errors import (
 from azt._orm.dynamic import DynamicEntity, Resolver
 from azt._orm.entity import Converter, Entity, Int64, Prop, entity_info, prop, register_converter
 from azt._orm.query import MultipleResultsError, PlanKind, Query, QueryPage, QueryPlan
-from azt._uow.context import (
+from azt._uow.context import TableContext
+from azt._uow.types import (
     ContextBusyError,
     EntityState,
     IdentityConflictError,
@@ -112,7 +113,6 @@ from azt._uow.context import (
     SaveChangesError,
     SaveChangesOptions,
     SaveChangesResult,
-    TableContext,
     TrackingError,
 )
 

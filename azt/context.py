@@ -31,9 +31,10 @@ Rules, in short (details on each method):
   add/attach/update/delete/detach) while a save runs raises :class:`ContextBusyError`.
 """
 
-from azt._uow.context import (
+from azt._uow.context import TableContext
+from azt._uow.query import ContextQuery
+from azt._uow.types import (
     ContextBusyError,
-    ContextQuery,
     EntityState,
     IdentityConflictError,
     MergeOption,
@@ -41,7 +42,6 @@ from azt._uow.context import (
     SaveChangesError,
     SaveChangesOptions,
     SaveChangesResult,
-    TableContext,
     TrackingError,
 )
 

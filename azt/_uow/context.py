@@ -1,59 +1,28 @@
-"""``TableContext``: the unit of work over a :class:`azt.TableServiceClient`.
+"""``TableContext``: the unit of work over a :class:`azt.TableServiceClient`: tracks
+entities, finds what changed, and sends the changes on :meth:`TableContext.save_changes`
+(one request per change, or entity group transactions).
 
-A context tracks entity objects (declarative :class:`azt.entity.Entity` instances,
-:class:`azt.dynamic.DynamicEntity` objects or dict-shaped entities), finds what changed,
-and sends the changes on :meth:`TableContext.save_changes`, the way the legacy .NET
-``TableServiceContext`` does (seed article "How to get most out of Windows Azure
-Tables")::
+Example::
 
     ctx = TableContext(service)
     ctx.add("movies", Movie("Action", "White Water Rapids Survival"))
     await ctx.save_changes()
-
-    async for movie in ctx.query(Movie, "movies").where(
-        (Movie.PartitionKey == "Action") & (Movie.rating > 4.0)
-    ):
-        movie.favorite = True             # found by diff: no update() call needed
-    await ctx.save_changes(SaveChangesOptions.BATCH)
-
-Rules, in short (details on each method):
-
-* Entities are tracked by ``(table, PartitionKey, RowKey)``; one object per key.
-* Queries through the context track their results with their ETags and merge them with
-  tracked entities per :class:`MergeOption` (default ``PRESERVE_CHANGES``).
-* Updates are conditional on the tracked ETag (``If-Match``); attach with ``"*"`` for
-  unconditional writes, or with ``None`` so that saving upserts.
-* A MERGE sends only the changed properties; ``REPLACE_ON_UPDATE`` sends the whole entity
-  with PUT, so properties removed locally disappear on the server.
-* What a save completed moves to Unchanged with its new ETag at once; what failed (or was
-  not sent) stays pending. Saving again resends only what is still pending.
-* A context serves one logical operation at a time: a second save (or a query, or
-  add/attach/update/delete/detach) while a save runs raises :class:`ContextBusyError`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import enum
 import functools
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Iterator,
-    Sequence,
-)
-from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
-
-import attrs
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, TypeVar, overload
 
 from azt._core.results import UpdateMode
+from azt._core.service_client import TableServiceClient
+from azt._core.table_client import TableClient
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
 from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
-from azt._edm.edm import format_literal, validate_entity
+from azt._edm.edm import validate_entity
 from azt._errors import (
     AztError,
     ClientClosedError,
@@ -61,256 +30,29 @@ from azt._errors import (
     TransactionError,
     ValidationError,
 )
-from azt._orm.query import (
-    CompiledQuery,
-    PlanKind,
-    Query,
-    QueryPage,
-    QueryPlan,
-    decoder_for,
-)
-from azt._uow.tracking import (
+from azt._orm.query import Query, decoder_for
+from azt._uow.descriptor import EntityDescriptor, PendingChange
+from azt._uow.query import ContextQuery
+from azt._uow.tracker import Tracker
+from azt._uow.types import (
     ChangeKind,
-    EntityDescriptor,
+    ContextBusyError,
     EntityState,
-    IdentityConflictError,
     MergeOption,
-    PendingChange,
-    Tracker,
-    TrackingError,
+    OperationResult,
+    SaveChangesError,
+    SaveChangesOptions,
+    SaveChangesResult,
+    check_merge_option,
+    check_save_options,
 )
 
-if TYPE_CHECKING:
-    from azt._core.service_client import TableServiceClient
-    from azt._core.table_client import TableClient
-    from azt._orm.entity import Prop
-    from azt._orm.query import Condition
-
-__all__ = [
-    "ContextBusyError",
-    "ContextQuery",
-    "EntityState",
-    "IdentityConflictError",
-    "MergeOption",
-    "OperationResult",
-    "SaveChangesError",
-    "SaveChangesOptions",
-    "SaveChangesResult",
-    "TableContext",
-    "TrackingError",
-]
+__all__ = ["TableContext"]
 
 R = TypeVar("R")
 T = TypeVar("T")
 
 _ENVELOPE = 2048  # batch/changeset boundaries and headers outside the parts
-
-
-class SaveChangesOptions(enum.Flag):
-    """How :meth:`TableContext.save_changes` sends pending changes (combine with ``|``).
-
-    * ``NONE`` (default): one request per change, in the order the changes were made;
-      the first failure stops the save (the rest is not sent and stays pending).
-    * ``CONTINUE_ON_ERROR``: one request per change; failures are recorded and the save
-      carries on.
-    * ``BATCH``: entity group transactions, one per table and PartitionKey, split at 100
-      operations and 4 MiB; each transaction is atomic and reported as a unit. Like
-      ``NONE``, the save stops at the first failed transaction: the later ones are not
-      sent and stay pending (with ``max_concurrency`` > 1, those already in flight finish).
-    * ``REPLACE_ON_UPDATE``: updates replace the whole entity (PUT) instead of merging the
-      changed properties, so properties removed locally disappear. Combines with the
-      others.
-
-    ``BATCH | CONTINUE_ON_ERROR`` is refused, as in .NET.
-
-    Example::
-
-        >>> opts = SaveChangesOptions.BATCH | SaveChangesOptions.REPLACE_ON_UPDATE
-        >>> SaveChangesOptions.REPLACE_ON_UPDATE in opts
-        True
-    """
-
-    NONE = 0
-    BATCH = 1
-    CONTINUE_ON_ERROR = 2
-    REPLACE_ON_UPDATE = 4
-
-
-class ContextBusyError(TrackingError):
-    """The context is in the middle of a save (or a query page fetch) and refuses a
-    concurrent operation. Use one context per logical operation.
-
-    Example::
-
-        >>> issubclass(ContextBusyError, RuntimeError)
-        True
-    """
-
-
-@attrs.frozen
-class OperationResult:
-    """The outcome of one pending change in a save.
-
-    ``kind`` says what was sent (insert, update, upsert, delete) and ``mode`` how
-    (``"merge"``/``"replace"``); ``status`` is the HTTP status of the operation (``None``
-    when it was not sent, or was rolled back with its transaction); ``etag`` the new ETag;
-    ``error`` the exception (``None`` on success); ``sent`` whether a request carried it;
-    ``batch`` the 0-based number of its entity group transaction (``BATCH`` saves only).
-
-    Example::
-
-        >>> r = OperationResult(entity=None, table="movies", partition_key="p",
-        ...                     row_key="r", kind=ChangeKind.INSERT, mode=None,
-        ...                     status=204, etag='W/"1"', error=None, sent=True)
-        >>> r.succeeded
-        True
-    """
-
-    entity: Any = attrs.field(repr=False)
-    table: str
-    partition_key: str
-    row_key: str
-    kind: ChangeKind
-    mode: Literal["merge", "replace"] | None
-    status: int | None
-    etag: str | None
-    error: BaseException | None
-    sent: bool
-    batch: int | None = None
-    request_id: str | None = None
-
-    @property
-    def succeeded(self) -> bool:
-        """True when the change was applied.
-
-        Example::
-
-            done = [r.entity for r in result if r.succeeded]
-        """
-        return self.sent and self.error is None
-
-
-class SaveChangesResult(Sequence[OperationResult]):
-    """One :class:`OperationResult` per pending change, in the order they were planned.
-
-    Example::
-
-        >>> res = SaveChangesResult([])
-        >>> len(res), res.failed, bool(res.ok)
-        (0, [], True)
-    """
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: list[OperationResult]) -> None:
-        self._items = items
-
-    @overload
-    def __getitem__(self, index: int) -> OperationResult: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[OperationResult]: ...
-    def __getitem__(self, index: int | slice) -> OperationResult | Sequence[OperationResult]:
-        return self._items[index]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[OperationResult]:
-        return iter(self._items)
-
-    @property
-    def succeeded(self) -> list[OperationResult]:
-        """The changes that were applied.
-
-        Example::
-
-            >>> SaveChangesResult([]).succeeded
-            []
-        """
-        return [r for r in self._items if r.succeeded]
-
-    @property
-    def failed(self) -> list[OperationResult]:
-        """The changes that were sent and failed (or rolled back with their transaction).
-
-        Example::
-
-            >>> SaveChangesResult([]).failed
-            []
-        """
-        return [r for r in self._items if r.error is not None]
-
-    @property
-    def not_sent(self) -> list[OperationResult]:
-        """The changes not attempted (after the first failure of a ``NONE`` or ``BATCH``
-        save).
-
-        Example::
-
-            >>> SaveChangesResult([]).not_sent
-            []
-        """
-        return [r for r in self._items if not r.sent and r.error is None]
-
-    @property
-    def ok(self) -> bool:
-        """True when every change was applied.
-
-        Example::
-
-            >>> SaveChangesResult([]).ok
-            True
-        """
-        return all(r.succeeded for r in self._items)
-
-    def __repr__(self) -> str:
-        return (
-            f"<SaveChangesResult {len(self.succeeded)} succeeded, {len(self.failed)} failed, "
-            f"{len(self.not_sent)} not sent>"
-        )
-
-
-class SaveChangesError(AztError):
-    """A save did not apply every change. ``result`` holds every operation's outcome;
-    the failed ones stay pending in the context (saving again resends only them).
-
-    Example::
-
-        >>> err = SaveChangesError(SaveChangesResult([]))
-        >>> err.result.ok
-        True
-    """
-
-    def __init__(self, result: SaveChangesResult) -> None:
-        self.result = result
-        failed = result.failed
-        lines = [
-            f"{len(failed)} of {len(result)} changes failed"
-            + (f", {len(result.not_sent)} not sent" if result.not_sent else "")
-        ]
-        for r in failed[:5]:
-            lines.append(
-                f"  {r.kind.value} {r.table}(PartitionKey={r.partition_key!r}, "
-                f"RowKey={r.row_key!r}): {r.error}"
-            )
-        if len(failed) > 5:
-            lines.append(f"  ... and {len(failed) - 5} more")
-        super().__init__("\n".join(lines))
-
-    @property
-    def errors(self) -> list[BaseException]:
-        """The distinct errors, in order.
-
-        Example::
-
-            >>> SaveChangesError(SaveChangesResult([])).errors
-            []
-        """
-        out: list[BaseException] = []
-        for r in self.result.failed:
-            if r.error is not None and all(r.error is not e for e in out):
-                out.append(r.error)
-        return out
 
 
 # ============================================================================ batch sizing
@@ -361,6 +103,8 @@ def _chunks(
     for c in changes:
         size = _op_size(c, endpoint_len)
         if used + size > budget:
+            # Near the limit the exact size counts: the payload is encoded here to measure
+            # it, and encoded again by the client when the transaction is sent.
             size = _op_size(c, endpoint_len, encode)
         if cur and (len(cur) >= MAX_BATCH_OPERATIONS or used + size > budget):
             out.append(cur)
@@ -396,22 +140,30 @@ def _mode(change: PendingChange) -> UpdateMode:
     return UpdateMode.REPLACE if change.mode == "replace" else UpdateMode.MERGE
 
 
-def _check_options(options: SaveChangesOptions) -> SaveChangesOptions:
-    if not isinstance(options, SaveChangesOptions):
-        raise ValidationError(f"options must be SaveChangesOptions flags, got {options!r}")
-    if SaveChangesOptions.BATCH in options and SaveChangesOptions.CONTINUE_ON_ERROR in options:
-        raise ValidationError(
-            "SaveChangesOptions.BATCH cannot be combined with CONTINUE_ON_ERROR (as in .NET): "
-            "a batch save stops at its first failed transaction; to carry on past failures, "
-            "save without BATCH"
-        )
-    return options
-
-
-def _check_option(option: MergeOption) -> MergeOption:
-    if not isinstance(option, MergeOption):
-        raise ValidationError(f"merge_option must be a MergeOption, got {option!r}")
-    return option
+def _result(
+    change: PendingChange,
+    *,
+    status: int | None,
+    etag: str | None,
+    error: BaseException | None,
+    sent: bool,
+    batch: int | None = None,
+    request_id: str | None = None,
+) -> OperationResult:
+    return OperationResult(
+        entity=change.descriptor.obj,
+        table=change.table,
+        partition_key=change.partition_key,
+        row_key=change.row_key,
+        kind=change.kind,
+        mode=change.mode,
+        status=status,
+        etag=etag,
+        error=error,
+        sent=sent,
+        batch=batch,
+        request_id=request_id,
+    )
 
 
 # ============================================================================ the context
@@ -447,7 +199,7 @@ class TableContext:
     ) -> None:
         self._service = service
         self._tracker = Tracker()
-        self._merge_option = _check_option(merge_option)
+        self._merge_option = check_merge_option(merge_option)
         self.ignore_resource_not_found = bool(ignore_resource_not_found)
         self._saving = False
         self._fetching = 0
@@ -478,7 +230,7 @@ class TableContext:
 
     @merge_option.setter
     def merge_option(self, value: MergeOption) -> None:
-        self._merge_option = _check_option(value)
+        self._merge_option = check_merge_option(value)
 
     # -- guards -----------------------------------------------------------------------------
 
@@ -641,7 +393,7 @@ class TableContext:
     async def _save(
         self, options: SaveChangesOptions, max_concurrency: int, service: TableServiceClient
     ) -> SaveChangesResult:
-        options = _check_options(options)
+        options = check_save_options(options)
         if (
             not isinstance(max_concurrency, int)
             or isinstance(max_concurrency, bool)
@@ -906,7 +658,7 @@ class TableContext:
             if ignore_resource_not_found is None
             else ignore_resource_not_found
         )
-        option = self._merge_option if merge_option is None else _check_option(merge_option)
+        option = self._merge_option if merge_option is None else check_merge_option(merge_option)
         client = self._table(self._service, table)
         self._fetching += 1
         try:
@@ -920,280 +672,3 @@ class TableContext:
         self._idle("track a query result")
         obj = decoder_for(target, None)(row)
         return self._tracker.materialize(table, obj, option)
-
-
-def _pure_point(plan: QueryPlan) -> bool:
-    """A query of the form ``PartitionKey eq .. and RowKey eq ..`` and nothing else: the
-    legacy context addresses such a query to the entity URL, which answers 404 when the
-    entity does not exist."""
-    if plan.kind is not PlanKind.POINT or plan.partition_key is None or plan.row_key is None:
-        return False
-    pk = "PartitionKey eq " + format_literal(plan.partition_key)
-    rk = "RowKey eq " + format_literal(plan.row_key)
-    return plan.filter in (f"{pk} and {rk}", f"{rk} and {pk}")
-
-
-def _result(
-    change: PendingChange,
-    *,
-    status: int | None,
-    etag: str | None,
-    error: BaseException | None,
-    sent: bool,
-    batch: int | None = None,
-    request_id: str | None = None,
-) -> OperationResult:
-    return OperationResult(
-        entity=change.descriptor.obj,
-        table=change.table,
-        partition_key=change.partition_key,
-        row_key=change.row_key,
-        kind=change.kind,
-        mode=change.mode,
-        status=status,
-        etag=etag,
-        error=error,
-        sent=sent,
-        batch=batch,
-        request_id=request_id,
-    )
-
-
-class ContextQuery(Generic[R]):
-    """A :class:`azt.query.Query` run through a context: results are tracked per the
-    merge option, and a point query of a missing entity raises
-    :class:`azt.EntityNotFoundError` (as the legacy context does) unless
-    ``ignore_resource_not_found``. A point query is exactly ``PartitionKey eq .. and RowKey
-    eq ..``; with any further condition it is a filter, and an entity that does not match
-    gives an empty result.
-
-    Immutable like ``Query``: each builder returns a new query.
-
-    Example::
-
-        q = ctx.query(Movie, "movies").where(Movie.PartitionKey == "Action").take(10)
-        movies = await q.to_list()
-    """
-
-    __slots__ = ("_ctx", "_ignore", "_option", "_query", "_table")
-
-    def __init__(
-        self,
-        context: TableContext,
-        table: str,
-        query: Query[R],
-        *,
-        merge_option: MergeOption | None = None,
-        ignore_resource_not_found: bool | None = None,
-    ) -> None:
-        self._ctx = context
-        self._table = table
-        self._query = query
-        self._option = merge_option
-        self._ignore = ignore_resource_not_found
-
-    def _with(self, query: Query[R]) -> Self:
-        return type(self)(
-            self._ctx,
-            self._table,
-            query,
-            merge_option=self._option,
-            ignore_resource_not_found=self._ignore,
-        )
-
-    @property
-    def table(self) -> str:
-        """The table queried.
-
-        Example::
-
-            assert ctx.query(Movie, "movies").table == "movies"
-        """
-        return self._table
-
-    @property
-    def query(self) -> Query[R]:
-        """The underlying :class:`azt.query.Query`.
-
-        Example::
-
-            plan = ctx.query(Movie, "movies").query.explain()
-        """
-        return self._query
-
-    def where(self, *conditions: Condition | Prop[bool]) -> Self:
-        """Add conditions (see :meth:`azt.query.Query.where`).
-
-        Example::
-
-            q = ctx.query(Movie, "movies").where(Movie.PartitionKey == "Action")
-        """
-        return self._with(self._query.where(*conditions))
-
-    def select(self, *props: Prop[Any] | str) -> Self:
-        """Project (see :meth:`azt.query.Query.select`); tracked entities keep the values
-        of properties outside the projection.
-
-        Example::
-
-            q = ctx.query(Movie, "movies").select(Movie.rating)
-        """
-        return self._with(self._query.select(*props))
-
-    def take(self, n: int) -> Self:
-        """At most ``n`` results (see :meth:`azt.query.Query.take`).
-
-        Example::
-
-            top10 = await ctx.query(Movie, "movies").take(10).to_list()
-        """
-        return self._with(self._query.take(n))
-
-    def page_size(self, n: int) -> Self:
-        """Entities per request (see :meth:`azt.query.Query.page_size`).
-
-        Example::
-
-            q = ctx.query(Movie, "movies").page_size(100)
-        """
-        return self._with(self._query.page_size(n))
-
-    def merge_option(self, option: MergeOption) -> Self:
-        """This query with its own merge option (instead of the context's).
-
-        Example::
-
-            fresh = await ctx.query(Movie, "movies").merge_option(
-                MergeOption.OVERWRITE_CHANGES).to_list()
-        """
-        q = self._with(self._query)
-        q._option = _check_option(option)
-        return q
-
-    def ignore_resource_not_found(self, ignore: bool = True) -> Self:
-        """This query with its own ``ignore_resource_not_found`` setting.
-
-        Example::
-
-            found = await ctx.query(Movie, "movies").where(
-                Movie.PartitionKey == "A", Movie.RowKey == "B"
-            ).ignore_resource_not_found().to_list()   # [] instead of EntityNotFoundError
-        """
-        q = self._with(self._query)
-        q._ignore = bool(ignore)
-        return q
-
-    def compile(self) -> CompiledQuery:
-        """The request parameters (see :meth:`azt.query.Query.compile`).
-
-        Example::
-
-            text = ctx.query(Movie, "movies").where(Movie.rating > 4.0).compile().filter
-        """
-        return self._query.compile()
-
-    def explain(self) -> QueryPlan:
-        """The plan (see :meth:`azt.query.Query.explain`).
-
-        Example::
-
-            kind = ctx.query(Movie, "movies").where(Movie.PartitionKey == "A").explain().kind
-        """
-        return self._query.explain()
-
-    async def pages(self, continuation: str | None = None) -> AsyncGenerator[QueryPage[R], None]:
-        """Tracked results page by page (``continuation`` resumes, as in ``Query``).
-
-        Example::
-
-            async for page in ctx.query(Movie, "movies").page_size(100).pages():
-                save(page.continuation)
-        """
-        ctx = self._ctx
-        ctx._idle("query")
-        option = ctx._merge_option if self._option is None else self._option
-        ignore = ctx.ignore_resource_not_found if self._ignore is None else self._ignore
-        point = _pure_point(self._query.explain())
-        partial = self._query.compile().select is not None
-        materialize = ctx._tracker.materialize
-        table = self._table
-        found = 0
-        agen = self._query.pages(continuation).__aiter__()
-        try:
-            while True:
-                ctx._idle("query")
-                ctx._fetching += 1
-                try:
-                    page = await agen.__anext__()
-                except StopAsyncIteration:
-                    break
-                finally:
-                    ctx._fetching -= 1
-                ctx._idle("track query results")
-                items = [materialize(table, obj, option, partial=partial) for obj in page.items]
-                found += len(items)
-                yield QueryPage(items, page.continuation)
-        finally:
-            close = getattr(agen, "aclose", None)
-            if close is not None:
-                await close()
-        if point and not found and continuation is None and not ignore:
-            plan = self._query.explain()
-            raise EntityNotFoundError(
-                f"The specified resource does not exist: {table}(PartitionKey="
-                f"{plan.partition_key!r}, RowKey={plan.row_key!r}) (a point query; set "
-                "ignore_resource_not_found to get an empty result instead)",
-                status=404,
-                code="ResourceNotFound",
-            )
-
-    async def __aiter__(self) -> AsyncIterator[R]:
-        """Every tracked result, following continuations.
-
-        Example::
-
-            async for movie in ctx.query(Movie, "movies"):
-                ...
-        """
-        async with contextlib.aclosing(self.pages()) as pages:
-            async for page in pages:
-                for item in page.items:
-                    yield item
-
-    async def to_list(self) -> list[R]:
-        """All results as a list (tracked).
-
-        Example::
-
-            movies = await ctx.query(Movie, "movies").to_list()
-        """
-        out: list[R] = []
-        async with contextlib.aclosing(self.pages()) as pages:
-            async for page in pages:
-                out.extend(page.items)
-        return out
-
-    async def first(self) -> R | None:
-        """The first result, or ``None``.
-
-        Example::
-
-            movie = await ctx.query(Movie, "movies").first()
-        """
-        found = await self.take(1).to_list()
-        return found[0] if found else None
-
-    async def one_or_none(self) -> R | None:
-        """The only result, ``None`` if none; :class:`azt.query.MultipleResultsError` if
-        more.
-
-        Example::
-
-            movie = await ctx.query(Movie, "movies").where(Movie.RowKey == "Heat").one_or_none()
-        """
-        from azt._orm.query import MultipleResultsError
-
-        found = await self.take(2).to_list()
-        if len(found) > 1:
-            raise MultipleResultsError(f"one_or_none() found more than one entity in {self._table}")
-        return found[0] if found else None

@@ -40,3 +40,19 @@ async def table(service: azt.TableServiceClient) -> str:
     name = fresh_name()
     await service.create_table(name)
     return name
+
+
+async def stored_entity(
+    service: azt.TableServiceClient, table: str, pk: str, rk: str
+) -> azt.TableEntity:
+    """The entity as stored (read without the context)."""
+    return await service.get_table_client(table).get_entity(pk, rk)
+
+
+async def entity_exists(service: azt.TableServiceClient, table: str, pk: str, rk: str) -> bool:
+    """Whether the entity is stored."""
+    try:
+        await stored_entity(service, table, pk, rk)
+    except azt.EntityNotFoundError:
+        return False
+    return True

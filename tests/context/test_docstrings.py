@@ -8,7 +8,16 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["azt._uow.tracking", "azt._uow.context", "azt.legacy._dotnet"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "azt._uow.types",
+        "azt._uow.access",
+        "azt._uow.descriptor",
+        "azt._uow.tracker",
+        "azt.legacy._dotnet",
+    ],
+)
 def test_docstring_examples(module: str) -> None:
     mod = importlib.import_module(module)
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)

@@ -1,5 +1,6 @@
-"""Unit tests of azt._uow.tracking: states, transitions, identity map, snapshots, diffs, plans
-and merge options, for declarative, dynamic and dict-shaped entities."""
+"""Unit tests of the tracker (azt._uow.tracker) and entity access (azt._uow.access): states,
+transitions, identity map, snapshots, diffs, plans and merge options, for declarative,
+dynamic and dict-shaped entities."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ from typing import Any
 import pytest
 
 from azt._errors import ValidationError
-from azt._uow.tracking import (
+from azt._orm.codec import codec_for
+from azt._uow.access import access_for
+from azt._uow.tracker import Tracker
+from azt._uow.types import (
     ChangeKind,
     EntityState,
     IdentityConflictError,
     MergeOption,
-    Tracker,
     TrackingError,
-    access_for,
 )
 from azt.dynamic import DynamicEntity
 from azt.edm import EdmType, EntityMetadata, TableEntity, Typed
@@ -550,8 +552,6 @@ def test_preserve_changes_keeps_deleted_and_added(make: Callable[..., Any]) -> N
 
 
 def test_preserve_changes_with_projection_keeps_unloaded() -> None:
-    from azt._orm.codec import codec_for
-
     t = Tracker()
     local = Movie("p", "r", rating=1.0, language="en")
     t.attach("movies", local, 'W/"1"')

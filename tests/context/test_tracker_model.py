@@ -11,14 +11,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from azt._errors import ValidationError
-from azt._uow.tracking import (
-    ChangeKind,
-    EntityState,
-    IdentityConflictError,
-    PendingChange,
-    Tracker,
-    TrackingError,
-)
+from azt._uow.descriptor import PendingChange
+from azt._uow.tracker import Tracker
+from azt._uow.types import ChangeKind, EntityState, IdentityConflictError, TrackingError
 from azt.dynamic import DynamicEntity
 
 KEYS = ["a", "b", "c"]
