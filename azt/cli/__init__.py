@@ -807,8 +807,9 @@ def main(
     """
     io_ = CliStreams(stdin, stdout, stderr)
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
+    try:  # argparse prints usage errors, --help and --version: to the streams given
+        with contextlib.redirect_stdout(io_.stdout), contextlib.redirect_stderr(io_.stderr):
+            args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     output: _OutputFile | None = None
