@@ -4,10 +4,12 @@
   connection strings with a key).
 * :class:`SharedKeyLiteCredential`: ``Authorization: SharedKeyLite account:sig``.
 * :class:`SasCredential`: appends a SAS token to every URL (no ``Authorization`` header).
-* :class:`BearerTokenCredential`: wraps any azure-identity style async credential
-  (``await cred.get_token(scope)`` returning an object with ``.token`` and
-  ``.expires_on``), caches the token and refreshes it before it expires; concurrent
-  requests share a single refresh.
+* :class:`BearerTokenCredential`: wraps any azure-identity style token credential, async
+  (``await cred.get_token(scope)``, as ``azure.identity.aio``) or synchronous
+  (``cred.get_token(scope)``, as ``azure.identity``; called on a worker thread so the
+  event loop never blocks), returning an object with ``.token`` and ``.expires_on``; it
+  caches the token and refreshes it before it expires; concurrent requests share a single
+  refresh. Which of the two a credential is, is decided once, when it is wrapped.
 
 Each credential is given the request after the pipeline has set ``x-ms-date``; signing
 uses the URL path exactly as sent.
@@ -26,8 +28,10 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 import urllib.parse
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from azt._core.connection_string import DEV_ACCOUNT_KEY as DEV_ACCOUNT_KEY
@@ -246,8 +250,91 @@ class AsyncTokenCredential(Protocol):
         ...
 
 
+@runtime_checkable
+class SyncTokenCredential(Protocol):
+    """Any azure-identity style synchronous credential (``DefaultAzureCredential`` from
+    ``azure.identity``, ``ClientSecretCredential``...): ``get_token`` returns the token.
+
+    Example::
+
+        >>> class Cred:
+        ...     def get_token(self, *scopes, **kwargs): ...
+        >>> isinstance(Cred(), SyncTokenCredential)
+        True
+    """
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        """Return an access token for ``scopes`` (an object with ``.token`` and
+        ``.expires_on``), blocking while it is fetched.
+
+        Example::
+
+            >>> import time
+            >>> from types import SimpleNamespace
+            >>> class Cred:
+            ...     def get_token(self, *scopes, **kwargs):
+            ...         return SimpleNamespace(token="t", expires_on=time.time() + 3600)
+            >>> Cred().get_token("https://storage.azure.com/.default").token
+            't'
+        """
+        ...
+
+
+def _is_async_callable(fn: object) -> bool:
+    """Whether calling ``fn`` gives a coroutine by its declaration (``async def``, also
+    behind ``functools.partial``, a callable object's ``async def __call__`` or a mock
+    declared async)."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the class's, not the object's
+    return (
+        call is not None
+        and not inspect.isfunction(fn)
+        and not inspect.ismethod(fn)
+        and inspect.iscoroutinefunction(call)
+    )
+
+
+def _token_getter(credential: object, scope: str) -> tuple[Callable[..., Any], bool]:
+    """``credential.get_token`` and whether it is async, checked once: a credential whose
+    ``get_token`` is missing, not callable, or cannot take a scope is refused here (a
+    :class:`~azt.ValidationError`), never at the first request."""
+    name = type(credential).__name__
+    get_token = getattr(credential, "get_token", None)
+    if get_token is None:
+        raise ValidationError(
+            f"{name} is not a token credential: it has no get_token(scope) method "
+            "(pass an azure-identity credential, sync or async, or an object with one)"
+        )
+    if not callable(get_token):
+        raise ValidationError(
+            f"{name}.get_token is a {type(get_token).__name__}, not a method: a token "
+            "credential needs get_token(scope) returning an object with .token and .expires_on"
+        )
+    try:
+        signature = inspect.signature(get_token)
+    except (TypeError, ValueError):  # some builtins and extension types have none
+        signature = None
+    if signature is not None:
+        try:
+            signature.bind(scope)
+        except TypeError as exc:
+            raise ValidationError(
+                f"{name}.get_token{signature} cannot be called with a scope ({exc}): a token "
+                "credential needs get_token(*scopes, **kwargs)"
+            ) from None
+    return get_token, _is_async_callable(get_token)
+
+
 class BearerTokenCredential:
-    """Entra ID bearer tokens from an async token credential, cached and refreshed early.
+    """Entra ID bearer tokens from a token credential, cached and refreshed early.
+
+    The credential may be async (``async def get_token``, as ``azure.identity.aio``) or
+    synchronous (``def get_token``, as ``azure.identity``); which one is decided here, from
+    the declaration of ``get_token``, and a synchronous one is called on a worker thread so
+    the event loop keeps running while it fetches a token (which may take seconds). An
+    object whose ``get_token`` is missing or cannot take a scope is refused here with a
+    :class:`~azt.ValidationError`.
 
     A token is reused until ``refresh_margin`` seconds (default 300) before it expires;
     then the next request fetches a new one. Concurrent requests wait on one lock so a
@@ -272,13 +359,12 @@ class BearerTokenCredential:
 
     def __init__(
         self,
-        credential: AsyncTokenCredential,
+        credential: AsyncTokenCredential | SyncTokenCredential,
         *,
         scope: str = STORAGE_SCOPE,
         refresh_margin: float = 300.0,
     ) -> None:
-        if not callable(getattr(credential, "get_token", None)):
-            raise ValidationError("a token credential must have an async get_token(scope)")
+        self._get_token, self.is_async = _token_getter(credential, scope)
         self.credential = credential
         self.scope = scope
         self.refresh_margin = refresh_margin
@@ -303,7 +389,7 @@ class BearerTokenCredential:
             self._lock = asyncio.Lock()
         async with self._lock:
             if not self._fresh():
-                token = await self.credential.get_token(self.scope)
+                token = await self._fetch()
                 value = getattr(token, "token", None)
                 expires = getattr(token, "expires_on", None)
                 if not isinstance(value, str) or not value:
@@ -314,6 +400,21 @@ class BearerTokenCredential:
                 self._expires_on = float(expires)
             assert self._header is not None
             return self._header
+
+    async def _fetch(self) -> Any:
+        if self.is_async:
+            return await self._get_token(self.scope)
+        token = await asyncio.to_thread(self._get_token, self.scope)
+        if inspect.isawaitable(token):  # declared plain def, yet returned an awaitable
+            close = getattr(token, "close", None)
+            if close is not None:
+                close()  # a coroutine that will never run: no "never awaited" warning
+            raise ValidationError(
+                f"{type(self.credential).__name__}.get_token is a plain function but returned "
+                f"{type(token).__name__}: declare it 'async def' so it is awaited on the event "
+                "loop"
+            )
+        return token
 
     def invalidate(self, header: str | None = None) -> None:
         """Forget the cached token (only if it is still ``header``, when given), so the
@@ -344,7 +445,12 @@ class BearerTokenCredential:
 
 
 Credential = (
-    SharedKeyCredential | SasCredential | BearerTokenCredential | AsyncTokenCredential | str
+    SharedKeyCredential
+    | SasCredential
+    | BearerTokenCredential
+    | AsyncTokenCredential
+    | SyncTokenCredential
+    | str
 )
 """Anything a client accepts as ``credential``."""
 
@@ -355,8 +461,9 @@ def resolve_credential(
     """Turn what a user passed as ``credential`` into one of our credential objects.
 
     Accepts our credentials, a SAS token string, azure-core's ``AzureNamedKeyCredential``
-    (``.named_key``) and ``AzureSasCredential`` (``.signature``), and any object with an
-    async ``get_token`` (Entra ID).
+    (``.named_key``) and ``AzureSasCredential`` (``.signature``), and any object with a
+    ``get_token(scope)``, async or synchronous (Entra ID); an object of the wrong shape is
+    refused here with a :class:`~azt.ValidationError`.
 
     Example::
 
@@ -369,14 +476,24 @@ def resolve_credential(
         return SasCredential(credential)
     named_key = getattr(credential, "named_key", None)
     if named_key is not None:
+        if (
+            not isinstance(named_key, tuple)
+            or len(named_key) != 2
+            or not all(isinstance(part, str) for part in named_key)
+        ):
+            raise ValidationError(
+                f"{type(credential).__name__}.named_key must be a (name, key) pair of str, "
+                f"as azure-core's AzureNamedKeyCredential gives; got {type(named_key).__name__}"
+            )
         name, key = named_key
         return SharedKeyCredential(name, key)
     signature = getattr(credential, "signature", None)
     if isinstance(signature, str):
         return SasCredential(signature)
-    if callable(getattr(credential, "get_token", None)):
-        return BearerTokenCredential(credential)  # type: ignore[arg-type]
+    if hasattr(credential, "get_token"):  # its shape is checked once, here
+        return BearerTokenCredential(credential)
     raise ValidationError(
         f"unsupported credential {type(credential).__name__}: pass a SharedKeyCredential, "
-        "SharedKeyLiteCredential, SasCredential, a SAS token string, or an async token credential"
+        "SharedKeyLiteCredential, SasCredential, a SAS token string, or a token credential "
+        "(sync or async, with get_token(scope))"
     )

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import csv
 import io
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Iterable, Sequence
+import tempfile
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import TextIO
 
 from azt._core.config import LocationMode, RetryPolicy
@@ -409,6 +411,33 @@ async def _export(service: TableServiceClient, args: argparse.Namespace, io_: Cl
     return 0
 
 
+def _input_lines(stream: TextIO) -> Iterator[tuple[int, int, str | InputError]]:
+    """``(line number, size in bytes, text)`` of each input line; the text is an
+    :class:`InputError` for a line that is not UTF-8. A byte order mark before the first
+    line (as some Windows editors write) is dropped."""
+    raw = getattr(stream, "buffer", None)  # real files and stdin: decode line by line
+    if raw is None:
+        for line_no, text in enumerate(stream, start=1):
+            if line_no == 1:
+                text = text.removeprefix("\ufeff")
+            yield line_no, len(text.encode("utf-8", "surrogatepass")), text
+        return
+    for line_no, data in enumerate(raw, start=1):
+        try:
+            text = data.decode("utf-8-sig" if line_no == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            yield (
+                line_no,
+                len(data),
+                InputError(
+                    f"line {line_no}: not UTF-8 text (byte {exc.start + 1} of the line is "
+                    f"{data[exc.start]:#04x}): save the file as UTF-8"
+                ),
+            )
+            continue
+        yield line_no, len(data), text
+
+
 def _input_size(stream: TextIO) -> int | None:
     try:
         st = os.fstat(stream.fileno())
@@ -498,12 +527,16 @@ class _Importer:
                     (ops[0][0], last_line, f"{lines}: may have been applied: {exc}")
                 )
                 self.maybe_written += len(ops)
+            elif isinstance(exc, ServiceError) and exc.code == "TableNotFound":
+                missing = _missing_table(self.table.table_name, exc)
+                self.failures.append((ops[0][0], last_line, missing))
             elif isinstance(exc, TransactionError):
                 index = exc.index if exc.index is not None else 0
                 line = ops[min(index, len(ops) - 1)][0]
                 self.failures.append((ops[0][0], last_line, f"line {line}: {exc.error or exc}"))
-            else:
-                self.failures.append((ops[0][0], last_line, str(exc)))
+            else:  # every message names its lines
+                lines = _span(ops[0][0], last_line)
+                self.failures.append((ops[0][0], last_line, f"{lines}: {exc}"))
             return
         finally:
             self.slots.release()
@@ -516,18 +549,25 @@ class _Importer:
             await asyncio.gather(*list(self.tasks))
 
     def messages(self) -> list[str]:
-        """One message per failed or unknown transaction, in line order."""
-        return [m for _, _, m in sorted(self.failures + self.ambiguous)]
+        """One message per failed or unknown transaction, in line order (a message that is
+        the same for several transactions, such as a missing table, once)."""
+        found = [m for _, _, m in sorted(self.failures + self.ambiguous)]
+        return list(dict.fromkeys(found))
 
     def summary(self, unsent_from: int | None) -> str:
         """The closing line: what was imported, what may have been, what was not written."""
-        head = f"imported {_entities_text(self.written)}"
         if not self.ambiguous:
-            return f"{head} ({self.unwritten(unsent_from)})"
+            if not self.written:
+                return "imported nothing: no line was written"
+            return f"imported {_entities_text(self.written)} ({self.unwritten(unsent_from)})"
         maybe = ", ".join(_span(first, last) for first, last, _ in sorted(self.ambiguous))
+        if self.written:
+            head = f"imported {_entities_text(self.written)}; {self.maybe_written} more"
+        else:
+            head = f"imported nothing for certain; {_entities_text(self.maybe_written)}"
         text = (
-            f"{head}; {self.maybe_written} more may have been applied ({maybe}: the service's "
-            "answer was lost, check them before importing them again)"
+            f"{head} may have been applied ({maybe}: the service's answer was lost, check "
+            "them before importing them again)"
         )
         rest = self._unwritten_ranges(unsent_from)
         if rest:
@@ -584,12 +624,13 @@ async def _import(service: TableServiceClient, args: argparse.Namespace, io_: Cl
     unsent_from: int | None = None
     line_no = 0
     try:
-        for line_no, line in enumerate(source, start=1):
-            nbytes = len(line.encode("utf-8"))
-            if not line.strip():
+        for line_no, nbytes, line in _input_lines(source):
+            if isinstance(line, str) and not line.strip():
                 bar.advance(nbytes=nbytes)
                 continue
             try:
+                if isinstance(line, InputError):
+                    raise line
                 entity = loads_entity(line, line_no)
             except InputError as exc:
                 bad_input = exc
@@ -610,18 +651,29 @@ async def _import(service: TableServiceClient, args: argparse.Namespace, io_: Cl
     if importer.failed and unsent_from is None and importer.first_unsent is not None:
         unsent_from = importer.first_unsent
     if bad_input is None and not importer.failed:
-        io_.stderr.write(f"imported {_entities_text(importer.written)} into {args.table}\n")
+        empty = "" if importer.written else " (the input has no entities)"
+        io_.stderr.write(f"imported {_entities_text(importer.written)} into {args.table}{empty}\n")
         return 0
     for message in importer.messages():
         io_.stderr.write(f"azt import: {message}\n")
     if bad_input is not None:
         io_.stderr.write(f"azt import: {bad_input}\n")
     io_.stderr.write(importer.summary(unsent_from) + "\n")
-    return EXIT_SERVICE if importer.failed else EXIT_INPUT
+    if importer.failed:
+        return EXIT_SERVICE
+    assert unsent_from is not None  # a bad line stops the import before it is sent
+    again = "" if not importer.written else f" from line {unsent_from} on"
+    io_.stderr.write(f"fix line {line_no}, then import again{again}\n")
+    return EXIT_INPUT
 
 
 def _entities_text(n: int) -> str:
     return f"{n} entity" if n == 1 else f"{n} entities"
+
+
+def _missing_table(name: str, exc: ServiceError | None = None) -> str:
+    code = f" ({exc.status} {exc.code})" if exc is not None else ""
+    return f"table {name!r} does not exist{code}: pass --create to create it"
 
 
 def _span(first: int, last: int) -> str:
@@ -636,6 +688,89 @@ def _outcome_unknown(exc: AztError) -> bool:
     if getattr(exc, "earlier_attempt_may_have_applied", False):
         return True
     return may_have_been_applied(exc)
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def _open_error(path: str, option: str, exc: OSError, *, writing: bool) -> _UsageError:
+    what = "output" if writing else "input"
+    if isinstance(exc, FileNotFoundError):
+        if writing:
+            folder = os.path.dirname(os.path.abspath(path))
+            why = f"its folder {folder!r} does not exist"
+        else:
+            why = "there is no such file"
+        return _UsageError(f"cannot open {what} file {path!r} ({option}): {why}")
+    if isinstance(exc, IsADirectoryError):
+        return _UsageError(f"{what} file {path!r} ({option}) is a folder: give a file name")
+    if isinstance(exc, PermissionError):
+        action = "write into its folder" if writing else "read it"
+        return _UsageError(
+            f"cannot open {what} file {path!r} ({option}): no permission to {action}"
+        )
+    reason = (exc.strerror or str(exc)).lower()
+    return _UsageError(f"cannot open {what} file {path!r} ({option}): {reason}")
+
+
+def _open_input(path: str) -> TextIO:
+    """The ``-i`` file; a file that cannot be read is bad usage, named with what to do."""
+    if os.path.isdir(path):
+        raise _open_error(path, "-i", IsADirectoryError(), writing=False)
+    try:
+        return open(path, encoding="utf-8")
+    except OSError as exc:
+        raise _open_error(path, "-i", exc, writing=False) from None
+
+
+class _OutputFile:
+    """The ``-o`` file, written to a temporary file beside it and put in place only when the
+    command succeeds: a failed export leaves an existing file as it was."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        if os.path.isdir(path):
+            raise _open_error(path, "-o", IsADirectoryError(), writing=True)
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, self._temp = tempfile.mkstemp(
+                prefix=f".{os.path.basename(path)}.", suffix=".part", dir=folder
+            )
+        except OSError as exc:
+            raise _open_error(path, "-o", exc, writing=True) from None
+        self.stream: TextIO = open(fd, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self._done = False
+
+    def commit(self) -> None:
+        """Close the file and put it in place (same folder: an atomic rename)."""
+        self.stream.close()
+        os.replace(self._temp, self.path)
+        self._done = True
+
+    def discard(self) -> None:
+        """Close and remove the temporary file, unless :meth:`commit` put it in place."""
+        if self._done:
+            return
+        self._done = True
+        self.stream.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._temp)
+
+
+def _service_hint(exc: ServiceError, args: argparse.Namespace) -> str | None:
+    """What to do about a refusal, when the command line can say."""
+    table = getattr(args, "table", None)
+    if exc.code == "TableNotFound" and table:
+        if args.command == "import":
+            return _missing_table(table)
+        return f"table {table!r} does not exist: `azt tables list` shows the account's tables"
+    if exc.code == "TableAlreadyExists":
+        return "pass --if-not-exists to accept a table that already exists"
+    if exc.status in (401, 403):
+        return "check the account key or SAS token in the connection string"
+    if exc.status == 400 and args.command in ("query", "export"):
+        return "check --filter and --select (for example --filter \"PartitionKey eq 'a'\")"
+    return None
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -674,19 +809,25 @@ def main(
     """
     io_ = CliStreams(stdin, stdout, stderr)
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
+    try:  # argparse prints usage errors, --help and --version: to the streams given
+        with contextlib.redirect_stdout(io_.stdout), contextlib.redirect_stderr(io_.stderr):
+            args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    output: _OutputFile | None = None
     opened: list[TextIO] = []
+    status = EXIT_SERVICE
     try:
-        if getattr(args, "output", None) is not None:
-            io_.stdout = open(args.output, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-            opened.append(io_.stdout)
         if getattr(args, "input", None) is not None:
-            io_.stdin = open(args.input, encoding="utf-8")  # noqa: SIM115
+            io_.stdin = _open_input(args.input)
             opened.append(io_.stdin)
-        return asyncio.run(_run(args, io_))
+        if getattr(args, "output", None) is not None:
+            output = _OutputFile(args.output)
+            io_.stdout = output.stream
+        status = asyncio.run(_run(args, io_))
+        if output is not None:
+            output.commit()
+        return status
     except _UsageError as exc:
         io_.stderr.write(f"azt: {exc}\n")
         return EXIT_USAGE
@@ -700,9 +841,17 @@ def main(
         io_.stderr.write(
             f"azt: the service refused the request: {exc.status}{code}: {first}{rid}\n"
         )
-        return EXIT_USAGE if exc.status == 400 and args.command == "query" else EXIT_SERVICE
+        hint = _service_hint(exc, args)
+        if hint:
+            io_.stderr.write(f"azt: {hint}\n")
+        # A 400 to a read is its --filter or --select: bad usage, as documented.
+        reads = exc.status == 400 and args.command in ("query", "export")
+        return EXIT_USAGE if reads else EXIT_SERVICE
     except TransportError as exc:
-        io_.stderr.write(f"azt: cannot reach the service: {exc}\n")
+        io_.stderr.write(
+            f"azt: cannot reach the service: {exc}\n"
+            "azt: check the endpoint in the connection string and that the service is running\n"
+        )
         return EXIT_SERVICE
     except ValidationError as exc:
         io_.stderr.write(f"azt: {exc}\n")
@@ -718,12 +867,15 @@ def main(
             os.dup2(devnull, sys.stdout.fileno())
             os.close(devnull)
         return EXIT_BROKEN_PIPE
-    except OSError as exc:
-        io_.stderr.write(f"azt: {exc}\n")
-        return EXIT_SERVICE if not isinstance(exc, FileNotFoundError) else EXIT_USAGE
+    except OSError as exc:  # writing the output failed (disk full...)
+        where = f" {exc.filename!r}" if exc.filename else " the output"
+        io_.stderr.write(f"azt: cannot write{where}: {exc.strerror or exc}\n")
+        return EXIT_SERVICE
     except KeyboardInterrupt:
         io_.stderr.write("azt: interrupted\n")
         return 130
     finally:
         for f in opened:
             f.close()
+        if output is not None:
+            output.discard()  # after a commit, nothing left to discard

@@ -46,7 +46,14 @@ import uuid
 from typing import Any, Final
 
 from azt._core.wire import json as wire_json
-from azt._edm.edm import EdmDateTime, EdmType, TableEntity, Typed, infer_edm_type
+from azt._edm.edm import (
+    EdmDateTime,
+    EdmType,
+    TableEntity,
+    Typed,
+    infer_edm_type,
+    validate_entity,
+)
 from azt._errors import ValidationError
 
 __all__ = ["InputError", "dumps_entity", "entity_row", "loads_entity", "text_value"]
@@ -150,13 +157,19 @@ def _typed(name: str, value: Any, t: EdmType) -> Typed:
 
 
 def loads_entity(line: str, line_no: int | None = None) -> TableEntity:
-    """Parse one line into an entity ready to send; :class:`InputError` if it is not one.
+    """Parse one line into an entity ready to send; :class:`InputError` if it is not one,
+    including an entity the service would refuse (a key with ``/ \\ # ?`` or control
+    characters, a key over 1 KiB, a string over 64 KiB, a bad property name...).
 
     Example::
 
         >>> e = loads_entity('{"PartitionKey":"p","RowKey":"r","N":1,"Big":5000000000}')
         >>> e["N"], e["Big"]
         (1, 5000000000)
+        >>> loads_entity('{"PartitionKey":"a/b","RowKey":"r"}', 3)
+        Traceback (most recent call last):
+        ...
+        azt.cli._jsonl.InputError: line 3: PartitionKey 'a/b' contains '/' at index 1; ...
     """
     where = f"line {line_no}: " if line_no is not None else ""
     try:
@@ -195,6 +208,10 @@ def loads_entity(line: str, line_no: int | None = None) -> TableEntity:
     for name in obj:
         if name.endswith(_ANN) and name[: -len(_ANN)] not in obj:
             raise InputError(f"{where}annotation {name!r} has no value")
+    try:  # the service's limits, checked here so that the error names the line
+        validate_entity(entity)
+    except ValidationError as exc:
+        raise InputError(f"{where}{exc}") from None
     return entity
 
 

@@ -226,19 +226,47 @@ def test_readme_quick_start_runs(capsys: pytest.CaptureFixture[str]) -> None:
 _SHELL_TOUR = re.compile(r"## Look at a table from the shell\n.*?^```bash\n(.*?)^```", re.S | re.M)
 
 
-def test_getting_started_shell_tour_runs(tmp_path: Path) -> None:
-    """The shell tour of getting-started.md, pasted into bash as printed (it starts a stub on
-    the development port 10002 and stops it again)."""
-    (script,) = _SHELL_TOUR.findall((DOCS / "getting-started.md").read_text(encoding="utf-8"))
+def _tour_venv(tmp_path: Path) -> None:
+    """``tmp_path/.venv`` as the tour expects it: this interpreter's virtual environment when
+    it has the installed ``azt`` and ``azt-stub``, else one made of small scripts running
+    ``python -m`` (the commands are the same code; only their installation differs)."""
     venv = Path(sys.prefix)
-    if not (venv / "bin" / "activate").is_file() or not (venv / "bin" / "azt-stub").is_file():
-        pytest.skip("not running from a virtual environment with azt installed")
+    if all((venv / "bin" / name).is_file() for name in ("activate", "azt", "azt-stub")):
+        (tmp_path / ".venv").symlink_to(venv)
+        return
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "activate").write_text(f'export PATH="{bin_dir}:$PATH"\n', encoding="utf-8")
+    for name, module in (("azt", "azt"), ("azt-stub", "azt_server_stub")):
+        script = bin_dir / name
+        script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m {module} "$@"\n')
+        script.chmod(0o755)
+
+
+def _free_port() -> int:
     with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", 10002))
-        except OSError:
-            pytest.skip("port 10002 is in use on this machine")
-    (tmp_path / ".venv").symlink_to(venv)  # the tour runs from a checkout with .venv
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_getting_started_shell_tour_runs(tmp_path: Path) -> None:
+    """The shell tour of getting-started.md, pasted into bash as printed, but for the port:
+    tests take free ports, so the stub it starts listens on one and the connection string
+    names it (``UseDevelopmentStorage=true`` meaning 127.0.0.1:10002, azt-stub's default
+    port, is checked apart)."""
+    (script,) = _SHELL_TOUR.findall((DOCS / "getting-started.md").read_text(encoding="utf-8"))
+    port = _free_port()
+    stub_line = "azt-stub & sleep 1"
+    dev_line = 'export AZT_CONNECTION_STRING="UseDevelopmentStorage=true"'
+    assert stub_line in script
+    assert dev_line in script
+    script = script.replace(stub_line, f"azt-stub --port {port} & sleep 1")
+    script = script.replace(
+        dev_line,
+        f'export AZT_CONNECTION_STRING="{StubServer(port=port).connection_string}"',
+    )
+    _tour_venv(tmp_path)  # the tour runs from a checkout with .venv
     proc = subprocess.Popen(
         ["bash", "-c", script],
         cwd=tmp_path,
@@ -255,7 +283,7 @@ def test_getting_started_shell_tour_runs(tmp_path: Path) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     assert proc.returncode == 0, out + err
-    assert "azt-stub listening on http://127.0.0.1:10002" in out
+    assert f"azt-stub listening on http://127.0.0.1:{port}" in out
     assert "\nmovies\n" in out  # azt tables list
     table = out[out.index("PartitionKey  RowKey") :].splitlines()
     assert table[2].split() == ["Action", "Heat", "4.6"]
@@ -263,3 +291,15 @@ def test_getting_started_shell_tour_runs(tmp_path: Path) -> None:
     assert "azt-stub shutting down" in out  # kill %1 stopped it
     exported = (tmp_path / "movies.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["Rating"] for line in exported] == [4.6]
+
+
+def test_the_shell_tour_defaults_meet_on_the_development_port() -> None:
+    """What the printed tour relies on and its run above substitutes: azt-stub listens on
+    127.0.0.1:10002 by default, where UseDevelopmentStorage=true points."""
+    from azt._core.connection_string import parse_connection_string
+    from azt_server_stub.__main__ import build_parser
+
+    args = build_parser().parse_args([])
+    assert (args.host, args.port) == ("127.0.0.1", 10002)
+    dev = parse_connection_string("UseDevelopmentStorage=true").endpoint
+    assert dev == f"http://{args.host}:{args.port}/devstoreaccount1"
