@@ -68,7 +68,9 @@ from azt._core.wire.xml import (
     ServiceProperties,
     ServiceStats,
 )
-from azt._edm.edm import EdmDateTime, EdmType, EntityMetadata, TableEntity, Typed
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import EntityMetadata, TableEntity
+from azt._edm.types import EdmType, Typed
 from azt._errors import (
     AmbiguousOutcomeError,
     AuthenticationError,

@@ -62,15 +62,10 @@ from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._core.wire.xml import AccessPolicy, ServiceProperties, ServiceStats
-from azt._edm.edm import (
-    EdmDateTime,
-    EntityMetadata,
-    TableEntity,
-    Typed,
-    format_literal,
-    validate_entity,
-    validate_key,
-)
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import EntityMetadata, TableEntity
+from azt._edm.types import Typed, format_literal
+from azt._edm.validation import validate_entity, validate_key
 from azt._errors import (
     AmbiguousOutcomeError,
     BatchValidationError,

@@ -103,7 +103,9 @@ from cattrs.gen import (
 )
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
-from azt._edm.edm import EdmDateTime, EdmType, TableEntity
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import EdmType
 from azt._errors import ValidationError
 from azt._orm.entity import Entity, EntityInfo, Prop, _set_raw_timestamp, entity_info
 

@@ -23,15 +23,9 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from datetime import datetime
 from typing import Any, Generic, NoReturn, TypeVar, overload
 
-from azt._edm.edm import (
-    EdmType,
-    TableEntity,
-    Typed,
-    coerce_value,
-    infer_edm_type,
-    validate_entity,
-    validate_key,
-)
+from azt._edm.entity import TableEntity
+from azt._edm.types import EdmType, Typed, coerce_value, infer_edm_type
+from azt._edm.validation import validate_entity, validate_key
 from azt._errors import ValidationError
 from azt._orm.entity import (
     Entity,

@@ -72,19 +72,10 @@ from typing import (
 
 import attrs
 
-from azt._edm.edm import (
-    INT32_MAX,
-    INT32_MIN,
-    INT64_MAX,
-    INT64_MIN,
-    MAX_BINARY_BYTES,
-    MAX_STRING_UTF16,
-    EdmDateTime,
-    EdmType,
-    TableEntity,
-    utf16_len,
-    validate_key,
-)
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, EdmType
+from azt._edm.validation import MAX_BINARY_BYTES, MAX_STRING_UTF16, utf16_len, validate_key
 from azt._errors import ValidationError
 
 if TYPE_CHECKING:

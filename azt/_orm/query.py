@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cas
 
 import attrs
 
-from azt._edm.edm import EdmType, format_literal
+from azt._edm.types import EdmType, format_literal
 from azt._errors import AztError, ValidationError
 
 if TYPE_CHECKING:

@@ -53,7 +53,8 @@ from azt._core.client import UpdateMode
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
 from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
-from azt._edm.edm import format_literal, validate_entity
+from azt._edm.types import format_literal
+from azt._edm.validation import validate_entity
 from azt._errors import (
     AztError,
     ClientClosedError,

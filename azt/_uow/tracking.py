@@ -51,7 +51,8 @@ import operator
 from collections.abc import Callable, Collection, Mapping, MutableMapping
 from typing import Any, Final, Literal, Protocol
 
-from azt._edm.edm import EdmType, EntityMetadata, TableEntity, Typed
+from azt._edm.entity import EntityMetadata, TableEntity
+from azt._edm.types import EdmType, Typed
 from azt._errors import AztError, ValidationError
 
 __all__ = [

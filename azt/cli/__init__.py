@@ -45,7 +45,7 @@ from azt._core.client import TableClient, TableServiceClient, UpdateMode
 from azt._core.config import LocationMode, RetryPolicy
 from azt._core.retry import may_have_been_applied
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
-from azt._edm.edm import TableEntity
+from azt._edm.entity import TableEntity
 from azt._errors import (
     AmbiguousOutcomeError,
     AztError,

@@ -39,14 +39,14 @@ from datetime import datetime
 from typing import Any, Final
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
-from azt._edm.edm import (
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
     INT64_MIN,
-    EdmDateTime,
     EdmType,
-    TableEntity,
     Typed,
     coerce_value,
     infer_edm_type,
