@@ -108,9 +108,13 @@ from azt._errors import (
     ValidationError,
     register_error_code,
 )
+from azt._orm.columns import Int64, Prop, entity_info, prop
 from azt._orm.dynamic import DynamicEntity, Resolver
-from azt._orm.entity import Converter, Entity, Int64, Prop, entity_info, prop, register_converter
-from azt._orm.query import MultipleResultsError, PlanKind, Query, QueryPage, QueryPlan
+from azt._orm.entity import Entity
+from azt._orm.pages import QueryPage
+from azt._orm.planner import PlanKind, QueryPlan
+from azt._orm.query import MultipleResultsError, Query
+from azt._orm.values import Converter, register_converter
 from azt._uow.context import (
     ContextBusyError,
     EntityState,

@@ -107,9 +107,9 @@ from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import TableEntity
 from azt._edm.types import EdmType
 from azt._errors import ValidationError
-from azt._orm.entity import Entity, EntityInfo, Prop, _set_raw_timestamp, entity_info
+from azt._orm.columns import EntityInfo, LazyTimestamp, Prop, entity_info
 
-E = TypeVar("E", bound=Entity)
+E = TypeVar("E")
 
 __all__ = [
     "EntityCodec",
@@ -526,12 +526,13 @@ def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec
 
 
 def _slot_setter(cls: type, attr: str) -> Callable[[Any, Any], None]:
-    if attr == "Timestamp":
-        return _set_raw_timestamp  # the text is parsed on first read
     for klass in type.__getattribute__(cls, "__mro__"):
         d = type.__getattribute__(klass, "__dict__")
         if attr in d:
-            setter = d[attr].__set__
+            found = d[attr]
+            if isinstance(found, LazyTimestamp):
+                found = found.slot  # the service's text goes in raw, parsed on first read
+            setter = found.__set__
             return setter  # type: ignore[no-any-return]
     raise TypeError(f"{cls.__name__} has no slot {attr!r}")  # pragma: no cover
 
@@ -752,7 +753,7 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     info = entity_info(cls)
     from_json_fast = _structure_fn(cls, info, select, "json")
     from_value = _structure_fn(cls, info, select, "value")
-    set_ts = _set_raw_timestamp
+    set_ts = _slot_setter(cls, "Timestamp")
     set_etag = _slot_setter(cls, "ETag")
     meta = _meta
     errors = _DECODE_ERRORS

@@ -62,14 +62,9 @@ from azt._errors import (
     TransactionError,
     ValidationError,
 )
-from azt._orm.query import (
-    CompiledQuery,
-    PlanKind,
-    Query,
-    QueryPage,
-    QueryPlan,
-    decoder_for,
-)
+from azt._orm.pages import QueryPage, decoder_for
+from azt._orm.planner import PlanKind, QueryPlan
+from azt._orm.query import CompiledQuery, Query
 from azt._uow.tracking import (
     ChangeKind,
     EntityDescriptor,
@@ -83,8 +78,8 @@ from azt._uow.tracking import (
 
 if TYPE_CHECKING:
     from azt._core.client import TableClient, TableServiceClient
-    from azt._orm.entity import Prop
-    from azt._orm.query import Condition
+    from azt._orm.columns import Prop
+    from azt._orm.expr import Condition
 
 __all__ = [
     "ContextBusyError",

@@ -339,7 +339,7 @@ class DeclarativeAccess:
 
     def __init__(self, cls: type) -> None:
         from azt._orm.codec import codec_for
-        from azt._orm.entity import entity_info
+        from azt._orm.columns import entity_info
 
         info = entity_info(cls)
         props = [p for p in info.props if not p.system]

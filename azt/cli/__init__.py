@@ -267,7 +267,7 @@ async def _tables_list(
     service: TableServiceClient, args: argparse.Namespace, io_: CliStreams
 ) -> int:
     if args.prefix:
-        from azt._orm.query import prefix_upper_bound
+        from azt._orm.expr import prefix_upper_bound
 
         high = prefix_upper_bound(args.prefix)
         params = {"low": args.prefix}
