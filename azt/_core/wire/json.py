@@ -461,6 +461,7 @@ def decode_feed(body: bytes | str) -> list[TableEntity]:
         raise WireDecodeError(f"malformed entity in query response: {exc}") from None
 
 
+# JSON -> TableEntity for untyped use; typed classes decode JSON rows in azt._orm.codec.
 def decode_entity(obj: dict[str, Any], *, etag: str | None = None) -> TableEntity:
     """Decode one already-parsed JSON entity object.
 

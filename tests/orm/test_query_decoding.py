@@ -1,5 +1,6 @@
-"""The query fast path: a client that takes ``page_decoder=`` hands each page's JSON rows
-(any metadata level) straight to the entity codec; results equal the ``TableEntity`` path."""
+"""How query results are decoded: a JSON table hands each page's JSON rows (any metadata
+level) straight to the entity codec, an Atom table gives ``TableEntity`` rows; both paths
+give the same objects and refuse the same malformed or differently typed values."""
 
 from __future__ import annotations
 
