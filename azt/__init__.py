@@ -62,7 +62,9 @@ from azt._core.wire.xml import (
     ServiceProperties,
     ServiceStats,
 )
-from azt._edm.edm import EdmDateTime, EdmType, EntityMetadata, TableEntity, Typed
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import EntityMetadata, TableEntity
+from azt._edm.types import EdmType, Typed
 from azt._errors import (
     AmbiguousOutcomeError,
     AuthenticationError,
@@ -100,9 +102,13 @@ from azt._errors import (
     ValidationError,
     register_error_code,
 )
+from azt._orm.columns import Int64, Prop, entity_info, prop
 from azt._orm.dynamic import DynamicEntity, Resolver
-from azt._orm.entity import Converter, Entity, Int64, Prop, entity_info, prop, register_converter
-from azt._orm.query import MultipleResultsError, PlanKind, Query, QueryPage, QueryPlan
+from azt._orm.entity import Entity
+from azt._orm.pages import QueryPage
+from azt._orm.planner import PlanKind, QueryPlan
+from azt._orm.query import MultipleResultsError, Query
+from azt._orm.values import Converter, register_converter
 from azt._uow.context import TableContext
 from azt._uow.types import (
     ContextBusyError,

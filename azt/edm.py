@@ -40,26 +40,21 @@ Example::
     "'O''Brien'"
 """
 
-from azt._edm.edm import (
-    DATETIME_MAX,
-    DATETIME_MIN,
+from azt._edm.datetime import DATETIME_MAX, DATETIME_MIN, EdmDateTime
+from azt._edm.entity import EntityMetadata, TableEntity
+from azt._edm.types import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
     INT64_MIN,
-    EdmDateTime,
     EdmType,
-    EntityMetadata,
-    TableEntity,
     Typed,
     coerce_value,
     format_literal,
     infer_edm_type,
     resolved_type,
-    utf16_len,
-    validate_entity,
-    validate_key,
 )
+from azt._edm.validation import utf16_len, validate_entity, validate_key
 
 __all__ = [
     "DATETIME_MAX",

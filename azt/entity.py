@@ -48,17 +48,9 @@ Design, in short:
   take part in ``==``.
 """
 
-from azt._orm.entity import (
-    Converter,
-    Entity,
-    EntityInfo,
-    EntityMeta,
-    Int64,
-    Prop,
-    entity_info,
-    prop,
-    register_converter,
-)
+from azt._orm.columns import EntityInfo, Int64, Prop, entity_info, prop
+from azt._orm.entity import Entity, EntityMeta
+from azt._orm.values import Converter, register_converter
 
 __all__ = [
     "Converter",

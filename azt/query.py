@@ -29,28 +29,19 @@ per branch, merged in (PartitionKey, RowKey) order without duplicates, instead o
 scan the service would do.
 """
 
-from azt._orm.query import (
+from azt._orm.expr import (
     And,
     Comparison,
-    CompiledQuery,
     Condition,
-    KeyRange,
-    MultipleResultsError,
     Not,
     Or,
-    PlanKind,
-    Query,
-    QueryPage,
-    QueryPlan,
-    QueryTarget,
     as_condition,
-    decoder_for,
-    make_plan,
-    page_decoder_for,
-    plan_conjunction,
     prefix_condition,
     prefix_upper_bound,
 )
+from azt._orm.pages import QueryPage, QueryTarget, decoder_for, page_decoder_for
+from azt._orm.planner import KeyRange, PlanKind, QueryPlan, make_plan, plan_conjunction
+from azt._orm.query import CompiledQuery, MultipleResultsError, Query
 
 __all__ = [
     "And",

@@ -39,6 +39,7 @@ from azure.data.tables import EntityProperty
 from azure.data.tables._deserialize import _convert_to_entity as _az_convert
 from azure.data.tables._serialize import _add_entity_properties
 
+from azt._core.config import WireFormat
 from azt._core.wire.json import decode_feed
 from azt._orm.codec import codec_for
 from azt.entity import Entity, Int64, Prop, prop
@@ -384,7 +385,10 @@ async def end_to_end(n: int = 5000) -> None:
                 return best_t
 
             class TableEntityRows:
-                """The same table client, without ``page_decoder=`` (the earlier path)."""
+                """The same table client, reporting a non-JSON wire format, so that the query
+                decodes ``TableEntity`` rows (the earlier path)."""
+
+                wire_format = WireFormat.ATOM
 
                 def query_entities(self, *args: Any, **kwargs: Any) -> Any:
                     return table.query_entities(*args, **kwargs)

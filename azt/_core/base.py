@@ -38,7 +38,8 @@ from azt._core.transport import AiohttpTransport, HttpResponse, Transport
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
-from azt._edm.edm import Typed, validate_entity
+from azt._edm.types import Typed
+from azt._edm.validation import validate_entity
 from azt._errors import (
     AmbiguousOutcomeError,
     ClientClosedError,

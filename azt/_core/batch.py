@@ -18,7 +18,7 @@ from azt._core.transport import HttpResponse
 from azt._core.wire import batch as wire_batch
 from azt._core.wire import urls
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
-from azt._edm.edm import validate_key
+from azt._edm.validation import validate_key
 from azt._errors import (
     AmbiguousOutcomeError,
     BatchValidationError,

@@ -13,7 +13,8 @@ from azt._core.base import ClientCore
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
-from azt._edm.edm import TableEntity, format_literal
+from azt._edm.entity import TableEntity
+from azt._edm.types import format_literal
 from azt._errors import ResourceKind, ValidationError
 
 __all__ = ["etag_from_timestamp", "format_filter"]

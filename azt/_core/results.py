@@ -10,7 +10,7 @@ import attrs
 
 from azt._core.transport import HttpResponse
 from azt._core.wire.xml import AccessPolicy
-from azt._edm.edm import EntityMetadata, TableEntity
+from azt._edm.entity import EntityMetadata, TableEntity
 from azt._errors import ServiceError
 
 __all__ = ["AccessPolicies", "ResponseMetadata", "UpdateMode", "WriteResult"]

@@ -63,7 +63,9 @@ from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
 from azt._core.wire.xml import AccessPolicy
-from azt._edm.edm import EdmDateTime, TableEntity, validate_key
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.validation import validate_key
 from azt._errors import (
     BatchValidationError,
     EntityAlreadyExistsError,

@@ -1,86 +1,18 @@
-"""Compiled per-class encode/decode between entity objects and wire-shaped dicts, on cattrs.
-
-For each entity class (and each ``$select`` projection of it) cattrs generates, once, plain
-Python functions specialised to that class's properties (``cattrs.gen``), and they are cached:
-
-* ``from_json(d)``: a JSON entity object as the service sends it, at any metadata level
-  (``{"odata.etag": ..., "PartitionKey": ..., "Timestamp": "...", "views@odata.type":
-  "Edm.Int64", "views": "5", ...}``) -> an entity object. The read hot path: no
-  intermediate ``TableEntity``; each value is converted by its *declared* EDM type, so
-  annotations (present or not) are not needed.
-* ``from_entity(e)``: a dict-shaped ``azt.edm.TableEntity`` (plain Python values) -> object.
-* ``to_entity(obj)``: object -> ``TableEntity`` (``None`` omitted, Int64 typed in
-  ``edm_types``, Timestamp and ETag never sent as properties).
-* ``to_json(obj)``: object -> the JSON body dict with ``@odata.type`` annotations.
-* ``decode_rows(rows)``: a query page's JSON rows -> objects, what ``azt.query`` hands to
-  ``TableClient.query_entities(page_decoder=...)``; a malformed value raises
-  :class:`azt.WireDecodeError` naming the row and the property.
+# Over 800 lines: value hooks and per-class code generation share one set of type tables.
+"""Per-class encode/decode between entity objects and wire-shaped dicts, generated once
+per class (and per ``$select`` projection) with ``cattrs.gen`` and cached:
+``from_json`` / ``decode_rows`` (the service's JSON rows, any metadata level, to objects),
+``from_entity`` (a ``TableEntity``), ``to_entity`` and ``to_json``.
 
 A JSON ``null`` (the service never sends one) counts as an absent property: default, None
-or :class:`MissingPropertyError`, as for a property the row lacks.
+or :class:`MissingPropertyError`. A value of another stored EDM type than the declared one
+(bar the lossless widenings Int32 -> Int64 / Double) is refused with
+:class:`azt.WireDecodeError` naming the row, the property and both types.
 
-How it is put together:
+Example::
 
-* :func:`make_converter` builds the one configured ``cattrs.Converter``: detailed validation
-  off, and a structure and an unstructure hook per EDM type and wire form, keyed by
-  :func:`wire_type` (``Annotated[int, EdmType.INT64, "json"]`` is "an Int64 as JSON text").
-  String, Int32 and Boolean values are the same on both sides and get no hook at all.
-* Per class, ``make_dict_structure_fn_from_attrs`` / ``make_dict_unstructure_fn_from_attrs``
-  generate the functions, with ``override(rename=<wire name>, struct_hook=...)`` per
-  property (the hooks of its declared EDM type, composed with its ``Converter`` if any).
-* Read path, detailed validation off: the structure function does not call the class's
-  validating ``__init__`` (which re-checks every value, as it must for user input) but a
-  small per-class constructor that fills the slots directly. Wire values are trusted once
-  converted to their declared type, as the service only stores valid values (no range or
-  size checks); what is still checked is that each value is of its declared EDM type: a
-  column stored as Int32 is not put in a ``str`` slot, an Int64 property refuses a Double
-  rather than truncate it. Where the stored type is known (a JSON ``@odata.type``
-  annotation, a ``TableEntity``'s recorded types) it must be the declared type or a
-  lossless widening of it (Int32 read as Int64 or Double), so both paths refuse, say, a
-  Guid column read into a ``str`` or ``bytes`` property; unannotated text (nometadata) is
-  parsed by the declared type on both (base64 strictly: alphabet and padding).
-  Known gap: a row does not say its metadata level, so at minimal metadata, too, a String
-  column of digits reads into an Int64 or Double property (Int64 would be annotated there).
-  Refusals are :class:`azt.WireDecodeError` naming the row, the property and both types.
-  Objects are created with ``object.__new__``; ``Timestamp`` is stored as the service's text
-  and parsed on first read (``azt._orm.entity._LazyTimestamp``).
-* User input keeps full validation: entities are validated on construction and assignment
-  (``azt.entity``); nothing here relaxes that.
-
-Measured in ``benchmarks/orm_bench.py`` (1,000 twelve-property entities, GC off, best of
-15 interleaved rounds, shared 2-core machine) against the hand-written code generator this
-module replaced (``git show f403ac4:azt/_codec.py``, same API, one straight-line function
-per class) and azure-data-tables' own conversions (to and from plain dicts only)::
-
-                                      cattrs (this)   hand-generated    azure-data-tables
-    decode a page's JSON rows          5.5-6.6 ms     4.3-5.2 ms  1.26-1.30x   33.5 ms
-    decode TableEntity rows            3.4-3.5 ms     1.8-2.0 ms  1.75-1.85x   -
-    body -> objects, query path        9.4-9.8 ms     8.3-8.6 ms  1.14-1.15x   38-39 ms
-    body -> objects via TableEntity   12.5-13.1 ms   10.6-11.4 ms 1.14-1.18x   -
-    encode to_json                     5.0-5.2 ms     4.5-4.8 ms  1.09-1.10x   19-20 ms
-    encode to_entity                   1.2-1.3 ms     1.0-1.1 ms  1.19-1.21x   -
-
-(ratio = cattrs time / hand time, over runs; the cattrs decoders also make the
-declared-class checks the hand-generated code did not; azure-data-tables converts to and
-from its own dicts only, no typed objects.) Since then the JSON path also checks each row's
-``@odata.type`` annotations against the declared types (see above): about 0.35 ms per page
-(decode_rows 6.8-6.9 ms, body -> objects 10.1-10.3 ms in a later run; azure-data-tables
-33-34 and 37 ms in the same run); ``from_entity`` checks a ``TableEntity``'s recorded types
-the same way (3.8-3.9 ms per 1,000 rows, was 3.4-3.5).
-
-The same cattrs function building objects through the validating attrs ``__init__``
-instead of the slot-filling constructor takes 17-19 ms for the page (2.8-3.1x): that is
-what "detailed validation off on the read path" saves.
-
-The decision: cattrs is within about 1.3x on the decode path queries take (JSON rows, every
-JSON metadata level, entity classes and the built-in resolvers) and on both encoders, so the
-codec is built on the project's chosen dependency and the bespoke generator is gone. The
-exception is ``from_entity`` (about 1.8x: cattrs' generated shape, a membership test, a dict
-store and a keyword argument per property, and a call per typed value, weighs more when the
-values are already converted); it now serves Atom pages, point reads and user calls, where
-HTTP and parsing dominate (1.14-1.18x at page level). The constructor above is the one piece of
-hand-generated code left: attrs' ``__init__`` validates, and cattrs has no other way to
-build the object.
+    >>> codec_for(Movie).decode_rows([{"PartitionKey": "a", "RowKey": "b", "rating": 4}])[0].rating
+    4.0
 """
 
 from __future__ import annotations
@@ -103,11 +35,13 @@ from cattrs.gen import (
 )
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
-from azt._edm.edm import EdmDateTime, EdmType, TableEntity
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import EdmType
 from azt._errors import ValidationError
-from azt._orm.entity import Entity, EntityInfo, Prop, _set_raw_timestamp, entity_info
+from azt._orm.columns import EntityInfo, LazyTimestamp, Prop, entity_info
 
-E = TypeVar("E", bound=Entity)
+E = TypeVar("E")
 
 __all__ = [
     "EntityCodec",
@@ -365,6 +299,9 @@ def wire_type(edm: EdmType, form: Form) -> Any:
     return Annotated[_PY_TYPE[edm], edm, form]
 
 
+# One cattrs.Converter, detailed validation off, with a structure and an unstructure hook per
+# EDM type and wire form, keyed by wire_type(); String, Int32 and Boolean values are the same
+# on both sides and get no hook.
 def make_converter() -> cattrs.Converter:
     """Build the configured converter: detailed validation off (the read path), a
     structure and an unstructure hook per EDM type and wire form (see :func:`wire_type`).
@@ -436,6 +373,8 @@ class EntityCodec(Generic[E]):
     _from_json_fast: Callable[[Mapping[str, Any]], E]
     _check_json: Callable[[Mapping[str, Any]], None]
 
+    # The second JSON decoder beside azt._core.wire.json (JSON -> TableEntity, for untyped
+    # dicts): this one converts by the declared EDM types straight into objects.
     def decode_rows(self, rows: list[Any]) -> list[E]:
         """Decode the JSON entity objects of one query page (any metadata level); a
         malformed row raises :class:`azt.WireDecodeError` naming the row and property.
@@ -524,12 +463,13 @@ def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec
 
 
 def _slot_setter(cls: type, attr: str) -> Callable[[Any, Any], None]:
-    if attr == "Timestamp":
-        return _set_raw_timestamp  # the text is parsed on first read
     for klass in type.__getattribute__(cls, "__mro__"):
         d = type.__getattribute__(klass, "__dict__")
         if attr in d:
-            setter = d[attr].__set__
+            found = d[attr]
+            if isinstance(found, LazyTimestamp):
+                found = found.slot  # the service's text goes in raw, parsed on first read
+            setter = found.__set__
             return setter  # type: ignore[no-any-return]
     raise TypeError(f"{cls.__name__} has no slot {attr!r}")  # pragma: no cover
 
@@ -676,6 +616,13 @@ def _constructor(
     return fn
 
 
+# Read path: the generated function calls _constructor's slot-filling function, not the
+# validating attrs __init__ (2.8-3.1x slower per page in benchmarks/orm_bench.py). Wire values
+# are trusted once converted to their declared type (the service stores only valid values);
+# what is checked is the stored type: an annotated (JSON) or recorded (TableEntity) type must
+# be the declared one or a lossless widening, and unannotated text (nometadata) is parsed by
+# the declared type. Known gap: at minimal metadata a String column of digits reads into an
+# Int64 or Double property (a row does not say its metadata level).
 def _structure_fn(
     cls: type[E], info: EntityInfo, select: frozenset[str] | None, form: Form
 ) -> Callable[[Mapping[str, Any]], E]:
@@ -746,11 +693,15 @@ def _unstructure_fn(
     return fn, partial
 
 
+# Built on cattrs (the project's dependency) rather than a hand-written generator
+# (git show f403ac4:azt/_codec.py): measured within about 1.3x of it on JSON page decodes and
+# both encoders, 1.8x on from_entity (Atom pages, point reads, user calls, where HTTP and
+# parsing dominate); azure-data-tables' own dict conversions are 5x slower on a page.
 def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     info = entity_info(cls)
     from_json_fast = _structure_fn(cls, info, select, "json")
     from_value = _structure_fn(cls, info, select, "value")
-    set_ts = _set_raw_timestamp
+    set_ts = _slot_setter(cls, "Timestamp")
     set_etag = _slot_setter(cls, "ETag")
     meta = _meta
     errors = _DECODE_ERRORS

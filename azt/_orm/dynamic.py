@@ -23,24 +23,16 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from datetime import datetime
 from typing import Any, Generic, NoReturn, TypeVar, overload
 
-from azt._edm.edm import (
-    EdmType,
-    TableEntity,
-    Typed,
-    coerce_value,
-    infer_edm_type,
-    validate_entity,
-    validate_key,
-)
+from azt._core.wire import WireDecodeError
+from azt._core.wire.json import decode_entity
+from azt._edm.entity import TableEntity
+from azt._edm.types import EdmType, Typed, coerce_value, infer_edm_type
+from azt._edm.validation import validate_entity, validate_key
 from azt._errors import ValidationError
-from azt._orm.entity import (
-    Entity,
-    Prop,
-    _check_property_name,
-    _make_prop,
-    _PropSpec,
-    _refuse_lone_surrogate,
-)
+from azt._orm.codec import EntityCodec, codec_for
+from azt._orm.columns import Prop, PropSpec, make_prop
+from azt._orm.entity import Entity
+from azt._orm.values import check_property_name, refuse_lone_surrogate
 
 __all__ = [
     "DynamicEntity",
@@ -153,7 +145,7 @@ class DynamicEntity(MutableMapping[str, Any]):
         _name_check(name)
         value = coerce_value(value, edm, name)
         if edm is EdmType.STRING and not value.isascii():
-            _refuse_lone_surrogate(f"property {name!r}", value)
+            refuse_lone_surrogate(f"property {name!r}", value)
         self._values[name] = value
         self._types[name] = edm
 
@@ -261,13 +253,13 @@ class DynamicEntity(MutableMapping[str, Any]):
 def _valid_key(which: str, value: Any) -> str:
     key = validate_key(which, value)
     if not key.isascii():
-        _refuse_lone_surrogate(which, key)
+        refuse_lone_surrogate(which, key)
     return key
 
 
 def _name_check(name: str) -> None:
     try:
-        _check_property_name("DynamicEntity", name)
+        check_property_name("DynamicEntity", name)
     except TypeError as exc:
         raise ValidationError(str(exc)) from None
 
@@ -294,7 +286,7 @@ def column(name: str, py_type: type[T], edm: EdmType | None = None) -> Prop[T]:
     """
     if name not in ("PartitionKey", "RowKey", "Timestamp"):
         _name_check(name)
-    p: Prop[T] = _make_prop("column", name, py_type, False, None, _PropSpec(edm=edm))
+    p: Prop[T] = make_prop("column", name, py_type, False, None, PropSpec(edm=edm))
     p.owner = _DynamicOwner
     return p
 
@@ -334,8 +326,6 @@ class Resolver(Generic[R]):
             >>> by_row_key_prefix({}).decoder(None)({"PartitionKey": "p", "RowKey": "r"})
             DynamicEntity('p', 'r')
         """
-        from azt._orm.codec import codec_for
-
         choose = self._choose
         fallback = self._fallback
         cache: dict[type[Entity], Callable[[Mapping[str, Any]], Any]] = {}
@@ -365,10 +355,6 @@ class Resolver(Generic[R]):
             ...                                 {"PartitionKey": "m", "RowKey": "Note"}])]
             ['Entity', 'DynamicEntity']
         """
-        from azt._core.wire import WireDecodeError
-        from azt._core.wire.json import decode_entity
-        from azt._orm.codec import EntityCodec, codec_for
-
         choose = self._json_choose
         if choose is None:
             return None
@@ -485,8 +471,6 @@ def by_property(
 
     def choose_json(row: Mapping[str, Any]) -> type[Entity] | None:
         if annotation in row:  # a typed value (Int64, Guid, ...): read it as TableEntity does
-            from azt._core.wire.json import decode_entity
-
             return choose(decode_entity({name: row[name], annotation: row[annotation]}))
         return choose(row)
 

@@ -23,7 +23,7 @@ import hashlib
 import random
 from datetime import UTC, date, datetime, timedelta  # noqa: F401  (UTC: doc examples)
 
-from azt._edm.edm import EdmDateTime
+from azt._edm.datetime import EdmDateTime
 from azt._errors import ValidationError
 
 __all__ = [

@@ -19,11 +19,13 @@ import operator
 from collections.abc import Callable, Collection, Mapping, MutableMapping
 from typing import Any, Final, Protocol
 
-from azt._edm.edm import EdmType, EntityMetadata, TableEntity, Typed
+from azt._edm.entity import EntityMetadata, TableEntity
+from azt._edm.types import EdmType, Typed
 from azt._errors import ValidationError
 from azt._orm.codec import codec_for
+from azt._orm.columns import entity_info
 from azt._orm.dynamic import DynamicEntity
-from azt._orm.entity import Entity, entity_info
+from azt._orm.entity import Entity
 
 __all__ = [
     "UNSET",

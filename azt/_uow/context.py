@@ -22,7 +22,7 @@ from azt._core.table_client import TableClient
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
 from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
-from azt._edm.edm import validate_entity
+from azt._edm.validation import validate_entity
 from azt._errors import (
     AztError,
     ClientClosedError,
@@ -30,7 +30,8 @@ from azt._errors import (
     TransactionError,
     ValidationError,
 )
-from azt._orm.query import Query, decoder_for
+from azt._orm.pages import decoder_for
+from azt._orm.query import Query
 from azt._uow.descriptor import EntityDescriptor, PendingChange
 from azt._uow.query import ContextQuery
 from azt._uow.tracker import Tracker

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from azt._edm.edm import TableEntity
+from azt._edm.entity import TableEntity
 from azt._uow.access import EntityAccess, Snapshot
 from azt._uow.types import ChangeKind, EntityState, IdentityKey
 

@@ -14,22 +14,17 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
-from azt._edm.edm import format_literal
+from azt._edm.types import format_literal
 from azt._errors import EntityNotFoundError
-from azt._orm.query import (
-    CompiledQuery,
-    MultipleResultsError,
-    PlanKind,
-    Query,
-    QueryPage,
-    QueryPlan,
-)
+from azt._orm.pages import QueryPage
+from azt._orm.planner import PlanKind, QueryPlan
+from azt._orm.query import CompiledQuery, MultipleResultsError, Query
 from azt._uow.tracker import Tracker
 from azt._uow.types import MergeOption, check_merge_option
 
 if TYPE_CHECKING:
-    from azt._orm.entity import Prop
-    from azt._orm.query import Condition
+    from azt._orm.columns import Prop
+    from azt._orm.expr import Condition
 
 __all__ = ["ContextQuery", "QueryHost"]
 

@@ -49,7 +49,7 @@ from azt._core.retry import may_have_been_applied
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
-from azt._edm.edm import TableEntity
+from azt._edm.entity import TableEntity
 from azt._errors import (
     AmbiguousOutcomeError,
     AztError,
@@ -271,7 +271,7 @@ async def _tables_list(
     service: TableServiceClient, args: argparse.Namespace, io_: CliStreams
 ) -> int:
     if args.prefix:
-        from azt._orm.query import prefix_upper_bound
+        from azt._orm.expr import prefix_upper_bound
 
         high = prefix_upper_bound(args.prefix)
         params = {"low": args.prefix}

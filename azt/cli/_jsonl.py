@@ -46,14 +46,10 @@ import uuid
 from typing import Any, Final
 
 from azt._core.wire import json as wire_json
-from azt._edm.edm import (
-    EdmDateTime,
-    EdmType,
-    TableEntity,
-    Typed,
-    infer_edm_type,
-    validate_entity,
-)
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import EdmType, Typed, infer_edm_type
+from azt._edm.validation import validate_entity
 from azt._errors import ValidationError
 
 __all__ = ["InputError", "dumps_entity", "entity_row", "loads_entity", "text_value"]

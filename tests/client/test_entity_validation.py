@@ -1,6 +1,6 @@
 """The fast entity check agrees with the full one: it never accepts what the full check
-(``azt._edm.edm._check_fully``, which ``validate_entity`` falls back to) refuses, and the errors
-stay the full check's."""
+(``azt._edm.validation._check_fully``, which ``validate_entity`` falls back to) refuses,
+and the errors stay the full check's."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import azt
-from azt._edm.edm import EdmDateTime, EdmType, TableEntity, Typed, _check_fully, _plainly_valid
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import EdmType, Typed
+from azt._edm.validation import _check_fully, _plainly_valid
 from azt.edm import validate_entity
 
 

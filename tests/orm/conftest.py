@@ -15,7 +15,6 @@ several continuation tokens.
 
 from __future__ import annotations
 
-import inspect
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -25,6 +24,7 @@ from typing import Any
 import pytest
 
 import azt
+from azt._core.config import WireFormat
 from azt._core.pagination import ContinuationToken, Page
 from azt._core.wire.json import decode_feed, encode_entity
 from azt_server_stub.backend import Backend, WriteOp
@@ -42,6 +42,13 @@ class _Pager:
         return self._table._page(*self._args)
 
 
+_WIRE_FORMAT = {
+    Fmt.NOMETADATA: WireFormat.JSON_NONE,
+    Fmt.MINIMAL: WireFormat.JSON_MINIMAL,
+    Fmt.FULL: WireFormat.JSON_FULL,
+}
+
+
 class BackendTable:
     """The query surface of ``azt.TableClient`` over ``azt_server_stub.Backend``, including
     ``page_decoder=`` (the page's JSON rows, as parsed from a body in ``fmt``, go to the
@@ -51,6 +58,7 @@ class BackendTable:
         self.backend = Backend()
         self.name = self.backend.create_table("acct", "Orm")
         self.fmt = fmt
+        self.wire_format = _WIRE_FORMAT[fmt]
 
     async def insert(self, entity: Any) -> None:
         body = encode_entity(entity.to_entity())
@@ -94,20 +102,18 @@ class BackendTable:
 
 
 class Recording:
-    """A table client proxy: records requests, optionally caps the page size. It takes
-    ``page_decoder=`` exactly when the client it wraps does."""
+    """A table client proxy: records requests, optionally caps the page size; its wire
+    format is the wrapped client's."""
 
     def __init__(self, inner: Any, max_page: int | None = None) -> None:
         self.inner = inner
         self.max_page = max_page
         self.requests: list[dict[str, Any]] = []
-        params = inspect.signature(inner.query_entities).parameters
-        if "page_decoder" not in params:
-            self.query_entities = self._query_entities_plain  # type: ignore[method-assign,assignment]
 
     @property
-    def wire_format(self) -> Any:
-        return getattr(self.inner, "wire_format", None)
+    def wire_format(self) -> WireFormat:
+        fmt: WireFormat = self.inner.wire_format
+        return fmt
 
     async def insert(self, entity: Any) -> None:
         if isinstance(self.inner, BackendTable):
@@ -141,22 +147,6 @@ class Recording:
             results_per_page=results_per_page,
             continuation=continuation,
             **extra,
-        )
-
-    def _query_entities_plain(
-        self,
-        filter: str | None = None,
-        *,
-        select: Sequence[str] | None = None,
-        results_per_page: int | None = None,
-        continuation: ContinuationToken | None = None,
-    ) -> Any:
-        return Recording.query_entities(
-            self,
-            filter,
-            select=select,
-            results_per_page=results_per_page,
-            continuation=continuation,
         )
 
 

@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 from azt.entity import Entity, Prop, prop
+from azt.query import Query
 
 
 class Movie(Entity):
@@ -27,12 +28,25 @@ class Rental(Entity):
 
 @pytest.mark.parametrize(
     "module",
-    ["azt._orm.entity", "azt._orm.query", "azt._orm.codec", "azt._orm.keys", "azt._orm.dynamic"],
+    [
+        "azt._orm.values",
+        "azt._orm.expr",
+        "azt._orm.columns",
+        "azt._orm.entity",
+        "azt._orm.codec",
+        "azt._orm.planner",
+        "azt._orm.pages",
+        "azt._orm.query",
+        "azt._orm.keys",
+        "azt._orm.dynamic",
+    ],
 )
 def test_docstring_examples(module: str) -> None:
     mod = importlib.import_module(module)
     result = doctest.testmod(
-        mod, extraglobs={"Movie": Movie, "Rental": Rental}, optionflags=doctest.ELLIPSIS
+        mod,
+        extraglobs={"Movie": Movie, "Rental": Rental, "Entity": Entity, "Query": Query},
+        optionflags=doctest.ELLIPSIS,
     )
     assert result.attempted > 0
     assert result.failed == 0

@@ -236,7 +236,7 @@ def test_classvar_is_not_a_property() -> None:
 def test_class_definition_errors(body: str, message: str) -> None:
     src = (
         "import enum\n"
-        "from azt._edm.edm import EdmType\n"
+        "from azt._edm.types import EdmType\n"
         "from azt._orm.entity import Entity, Prop, prop\n"
         "class Mixed(enum.Enum):\n    A = 1\n    B = 'b'\n"
         f"class Bad(Entity):\n    {body}\n"

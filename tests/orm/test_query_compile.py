@@ -255,9 +255,9 @@ def test_plan_text_names_bounds() -> None:
 
 
 def test_merge_order_is_the_services_utf16_order() -> None:
-    from azt._orm.query import _ordinal
+    from azt._orm.planner import ordinal
 
     keys = ["a", "\ue000", "\uffff", "\U00010000", "\U0010ffff", "z", "\u00e9", ""]
     by_utf16 = sorted(keys, key=lambda s: s.encode("utf-16-be"))
-    assert sorted(keys, key=_ordinal) == by_utf16
+    assert sorted(keys, key=ordinal) == by_utf16
     assert sorted(keys) != by_utf16  # code-point order differs above U+FFFF

@@ -14,7 +14,8 @@ import pytest
 
 import azt
 from azt._errors import ValidationError
-from azt._orm.query import Condition, MultipleResultsError, PlanKind, Query, _encode_token
+from azt._orm.pages import encode_token
+from azt.query import Condition, MultipleResultsError, PlanKind, Query
 
 from .conftest import Recording
 from .models import AllTypes, Genre, Level, Movie
@@ -250,7 +251,7 @@ async def test_token_from_another_query_is_refused(orm_table: Recording) -> None
             {"n": 0, "a": [1, 2]},
             {"n": 0, "a": ["War"]},
         ):
-            token = _encode_token({"v": 1, "q": fp, **bad})
+            token = encode_token({"v": 1, "q": fp, **bad})
             with pytest.raises(ValidationError, match="malformed"):
                 await query.pages(token).__aiter__().__anext__()
 

@@ -21,7 +21,9 @@ from typing import Any, Final
 from lxml import etree
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
-from azt._edm.edm import EdmDateTime, EdmType, TableEntity, coerce_value, resolved_type
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import EdmType, coerce_value, resolved_type
 from azt._errors import ValidationError
 
 __all__ = [

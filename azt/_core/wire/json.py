@@ -20,14 +20,14 @@ from datetime import datetime
 from typing import Any, Final
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
-from azt._edm.edm import (
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
     INT64_MIN,
-    EdmDateTime,
     EdmType,
-    TableEntity,
     Typed,
     coerce_value,
     infer_edm_type,
@@ -453,6 +453,7 @@ def decode_feed(body: bytes | str) -> list[TableEntity]:
         raise WireDecodeError(f"malformed entity in query response: {exc}") from None
 
 
+# JSON -> TableEntity for untyped use; typed classes decode JSON rows in azt._orm.codec.
 def decode_entity(obj: dict[str, Any], *, etag: str | None = None) -> TableEntity:
     """Decode one already-parsed JSON entity object.
 

@@ -23,7 +23,7 @@ import attrs
 from lxml import etree
 
 from azt._core.wire import WireDecodeError
-from azt._edm.edm import EdmDateTime
+from azt._edm.datetime import EdmDateTime
 from azt._errors import ValidationError
 
 __all__ = [

@@ -1,5 +1,6 @@
-"""The query fast path: a client that takes ``page_decoder=`` hands each page's JSON rows
-(any metadata level) straight to the entity codec; results equal the ``TableEntity`` path."""
+"""How query results are decoded: a JSON table hands each page's JSON rows (any metadata
+level) straight to the entity codec, an Atom table gives ``TableEntity`` rows; both paths
+give the same objects and refuse the same malformed or differently typed values."""
 
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ from azt._core.wire import WireDecodeError
 from azt._core.wire.json import decode_entity
 from azt._errors import ValidationError
 from azt._orm.codec import MissingPropertyError, codec_for
-from azt._orm.query import Query, _takes_page_decoder, page_decoder_for
 from azt.dynamic import DynamicEntity, Resolver, by_property, by_row_key_prefix
 from azt.edm import EdmType, Typed
 from azt.entity import Entity, Int64, Prop, entity_info, prop
+from azt.query import Query, page_decoder_for
 from azt_server_stub.formats.negotiation import Fmt
 
 from .conftest import BackendTable, Recording
@@ -33,7 +34,10 @@ from .test_codec import SAMPLES
 
 
 class PlainView:
-    """The same table, without ``page_decoder=`` (the TableEntity path)."""
+    """The same table, reporting a non-JSON wire format (as Atom tables do), so that
+    queries take the TableEntity path."""
+
+    wire_format = WireFormat.ATOM
 
     def __init__(self, table: Any) -> None:
         self.table = table
@@ -156,15 +160,15 @@ def test_resolver_page_decoder_errors() -> None:
     assert r.movie == ""
 
 
-def test_no_page_decoder_for_atom_clients() -> None:
-    class Client:
-        wire_format = WireFormat.ATOM
-
-        def query_entities(self, *, page_decoder: Any = None) -> None: ...
-
-    assert _takes_page_decoder(Client()) is False
-    Client.wire_format = WireFormat.JSON_NONE
-    assert _takes_page_decoder(Client()) is True
+async def test_no_page_decoder_for_atom_tables() -> None:
+    table = BackendTable(Fmt.NOMETADATA)
+    await table.insert(Member("m1", "Member", name="Ann"))
+    atom, json_none = Recording(PlainView(table)), Recording(table)
+    assert (atom.wire_format, json_none.wire_format) == (WireFormat.ATOM, WireFormat.JSON_NONE)
+    for t in (atom, json_none):
+        assert [m.name for m in await Query(Member, t).to_list()] == ["Ann"]
+    assert [r["page_decoder"] for r in atom.requests] == [False]
+    assert [r["page_decoder"] for r in json_none.requests] == [True]
     assert page_decoder_for(DynamicEntity, None) is None
 
 

@@ -1,0 +1,272 @@
+"""Which values a property column takes: converters for custom types, and the checks that
+turn a Python value into its stored value (on construction, on assignment and in query
+literals).
+
+Example::
+
+    >>> from decimal import Decimal
+    >>> money = Converter(EdmType.STRING, to_wire=str, from_wire=Decimal)
+    >>> money.to_wire(Decimal("1.50"))
+    '1.50'
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from azt._edm.datetime import EdmDateTime
+from azt._edm.types import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, EdmType
+from azt._edm.validation import MAX_BINARY_BYTES, MAX_STRING_UTF16, utf16_len, validate_key
+from azt._errors import ValidationError
+
+__all__ = [
+    "PY_TO_EDM",
+    "Column",
+    "Converter",
+    "check_property_name",
+    "converter_for",
+    "refuse_lone_surrogate",
+    "register_converter",
+    "storage_value",
+]
+
+T = TypeVar("T")
+
+_MIN_YEAR = 1601
+
+#: the EDM type of each native Python type (``int`` is Int32 unless declared Int64)
+PY_TO_EDM: dict[type, EdmType] = {
+    str: EdmType.STRING,
+    int: EdmType.INT32,
+    float: EdmType.DOUBLE,
+    bool: EdmType.BOOLEAN,
+    datetime: EdmType.DATETIME,
+    uuid.UUID: EdmType.GUID,
+    bytes: EdmType.BINARY,
+}
+
+
+@attrs.frozen
+class Converter(Generic[T]):
+    """How a custom Python type is stored: as which EDM type, and the two conversions.
+
+    Example::
+
+        >>> from decimal import Decimal
+        >>> money = Converter(EdmType.STRING, to_wire=str, from_wire=Decimal)
+        >>> register_converter(Decimal, money)
+        >>> money.to_wire(Decimal("1.50"))
+        '1.50'
+    """
+
+    edm: EdmType
+    to_wire: Callable[[T], Any]
+    from_wire: Callable[[Any], T]
+
+
+_CONVERTERS: dict[type, Converter[Any]] = {}
+
+
+def register_converter(py_type: type[T], converter: Converter[T]) -> None:
+    """Register how properties annotated with ``py_type`` are stored.
+
+    Applies to entity classes defined after the call. ``Enum`` types need no registration.
+
+    Example::
+
+        >>> from decimal import Decimal
+        >>> register_converter(Decimal, Converter(EdmType.STRING, str, Decimal))
+    """
+    if py_type in PY_TO_EDM:
+        raise ValueError(f"{py_type.__name__} is a native EDM type and cannot be re-registered")
+    _CONVERTERS[py_type] = converter
+
+
+def _enum_converter(enum_type: type[enum.Enum]) -> Converter[Any]:
+    values = [m.value for m in enum_type]
+    if values and all(isinstance(v, str) for v in values):
+        edm = EdmType.STRING
+    elif values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        fits32 = all(INT32_MIN <= v <= INT32_MAX for v in values)
+        edm = EdmType.INT32 if fits32 else EdmType.INT64
+    else:
+        raise TypeError(
+            f"enum {enum_type.__name__} needs all-str or all-int values to be stored; "
+            "register a Converter for it instead"
+        )
+    return Converter(edm, _enum_value, enum_type)
+
+
+def _enum_value(member: enum.Enum) -> Any:
+    return member.value
+
+
+def converter_for(where: str, tp: Any) -> Converter[Any] | None:
+    """The converter of a non-native property type: an ``Enum``'s, or a registered one;
+    ``None`` for the native EDM types (subclasses of them are refused).
+
+    Example::
+
+        >>> converter_for("Movie.rating", float) is None
+        True
+    """
+    if not isinstance(tp, type) or tp in PY_TO_EDM:
+        return None
+    if issubclass(tp, enum.Enum):
+        return _enum_converter(tp)
+    if tp in _CONVERTERS:
+        return _CONVERTERS[tp]
+    if issubclass(tp, bool | int | float | str | bytes | datetime | uuid.UUID):
+        raise TypeError(f"{where}: subclasses of EDM types need a registered Converter")
+    return None
+
+
+class Column(Generic[T]):
+    """What azt knows about one property of an entity class (``T``: its values): names,
+    EDM type, converter. :class:`azt.entity.Prop` is the column with its operators; the
+    condition tree and the value checks need only this.
+
+    Example::
+
+        >>> Movie.rating.wire, Movie.rating.edm.value, Movie.rating.label()
+        ('rating', 'Edm.Double', 'Movie.rating')
+    """
+
+    __slots__ = (
+        "attr",
+        "converter",
+        "edm",
+        "is_key",
+        "optional",
+        "owner",
+        "py_type",
+        "system",
+        "wire",
+    )
+
+    attr: str
+    wire: str
+    edm: EdmType
+    optional: bool
+    py_type: Any
+    converter: Converter[Any] | None
+    owner: type
+    system: bool
+    is_key: bool
+
+    def label(self) -> str:
+        """``Class.attribute``, as messages name the property.
+
+        Example::
+
+            >>> Movie.release_year.label()
+            'Movie.release_year'
+        """
+        return f"{self.owner.__name__}.{self.attr}"
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", repr(tp))
+
+
+def storage_value(p: Column[Any], value: Any, *, key_rules: bool = True) -> Any:
+    """``value`` (not None) as stored: through the converter if any, checked against the
+    EDM type and normalised (``key_rules=False`` for query literals, which may name keys
+    that cannot exist)."""
+    conv = p.converter
+    if conv is not None:
+        if not isinstance(value, p.py_type):
+            raise ValidationError(
+                f"{p.label()} expects {_type_name(p.py_type)}, got {type(value).__name__}"
+            )
+        value = conv.to_wire(value)
+    return _check_storage(p, value, p.edm, key_rules=key_rules)
+
+
+def refuse_lone_surrogate(label: str, v: str) -> None:
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad_char = exc.object[exc.start : exc.end]
+        raise ValidationError(
+            f"{label} contains a lone surrogate ({bad_char!r}), which cannot be sent as UTF-8"
+        ) from None
+
+
+def _check_storage(p: Column[Any], v: Any, edm: EdmType, *, key_rules: bool = True) -> Any:
+    """Check ``v`` against ``edm``; returns the normalised value."""
+    tv = type(v)
+    if edm is EdmType.STRING:
+        if tv is not str and not isinstance(v, str):
+            raise ValidationError(f"{p.label()} expects str, got {tv.__name__}")
+        if not v.isascii():
+            refuse_lone_surrogate(p.label(), v)
+        if key_rules and p.is_key:
+            validate_key(p.label(), v)
+        elif len(v) > MAX_STRING_UTF16 // 2 and utf16_len(v) > MAX_STRING_UTF16:
+            raise ValidationError(
+                f"{p.label()} exceeds 64 KiB (32768 UTF-16 code units): {utf16_len(v)}"
+            )
+        return v
+    if edm is EdmType.INT32 or edm is EdmType.INT64:
+        if tv is bool or not isinstance(v, int):
+            raise ValidationError(f"{p.label()} expects int, got {tv.__name__}")
+        lo, hi = (INT32_MIN, INT32_MAX) if edm is EdmType.INT32 else (INT64_MIN, INT64_MAX)
+        if not lo <= v <= hi:
+            raise ValidationError(f"{p.label()} = {v} is outside the {edm} range [{lo}, {hi}]")
+        return int(v)
+    if edm is EdmType.DOUBLE:
+        if tv is float:
+            return v
+        if tv is bool or not isinstance(v, int | float):
+            raise ValidationError(f"{p.label()} expects float, got {tv.__name__}")
+        try:
+            return float(v)
+        except OverflowError:
+            raise ValidationError(
+                f"{p.label()} got an int of {int(v).bit_length()} bits, too big for an Edm.Double"
+            ) from None
+    if edm is EdmType.BOOLEAN:
+        if tv is not bool:
+            raise ValidationError(f"{p.label()} expects bool, got {tv.__name__}")
+        return v
+    if edm is EdmType.DATETIME:
+        if not isinstance(v, datetime):
+            raise ValidationError(f"{p.label()} expects datetime, got {tv.__name__}")
+        off = v.utcoffset()
+        if off is None:
+            raise ValidationError(
+                f"{p.label()} got a naive datetime; azt refuses to guess its zone. "
+                "Use an aware datetime, e.g. datetime.now(UTC) or dt.replace(tzinfo=UTC)"
+            )
+        v = EdmDateTime.from_datetime(v)
+        if v.year < _MIN_YEAR:
+            raise ValidationError(f"{p.label()} = {v.to_wire()} is before 1601-01-01 UTC")
+        return v
+    if edm is EdmType.GUID:
+        if not isinstance(v, uuid.UUID):
+            raise ValidationError(f"{p.label()} expects uuid.UUID, got {tv.__name__}")
+        return v
+    if edm is EdmType.BINARY:
+        if tv is not bytes:
+            if not isinstance(v, bytes | bytearray | memoryview):
+                raise ValidationError(f"{p.label()} expects bytes, got {tv.__name__}")
+            v = bytes(v)
+        if len(v) > MAX_BINARY_BYTES:
+            raise ValidationError(f"{p.label()} exceeds 64 KiB: {len(v)} bytes")
+        return v
+    raise ValidationError(f"{p.label()}: unsupported EDM type {edm}")  # pragma: no cover
+
+
+def check_property_name(where: str, name: str) -> None:
+    if not name or len(name) > 255 or not name.isidentifier() or name.startswith("odata"):
+        raise TypeError(
+            f"{where}: {name!r} is not a valid Table property name (a C# identifier: letter or "
+            "'_' first, then letters, digits or '_', at most 255 characters)"
+        )
