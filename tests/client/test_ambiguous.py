@@ -230,3 +230,39 @@ async def test_unconditional_writes_are_idempotent_and_not_ambiguous() -> None:
         result = await table.update_entity({"PartitionKey": "p", "RowKey": "r", "n": 7})
         assert not result.ambiguity_resolved
     assert fake.rows[("p", "r")]["n"] == 7
+
+
+async def _judged_done(
+    stored: dict[str, Any], sent: dict[str, Any], mode: azt.UpdateMode | None = None
+) -> bool:
+    """Whether a write of ``sent`` whose first answer was lost, and whose retry then met a
+    conflict, is judged done (read back and compared) when the service holds ``stored``:
+    an insert (``mode=None``, compared exactly) or a conditional update in ``mode``."""
+    fake = FakeTable(drop={1})
+    fake.rows[("p", "r")] = {**stored, "odata.etag": 'W/"stored"'}
+    async with table_client(fake, azt.AmbiguousOutcomePolicy.ASSUME_SUCCEEDED) as table:
+        try:
+            if mode is None:
+                result = await table.insert_entity(sent)
+            else:
+                result = await table.update_entity(sent, mode, etag='W/"old"')
+        except (azt.EntityAlreadyExistsError, azt.PreconditionFailedError):
+            assert fake.count == 3  # write (lost), write (conflict), read back
+            return False
+    assert result.ambiguity_resolved
+    assert fake.count == 3
+    return True
+
+
+async def test_ambiguity_verification_compares_typed_values() -> None:
+    sent = {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan"), "s": None}
+    nan = {"x": "NaN", "x@odata.type": "Edm.Double"}
+    keys = {"PartitionKey": "p", "RowKey": "r"}
+    assert await _judged_done({**keys, "n": 5, **nan}, sent)
+    assert not await _judged_done({**keys, "n": 5.0, "n@odata.type": "Edm.Double", **nan}, sent)
+    assert not await _judged_done({**keys, "n": True, **nan}, sent)
+    extra = {**keys, "n": 5, **nan, "other": 1}
+    assert not await _judged_done(extra, sent)  # an insert must match exactly
+    assert await _judged_done(extra, sent, azt.UpdateMode.MERGE)  # a merge need not
+    assert not await _judged_done(extra, sent, azt.UpdateMode.REPLACE)
+    assert await _judged_done({**keys, "n": 5}, {**keys, "n": azt.Typed(5, azt.EdmType.INT64)})

@@ -384,29 +384,6 @@ def test_api_version_is_checked() -> None:
         azt.TableServiceClient(ENDPOINT, cred, ambiguous_outcome="raise")  # type: ignore[arg-type]
 
 
-def test_ambiguity_verification_compares_typed_values() -> None:
-    from azt._core.table_client import _entity_matches
-
-    sent = {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan"), "s": None}
-    assert _entity_matches(
-        sent, {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan")}, exact=True
-    )
-    assert not _entity_matches(
-        sent, {"PartitionKey": "p", "RowKey": "r", "n": 5.0, "x": float("nan")}, exact=True
-    )
-    assert not _entity_matches(
-        sent, {"PartitionKey": "p", "RowKey": "r", "n": True, "x": float("nan")}, exact=True
-    )
-    extra = {"PartitionKey": "p", "RowKey": "r", "n": 5, "x": float("nan"), "other": 1}
-    assert not _entity_matches(sent, extra, exact=True)
-    assert _entity_matches(sent, extra, exact=False)
-    assert _entity_matches(
-        {"PartitionKey": "p", "RowKey": "r", "n": Typed(5, EdmType.INT64)},
-        {"PartitionKey": "p", "RowKey": "r", "n": 5},
-        exact=True,
-    )
-
-
 async def test_an_oversized_transaction_is_a_batch_error_and_nothing_is_sent() -> None:
     transport, seen = recorder(HttpResponse(202, {}, b""))
     # ~0.92 MiB as the service counts it (valid), ~1.2 MiB as base64 on the wire
