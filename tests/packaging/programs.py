@@ -61,5 +61,6 @@ def user_test_files() -> list[str]:
 
 def user_pytest_config() -> str:
     """The configuration getting-started.md tells a user to add: its one ```toml block."""
-    (block,) = _TOML.findall((DOCS / "getting-started.md").read_text(encoding="utf-8"))
-    return block
+    blocks: list[str] = _TOML.findall((DOCS / "getting-started.md").read_text(encoding="utf-8"))
+    assert len(blocks) == 1, blocks
+    return blocks[0]
