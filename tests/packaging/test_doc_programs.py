@@ -29,6 +29,9 @@ def test_the_documented_configuration_is_one_line() -> None:
         "[tool.pytest.ini_options]",
         'asyncio_default_fixture_loop_scope = "function"',
     ]
+    # The fixtures section of the stub page states the same line.
+    stub_page = (ROOT / "docs" / "stub.md").read_text(encoding="utf-8")
+    assert f"```toml\n{user_pytest_config()}```" in stub_page
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])

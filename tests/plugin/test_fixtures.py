@@ -35,6 +35,17 @@ filterwarnings =
 """
 
 
+#: What docs/stub.md and docs/getting-started.md tell a user to configure: the one line
+#: pytest-asyncio asks every project for. No asyncio_mode: pytest-asyncio stays strict.
+STRICT_INI = """
+[pytest]
+asyncio_default_fixture_loop_scope = function
+filterwarnings =
+    error
+    ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning
+"""
+
+
 def _plugin_args() -> list[str]:
     """``-p azt.testing`` unless the package's ``pytest11`` entry point already loads it."""
     installed = any(ep.value.startswith("azt.testing") for ep in entry_points(group="pytest11"))
@@ -245,7 +256,7 @@ def test_documented_fixture_examples_pass(pytester: pytest.Pytester, page: str) 
     """The test files shown in the docs (```python pytest blocks) pass as printed."""
     blocks = _PYTEST_BLOCK.findall((DOCS / page).read_text(encoding="utf-8"))
     assert blocks
-    pytester.makeini(INI)
+    pytester.makeini(STRICT_INI)  # only the configuration the pages tell users to add
     for i, block in enumerate(blocks):
         pytester.makepyfile(**{f"test_doc_{i}": block})
     source = "\n".join(blocks)
@@ -285,16 +296,6 @@ def test_a_separate_project_gets_the_fixtures_from_the_entry_point(
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
 
-
-#: What docs/stub.md and docs/getting-started.md tell a user to configure: the one line
-#: pytest-asyncio asks every project for. No asyncio_mode: pytest-asyncio stays strict.
-STRICT_INI = """
-[pytest]
-asyncio_default_fixture_loop_scope = function
-filterwarnings =
-    error
-    ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning
-"""
 
 STRICT_SUITE = """
 import pytest
