@@ -122,6 +122,10 @@ from azt._uow.types import (
     TrackingError,
 )
 
+#: The installed version of azt, e.g. ``"0.1.0"``. Written only here: the build
+#: (hatchling's ``[tool.hatch.version]``) reads the package metadata's version from this line.
+__version__ = "0.1.0"
+
 __all__ = [
     "DEFAULT_API_VERSION",
     "AccessPolicies",

@@ -33,8 +33,13 @@ fixture                    scope     what it gives you
 options are those of :class:`~azt_server_stub.StubConfig` (``accounts``, ``throttle``,
 ``partitions``, ``faults``, ``auth``, ...).
 
-The async fixtures need ``pytest-asyncio``; with ``asyncio_mode = "auto"`` any ``async def``
-test can use them, in strict mode mark the tests with ``@pytest.mark.asyncio``.
+The async fixtures run on ``pytest-asyncio``, which ``pip install "azt[testing]"`` brings.
+An ``async def`` test that requests one of these fixtures (as an argument or with
+``usefixtures``) runs in pytest-asyncio's event loop without any configuration: the plugin
+marks it ``asyncio`` unless it already carries an ``asyncio``, ``anyio`` or ``trio`` mark.
+pytest-asyncio itself asks every project for one line, ``asyncio_default_fixture_loop_scope
+= "function"`` (without it, it warns at start-up). Without pytest-asyncio, a test that
+requests an async fixture fails with an error naming that fixture and the install command.
 
 Everything a fixture starts, it stops: servers, event-loop threads, HTTP sessions and
 tables, so suites that run with ``-W error`` stay clean.
@@ -55,6 +60,7 @@ Example::
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -90,14 +96,21 @@ try:
     import pytest_asyncio
 
     _fixture_impl: Any = pytest_asyncio.fixture
-    _HAVE_ASYNCIO = True
-except ImportError:  # pragma: no cover - exercised only without pytest-asyncio
+except ImportError:  # without pytest-asyncio: pytest_fixture_setup below explains
     _fixture_impl = pytest.fixture
-    _HAVE_ASYNCIO = False
+
+#: The fixtures that are coroutines: they need pytest-asyncio (its plugin is "asyncio").
+_ASYNC_FIXTURES = ("azt_service_client", "azt_table", "azt_stub")
+_FIXTURES = ("azt_stub_server", "azt_connection_string", "azt_retry_policy", *_ASYNC_FIXTURES)
+_ASYNCIO_PLUGIN = "asyncio"
+#: Marks with which a test already chose how it runs: the plugin leaves such tests alone.
+_RUNNER_MARKS = frozenset({"asyncio", "anyio", "trio"})
+_INSTALL = 'pip install "azt[testing]"'
 
 
 def _async_fixture(fn: F) -> F:
-    """``pytest_asyncio.fixture`` when available (else a plain fixture that explains)."""
+    """``pytest_asyncio.fixture`` when available (else a plain fixture; see
+    :func:`pytest_fixture_setup` for the error it then gives)."""
     return cast(F, _fixture_impl(fn))
 
 
@@ -131,6 +144,79 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "azt_stub_config(**options): StubConfig options for the azt_stub fixture of this test",
+    )
+
+
+def _requested(obj: object, marks: list[pytest.Mark]) -> set[str]:
+    """The fixtures a test function names: its arguments and its ``usefixtures`` marks."""
+    try:
+        names = set(inspect.signature(obj).parameters)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        names = set()
+    for mark in marks:
+        if mark.name == "usefixtures":
+            names.update(str(arg) for arg in mark.args)
+    return names
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> None:
+    """Marks an ``async def`` test that requests an azt fixture ``asyncio``, so that
+    pytest-asyncio runs it in strict mode (its default) too, with no configuration.
+
+    Tests that already carry an ``asyncio``, ``anyio`` or ``trio`` mark (on the function,
+    its class or its module) are left as they are, as is everything when pytest-asyncio
+    is not active. Only the mark is added: collection itself is left to pytest.
+
+    Example::
+
+        # no asyncio_mode = "auto", no @pytest.mark.asyncio: this test still runs
+        async def test_save(azt_table):
+            await azt_table.insert_entity({"PartitionKey": "p", "RowKey": "r"})
+    """
+    if not inspect.iscoroutinefunction(obj) or not collector.istestfunction(obj, name):
+        return
+    if not collector.config.pluginmanager.hasplugin(_ASYNCIO_PLUGIN):
+        return
+    own: list[pytest.Mark] = list(getattr(obj, "pytestmark", []))
+    inherited = [mark for node in collector.listchain() for mark in node.own_markers]
+    if not _requested(obj, own + inherited) & set(_FIXTURES):
+        return
+    if any(mark.name in _RUNNER_MARKS for mark in own + inherited):
+        return
+    pytest.mark.asyncio(obj)
+    return
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> None:
+    """Without pytest-asyncio, fails a test that requests an async azt fixture with an
+    error that names the fixture the test asked for and how to install what it needs.
+
+    (pytest's own error would name whichever async fixture it met first, often
+    ``azt_service_client``, which the test never asked for.)
+
+    Example::
+
+        $ pip install azt pytest          # no pytest-asyncio
+        $ pytest
+        E   test_save uses the azt_table fixture, which is async and needs pytest-asyncio:
+            pip install "azt[testing]" ...
+    """
+    if fixturedef.argname not in _ASYNC_FIXTURES:
+        return
+    if request.config.pluginmanager.hasplugin(_ASYNCIO_PLUGIN):
+        return
+    asked = [name for name in request.fixturenames if name in _ASYNC_FIXTURES]
+    wanted = asked[0] if asked else fixturedef.argname
+    pytest.fail(
+        f"{request.node.name} uses the {wanted} fixture, which is async and needs "
+        f"pytest-asyncio: {_INSTALL} installs it (or pip install pytest-asyncio)",
+        pytrace=False,
     )
 
 
@@ -170,14 +256,6 @@ def stub_retry_policy() -> RetryPolicy:
 def _external(config: pytest.Config) -> str | None:
     value = config.getoption("azt_connection_string", default=None) or os.environ.get(ENV_VAR)
     return str(value) if value else None
-
-
-def _need_asyncio(name: str) -> None:
-    if not _HAVE_ASYNCIO:  # pragma: no cover - exercised only without pytest-asyncio
-        raise pytest.UsageError(
-            f"the {name} fixture is async: install pytest-asyncio to use it "
-            "(pip install pytest-asyncio)"
-        )
 
 
 @pytest.fixture(scope="session")
@@ -248,7 +326,6 @@ async def azt_service_client(
         async def test_tables(azt_service_client):
             await azt_service_client.create_table_if_not_exists("things")
     """
-    _need_asyncio("azt_service_client")
     from azt._core.service_client import TableServiceClient
 
     async with TableServiceClient.from_connection_string(
@@ -266,7 +343,6 @@ async def azt_table(azt_service_client: TableServiceClient) -> AsyncIterator[Tab
         async def test_insert(azt_table):
             await azt_table.insert_entity({"PartitionKey": "p", "RowKey": "r"})
     """
-    _need_asyncio("azt_table")
     table = await azt_service_client.create_table(unique_table_name())
     try:
         yield table
@@ -298,7 +374,6 @@ async def azt_stub(request: pytest.FixtureRequest) -> AsyncIterator[StubServer]:
             ) as s:
                 assert await s.list_tables().to_list() == []  # retried after the 503
     """
-    _need_asyncio("azt_stub")
     from azt_server_stub import StubConfig, StubServer
     from azt_server_stub.faults import FaultInjector
     from azt_server_stub.partitions import PartitionLayout

@@ -4,7 +4,10 @@
 # needs Node.js and npm, skipped with a notice without them or with AZT_SKIP_AZURITE=1),
 # two legacy Python Table SDKs (JSON and AtomPub) driving the stub from their own venv in
 # .cache/ (AZT_SKIP_LEGACY_PEERS=1 skips them), and the whole pytest suite (warnings are
-# errors), which also builds the docs strictly.
+# errors), which also builds the docs strictly and checks the package as a user installs it
+# (tests/packaging: builds the wheel, installs it with [testing] into a fresh venv outside
+# the repository, runs the getting-started programs, a user project's tests with the
+# fixtures and mypy --strict there; about 40 s; AZT_SKIP_PACKAGING=1 skips it, except in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh

@@ -35,6 +35,17 @@ filterwarnings =
 """
 
 
+#: What docs/stub.md and docs/getting-started.md tell a user to configure: the one line
+#: pytest-asyncio asks every project for. No asyncio_mode: pytest-asyncio stays strict.
+STRICT_INI = """
+[pytest]
+asyncio_default_fixture_loop_scope = function
+filterwarnings =
+    error
+    ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning
+"""
+
+
 def _plugin_args() -> list[str]:
     """``-p azt.testing`` unless the package's ``pytest11`` entry point already loads it."""
     installed = any(ep.value.startswith("azt.testing") for ep in entry_points(group="pytest11"))
@@ -245,7 +256,7 @@ def test_documented_fixture_examples_pass(pytester: pytest.Pytester, page: str) 
     """The test files shown in the docs (```python pytest blocks) pass as printed."""
     blocks = _PYTEST_BLOCK.findall((DOCS / page).read_text(encoding="utf-8"))
     assert blocks
-    pytester.makeini(INI)
+    pytester.makeini(STRICT_INI)  # only the configuration the pages tell users to add
     for i, block in enumerate(blocks):
         pytester.makepyfile(**{f"test_doc_{i}": block})
     source = "\n".join(blocks)
@@ -284,3 +295,123 @@ def test_a_separate_project_gets_the_fixtures_from_the_entry_point(
     pytester.makepyfile(test_mine=SUBPROCESS_SUITE)
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+STRICT_SUITE = """
+import pytest
+from azt import TableClient, TableServiceClient
+
+ran = []
+
+
+async def test_table(azt_table: TableClient) -> None:
+    await azt_table.insert_entity({"PartitionKey": "p", "RowKey": "r"})
+    ran.append("table")
+
+
+async def test_private_stub(azt_stub) -> None:
+    async with TableServiceClient.from_connection_string(azt_stub.connection_string) as s:
+        assert await s.list_tables().to_list() == []
+    ran.append("stub")
+
+
+async def test_only_a_sync_fixture(azt_connection_string: str) -> None:
+    async with TableServiceClient.from_connection_string(azt_connection_string) as s:
+        await s.create_table_if_not_exists("strictmode")
+    ran.append("conn")
+
+
+@pytest.mark.usefixtures("azt_service_client")
+async def test_by_usefixtures() -> None:
+    ran.append("usefixtures")
+
+
+@pytest.mark.asyncio
+async def test_already_marked(azt_table: TableClient) -> None:
+    ran.append("marked")
+
+
+class TestInAClass:
+    async def test_method(self, azt_table: TableClient) -> None:
+        ran.append("method")
+
+
+def test_all_ran() -> None:
+    assert sorted(ran) == ["conn", "marked", "method", "stub", "table", "usefixtures"]
+
+
+async def test_not_ours() -> None:
+    # No azt fixture: the plugin leaves it to pytest-asyncio's strict mode, which does
+    # not run an unmarked coroutine, so pytest reports it.
+    pass
+"""
+
+
+def test_async_tests_run_in_strict_mode(pytester: pytest.Pytester) -> None:
+    """No asyncio_mode and no marks: async tests that use an azt fixture still run, and
+    other async tests are left to pytest-asyncio's strict mode."""
+    pytester.makeini(STRICT_INI)
+    pytester.makepyfile(test_strict=STRICT_SUITE)
+    result = pytester.runpytest_inprocess(*_plugin_args(), "-q", "-p", "no:randomly")
+    result.assert_outcomes(passed=7, failed=1)
+    out = result.stdout.str()
+    assert "FAILED test_strict.py::test_not_ours" in out
+    assert "async def functions are not natively supported" in out
+
+
+def test_module_loop_scope_mark_is_respected(pytester: pytest.Pytester) -> None:
+    """A module that chose its loop with pytestmark keeps it: no function mark is added."""
+    pytester.makeini(STRICT_INI)
+    pytester.makepyfile(
+        test_scoped="""
+import asyncio
+import pytest
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+loops = []
+
+
+async def test_one(azt_connection_string: str) -> None:
+    loops.append(asyncio.get_running_loop())
+
+
+async def test_two(azt_connection_string: str) -> None:
+    loops.append(asyncio.get_running_loop())
+    assert loops[0] is loops[1]  # one module-scoped loop, as the module asked
+"""
+    )
+    result = pytester.runpytest_inprocess(*_plugin_args(), "-q")
+    result.assert_outcomes(passed=2)
+
+
+def test_without_pytest_asyncio_the_error_names_the_requested_fixture(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest-asyncio absent (here: disabled): the error names azt_table, which the test
+    asked for, not azt_service_client, and says what to install; sync fixtures still work."""
+    pytester.makeini("[pytest]\nfilterwarnings = error\n")
+    pytester.makepyfile(
+        test_plain="""
+async def test_save(azt_table) -> None:
+    pass
+
+
+async def test_stub(azt_stub) -> None:
+    pass
+
+
+def test_sync(azt_connection_string: str) -> None:
+    assert "AccountName=" in azt_connection_string
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        *_plugin_args(), "-q", "-p", "no:asyncio", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=1, errors=2)
+    out = result.stdout.str()
+    assert (
+        "test_save uses the azt_table fixture, which is async and needs pytest-asyncio: "
+        'pip install "azt[testing]"'
+    ) in out
+    assert "test_stub uses the azt_stub fixture" in out
+    assert "azt_service_client" not in out
