@@ -4,16 +4,25 @@
 from __future__ import annotations
 
 import enum
+import functools
+import urllib.parse
 from collections.abc import Mapping
 
 import attrs
 
 from azt._core.transport import HttpResponse
 from azt._core.wire.xml import AccessPolicy
+from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import EntityMetadata, TableEntity
 from azt._errors import ServiceError
 
-__all__ = ["AccessPolicies", "ResponseMetadata", "UpdateMode", "WriteResult"]
+__all__ = [
+    "AccessPolicies",
+    "ResponseMetadata",
+    "UpdateMode",
+    "WriteResult",
+    "timestamp_from_etag",
+]
 
 
 class UpdateMode(enum.Enum):
@@ -64,6 +73,40 @@ class WriteResult:
     status: int
     entity: TableEntity | None = None
     ambiguity_resolved: bool = False
+
+    @property
+    def timestamp(self) -> EdmDateTime | None:
+        """The entity's new ``Timestamp``, read from the ETag the service answered with
+        (``W/"datetime'<Timestamp>'"``); ``None`` when there is no ETag (a delete, an
+        ambiguous write judged done) or it is not of that form.
+
+        Example::
+
+            >>> etag = 'W/"datetime' + "'2026-01-02T03%3A04%3A05.1234567Z'" + '"'
+            >>> WriteResult(etag=etag, request_id=None, status=204).timestamp.to_wire()
+            '2026-01-02T03:04:05.1234567Z'
+        """
+        return timestamp_from_etag(self.etag)
+
+
+@functools.lru_cache(maxsize=256)
+def timestamp_from_etag(etag: str | None) -> EdmDateTime | None:
+    """The ``Timestamp`` an ETag of the service's form ``W/"datetime'<Timestamp,
+    percent-encoded>'"`` carries (PROTOCOL.md 8.1), else ``None``.
+
+    Example::
+
+        >>> timestamp_from_etag('W/"datetime' + "'2026-01-02T03%3A04%3A05Z'" + '"').year
+        2026
+        >>> timestamp_from_etag('"opaque"') is None
+        True
+    """
+    if not etag or not etag.startswith("W/\"datetime'") or not etag.endswith("'\""):
+        return None
+    try:
+        return EdmDateTime.parse(urllib.parse.unquote(etag[len("W/\"datetime'") : -2]))
+    except ValueError:
+        return None
 
 
 class AccessPolicies(dict[str, AccessPolicy | None]):
