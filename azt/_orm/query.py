@@ -543,7 +543,14 @@ class Query(Generic[R]):
 
             n = await Query(Movie, table).where(Movie.PartitionKey == "Action").count()
         """
-        keys = self._copy(_target=_KEYS, _select=("PartitionKey", "RowKey"))
+        table = self._need_client()  # before the target changes: it may name the table
+        keys = self._copy(
+            _target=_KEYS,
+            _select=("PartitionKey", "RowKey"),
+            _client=table,
+            _provider=None,
+            _table=None,
+        )
         n = 0
         async with aclosing(keys.pages()) as pages:
             async for page in pages:

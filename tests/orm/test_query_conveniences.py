@@ -193,6 +193,9 @@ async def test_table_from_the_entity_class(service: azt.TableServiceClient) -> N
     q = Query(Review, service)
     assert q.table_name == "reviews"
     assert [r.stars for r in await q.to_list()] == [4]
+    assert await q.count() == 1
+    assert [r.stars for r in (await q.first_page()).items] == [4]
+    assert [r.stars for r in await q.delete(dry_run=True)] == [4]
     assert [r.stars for r in await Query(Review).using(service).to_list()] == [4]
     # an explicit table wins over the class's
     other = await service.create_table("other" + uuid.uuid4().hex[:8])
