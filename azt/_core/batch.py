@@ -10,7 +10,16 @@ from typing import Any, Literal, NoReturn
 
 import attrs
 
-from azt._core.base import ClientCore, check_entity, check_etag, plain_value, validate_table_name
+from azt._core.base import (
+    ClientCore,
+    EntityArg,
+    EntityObject,
+    check_entity,
+    check_etag,
+    entity_source,
+    plain_value,
+    validate_table_name,
+)
 from azt._core.config import AmbiguousOutcomePolicy
 from azt._core.pipeline import Pipeline
 from azt._core.results import UpdateMode, WriteResult
@@ -38,7 +47,9 @@ class BatchOperation:
 
     ``kind`` is ``"create"``, ``"update"``, ``"upsert"`` or ``"delete"``; ``mode`` is the
     :class:`UpdateMode` of updates and upserts; ``etag`` the ``If-Match`` of updates and
-    deletes (``"*"`` for unconditional).
+    deletes (``"*"`` for unconditional). ``source`` is the entity object (``azt.Entity``,
+    ``azt.DynamicEntity``) the operation was built from, if any: it gets the new ETag and
+    Timestamp once the transaction succeeds.
 
     Example::
 
@@ -51,6 +62,7 @@ class BatchOperation:
     entity: Mapping[str, Any]
     mode: UpdateMode | None = None
     etag: str | None = None
+    source: EntityObject | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def partition_key(self) -> str:
@@ -152,18 +164,19 @@ class TableBatch:
         if kind == "create":
             if op.mode is not None or op.etag is not None:
                 raise ValidationError("a create operation takes no mode and no etag")
-            self.create(op.entity)
+            self.create(op.source if op.source is not None else op.entity)
         elif kind == "update" or kind == "upsert":
             if not isinstance(op.mode, UpdateMode):
                 raise ValidationError(
                     f"an {kind} operation needs mode=UpdateMode.MERGE or UpdateMode.REPLACE"
                 )
+            entity = op.source if op.source is not None else op.entity
             if kind == "update":
-                self.update(op.entity, op.mode, etag="*" if op.etag is None else op.etag)
+                self.update(entity, op.mode, etag="*" if op.etag is None else op.etag)
             elif op.etag is not None:
                 raise ValidationError("an upsert operation takes no etag (it is unconditional)")
             else:
-                self.upsert(op.entity, op.mode)
+                self.upsert(entity, op.mode)
         elif kind == "delete":
             entity = op.entity
             if not isinstance(entity, Mapping):
@@ -178,52 +191,77 @@ class TableBatch:
                 f"unknown operation kind {kind!r}: create, update, upsert or delete"
             )
 
-    def create(self, entity: Mapping[str, Any]) -> None:
-        """Insert ``entity`` (fails the transaction if it exists).
+    def create(self, entity: EntityArg) -> None:
+        """Insert ``entity`` (fails the transaction if it exists). An entity object
+        (``azt.Entity``, ``azt.DynamicEntity``) gets its new ETag and Timestamp when the
+        transaction succeeds.
 
         Example::
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        check_entity(entity)
-        self._add(BatchOperation("create", entity))
+        data, obj, _ = entity_source(entity)
+        check_entity(data)
+        self._add(BatchOperation("create", data, source=obj))
 
     def update(
-        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE, *, etag: str = "*"
+        self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE, *, etag: str | None = None
     ) -> None:
-        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``).
+        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``;
+        left out, the ETag an entity object carries, else ``"*"``).
 
         Example::
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
-        check_entity(entity)
-        self._add(BatchOperation("update", entity, mode=UpdateMode(mode), etag=check_etag(etag)))
+        data, obj, own_etag = entity_source(entity)
+        check_entity(data)
+        tag = check_etag(etag if etag is not None else own_etag or "*")
+        self._add(BatchOperation("update", data, mode=UpdateMode(mode), etag=tag, source=obj))
 
-    def upsert(self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE) -> None:
+    def upsert(self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE) -> None:
         """Insert or merge/replace ``entity``.
 
         Example::
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        check_entity(entity)
-        self._add(BatchOperation("upsert", entity, mode=UpdateMode(mode)))
+        data, obj, _ = entity_source(entity)
+        check_entity(data)
+        self._add(BatchOperation("upsert", data, mode=UpdateMode(mode), source=obj))
 
-    def delete(self, partition_key: str, row_key: str, *, etag: str = "*") -> None:
-        """Delete an entity (conditional on ``etag`` unless ``"*"``).
+    def delete(
+        self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
+    ) -> None:
+        """Delete an entity, by its keys or given the entity (conditional on ``etag``
+        unless ``"*"``; left out, the ETag an entity object carries, else ``"*"``).
 
         Example::
 
             batch.delete("p", "3")
+            batch.delete(hero)        # an azt.Entity: If-Match hero.ETag
         """
-        validate_key("PartitionKey", partition_key)
-        validate_key("RowKey", row_key)
+        own_etag = None
+        if isinstance(partition_key, str):
+            pk: Any = partition_key
+            rk: Any = row_key
+        else:
+            if row_key is not None:
+                raise ValidationError("delete() takes (partition_key, row_key) or one entity")
+            data, _, own_etag = entity_source(partition_key)
+            if not isinstance(data, Mapping):
+                raise ValidationError(
+                    "delete() takes (partition_key, row_key) or an entity (a mapping or an "
+                    f"entity object), got {type(partition_key).__name__}"
+                )
+            pk, rk = plain_value(data.get("PartitionKey")), plain_value(data.get("RowKey"))
+        validate_key("PartitionKey", pk)
+        validate_key("RowKey", rk)
         self._add(
             BatchOperation(
                 "delete",
-                {"PartitionKey": partition_key, "RowKey": row_key},
-                etag=check_etag(etag),
+                {"PartitionKey": pk, "RowKey": rk},
+                etag=check_etag(etag if etag is not None else own_etag or "*"),
             )
         )
 
