@@ -21,7 +21,7 @@ import pytest
 from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed
 from azt.cli import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE, build_parser
 from azt_server_stub import StubConfig, StubServer, ThreadedStubServer
-from azt_server_stub.faults import FaultInjector
+from azt_server_stub.realism.faults import FaultInjector
 
 from .conftest import run
 
