@@ -154,13 +154,14 @@ def _key_bounds(conj: Sequence[Condition]) -> tuple[list[str], KeyRange, list[st
             (pk_eq if name == "PartitionKey" else rk_eq).append(v)
             continue
         b = bounds[name]
+        # the tighter bound in the service's order (UTF-16 code units), not Python's
         if c.op in ("gt", "ge"):
             incl = c.op == "ge"
-            if b[0] is None or v > b[0] or (v == b[0] and not incl):
+            if b[0] is None or ordinal(v) > ordinal(b[0]) or (v == b[0] and not incl):
                 b[0], b[1] = v, incl
         elif c.op in ("lt", "le"):
             incl = c.op == "le"
-            if b[2] is None or v < b[2] or (v == b[2] and not incl):
+            if b[2] is None or ordinal(v) < ordinal(b[2]) or (v == b[2] and not incl):
                 b[2], b[3] = v, incl
     pb, rb = bounds["PartitionKey"], bounds["RowKey"]
     return pk_eq, KeyRange(*pb), rk_eq, KeyRange(*rb)
@@ -264,7 +265,15 @@ def make_plan(cond: Condition | None, *, max_fanout: int = MAX_FANOUT) -> QueryP
 
 
 def ordinal(s: str) -> str:
-    """A string whose code-point order equals the service's UTF-16 ordinal order."""
+    """A string whose code-point order (Python's ``<``, ``sorted``) equals the service's
+    order of ``s`` (UTF-16 code units): astral characters become their surrogate pairs.
+    Compare keys through it wherever the service's order matters.
+
+    Example::
+
+        >>> "\\U00010000" > "\\uffff", ordinal("\\U00010000") > ordinal("\\uffff")
+        (True, False)
+    """
     if s.isascii() or max(s) <= "\uffff":
         return s
     out = []
