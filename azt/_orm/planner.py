@@ -19,13 +19,16 @@ from typing import Any, cast
 
 import attrs
 
+from azt._errors import ValidationError
 from azt._orm.expr import And, Comparison, Condition, Or
 
 __all__ = [
+    "MAX_COMPARISONS",
     "MAX_FANOUT",
     "KeyRange",
     "PlanKind",
     "QueryPlan",
+    "check_comparisons",
     "make_plan",
     "ordinal",
     "plan_conjunction",
@@ -33,6 +36,8 @@ __all__ = [
 
 #: at most this many parallel sub-queries for one ``or``
 MAX_FANOUT = 100
+#: comparisons per request (``$filter``) the service evaluates at most
+MAX_COMPARISONS = 15
 
 
 class PlanKind(StrEnum):
@@ -262,6 +267,42 @@ def make_plan(cond: Condition | None, *, max_fanout: int = MAX_FANOUT) -> QueryP
     if len(subplans) == 1:
         return subplans[0]
     return QueryPlan(PlanKind.MULTI, whole.filter, subplans=tuple(subplans), condition=cond)
+
+
+def check_comparisons(cond: Condition | None) -> None:
+    """Refuse, with :class:`azt.ValidationError`, a filter that the service would refuse:
+    one whose requests would carry more than :data:`MAX_COMPARISONS` comparisons. A larger
+    ``or`` passes when it runs as a fan-out whose sub-queries are each within the limit.
+
+    Example::
+
+        >>> check_comparisons(Movie.PartitionKey.in_([f"G{i}" for i in range(20)]))  # fan-out
+        >>> check_comparisons(Movie.rating.in_([float(i) for i in range(16)]))
+        Traceback (most recent call last):
+        ...
+        azt._errors.ValidationError: the filter has 16 comparisons; ...
+    """
+    if cond is None:
+        return
+    n = cond.comparisons()
+    if n <= MAX_COMPARISONS:
+        return
+    plan = make_plan(cond)
+    if plan.kind is PlanKind.MULTI:
+        worst = max(cast(Condition, sp.condition).comparisons() for sp in plan.subplans)
+        if worst <= MAX_COMPARISONS:
+            return
+        raise ValidationError(
+            f"the filter has {n} comparisons and runs as {len(plan.subplans)} sub-queries, "
+            f"one of which has {worst}; the Table service evaluates at most "
+            f"{MAX_COMPARISONS} per query (split it, or narrow it with keys)"
+        )
+    raise ValidationError(
+        f"the filter has {n} comparisons; the Table service evaluates at most "
+        f"{MAX_COMPARISONS} per query (split it, or narrow it with keys; an OR splits into "
+        f"parallel sub-queries only when each branch is bounded by keys and there are at "
+        f"most {MAX_FANOUT} branches)"
+    )
 
 
 def ordinal(s: str) -> str:

@@ -159,10 +159,12 @@ def test_conditions_have_no_truth_value() -> None:
 
 
 def test_too_many_comparisons_refused_before_sending() -> None:
-    q = Query(AllTypes).where(AllTypes.i32.in_(range(16)))
     with pytest.raises(ValidationError, match="at most 15"):
-        q._check_limit(q.condition)
-    q._check_limit(Query(AllTypes).where(AllTypes.i32.in_(range(15))).condition)
+        Query(AllTypes).where(AllTypes.i32.in_(range(16)))
+    q = Query(AllTypes).where(AllTypes.i32.in_(range(15)))
+    q._check_limit(q.condition)
+    with pytest.raises(ValidationError, match="at most 15"):
+        q._check_limit(Or.of(*(AllTypes.i32 == i for i in range(16))))
 
 
 def test_queries_are_immutable() -> None:
