@@ -39,7 +39,7 @@ from azt._orm.pages import (
     resume_after,
     single_pages,
 )
-from azt._orm.planner import MAX_FANOUT, PlanKind, QueryPlan, make_plan
+from azt._orm.planner import MAX_COMPARISONS, PlanKind, QueryPlan, check_comparisons, make_plan
 from azt._orm.values import check_property_name
 
 __all__ = [
@@ -53,9 +53,9 @@ __all__ = [
 
 R = TypeVar("R")
 
-#: comparisons per request the service evaluates at most
-MAX_COMPARISONS = 15
 DEFAULT_CONCURRENCY = 8
+#: ``$select`` names the service takes at most
+MAX_SELECT = 255
 
 
 class MultipleResultsError(AztError):
@@ -272,7 +272,10 @@ class Query(Generic[R]):
         return self._table if self._table is not None else default_table(self._target)
 
     def where(self, *conditions: Conditional) -> Query[R]:
-        """Add conditions (joined with ``and`` to what is there).
+        """Add conditions (joined with ``and`` to what is there). A filter the service would
+        refuse, over 15 comparisons in a request (:data:`MAX_COMPARISONS`), is refused here
+        with :class:`azt.ValidationError`; a larger ``or`` is fine when it runs as parallel
+        sub-queries that each stay within the limit.
 
         Example::
 
@@ -284,12 +287,15 @@ class Query(Generic[R]):
         parts = [as_condition(c) for c in conditions]
         if self._cond is not None:
             parts.insert(0, self._cond)
-        return self._copy(_cond=And.of(*parts))
+        cond = And.of(*parts)
+        check_comparisons(cond)
+        return self._copy(_cond=cond)
 
     def select(self, *props: Prop[Any] | str) -> Query[R]:
         """Project onto some properties (``$select``, by column or wire name; a name that is
-        not a property name is refused). PartitionKey, RowKey and Timestamp are always added,
-        and so is the discriminator of a resolver choosing by property.
+        not a property name, or more than 255 names in all, is refused). PartitionKey,
+        RowKey and Timestamp are always added, and so is the discriminator of a resolver
+        choosing by property.
 
         Properties outside the projection are left *unset* on the results: reading one raises
         ``AttributeError``, ``repr`` shows ``<not selected>``, and ``to_entity()`` omits them.
@@ -317,6 +323,12 @@ class Query(Generic[R]):
         for name in getattr(self._target, "required_properties", ()):
             if name not in names:  # a resolver's discriminator (azt.dynamic.by_property)
                 names.append(name)
+        if len(names) > MAX_SELECT:
+            raise ValidationError(
+                f"select() names {len(names)} properties with PartitionKey, RowKey and "
+                f"Timestamp; the Table service takes at most {MAX_SELECT} (an entity has no "
+                "more properties than that)"
+            )
         return self._copy(_select=tuple(names))
 
     def take(self, n: int) -> Query[R]:
@@ -371,13 +383,16 @@ class Query(Generic[R]):
         return page_top(self._page_size, self._limit, already)
 
     def compile(self) -> CompiledQuery:
-        """The request parameters of this query when run as one request sequence.
+        """The request parameters of this query when run as one request sequence (a
+        fan-out, see :meth:`explain`, sends one per branch instead). What the service would
+        refuse is refused here, as in :meth:`where`.
 
         Example::
 
             >>> Query(Movie).where(Movie.RowKey.startswith("Sh")).compile().filter
             "RowKey ge 'Sh' and RowKey lt 'Si'"
         """
+        check_comparisons(self._cond)
         text = self._cond.to_odata() if self._cond is not None else None
         return CompiledQuery(text, self._select, self._top())
 
@@ -394,19 +409,18 @@ class Query(Generic[R]):
 
     def _fingerprint(self) -> str:
         target = getattr(self._target, "__qualname__", type(self._target).__qualname__)
-        basis = f"{target}|{self.compile().filter}|{self._select}|{self._limit}"
+        text = self._cond.to_odata() if self._cond is not None else None
+        basis = f"{target}|{text}|{self._select}|{self._limit}"
         return hashlib.sha1(basis.encode(), usedforsecurity=False).hexdigest()[:12]
 
     def _check_limit(self, cond: Condition | None) -> None:
-        if cond is not None:
-            n = cond.comparisons()
-            if n > MAX_COMPARISONS:
-                raise ValidationError(
-                    f"the filter has {n} comparisons; the Table service evaluates at most "
-                    f"{MAX_COMPARISONS} per query (split it, or narrow it with keys; an OR "
-                    f"splits into parallel sub-queries only when each branch is bounded by "
-                    f"keys and there are at most {MAX_FANOUT} branches)"
-                )
+        """Refuse one request's filter over the comparison limit (``where`` refuses such
+        queries first; this guards what is actually sent)."""
+        if cond is not None and cond.comparisons() > MAX_COMPARISONS:
+            raise ValidationError(
+                f"the filter has {cond.comparisons()} comparisons; the Table service "
+                f"evaluates at most {MAX_COMPARISONS} per query"
+            )
 
     # -- execution ---------------------------------------------------------------------
     def _need_client(self) -> QueryTable:
