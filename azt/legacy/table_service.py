@@ -25,14 +25,14 @@ Example::
 from __future__ import annotations
 
 import weakref
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from azt._core.auth import SasCredential, SharedKeyCredential
-from azt._core.config import Timeouts
+from azt._core.config import RetryPolicy, Timeouts
 from azt._core.connection_string import DEV_ACCOUNT_KEY, parse_connection_string
 from azt._core.pagination import ContinuationToken
 from azt._core.results import UpdateMode
@@ -63,7 +63,7 @@ from azt.legacy._models import (
     to_azt_entity,
 )
 
-__all__ = ["TableService"]
+__all__ = ["TableService", "no_retry"]
 
 T = TypeVar("T")
 
@@ -120,6 +120,22 @@ def _policy_time(value: Any) -> Any:
     if isinstance(value, datetime) and value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value
+
+
+def no_retry(context: Any) -> int | None:
+    """The legacy SDK's ``no_retry`` policy: assign it to ``service.retry`` to send each
+    request once.
+
+    Example::
+
+        service.retry = no_retry
+    """
+    return None
+
+
+def _default_retry(context: Any) -> int | None:
+    """Stands for azt's default retry policy (the legacy default was exponential)."""
+    return None
 
 
 def _no_resolver(property_resolver: object) -> None:
@@ -197,16 +213,28 @@ class TableService:
         timeouts = None
         if socket_timeout is not None:
             timeouts = Timeouts(connect=socket_timeout, read=socket_timeout)
-        self._client = TableServiceClient(
-            endpoint,
-            credential,
-            secondary_endpoint=secondary,
-            api_version=LEGACY_API_VERSION,
-            timeouts=timeouts,
+        #: ``no_retry`` (from ``azt.legacy.cosmosdb_table.common.retry``) turns retries
+        #: off; anything else keeps azt's default retry policy.
+        self.retry: Callable[[Any], int | None] = _default_retry
+        retryless = RetryPolicy.no_retries()
+        kwargs: dict[str, Any] = {
+            "secondary_endpoint": secondary,
+            "api_version": LEGACY_API_VERSION,
+            "timeouts": timeouts,
+        }
+        self._clients = (
+            TableServiceClient(endpoint, credential, **kwargs),
+            TableServiceClient(endpoint, credential, retry=retryless, **kwargs),
         )
-        self._tables: dict[tuple[str, int | None], TableClient] = {}
+        self._tables: dict[tuple[str, int | None, bool], TableClient] = {}
         self._runner = LoopThread()
-        self._finalizer = weakref.finalize(self, self._runner.close, self._client.aclose)
+        self._finalizer = weakref.finalize(
+            self, self._runner.close, *(client.aclose for client in self._clients)
+        )
+
+    @property
+    def _client(self) -> TableServiceClient:
+        return self._clients[self.retry is no_retry]
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -244,7 +272,7 @@ class TableService:
 
     def _table(self, table_name: str, timeout: int | None) -> TableClient:
         _not_none("table_name", table_name)
-        key = (table_name, timeout)
+        key = (table_name, timeout, self.retry is no_retry)
         table = self._tables.get(key)
         if table is None:
             table = self._client.get_table_client(table_name)
