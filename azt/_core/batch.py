@@ -18,6 +18,7 @@ from azt._core.transport import HttpResponse
 from azt._core.wire import batch as wire_batch
 from azt._core.wire import urls
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
+from azt._edm.entity import refuse_property_loss
 from azt._edm.validation import validate_key
 from azt._errors import (
     AmbiguousOutcomeError,
@@ -189,25 +190,42 @@ class TableBatch:
         self._add(BatchOperation("create", entity))
 
     def update(
-        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE, *, etag: str = "*"
+        self,
+        entity: Mapping[str, Any],
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        etag: str = "*",
+        allow_property_loss: bool = False,
     ) -> None:
-        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``).
+        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``);
+        ``REPLACE`` of an entity read with ``select`` raises :class:`azt.PropertyLossError`
+        unless ``allow_property_loss``.
 
         Example::
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
         check_entity(entity)
+        if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "batch update(mode=REPLACE)")
         self._add(BatchOperation("update", entity, mode=UpdateMode(mode), etag=check_etag(etag)))
 
-    def upsert(self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE) -> None:
-        """Insert or merge/replace ``entity``.
+    def upsert(
+        self,
+        entity: Mapping[str, Any],
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        allow_property_loss: bool = False,
+    ) -> None:
+        """Insert or merge/replace ``entity`` (``REPLACE``: as :meth:`update`).
 
         Example::
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
         check_entity(entity)
+        if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
         self._add(BatchOperation("upsert", entity, mode=UpdateMode(mode)))
 
     def delete(self, partition_key: str, row_key: str, *, etag: str = "*") -> None:

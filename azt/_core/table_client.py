@@ -64,7 +64,13 @@ from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
 from azt._core.wire.xml import AccessPolicy
 from azt._edm.datetime import EdmDateTime
-from azt._edm.entity import TableEntity
+from azt._edm.entity import (
+    PROJECTED,
+    TableEntity,
+    projected_rows,
+    refuse_property_loss,
+    set_partial,
+)
 from azt._edm.validation import validate_key
 from azt._errors import (
     BatchValidationError,
@@ -357,13 +363,16 @@ class TableClient(ClientBase):
         mode: UpdateMode = UpdateMode.MERGE,
         *,
         etag: str = "*",
+        allow_property_loss: bool = False,
     ) -> WriteResult:
         """Merge into or replace an existing entity.
 
         ``etag="*"`` (default) updates unconditionally (the entity must exist); pass the
         entity's ETag (``entity.metadata.etag``) for optimistic concurrency:
         :class:`azt.PreconditionFailedError` when it changed meanwhile,
-        :class:`azt.EntityNotFoundError` when it is gone.
+        :class:`azt.EntityNotFoundError` when it is gone. ``UpdateMode.REPLACE`` of an
+        entity read with ``select`` raises :class:`azt.PropertyLossError` (nothing is
+        sent) unless ``allow_property_loss``: it would delete what was not selected.
 
         Example::
 
@@ -373,6 +382,8 @@ class TableClient(ClientBase):
         pk, rk = check_entity(entity)
         etag = check_etag(etag)
         mode = UpdateMode(mode)
+        if mode is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "update_entity(mode=REPLACE)")
         core = self._core
         headers = dict(core.odata_write)
         headers["If-Match"] = etag
@@ -392,9 +403,14 @@ class TableClient(ClientBase):
         return written(resp, resp.headers.get("ETag"))
 
     async def upsert_entity(
-        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE
+        self,
+        entity: Mapping[str, Any],
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        allow_property_loss: bool = False,
     ) -> WriteResult:
-        """Insert the entity, or merge into / replace the existing one.
+        """Insert the entity, or merge into / replace the existing one (``REPLACE`` of an
+        entity read with ``select``: as :meth:`update_entity`).
 
         Example::
 
@@ -403,6 +419,8 @@ class TableClient(ClientBase):
         """
         pk, rk = check_entity(entity)
         mode = UpdateMode(mode)
+        if mode is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
         core = self._core
         method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
         resp = await core.send(
@@ -490,6 +508,8 @@ class TableClient(ClientBase):
             timestamp=meta.timestamp,
             request_id=resp.headers.get("x-ms-request-id"),
         )
+        if select:
+            set_partial(entity, PROJECTED)  # a replace of it would lose the rest
         return entity
 
     @overload
@@ -580,6 +600,8 @@ class TableClient(ClientBase):
             def decode(body: bytes) -> list[Any]:
                 return page_decoder(wire_json.decode_rows(body))
 
+        if select and page_decoder is None:
+            decode = projected_rows(decode)  # a replace of one would lose the rest
         return query_pager(core, self._query_path, params, continuation, "table", decode)
 
     def list_entities(
