@@ -276,7 +276,7 @@ async def test_legacy_update_object_replace_on_update(stub: StubServer) -> None:
         await tables.create_table("Legacy")
         await tables.service.get_table_client("Legacy").insert_entity(dict(ROW))
         context = tables.get_data_service_context()
-        a = await context.get(LegacyA, "Legacy", "p", "r")
+        a = await context.get(LegacyA, "Legacy", "p", "r", ignore_resource_not_found=False)
         a.a = 11
         context.update_object(a)
         for save in (context.save_changes, context.save_changes_with_retries):
