@@ -6,6 +6,8 @@ Every error azt raises derives from :class:`AztError`::
      +-- ValidationError (also ValueError)       bad input refused before anything is sent
      |    +-- ConnectionStringError               a malformed or incomplete connection string
      |    +-- BatchValidationError                a transaction breaks a batch rule
+     |    +-- PropertyLossError                   a whole-entity replace of an object that does
+     |                                            not hold every stored property (refused)
      +-- ClientClosedError (also RuntimeError)   a client used after ``aclose()``
      +-- WireDecodeError (also ValueError)       a response body that does not parse
      |                                           (defined in ``azt._core.wire``)
@@ -111,6 +113,42 @@ class BatchValidationError(ValidationError):
     def __init__(self, message: str, *, index: int | None = None) -> None:
         super().__init__(message)
         self.index = index
+
+
+class PropertyLossError(ValidationError):
+    """A whole-entity replace (PUT) was refused because the object does not hold every
+    property the stored entity has, so the replace would delete the others: it was read
+    with a projection (``select``), or from a row with properties its class does not
+    declare (a narrower class, or a resolver's choice). Nothing was sent; a pending change
+    stays pending.
+
+    ``properties`` names the stored properties known to be lost; ``may_lose_more`` is true
+    after a projection, whose object cannot know every stored property. ``partition_key``
+    and ``row_key`` name the entity. Opt in explicitly to replace anyway (see the
+    ``allow_property_loss`` arguments and ``TableContext.mark_complete``), or merge instead.
+
+    Example::
+
+        >>> err = PropertyLossError("replace would lose 'Genre'", properties=("Genre",),
+        ...                         may_lose_more=True, partition_key="p", row_key="r")
+        >>> err.properties, err.may_lose_more, isinstance(err, ValidationError)
+        (('Genre',), True, True)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        properties: tuple[str, ...] = (),
+        may_lose_more: bool = False,
+        partition_key: str | None = None,
+        row_key: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.properties = properties
+        self.may_lose_more = may_lose_more
+        self.partition_key = partition_key
+        self.row_key = row_key
 
 
 class ClientClosedError(AztError, RuntimeError):

@@ -27,6 +27,7 @@ from azt._core.transport import HttpResponse
 from azt._core.wire import batch as wire_batch
 from azt._core.wire import urls
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
+from azt._edm.entity import refuse_property_loss
 from azt._edm.validation import validate_key
 from azt._errors import (
     AmbiguousOutcomeError,
@@ -205,27 +206,44 @@ class TableBatch:
         self._add(BatchOperation("create", data, source=obj))
 
     def update(
-        self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE, *, etag: str | None = None
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        etag: str | None = None,
+        allow_property_loss: bool = False,
     ) -> None:
         """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``;
-        left out, the ETag an entity object carries, else ``"*"``).
+        left out, the ETag an entity object carries, else ``"*"``); ``REPLACE`` of an
+        entity read with ``select`` raises :class:`azt.PropertyLossError` unless
+        ``allow_property_loss``.
 
         Example::
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
+        if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "batch update(mode=REPLACE)")
         data, obj, own_etag = entity_source(entity)
         check_entity(data)
         tag = check_etag(etag if etag is not None else own_etag or "*")
         self._add(BatchOperation("update", data, mode=UpdateMode(mode), etag=tag, source=obj))
 
-    def upsert(self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE) -> None:
-        """Insert or merge/replace ``entity``.
+    def upsert(
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        allow_property_loss: bool = False,
+    ) -> None:
+        """Insert or merge/replace ``entity`` (``REPLACE``: as :meth:`update`).
 
         Example::
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
+        if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
         data, obj, _ = entity_source(entity)
         check_entity(data)
         self._add(BatchOperation("upsert", data, mode=UpdateMode(mode), source=obj))

@@ -68,7 +68,13 @@ from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
 from azt._core.wire.xml import AccessPolicy
 from azt._edm.datetime import EdmDateTime
-from azt._edm.entity import TableEntity
+from azt._edm.entity import (
+    PROJECTED,
+    TableEntity,
+    projected_rows,
+    refuse_property_loss,
+    set_partial,
+)
 from azt._edm.validation import validate_key
 from azt._errors import (
     BatchValidationError,
@@ -370,6 +376,7 @@ class TableClient(ClientBase):
         mode: UpdateMode = UpdateMode.MERGE,
         *,
         etag: str | None = None,
+        allow_property_loss: bool = False,
     ) -> WriteResult:
         """Merge into or replace an existing entity.
 
@@ -379,7 +386,9 @@ class TableClient(ClientBase):
         :class:`azt.EntityNotFoundError` when it is gone. Left out, it is the ETag an
         entity object (``azt.Entity``, ``azt.DynamicEntity``) carries, else ``"*"`` (a
         plain mapping is always unconditional unless given one). An object gets the new
-        ``ETag`` and ``Timestamp`` written back.
+        ``ETag`` and ``Timestamp`` written back. ``UpdateMode.REPLACE`` of an entity read
+        with ``select`` raises :class:`azt.PropertyLossError` (nothing is sent) unless
+        ``allow_property_loss``: it would delete what was not selected.
 
         Example::
 
@@ -393,6 +402,8 @@ class TableClient(ClientBase):
         pk, rk = check_entity(data)
         etag = check_etag(etag if etag is not None else own_etag or "*")
         mode = UpdateMode(mode)
+        if mode is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "update_entity(mode=REPLACE)")
         core = self._core
         headers = dict(core.odata_write)
         headers["If-Match"] = etag
@@ -416,9 +427,14 @@ class TableClient(ClientBase):
         return written(resp, new_etag)
 
     async def upsert_entity(
-        self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        allow_property_loss: bool = False,
     ) -> WriteResult:
-        """Insert the entity, or merge into / replace the existing one (unconditionally).
+        """Insert the entity, or merge into / replace the existing one (unconditionally;
+        ``REPLACE`` of an entity read with ``select``: as :meth:`update_entity`).
 
         ``entity`` is a mapping or an entity object, which gets the new ``ETag`` and
         ``Timestamp`` written back.
@@ -431,6 +447,8 @@ class TableClient(ClientBase):
         data, obj, _ = entity_source(entity)
         pk, rk = check_entity(data)
         mode = UpdateMode(mode)
+        if mode is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
         core = self._core
         method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
         resp = await core.send(
@@ -600,6 +618,8 @@ class TableClient(ClientBase):
             timestamp=meta.timestamp,
             request_id=resp.headers.get("x-ms-request-id"),
         )
+        if select:
+            set_partial(entity, PROJECTED)  # a replace of it would lose the rest
         return entity
 
     @overload
@@ -690,6 +710,8 @@ class TableClient(ClientBase):
             def decode(body: bytes) -> list[Any]:
                 return page_decoder(wire_json.decode_rows(body))
 
+        if select and page_decoder is None:
+            decode = projected_rows(decode)  # a replace of one would lose the rest
         return query_pager(core, self._query_path, params, continuation, "table", decode)
 
     def list_entities(

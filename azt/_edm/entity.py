@@ -12,14 +12,216 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
 
 from azt._edm.datetime import EdmDateTime
 from azt._edm.types import EdmType
+from azt._errors import PropertyLossError
 
-__all__ = ["EntityMetadata", "TableEntity"]
+__all__ = [
+    "PARTIAL_ATTR",
+    "PROJECTED",
+    "EntityMetadata",
+    "PartialRead",
+    "PartialSlot",
+    "TableEntity",
+    "partial_of",
+    "projected_rows",
+    "property_loss_error",
+    "refuse_property_loss",
+    "set_partial",
+]
+
+#: The attribute (a slot on every entity kind azt decodes into) holding an object's
+#: :class:`PartialRead` record; absent or ``None``: the object holds the whole entity.
+PARTIAL_ATTR: Final = "_azt_partial"
+
+
+@attrs.frozen(slots=True)
+class PartialRead:
+    """What an object read from the service does not hold of the stored entity, recorded
+    by the decoders on the object itself (so the knowledge travels with it: read without
+    tracking and attached later, or read by one context and attached to another).
+
+    ``missing`` names stored properties the object does not hold (a row's properties its
+    class does not declare; a class's properties a projection did not select);
+    ``projection`` says the object came from a ``$select``, so stored properties beyond
+    ``missing`` may exist too. A whole-entity replace of such an object would delete them:
+    it is refused with :class:`azt.PropertyLossError` unless the caller opts in.
+
+    Example::
+
+        >>> rec = PartialRead(missing=("Genre",), projection=True)
+        >>> rec.describe()
+        "'Genre' and any other stored property outside the projection"
+    """
+
+    missing: tuple[str, ...] = ()
+    projection: bool = False
+
+    def describe(self) -> str:
+        """The lost properties in words, for messages.
+
+        Example::
+
+            >>> PartialRead(missing=("A", "B")).describe()
+            "'A', 'B'"
+        """
+        names = ", ".join(repr(n) for n in self.missing)
+        if not self.projection:
+            return names
+        if names:
+            return names + " and any other stored property outside the projection"
+        return "any stored property outside the projection"
+
+    def with_missing(self, names: tuple[str, ...]) -> PartialRead:
+        """This record with more missing names (kept once, in order).
+
+        Example::
+
+            >>> PartialRead(missing=("A",)).with_missing(("B", "A")).missing
+            ('A', 'B')
+        """
+        extra = tuple(n for n in dict.fromkeys(names) if n not in self.missing)
+        return PartialRead(self.missing + extra, self.projection) if extra else self
+
+
+class PartialSlot:
+    """A base class giving entity classes the slot of their :class:`PartialRead` record
+    (declarative entities get it through :class:`azt.entity.Entity`).
+
+    Example::
+
+        >>> class Row(PartialSlot):
+        ...     __slots__ = ()
+        >>> r = Row(); set_partial(r, PartialRead(projection=True)); partial_of(r).projection
+        True
+    """
+
+    __slots__ = ("_azt_partial",)
+
+
+#: the record of an object read with a projection whose class declares nothing (a
+#: ``TableEntity`` or ``DynamicEntity``): it cannot know what else is stored
+PROJECTED: Final = PartialRead(projection=True)
+
+
+def projected_rows(decode: Callable[[bytes], list[Any]]) -> Callable[[bytes], list[Any]]:
+    """``decode`` (a page body -> entities), recording :data:`PROJECTED` on each entity:
+    the decoder of a query with ``select``.
+
+    Example::
+
+        >>> dec = projected_rows(lambda body: [TableEntity(PartitionKey="p", RowKey="r")])
+        >>> partial_of(dec(b"")[0]).projection
+        True
+    """
+
+    def decode_projected(body: bytes) -> list[Any]:
+        rows = decode(body)
+        for row in rows:
+            set_partial(row, PROJECTED)
+        return rows
+
+    return decode_projected
+
+
+def partial_of(obj: object) -> PartialRead | None:
+    """The :class:`PartialRead` record of an object (``None``: it holds the whole entity,
+    as far as azt knows).
+
+    Example::
+
+        >>> partial_of({"PartitionKey": "p", "RowKey": "r"}) is None
+        True
+    """
+    rec: PartialRead | None = getattr(obj, PARTIAL_ATTR, None)
+    return rec
+
+
+def set_partial(obj: object, record: PartialRead | None) -> None:
+    """Record (or, with ``None``, clear) what ``obj`` lacks of the stored entity; objects
+    without a place for it (a plain ``dict``) are left alone.
+
+    Example::
+
+        >>> e = TableEntity(PartitionKey="p", RowKey="r")
+        >>> set_partial(e, PartialRead(projection=True)); partial_of(e).projection
+        True
+        >>> set_partial(e, None); partial_of(e) is None
+        True
+    """
+    if isinstance(obj, TableEntity):
+        obj._meta = obj.metadata  # built, so decoders know to look for the record
+    with contextlib.suppress(AttributeError, TypeError):
+        object.__setattr__(obj, PARTIAL_ATTR, record)
+
+
+def property_loss_error(
+    record: PartialRead, what: str, partition_key: Any, row_key: Any, opt_in: str
+) -> PropertyLossError:
+    """The :class:`azt.PropertyLossError` refusing ``what`` (a whole-entity replace) of an
+    object with ``record``; ``opt_in`` says how the caller may replace anyway.
+
+    Example::
+
+        >>> err = property_loss_error(PartialRead(("B",)), "a replace", "p", "r",
+        ...                           "allow_property_loss=True")
+        >>> err.properties, "'B'" in str(err)
+        (('B',), True)
+    """
+    how = (
+        "with a projection (select)"
+        if record.projection
+        else "from a row with stored properties its class does not hold"
+    )
+    return PropertyLossError(
+        f"{what} of entity (PartitionKey={partition_key!r}, RowKey={row_key!r}) was refused "
+        f"and nothing was sent: the object was read {how}, so replacing the stored entity "
+        f"with it would delete {record.describe()}. Merge instead, read the whole entity, "
+        f"or opt in explicitly ({opt_in})",
+        properties=record.missing,
+        may_lose_more=record.projection,
+        partition_key=partition_key if isinstance(partition_key, str) else None,
+        row_key=row_key if isinstance(row_key, str) else None,
+    )
+
+
+def refuse_property_loss(obj: object, what: str) -> None:
+    """Raise :class:`azt.PropertyLossError` if replacing the stored entity with ``obj`` (an
+    entity about to be sent whole) would delete properties it does not hold, per its
+    :class:`PartialRead` record and less any it has been given since. ``what`` names the
+    operation in the message.
+
+    Example::
+
+        >>> e = TableEntity(PartitionKey="p", RowKey="r", A=1)
+        >>> refuse_property_loss(e, "upsert_entity(mode=REPLACE)")   # complete: passes
+        >>> set_partial(e, PartialRead(missing=("B",)))
+        >>> try:
+        ...     refuse_property_loss(e, "upsert_entity(mode=REPLACE)")
+        ... except PropertyLossError as exc:
+        ...     print(exc.properties)
+        ('B',)
+    """
+    rec = partial_of(obj)
+    if rec is None:
+        return
+    if isinstance(obj, Mapping):
+        lost = tuple(n for n in rec.missing if n not in obj)
+        pk, rk = obj.get("PartitionKey"), obj.get("RowKey")
+    else:  # an entity object
+        lost = rec.missing
+        pk, rk = getattr(obj, "PartitionKey", None), getattr(obj, "RowKey", None)
+    if not lost and not rec.projection:
+        return  # every property the read left out has been set since
+    raise property_loss_error(
+        PartialRead(lost, rec.projection), what, pk, rk, "allow_property_loss=True"
+    )
 
 
 @attrs.frozen(slots=True)
@@ -61,7 +263,8 @@ class TableEntity(dict[str, Any]):
 
     # _etag / _ts are filled by the decoders; metadata is built from them on first use so
     # that a page decode does not parse 1,000 Timestamps nobody reads.
-    __slots__ = ("_etag", "_meta", "_ts", "_types")
+    __slots__ = ("_azt_partial", "_etag", "_meta", "_ts", "_types")
+    _azt_partial: PartialRead | None
     _etag: str | None
     _ts: str | EdmDateTime | None
     _meta: EntityMetadata
@@ -127,20 +330,31 @@ class TableEntity(dict[str, Any]):
         types = getattr(self, "_types", None)
         if types:
             new._types = dict(types)
+        partial = getattr(self, PARTIAL_ATTR, None)
+        if partial is not None:
+            new._azt_partial = partial  # a copy lacks what the original lacks
         return new
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_restore_entity, (dict(self), self.metadata, dict(self.edm_types)))
+        return (
+            _restore_entity,
+            (dict(self), self.metadata, dict(self.edm_types), partial_of(self)),
+        )
 
     def __repr__(self) -> str:
         return f"TableEntity({dict.__repr__(self)})"
 
 
 def _restore_entity(
-    props: dict[str, Any], meta: EntityMetadata, types: dict[str, EdmType]
+    props: dict[str, Any],
+    meta: EntityMetadata,
+    types: dict[str, EdmType],
+    partial: PartialRead | None = None,
 ) -> TableEntity:
     ent = TableEntity(props)
     ent._meta = meta
     if types:
         ent._types = types
+    if partial is not None:
+        ent._azt_partial = partial
     return ent

@@ -25,7 +25,7 @@ from typing import Any, Generic, NoReturn, TypeVar, overload
 
 from azt._core.wire import WireDecodeError
 from azt._core.wire.json import decode_entity
-from azt._edm.entity import TableEntity
+from azt._edm.entity import PARTIAL_ATTR, PROJECTED, PartialRead, TableEntity
 from azt._edm.types import EdmType, Typed, coerce_value, infer_edm_type
 from azt._edm.validation import validate_entity, validate_key
 from azt._errors import ValidationError
@@ -67,8 +67,9 @@ class DynamicEntity(MutableMapping[str, Any]):
         ['Name', 'RentalCount', 'Views']
     """
 
-    __slots__ = ("ETag", "Timestamp", "_pk", "_rk", "_types", "_values")
+    __slots__ = ("ETag", "Timestamp", "_azt_partial", "_pk", "_rk", "_types", "_values")
 
+    _azt_partial: PartialRead | None
     _pk: str
     _rk: str
     Timestamp: datetime | None
@@ -234,6 +235,9 @@ class DynamicEntity(MutableMapping[str, Any]):
             types[k] = t
         self._values = values
         self._types = types
+        partial = getattr(entity, PARTIAL_ATTR, None)  # a projection lacks the rest
+        if partial is not None:
+            self._azt_partial = partial
         return self
 
     # -- what the client core asks of entity objects (azt._core.base.EntityObject) ----------
@@ -281,7 +285,22 @@ class DynamicEntity(MutableMapping[str, Any]):
             >>> DynamicEntity.decoder()({"PartitionKey": "p", "RowKey": "r"}).RowKey
             'r'
         """
-        return cls.from_entity
+        if select is None:
+            return cls.from_entity
+        return _projected(cls.from_entity)
+
+
+def _projected(
+    decode: Callable[[Mapping[str, Any]], DynamicEntity],
+) -> Callable[[Mapping[str, Any]], DynamicEntity]:
+    """``decode``, recording on each object that it came from a projection."""
+
+    def decode_projected(row: Mapping[str, Any]) -> DynamicEntity:
+        obj = decode(row)
+        obj._azt_partial = PROJECTED
+        return obj
+
+    return decode_projected
 
 
 def _valid_key(which: str, value: Any) -> str:
@@ -363,13 +382,16 @@ class Resolver(Generic[R]):
         choose = self._choose
         fallback = self._fallback
         cache: dict[type[Entity], Callable[[Mapping[str, Any]], Any]] = {}
+        fall = None
+        if fallback is not None:
+            fall = fallback.decoder(select)
 
         def decode(row: Mapping[str, Any]) -> Any:
             cls = choose(row)
             if cls is None:
-                if fallback is None:
+                if fall is None:
                     _no_class(row)
-                return fallback.from_entity(row)
+                return fall(row)
             dec = cache.get(cls)
             if dec is None:
                 dec = cache[cls] = codec_for(cls, select).from_entity
@@ -393,6 +415,9 @@ class Resolver(Generic[R]):
         if choose is None:
             return None
         fallback = self._fallback
+        fall = None
+        if fallback is not None:
+            fall = fallback.decoder(select)
         cache: dict[type[Entity], EntityCodec[Any]] = {}
 
         def decode(rows: list[Any]) -> list[Any]:
@@ -405,18 +430,21 @@ class Resolver(Generic[R]):
                     )
                 cls = choose(row)
                 if cls is None:
-                    if fallback is None:
+                    if fall is None:
                         _no_class(row)
-                    append(fallback.from_entity(decode_entity(row)))
+                    append(fall(decode_entity(row)))
                     continue
                 codec = cache.get(cls)
                 if codec is None:
                     codec = cache[cls] = codec_for(cls, select)
                 codec._check_json(row)  # stored types the class does not read: refused
                 try:
-                    append(codec._from_json_fast(row))
+                    obj = codec._from_json_fast(row)
                 except (ValueError, TypeError, AttributeError, KeyError):
                     append(codec.from_json(row))  # nulls as absent, errors named
+                    continue
+                codec._mark_json(obj, row)  # the row's properties the class lacks
+                append(obj)
             return out
 
         return decode

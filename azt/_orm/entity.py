@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Self, dataclass_transform, overload
 
 import attrs
 
-from azt._edm.entity import TableEntity
+from azt._edm.entity import PartialSlot, TableEntity
 from azt._orm.codec import codec_for
 from azt._orm.columns import (
     NOTHING,
@@ -271,7 +271,7 @@ def _projection_safe_eq(cls: type) -> Callable[[Any, Any], Any]:
     return __eq__
 
 
-class Entity(metaclass=EntityMeta):
+class Entity(PartialSlot, metaclass=EntityMeta):
     """Base class of declarative entities; see the module docstring.
 
     Example::

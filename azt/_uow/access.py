@@ -19,6 +19,7 @@ import operator
 from collections.abc import Callable, Collection, Mapping, MutableMapping
 from typing import Any, Final, Protocol
 
+from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import EntityMetadata, TableEntity
 from azt._edm.types import EdmType, Typed
 from azt._errors import ValidationError
@@ -160,6 +161,20 @@ class EntityAccess(Protocol):
         """
         ...
 
+    def set_written(self, obj: Any, etag: str | None, timestamp: EdmDateTime | None) -> None:
+        """Record a successful write on the object: its new ETag and, when the ETag
+        carries it, the ``Timestamp`` the service gave the entity (kept otherwise).
+
+        Example::
+
+            >>> from azt.edm import EdmDateTime
+            >>> e = TableEntity(PartitionKey="p", RowKey="r")
+            >>> ts = EdmDateTime.parse("2026-01-02T03:04:05Z")
+            >>> MappingAccess().set_written(e, 'W/"1"', ts); e.metadata.timestamp.year
+            2026
+        """
+        ...
+
     def refresh(self, obj: Any, source: Any, keep: Collection[str], partial: bool) -> None:
         """Copy property values from ``source`` (a fresh object of the same kind) into
         ``obj``, except ``keep``; ``partial`` means ``source`` came from a projection, so
@@ -274,6 +289,24 @@ class DeclarativeAccess:
     def set_etag(self, obj: Any, etag: str | None) -> None:
         obj.ETag = etag
 
+    def set_written(self, obj: Any, etag: str | None, timestamp: EdmDateTime | None) -> None:
+        obj.ETag = etag
+        if timestamp is not None:
+            object.__setattr__(obj, "Timestamp", timestamp)
+
+    def unset(self, snapshot: Snapshot) -> list[str]:
+        """The wire names of the properties a projection left unset (in ``snapshot``).
+
+        Example::
+
+            >>> from azt.entity import Entity, Prop, prop
+            >>> class Counter(Entity):
+            ...     n: Prop[int] = prop(default=0)
+            >>> DeclarativeAccess(Counter).unset((UNSET,))
+            ['n']
+        """
+        return [n for n, v in zip(self._names, snapshot, strict=True) if v is UNSET]
+
     def refresh(self, obj: Any, source: Any, keep: Collection[str], partial: bool) -> None:
         for p in self._props:
             if p.wire in keep:
@@ -361,6 +394,11 @@ class DynamicAccess:
     def set_etag(self, obj: Any, etag: str | None) -> None:
         obj.ETag = etag
 
+    def set_written(self, obj: Any, etag: str | None, timestamp: EdmDateTime | None) -> None:
+        obj.ETag = etag
+        if timestamp is not None:
+            obj.Timestamp = timestamp
+
     def refresh(self, obj: Any, source: Any, keep: Collection[str], partial: bool) -> None:
         types = source.types
         for n in list(obj):
@@ -437,6 +475,12 @@ class MappingAccess:
     def set_etag(self, obj: Any, etag: str | None) -> None:
         if isinstance(obj, TableEntity):
             obj.metadata = EntityMetadata(etag, obj.metadata.timestamp)
+
+    def set_written(self, obj: Any, etag: str | None, timestamp: EdmDateTime | None) -> None:
+        if isinstance(obj, TableEntity):
+            if timestamp is None:
+                timestamp = obj.metadata.timestamp
+            obj.metadata = EntityMetadata(etag, timestamp)
 
     def refresh(self, obj: Any, source: Any, keep: Collection[str], partial: bool) -> None:
         assert isinstance(obj, MutableMapping)

@@ -435,6 +435,7 @@ class TableContext:
         options: SaveChangesOptions = SaveChangesOptions.NONE,
         *,
         max_concurrency: int = 1,
+        allow_property_loss: bool = False,
     ) -> SaveChangesResult:
         """Send the pending changes; see :class:`SaveChangesOptions`.
 
@@ -446,17 +447,49 @@ class TableContext:
         :class:`azt.ValidationError` before anything is sent. ``max_concurrency`` > 1 runs
         requests (``CONTINUE_ON_ERROR``) or transactions (``BATCH``) in parallel.
 
+        With ``REPLACE_ON_UPDATE``, replacing an entity with an object that does not hold
+        every stored property (read with ``select``, or from a row with properties its
+        class does not declare) would delete the others: the save raises
+        :class:`azt.PropertyLossError` naming them before anything is sent, and the change
+        stays pending. ``allow_property_loss=True`` replaces anyway for this save;
+        :meth:`mark_complete` does so for one entity.
+
         Example::
 
             result = await ctx.save_changes(SaveChangesOptions.BATCH)
             print(len(result.succeeded))
         """
-        return await self._save(options, max_concurrency, self._service)
+        return await self._save(options, max_concurrency, self._service, allow_property_loss)
+
+    def mark_complete(self, entity: object) -> None:
+        """Declare that a tracked entity holds every property the stored entity should
+        keep, so that replacing it (``REPLACE_ON_UPDATE``) may delete the stored properties
+        it does not hold, e.g. after a projection (``select``) or a read into a class that
+        declares fewer properties than are stored. It lasts until the entity is read again
+        through the context. Refused (:class:`TrackingError`) for untracked entities.
+
+        Example::
+
+            slim = await ctx.query(Movie, "movies").select(Movie.rating).first()
+            slim.rating = 5.0
+            ctx.mark_complete(slim)  # the other stored properties go: intended
+            await ctx.save_changes(SaveChangesOptions.REPLACE_ON_UPDATE)
+        """
+        self._idle("mark an entity complete")
+        self._tracker.mark_complete(entity)
 
     async def _save(
-        self, options: SaveChangesOptions, max_concurrency: int, service: TableServiceClient
+        self,
+        options: SaveChangesOptions,
+        max_concurrency: int,
+        service: TableServiceClient,
+        allow_property_loss: bool = False,
     ) -> SaveChangesResult:
         options = check_save_options(options)
+        if not isinstance(allow_property_loss, bool):
+            raise ValidationError(
+                f"allow_property_loss must be a bool, got {allow_property_loss!r}"
+            )
         if (
             not isinstance(max_concurrency, int)
             or isinstance(max_concurrency, bool)
@@ -486,7 +519,10 @@ class TableContext:
             )
         self._saving = True
         try:
-            plan = self._tracker.plan(replace=SaveChangesOptions.REPLACE_ON_UPDATE in options)
+            plan = self._tracker.plan(
+                replace=SaveChangesOptions.REPLACE_ON_UPDATE in options,
+                allow_property_loss=allow_property_loss,
+            )
             if batch:
                 results = await self._save_batches(plan, max_concurrency, service)
             else:
@@ -524,7 +560,7 @@ class TableContext:
         except AztError as exc:
             status = getattr(exc, "status", None)
             return _result(change, status=status, etag=None, error=exc, sent=True)
-        self._tracker.commit(change, wr.etag)
+        self._tracker.commit(change, wr.etag, wr.timestamp)
         return _result(
             change, status=wr.status, etag=wr.etag, error=None, sent=True, request_id=wr.request_id
         )
@@ -614,7 +650,7 @@ class TableContext:
                 return
             rs = []
             for c, wr in zip(chunk, writes, strict=True):
-                self._tracker.commit(c, wr.etag)
+                self._tracker.commit(c, wr.etag, wr.timestamp)
                 rs.append(
                     _result(
                         c,

@@ -41,7 +41,7 @@ class EntityDescriptor:
         (<EntityState.UNCHANGED: 'unchanged'>, '*', ('movies', 'p', 'r'))
     """
 
-    __slots__ = ("access", "etag", "key", "obj", "seq", "snapshot", "state", "table")
+    __slots__ = ("access", "complete", "etag", "key", "obj", "seq", "snapshot", "state", "table")
 
     def __init__(
         self,
@@ -62,6 +62,9 @@ class EntityDescriptor:
         self.etag = etag
         self.snapshot = snapshot
         self.seq = seq
+        #: the object is known (or declared, ``TableContext.mark_complete``) to hold every
+        #: property the stored entity should keep, so a replace of it may remove the others
+        self.complete = False
 
     def __repr__(self) -> str:
         _, pk, rk = self.key

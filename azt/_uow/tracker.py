@@ -30,8 +30,16 @@ from __future__ import annotations
 import operator
 from typing import Any, Literal
 
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import (
+    PartialRead,
+    TableEntity,
+    partial_of,
+    property_loss_error,
+    set_partial,
+)
 from azt._errors import ValidationError
-from azt._uow.access import EntityAccess, access_for
+from azt._uow.access import DeclarativeAccess, EntityAccess, Snapshot, access_for
 from azt._uow.descriptor import EntityDescriptor, PendingChange
 from azt._uow.types import (
     ChangeKind,
@@ -291,7 +299,24 @@ class Tracker:
 
     # -- planning and committing ------------------------------------------------------------
 
-    def plan(self, *, replace: bool = False) -> list[PendingChange]:
+    def mark_complete(self, obj: object) -> None:
+        """Declare that a tracked object holds every property the stored entity should
+        keep: a replace of it may remove the others (until it is read again).
+
+        Example::
+
+            >>> from azt._edm.entity import PartialRead, set_partial
+            >>> t = Tracker(); e = TableEntity(PartitionKey="p", RowKey="r", A=1)
+            >>> set_partial(e, PartialRead(projection=True))
+            >>> _ = t.attach("movies", e, "*"); t.update(e)
+            >>> t.mark_complete(e); t.plan(replace=True)[0].mode
+            'replace'
+        """
+        self._require(obj, "mark complete").complete = True
+
+    def plan(
+        self, *, replace: bool = False, allow_property_loss: bool = False
+    ) -> list[PendingChange]:
         """The pending changes in the order they were made.
 
         Updates are MERGEs of the changed properties (all properties when ``update()``
@@ -299,7 +324,11 @@ class Tracker:
         ``replace`` sends every property with PUT instead. A property removed locally
         (set to ``None`` or deleted) cannot be removed by a MERGE: planning refuses it
         with :class:`azt.ValidationError` and names ``replace``. A tracked entity whose
-        keys were changed is refused too. Nothing is changed by planning.
+        keys were changed is refused too. A replace of an object that does not hold every
+        stored property (read with a projection, or from a row with properties its class
+        does not declare) would delete them: refused with :class:`azt.PropertyLossError`
+        naming them, unless ``allow_property_loss`` or the object was marked complete.
+        Nothing is changed by planning.
 
         Example::
 
@@ -344,6 +373,8 @@ class Tracker:
             if replace:
                 payload = access.payload(obj, None)
                 mode: Literal["merge", "replace"] = "replace"
+                if not (allow_property_loss or d.complete):
+                    _refuse_loss(d, kind, snap, payload)
             else:
                 if removed:
                     raise ValidationError(
@@ -361,9 +392,13 @@ class Tracker:
             )
         return out
 
-    def commit(self, change: PendingChange, etag: str | None) -> None:
+    def commit(
+        self, change: PendingChange, etag: str | None, timestamp: EdmDateTime | None = None
+    ) -> None:
         """Record the success of ``change``: Added/Modified -> Unchanged with the new ETag
-        and the snapshot that was sent; Deleted -> Detached.
+        and ``Timestamp`` (the service's, from the ETag) on the object and the snapshot that
+        was sent; Deleted -> Detached. After an insert or a replace the object is the
+        stored entity: whatever a read had left out of it no longer exists.
 
         Example::
 
@@ -381,7 +416,10 @@ class Tracker:
         d.state = EntityState.UNCHANGED
         d.etag = etag
         d.snapshot = change.new_snapshot
-        d.access.set_etag(d.obj, etag)
+        d.access.set_written(d.obj, etag, timestamp)
+        if change.kind is ChangeKind.INSERT or change.mode == "replace":
+            d.complete = True
+            set_partial(d.obj, None)
 
     # -- query results ----------------------------------------------------------------------
 
@@ -436,6 +474,9 @@ class Tracker:
             )
         if option is MergeOption.APPEND_ONLY:
             return tracked
+        if not partial:  # a whole read says afresh what the object lacks
+            set_partial(tracked, partial_of(obj))
+            d.complete = False
         if option is MergeOption.OVERWRITE_CHANGES:
             access.refresh(tracked, obj, (), partial)
             d.snapshot = access.rebase(d.snapshot, access.snapshot(obj), ())
@@ -454,6 +495,30 @@ class Tracker:
         d.etag = server_etag
         access.set_etag(tracked, server_etag)
         return tracked
+
+
+def _refuse_loss(
+    d: EntityDescriptor, kind: ChangeKind, snap: Snapshot, payload: TableEntity
+) -> None:
+    """Raise :class:`azt.PropertyLossError` if replacing the stored entity with the payload
+    of ``d``'s object would delete stored properties the object does not hold."""
+    rec = partial_of(d.obj)
+    access = d.access
+    unset = access.unset(snap) if isinstance(access, DeclarativeAccess) else []
+    if rec is None and not unset:
+        return
+    rec = (rec or PartialRead()).with_missing(tuple(unset))
+    lost = tuple(n for n in rec.missing if n not in payload)
+    if not lost and not rec.projection:
+        return  # every property the read left out has been set since
+    raise property_loss_error(
+        PartialRead(lost, rec.projection),
+        f"a replace ({kind.value} with REPLACE_ON_UPDATE)",
+        d.key[1],
+        d.key[2],
+        "save_changes(..., allow_property_loss=True) for one save, or "
+        "ctx.mark_complete(entity) for this entity",
+    )
 
 
 def _label(obj: object) -> str:

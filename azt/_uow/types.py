@@ -18,6 +18,8 @@ from typing import Any, Literal, overload
 
 import attrs
 
+from azt._core.results import timestamp_from_etag
+from azt._edm.datetime import EdmDateTime
 from azt._errors import AztError, ValidationError
 
 __all__ = [
@@ -265,6 +267,21 @@ class OperationResult:
             done = [r.entity for r in result if r.succeeded]
         """
         return self.sent and self.error is None
+
+    @property
+    def timestamp(self) -> EdmDateTime | None:
+        """The entity's new ``Timestamp``, read from ``etag`` (``None`` for deletes and
+        changes not applied); the saved object carries it too.
+
+        Example::
+
+            >>> etag = 'W/"datetime' + "'2026-01-02T03%3A04%3A05Z'" + '"'
+            >>> OperationResult(entity=None, table="t", partition_key="p", row_key="r",
+            ...                 kind=ChangeKind.UPDATE, mode="merge", status=204, etag=etag,
+            ...                 error=None, sent=True).timestamp.year
+            2026
+        """
+        return timestamp_from_etag(self.etag)
 
 
 class SaveChangesResult(Sequence[OperationResult]):

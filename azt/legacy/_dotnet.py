@@ -519,29 +519,39 @@ class TableServiceContext(TableContext):
         options: SaveChangesOptions = SaveChangesOptions.NONE,
         *,
         max_concurrency: int = 1,
+        allow_property_loss: bool = False,
     ) -> SaveChangesResult:
         """``SaveChanges``: each request is sent once (no retries); see
-        :meth:`TableContext.save_changes`.
+        :meth:`TableContext.save_changes` (``ReplaceOnUpdate`` of an object that does not
+        hold every stored property raises :class:`azt.PropertyLossError` unless
+        ``allow_property_loss``).
 
         Example::
 
             await context.save_changes(SaveChangesOptions.CONTINUE_ON_ERROR)
         """
-        return await self._save(options, max_concurrency, self._table_client._client_for(NoRetry()))
+        return await self._save(
+            options,
+            max_concurrency,
+            self._table_client._client_for(NoRetry()),
+            allow_property_loss,
+        )
 
     async def save_changes_with_retries(
         self,
         options: SaveChangesOptions = SaveChangesOptions.NONE,
         *,
         max_concurrency: int = 1,
+        allow_property_loss: bool = False,
     ) -> SaveChangesResult:
-        """``SaveChangesWithRetries``: each request is retried per the retry policy.
+        """``SaveChangesWithRetries``: each request is retried per the retry policy; as
+        :meth:`save_changes` for ``allow_property_loss``.
 
         Example::
 
             await context.save_changes_with_retries(SaveChangesOptions.BATCH)
         """
-        return await self._save(options, max_concurrency, self._service)
+        return await self._save(options, max_concurrency, self._service, allow_property_loss)
 
     def create_query(self, entity_class: type[R], table_name: str) -> DataServiceQuery[R]:
         """``CreateQuery<T>``: a query whose results this context tracks.

@@ -98,11 +98,18 @@ async def test_replace_on_update_removes_properties(
     with pytest.raises(azt.ValidationError, match="REPLACE_ON_UPDATE"):
         await ctx.save_changes()  # a MERGE cannot remove it: refused, nothing sent
     assert (await stored_entity(service, table, "p", "r"))["Language"] == "en"
-    (r,) = await ctx.save_changes(Opt.REPLACE_ON_UPDATE)
+    # Movie does not declare X: a replace would delete it, so it is refused (issue 11.2)
+    with pytest.raises(azt.PropertyLossError) as lost:
+        await ctx.save_changes(Opt.REPLACE_ON_UPDATE)
+    assert lost.value.properties == ("X",)
+    assert not lost.value.may_lose_more
+    assert (await stored_entity(service, table, "p", "r"))["X"] == 1
+    assert ctx.state_of(m) is S.MODIFIED  # still pending
+    (r,) = await ctx.save_changes(Opt.REPLACE_ON_UPDATE, allow_property_loss=True)
     assert r.mode == "replace"
     stored = await stored_entity(service, table, "p", "r")
     assert "Language" not in stored
-    assert "X" not in stored  # replace sends the whole (declared) entity
+    assert "X" not in stored  # opted in: replace sends the whole (declared) entity
     assert ctx.state_of(m) is S.UNCHANGED
 
 
