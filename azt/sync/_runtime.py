@@ -160,6 +160,11 @@ class Runtime:
         self._generation = _generation
 
     def _drive(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._closed:
+            # A closed client still answers (its methods raise ClientClosedError), on a
+            # loop of its own, without reopening the runtime's.
+            with asyncio.Runner() as runner:
+                return runner.run(coro)
         with self._lock:
             loop = self._loop
             if loop is None:
@@ -179,11 +184,6 @@ class Runtime:
         """
         if self._generation != _generation:
             self._reset_after_fork()
-        if self._closed:
-            # A closed client still answers (its methods raise ClientClosedError), without
-            # reopening the runtime's loop.
-            with asyncio.Runner() as runner:
-                return runner.run(coro)
         running = _running_loop()
         if running is None:
             return self._drive(coro)
