@@ -43,6 +43,8 @@ def _blocks(text: str, marker: str) -> list[str]:
         if m.group(2) == marker:
             found.append((m.start(), textwrap.dedent(m.group(3))))
     return [source for _, source in sorted(found)]
+
+
 #: Pages with their own runner: porting.md (tests/context/test_porting_doc.py); the complete
 #: programs of index.md and getting-started.md run as scripts (tests/packaging), from the
 #: checkout and from the installed wheel.
