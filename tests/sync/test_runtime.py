@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -152,7 +152,7 @@ def test_borrowed_clients_do_not_close_the_runtime(azt_connection_string: str) -
 def test_runtime_iterate_closes_an_abandoned_iterator() -> None:
     closed: list[bool] = []
 
-    async def numbers() -> object:
+    async def numbers() -> AsyncIterator[int]:
         try:
             for i in range(10):
                 yield i
@@ -161,7 +161,7 @@ def test_runtime_iterate_closes_an_abandoned_iterator() -> None:
 
     runtime = Runtime()
     try:
-        for i in runtime.iterate(numbers()):  # type: ignore[arg-type]
+        for i in runtime.iterate(numbers()):
             if i == 2:
                 break
         assert closed == [True]
