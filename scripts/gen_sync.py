@@ -46,6 +46,9 @@ class Spec:
     #: Public instance attributes (set in ``__init__``): name -> (type, writable, doc).
     attributes: dict[str, tuple[str, bool, str]] = field(default_factory=dict)
     doc: str | None = None  # replaces the class docstring
+    #: The method whose pages ``__iter__`` flattens (as ``__aiter__`` does): one blocking
+    #: step per page, not per item.
+    items_of: str | None = None
 
 
 SPECS = [
@@ -53,6 +56,7 @@ SPECS = [
         "azt._core.pagination",
         "AsyncPager",
         "Pager",
+        items_of="by_page",
         doc=(
             "Follows continuation tokens; iterate for items or use :meth:`by_page`.\n\n"
             "The blocking twin of :class:`azt.AsyncPager`, returned by the blocking\n"
@@ -86,8 +90,8 @@ SPECS = [
         owns_runtime=True,
         tracks_transport=True,
     ),
-    Spec("azt._orm.query", "Query", "Query"),
-    Spec("azt._uow.query", "ContextQuery", "ContextQuery"),
+    Spec("azt._orm.query", "Query", "Query", items_of="pages"),
+    Spec("azt._uow.query", "ContextQuery", "ContextQuery", items_of="pages"),
     Spec(
         "azt._uow.context",
         "TableContext",
@@ -663,6 +667,9 @@ class Emitter:
             if spec.tracks_transport:
                 self.out("        track_transport(runtime, inner)")
             self.out("        return self")
+            return
+        if fn.name == "__aiter__" and spec.items_of is not None:
+            self.out(f"        return self._rt.items(self._inner.{spec.items_of}())")
             return
         result = self.convert(spec, member, returns, used, value, wrapped_args)
         if returns == "None":

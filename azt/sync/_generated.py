@@ -106,7 +106,7 @@ class Pager(Wrapper, Generic[T]):
         return self._rt.run(self._inner.first_page())
 
     def __iter__(self) -> Iterator[T]:
-        return self._rt.iterate(self._inner.__aiter__())
+        return self._rt.items(self._inner.by_page())
 
     def to_list(self) -> list[T]:
         """All items of all pages in one list.
@@ -1052,7 +1052,7 @@ class Query(Wrapper, Generic[R]):
             for movie in Query(Movie, table).where(Movie.PartitionKey == "Action"):
                 print(movie.RowKey)
         """
-        return self._rt.iterate(self._inner.__aiter__())
+        return self._rt.items(self._inner.pages())
 
     def to_list(self) -> list[R]:
         """All results as a list.
@@ -1246,7 +1246,7 @@ class ContextQuery(Wrapper, Generic[_query_R]):
             for movie in ctx.query(Movie, "movies"):
                 ...
         """
-        return self._rt.iterate(self._inner.__aiter__())
+        return self._rt.items(self._inner.pages())
 
     def to_list(self) -> list[_query_R]:
         """All results as a list (tracked).

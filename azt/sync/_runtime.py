@@ -42,15 +42,29 @@ import asyncio
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Self, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from azt._core.transport import AiohttpTransport
 
 __all__ = ["UNBOUND", "Runtime", "Wrapper", "runtime_of", "track_transport", "unwrap"]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class HasItems(Protocol[T_co]):
+    """A page: its ``items`` (:class:`azt.Page`, :class:`azt.QueryPage`).
+
+    Example::
+
+        page: HasItems[int] = azt.Page([1, 2], None, request_id=None)
+    """
+
+    @property
+    def items(self) -> Sequence[T_co]: ...
+
 
 #: Bumped in a forked child (``os.register_at_fork``): a runtime created under another
 #: generation is stale and resets itself before its next call.
@@ -212,7 +226,7 @@ class Runtime:
         """
         return self._iterate(source)
 
-    def _iterate(self, source: AsyncIterator[T]) -> Iterator[T]:
+    def _iterate(self, source: AsyncIterator[T]) -> Generator[T, None, None]:
         done = False
         try:
             while True:
@@ -226,6 +240,31 @@ class Runtime:
             aclose = getattr(source, "aclose", None)
             if not done and aclose is not None:
                 self.run(aclose())
+
+    def items(self, pages: AsyncIterator[HasItems[T]]) -> Iterator[T]:
+        """A blocking iterator over the items of ``pages``: one :meth:`run` per page, not per
+        item (the async iterators of pagers and queries yield a page's items the same way,
+        fetching the next page only when the last item is consumed).
+
+        Example::
+
+            >>> from types import SimpleNamespace
+            >>> async def pages():
+            ...     yield SimpleNamespace(items=[1, 2])
+            ...     yield SimpleNamespace(items=[3])
+            >>> r = Runtime(); list(r.items(pages()))
+            [1, 2, 3]
+            >>> r.close()
+        """
+        return self._items(pages)
+
+    def _items(self, pages: AsyncIterator[HasItems[T]]) -> Iterator[T]:
+        source = self._iterate(pages)
+        try:
+            for page in source:
+                yield from page.items
+        finally:
+            source.close()
 
     def close(self) -> None:
         """Shut the private loop down (async generators first). Idempotent.
