@@ -1,8 +1,9 @@
 """MkDocs hook: code fences marked for the test suite render as ordinary Python.
 
 Some pages mark Python blocks that the test suite runs: ```` ```python test ```` (run
-against the stub) and ```` ```python pytest ```` (run as a user's test file). Markdown
-fences take one language name, so the marker is removed before rendering.
+against the stub; ```` ```python test-sync ```` is the blocking form, in a tab) and
+```` ```python pytest ```` (run as a user's test file). Markdown fences take one language
+name, so the marker is removed before rendering.
 
 Example::
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_MARKED = re.compile(r"^(\s*```python)[ \t]+(?:test|pytest)[ \t]*$", re.M)
+_MARKED = re.compile(r"^(\s*```python)[ \t]+(?:test-sync|test|pytest)[ \t]*$", re.M)
 
 
 def strip_markers(markdown: str) -> str:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import doctest
 import importlib.util
@@ -15,17 +16,35 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import azt.sync
 from azt import TableClient, TableServiceClient
 from azt_server_stub import StubServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 _BLOCK = re.compile(r"^```python test\n(.*?)^```", re.S | re.M)
+#: A tested block inside a content tab (indented): ``test`` is the async form, ``test-sync``
+#: the blocking one (azt.sync), run in a thread of its own with no event loop.
+_TABBED = re.compile(r"^( +)```python (test|test-sync)\n(.*?)^\1```", re.S | re.M)
+
+
+def _blocks(text: str, marker: str) -> list[str]:
+    """A page's tested blocks of one form, in page order (top-level and tabbed)."""
+    found: list[tuple[int, str]] = []
+    if marker == "test":
+        found += [(m.start(), m.group(1)) for m in _BLOCK.finditer(text)]
+    for m in _TABBED.finditer(text):
+        if m.group(2) == marker:
+            found.append((m.start(), textwrap.dedent(m.group(3))))
+    return [source for _, source in sorted(found)]
+
+
 #: Pages with their own runner: porting.md (tests/context/test_porting_doc.py); the complete
 #: programs of index.md and getting-started.md run as scripts (tests/packaging), from the
 #: checkout and from the installed wheel.
@@ -34,7 +53,9 @@ _OWN_RUNNER = {"porting.md", "index.md", "getting-started.md"}
 
 def _pages_with_snippets() -> list[Path]:
     return sorted(
-        p for p in DOCS.rglob("*.md") if p.name not in _OWN_RUNNER and _BLOCK.search(p.read_text())
+        p
+        for p in DOCS.rglob("*.md")
+        if p.name not in _OWN_RUNNER and _blocks(p.read_text(encoding="utf-8"), "test")
     )
 
 
@@ -48,7 +69,7 @@ def test_guide_pages_carry_tested_snippets() -> None:
 
 @pytest.mark.parametrize(
     ("name", "blocks"),
-    [(p.name, _BLOCK.findall(p.read_text(encoding="utf-8"))) for p in _pages_with_snippets()],
+    [(p.name, _blocks(p.read_text(encoding="utf-8"), "test")) for p in _pages_with_snippets()],
 )
 async def test_snippets_run(name: str, blocks: list[str]) -> None:
     """Each page's blocks run in order in one namespace, on a fresh stub."""
@@ -69,6 +90,43 @@ async def test_snippets_run(name: str, blocks: list[str]) -> None:
             for value in list(ns.values()):
                 if isinstance(value, TableServiceClient | TableClient) and not value.closed:
                     await value.aclose()
+
+
+@pytest.mark.parametrize(
+    ("name", "blocks"),
+    [
+        (p.name, _blocks(p.read_text(encoding="utf-8"), "test-sync"))
+        for p in _pages_with_snippets()
+        if _blocks(p.read_text(encoding="utf-8"), "test-sync")
+    ],
+)
+async def test_sync_snippets_run(name: str, blocks: list[str]) -> None:
+    """The blocking form of a page's examples (the ``sync`` tabs) runs too, in order in one
+    namespace, on a fresh stub, from a thread without an event loop (as in a script)."""
+    async with StubServer() as stub:
+        ns: dict[str, Any] = {"connection_string": stub.connection_string, "__name__": "doc"}
+
+        def run_all() -> None:
+            try:
+                for number, source in enumerate(blocks, 1):
+                    code = compile(source, f"<{name} sync snippet {number}>", "exec")
+                    exec(code, ns)  # the project's own documentation
+            finally:
+                for value in list(ns.values()):
+                    if isinstance(value, azt.sync.TableServiceClient | azt.sync.TableClient):
+                        value.close()
+
+        await asyncio.to_thread(run_all)
+
+
+def test_tabbed_pages_show_both_forms() -> None:
+    """Every tabbed page pairs each async example with its blocking form."""
+    for page in DOCS.rglob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        if _TABBED.search(text):
+            assert len(_blocks(text, "test-sync")) == len(
+                [m for m in _TABBED.finditer(text) if m.group(2) == "test"]
+            ), page.name
 
 
 def _missing_docs_tools() -> str | None:
