@@ -32,6 +32,7 @@ from azt._core.config import (
     WireFormat,
 )
 from azt._core.connection_string import ConnectionSettings, Endpoint, parse_connection_string
+from azt._core.hooks import EventHooks, RequestHook, RequestInfo, ResponseHook, ResponseInfo
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
 from azt._core.queries import format_filter
 from azt._core.results import AccessPolicies, ResponseMetadata, UpdateMode, WriteResult
@@ -162,6 +163,7 @@ __all__ = [
     "EntityMetadata",
     "EntityNotFoundError",
     "EntityState",
+    "EventHooks",
     "GeoReplication",
     "HttpRequest",
     "HttpResponse",
@@ -190,9 +192,13 @@ __all__ = [
     "QueryDeleteError",
     "QueryPage",
     "QueryPlan",
+    "RequestHook",
+    "RequestInfo",
     "RequestTooLargeError",
     "Resolver",
     "ResourceNotFoundError",
+    "ResponseHook",
+    "ResponseInfo",
     "ResponseMetadata",
     "RetentionPolicy",
     "RetryPolicy",

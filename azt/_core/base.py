@@ -31,6 +31,7 @@ from azt._core.config import (
     validate_server_timeout,
 )
 from azt._core.connection_string import Endpoint, parse_connection_string
+from azt._core.hooks import EventHooks, EventHooksArg
 from azt._core.pipeline import Pipeline
 from azt._core.results import WriteResult, resolved, timestamp_from_etag, written
 from azt._core.retry import Sleep, is_retryable
@@ -215,6 +216,7 @@ class ClientCore:
         user_agent: str | None,
         server_timeout: int | None,
         location_mode: LocationMode,
+        event_hooks: EventHooksArg = None,
     ) -> None:
         if not isinstance(endpoint, str):
             raise ValidationError(f"endpoint must be a str URL, got {type(endpoint).__name__}")
@@ -266,6 +268,7 @@ class ClientCore:
             sleep=sleep,
             uniform=uniform or random.uniform,
             user_agent=user_agent,
+            event_hooks=EventHooks.coerce(event_hooks),
         )
         self.pipeline = self._new_pipeline(self.endpoint)
         self._secondary_pipeline: Pipeline | None = None

@@ -43,6 +43,7 @@ from azt._core.config import (
     Timeouts,
     WireFormat,
 )
+from azt._core.hooks import EventHooksArg
 from azt._core.pagination import AsyncPager, ContinuationToken
 from azt._core.queries import (
     atom_rows_decoder,
@@ -125,6 +126,7 @@ class TableClient(ClientBase):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        event_hooks: EventHooksArg = None,
     ) -> None:
         self.table_name = validate_table_name(table_name)
         self._core = ClientCore(
@@ -143,6 +145,7 @@ class TableClient(ClientBase):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            event_hooks=event_hooks,
         )
         self._init_paths()
 

@@ -27,7 +27,18 @@ import yarl
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from azt._core.config import PoolLimits, Timeouts
+from azt._core.logs import redact_url
 from azt._errors import ClientClosedError, ServiceConnectionError, ServiceTimeoutError
+
+__all__ = [
+    "AiohttpTransport",
+    "Handler",
+    "HttpRequest",
+    "HttpResponse",
+    "MockTransport",
+    "Transport",
+    "redact_url",
+]
 
 #: aiohttp warns (ResourceWarning) about raw ``bytes`` bodies above 1 MiB; 4 MiB batches are
 #: normal here, so larger bodies go out as a file-like payload (same bytes, same length).
@@ -155,23 +166,6 @@ class Transport(Protocol):
             False
         """
         ...
-
-
-def redact_url(url: str) -> str:
-    """The URL with any SAS signature value replaced by ``REDACTED`` (for logs and errors).
-
-    Example::
-
-        >>> redact_url("http://h/t?sv=1&sig=abc%3D&se=x")
-        'http://h/t?sv=1&sig=REDACTED&se=x'
-    """
-    start = url.find("sig=")
-    while start != -1:
-        if start == 0 or url[start - 1] in "?&":
-            end = url.find("&", start)
-            url = url[: start + 4] + "REDACTED" + (url[end:] if end != -1 else "")
-        start = url.find("sig=", start + 4)
-    return url
 
 
 class AiohttpTransport:
