@@ -1,11 +1,13 @@
 """Entity group transactions: :class:`TableBatch` builds and checks one (same
-PartitionKey, each RowKey once, at most 100 operations); ``batch_part`` and
-``batch_results`` turn its operations into changeset parts and the service's answer into
-results (the multipart format itself is :mod:`azt._core.wire.batch`)."""
+PartitionKey, each RowKey once, at most 100 operations); ``OperationEncoder`` encodes
+each operation once, into the change set part it is sent as, when it is added;
+``pack_operations`` cuts a partition's operations into transactions on their exact
+encoded sizes; ``batch_results`` turns the service's answer into results (the multipart
+format itself is :mod:`azt._core.wire.batch`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, NoReturn
 
 import attrs
@@ -17,7 +19,7 @@ from azt._core.results import UpdateMode, WriteResult
 from azt._core.transport import HttpResponse
 from azt._core.wire import batch as wire_batch
 from azt._core.wire import urls
-from azt._core.wire.batch import MAX_BATCH_OPERATIONS
+from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS, Changeset
 from azt._edm.validation import validate_key
 from azt._errors import (
     AmbiguousOutcomeError,
@@ -30,6 +32,28 @@ from azt._errors import (
 )
 
 __all__ = ["BatchOperation", "TableBatch"]
+
+
+class OperationEncoder:
+    """Encodes operations into the change set requests that carry them, for one table of
+    one client (its wire format and endpoint); ``key`` names what the bytes depend on."""
+
+    __slots__ = ("_core", "_table_name", "_table_url", "key")
+
+    def __init__(self, core: ClientCore, table_name: str) -> None:
+        self._core = core
+        self._table_name = table_name
+        self._table_url = core.pipeline.url_for("/" + urls.table_path(table_name))
+        self.key: tuple[str, ...] = (
+            self._table_url,
+            core.body_type,
+            core.odata_read["Accept"],
+            core.codec.__name__,
+        )
+
+    def __call__(self, op: BatchOperation) -> bytes:
+        part = batch_part(self._core, self._table_name, op, self._table_url)
+        return wire_batch.encode_request(part)
 
 
 @attrs.frozen
@@ -105,11 +129,37 @@ class TableBatch:
         self.operations: list[BatchOperation] = []
         self._partition_key: str | None = None
         self._row_keys: set[str] = set()
+        # Set by TableClient.batch(): each operation is encoded once, as it is added, into
+        # the change set that is sent; ``_encoded`` are the operations it holds, in order.
+        self._encoder: OperationEncoder | None = None
+        self._changeset: Changeset | None = None
+        self._encoded: list[BatchOperation] = []
 
     def __len__(self) -> int:
         return len(self.operations)
 
-    def _add(self, op: BatchOperation) -> None:
+    @property
+    def size(self) -> int | None:
+        """The exact size in bytes of the request body this transaction is sent as (at
+        most 4 MiB are accepted), or ``None`` for a batch not made by
+        :meth:`TableClient.batch` (it is encoded when submitted).
+
+        Example::
+
+            batch = table.batch()
+            batch.create({"PartitionKey": "p", "RowKey": "1", "Text": "x" * 1000})
+            assert batch.size > 1000
+        """
+        return self._changeset.size if self._changeset is not None else None
+
+    def _room(self, op: BatchOperation, request: bytes) -> bool:
+        """Whether ``op`` (encoded as ``request``) can join without breaking a rule."""
+        assert self._changeset is not None
+        if self._partition_key is not None and op.partition_key != self._partition_key:
+            return False
+        return op.row_key not in self._row_keys and self._changeset.fits(request)
+
+    def _add(self, op: BatchOperation, request: bytes | None = None) -> None:
         index = len(self.operations)
         label = f"operation {index} ({op.kind}(...))"
         if index >= MAX_BATCH_OPERATIONS:
@@ -131,9 +181,34 @@ class TableBatch:
                 "appear only once",
                 index=index,
             )
+        if self._encoder is not None:
+            assert self._changeset is not None
+            if request is None:
+                request = self._encoder(op)
+            self._changeset.append(request)
+            self._encoded.append(op)
         self._partition_key = pk
         self._row_keys.add(rk)
         self.operations.append(op)
+
+    def _body(self, encoder: OperationEncoder) -> tuple[str, bytes]:
+        """The request body for a client whose operations ``encoder`` encodes: the change
+        set built as operations were added when it is current, else (a batch built
+        elsewhere, or whose ``operations`` list was changed by hand) a fresh encoding."""
+        cs = self._changeset
+        if (
+            cs is None
+            or self._encoder is None
+            or self._encoder.key != encoder.key
+            or len(self._encoded) != len(self.operations)
+            or any(a is not b for a, b in zip(self._encoded, self.operations, strict=True))
+        ):
+            fresh = bound_batch(self.table_name, encoder)
+            for op in self.operations:
+                fresh.add(op)
+            assert fresh._changeset is not None
+            cs = fresh._changeset
+        return cs.encode()
 
     def add(self, operation: BatchOperation) -> None:
         """Add a prepared :class:`BatchOperation`, checked exactly like the builder methods
@@ -145,38 +220,7 @@ class TableBatch:
             batch.add(BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "1"},
                                      mode=UpdateMode.REPLACE))
         """
-        if not isinstance(operation, BatchOperation):
-            raise ValidationError(f"expected a BatchOperation, got {type(operation).__name__}")
-        op = operation
-        kind = op.kind
-        if kind == "create":
-            if op.mode is not None or op.etag is not None:
-                raise ValidationError("a create operation takes no mode and no etag")
-            self.create(op.entity)
-        elif kind == "update" or kind == "upsert":
-            if not isinstance(op.mode, UpdateMode):
-                raise ValidationError(
-                    f"an {kind} operation needs mode=UpdateMode.MERGE or UpdateMode.REPLACE"
-                )
-            if kind == "update":
-                self.update(op.entity, op.mode, etag="*" if op.etag is None else op.etag)
-            elif op.etag is not None:
-                raise ValidationError("an upsert operation takes no etag (it is unconditional)")
-            else:
-                self.upsert(op.entity, op.mode)
-        elif kind == "delete":
-            entity = op.entity
-            if not isinstance(entity, Mapping):
-                raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
-            self.delete(
-                plain_value(entity.get("PartitionKey")),
-                plain_value(entity.get("RowKey")),
-                etag="*" if op.etag is None else op.etag,
-            )
-        else:
-            raise ValidationError(
-                f"unknown operation kind {kind!r}: create, update, upsert or delete"
-            )
+        self._add(checked_operation(operation))
 
     def create(self, entity: Mapping[str, Any]) -> None:
         """Insert ``entity`` (fails the transaction if it exists).
@@ -185,8 +229,7 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        check_entity(entity)
-        self._add(BatchOperation("create", entity))
+        self._add(_create(entity))
 
     def update(
         self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE, *, etag: str = "*"
@@ -197,8 +240,7 @@ class TableBatch:
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
-        check_entity(entity)
-        self._add(BatchOperation("update", entity, mode=UpdateMode(mode), etag=check_etag(etag)))
+        self._add(_update(entity, mode, etag))
 
     def upsert(self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE) -> None:
         """Insert or merge/replace ``entity``.
@@ -207,8 +249,7 @@ class TableBatch:
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        check_entity(entity)
-        self._add(BatchOperation("upsert", entity, mode=UpdateMode(mode)))
+        self._add(_upsert(entity, mode))
 
     def delete(self, partition_key: str, row_key: str, *, etag: str = "*") -> None:
         """Delete an entity (conditional on ``etag`` unless ``"*"``).
@@ -217,15 +258,112 @@ class TableBatch:
 
             batch.delete("p", "3")
         """
-        validate_key("PartitionKey", partition_key)
-        validate_key("RowKey", row_key)
-        self._add(
-            BatchOperation(
-                "delete",
-                {"PartitionKey": partition_key, "RowKey": row_key},
-                etag=check_etag(etag),
+        self._add(_delete(partition_key, row_key, etag))
+
+
+# --- operations, checked ------------------------------------------------------------------
+
+
+def _create(entity: Mapping[str, Any]) -> BatchOperation:
+    check_entity(entity)
+    return BatchOperation("create", entity)
+
+
+def _update(entity: Mapping[str, Any], mode: UpdateMode, etag: str) -> BatchOperation:
+    check_entity(entity)
+    return BatchOperation("update", entity, mode=UpdateMode(mode), etag=check_etag(etag))
+
+
+def _upsert(entity: Mapping[str, Any], mode: UpdateMode) -> BatchOperation:
+    check_entity(entity)
+    return BatchOperation("upsert", entity, mode=UpdateMode(mode))
+
+
+def _delete(partition_key: str, row_key: str, etag: str) -> BatchOperation:
+    validate_key("PartitionKey", partition_key)
+    validate_key("RowKey", row_key)
+    return BatchOperation(
+        "delete", {"PartitionKey": partition_key, "RowKey": row_key}, etag=check_etag(etag)
+    )
+
+
+def checked_operation(operation: BatchOperation) -> BatchOperation:
+    """``operation`` validated as the :class:`TableBatch` builder methods do (entity
+    limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None`` on an update
+    or delete means ``"*"``), in canonical form; :class:`azt.ValidationError` otherwise."""
+    if not isinstance(operation, BatchOperation):
+        raise ValidationError(f"expected a BatchOperation, got {type(operation).__name__}")
+    op = operation
+    kind = op.kind
+    if kind == "create":
+        if op.mode is not None or op.etag is not None:
+            raise ValidationError("a create operation takes no mode and no etag")
+        return _create(op.entity)
+    if kind == "update" or kind == "upsert":
+        if not isinstance(op.mode, UpdateMode):
+            raise ValidationError(
+                f"an {kind} operation needs mode=UpdateMode.MERGE or UpdateMode.REPLACE"
             )
+        if kind == "update":
+            return _update(op.entity, op.mode, "*" if op.etag is None else op.etag)
+        if op.etag is not None:
+            raise ValidationError("an upsert operation takes no etag (it is unconditional)")
+        return _upsert(op.entity, op.mode)
+    if kind == "delete":
+        entity = op.entity
+        if not isinstance(entity, Mapping):
+            raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
+        return _delete(
+            plain_value(entity.get("PartitionKey")),
+            plain_value(entity.get("RowKey")),
+            "*" if op.etag is None else op.etag,
         )
+    raise ValidationError(f"unknown operation kind {kind!r}: create, update, upsert or delete")
+
+
+# --- one encoding per operation, exact transaction sizes -----------------------------------
+
+
+def bound_batch(table_name: str, encoder: OperationEncoder) -> TableBatch:
+    """An empty :class:`TableBatch` that encodes each operation with ``encoder`` as it is
+    added (what :meth:`TableClient.batch` returns)."""
+    batch = TableBatch(table_name)
+    batch._encoder = encoder
+    batch._changeset = Changeset()
+    return batch
+
+
+def pack_operations(
+    new_batch: Callable[[], TableBatch], operations: Iterable[BatchOperation]
+) -> list[TableBatch]:
+    """``operations`` (of one PartitionKey) in order, in as few transactions as their
+    exact encoded sizes allow: a transaction ends when the next operation would take it
+    past 100 operations or a 4 MiB body, or repeats a RowKey. Each operation is validated
+    and encoded once; those bytes are what is sent. ``new_batch`` makes an empty batch
+    bound to the client that sends (:meth:`TableClient.batch`). An operation too large
+    for a transaction on its own raises :class:`azt.BatchValidationError`."""
+    batches: list[TableBatch] = []
+    current: TableBatch | None = None
+    for given in operations:
+        op = checked_operation(given)
+        if current is None:
+            current = new_batch()
+            batches.append(current)
+        encoder = current._encoder
+        if encoder is None:
+            raise ValidationError("pack_operations needs batches made by TableClient.batch()")
+        request = encoder(op)
+        if len(current) and not current._room(op, request):
+            current = new_batch()
+            batches.append(current)
+        assert current._changeset is not None
+        if not current._changeset.fits(request):
+            raise BatchValidationError(
+                f"{op!r} is {len(request)} bytes encoded: it cannot fit a transaction body "
+                f"of at most {MAX_BATCH_BYTES} bytes (4 MiB) even alone"
+            )
+        current._add(op, request)
+    return batches
 
 
 # --- sending a transaction ----------------------------------------------------------------
