@@ -8,7 +8,7 @@ format itself is :mod:`azt._core.wire.batch`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, NoReturn
+from typing import Any, Final, Literal, NoReturn
 
 import attrs
 
@@ -333,36 +333,66 @@ def bound_batch(table_name: str, encoder: OperationEncoder) -> TableBatch:
     return batch
 
 
+@attrs.frozen
+class Prepared:
+    """An operation checked and encoded (once) into the request its change set part
+    carries."""
+
+    operation: BatchOperation
+    request: bytes
+
+
+_EMPTY: Final = Changeset()  # (never appended to) sizes a transaction of one operation
+
+
+def prepare_operation(batch: TableBatch, operation: BatchOperation) -> Prepared:
+    """``operation`` validated (as :meth:`TableBatch.add` does) and encoded by the client
+    ``batch`` is bound to (:meth:`TableClient.batch`). An operation too large for any
+    transaction raises :class:`azt.BatchValidationError` naming it."""
+    encoder = batch._encoder
+    if encoder is None:
+        raise ValidationError("preparing operations needs a batch made by TableClient.batch()")
+    op = checked_operation(operation)
+    request = encoder(op)
+    if not _EMPTY.fits(request):
+        raise BatchValidationError(
+            f"{op!r} is {len(request)} bytes encoded: it cannot fit a transaction body of at "
+            f"most {MAX_BATCH_BYTES} bytes (4 MiB) even alone"
+        )
+    return Prepared(op, request)
+
+
+def has_room(batch: TableBatch, prepared: Prepared) -> bool:
+    """Whether ``prepared`` can join ``batch`` without breaking a rule: same PartitionKey,
+    a new RowKey, at most 100 operations and a body of at most 4 MiB (exact sizes)."""
+    return batch._room(prepared.operation, prepared.request)
+
+
+def add_prepared(batch: TableBatch, prepared: Prepared) -> None:
+    """Add ``prepared`` to ``batch`` (bound to the client that encoded it), its bytes as
+    they are."""
+    batch._add(prepared.operation, prepared.request)
+
+
 def pack_operations(
     new_batch: Callable[[], TableBatch], operations: Iterable[BatchOperation]
 ) -> list[TableBatch]:
-    """``operations`` (of one PartitionKey) in order, in as few transactions as their
-    exact encoded sizes allow: a transaction ends when the next operation would take it
-    past 100 operations or a 4 MiB body, or repeats a RowKey. Each operation is validated
-    and encoded once; those bytes are what is sent. ``new_batch`` makes an empty batch
-    bound to the client that sends (:meth:`TableClient.batch`). An operation too large
-    for a transaction on its own raises :class:`azt.BatchValidationError`."""
+    """``operations`` in order, in as few transactions as their exact encoded sizes allow:
+    a transaction ends when the next operation would take it past 100 operations or a
+    4 MiB body, changes PartitionKey or repeats a RowKey. Each operation is validated and
+    encoded once; those bytes are what is sent. ``new_batch`` makes an empty batch bound
+    to the client that sends (:meth:`TableClient.batch`). An operation too large for a
+    transaction on its own raises :class:`azt.BatchValidationError`."""
     batches: list[TableBatch] = []
-    current: TableBatch | None = None
-    for given in operations:
-        op = checked_operation(given)
-        if current is None:
-            current = new_batch()
+    current = new_batch()
+    for operation in operations:
+        prepared = prepare_operation(current, operation)
+        if len(current) and not has_room(current, prepared):
             batches.append(current)
-        encoder = current._encoder
-        if encoder is None:
-            raise ValidationError("pack_operations needs batches made by TableClient.batch()")
-        request = encoder(op)
-        if len(current) and not current._room(op, request):
             current = new_batch()
-            batches.append(current)
-        assert current._changeset is not None
-        if not current._changeset.fits(request):
-            raise BatchValidationError(
-                f"{op!r} is {len(request)} bytes encoded: it cannot fit a transaction body "
-                f"of at most {MAX_BATCH_BYTES} bytes (4 MiB) even alone"
-            )
-        current._add(op, request)
+        add_prepared(current, prepared)
+    if len(current):
+        batches.append(current)
     return batches
 
 
