@@ -36,6 +36,7 @@ from azt._core.batch import (
     batch_results,
     bound_batch,
 )
+from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
@@ -621,6 +622,22 @@ class TableClient(ClientBase):
             results = await table.submit_transaction(batch)
         """
         return bound_batch(self.table_name, self._operation_encoder())
+
+    def batch_writer(self, *, max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES) -> BatchWriter:
+        """A :class:`BatchWriter` for this table, used as ``async with``: operations are
+        grouped by PartitionKey and sent as transactions of up to 100 operations and
+        4 MiB (exact encoded sizes); a group is also sent when the buffered bytes pass
+        ``max_buffer_bytes``, and the rest on exit. Failed operations are raised together
+        on exit (:class:`BatchWriteError`, each with its index, keys and error).
+
+        Example::
+
+            async with table.batch_writer() as writer:
+                for row in rows:
+                    await writer.upsert(row)
+        """
+        self._core.check_open()
+        return BatchWriter(self.batch, self.submit_transaction, max_buffer_bytes=max_buffer_bytes)
 
     def _operation_encoder(self) -> OperationEncoder:
         return OperationEncoder(self._core, self.table_name)
