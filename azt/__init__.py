@@ -108,7 +108,7 @@ from azt._orm.dynamic import DynamicEntity, Resolver
 from azt._orm.entity import Entity
 from azt._orm.pages import QueryPage
 from azt._orm.planner import PlanKind, QueryPlan
-from azt._orm.query import MultipleResultsError, Query
+from azt._orm.query import MultipleResultsError, Query, QueryDeleteError
 from azt._orm.values import Converter, register_converter
 from azt._uow.context import TableContext
 from azt._uow.types import (
@@ -189,6 +189,7 @@ __all__ = [
     "Prop",
     "PropertiesError",
     "Query",
+    "QueryDeleteError",
     "QueryPage",
     "QueryPlan",
     "RequestTooLargeError",

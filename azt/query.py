@@ -41,7 +41,14 @@ from azt._orm.expr import (
 )
 from azt._orm.pages import QueryPage, QueryTarget, decoder_for, page_decoder_for
 from azt._orm.planner import KeyRange, PlanKind, QueryPlan, make_plan, plan_conjunction
-from azt._orm.query import CompiledQuery, MultipleResultsError, Query
+from azt._orm.query import (
+    CompiledQuery,
+    MultipleResultsError,
+    Query,
+    QueryDeleteError,
+    TableProvider,
+    TableSource,
+)
 
 __all__ = [
     "And",
@@ -54,9 +61,12 @@ __all__ = [
     "Or",
     "PlanKind",
     "Query",
+    "QueryDeleteError",
     "QueryPage",
     "QueryPlan",
     "QueryTarget",
+    "TableProvider",
+    "TableSource",
     "as_condition",
     "decoder_for",
     "make_plan",

@@ -355,11 +355,11 @@ async def azt_stub(request: pytest.FixtureRequest) -> AsyncIterator[StubServer]:
     """A private, empty stub in the test's own event loop (stopped after the test).
 
     Its fault injector (``azt_stub.config.faults``, a seeded
-    ``azt_server_stub.faults.FaultInjector`` with no rules) injects errors on demand, and
+    ``azt_server_stub.realism.faults.FaultInjector`` with no rules) injects errors on demand, and
     its range layout (``azt_stub.config.partitions``, an
-    ``azt_server_stub.partitions.PartitionLayout`` without boundaries) makes query pages stop
-    at chosen PartitionKeys, as Azure's range partitions do. The ``azt_stub_config`` marker
-    passes other :class:`~azt_server_stub.StubConfig` options.
+    ``azt_server_stub.realism.partitions.PartitionLayout`` without boundaries) makes query
+    pages stop at chosen PartitionKeys, as Azure's range partitions do. The
+    ``azt_stub_config`` marker passes other :class:`~azt_server_stub.StubConfig` options.
 
     Clients you open on it retry with the default policy (seconds between attempts)
     unless you pass ``retry=``: use :func:`azt_retry_policy` for a fast one.
@@ -375,8 +375,8 @@ async def azt_stub(request: pytest.FixtureRequest) -> AsyncIterator[StubServer]:
                 assert await s.list_tables().to_list() == []  # retried after the 503
     """
     from azt_server_stub import StubConfig, StubServer
-    from azt_server_stub.faults import FaultInjector
-    from azt_server_stub.partitions import PartitionLayout
+    from azt_server_stub.realism.faults import FaultInjector
+    from azt_server_stub.realism.partitions import PartitionLayout
 
     options: dict[str, Any] = {}
     marker = request.node.get_closest_marker("azt_stub_config")

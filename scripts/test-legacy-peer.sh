@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Drive the stub with two legacy, independent Table clients from PyPI (scripts/test.sh runs it):
 #
-#   scripts/test-legacy-peer.sh [json|atom]   (default: both)
+#   scripts/test-legacy-peer.sh [json|atom|dropin]   (default: all three)
 #
 # * azure-cosmosdb-table 1.0.6 (JSON, DataServiceVersion 3.0;NetFx, Int64 for Python ints,
 #   bare-LF batches with absolute-path targets): tests/peers/legacy_cosmosdb_table_check.py
 # * azure-storage 0.20.3, the last Python SDK that spoke AtomPub to tables (x-ms-version
 #   2014-02-14, batches with absolute URLs): tests/peers/legacy_atom_table_check.py
+# * the azt.legacy drop-in: tests/peers/legacy_dropin/run.py runs each script written for
+#   azure-cosmosdb-table twice against one stub (the real SDK; the import swapped to
+#   azt.legacy) and compares their transcripts.
 #
-# Both live in a throwaway virtualenv ($LEGACY_VENV, default /tmp/legacy-venv; created when
+# Both SDKs live in a throwaway virtualenv ($LEGACY_VENV, default /tmp/legacy-venv; created when
 # missing), never in the project's .venv: their dependencies (azure-nspkg, cryptography,
 # requests, ...) must not leak into it. Each check starts the stub itself with the project's
 # interpreter ($AZT_STUB_PYTHON, default .venv/bin/python) and stops it again.
@@ -45,5 +48,9 @@ if [[ "$which" == all || "$which" == json ]]; then
 fi
 if [[ "$which" == all || "$which" == atom ]]; then
   "$VENV/bin/python" tests/peers/legacy_atom_table_check.py || rc=1
+fi
+if [[ "$which" == all || "$which" == dropin ]]; then
+  "$AZT_STUB_PYTHON" tests/peers/legacy_dropin/run.py --legacy-python "$VENV/bin/python" \
+    --azt-python "$AZT_STUB_PYTHON" --stub-python "$AZT_STUB_PYTHON" || rc=1
 fi
 exit "$rc"

@@ -12,7 +12,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Protocol, Self, TypeAlias, TypeVar, cast
 
 from azt._core.auth import (
     SasCredential,
@@ -32,12 +32,14 @@ from azt._core.config import (
 )
 from azt._core.connection_string import Endpoint, parse_connection_string
 from azt._core.pipeline import Pipeline
-from azt._core.results import WriteResult, resolved, written
+from azt._core.results import WriteResult, resolved, timestamp_from_etag, written
 from azt._core.retry import Sleep, is_retryable
 from azt._core.transport import AiohttpTransport, HttpResponse, Transport
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
+from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
 from azt._edm.types import Typed
 from azt._edm.validation import validate_entity
 from azt._errors import (
@@ -86,11 +88,92 @@ def validate_table_name(name: str) -> str:
     return name
 
 
+# --- entity objects -----------------------------------------------------------------------
+
+E_co = TypeVar("E_co", covariant=True)
+
+
+class EntityObject(Protocol):
+    """An object the clients take wherever they take an entity mapping: declarative
+    entities (``azt.Entity``) and ``azt.DynamicEntity`` implement it. The client core
+    asks it for the entity to send and hands it the outcome of a successful write; it
+    never needs to know the object's class (the ORM sits above the client core).
+
+    Example::
+
+        result = await table.insert_entity(Movie("Action", "Heat"))   # an EntityObject
+    """
+
+    def __azt_entity__(self) -> tuple[Mapping[str, Any], str | None]:
+        """The entity to send (a mapping with ``PartitionKey`` and ``RowKey``, values typed
+        as the object declares them) and the ETag the object carries (``None``: unknown).
+
+        Example::
+
+            entity, etag = movie.__azt_entity__()
+        """
+        ...
+
+    def __azt_written__(self, etag: str | None, timestamp: EdmDateTime | None) -> None:
+        """Take the new ETag and ``Timestamp`` after a successful write (``None`` when
+        the answer carried none: an ambiguous write judged done).
+
+        Example::
+
+            movie.__azt_written__('W/"datetime\'2026-01-02T03%3A04%3A05Z\'"', None)
+        """
+        ...
+
+
+class EntityFactory(Protocol[E_co]):
+    """A class whose instances ``get_entity(..., entity_class=...)`` returns: declarative
+    entity classes and ``azt.DynamicEntity``.
+
+    Example::
+
+        movie = await table.get_entity("Action", "Heat", entity_class=Movie)
+    """
+
+    def __azt_decode__(self, entity: TableEntity, select: frozenset[str] | None, /) -> E_co:
+        """An instance built from a read entity (``select``: the projection read, by wire
+        name, or ``None`` for everything).
+
+        Example::
+
+            movie = Movie.__azt_decode__(table_entity, None)
+        """
+        ...
+
+
+#: What the write methods take: an entity mapping or an :class:`EntityObject`.
+EntityArg: TypeAlias = "Mapping[str, Any] | EntityObject"
+
+
+def entity_source(entity: object) -> tuple[Any, EntityObject | None, str | None]:
+    """``(what to send, the object to write the outcome back to, the object's ETag)``: an
+    :class:`EntityObject` gives its entity; anything else is passed on as is (and checked
+    by :func:`check_entity`)."""
+    hook = getattr(type(entity), "__azt_entity__", None)
+    if hook is None:
+        return entity, None, None
+    data, etag = hook(entity)
+    return data, cast(EntityObject, entity), etag
+
+
+def write_back(obj: EntityObject | None, etag: str | None) -> None:
+    """Hand a successful write's ETag (and the Timestamp it carries) to ``obj``."""
+    if obj is not None:
+        obj.__azt_written__(etag, timestamp_from_etag(etag))
+
+
 def check_entity(entity: Mapping[str, Any]) -> tuple[str, str]:
     """Check ``entity`` against the service limits; return its (valid) PartitionKey and
     RowKey, so callers need not check the keys a second time."""
     if not isinstance(entity, Mapping):
-        raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
+        raise ValidationError(
+            "an entity must be a mapping or an entity object (azt.Entity, "
+            f"azt.DynamicEntity), got {type(entity).__name__}"
+        )
     validate_entity(entity)
     return plain_value(entity["PartitionKey"]), plain_value(entity["RowKey"])
 

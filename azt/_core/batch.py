@@ -12,7 +12,16 @@ from typing import Any, Final, Literal, NoReturn
 
 import attrs
 
-from azt._core.base import ClientCore, check_entity, check_etag, plain_value, validate_table_name
+from azt._core.base import (
+    ClientCore,
+    EntityArg,
+    EntityObject,
+    check_entity,
+    check_etag,
+    entity_source,
+    plain_value,
+    validate_table_name,
+)
 from azt._core.config import AmbiguousOutcomePolicy
 from azt._core.pipeline import Pipeline
 from azt._core.results import UpdateMode, WriteResult
@@ -62,7 +71,9 @@ class BatchOperation:
 
     ``kind`` is ``"create"``, ``"update"``, ``"upsert"`` or ``"delete"``; ``mode`` is the
     :class:`UpdateMode` of updates and upserts; ``etag`` the ``If-Match`` of updates and
-    deletes (``"*"`` for unconditional).
+    deletes (``"*"`` for unconditional). ``source`` is the entity object (``azt.Entity``,
+    ``azt.DynamicEntity``) the operation was built from, if any: it gets the new ETag and
+    Timestamp once the transaction succeeds.
 
     Example::
 
@@ -75,6 +86,7 @@ class BatchOperation:
     entity: Mapping[str, Any]
     mode: UpdateMode | None = None
     etag: str | None = None
+    source: EntityObject | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def partition_key(self) -> str:
@@ -213,7 +225,9 @@ class TableBatch:
     def add(self, operation: BatchOperation) -> None:
         """Add a prepared :class:`BatchOperation`, checked exactly like the builder methods
         (entity limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None``
-        on an update or delete means ``"*"``).
+        on an update or delete means ``"*"``). An operation built from an entity object
+        keeps it (``source``) to write the outcome back; its ``entity`` may also be an
+        entity object itself.
 
         Example::
 
@@ -222,64 +236,76 @@ class TableBatch:
         """
         self._add(checked_operation(operation))
 
-    def create(self, entity: Mapping[str, Any]) -> None:
-        """Insert ``entity`` (fails the transaction if it exists).
+    def create(self, entity: EntityArg) -> None:
+        """Insert ``entity`` (fails the transaction if it exists). An entity object
+        (``azt.Entity``, ``azt.DynamicEntity``) gets its new ETag and Timestamp when the
+        transaction succeeds.
 
         Example::
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        self._add(_create(entity))
+        self._add(create_operation(entity))
 
     def update(
-        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE, *, etag: str = "*"
+        self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE, *, etag: str | None = None
     ) -> None:
-        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``).
+        """Merge or replace an existing entity (conditional on ``etag`` unless ``"*"``;
+        left out, the ETag an entity object carries, else ``"*"``).
 
         Example::
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
-        self._add(_update(entity, mode, etag))
+        self._add(update_operation(entity, mode, etag=etag))
 
-    def upsert(self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE) -> None:
+    def upsert(self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE) -> None:
         """Insert or merge/replace ``entity``.
 
         Example::
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        self._add(_upsert(entity, mode))
+        self._add(upsert_operation(entity, mode))
 
-    def delete(self, partition_key: str, row_key: str, *, etag: str = "*") -> None:
-        """Delete an entity (conditional on ``etag`` unless ``"*"``).
+    def delete(
+        self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
+    ) -> None:
+        """Delete an entity, by its keys or given the entity (conditional on ``etag``
+        unless ``"*"``; left out, the ETag an entity object carries, else ``"*"``).
 
         Example::
 
             batch.delete("p", "3")
+            batch.delete(hero)        # an azt.Entity: If-Match hero.ETag
         """
-        self._add(_delete(partition_key, row_key, etag))
+        self._add(delete_operation(partition_key, row_key, etag=etag, what="delete()"))
 
 
 # --- operations, checked ------------------------------------------------------------------
+# An entity object's entity is taken (``__azt_entity__``) once, here, when its operation is
+# built; the operation keeps the object as ``source`` so the transaction's outcome can be
+# written back, and is encoded once from that entity (OperationEncoder).
 
 
-def _create(entity: Mapping[str, Any]) -> BatchOperation:
-    check_entity(entity)
-    return BatchOperation("create", entity)
+def _create(data: Any, source: EntityObject | None) -> BatchOperation:
+    check_entity(data)
+    return BatchOperation("create", data, source=source)
 
 
-def _update(entity: Mapping[str, Any], mode: UpdateMode, etag: str) -> BatchOperation:
-    check_entity(entity)
-    return BatchOperation("update", entity, mode=UpdateMode(mode), etag=check_etag(etag))
+def _update(data: Any, mode: UpdateMode, etag: str, source: EntityObject | None) -> BatchOperation:
+    check_entity(data)
+    return BatchOperation(
+        "update", data, mode=UpdateMode(mode), etag=check_etag(etag), source=source
+    )
 
 
-def _upsert(entity: Mapping[str, Any], mode: UpdateMode) -> BatchOperation:
-    check_entity(entity)
-    return BatchOperation("upsert", entity, mode=UpdateMode(mode))
+def _upsert(data: Any, mode: UpdateMode, source: EntityObject | None) -> BatchOperation:
+    check_entity(data)
+    return BatchOperation("upsert", data, mode=UpdateMode(mode), source=source)
 
 
-def _delete(partition_key: str, row_key: str, etag: str) -> BatchOperation:
+def _delete(partition_key: Any, row_key: Any, etag: str) -> BatchOperation:
     validate_key("PartitionKey", partition_key)
     validate_key("RowKey", row_key)
     return BatchOperation(
@@ -287,10 +313,67 @@ def _delete(partition_key: str, row_key: str, etag: str) -> BatchOperation:
     )
 
 
+def create_operation(entity: EntityArg) -> BatchOperation:
+    """A checked create of ``entity`` (a mapping or an entity object, kept as the
+    operation's ``source``)."""
+    data, obj, _ = entity_source(entity)
+    return _create(data, obj)
+
+
+def update_operation(
+    entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE, *, etag: str | None = None
+) -> BatchOperation:
+    """A checked update of ``entity``; ``etag`` left out is the ETag an entity object
+    carries, else ``"*"``."""
+    data, obj, own_etag = entity_source(entity)
+    return _update(data, mode, etag if etag is not None else own_etag or "*", obj)
+
+
+def upsert_operation(entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE) -> BatchOperation:
+    """A checked upsert of ``entity`` (a mapping or an entity object)."""
+    data, obj, _ = entity_source(entity)
+    return _upsert(data, mode, obj)
+
+
+def delete_operation(
+    partition_key: str | EntityArg,
+    row_key: str | None = None,
+    *,
+    etag: str | None = None,
+    what: str = "delete()",
+) -> BatchOperation:
+    """A checked delete, by keys or of an entity (a mapping or an entity object, whose
+    ETag is the default ``If-Match``; else ``"*"``). ``what`` names the call in errors."""
+    own_etag = None
+    if isinstance(partition_key, str):
+        pk: Any = partition_key
+        rk: Any = row_key
+    else:
+        if row_key is not None:
+            raise ValidationError(f"{what} takes (partition_key, row_key) or one entity")
+        data, _, own_etag = entity_source(partition_key)
+        if not isinstance(data, Mapping):
+            raise ValidationError(
+                f"{what} takes (partition_key, row_key) or an entity (a mapping or an "
+                f"entity object), got {type(partition_key).__name__}"
+            )
+        pk, rk = plain_value(data.get("PartitionKey")), plain_value(data.get("RowKey"))
+    return _delete(pk, rk, etag if etag is not None else own_etag or "*")
+
+
+def _operation_entity(op: BatchOperation) -> tuple[Any, EntityObject | None]:
+    """A prepared operation's entity and source object: one built from an entity object
+    keeps the entity taken then; an entity object given as ``entity`` is taken now."""
+    data, obj, _ = entity_source(op.entity)
+    return data, op.source if op.source is not None else obj
+
+
 def checked_operation(operation: BatchOperation) -> BatchOperation:
     """``operation`` validated as the :class:`TableBatch` builder methods do (entity
     limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None`` on an update
-    or delete means ``"*"``), in canonical form; :class:`azt.ValidationError` otherwise."""
+    or delete means ``"*"``), in canonical form, its ``source`` object kept (or its
+    entity, when that is an entity object, taken as one); :class:`azt.ValidationError`
+    otherwise."""
     if not isinstance(operation, BatchOperation):
         raise ValidationError(f"expected a BatchOperation, got {type(operation).__name__}")
     op = operation
@@ -298,21 +381,25 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
     if kind == "create":
         if op.mode is not None or op.etag is not None:
             raise ValidationError("a create operation takes no mode and no etag")
-        return _create(op.entity)
+        return _create(*_operation_entity(op))
     if kind == "update" or kind == "upsert":
         if not isinstance(op.mode, UpdateMode):
             raise ValidationError(
                 f"an {kind} operation needs mode=UpdateMode.MERGE or UpdateMode.REPLACE"
             )
+        data, obj = _operation_entity(op)
         if kind == "update":
-            return _update(op.entity, op.mode, "*" if op.etag is None else op.etag)
+            return _update(data, op.mode, "*" if op.etag is None else op.etag, obj)
         if op.etag is not None:
             raise ValidationError("an upsert operation takes no etag (it is unconditional)")
-        return _upsert(op.entity, op.mode)
+        return _upsert(data, op.mode, obj)
     if kind == "delete":
-        entity = op.entity
+        entity, _ = _operation_entity(op)
         if not isinstance(entity, Mapping):
-            raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
+            raise ValidationError(
+                "an entity must be a mapping or an entity object (azt.Entity, "
+                f"azt.DynamicEntity), got {type(entity).__name__}"
+            )
         return _delete(
             plain_value(entity.get("PartitionKey")),
             plain_value(entity.get("RowKey")),
@@ -349,10 +436,16 @@ def prepare_operation(batch: TableBatch, operation: BatchOperation) -> Prepared:
     """``operation`` validated (as :meth:`TableBatch.add` does) and encoded by the client
     ``batch`` is bound to (:meth:`TableClient.batch`). An operation too large for any
     transaction raises :class:`azt.BatchValidationError` naming it."""
+    return encode_operation(batch, checked_operation(operation))
+
+
+def encode_operation(batch: TableBatch, op: BatchOperation) -> Prepared:
+    """``op``, already checked (:func:`checked_operation`, or built by
+    :func:`create_operation` and its siblings), encoded once by the client ``batch`` is
+    bound to; :class:`azt.BatchValidationError` when it cannot fit any transaction."""
     encoder = batch._encoder
     if encoder is None:
         raise ValidationError("preparing operations needs a batch made by TableClient.batch()")
-    op = checked_operation(operation)
     request = encoder(op)
     if not _EMPTY.fits(request):
         raise BatchValidationError(

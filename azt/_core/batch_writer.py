@@ -15,19 +15,24 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Self
+from typing import Self, overload
 
 import attrs
 
+from azt._core.base import EntityArg
 from azt._core.batch import (
     BatchOperation,
     Prepared,
     TableBatch,
     add_prepared,
+    create_operation,
+    delete_operation,
+    encode_operation,
     has_room,
-    prepare_operation,
+    update_operation,
+    upsert_operation,
 )
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
@@ -201,49 +206,76 @@ class BatchWriter:
 
     # -- operations -------------------------------------------------------------------------
 
-    async def insert(self, entity: Mapping[str, Any]) -> None:
-        """Insert ``entity`` (its transaction fails if the entity exists).
+    async def insert(self, entity: EntityArg) -> None:
+        """Insert ``entity`` (its transaction fails if the entity exists). ``entity`` is a
+        mapping or an entity object (``azt.Entity``, ``azt.DynamicEntity``), which gets
+        the new ``ETag`` and ``Timestamp`` written back once its transaction succeeds.
 
         Example::
 
             await writer.insert({"PartitionKey": "p", "RowKey": "1", "n": 1})
+            await writer.insert(Movie("Action", "Heat"))   # ETag, Timestamp set when sent
         """
-        await self._put(BatchOperation("create", entity))
+        await self._put(create_operation(entity))
 
-    async def upsert(self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE) -> None:
-        """Insert ``entity`` or merge into / replace the stored one.
+    async def upsert(self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE) -> None:
+        """Insert ``entity`` or merge into / replace the stored one (unconditionally); an
+        entity object gets the new ``ETag`` and ``Timestamp`` once its transaction succeeds.
 
         Example::
 
             await writer.upsert({"PartitionKey": "p", "RowKey": "1", "n": 2}, UpdateMode.REPLACE)
         """
-        await self._put(BatchOperation("upsert", entity, mode=mode))
+        await self._put(upsert_operation(entity, mode))
 
     async def update(
-        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE, *, etag: str = "*"
+        self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE, *, etag: str | None = None
     ) -> None:
-        """Merge into or replace an existing entity (conditional on ``etag`` unless ``"*"``).
+        """Merge into or replace an existing entity (conditional on ``etag`` unless ``"*"``;
+        left out, the ETag an entity object carries, else ``"*"``). An entity object gets
+        the new ``ETag`` and ``Timestamp`` once its transaction succeeds.
 
         Example::
 
             await writer.update({"PartitionKey": "p", "RowKey": "1", "n": 3}, etag=etag)
+            hero.rating = 5.0
+            await writer.update(hero)                # If-Match: hero.ETag
         """
-        await self._put(BatchOperation("update", entity, mode=mode, etag=etag))
+        await self._put(update_operation(entity, mode, etag=etag))
 
-    async def delete(self, partition_key: str, row_key: str, *, etag: str = "*") -> None:
-        """Delete an entity (conditional on ``etag`` unless ``"*"``).
+    @overload
+    async def delete(
+        self, partition_key: str, row_key: str, *, etag: str | None = None
+    ) -> None: ...
+    @overload
+    async def delete(self, entity: EntityArg, /, *, etag: str | None = None) -> None: ...
+    async def delete(
+        self,
+        partition_key: str | EntityArg,
+        row_key: str | None = None,
+        *,
+        etag: str | None = None,
+    ) -> None:
+        """Delete an entity, by its keys or given the entity (a mapping or an entity
+        object); conditional on ``etag`` unless ``"*"``; left out, the ETag an entity
+        object carries, else ``"*"``.
 
         Example::
 
             await writer.delete("p", "1")
+            await writer.delete(hero)                # an azt.Entity: If-Match hero.ETag
         """
-        entity = {"PartitionKey": partition_key, "RowKey": row_key}
-        await self._put(BatchOperation("delete", entity, etag=etag))
+        if isinstance(partition_key, str) and not isinstance(row_key, str):
+            raise ValidationError(
+                "delete() takes (partition_key, row_key) or one entity; "
+                f"got a PartitionKey and row_key={row_key!r}"
+            )
+        await self._put(delete_operation(partition_key, row_key, etag=etag, what="delete()"))
 
     async def _put(self, operation: BatchOperation) -> None:
         if self._closed:
             raise ValidationError("this batch writer is closed; get a new one")
-        prepared = prepare_operation(self._probe, operation)  # ValidationError: not buffered
+        prepared = encode_operation(self._probe, operation)  # BatchValidationError: not buffered
         pk = prepared.operation.partition_key
         group = self._groups.get(pk)
         if group is not None and not has_room(group.batch, prepared):

@@ -21,13 +21,17 @@ from azt._core.base import (
     XML_CONTENT_TYPE,
     ClientBase,
     ClientCore,
+    EntityArg,
+    EntityFactory,
     check_entity,
     check_etag,
     endpoint_and_credential,
+    entity_source,
     plain_value,
     send_create_table,
     send_delete_table,
     validate_table_name,
+    write_back,
 )
 from azt._core.batch import (
     BatchOperation,
@@ -84,6 +88,7 @@ from azt._errors import (
 __all__ = ["TableClient"]
 
 _R = TypeVar("_R")
+_E = TypeVar("_E")
 
 
 class TableClient(ClientBase):
@@ -294,37 +299,45 @@ class TableClient(ClientBase):
         return body
 
     async def insert_entity(
-        self, entity: Mapping[str, Any], *, return_content: bool = False
+        self, entity: EntityArg, *, return_content: bool = False
     ) -> WriteResult:
         """Insert a new entity; :class:`azt.EntityAlreadyExistsError` if the keys exist.
 
-        With ``return_content=True`` the service echoes the stored entity (with its
-        Timestamp) in ``result.entity``.
+        ``entity`` is a mapping or an entity object (``azt.Entity``, ``azt.DynamicEntity``);
+        an object gets the new ``ETag`` and ``Timestamp`` written back. With
+        ``return_content=True`` the service echoes the stored entity (with its Timestamp)
+        in ``result.entity``.
 
         Example::
 
             result = await table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
             print(result.etag, result.request_id)
+            movie = Movie("Action", "Heat", rating=4.5)
+            await table.insert_entity(movie)      # movie.ETag, movie.Timestamp now set
         """
-        pk, rk = check_entity(entity)
+        data, obj, _ = entity_source(entity)
+        pk, rk = check_entity(data)
         core = self._core
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
-        body = self._encode(entity)
+        body = self._encode(data)
         try:
             resp = await core.send(
                 "POST", self._table_path, headers=headers, body=body, resource="entity"
             )
         except EntityAlreadyExistsError as exc:
             if core.ambiguous(f"insert_entity({pk!r}, {rk!r})", exc):
-                return await self._verify(
-                    pk, rk, entity, exc, exact=True, return_entity=return_content
+                result = await self._verify(
+                    pk, rk, data, exc, exact=True, return_entity=return_content
                 )
+                write_back(obj, result.etag)
+                return result
             raise
         echoed = None
         etag = resp.headers.get("ETag")
         if return_content and resp.body:
             echoed = core.codec.decode_entry(resp.body, etag=etag)
+        write_back(obj, etag)
         return WriteResult(
             etag=etag,
             request_id=resp.headers.get("x-ms-request-id"),
@@ -359,25 +372,32 @@ class TableClient(ClientBase):
 
     async def update_entity(
         self,
-        entity: Mapping[str, Any],
+        entity: EntityArg,
         mode: UpdateMode = UpdateMode.MERGE,
         *,
-        etag: str = "*",
+        etag: str | None = None,
     ) -> WriteResult:
         """Merge into or replace an existing entity.
 
-        ``etag="*"`` (default) updates unconditionally (the entity must exist); pass the
-        entity's ETag (``entity.metadata.etag``) for optimistic concurrency:
+        ``etag`` is the ``If-Match``: ``"*"`` updates unconditionally (the entity must
+        exist); an ETag (``entity.metadata.etag``) makes it optimistic:
         :class:`azt.PreconditionFailedError` when it changed meanwhile,
-        :class:`azt.EntityNotFoundError` when it is gone.
+        :class:`azt.EntityNotFoundError` when it is gone. Left out, it is the ETag an
+        entity object (``azt.Entity``, ``azt.DynamicEntity``) carries, else ``"*"`` (a
+        plain mapping is always unconditional unless given one). An object gets the new
+        ``ETag`` and ``Timestamp`` written back.
 
         Example::
 
             movie["Rating"] = 5.0
             await table.update_entity(movie, UpdateMode.MERGE, etag=movie.metadata.etag)
+            hero = await table.get_entity("Action", "Heat", entity_class=Movie)
+            hero.rating = 5.0
+            await table.update_entity(hero)       # If-Match: hero.ETag
         """
-        pk, rk = check_entity(entity)
-        etag = check_etag(etag)
+        data, obj, own_etag = entity_source(entity)
+        pk, rk = check_entity(data)
+        etag = check_etag(etag if etag is not None else own_etag or "*")
         mode = UpdateMode(mode)
         core = self._core
         headers = dict(core.odata_write)
@@ -388,26 +408,34 @@ class TableClient(ClientBase):
                 method,
                 "/" + urls.entity_path(self.table_name, pk, rk),
                 headers=headers,
-                body=self._encode(entity),
+                body=self._encode(data),
                 resource="entity",
             )
         except PreconditionFailedError as exc:
             if etag != "*" and core.ambiguous(f"update_entity({pk!r}, {rk!r})", exc):
-                return await self._verify(pk, rk, entity, exc, exact=mode is UpdateMode.REPLACE)
+                result = await self._verify(pk, rk, data, exc, exact=mode is UpdateMode.REPLACE)
+                write_back(obj, result.etag)
+                return result
             raise
-        return written(resp, resp.headers.get("ETag"))
+        new_etag = resp.headers.get("ETag")
+        write_back(obj, new_etag)
+        return written(resp, new_etag)
 
     async def upsert_entity(
-        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE
+        self, entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE
     ) -> WriteResult:
-        """Insert the entity, or merge into / replace the existing one.
+        """Insert the entity, or merge into / replace the existing one (unconditionally).
+
+        ``entity`` is a mapping or an entity object, which gets the new ``ETag`` and
+        ``Timestamp`` written back.
 
         Example::
 
             await table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "n": 2},
                                       UpdateMode.REPLACE)
         """
-        pk, rk = check_entity(entity)
+        data, obj, _ = entity_source(entity)
+        pk, rk = check_entity(data)
         mode = UpdateMode(mode)
         core = self._core
         method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
@@ -415,25 +443,63 @@ class TableClient(ClientBase):
             method,
             "/" + urls.entity_path(self.table_name, pk, rk),
             headers=core.odata_write,
-            body=self._encode(entity),
+            body=self._encode(data),
             resource="entity",
         )
-        return written(resp, resp.headers.get("ETag"))
+        new_etag = resp.headers.get("ETag")
+        write_back(obj, new_etag)
+        return written(resp, new_etag)
 
+    @overload
     async def delete_entity(
-        self, partition_key: str, row_key: str, *, etag: str = "*"
+        self, partition_key: str, row_key: str, *, etag: str | None = None
+    ) -> WriteResult: ...
+    @overload
+    async def delete_entity(
+        self, entity: EntityArg, /, *, etag: str | None = None
+    ) -> WriteResult: ...
+    async def delete_entity(
+        self,
+        partition_key: str | EntityArg,
+        row_key: str | None = None,
+        *,
+        etag: str | None = None,
     ) -> WriteResult:
-        """Delete an entity (conditional on ``etag`` unless ``"*"``).
+        """Delete an entity, by its keys or given the entity (a mapping or an entity object).
 
-        :class:`azt.EntityNotFoundError` if it does not exist.
+        ``etag`` is the ``If-Match``: ``"*"`` deletes unconditionally, an ETag only the
+        version it names (:class:`azt.PreconditionFailedError` otherwise). Left out, it is
+        the ETag an entity object carries, else ``"*"``. :class:`azt.EntityNotFoundError`
+        if it does not exist.
 
         Example::
 
             await table.delete_entity("Action", "Heat", etag=movie.metadata.etag)
+            await table.delete_entity(hero)       # an azt.Entity: If-Match hero.ETag
         """
-        pk = validate_key("PartitionKey", partition_key)
-        rk = validate_key("RowKey", row_key)
-        etag = check_etag(etag)
+        if isinstance(partition_key, str):
+            if not isinstance(row_key, str):
+                raise ValidationError(
+                    "delete_entity() takes (partition_key, row_key) or one entity; "
+                    f"got a PartitionKey and row_key={row_key!r}"
+                )
+            pk = validate_key("PartitionKey", partition_key)
+            rk = validate_key("RowKey", row_key)
+            own_etag = None
+        else:
+            if row_key is not None:
+                raise ValidationError(
+                    "delete_entity() takes (partition_key, row_key) or one entity, not both"
+                )
+            data, _, own_etag = entity_source(partition_key)
+            if not isinstance(data, Mapping):
+                raise ValidationError(
+                    "delete_entity() takes (partition_key, row_key) or an entity (a mapping "
+                    f"or an entity object), got {type(partition_key).__name__}"
+                )
+            pk = validate_key("PartitionKey", plain_value(data.get("PartitionKey")))
+            rk = validate_key("RowKey", plain_value(data.get("RowKey")))
+        etag = check_etag(etag if etag is not None else own_etag or "*")
         core = self._core
         headers = dict(core.odata_read)
         headers["If-Match"] = etag
@@ -450,21 +516,65 @@ class TableClient(ClientBase):
             raise
         return written(resp)
 
+    @overload
     async def get_entity(
-        self, partition_key: str, row_key: str, *, select: Sequence[str] | None = None
-    ) -> TableEntity:
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        select: Sequence[str] | None = None,
+        entity_class: None = None,
+    ) -> TableEntity: ...
+    @overload
+    async def get_entity(
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        select: Sequence[str] | None = None,
+        entity_class: EntityFactory[_E],
+    ) -> _E: ...
+    async def get_entity(
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        select: Sequence[str] | None = None,
+        entity_class: EntityFactory[Any] | None = None,
+    ) -> Any:
         """Read one entity; :class:`azt.EntityNotFoundError` if it does not exist.
 
-        ``select`` limits the properties returned (system properties are not added).
-        ``entity.metadata`` is a :class:`ResponseMetadata` (ETag, Timestamp, request id).
+        ``select`` limits the properties returned (system properties are not added to a
+        ``TableEntity``). ``entity.metadata`` is a :class:`ResponseMetadata` (ETag,
+        Timestamp, request id). With ``entity_class`` (an ``azt.Entity`` class or
+        ``azt.DynamicEntity``) the result is an instance of it; a ``select`` then also
+        reads the keys and Timestamp, and leaves the other properties unset.
 
         Example::
 
             movie = await table.get_entity("Action", "Heat", select=["Rating"])
+            hero = await table.get_entity("Action", "Heat", entity_class=Movie)
         """
         pk = validate_key("PartitionKey", partition_key)
         rk = validate_key("RowKey", row_key)
-        return await self._get(pk, rk, select, self._core.odata_read, location="read")
+        if entity_class is None:
+            return await self._get(pk, rk, select, self._core.odata_read, location="read")
+        decode = getattr(entity_class, "__azt_decode__", None)
+        if decode is None:
+            raise ValidationError(
+                "entity_class must be an azt.Entity class or azt.DynamicEntity, got "
+                f"{entity_class!r}"
+            )
+        projection: frozenset[str] | None = None
+        if select is not None:
+            if isinstance(select, str):
+                raise ValidationError("select takes a sequence of property names, not a str")
+            names = ["PartitionKey", "RowKey", "Timestamp"]
+            names += [n for n in select if n not in names]
+            select = names
+            projection = frozenset(names)
+        row = await self._get(pk, rk, select, self._core.odata_read, location="read")
+        return decode(row, projection)
 
     async def _get(
         self,
@@ -647,7 +757,8 @@ class TableClient(ClientBase):
     ) -> list[WriteResult]:
         """Run an entity group transaction: all operations succeed or none is applied.
 
-        Returns one :class:`WriteResult` per operation, in order. A failure raises
+        Returns one :class:`WriteResult` per operation, in order; entity objects the
+        operations were built from get their new ETag and Timestamp. A failure raises
         :class:`azt.TransactionError` naming the failing operation (``index``,
         ``operation``) with the specific error in ``error``.
 
@@ -680,7 +791,11 @@ class TableClient(ClientBase):
         headers = dict(core.odata_read)
         headers["Content-Type"] = content_type
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
-        return batch_results(core, self.table_name, resp, operations)
+        results = batch_results(core, self.table_name, resp, operations)
+        for op, result in zip(operations, results, strict=True):
+            if op.source is not None and op.kind != "delete":
+                write_back(op.source, result.etag)
+        return results
 
 
 # --- value comparison for ambiguous-write verification ------------------------------------

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, TypeVar, overl
 
 import attrs
 
+from azt._core.base import validate_table_name
 from azt._edm.datetime import EdmDateTime
 from azt._edm.types import EdmType
 from azt._errors import ValidationError
@@ -47,7 +48,9 @@ __all__ = [
     "Prop",
     "PropSpec",
     "analyse_annotation",
+    "class_table",
     "copy_prop",
+    "default_table",
     "entity_info",
     "make_prop",
     "prop",
@@ -308,19 +311,26 @@ def prop(
 
 @attrs.frozen
 class EntityInfo:
-    """What azt knows about an entity class: its properties in declaration order.
+    """What azt knows about an entity class: its properties in declaration order, and the
+    table it names (``class Movie(Entity, table="movies")`` or a ``Meta`` with ``table``;
+    ``None`` when it names none), which the context and ``Query`` use when not given one.
 
     Example::
 
         >>> info = entity_info(Movie)
         >>> [p.wire for p in info.props][:4]
         ['PartitionKey', 'RowKey', 'Timestamp', 'ETag']
+        >>> class Review(Entity, table="reviews"):
+        ...     stars: Prop[int] = prop(default=0)
+        >>> entity_info(Review).table
+        'reviews'
     """
 
     cls: type
     props: tuple[Prop[Any], ...]
     by_attr: Mapping[str, Prop[Any]]
     by_wire: Mapping[str, Prop[Any]]
+    table: str | None = None
 
     @property
     def data_props(self) -> tuple[Prop[Any], ...]:
@@ -335,16 +345,50 @@ class EntityInfo:
 
 
 def entity_info(cls: type) -> EntityInfo:
-    """The :class:`EntityInfo` of an entity class.
+    """The :class:`EntityInfo` of an entity class (:class:`TypeError` for anything else).
 
     Example::
 
         >>> entity_info(Movie).by_wire["ReleaseYear"].attr
         'release_year'
     """
-    info = type.__getattribute__(cls, "__azt_info__")
+    try:
+        info = type.__getattribute__(cls, "__azt_info__")
+    except (AttributeError, TypeError):
+        raise TypeError(f"{cls!r} is not an entity class (a subclass of azt.Entity)") from None
     assert isinstance(info, EntityInfo)
     return info
+
+
+def default_table(target: object) -> str | None:
+    """The table an entity class names (``None`` for anything else, or a class naming none).
+
+    Example::
+
+        >>> class Review(Entity, table="reviews"):
+        ...     stars: Prop[int] = prop(default=0)
+        >>> default_table(Review), default_table(Movie), default_table("reviews")
+        ('reviews', None, None)
+    """
+    info = getattr(target, "__azt_info__", None) if isinstance(target, type) else None
+    return info.table if isinstance(info, EntityInfo) else None
+
+
+def class_table(name: str, kwarg: object, meta: object) -> str | None:
+    """The table a class statement names: the ``table=`` class keyword or ``Meta.table``
+    (both: the same name, or a :class:`TypeError`); checked as a table name."""
+    from_meta = getattr(meta, "table", None) if meta is not None else None
+    if kwarg is not None and from_meta is not None and kwarg != from_meta:
+        raise TypeError(
+            f"{name}: table={kwarg!r} and Meta.table={from_meta!r} disagree; name the table once"
+        )
+    table = kwarg if kwarg is not None else from_meta
+    if table is None:
+        return None
+    try:
+        return validate_table_name(table)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise TypeError(f"{name}: {exc}") from None
 
 
 def resolve_annotation(raw: Any, globalns: dict[str, Any], localns: Mapping[str, Any]) -> Any:

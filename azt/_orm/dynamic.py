@@ -236,6 +236,40 @@ class DynamicEntity(MutableMapping[str, Any]):
         self._types = types
         return self
 
+    # -- what the client core asks of entity objects (azt._core.base.EntityObject) ----------
+
+    def __azt_entity__(self) -> tuple[TableEntity, str | None]:
+        """The entity to send and this object's ETag (``TableClient`` writes call it).
+
+        Example::
+
+            >>> DynamicEntity("p", "r", N=1).__azt_entity__()
+            (TableEntity({'N': 1, 'PartitionKey': 'p', 'RowKey': 'r'}), None)
+        """
+        return self.to_entity(), self.ETag
+
+    def __azt_written__(self, etag: str | None, timestamp: datetime | None) -> None:
+        """Take the ETag and Timestamp of a successful write.
+
+        Example::
+
+            >>> e = DynamicEntity("p", "r"); e.__azt_written__('W/"x"', None); e.ETag
+            'W/"x"'
+        """
+        self.ETag = etag
+        self.Timestamp = timestamp
+
+    @classmethod
+    def __azt_decode__(cls, entity: TableEntity, select: frozenset[str] | None) -> DynamicEntity:
+        """An instance from a read entity (``TableClient.get_entity(entity_class=...)``).
+
+        Example::
+
+            >>> DynamicEntity.__azt_decode__(TableEntity(PartitionKey="p", RowKey="r"), None)
+            DynamicEntity('p', 'r')
+        """
+        return cls.from_entity(entity)
+
     @classmethod
     def decoder(
         cls, select: frozenset[str] | None = None

@@ -29,6 +29,7 @@ from azt._orm.columns import (
     Prop,
     PropSpec,
     analyse_annotation,
+    class_table,
     copy_prop,
     entity_info,
     make_prop,
@@ -68,10 +69,17 @@ class EntityMeta(type):
     """
 
     def __new__(
-        mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any], **kwargs: Any
+        mcls,
+        name: str,
+        bases: tuple[type, ...],
+        ns: dict[str, Any],
+        *,
+        table: str | None = None,
+        **kwargs: Any,
     ) -> EntityMeta:
         if _BUILDING.get():
             return super().__new__(mcls, name, bases, ns, **kwargs)
+        own_table = class_table(name, table, ns.get("Meta"))
         frame = sys._getframe(1)  # the frame running the class statement
         module = sys.modules.get(ns.get("__module__", ""), None)
         globalns = dict(vars(module)) if module is not None else {}
@@ -157,12 +165,32 @@ class EntityMeta(type):
         if len(by_wire) - 4 > 252:
             raise TypeError(f"{name}: more than 252 properties")
         _CLASS_PROPS[built] = all_props
+        if own_table is None:  # a subclass keeps the table its base names
+            own_table = next(
+                (
+                    info.table
+                    for base in built.__mro__[1:]
+                    if isinstance(info := base.__dict__.get("__azt_info__"), EntityInfo)
+                ),
+                None,
+            )
         type.__setattr__(
             built,
             "__azt_info__",
-            EntityInfo(built, tuple(all_props.values()), dict(all_props), by_wire),
+            EntityInfo(built, tuple(all_props.values()), dict(all_props), by_wire, own_table),
         )
         return built
+
+    def __init__(
+        cls,
+        name: str,
+        bases: tuple[type, ...],
+        ns: dict[str, Any],
+        *,
+        table: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, bases, ns, **kwargs)
 
     if not TYPE_CHECKING:
 
@@ -299,6 +327,43 @@ class Entity(metaclass=EntityMeta):
             TableEntity({'PartitionKey': 'm', 'RowKey': 'r', 'movie': 'Alien'})
         """
         return codec_for(type(self)).to_entity(self)
+
+    # -- what the client core asks of entity objects (azt._core.base.EntityObject) ----------
+
+    def __azt_entity__(self) -> tuple[TableEntity, str | None]:
+        """The entity to send and this object's ETag (``TableClient`` writes call it).
+
+        Example::
+
+            >>> Rental("m", "r", movie="Alien").__azt_entity__()
+            (TableEntity({'PartitionKey': 'm', 'RowKey': 'r', 'movie': 'Alien'}), None)
+        """
+        return codec_for(type(self)).to_entity(self), self.ETag
+
+    def __azt_written__(self, etag: str | None, timestamp: datetime | None) -> None:
+        """Take the ETag and Timestamp of a successful write.
+
+        Example::
+
+            >>> r = Rental("m", "r", movie="Alien")
+            >>> r.__azt_written__('W/"x"', None)
+            >>> r.ETag
+            'W/"x"'
+        """
+        self.ETag = etag
+        self.Timestamp = timestamp
+
+    @classmethod
+    def __azt_decode__(cls, entity: TableEntity, select: frozenset[str] | None) -> Self:
+        """An instance from a read entity (``select``: the projection read, by wire name).
+
+        Example::
+
+            >>> Rental.__azt_decode__(TableEntity(PartitionKey="m", RowKey="r", movie="A"), None)
+            Rental(PartitionKey='m', RowKey='r', Timestamp=None, ETag=None, movie='A')
+        """
+        obj: Self = codec_for(cls, select).from_entity(entity)
+        return obj
 
 
 # Instances parse the Timestamp text decoders store on first read (see LazyTimestamp).

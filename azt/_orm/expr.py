@@ -19,7 +19,7 @@ import attrs
 
 from azt._edm.types import EdmType, format_literal
 from azt._errors import ValidationError
-from azt._orm.values import Column, storage_value
+from azt._orm.values import Column, refuse_lone_surrogate, storage_value
 
 __all__ = [
     "And",
@@ -31,6 +31,7 @@ __all__ = [
     "as_condition",
     "prefix_condition",
     "prefix_upper_bound",
+    "utf16_successor",
 ]
 
 #: what where(), &, | and ~ take: a condition, or a Boolean column on its own
@@ -318,29 +319,61 @@ class Not(Condition):
         return self.item.comparisons()
 
 
-def _next_char(c: str) -> str | None:
-    o = ord(c) + 1
-    if 0xD800 <= o <= 0xDFFF:
-        o = 0xE000
-    return chr(o) if o <= 0x10FFFF else None
-
-
-def prefix_upper_bound(prefix: str) -> str | None:
-    """The smallest string greater than every string starting with ``prefix`` (``None`` if
-    there is none); ``"Sh"`` -> ``"Si"``, the seeds' ``"Sports;"`` -> ``"Sports<"``.
+def utf16_successor(c: str) -> str | None:
+    """The character right after ``c`` in the service's order (UTF-16 code units), or
+    ``None`` after U+FFFF, the last one. That order runs U+0000..U+D7FF, then the astral
+    characters U+10000..U+10FFFF (their surrogate pairs start at 0xD800), then
+    U+E000..U+FFFF; so U+D7FF is followed by U+10000 and U+10FFFF by U+E000.
 
     Example::
 
-        >>> prefix_upper_bound("Sh"), prefix_upper_bound("")
-        ('Si', None)
+        >>> utf16_successor("a")
+        'b'
+        >>> utf16_successor("\\ud7ff") == "\\U00010000", utf16_successor("\\U0010ffff") == "\\ue000"
+        (True, True)
+        >>> utf16_successor("\\uffff") is None
+        True
     """
-    s = prefix
-    while s:
-        nxt = _next_char(s[-1])
-        if nxt is not None:
-            return s[:-1] + nxt
-        s = s[:-1]
-    return None
+    o = ord(c)
+    if o == 0xFFFF:
+        return None
+    if o == 0xD7FF:
+        return "\U00010000"
+    if o == 0x10FFFF:
+        return "\ue000"
+    if 0xD800 <= o <= 0xDFFF:
+        raise ValidationError(f"{c!r} is a lone surrogate, which no key or string can hold")
+    return chr(o + 1)
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix`` in the
+    service's order (UTF-16 code units), ``None`` if there is none; ``"Sh"`` -> ``"Si"``,
+    the seeds' ``"Sports;"`` -> ``"Sports<"``.
+
+    Trailing U+FFFF characters (the last character in that order) are dropped and the
+    character before them is replaced by its successor (:func:`utf16_successor`): the
+    bound of ``"a\\uffff"`` is ``"b"``, not ``"a\\U00010000"``, which sorts *below*
+    ``"a\\uffff"`` because its surrogate pair starts with 0xD800. Where the next code unit
+    would be half a surrogate pair (after U+D7FF, or after U+10FFFF's pair) the bound is
+    the next whole character, which is exact: no stored string holds a lone surrogate.
+    A lone surrogate in ``prefix`` raises :class:`azt.ValidationError`.
+
+    Example::
+
+        >>> prefix_upper_bound("Sh"), prefix_upper_bound(""), prefix_upper_bound("a\\uffff")
+        ('Si', None, 'b')
+        >>> prefix_upper_bound("\\uffff\\uffff") is None
+        True
+    """
+    if not prefix.isascii():
+        refuse_lone_surrogate("a prefix", prefix)
+    s = prefix.rstrip("\uffff")
+    if not s:
+        return None
+    nxt = utf16_successor(s[-1])
+    assert nxt is not None  # s does not end in U+FFFF
+    return s[:-1] + nxt
 
 
 def prefix_condition(prop: Column[Any], prefix: str) -> Condition:

@@ -1,7 +1,9 @@
 """Key helpers for the partitioning patterns of the seed articles.
 
 Keys sort by ordinal string comparison, so everything here produces fixed-width,
-lexically ordered strings:
+lexically ordered strings. Every helper returns a key the service accepts or raises
+:class:`azt.ValidationError` (a forbidden character ``/ \\ # ?`` or control character, a
+lone surrogate, more than 1024 UTF-16 code units):
 
 * composite keys: ``composite_key("ReportingRole", "Instance0002")`` ->
   ``"ReportingRole;Instance0002"``, :func:`split_key` to parse back, and
@@ -24,7 +26,9 @@ import random
 from datetime import UTC, date, datetime, timedelta  # noqa: F401  (UTC: doc examples)
 
 from azt._edm.datetime import EdmDateTime
+from azt._edm.validation import MAX_KEY_UTF16, validate_key
 from azt._errors import ValidationError
+from azt._orm.values import refuse_lone_surrogate
 
 __all__ = [
     "MAX_TICKS",
@@ -48,23 +52,40 @@ MAX_TICKS = 3_155_378_975_999_999_999
 _TICKS_WIDTH = 19
 
 
+def _checked_key(what: str, key: str) -> str:
+    """``key`` if the service takes it as a PartitionKey or RowKey, else ValidationError."""
+    if not key.isascii():
+        refuse_lone_surrogate(what, key)
+    return validate_key(what, key)
+
+
+def _check_sep(sep: str) -> None:
+    if not isinstance(sep, str) or len(sep) != 1:
+        raise ValidationError(f"sep must be one character, got {sep!r}")
+    _checked_key("the separator", sep)
+
+
 def composite_key(*parts: str, sep: str = ";") -> str:
     """Join key parts with ``sep``; a part containing ``sep`` is refused (it could not be
-    split back unambiguously).
+    split back unambiguously), and so is a key the service would refuse (a forbidden
+    character in a part or the separator, a lone surrogate, over 1024 UTF-16 code units).
 
     Example::
 
         >>> composite_key("Brady", "20100920", "RandyToVikings")
         'Brady;20100920;RandyToVikings'
+        >>> composite_key("a/b", "c")
+        Traceback (most recent call last):
+        ...
+        azt._errors.ValidationError: composite key 'a/b;c' contains '/' at index 1; ...
     """
-    if len(sep) != 1:
-        raise ValueError("sep must be one character")
+    _check_sep(sep)
     for p in parts:
         if not isinstance(p, str):
             raise ValidationError(f"key parts must be str, got {type(p).__name__} {p!r}")
         if sep in p:
             raise ValidationError(f"key part {p!r} contains the separator {sep!r}")
-    return sep.join(parts)
+    return _checked_key("composite key", sep.join(parts))
 
 
 def split_key(key: str, sep: str = ";", parts: int | None = None) -> list[str]:
@@ -90,7 +111,7 @@ def composite_prefix(*parts: str, sep: str = ";") -> str:
         >>> composite_prefix("ReportingRole", "Instance0002")
         'ReportingRole;Instance0002;'
     """
-    return composite_key(*parts, sep=sep) + sep
+    return _checked_key("composite prefix", composite_key(*parts, sep=sep) + sep)
 
 
 def padded(n: int, width: int) -> str:
@@ -103,6 +124,10 @@ def padded(n: int, width: int) -> str:
     """
     if isinstance(n, bool) or not isinstance(n, int):
         raise ValidationError(f"padded() needs an int, got {type(n).__name__}")
+    if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= MAX_KEY_UTF16:
+        raise ValidationError(
+            f"padded() needs a width of 1..{MAX_KEY_UTF16} digits (a key's limit), got {width!r}"
+        )
     if n < 0:
         raise ValidationError(f"padded() cannot keep the order of negative numbers ({n})")
     s = str(n)

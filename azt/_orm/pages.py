@@ -27,7 +27,7 @@ from azt._errors import ValidationError
 from azt._orm.codec import codec_for
 from azt._orm.entity import Entity, EntityMeta
 from azt._orm.expr import And, Condition, Or
-from azt._orm.planner import PlanKind, QueryPlan, ordinal
+from azt._orm.planner import MAX_COMPARISONS, PlanKind, QueryPlan, ordinal
 
 __all__ = [
     "MAX_PAGE",
@@ -329,8 +329,10 @@ async def merged_pages(
     fingerprint: str,
 ) -> AsyncGenerator[QueryPage[Any], None]:
     """The pages of a fan-out: the sub-queries ``conds`` run in parallel (at most
-    ``concurrency`` requests at once), merged in (PartitionKey, RowKey) order without
-    duplicates.
+    ``concurrency`` requests at once), merged in the service's (PartitionKey, RowKey)
+    order without duplicates. Resumed (``state["a"]``: the last key returned), results up
+    to that key are dropped (a sub-query's resume filter may be looser, see
+    :func:`resume_after`).
 
     Example::
 
@@ -361,7 +363,8 @@ async def merged_pages(
                 s.finished = True
 
     heap: list[tuple[tuple[str, str], int]] = []
-    last: tuple[str, str] | None = None
+    after = state.get("a")
+    last: tuple[str, str] | None = (ordinal(after[0]), ordinal(after[1])) if after else None
     last_raw: tuple[str, str] | None = None
     pending = list(range(len(streams)))
     items: list[Any] = []
@@ -386,8 +389,8 @@ async def merged_pages(
             heapq.heappush(heap, (row_key(s.buf[0]), i))
         elif not s.finished:
             pending.append(i)
-        if key == last:
-            continue  # the same entity matched two branches
+        if last is not None and key <= last:
+            continue  # the same entity matched two branches, or it precedes a resume point
         last = key
         last_raw = (obj.PartitionKey, obj.RowKey)
         items.append(obj)
@@ -459,8 +462,11 @@ def decode_token(token: str, fingerprint: str) -> dict[str, Any]:
 
 
 def resume_after(plan: QueryPlan, cond: Condition, pk: str, rk: str) -> Condition | None:
-    """``cond`` restricted to keys after (pk, rk); None when nothing can be left. A branch
-    pinned to one partition needs at most one extra comparison.
+    """``cond`` narrowed to keys after (pk, rk) for a resumed fan-out; None when nothing
+    can be left. A branch pinned to one partition needs one extra comparison, others
+    three. The narrowing never takes the filter over the service's 15 comparisons: with
+    less room it is looser (``PartitionKey ge pk``, or none), and :func:`merged_pages`,
+    given the same resume point, drops what the looser filter returns up to it.
 
     Example::
 
@@ -469,6 +475,7 @@ def resume_after(plan: QueryPlan, cond: Condition, pk: str, rk: str) -> Conditio
         >>> str(resume_after(plan, plan.condition, "A", "r5"))
         "PartitionKey eq 'A' and RowKey gt 'r5'"
     """
+    room = MAX_COMPARISONS - cond.comparisons()
     if plan.partition_key is not None:  # point or row range: one partition
         if ordinal(plan.partition_key) < ordinal(pk):
             return None
@@ -478,11 +485,13 @@ def resume_after(plan: QueryPlan, cond: Condition, pk: str, rk: str) -> Conditio
             return (
                 cond if plan.row_key is not None and ordinal(plan.row_key) > ordinal(rk) else None
             )
-        return And.of(cond, Entity.RowKey > rk)
-    return And.of(
-        cond,
-        Or.of(Entity.PartitionKey > pk, (Entity.PartitionKey == pk) & (Entity.RowKey > rk)),
-    )
+        return And.of(cond, Entity.RowKey > rk) if room >= 1 else cond
+    if room >= 3:
+        return And.of(
+            cond,
+            Or.of(Entity.PartitionKey > pk, (Entity.PartitionKey == pk) & (Entity.RowKey > rk)),
+        )
+    return And.of(cond, Entity.PartitionKey >= pk) if room >= 1 else cond
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -19,13 +19,16 @@ from typing import Any, cast
 
 import attrs
 
+from azt._errors import ValidationError
 from azt._orm.expr import And, Comparison, Condition, Or
 
 __all__ = [
+    "MAX_COMPARISONS",
     "MAX_FANOUT",
     "KeyRange",
     "PlanKind",
     "QueryPlan",
+    "check_comparisons",
     "make_plan",
     "ordinal",
     "plan_conjunction",
@@ -33,6 +36,8 @@ __all__ = [
 
 #: at most this many parallel sub-queries for one ``or``
 MAX_FANOUT = 100
+#: comparisons per request (``$filter``) the service evaluates at most
+MAX_COMPARISONS = 15
 
 
 class PlanKind(StrEnum):
@@ -154,13 +159,14 @@ def _key_bounds(conj: Sequence[Condition]) -> tuple[list[str], KeyRange, list[st
             (pk_eq if name == "PartitionKey" else rk_eq).append(v)
             continue
         b = bounds[name]
+        # the tighter bound in the service's order (UTF-16 code units), not Python's
         if c.op in ("gt", "ge"):
             incl = c.op == "ge"
-            if b[0] is None or v > b[0] or (v == b[0] and not incl):
+            if b[0] is None or ordinal(v) > ordinal(b[0]) or (v == b[0] and not incl):
                 b[0], b[1] = v, incl
         elif c.op in ("lt", "le"):
             incl = c.op == "le"
-            if b[2] is None or v < b[2] or (v == b[2] and not incl):
+            if b[2] is None or ordinal(v) < ordinal(b[2]) or (v == b[2] and not incl):
                 b[2], b[3] = v, incl
     pb, rb = bounds["PartitionKey"], bounds["RowKey"]
     return pk_eq, KeyRange(*pb), rk_eq, KeyRange(*rb)
@@ -263,8 +269,52 @@ def make_plan(cond: Condition | None, *, max_fanout: int = MAX_FANOUT) -> QueryP
     return QueryPlan(PlanKind.MULTI, whole.filter, subplans=tuple(subplans), condition=cond)
 
 
+def check_comparisons(cond: Condition | None) -> None:
+    """Refuse, with :class:`azt.ValidationError`, a filter that the service would refuse:
+    one whose requests would carry more than :data:`MAX_COMPARISONS` comparisons. A larger
+    ``or`` passes when it runs as a fan-out whose sub-queries are each within the limit.
+
+    Example::
+
+        >>> check_comparisons(Movie.PartitionKey.in_([f"G{i}" for i in range(20)]))  # fan-out
+        >>> check_comparisons(Movie.rating.in_([float(i) for i in range(16)]))
+        Traceback (most recent call last):
+        ...
+        azt._errors.ValidationError: the filter has 16 comparisons; ...
+    """
+    if cond is None:
+        return
+    n = cond.comparisons()
+    if n <= MAX_COMPARISONS:
+        return
+    plan = make_plan(cond)
+    if plan.kind is PlanKind.MULTI:
+        worst = max(cast(Condition, sp.condition).comparisons() for sp in plan.subplans)
+        if worst <= MAX_COMPARISONS:
+            return
+        raise ValidationError(
+            f"the filter has {n} comparisons and runs as {len(plan.subplans)} sub-queries, "
+            f"one of which has {worst}; the Table service evaluates at most "
+            f"{MAX_COMPARISONS} per query (split it, or narrow it with keys)"
+        )
+    raise ValidationError(
+        f"the filter has {n} comparisons; the Table service evaluates at most "
+        f"{MAX_COMPARISONS} per query (split it, or narrow it with keys; an OR splits into "
+        f"parallel sub-queries only when each branch is bounded by keys and there are at "
+        f"most {MAX_FANOUT} branches)"
+    )
+
+
 def ordinal(s: str) -> str:
-    """A string whose code-point order equals the service's UTF-16 ordinal order."""
+    """A string whose code-point order (Python's ``<``, ``sorted``) equals the service's
+    order of ``s`` (UTF-16 code units): astral characters become their surrogate pairs.
+    Compare keys through it wherever the service's order matters.
+
+    Example::
+
+        >>> "\\U00010000" > "\\uffff", ordinal("\\U00010000") > ordinal("\\uffff")
+        (True, False)
+    """
     if s.isascii() or max(s) <= "\uffff":
         return s
     out = []

@@ -13,14 +13,17 @@ Example::
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from contextlib import aclosing
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 import attrs
 
+from azt._core.batch import BatchOperation
+from azt._core.results import WriteResult
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._errors import AztError, ValidationError
-from azt._orm.columns import Prop
+from azt._orm.columns import Prop, default_table
 from azt._orm.expr import And, Condition, Conditional, as_condition
 from azt._orm.pages import (
     MAX_PAGE,
@@ -36,16 +39,23 @@ from azt._orm.pages import (
     resume_after,
     single_pages,
 )
-from azt._orm.planner import MAX_FANOUT, PlanKind, QueryPlan, make_plan
+from azt._orm.planner import MAX_COMPARISONS, PlanKind, QueryPlan, check_comparisons, make_plan
 from azt._orm.values import check_property_name
 
-__all__ = ["CompiledQuery", "MultipleResultsError", "Query"]
+__all__ = [
+    "CompiledQuery",
+    "MultipleResultsError",
+    "Query",
+    "QueryDeleteError",
+    "TableProvider",
+    "TableSource",
+]
 
 R = TypeVar("R")
 
-#: comparisons per request the service evaluates at most
-MAX_COMPARISONS = 15
 DEFAULT_CONCURRENCY = 8
+#: ``$select`` names the service takes at most
+MAX_SELECT = 255
 
 
 class MultipleResultsError(AztError):
@@ -56,6 +66,89 @@ class MultipleResultsError(AztError):
         >>> isinstance(MultipleResultsError("2 rows"), AztError)
         True
     """
+
+
+class QueryDeleteError(AztError):
+    """``Query.delete()`` stopped at a failed transaction. ``deleted`` holds what was
+    deleted before it, ``failed`` the results of the failed transaction (none of them was
+    deleted: a transaction is all or nothing), and ``error`` the service's error (often a
+    :class:`azt.TransactionError` with a 412: an entity changed after it was read). Results
+    after the failed group were not deleted (nor read further).
+
+    Example::
+
+        >>> err = QueryDeleteError("stopped", deleted=[], failed=[], error=AztError("x"))
+        >>> err.deleted, str(err.error)
+        ([], 'x')
+    """
+
+    def __init__(
+        self, message: str, *, deleted: list[Any], failed: list[Any], error: BaseException
+    ) -> None:
+        super().__init__(message)
+        self.deleted = deleted
+        self.failed = failed
+        self.error = error
+
+
+class TableProvider(Protocol):
+    """What hands out table clients by name: ``azt.TableServiceClient`` is one. A query
+    given one reads the table its entity class names (or the name it was given).
+
+    Example::
+
+        >>> from azt import TableServiceClient
+        >>> hasattr(TableServiceClient, "get_table_client")
+        True
+    """
+
+    def get_table_client(self, table_name: str, /) -> QueryTable:
+        """A table client for ``table_name``.
+
+        Example::
+
+            table = service.get_table_client("movies")
+        """
+        ...
+
+
+#: What a query reads from: a table client, a service client (with the entity class's
+#: table or a name), or a table name (bound to a client later with ``using``).
+TableSource = QueryTable | TableProvider | str
+
+
+class _Transactions(Protocol):
+    async def submit_transaction(self, batch: Iterable[BatchOperation], /) -> list[WriteResult]:
+        """Run an entity group transaction (``azt.TableClient.submit_transaction``)."""
+        ...
+
+
+class _KeyRow(NamedTuple):
+    """The keys of one result row: what ``Query.count()`` reads."""
+
+    PartitionKey: str
+    RowKey: str
+
+
+class _KeysTarget:
+    """A query target that decodes rows to their keys only (``Query.count()``)."""
+
+    def decoder(self, select: frozenset[str] | None) -> Callable[[Mapping[str, Any]], _KeyRow]:
+        return _key_row
+
+    def page_decoder(self, select: frozenset[str] | None) -> Callable[[list[Any]], list[Any]]:
+        return _key_rows
+
+
+def _key_row(row: Mapping[str, Any]) -> _KeyRow:
+    return _KeyRow(row["PartitionKey"], row["RowKey"])
+
+
+def _key_rows(rows: list[Any]) -> list[Any]:
+    return [_KeyRow(r["PartitionKey"], r["RowKey"]) for r in rows]
+
+
+_KEYS = _KeysTarget()
 
 
 @attrs.frozen
@@ -89,25 +182,41 @@ class Query(Generic[R]):
         "PartitionKey eq 'Action'"
     """
 
-    __slots__ = ("_client", "_concurrency", "_cond", "_limit", "_page_size", "_select", "_target")
+    __slots__ = (
+        "_client",
+        "_concurrency",
+        "_cond",
+        "_limit",
+        "_page_size",
+        "_provider",
+        "_select",
+        "_table",
+        "_target",
+    )
 
     _target: Any
     _client: QueryTable | None
+    _provider: TableProvider | None
+    _table: str | None
     _cond: Condition | None
     _select: tuple[str, ...] | None
     _limit: int | None
     _page_size: int | None
     _concurrency: int
 
-    def __init__(self, target: type[R] | QueryTarget[R], client: QueryTable | None = None) -> None:
+    def __init__(self, target: type[R] | QueryTarget[R], source: TableSource | None = None) -> None:
         init = object.__setattr__
         init(self, "_target", target)
-        init(self, "_client", client)
+        init(self, "_client", None)
+        init(self, "_provider", None)
+        init(self, "_table", None)
         init(self, "_cond", None)
         init(self, "_select", None)
         init(self, "_limit", None)
         init(self, "_page_size", None)
         init(self, "_concurrency", DEFAULT_CONCURRENCY)
+        for name, value in _source_slots(source, None, None).items():
+            init(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Query objects are immutable; builder methods return new queries")
@@ -130,18 +239,43 @@ class Query(Generic[R]):
         return q
 
     # -- builders ------------------------------------------------------------------------
-    def using(self, client: QueryTable | None) -> Query[R]:
-        """The same query bound to a table client (``azt.TableClient``).
+    def using(self, client: TableSource | None) -> Query[R]:
+        """The same query bound to what it reads: a table client (``azt.TableClient``), a
+        service client (``azt.TableServiceClient``: the table is the name the query was
+        given, else the one its entity class names), or a table name (bound to a service
+        client by a later ``using``). ``None`` unbinds.
 
         Example::
 
             >>> Query(Movie).using(None).compile().filter is None
             True
+            >>> Query(Movie).using("movies").table_name
+            'movies'
         """
-        return self._copy(_client=client)
+        return self._copy(**_source_slots(client, self._table, self._provider))
+
+    @property
+    def table_name(self) -> str | None:
+        """The table the query reads: its table client's, the name it was given, or the
+        one its entity class names (``None``: none known yet).
+
+        Example::
+
+            >>> class Review(Entity, table="reviews"):
+            ...     pass
+            >>> Query(Review).table_name, Query(Review, "critiques").table_name
+            ('reviews', 'critiques')
+        """
+        if self._client is not None:
+            name = getattr(self._client, "table_name", None)
+            return name if isinstance(name, str) else None
+        return self._table if self._table is not None else default_table(self._target)
 
     def where(self, *conditions: Conditional) -> Query[R]:
-        """Add conditions (joined with ``and`` to what is there).
+        """Add conditions (joined with ``and`` to what is there). A filter the service would
+        refuse, over 15 comparisons in a request (:data:`MAX_COMPARISONS`), is refused here
+        with :class:`azt.ValidationError`; a larger ``or`` is fine when it runs as parallel
+        sub-queries that each stay within the limit.
 
         Example::
 
@@ -153,12 +287,15 @@ class Query(Generic[R]):
         parts = [as_condition(c) for c in conditions]
         if self._cond is not None:
             parts.insert(0, self._cond)
-        return self._copy(_cond=And.of(*parts))
+        cond = And.of(*parts)
+        check_comparisons(cond)
+        return self._copy(_cond=cond)
 
     def select(self, *props: Prop[Any] | str) -> Query[R]:
         """Project onto some properties (``$select``, by column or wire name; a name that is
-        not a property name is refused). PartitionKey, RowKey and Timestamp are always added,
-        and so is the discriminator of a resolver choosing by property.
+        not a property name, or more than 255 names in all, is refused). PartitionKey,
+        RowKey and Timestamp are always added, and so is the discriminator of a resolver
+        choosing by property.
 
         Properties outside the projection are left *unset* on the results: reading one raises
         ``AttributeError``, ``repr`` shows ``<not selected>``, and ``to_entity()`` omits them.
@@ -186,6 +323,12 @@ class Query(Generic[R]):
         for name in getattr(self._target, "required_properties", ()):
             if name not in names:  # a resolver's discriminator (azt.dynamic.by_property)
                 names.append(name)
+        if len(names) > MAX_SELECT:
+            raise ValidationError(
+                f"select() names {len(names)} properties with PartitionKey, RowKey and "
+                f"Timestamp; the Table service takes at most {MAX_SELECT} (an entity has no "
+                "more properties than that)"
+            )
         return self._copy(_select=tuple(names))
 
     def take(self, n: int) -> Query[R]:
@@ -240,13 +383,16 @@ class Query(Generic[R]):
         return page_top(self._page_size, self._limit, already)
 
     def compile(self) -> CompiledQuery:
-        """The request parameters of this query when run as one request sequence.
+        """The request parameters of this query when run as one request sequence (a
+        fan-out, see :meth:`explain`, sends one per branch instead). What the service would
+        refuse is refused here, as in :meth:`where`.
 
         Example::
 
             >>> Query(Movie).where(Movie.RowKey.startswith("Sh")).compile().filter
             "RowKey ge 'Sh' and RowKey lt 'Si'"
         """
+        check_comparisons(self._cond)
         text = self._cond.to_odata() if self._cond is not None else None
         return CompiledQuery(text, self._select, self._top())
 
@@ -263,27 +409,36 @@ class Query(Generic[R]):
 
     def _fingerprint(self) -> str:
         target = getattr(self._target, "__qualname__", type(self._target).__qualname__)
-        basis = f"{target}|{self.compile().filter}|{self._select}|{self._limit}"
+        text = self._cond.to_odata() if self._cond is not None else None
+        basis = f"{target}|{text}|{self._select}|{self._limit}"
         return hashlib.sha1(basis.encode(), usedforsecurity=False).hexdigest()[:12]
 
     def _check_limit(self, cond: Condition | None) -> None:
-        if cond is not None:
-            n = cond.comparisons()
-            if n > MAX_COMPARISONS:
-                raise ValidationError(
-                    f"the filter has {n} comparisons; the Table service evaluates at most "
-                    f"{MAX_COMPARISONS} per query (split it, or narrow it with keys; an OR "
-                    f"splits into parallel sub-queries only when each branch is bounded by "
-                    f"keys and there are at most {MAX_FANOUT} branches)"
-                )
+        """Refuse one request's filter over the comparison limit (``where`` refuses such
+        queries first; this guards what is actually sent)."""
+        if cond is not None and cond.comparisons() > MAX_COMPARISONS:
+            raise ValidationError(
+                f"the filter has {cond.comparisons()} comparisons; the Table service "
+                f"evaluates at most {MAX_COMPARISONS} per query"
+            )
 
     # -- execution ---------------------------------------------------------------------
     def _need_client(self) -> QueryTable:
-        if self._client is None:
+        if self._client is not None:
+            return self._client
+        if self._provider is None:
             raise ValidationError(
-                "this query has no table client: pass one to Query(...) or call .using(client)"
+                "this query has no table client: pass a TableClient or a TableServiceClient "
+                "to Query(...) or call .using(client)"
             )
-        return self._client
+        name = self.table_name
+        if name is None:
+            raise ValidationError(
+                f"no table for this query: {_target_name(self._target)} names none (declare "
+                "it with class ...(Entity, table='name')) and no table name was given "
+                "(Query(cls, 'name') or .using('name'))"
+            )
+        return self._provider.get_table_client(name)
 
     async def pages(self, continuation: str | None = None) -> AsyncGenerator[QueryPage[R], None]:
         """Results page by page; each page's ``continuation`` resumes after it (also in a new
@@ -391,6 +546,138 @@ class Query(Generic[R]):
                 f"{_describe(found[1])}, ...)"
             )
         return found[0] if found else None
+
+    # -- conveniences --------------------------------------------------------------------
+    async def count(self) -> int:
+        """How many entities the query matches (at most ``take(n)``), following every
+        continuation. Only the keys are read (``$select=PartitionKey,RowKey``), so it costs
+        one request per page of up to 1000 keys.
+
+        Example::
+
+            n = await Query(Movie, table).where(Movie.PartitionKey == "Action").count()
+        """
+        table = self._need_client()  # before the target changes: it may name the table
+        keys = self._copy(
+            _target=_KEYS,
+            _select=("PartitionKey", "RowKey"),
+            _client=table,
+            _provider=None,
+            _table=None,
+        )
+        n = 0
+        async with aclosing(keys.pages()) as pages:
+            async for page in pages:
+                n += len(page.items)
+        return n
+
+    async def first_page(self, continuation: str | None = None) -> QueryPage[R]:
+        """One page of results and the token that resumes after it (``None`` at the end):
+        pass the token back as ``first_page(token)`` (or ``pages(token)``) on the same query,
+        also in another process. A query with no (more) results gives an empty page.
+
+        Example::
+
+            page = await Query(Movie, table).page_size(50).first_page()
+            show(page.items)
+            if page.continuation:
+                more = await Query(Movie, table).page_size(50).first_page(page.continuation)
+        """
+        async with aclosing(self.pages(continuation)) as pages:
+            async for page in pages:
+                return page
+        return QueryPage([], None)
+
+    async def delete(self, *, dry_run: bool = False) -> list[R]:
+        """Delete every entity the query matches (at most ``take(n)``); return them.
+
+        Results are read page by page and deleted in entity group transactions of up to
+        100 entities of one partition. Each delete is conditional on the ETag just read, so
+        an entity changed after the read (which may no longer match the query) is not
+        deleted: its transaction fails and :class:`QueryDeleteError` reports what was
+        deleted before (``deleted``), the failed group (``failed``) and the ``error``;
+        nothing after it is deleted. ``dry_run=True`` only reads, returning what would be
+        deleted. The table client must offer transactions (``azt.TableClient`` does).
+
+        Example::
+
+            doomed = await Query(Movie, table).where(Movie.rating < 1.0).delete(dry_run=True)
+            gone = await Query(Movie, table).where(Movie.rating < 1.0).delete()
+        """
+        if not isinstance(dry_run, bool):
+            raise ValidationError(f"dry_run must be a bool, got {dry_run!r}")
+        table = self._need_client()
+        submit = getattr(table, "submit_transaction", None)
+        if not dry_run and not callable(submit):
+            raise ValidationError(
+                f"delete() needs a table client with transactions (azt.TableClient), got "
+                f"{type(table).__name__}"
+            )
+        bound = self._copy(_client=table, _provider=None, _table=None)
+        if dry_run:
+            return await bound.to_list()
+        send = cast(_Transactions, table).submit_transaction
+        deleted: list[R] = []
+        group: list[R] = []
+
+        async def flush() -> None:
+            ops = [
+                BatchOperation(
+                    "delete",
+                    {"PartitionKey": obj.PartitionKey, "RowKey": obj.RowKey},  # type: ignore[attr-defined]
+                    etag=getattr(obj, "ETag", None) or "*",
+                )
+                for obj in group
+            ]
+            try:
+                await send(ops)
+            except AztError as exc:
+                raise QueryDeleteError(
+                    f"delete() stopped after deleting {len(deleted)} entities: the transaction "
+                    f"deleting {len(group)} (from {_describe(group[0])}) failed: {exc}",
+                    deleted=deleted,
+                    failed=list(group),
+                    error=exc,
+                ) from exc
+            deleted.extend(group)
+            group.clear()
+
+        async with aclosing(bound.__aiter__()) as items:
+            async for obj in items:
+                if group and (
+                    obj.PartitionKey != group[0].PartitionKey  # type: ignore[attr-defined]
+                    or len(group) >= MAX_BATCH_OPERATIONS
+                ):
+                    await flush()
+                group.append(obj)
+        if group:
+            await flush()
+        return deleted
+
+
+def _target_name(target: Any) -> str:
+    return str(getattr(target, "__qualname__", type(target).__qualname__))
+
+
+def _source_slots(
+    source: object, table: str | None, provider: TableProvider | None
+) -> dict[str, Any]:
+    """The slots a query's table source sets: a table name keeps a bound service client, a
+    service client keeps a given name, a table client replaces both."""
+    if source is None:
+        return {"_client": None, "_provider": None, "_table": None}
+    if isinstance(source, str):
+        if not source:
+            raise ValidationError("a table name must be a non-empty str")
+        return {"_client": None, "_provider": provider, "_table": source}
+    if callable(getattr(source, "get_table_client", None)):
+        return {"_client": None, "_provider": cast(TableProvider, source), "_table": table}
+    if callable(getattr(source, "query_entities", None)):
+        return {"_client": cast(QueryTable, source), "_provider": None, "_table": None}
+    raise ValidationError(
+        "a query reads from a TableClient, a TableServiceClient or a table name, got "
+        f"{type(source).__name__}"
+    )
 
 
 def _describe(obj: Any) -> str:

@@ -28,6 +28,7 @@ from azt._errors import (
     TransactionError,
     ValidationError,
 )
+from azt._orm.columns import default_table
 from azt._orm.pages import decoder_for
 from azt._orm.query import Query
 from azt._uow.descriptor import EntityDescriptor, PendingChange
@@ -50,6 +51,8 @@ __all__ = ["TableContext"]
 
 R = TypeVar("R")
 T = TypeVar("T")
+
+_NO_ARG: Any = object()  # an argument not given (None is a value)
 
 
 def _operation(change: PendingChange) -> BatchOperation:
@@ -205,21 +208,66 @@ class TableContext:
 
     # -- bookkeeping ------------------------------------------------------------------------
 
-    def add(self, table: str, entity: object) -> None:
+    def _table_name(self, table: object) -> str:
+        """A table argument as a name: a name, or a :class:`TableClient` of the account the
+        context sends to (its name is what the context tracks and sends to)."""
+        if isinstance(table, TableClient):
+            if table.endpoint != self._service.endpoint:
+                raise ValidationError(
+                    f"the table client's endpoint {table.endpoint!r} is not the context's "
+                    f"({self._service.endpoint!r}); the context sends through its service client"
+                )
+            return table.table_name
+        if not isinstance(table, str):
+            raise ValidationError(f"a table is a name or a TableClient, got {type(table).__name__}")
+        return table
+
+    @staticmethod
+    def _class_table(target: object, what: str) -> str:
+        """The table an entity class names, for a call that gave none."""
+        name = default_table(target)
+        if name is None:
+            label = getattr(target, "__qualname__", type(target).__qualname__)
+            raise ValidationError(
+                f"{what}: no table given and {label} names none; pass the table "
+                "(a name or a TableClient) or declare it: class ...(Entity, table='name')"
+            )
+        return name
+
+    @overload
+    def add(self, entity: object, /) -> None: ...
+    @overload
+    def add(self, table: str | TableClient, entity: object, /) -> None: ...
+    def add(self, table: object, entity: object = _NO_ARG) -> None:
         """Track a new entity: it is inserted on the next save (the seed's ``AddObject``).
 
-        Raises :class:`IdentityConflictError` when another object is tracked for the key.
+        The table is a name or a :class:`TableClient`; left out, it is the one the entity's
+        class names (``class Movie(Entity, table="movies")``). Raises
+        :class:`IdentityConflictError` when another object is tracked for the key.
 
         Example::
 
             ctx.add("movies", Movie("Action", "Heat", rating=4.5))
+            ctx.add(Review("Heat", "r1"))      # class Review(Entity, table="reviews")
         """
         self._idle("add an entity")
-        self._tracker.add(table, entity)
+        if entity is _NO_ARG:
+            entity, name = table, self._class_table(type(table), "add()")
+        else:
+            name = self._table_name(table)
+        self._tracker.add(name, entity)
 
-    def attach(self, table: str, entity: object, etag: str | None = None) -> None:
+    @overload
+    def attach(self, table: str | TableClient, entity: object, etag: str | None = None) -> None: ...
+    @overload
+    def attach(self, entity: object, etag: str | None = None, /) -> None: ...
+    @overload
+    def attach(self, entity: object, /, *, etag: str | None) -> None: ...
+    def attach(self, table: object, entity: object = _NO_ARG, etag: object = None) -> None:
         """Track an existing entity without reading it (the seed's ``AttachTo``).
 
+        The table is a name or a :class:`TableClient`; left out, it is the one the entity's
+        class names (then ``etag`` may follow the entity: ``ctx.attach(review, "*")``).
         ``etag`` is what later updates and deletes send in ``If-Match``: the entity's ETag
         (optimistic concurrency), ``"*"`` (unconditional), or ``None`` (updates become
         upserts; a delete is unconditional). Attaching an object that is already tracked
@@ -229,9 +277,24 @@ class TableContext:
         Example::
 
             ctx.attach("movies", Movie("Action", "Cop Out"), "*")
+            ctx.attach(Review("Heat", "r1"), "*")
         """
         self._idle("attach an entity")
-        self._tracker.attach(table, entity, etag)
+        if isinstance(table, str | TableClient):
+            if entity is _NO_ARG:
+                raise ValidationError("attach(table, entity, etag): no entity given")
+            name = self._table_name(table)
+        else:
+            if entity is not _NO_ARG:
+                if etag is not None:
+                    raise ValidationError(
+                        "attach(entity, etag) takes one etag; the table argument comes first"
+                    )
+                etag = entity
+            entity, name = table, self._class_table(type(table), "attach()")
+        if etag is not None and not isinstance(etag, str):
+            raise ValidationError(f"etag must be a str or None, got {type(etag).__name__}")
+        self._tracker.attach(name, entity, etag)
 
     def update(self, entity: object) -> None:
         """Mark a tracked entity Modified (the seed's ``UpdateObject``).
@@ -515,29 +578,32 @@ class TableContext:
     # -- queries ----------------------------------------------------------------------------
 
     @overload
-    def query(self, target: type[R], table: str) -> ContextQuery[R]: ...
+    def query(self, target: type[R], table: str | TableClient | None = None) -> ContextQuery[R]: ...
     @overload
-    def query(self, target: Any, table: str) -> ContextQuery[Any]: ...
-    def query(self, target: Any, table: str) -> ContextQuery[Any]:
+    def query(self, target: Any, table: str | TableClient | None = None) -> ContextQuery[Any]: ...
+    def query(self, target: Any, table: str | TableClient | None = None) -> ContextQuery[Any]:
         """A query over ``table`` whose results the context tracks (per its merge option).
 
         ``target`` is an entity class, ``DynamicEntity`` or a resolver
-        (:mod:`azt.dynamic`), as for :class:`azt.query.Query`. Build it further with
-        ``where``/``select``/``take``/``page_size``; iterate it, or call ``to_list`` /
+        (:mod:`azt.dynamic`), as for :class:`azt.query.Query`. ``table`` is a name or a
+        :class:`TableClient`; left out, the table the entity class names. Build it further
+        with ``where``/``select``/``take``/``page_size``; iterate it, or call ``to_list`` /
         ``first`` / ``one_or_none`` / ``pages``.
 
         Example::
 
             async for m in ctx.query(Movie, "movies").where(Movie.PartitionKey == "Action"):
                 m.favorite = True
+            top = await ctx.query(Review).where(Review.stars >= 4).to_list()
         """
-        return ContextQuery(self, table, Query(target, self._table(self._service, table)))
+        name = self._class_table(target, "query()") if table is None else self._table_name(table)
+        return ContextQuery(self, name, Query(target, self._table(self._service, name)))
 
     @overload
     async def get(
         self,
         target: type[R],
-        table: str,
+        table: str | TableClient,
         partition_key: str,
         row_key: str,
         *,
@@ -548,7 +614,7 @@ class TableContext:
     async def get(
         self,
         target: type[R],
-        table: str,
+        table: str | TableClient,
         partition_key: str,
         row_key: str,
         *,
@@ -559,7 +625,7 @@ class TableContext:
     async def get(
         self,
         target: Any,
-        table: str,
+        table: str | TableClient,
         partition_key: str,
         row_key: str,
         *,
@@ -569,7 +635,7 @@ class TableContext:
     async def get(
         self,
         target: Any,
-        table: str,
+        table: str | TableClient,
         partition_key: str,
         row_key: str,
         *,
@@ -578,7 +644,8 @@ class TableContext:
     ) -> Any:
         """Read one entity by its keys (a GET on the entity) and track it.
 
-        A missing entity raises :class:`azt.EntityNotFoundError` unless
+        ``table`` is a name or a :class:`TableClient`. A missing entity raises
+        :class:`azt.EntityNotFoundError` unless
         ``ignore_resource_not_found`` (default: the context's setting), which returns
         ``None``. Pass ``ignore_resource_not_found=False`` for a non-optional type.
 
@@ -593,6 +660,7 @@ class TableContext:
             else ignore_resource_not_found
         )
         option = self._merge_option if merge_option is None else check_merge_option(merge_option)
+        table = self._table_name(table)
         client = self._table(self._service, table)
         self._fetching += 1
         try:

@@ -1,4 +1,8 @@
-"""A .NET-shaped surface for code ported from the Windows Azure StorageClient library.
+"""Drop-ins for legacy code: a .NET-shaped surface for code ported from the Windows Azure
+StorageClient library, and the legacy Python SDK's blocking ``TableService``
+(azure-cosmosdb-table 1.0.x: ``TableService``, ``Entity``, ``EntityProperty``,
+``EdmType``, ``TableBatch``, the ``Azure*Error`` classes; also importable under the legacy
+module paths from ``azt.legacy.cosmosdb_table`` and ``azt.legacy.azure_common``).
 
 The StorageClient's names in snake_case (``AddObject`` -> ``add_object``,
 ``SaveChangesWithRetries`` -> ``save_changes_with_retries``, ...), ``await``-ed where they
@@ -36,18 +40,52 @@ from azt.legacy._dotnet import (
     TableServiceContext,
     TableServiceEntity,
 )
+from azt.legacy._models import (
+    AccessPolicy,
+    AzureBatchOperationError,
+    AzureBatchValidationError,
+    AzureConflictHttpError,
+    AzureException,
+    AzureHttpError,
+    AzureMissingResourceHttpError,
+    EdmType,
+    Entity,
+    EntityProperty,
+    ListGenerator,
+    Table,
+    TableBatch,
+    TablePayloadFormat,
+    TablePermissions,
+)
+from azt.legacy.table_service import TableService
 
 __all__ = [
+    "AccessPolicy",
+    "AzureBatchOperationError",
+    "AzureBatchValidationError",
+    "AzureConflictHttpError",
+    "AzureException",
+    "AzureHttpError",
+    "AzureMissingResourceHttpError",
     "CloudStorageAccount",
     "CloudTableClient",
     "CloudTableQuery",
     "DataServiceQuery",
+    "EdmType",
+    "Entity",
+    "EntityProperty",
     "ExponentialRetry",
+    "ListGenerator",
     "MergeOption",
     "NoRetry",
     "ResultSegment",
     "RetryPolicies",
     "SaveChangesOptions",
+    "Table",
+    "TableBatch",
+    "TablePayloadFormat",
+    "TablePermissions",
+    "TableService",
     "TableServiceContext",
     "TableServiceEntity",
 ]

@@ -12,39 +12,17 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from .. import errors
-from ..addressing import (
-    AccountAddress,
-    Kind,
-    Resource,
-    parse_resource,
-    split_account,
-)
+from ..addressing import AccountAddress, Kind, Resource, parse_resource, split_account
 from ..auth import Operation, Principal
 from ..backend import WriteOp, WriteResult
 from ..errors import StubError
 from ..formats import atom as atom_fmt
 from ..formats import batch as batch_fmt
 from ..formats import json as json_fmt
-from ..formats.negotiation import (
-    Fmt,
-    error_format_guess,
-    negotiate_response,
-    parse_prefer,
-)
+from ..formats.negotiation import Fmt, error_format_guess, negotiate_response, parse_prefer
 from ..model import etag_for
-from ..request_state import (
-    ODATA_XML,
-    REQUEST_ID,
-    parse_query,
-)
-from .call import (
-    COMMON,
-    COMMON_HEADERS,
-    Call,
-    authenticate,
-    negotiate,
-    write_batch,
-)
+from ..request_state import ODATA_XML, REQUEST_ID, parse_query
+from .call import COMMON, COMMON_HEADERS, Call, authenticate, negotiate, write_batch
 from .entities import entity_location, parse_insert, parse_update, write_kind_and_operation
 from .error_payload import error_payload
 from .parsing import (

@@ -19,24 +19,11 @@ from urllib.parse import quote
 from aiohttp import web
 
 from .. import errors, versions
-from ..addressing import (
-    SECONDARY_SUFFIX,
-    AccountAddress,
-    Resource,
-)
+from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
 from ..auth import Principal, RequestView
 from ..backend import Backend, GroupWrite, WriteOp, WriteResult
-from ..formats.negotiation import (
-    Fmt,
-    Negotiated,
-    negotiate_response,
-)
-from ..request_state import (
-    ERR_STYLE,
-    ODATA_XML,
-    Services,
-    query_of,
-)
+from ..formats.negotiation import Fmt, Negotiated, negotiate_response
+from ..request_state import ERR_STYLE, ODATA_XML, Services, query_of
 
 COMMON_HEADERS = (("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"))
 

@@ -15,15 +15,11 @@ from collections.abc import Sequence
 from aiohttp import web
 
 from .. import errors
-from ..addressing import (
-    AccountAddress,
-)
+from ..addressing import AccountAddress
 from ..backend import Backend
 from ..errors import StubError
 from ..formats import xml as xml_fmt
-from ..request_state import (
-    Services,
-)
+from ..request_state import Services
 
 
 def _cors_rules(backend: Backend, account: str) -> tuple[xml_fmt.CorsRule, ...]:

@@ -14,33 +14,13 @@ from __future__ import annotations
 from aiohttp import web
 
 from .. import errors, versions
-from ..addressing import (
-    AccountAddress,
-    Kind,
-    parse_resource,
-    split_account,
-)
-from ..request_state import (
-    ACCOUNT,
-    ERR_STYLE,
-    SERVICES_KEY,
-    STORAGE_XML,
-    VERSION,
-    query_of,
-)
+from ..addressing import AccountAddress, Kind, parse_resource, split_account
+from ..request_state import ACCOUNT, ERR_STYLE, SERVICES_KEY, STORAGE_XML, VERSION, query_of
 from .batch import batch_operation
-from .call import (
-    Call,
-    authenticate,
-)
+from .call import Call, authenticate
 from .cors import preflight
 from .entities import delete_entity, get_entity, insert_entity, query_entities, update_entity
-from .parsing import (
-    check_data_service_versions,
-    check_timeout,
-    split_target,
-    tunnelled_method,
-)
+from .parsing import check_data_service_versions, check_timeout, split_target, tunnelled_method
 from .service import acl_operation, service_operation
 from .tables import create_table, delete_table, get_table, query_tables
 

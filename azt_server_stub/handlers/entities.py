@@ -19,16 +19,10 @@ from ..auth import Operation
 from ..backend import WriteOp
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
-from ..formats.negotiation import (
-    Fmt,
-    parse_prefer,
-    request_format,
-)
+from ..formats.negotiation import Fmt, parse_prefer, request_format
 from ..model import Entity, etag_for
 from ..realism import partitions
-from ..request_state import (
-    query_of,
-)
+from ..request_state import query_of
 from .call import (
     Call,
     authenticate,
@@ -40,11 +34,7 @@ from .call import (
     table_exists,
     write_entity,
 )
-from .parsing import (
-    data_service_version,
-    if_match_of,
-    read_body,
-)
+from .parsing import data_service_version, if_match_of, read_body
 
 
 def _select(call: Call) -> tuple[list[str] | None, str | None]:

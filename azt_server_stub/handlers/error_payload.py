@@ -17,16 +17,8 @@ from ..errors import StubError
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
 from ..formats import xml as xml_fmt
-from ..formats.negotiation import (
-    Fmt,
-    error_format_guess,
-)
-from ..request_state import (
-    ERR_STYLE,
-    ODATA_XML,
-    STORAGE_XML,
-    query_of,
-)
+from ..formats.negotiation import Fmt, error_format_guess
+from ..request_state import ERR_STYLE, ODATA_XML, STORAGE_XML, query_of
 
 
 def _now_ticks_text() -> str:

@@ -12,19 +12,11 @@ import datetime as _dt
 from aiohttp import web
 
 from .. import errors
-from ..addressing import (
-    invalid_uri,
-)
+from ..addressing import invalid_uri
 from ..auth import Operation
 from ..formats import xml as xml_fmt
-from .call import (
-    Call,
-    authenticate,
-    durable_call,
-)
-from .parsing import (
-    read_body,
-)
+from .call import Call, authenticate, durable_call
+from .parsing import read_body
 
 
 async def service_operation(

@@ -13,14 +13,8 @@ from .. import errors, odata
 from ..auth import Operation
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
-from ..formats.negotiation import (
-    Fmt,
-    parse_prefer,
-    request_format,
-)
-from ..request_state import (
-    query_of,
-)
+from ..formats.negotiation import Fmt, parse_prefer, request_format
+from ..request_state import query_of
 from .call import (
     Call,
     authenticate,
@@ -31,9 +25,7 @@ from .call import (
     no_content,
     odata_headers,
 )
-from .parsing import (
-    read_body,
-)
+from .parsing import read_body
 
 
 def query_tables(call: Call, raw_path: str) -> web.Response:

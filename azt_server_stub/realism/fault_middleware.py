@@ -22,6 +22,7 @@ from ..errors import StubError
 from .faults import FaultInjector, FaultKind, FaultRule, parse_fault
 from .inspection import describe_request, prepare_refusal
 
+# The logger keeps its name from before the realism package: log settings select it.
 log = logging.getLogger("azt_server_stub.faults")
 
 

@@ -22,7 +22,7 @@ from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed
 from azt._core.connection_string import parse_connection_string
 from azt.cli import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE, build_parser
 from azt_server_stub import StubConfig, ThreadedStubServer
-from azt_server_stub.faults import FaultInjector
+from azt_server_stub.realism.faults import FaultInjector
 
 from .conftest import run
 

@@ -13,7 +13,7 @@ import azt
 from azt_server_stub import StubServer
 from azt_server_stub.app import StubConfig
 from azt_server_stub.auth import AuthOptions
-from azt_server_stub.faults import FaultInjector
+from azt_server_stub.realism.faults import FaultInjector
 
 from .conftest import FAST_TIMEOUTS, ClientOptions, Sleeps
 

@@ -17,7 +17,7 @@ from azt.context import (
     TableContext,
 )
 from azt_server_stub import StubConfig, StubServer
-from azt_server_stub.faults import FaultInjector, FaultRule
+from azt_server_stub.realism.faults import FaultInjector, FaultRule
 
 from .conftest import fresh_name
 from .models import Movie

@@ -23,7 +23,7 @@ from azt.legacy import (
     TableServiceEntity,
 )
 from azt_server_stub import StubConfig, StubServer
-from azt_server_stub.faults import FaultInjector
+from azt_server_stub.realism.faults import FaultInjector
 
 from .conftest import fresh_name
 

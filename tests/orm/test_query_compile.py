@@ -87,9 +87,16 @@ def test_startswith_is_a_range() -> None:
     assert f(Movie.RowKey.startswith("Sh")) == "RowKey ge 'Sh' and RowKey lt 'Si'"
     assert f(AllTypes.s.startswith("Sports;")) == "s ge 'Sports;' and s lt 'Sports<'"
     assert f(AllTypes.s.startswith("")) == "s ge ''"
-    assert prefix_upper_bound("a\U0010ffff") == "b"
-    assert prefix_upper_bound("\U0010ffff") is None
-    assert prefix_upper_bound("a\ud7ff") == "a\ue000"
+    # bounds are in the service's order (UTF-16 code units): ... U+D7FF, U+10000 ...
+    # U+10FFFF, U+E000 ... U+FFFF; so these are the next characters, not code point + 1
+    assert prefix_upper_bound("a\U0010ffff") == "a\ue000"
+    assert prefix_upper_bound("\U0010ffff") == "\ue000"
+    assert prefix_upper_bound("a\ud7ff") == "a\U00010000"
+    assert prefix_upper_bound("a\uffff") == "b"
+    assert prefix_upper_bound("a\uffff\uffff") == "b"
+    assert prefix_upper_bound("\uffff") is None
+    assert prefix_upper_bound("a\U0001f600\uffff") == "a\U0001f601"
+    assert prefix_upper_bound("\U0001f600\U0010ffff\uffff") == "\U0001f600\ue000"
     # a key prefix may end in a character whose successor keys forbid ('.' -> '/'): fine
     assert f(AllTypes.RowKey.startswith("a.")) == "RowKey ge 'a.' and RowKey lt 'a/'"
 
@@ -152,10 +159,12 @@ def test_conditions_have_no_truth_value() -> None:
 
 
 def test_too_many_comparisons_refused_before_sending() -> None:
-    q = Query(AllTypes).where(AllTypes.i32.in_(range(16)))
     with pytest.raises(ValidationError, match="at most 15"):
-        q._check_limit(q.condition)
-    q._check_limit(Query(AllTypes).where(AllTypes.i32.in_(range(15))).condition)
+        Query(AllTypes).where(AllTypes.i32.in_(range(16)))
+    q = Query(AllTypes).where(AllTypes.i32.in_(range(15)))
+    q._check_limit(q.condition)
+    with pytest.raises(ValidationError, match="at most 15"):
+        q._check_limit(Or.of(*(AllTypes.i32 == i for i in range(16))))
 
 
 def test_queries_are_immutable() -> None:

@@ -12,8 +12,8 @@ import pytest
 import azt
 from azt.query import PlanKind, Query
 from azt_server_stub import StubConfig, StubServer
-from azt_server_stub.faults import FaultInjector, FaultKind, parse_fault
-from azt_server_stub.partitions import PartitionLayout, RangeLayout
+from azt_server_stub.realism.faults import FaultInjector, FaultKind, parse_fault
+from azt_server_stub.realism.partitions import PartitionLayout, RangeLayout
 
 from .models import Movie
 from .test_query_exec import GENRES, MOVIES

@@ -119,7 +119,7 @@ async def test_private_stub_injects_faults(azt_stub) -> None:
 
 
 async def test_private_stub_has_range_partitions(azt_stub) -> None:
-    from azt_server_stub.partitions import RangeLayout
+    from azt_server_stub.realism.partitions import RangeLayout
 
     azt_stub.config.partitions.set_default(RangeLayout(boundaries=("m",)))
     async with TableServiceClient.from_connection_string(azt_stub.connection_string) as s:

@@ -26,9 +26,10 @@ from yarl import URL
 
 import azt
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer
-from azt_server_stub import faults as faults_mod
-from azt_server_stub import partitions as partitions_mod
-from azt_server_stub import throttle as throttle_mod
+from azt_server_stub.realism import fault_middleware, throttle_middleware
+from azt_server_stub.realism import faults as faults_mod
+from azt_server_stub.realism import partitions as partitions_mod
+from azt_server_stub.realism import throttle as throttle_mod
 
 JSON_MINIMAL = "application/json;odata=minimalmetadata"
 
@@ -49,8 +50,8 @@ async def realism_stub(
         app = stub._app
         assert app is not None
         # the stub's own wiring installed exactly what was configured
-        assert app.get(faults_mod.FAULTS_KEY) is faults
-        assert app.get(throttle_mod.THROTTLE_KEY) is throttle
+        assert app.get(fault_middleware.FAULTS_KEY) is faults
+        assert app.get(throttle_middleware.THROTTLE_KEY) is throttle
         assert app.get(partitions_mod.PARTITIONS_KEY) is partitions
         yield stub
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import azt
-from azt_server_stub.faults import FaultInjector, FaultKind
+from azt_server_stub.realism.faults import FaultInjector, FaultKind
 from tests.realism.support import RunningStub, realism_stub, table_client
 
 POLICY = azt.AmbiguousOutcomePolicy

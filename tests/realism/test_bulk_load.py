@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import azt
-from azt_server_stub.faults import FaultInjector, FaultKind
+from azt_server_stub.realism.faults import FaultInjector, FaultKind
 from tests.realism.support import RunningStub, realism_stub, table_client
 
 N_PARTITIONS = 50

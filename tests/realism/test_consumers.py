@@ -16,7 +16,7 @@ import azt
 from azt.context import TableContext
 from azt.entity import Entity, Prop, prop
 from azt.query import PlanKind, Query
-from azt_server_stub.faults import FaultInjector, FaultKind
+from azt_server_stub.realism.faults import FaultInjector, FaultKind
 from tests.realism.support import RunningStub, fast_retry
 from tests.realism.test_ranges import TABLE, expected, layout, loaded
 

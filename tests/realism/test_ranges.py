@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import azt
-from azt_server_stub.faults import FaultInjector, FaultKind
-from azt_server_stub.partitions import PartitionLayout, RangeLayout
-from azt_server_stub.throttle import FakeClock, Throttle, ThrottleLimits
+from azt_server_stub.realism.faults import FaultInjector, FaultKind
+from azt_server_stub.realism.partitions import PartitionLayout, RangeLayout
+from azt_server_stub.realism.throttle import FakeClock, Throttle, ThrottleLimits
 from tests.realism.support import RunningStub, realism_stub, table_client
 
 TABLE = "ranges"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import azt
-from azt_server_stub.throttle import FakeClock, Throttle, ThrottleLimits
+from azt_server_stub.realism.throttle import FakeClock, Throttle, ThrottleLimits
 from tests.realism.support import realism_stub, table_client
 
 ACCOUNT = "devstoreaccount1"

@@ -1,0 +1,10 @@
+"""Stands in for ``azure.cosmosdb.table.common.models``.
+
+Example::
+
+    from azt.legacy.cosmosdb_table.common.models import AccessPolicy, ListGenerator
+"""
+
+from azt.legacy._models import AccessPolicy, ListGenerator
+
+__all__ = ["AccessPolicy", "ListGenerator"]

@@ -1,0 +1,10 @@
+"""Stands in for ``azure.cosmosdb.table.tablebatch``.
+
+Example::
+
+    from azt.legacy.cosmosdb_table.tablebatch import TableBatch
+"""
+
+from azt.legacy._models import TableBatch
+
+__all__ = ["TableBatch"]
