@@ -22,6 +22,7 @@ from azt._core.auth import (
     SharedKeyLiteCredential,
 )
 from azt._core.batch import BatchOperation, TableBatch
+from azt._core.batch_writer import BatchWriteError, BatchWriteOutcome, BatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
@@ -145,6 +146,9 @@ __all__ = [
     "BadRequestError",
     "BatchOperation",
     "BatchValidationError",
+    "BatchWriteError",
+    "BatchWriteOutcome",
+    "BatchWriter",
     "BearerTokenCredential",
     "ClientClosedError",
     "ConflictError",

@@ -33,7 +33,14 @@ from azt._core.base import (
     validate_table_name,
     write_back,
 )
-from azt._core.batch import BatchOperation, TableBatch, batch_part, batch_results
+from azt._core.batch import (
+    BatchOperation,
+    OperationEncoder,
+    TableBatch,
+    batch_results,
+    bound_batch,
+)
+from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
@@ -63,7 +70,6 @@ from azt._core.results import (
 )
 from azt._core.retry import Sleep
 from azt._core.transport import Transport
-from azt._core.wire import batch as wire_batch
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
@@ -739,6 +745,10 @@ class TableClient(ClientBase):
     def batch(self) -> TableBatch:
         """A new, empty :class:`TableBatch` for this table.
 
+        Each operation is encoded (in this client's wire format) once, when it is added,
+        and those bytes are what :meth:`submit_transaction` sends; ``batch.size`` is the
+        exact request body size so far (the service takes up to 4 MiB).
+
         Example::
 
             batch = table.batch()
@@ -746,7 +756,26 @@ class TableClient(ClientBase):
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.REPLACE)
             results = await table.submit_transaction(batch)
         """
-        return TableBatch(self.table_name)
+        return bound_batch(self.table_name, self._operation_encoder())
+
+    def batch_writer(self, *, max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES) -> BatchWriter:
+        """A :class:`BatchWriter` for this table, used as ``async with``: operations are
+        grouped by PartitionKey and sent as transactions of up to 100 operations and
+        4 MiB (exact encoded sizes); a group is also sent when the buffered bytes pass
+        ``max_buffer_bytes``, and the rest on exit. Failed operations are raised together
+        on exit (:class:`BatchWriteError`, each with its index, keys and error).
+
+        Example::
+
+            async with table.batch_writer() as writer:
+                for row in rows:
+                    await writer.upsert(row)
+        """
+        self._core.check_open()
+        return BatchWriter(self.batch, self.submit_transaction, max_buffer_bytes=max_buffer_bytes)
+
+    def _operation_encoder(self) -> OperationEncoder:
+        return OperationEncoder(self._core, self.table_name)
 
     async def submit_transaction(
         self, batch: TableBatch | Iterable[BatchOperation]
@@ -769,7 +798,7 @@ class TableClient(ClientBase):
                 print(exc.index, exc.operation, type(exc.error).__name__)
         """
         if not isinstance(batch, TableBatch):
-            builder = TableBatch(self.table_name)
+            builder = self.batch()
             for op in batch:
                 builder.add(op)
             batch = builder
@@ -781,9 +810,9 @@ class TableClient(ClientBase):
         if not operations:
             raise BatchValidationError("the transaction has no operations")
         core = self._core
-        table_url = core.pipeline.url_for(self._table_path)
-        parts = [batch_part(core, self.table_name, op, table_url) for op in operations]
-        content_type, body = wire_batch.encode_batch(parts)  # BatchValidationError over 4 MiB
+        # Encoded as operations were added (re-encoded only for a batch built elsewhere);
+        # BatchValidationError over 4 MiB.
+        content_type, body = batch._body(self._operation_encoder())
         headers = dict(core.odata_read)
         headers["Content-Type"] = content_type
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
