@@ -232,7 +232,7 @@ class ClientCore:
             raise ValidationError(
                 "the endpoint carries a SAS token and a credential was also given"
             )
-        resolved = resolve_credential(credential)
+        resolved = resolve_credential(credential, url)
         self.endpoint = Endpoint.parse(url)
         self.secondary = Endpoint.parse(secondary_endpoint) if secondary_endpoint else None
         self.owns_transport = transport is None

@@ -176,6 +176,26 @@ class Endpoint:
         )
 
 
+def is_cosmos_endpoint(url: str) -> bool:
+    """Whether ``url`` is an Azure Cosmos DB Table API endpoint.
+
+    Decided by the host alone: ``{account}.table.cosmos.{suffix}`` (the current form,
+    ``acct.table.cosmos.azure.com``) or ``{account}.table.cosmosdb.{suffix}`` (the older
+    form); ``-secondary`` accounts included. Emulators on loopback addresses are never
+    taken for Cosmos (their port says nothing reliable).
+
+    Example::
+
+        >>> is_cosmos_endpoint("https://acct.table.cosmos.azure.com/")
+        True
+        >>> is_cosmos_endpoint("https://acct.table.core.windows.net")
+        False
+    """
+    host = urllib.parse.urlsplit(url.strip()).hostname or ""
+    labels = host.lower().rstrip(".").split(".")
+    return len(labels) >= 4 and labels[1] == "table" and labels[2] in ("cosmos", "cosmosdb")
+
+
 def _is_path_style_host(host: str) -> bool:
     """Azurite's rule: IP literals, ``host.docker.internal`` and dot-less names are path-style."""
     if host == "host.docker.internal" or "." not in host:

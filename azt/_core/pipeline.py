@@ -125,10 +125,9 @@ class Pipeline:
         # the signed path is byte for byte the one on the wire. Every attempt gets a new
         # x-ms-date/Date, x-ms-client-request-id and signature; the final error of a retried
         # request records its attempts and whether an earlier attempt may have been applied.
-        # ``plain_url`` is what logs and hooks show: never the SAS credential's token.
+        # ``plain_url`` is what logs and hooks show: never the SAS credential's token, which
+        # each attempt adds (so that a rotated token is used by the next attempt).
         plain_url = url = self.url_for(path, query)
-        if isinstance(self.credential, SasCredential):
-            url = self.credential.apply_to_url(url)
         base_headers = {
             "x-ms-version": self.api_version,
             "User-Agent": self.user_agent,
@@ -206,8 +205,12 @@ class Pipeline:
         headers["Date"] = date
         client_request_id = str(uuid.uuid4())
         headers["x-ms-client-request-id"] = client_request_id
-        request = HttpRequest(method, url, headers, body)
         credential = self.credential
+        # Credentials are read per attempt, so a key or SAS rotated meanwhile is used.
+        if isinstance(credential, SasCredential):
+            request = HttpRequest(method, credential.apply_to_url(url), headers, body)
+        else:
+            request = HttpRequest(method, url, headers, body)
         if isinstance(credential, SharedKeyCredential):
             credential.sign(request, sign_path, comp)
         elif isinstance(credential, BearerTokenCredential):
