@@ -110,6 +110,7 @@ SPECS = [
 #: Protocols the wrapped classes satisfy, seen by the blocking API as the classes.
 PROTOCOLS = {
     ("azt._orm.pages", "QueryTable"): "TableClient",
+    ("azt._orm.query", "TableProvider"): "TableServiceClient",
     ("azt._uow.query", "QueryHost"): "TableContext",
 }
 
@@ -171,6 +172,34 @@ def _top_level(tree: ast.Module) -> list[ast.stmt]:
         else:
             out.append(node)
     return out
+
+
+def alias_value(module: str, name: str) -> ast.expr | None:
+    """The value of ``name`` if ``module`` defines it as a type alias (``X = A | B``,
+    ``X: TypeAlias = "A | B"``), else ``None``."""
+    for node in _top_level(tree_of(module)):
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id == name:
+                value = node.value
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+            and ast.unparse(node.annotation).endswith("TypeAlias")
+        ):
+            value = node.value
+        if value is None:
+            continue
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            if not isinstance(node, ast.AnnAssign):
+                return None  # a str constant, not a type alias
+            value = ast.parse(value.value, mode="eval").body
+        if isinstance(value, ast.BinOp | ast.Subscript | ast.Name | ast.Attribute):
+            return value
+        return None
+    return None
 
 
 def resolve(module: str, name: str) -> tuple[str, str | None]:
@@ -291,14 +320,33 @@ class Rewriter(ast.NodeTransformer):
             raise GenerationError(f"module {module} used as a value in {self.module}")
         return self._name(module, name)
 
-    def _name(self, module: str, name: str) -> ast.Name:
+    def _name(self, module: str, name: str) -> ast.expr:
         if (module, name) in WRAPPED:
             sync = WRAPPED[(module, name)]
             self.wrapped.add(sync)
             return ast.Name(id=sync, ctx=ast.Load())
+        expanded = self._alias(module, name)
+        if expanded is not None:
+            return expanded
         if name == "Self" and module == "typing":
             self.wrapped.add("Self")
         return ast.Name(id=self.names.get(module, name), ctx=ast.Load())
+
+    def _alias(self, module: str, name: str) -> ast.expr | None:
+        """A type alias that mentions a wrapped class or protocol (``TableSource =
+        QueryTable | TableProvider | str``), written out with the blocking twins in their
+        places; other aliases keep their name."""
+        if module == "builtins" or not module.startswith("azt"):
+            return None
+        value = alias_value(module, name)
+        if value is None:
+            return None
+        inner = Rewriter(module, self.names)
+        expanded = inner.visit(ast.parse(ast.unparse(value), mode="eval").body)
+        if not inner.wrapped:
+            return None
+        self.wrapped |= inner.wrapped
+        return expanded
 
 
 def rewrite(node: ast.expr | None, module: str, names: Names) -> tuple[str, set[str]]:
@@ -646,6 +694,11 @@ class Emitter:
         is_async = isinstance(impl, ast.AsyncFunctionDef)
         async_gen = is_async and has_yield(impl)
         if is_async and not async_gen:
+            if target == f"inner.{fn.name}" and returns not in ("Any", "None") and not used:
+                # The untyped forward would return Any: the coroutine gets the
+                # implementation's declared result type, which run() then returns.
+                self.out(f"        coro: Coroutine[Any, Any, {returns}] = {value}")
+                value = "coro"
             value = f"self._rt.run({value})" if not is_class else f"Runtime().run({value})"
         if fn.name == "__aenter__":
             self.out(f"        {value}")
@@ -708,7 +761,7 @@ def generate() -> str:
     for spec in SPECS:
         emitter.emit_class(spec)
     imports = [
-        "from collections.abc import Iterator",
+        "from collections.abc import Coroutine, Iterator",
         "from typing import Any, overload",
         "from azt.sync._runtime import UNBOUND, Runtime, Wrapper, runtime_of, "
         "track_transport, unwrap",
