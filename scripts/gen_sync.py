@@ -484,10 +484,16 @@ class Emitter:
         self.lines.append(text)
 
     def signature(
-        self, fn: Function, module: str, *, drop_first: bool
+        self,
+        fn: Function,
+        module: str,
+        *,
+        drop_first: bool,
+        force: frozenset[str] = frozenset(),
     ) -> tuple[str, list[str], dict[str, set[str]]]:
         """The parameter list (text), the call's argument list, and per parameter the
-        wrapped names its annotation mentions."""
+        wrapped names its annotation mentions (or, for the parameters in ``force``, that an
+        overload's annotation of it mentions)."""
         a = fn.args
         params: list[str] = []
         call: list[str] = []
@@ -500,6 +506,8 @@ class Emitter:
         def param(arg: ast.arg, default: ast.expr | None, prefix: str = "") -> str:
             annotation, used = rewrite(arg.annotation, module, self.names)
             wrapped[arg.arg] = used - {"<iterator>", "Self"}
+            if arg.arg in force:
+                wrapped[arg.arg].add("<overload>")
             text = prefix + arg.arg + (f": {annotation}" if annotation else "")
             if default is not None:
                 default_text, _ = rewrite(default, module, self.names)
@@ -660,6 +668,28 @@ class Emitter:
                 return f"{head}._from_inner({rt}, {value})"
         raise GenerationError(f"{spec.name}.{member.name}: cannot convert {returns}")
 
+    def overload_wrapped(self, member: Member, impl: Function) -> frozenset[str]:
+        """The implementation's parameters that receive a blocking object in some overload
+        (same position or same name), though its own annotation may not say so
+        (``def add(self, table: object, ...)`` behind ``add(table: str | TableClient, ...)``
+        and ``add(entity, /)``): they are unwrapped before the async call."""
+        positional = [a.arg for a in [*impl.args.posonlyargs, *impl.args.args]]
+        own = set(positional) | {a.arg for a in impl.args.kwonlyargs}
+        force: set[str] = set()
+        for fn in member.defs:
+            if fn is impl:
+                continue
+            fn_positional = [*fn.args.posonlyargs, *fn.args.args]
+            for i, arg in enumerate([*fn_positional, *fn.args.kwonlyargs]):
+                _, used = rewrite(arg.annotation, member.module, self.names)
+                if not used - {"<iterator>", "Self"}:
+                    continue
+                if i < len(fn_positional) and i < len(positional):
+                    force.add(positional[i])
+                if arg.arg in own:
+                    force.add(arg.arg)
+        return frozenset(force)
+
     def emit_function(
         self, spec: Spec, member: Member, fn: Function, names: list[str], impl: Function
     ) -> None:
@@ -667,7 +697,10 @@ class Emitter:
         is_class = "classmethod" in names
         is_static = "staticmethod" in names
         name = RENAMED.get(fn.name, fn.name)
-        params, call, wrapped = self.signature(fn, member.module, drop_first=not is_static)
+        force = self.overload_wrapped(member, fn) if fn is impl and len(member.defs) > 1 else None
+        params, call, wrapped = self.signature(
+            fn, member.module, drop_first=not is_static, force=force or frozenset()
+        )
         returns, used = rewrite(fn.returns, member.module, self.names)
         if fn.name == "__aexit__":
             returns, used = "None", set()

@@ -1528,7 +1528,7 @@ class TableContext(Wrapper):
             ctx.add(Review("Heat", "r1"))      # class Review(Entity, table="reviews")
         """
         inner: Any = self._inner
-        inner.add(table, entity)
+        inner.add(unwrap(table), entity)
 
     @overload
     def attach(self, table: str | TableClient, entity: object, etag: str | None = None) -> None: ...
@@ -1556,7 +1556,7 @@ class TableContext(Wrapper):
             ctx.attach(Review("Heat", "r1"), "*")
         """
         inner: Any = self._inner
-        inner.attach(table, entity, etag)
+        inner.attach(unwrap(table), entity, etag)
 
     def update(self, entity: object) -> None:
         """Mark a tracked entity Modified (the seed's ``UpdateObject``).

@@ -423,9 +423,11 @@ def test_context_tables_named_by_the_class(flavor: str, azt_connection_string: s
         ) as service:
             await api(service.create_table_if_not_exists(REVIEWS))
             ctx = api.TableContext(service)
+            table = service.get_table_client(REVIEWS)
             added = [Review(flavor, f"c{i}", stars=i) for i in range(3)]
-            for review in added:
-                ctx.add(review)
+            ctx.add(added[0])  # the class names the table
+            ctx.add(REVIEWS, added[1])
+            ctx.add(table, added[2])  # the flavor's own table client
             await api(ctx.save_changes(azt.SaveChangesOptions.BATCH))
             assert all(r.ETag is not None and r.Timestamp is not None for r in added)
             mine = ctx.query(Review).where(Review.PartitionKey == flavor)
@@ -434,10 +436,10 @@ def test_context_tables_named_by_the_class(flavor: str, azt_connection_string: s
             assert found[0] is added[0]  # the identity map
             other = api.TableContext(service)
             blind = Review(flavor, "c1", stars=9, text="attached")
-            other.attach(blind, "*")
+            other.attach(table, blind, "*")
             other.update(blind)
             await api(other.save_changes())
-            stored = await api(service.get_table_client(REVIEWS).get_entity(flavor, "c1"))
+            stored = await api(table.get_entity(flavor, "c1"))
             assert (stored["stars"], stored["text"]) == (9, "attached")
             ctx.delete(added[1])  # its ETag is stale now: the delete fails, typed
             with pytest.raises(azt.SaveChangesError):
