@@ -208,6 +208,27 @@ class AiohttpTransport:
         """
         return self._closed
 
+    def reset_after_fork(self) -> object | None:
+        """In a child after ``os.fork()``: forget the session inherited from the parent,
+        without closing it, so that the next ``send`` opens a fresh one on the child's loop.
+
+        The inherited session's sockets (and TLS state) are shared with the parent: closing
+        them in the child could end or corrupt the parent's connections, and so could
+        letting the child garbage-collect them. The inherited session (``None`` if there
+        was none) is returned for the caller to keep referenced for the rest of the child's
+        life; it must never be used or closed there. A closed transport stays closed.
+
+        Example::
+
+            >>> kept = []
+            >>> transport = AiohttpTransport()
+            >>> kept.append(transport.reset_after_fork())   # in the child, after os.fork()
+            >>> kept, transport.closed
+            ([None], False)
+        """
+        inherited, self._session, self._loop = self._session, None, None
+        return inherited
+
     def _open(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         limits = self._limits
