@@ -90,6 +90,24 @@ SPECS = [
         owns_runtime=True,
         tracks_transport=True,
     ),
+    Spec(
+        "azt._core.batch_writer",
+        "BatchWriter",
+        "BatchWriter",
+        doc=(
+            "Buffers writes, groups them by PartitionKey and sends each group as entity group\n"
+            "transactions: at 100 operations, at the exact 4 MiB body limit, when the buffered\n"
+            "bytes pass ``max_buffer_bytes`` (its largest group is sent), on :meth:`flush` and\n"
+            "on a clean exit. The blocking twin of :class:`azt.BatchWriter`, from\n"
+            ":meth:`TableClient.batch_writer`; a call may send a transaction. Failures are\n"
+            "raised together on a clean exit (:class:`azt.BatchWriteError`); when the ``with``\n"
+            "body raises, what is still buffered is not sent (:attr:`unsent`). Entity objects\n"
+            "get their new ETag and Timestamp once their transaction succeeds.\n\n"
+            "Example::\n\n"
+            "    with table.batch_writer() as writer:\n"
+            '        writer.insert({"PartitionKey": "p", "RowKey": "1"})\n'
+        ),
+    ),
     Spec("azt._orm.query", "Query", "Query", items_of="pages"),
     Spec("azt._uow.query", "ContextQuery", "ContextQuery", items_of="pages"),
     Spec(

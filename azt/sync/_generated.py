@@ -17,11 +17,14 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
 from typing import Any, Generic, Literal, Self, overload
 
 from azt._core.base import _KEEP, EntityArg, EntityFactory, _Keep
 from azt._core.batch import BatchOperation, TableBatch
+from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriteOutcome
+from azt._core.batch_writer import BatchWriter as _AsyncBatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
@@ -30,6 +33,9 @@ from azt._core.config import (
     RetryPolicy,
     Timeouts,
     WireFormat,
+)
+from azt._core.hooks import (
+    EventHooksArg,
 )
 from azt._core.pagination import AsyncPager as _AsyncPager
 from azt._core.pagination import ContinuationToken, Fetch, Page, T
@@ -56,7 +62,15 @@ from azt._uow.query import R as _query_R
 from azt._uow.types import EntityState, MergeOption, SaveChangesOptions, SaveChangesResult
 from azt.sync._runtime import UNBOUND, Runtime, Wrapper, runtime_of, track_transport, unwrap
 
-__all__ = ["ContextQuery", "Pager", "Query", "TableClient", "TableContext", "TableServiceClient"]
+__all__ = [
+    "BatchWriter",
+    "ContextQuery",
+    "Pager",
+    "Query",
+    "TableClient",
+    "TableContext",
+    "TableServiceClient",
+]
 
 
 class Pager(Wrapper, Generic[T]):
@@ -167,6 +181,7 @@ class TableClient(Wrapper):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        event_hooks: EventHooksArg = None,
     ) -> None:
         self._inner = _AsyncTableClient(
             endpoint,
@@ -185,6 +200,7 @@ class TableClient(Wrapper):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            event_hooks=event_hooks,
         )
         rt = None
         self._owns = rt is None
@@ -538,6 +554,10 @@ class TableClient(Wrapper):
     def batch(self) -> TableBatch:
         """A new, empty :class:`TableBatch` for this table.
 
+        Each operation is encoded (in this client's wire format) once, when it is added,
+        and those bytes are what :meth:`submit_transaction` sends; ``batch.size`` is the
+        exact request body size so far (the service takes up to 4 MiB).
+
         Example::
 
             batch = table.batch()
@@ -546,6 +566,23 @@ class TableClient(Wrapper):
             results = table.submit_transaction(batch)
         """
         return self._inner.batch()
+
+    def batch_writer(self, *, max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES) -> BatchWriter:
+        """A :class:`BatchWriter` for this table, used as ``with``: operations are
+        grouped by PartitionKey and sent as transactions of up to 100 operations and
+        4 MiB (exact encoded sizes); a group is also sent when the buffered bytes pass
+        ``max_buffer_bytes``, and the rest on exit. Failed operations are raised together
+        on exit (:class:`BatchWriteError`, each with its index, keys and error).
+
+        Example::
+
+            with table.batch_writer() as writer:
+                for row in rows:
+                    writer.upsert(row)
+        """
+        return BatchWriter._from_inner(
+            self._rt, self._inner.batch_writer(max_buffer_bytes=max_buffer_bytes)
+        )
 
     def submit_transaction(self, batch: TableBatch | Iterable[BatchOperation]) -> list[WriteResult]:
         """Run an entity group transaction: all operations succeed or none is applied.
@@ -692,6 +729,9 @@ class TableServiceClient(Wrapper):
     * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
       the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
       for tests; ``user_agent``: the ``User-Agent`` header.
+    * ``event_hooks``: ``{"request": [...], "response": [...]}``, functions (plain or
+      ``async``) called around every HTTP attempt with an :class:`azt.RequestInfo` /
+      :class:`azt.ResponseInfo` (:class:`azt.EventHooks`); their exceptions propagate.
 
     Example::
 
@@ -721,6 +761,7 @@ class TableServiceClient(Wrapper):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        event_hooks: EventHooksArg = None,
     ) -> None:
         self._inner = _AsyncTableServiceClient(
             endpoint,
@@ -738,6 +779,7 @@ class TableServiceClient(Wrapper):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            event_hooks=event_hooks,
         )
         rt = None
         self._owns = rt is None
@@ -989,6 +1031,167 @@ class TableServiceClient(Wrapper):
             assert table.closed
         """
         return self._inner.closed
+
+
+class BatchWriter(Wrapper):
+    """Buffers writes, groups them by PartitionKey and sends each group as entity group
+    transactions: at 100 operations, at the exact 4 MiB body limit, when the buffered
+    bytes pass ``max_buffer_bytes`` (its largest group is sent), on :meth:`flush` and
+    on a clean exit. The blocking twin of :class:`azt.BatchWriter`, from
+    :meth:`TableClient.batch_writer`; a call may send a transaction. Failures are
+    raised together on a clean exit (:class:`azt.BatchWriteError`); when the ``with``
+    body raises, what is still buffered is not sent (:attr:`unsent`). Entity objects
+    get their new ETag and Timestamp once their transaction succeeds.
+
+    Example::
+
+        with table.batch_writer() as writer:
+            writer.insert({"PartitionKey": "p", "RowKey": "1"})
+    """
+
+    __slots__ = ()
+    _inner: _AsyncBatchWriter
+
+    def __init__(
+        self,
+        new_batch: Callable[[], TableBatch],
+        submit: Callable[[TableBatch], Awaitable[list[WriteResult]]],
+        *,
+        max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES,
+    ) -> None:
+        self._inner = _AsyncBatchWriter(new_batch, submit, max_buffer_bytes=max_buffer_bytes)
+        rt = None
+        self._owns = False
+        self._rt = UNBOUND if rt is None else rt
+
+    def insert(self, entity: EntityArg) -> None:
+        """Insert ``entity`` (its transaction fails if the entity exists). ``entity`` is a
+        mapping or an entity object (``azt.Entity``, ``azt.DynamicEntity``), which gets
+        the new ``ETag`` and ``Timestamp`` written back once its transaction succeeds.
+
+        Example::
+
+            writer.insert({"PartitionKey": "p", "RowKey": "1", "n": 1})
+            writer.insert(Movie("Action", "Heat"))   # ETag, Timestamp set when sent
+        """
+        self._rt.run(self._inner.insert(entity))
+
+    def upsert(
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        allow_property_loss: bool = False,
+    ) -> None:
+        """Insert ``entity`` or merge into / replace the stored one (unconditionally); an
+        entity object gets the new ``ETag`` and ``Timestamp`` once its transaction succeeds.
+        ``REPLACE`` of an entity read with ``select`` (or by a narrower class) raises
+        :class:`azt.PropertyLossError` unless ``allow_property_loss``.
+
+        Example::
+
+            writer.upsert({"PartitionKey": "p", "RowKey": "1", "n": 2}, UpdateMode.REPLACE)
+        """
+        self._rt.run(self._inner.upsert(entity, mode, allow_property_loss=allow_property_loss))
+
+    def update(
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        etag: str | None = None,
+        allow_property_loss: bool = False,
+    ) -> None:
+        """Merge into or replace an existing entity (conditional on ``etag`` unless ``"*"``;
+        left out, the ETag an entity object carries, else ``"*"``). An entity object gets
+        the new ``ETag`` and ``Timestamp`` once its transaction succeeds. ``REPLACE``: as
+        :meth:`upsert`.
+
+        Example::
+
+            writer.update({"PartitionKey": "p", "RowKey": "1", "n": 3}, etag=etag)
+            hero.rating = 5.0
+            writer.update(hero)                # If-Match: hero.ETag
+        """
+        self._rt.run(
+            self._inner.update(entity, mode, etag=etag, allow_property_loss=allow_property_loss)
+        )
+
+    @overload
+    def delete(self, partition_key: str, row_key: str, *, etag: str | None = None) -> None: ...
+
+    @overload
+    def delete(self, entity: EntityArg, /, *, etag: str | None = None) -> None: ...
+
+    def delete(
+        self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
+    ) -> None:
+        """Delete an entity, by its keys or given the entity (a mapping or an entity
+        object); conditional on ``etag`` unless ``"*"``; left out, the ETag an entity
+        object carries, else ``"*"``.
+
+        Example::
+
+            writer.delete("p", "1")
+            writer.delete(hero)                # an azt.Entity: If-Match hero.ETag
+        """
+        inner: Any = self._inner
+        self._rt.run(inner.delete(partition_key, row_key, etag=etag))
+
+    def flush(self) -> None:
+        """Send every buffered operation now (one transaction per partition group).
+
+        Example::
+
+            writer.flush()
+            assert not writer.unsent
+        """
+        self._rt.run(self._inner.flush())
+
+    @property
+    def results(self) -> list[BatchWriteOutcome]:
+        """The outcome of every operation sent so far, in call order.
+
+        Example::
+
+            applied = sum(o.ok for o in writer.results)
+        """
+        return self._inner.results
+
+    @property
+    def unsent(self) -> list[BatchWriteOutcome]:
+        """The buffered operations not sent yet (``result`` and ``error`` are ``None``).
+
+        Example::
+
+            for o in writer.unsent:
+                print("not written:", o.partition_key, o.row_key)
+        """
+        return self._inner.unsent
+
+    @property
+    def transactions(self) -> int:
+        """How many transactions the writer has sent.
+
+        Example::
+
+            print(writer.transactions, "transactions")
+        """
+        return self._inner.transactions
+
+    def __enter__(self) -> Self:
+        self._rt.run(self._inner.__aenter__())
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._rt.run(self._inner.__aexit__(exc_type, exc, tb))
+        if self._owns:
+            self._rt.close()
 
 
 class Query(Wrapper, Generic[R]):
