@@ -1,3 +1,4 @@
+# Over 800 lines: one public class, every table and entity operation with its overloads.
 """``TableClient``: the operations on one table and its entities.
 
 Example::
