@@ -23,6 +23,7 @@ from aiohttp import web
 
 from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
 from .backend import Backend
+from .connection import ServiceAppRunner
 
 
 class StubServer:
@@ -199,7 +200,7 @@ class StubServer:
             raise RuntimeError("the stub is already running")
         app = create_app(self.config)
         access = logging.getLogger("azt_server_stub.access") if self._access_log else None
-        runner = web.AppRunner(app, access_log=access, handle_signals=False)
+        runner = ServiceAppRunner(app, access_log=access, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self._port, ssl_context=self._ssl)
         try:
