@@ -118,7 +118,7 @@ def refusal_error(exc: BaseException | None) -> StubError:
     if isinstance(exc, InvalidHeader) or (
         isinstance(exc, BadHttpMessage)
         and not isinstance(exc, PayloadEncodingError)
-        and "header" in exc.message.lower()
+        and any(word in exc.message.lower() for word in ("header", "content-length"))
     ):
         return errors.invalid_header_value()
     return errors.invalid_input()
