@@ -24,7 +24,7 @@ from ..backend import invalid_etag, is_weak_etag
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
-_TIMEOUT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_TIMEOUT_RE = re.compile(r"([+-]?)([0-9]+)", re.ASCII)  # any length: compared as text
 
 
 _DSV_RE = re.compile(r"\s*([0-9]+)\.([0-9]+)\s*(?:;.*)?", re.ASCII | re.DOTALL)
@@ -46,6 +46,7 @@ def check_timeout(query: MultiDictProxy[str]) -> None:
 
         >>> from azt_server_stub.request_state import parse_query
         >>> check_timeout(parse_query("timeout=90"))
+        >>> check_timeout(parse_query("timeout=" + "9" * 5000))  # past int() and accepted
         >>> check_timeout(parse_query("timeout=0"))
         Traceback (most recent call last):
         ...
@@ -53,9 +54,10 @@ def check_timeout(query: MultiDictProxy[str]) -> None:
     """
     for text in query.getall("timeout", []):
         details = {"QueryParameterName": "timeout", "QueryParameterValue": text}
-        if _TIMEOUT_RE.fullmatch(text.strip()) is None:
+        number = _TIMEOUT_RE.fullmatch(text.strip())
+        if number is None:
             err = errors.invalid_query_parameter_value()
-        elif int(text) < 1:
+        elif number.group(1) == "-" or not number.group(2).strip("0"):  # below 1
             err = errors.out_of_range_query_parameter_value()
         else:
             continue

@@ -387,3 +387,63 @@ async def test_fuzzed_headers_and_bodies_under_a_valid_signature(raw: RawClient)
         assert r.status < 500, (method, path, headers, body, r.body[:300])
         if r.status >= 400:
             assert_service_error(r, method)
+
+
+_PROPERTIES = (
+    '<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Logging>'
+    "<Version>1.0</Version><Delete>true</Delete><Read>false</Read><Write>true</Write>"
+    "<RetentionPolicy><Enabled>true</Enabled><Days>{days}</Days></RetentionPolicy></Logging>"
+    "<Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods>"
+    "<MaxAgeInSeconds>{age}</MaxAgeInSeconds><ExposedHeaders></ExposedHeaders>"
+    "<AllowedHeaders></AllowedHeaders></CorsRule></Cors></StorageServiceProperties>"
+)
+
+#: Integers ``str.isdigit`` accepts but are no ASCII decimal, and ones ``int`` refuses.
+_ODD_INTEGERS = ["\u00b2", "\u0661", "\uff17", "9" * 5000, "9" * 30]
+
+
+async def test_integer_fields_take_ascii_digits_of_a_sane_length(raw: RawClient) -> None:
+    # the class of item 8 beyond JSON: str.isdigit() let "²" reach int() (ValueError),
+    # and more than 4,300 digits made int() raise; both were 500 InternalError
+    await make_table(raw)
+    query = {"restype": "service", "comp": "properties"}
+    ctype = {"Content-Type": "application/xml"}
+    for odd in _ODD_INTEGERS:
+        for days, age in ((odd, "5"), ("7", odd)):
+            body = _PROPERTIES.format(days=days, age=age)
+            r = await raw.request("PUT", "/", query=query, headers=ctype, body=body)
+            assert (r.status, r.code) == (400, "InvalidXmlNodeValue"), (days[:9], age[:9], r.body)
+            assert_service_error(r, "PUT")
+        part = request_part("POST", "/devstoreaccount1/mytable", _ENTITY.decode()).replace(
+            "Content-Type: application/json",
+            f"Content-Type: application/json\r\nContent-Length: {odd}",
+        )
+        r = await raw.request(
+            "POST", "/$batch", headers={"Content-Type": BATCH_CT}, body=envelope([part])
+        )
+        assert (r.status, r.code) == (400, "InvalidInput"), (odd[:9], r.body[:300])
+        assert_service_error(r, "POST")
+    r = await raw.request(
+        "PUT", "/", query=query, headers=ctype, body=_PROPERTIES.format(days="7", age="5")
+    )
+    assert r.status == 202, r.body
+    assert await row_keys(raw) == []
+
+
+async def test_huge_integers_in_the_query_string(raw: RawClient) -> None:
+    await make_table(raw)
+    huge = "9" * 5000
+    r = await raw.request(
+        "GET", "/mytable()", query={"timeout": huge}, headers={"Accept": JSON_MINIMAL}
+    )
+    assert r.status == 200, r.body[:300]  # a long timeout is accepted (the service caps it)
+    r = await raw.request(
+        "GET", "/mytable()", query={"timeout": "-" + huge}, headers={"Accept": JSON_MINIMAL}
+    )
+    assert (r.status, r.code) == (400, "OutOfRangeQueryParameterValue"), r.body[:300]
+    for text in (f"n eq {huge}", f"n eq -{huge}", f"n eq {huge}L", f"n eq {huge}.5"):
+        r = await raw.request(
+            "GET", "/mytable()", query={"$filter": text}, headers={"Accept": JSON_MINIMAL}
+        )
+        assert (r.status, r.code) == (400, "InvalidInput"), (text[-12:], r.body[:300])
+        assert_service_error(r)
