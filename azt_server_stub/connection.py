@@ -164,6 +164,15 @@ class ServiceRequestHandler(RequestHandler):
         exc: BaseException | None = None,
         message: str | None = None,
     ) -> web.StreamResponse:
+        """The service-format answer to a parser refusal (``status`` < 500) or a stub bug.
+
+        Called by aiohttp; the connection is closed after the answer.
+
+        Example::
+
+            response = handler.handle_error(request, 400, LineTooLong(b"/a", MAX_REQUEST_LINE))
+            response.headers["x-ms-error-code"]  # 'InvalidUri' (status 414)
+        """
         if request.writer.output_size > 0:  # too late for any answer
             raise ConnectionError("the response has started; the error cannot be sent")
         if status >= 500:
