@@ -28,6 +28,7 @@ from . import errors
 from ._commit import WriteCommitter
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
+from .connection import SERVER_HEADER, handler_args
 from .errors import StubError
 from .handlers.cors import cors_response_headers
 from .handlers.dispatch import dispatch
@@ -46,7 +47,6 @@ log = logging.getLogger("azt_server_stub")
 #: The development storage account and its well-known key.
 DEV_ACCOUNT = "devstoreaccount1"
 DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-SERVER_HEADER = "Windows-Azure-Table/1.0 azt-stub/0.1"
 
 
 def parse_account_spec(spec: str) -> tuple[str, list[str]]:
@@ -182,6 +182,11 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
         response = error_response(request, err)
     except web.HTTPRequestEntityTooLarge:
         response = error_response(request, errors.request_body_too_large())
+    except (web.RequestPayloadError, ConnectionError):
+        # a body read anywhere (a realism middleware, a handler) broke off: bad
+        # framing, or the client left (then nobody reads this answer)
+        unreadable = errors.invalid_input("The request body could not be read.")
+        response = error_response(request, unreadable)
     except web.HTTPException as exc:  # aiohttp's own refusals (should not happen)
         code = "InvalidInput" if exc.status < 500 else "InternalError"
         response = error_response(request, StubError(exc.status, code, exc.reason))
@@ -228,7 +233,11 @@ def create_app(
         else Backend(cfg.location, table_deletion_seconds=cfg.table_deletion_seconds)
     )
     authenticator = Authenticator(cfg.decoded_accounts(), _policies(store), cfg.auth)
-    app = web.Application(middlewares=[service_middleware], client_max_size=client_max_size)
+    app = web.Application(
+        middlewares=[service_middleware],
+        client_max_size=client_max_size,
+        handler_args=handler_args(),
+    )
     app[CONFIG_KEY] = cfg
     app[BACKEND_KEY] = store
     committer = WriteCommitter(store) if store.durable else None

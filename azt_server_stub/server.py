@@ -24,6 +24,7 @@ from aiohttp import web
 from .access_log import AccessLogger
 from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
 from .backend import Backend
+from .connection import ServiceAppRunner
 
 
 class StubServer:
@@ -201,7 +202,7 @@ class StubServer:
             raise RuntimeError("the stub is already running")
         app = create_app(self.config)
         access = logging.getLogger("azt_server_stub.access") if self._access_log else None
-        runner = web.AppRunner(
+        runner = ServiceAppRunner(
             app, access_log=access, access_log_class=AccessLogger, handle_signals=False
         )
         await runner.setup()

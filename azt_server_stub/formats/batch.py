@@ -136,6 +136,10 @@ def _split(body: bytes, boundary: str) -> list[bytes]:
 
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 
+#: A part's Content-Length: ASCII digits (``str.isdigit`` also accepts other scripts'
+#: digits and superscripts), few enough for ``int`` (longer is past any body anyway).
+_LENGTH_RE = re.compile(r"[0-9]{1,15}")
+
 
 def _headers_and_rest(blob: bytes) -> tuple[CIMultiDict[str], bytes]:
     """Split a header block from what follows the first empty line."""
@@ -185,7 +189,7 @@ def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
     headers, rest = _headers_and_rest(blob[m.end() :])
     length_text = headers.get("Content-Length")
     if length_text is not None:
-        if not length_text.strip().isdigit():
+        if not _LENGTH_RE.fullmatch(length_text.strip()):
             raise _malformed("bad Content-Length")
         length = int(length_text)
         if length > len(rest):

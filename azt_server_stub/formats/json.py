@@ -97,6 +97,22 @@ def loads_object(body: bytes) -> dict[str, Any]:
     return value
 
 
+def _number_as_double(raw: int | float) -> float:
+    """A JSON number as a Double; ``400 InvalidInput`` when it is beyond the Double range.
+
+    Bare ``Infinity`` is refused when decoding, so an infinite float here is a literal
+    that overflowed (``1e400``); an integer of 309 or more digits cannot be converted.
+    Either would be stored as something other than what was sent.
+    """
+    try:
+        value = float(raw)
+    except OverflowError:
+        raise errors.invalid_input() from None
+    if math.isinf(value):
+        raise errors.invalid_input()
+    return value
+
+
 def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | None:
     """Turn a JSON member (with its optional ``@odata.type``) into a typed value.
 
@@ -122,9 +138,9 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
         if isinstance(raw, int):
             if INT32_MIN <= raw <= INT32_MAX:
                 return (Edm.INT32, raw)
-            return (Edm.DOUBLE, float(raw))
+            return (Edm.DOUBLE, _number_as_double(raw))
         if isinstance(raw, float):
-            return (Edm.DOUBLE, raw)
+            return (Edm.DOUBLE, _number_as_double(raw))
         raise errors.invalid_input()
     edm = _EDM_BY_NAME.get(edm_name)
     if edm is None:
@@ -157,7 +173,7 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
         if isinstance(raw, bool):
             raise errors.invalid_input()
         if isinstance(raw, int | float):
-            return (edm, float(raw))
+            return (edm, _number_as_double(raw))
         if isinstance(raw, str):
             if raw in _SPECIAL_IN:
                 return (edm, _SPECIAL_IN[raw])

@@ -26,6 +26,7 @@ from .call import COMMON, COMMON_HEADERS, Call, authenticate, negotiate, write_b
 from .entities import entity_location, parse_insert, parse_update, write_kind_and_operation
 from .error_payload import error_payload
 from .parsing import (
+    check_content_encoding,
     check_data_service_versions,
     if_match_of,
     read_body,
@@ -71,6 +72,7 @@ def _batch_write_op(
 ) -> tuple[str, _BatchOp]:
     """The write of one change-set part (``fmt``: its negotiated response format)."""
     check_data_service_versions(part.headers)
+    check_content_encoding(part.headers)
     resource = _part_resource(call, part)
     method = tunnelled_method(part.method, part.headers)
     prefer = parse_prefer(part.headers.get("Prefer"), call.version)
