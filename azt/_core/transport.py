@@ -40,6 +40,10 @@ __all__ = [
     "redact_url",
 ]
 
+#: Largest response header line accepted: two keys of 1,024 characters percent-encode to
+#: at most 2 x 12 KiB (astral characters, 4 UTF-8 bytes each, 3 bytes per escape).
+_MAX_HEADER_BYTES = 64 * 1024
+
 #: aiohttp warns (ResourceWarning) about raw ``bytes`` bodies above 1 MiB; 4 MiB batches are
 #: normal here, so larger bodies go out as a file-like payload (same bytes, same length).
 _LARGE_BODY = 1024 * 1024
@@ -245,6 +249,12 @@ class AiohttpTransport:
             timeout=aiohttp.ClientTimeout(total=t.total, connect=t.connect, sock_read=t.read),
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=True,
+            # A response names the entity it wrote (Location, and the echoed id): with
+            # keys of 1,024 characters that percent-encode to 9 KiB each, such a header
+            # passes aiohttp's default 8,190-byte limit, and a write the service applied
+            # would read as a broken connection. Every legal key pair must fit.
+            max_line_size=_MAX_HEADER_BYTES,
+            max_field_size=_MAX_HEADER_BYTES,
         )
         # aiohttp silently re-sends idempotent requests (PUT, DELETE, GET) once when a pooled
         # connection turns out to be closed. That retry would reuse the old date, signature
