@@ -178,7 +178,9 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
             if raw in _SPECIAL_IN:
                 return (edm, _SPECIAL_IN[raw])
             if DOUBLE_RE.match(raw):
-                return (edm, float(raw))
+                value = float(raw)
+                if value - value == 0.0:  # "1e400" is out of range, not Infinity
+                    return (edm, value)
         raise errors.invalid_input()
     if edm is Edm.BOOLEAN:
         if isinstance(raw, bool):

@@ -33,7 +33,7 @@ _UINT_RE = re.compile(r"[0-9]{1,10}")
 
 
 _ACL_TIME_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:\d{2}))?$"
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,7})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?\Z"
 )
 _PERMISSION_ORDER = "raud"
 _DECLARATION = b'<?xml version="1.0" encoding="utf-8"?>'
