@@ -19,8 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from multidict import CIMultiDict
 
+from azt_server_stub import errors
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import batch as fb
+from azt_server_stub.formats import json as jf
 
 from .conftest import JSON_MINIMAL, JSON_NONE, RawClient, RawResponse
 from .test_http_batch import envelope, parts_of, post_batch, request_part
@@ -271,6 +273,46 @@ def test_whole_responses_encode_as_before() -> None:
         expected += b"--" + cs_b[1] + b"\r\n" + ref_part_bytes(resp)
     expected += b"--" + cs_b[1] + b"--\r\n--" + batch_b + b"--\r\n"
     assert body == expected
+
+
+def ref_loads_object(body: bytes) -> dict[str, object]:
+    """``loads_object`` as it was: ``json.loads`` with the options, one decoder per call."""
+    try:
+        value = json.loads(body, object_pairs_hook=jf._pairs_hook, parse_constant=jf._no_constants)
+    except jf._Duplicate:
+        raise errors.duplicate_properties_specified() from None
+    except (ValueError, RecursionError):
+        raise errors.invalid_input() from None
+    if not isinstance(value, dict):
+        raise errors.invalid_input()
+    return value
+
+
+json_values = hs.recursive(
+    hs.none() | hs.booleans() | hs.integers() | hs.floats() | hs.text(max_size=5),
+    lambda inner: hs.lists(inner, max_size=3) | hs.dictionaries(hs.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@hs.composite
+def json_bodies(draw: hs.DrawFn) -> bytes:
+    """JSON texts (objects mostly) in the encodings json.loads detects, some broken."""
+    text = json.dumps(draw(json_values), ensure_ascii=draw(hs.booleans()))
+    if draw(hs.booleans()):  # a duplicate member
+        text = text.replace("{", '{"a":1,"a":2,', 1)
+    encoding = draw(hs.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32"]))
+    raw = text.encode(encoding, "surrogatepass")
+    if draw(hs.booleans()):
+        at = draw(hs.integers(0, len(raw)))
+        raw = raw[:at] + draw(hs.sampled_from([b"\xff", b"{", b"NaN", b"\x00", b""])) + raw[at:]
+    return raw
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_bodies())
+def test_json_bodies_decode_as_before(body: bytes) -> None:
+    assert outcome(jf.loads_object, body) == outcome(ref_loads_object, body)
 
 
 # --- the handler's per-batch memo ----------------------------------------------------------
