@@ -12,7 +12,9 @@ the two servers flips every round; best of the rounds is kept), the throughput o
 * a key-range query returning 50 rows of one partition (queries/s).
 
 It prints each figure for both servers and the ratio stub / Azurite (higher is better),
-first with both stores in memory (``azt-stub`` / ``azurite --inMemoryPersistence``),
+and, on Linux, each server process's own CPU time per unit (from ``/proc``): with the
+client's cost in every round trip and a shared machine, that is the steadier view of
+what a server change did. First with both stores in memory (``azt-stub`` / ``azurite --inMemoryPersistence``),
 then both on disk (``azt-stub --location`` / ``azurite --location``).
 
 Azurite is installed as ``scripts/test-azurite.sh`` does (``.cache/azurite``, the
@@ -124,14 +126,16 @@ def connection_string(port: int) -> str:
 
 
 @contextmanager
-def server_process(name: str, argv: list[str], port: int, workdir: Path) -> Iterator[str]:
-    """Run one server process until the block ends; yields its connection string."""
+def server_process(
+    name: str, argv: list[str], port: int, workdir: Path
+) -> Iterator[tuple[str, int]]:
+    """Run one server process until the block ends; yields its connection string and pid."""
     log = workdir / f"{name}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, cwd=workdir, stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_listening(port, proc, name, log)
-        yield connection_string(port)
+        yield connection_string(port), proc.pid
     finally:
         proc.terminate()
         try:
@@ -176,12 +180,22 @@ def make_entity(pk: str, rk: str, i: int) -> dict[str, Any]:
     }
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) of a process so far; None where /proc is unavailable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Target:
     """One server and the azt client that drives it."""
 
     name: str
     conn: str
+    pid: int
     service: azt.TableServiceClient = field(init=False)
     table: azt.TableClient = field(init=False)
     counter: int = 0
@@ -243,8 +257,10 @@ class Target:
         await self.service.aclose()
 
 
-async def rate(seconds: float, concurrency: int, op: Callable[[], Awaitable[int]]) -> float:
-    """Units per second of ``op`` (returns the units it did) run by ``concurrency`` workers."""
+async def rate(
+    seconds: float, concurrency: int, op: Callable[[], Awaitable[int]]
+) -> tuple[int, float]:
+    """(units done, seconds taken) by ``concurrency`` workers running ``op`` (returns units)."""
     done = 0
     start = time.perf_counter()
     deadline = start + seconds
@@ -256,10 +272,21 @@ async def rate(seconds: float, concurrency: int, op: Callable[[], Awaitable[int]
             done += units
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return done / (time.perf_counter() - start)
+    return done, time.perf_counter() - start
 
 
-async def measure(target: Target, op: str, seconds: float) -> float:
+async def measure(target: Target, op: str, seconds: float) -> tuple[float, float | None]:
+    """(units/s, the server's CPU milliseconds per unit or None) of one timed run."""
+    cpu_before = cpu_seconds(target.pid)
+    units, elapsed = await run_op(target, op, seconds)
+    cpu_after = cpu_seconds(target.pid)
+    cpu = None
+    if cpu_before is not None and cpu_after is not None and units:
+        cpu = (cpu_after - cpu_before) * 1000 / units
+    return units / elapsed, cpu
+
+
+async def run_op(target: Target, op: str, seconds: float) -> tuple[int, float]:
     if op == "insert":
         return await rate(seconds, 1, target.insert)
     if op == "insert16":
@@ -275,16 +302,32 @@ async def measure(target: Target, op: str, seconds: float) -> float:
     raise ValueError(op)
 
 
+@dataclass
+class Figures:
+    """One operation's result: best throughputs, the stub's spread, server CPU per unit."""
+
+    stub: float
+    azurite: float
+    spread: float  # the stub's worst round below its best (0: no noise)
+    stub_cpu: float | None  # server CPU milliseconds per unit, least of the rounds
+    azurite_cpu: float | None
+
+
+def _least(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
 async def compare(
-    stub_conn: str, azurite_conn: str, ops: list[str], rounds: int, seconds: float
-) -> dict[str, tuple[float, float, float]]:
-    """Per operation: (best stub rate, best Azurite rate, spread of the stub's rounds)."""
-    targets = [Target("stub", stub_conn), Target("azurite", azurite_conn)]
+    stub: tuple[str, int], azurite: tuple[str, int], ops: list[str], rounds: int, seconds: float
+) -> dict[str, Figures]:
+    """Run the operations in alternated rounds against both servers."""
+    targets = [Target("stub", *stub), Target("azurite", *azurite)]
     for target in targets:
         await target.setup()
         for op in ops:  # warm-up: connections, code paths, JITs
             await measure(target, op, min(0.2, seconds))
-    runs: dict[tuple[str, str], list[float]] = {}
+    runs: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
     try:
         for r in range(rounds):
             for op in ops:
@@ -296,27 +339,44 @@ async def compare(
     finally:
         for target in targets:
             await target.close()
-    out: dict[str, tuple[float, float, float]] = {}
+    out: dict[str, Figures] = {}
     for op in ops:
-        stub_runs = runs[("stub", op)]
-        out[op] = (max(stub_runs), max(runs[("azurite", op)]), min(stub_runs) / max(stub_runs))
+        stub_rates = [rate for rate, _ in runs[("stub", op)]]
+        out[op] = Figures(
+            stub=max(stub_rates),
+            azurite=max(rate for rate, _ in runs[("azurite", op)]),
+            spread=1 - min(stub_rates) / max(stub_rates),
+            stub_cpu=_least([cpu for _, cpu in runs[("stub", op)]]),
+            azurite_cpu=_least([cpu for _, cpu in runs[("azurite", op)]]),
+        )
     return out
 
 
-def report(title: str, results: dict[str, tuple[float, float, float]]) -> None:
+def report(title: str, results: dict[str, Figures]) -> None:
     print(f"\n{title}")
-    print(f"{'operation':<38}{'stub':>11}{'azurite':>11}{'stub/azurite':>14}{'noise':>8}")
-    for op, (stub, azurite, spread) in results.items():
-        print(
-            f"{OPERATIONS[op]:<38}{stub:>11.1f}{azurite:>11.1f}{stub / azurite:>14.2f}"
-            f"{1 - spread:>8.0%}"
+    print(
+        f"{'operation':<38}{'stub':>9}{'azurite':>9}{'ratio':>7}{'noise':>7}"
+        f"{'stub cpu':>10}{'az cpu':>9}{'ratio':>7}"
+    )
+    for op, f in results.items():
+        line = (
+            f"{OPERATIONS[op]:<38}{f.stub:>9.1f}{f.azurite:>9.1f}{f.stub / f.azurite:>7.2f}"
+            f"{f.spread:>7.0%}"
         )
-    print("(throughput, best of the rounds; noise: the stub's worst round below its best)")
+        if f.stub_cpu is not None and f.azurite_cpu is not None:
+            cpu_ratio = f"{f.azurite_cpu / f.stub_cpu:>7.2f}" if f.stub_cpu else f"{'-':>7}"
+            line += f"{f.stub_cpu:>8.3f}ms{f.azurite_cpu:>7.3f}ms{cpu_ratio}"
+        print(line)
+    print(
+        "throughput per second, best of the rounds; ratio: stub/azurite (higher is better);\n"
+        "noise: the stub's worst round below its best; cpu: the server process's CPU per\n"
+        "unit (least of the rounds; 10 ms clock ticks), ratio azurite/stub (higher is better)"
+    )
 
 
 def run_store(
     js: Path, store: str, ops: list[str], rounds: int, seconds: float
-) -> dict[str, tuple[float, float, float]]:
+) -> dict[str, Figures]:
     with tempfile.TemporaryDirectory(prefix="azt-vs-azurite-") as tmp:
         work = Path(tmp)
         stub_loc = azurite_loc = None
