@@ -134,11 +134,24 @@ def trace_url(url: str, *, keep_keys: bool) -> str:
         >>> trace_url("http://h/a/t()?$top=2&NextPartitionKey=1!8!YQ--", keep_keys=False)
         'http://h/a/t()?$top=2&NextPartitionKey=REDACTED'
     """
-    url = redact_url(url)
+    # Guards first: most request URLs need none of the substitutions.
+    if "?" in url or "@" in url or ";" in url:
+        url = redact_url(url)
     if keep_keys:
         return url
-    url = _KEY_IN_PATH.sub(r"\1" + REDACTED + r"\2", url)
-    return _KEY_IN_QUERY.sub(r"\1" + REDACTED, url)
+    if "Key='" in url:
+        url = _KEY_IN_PATH.sub(_redact_key, url)
+    if "?" in url:
+        url = _KEY_IN_QUERY.sub(_redact_param, url)
+    return url
+
+
+def _redact_key(match: re.Match[str]) -> str:
+    return match.group(1) + REDACTED + match.group(2)
+
+
+def _redact_param(match: re.Match[str]) -> str:
+    return match.group(1) + REDACTED
 
 
 def server_attributes(url: str) -> dict[str, str | int]:
