@@ -11,7 +11,7 @@ import azt
 from azt._core.connection_string import DEV_ACCOUNT_KEY
 from azt_server_stub import StubServer
 from azt_server_stub.app import StubConfig
-from azt_server_stub.faults import FaultInjector
+from azt_server_stub.realism.faults import FaultInjector
 
 from .conftest import FAST_TIMEOUTS, Sleeps
 

@@ -18,7 +18,7 @@ from azt._core.logs import redact_headers, redact_text, redact_url
 from azt._core.pipeline import Pipeline
 from azt_server_stub import StubServer
 from azt_server_stub.app import StubConfig
-from azt_server_stub.faults import FaultInjector
+from azt_server_stub.realism.faults import FaultInjector
 
 from .conftest import FAST_TIMEOUTS, Sleeps
 
