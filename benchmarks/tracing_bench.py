@@ -147,7 +147,7 @@ async def run(n: int, micro: int, rounds: int) -> None:
             return await get("p", "read")
 
         async def write(i: int) -> Any:
-            return await insert({"PartitionKey": f"r{round_no}", "RowKey": str(i)})
+            return await insert({"PartitionKey": f"{setup.name}-{round_no}", "RowKey": str(i)})
 
         async def remove(i: int) -> Any:
             return await delete("p", "r")
@@ -168,12 +168,11 @@ async def run(n: int, micro: int, rounds: int) -> None:
 
     mock = MockTransport(answer)
     async with StubServer() as stub:
-        tables = {}
-        for index, setup in enumerate(setups):
-            table = setup.table(stub.connection_string, f"trace{index}")
-            await table.create_table()
-            await table.insert_entity({"PartitionKey": "p", "RowKey": "read", "N": 1})
-            tables[setup.name] = table
+        # One table for all: every configuration reads the same row and inserts into
+        # partitions of the same table (per-table differences would swamp the signal).
+        tables = {s.name: s.table(stub.connection_string, "tracebench") for s in setups}
+        await tables["today"].create_table()
+        await tables["today"].insert_entity({"PartitionKey": "p", "RowKey": "read", "N": 1})
         mocked = {s.name: s.table(None, "movies", mock) for s in setups}
         for r in range(rounds):
             order = setups[r % len(setups) :] + setups[: r % len(setups)]
