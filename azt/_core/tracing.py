@@ -31,6 +31,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import os
 import re
 import urllib.parse
 from collections.abc import Callable, Coroutine, Mapping
@@ -70,6 +71,9 @@ __all__ = [
 ]
 
 TRACER_NAME = "azt"
+
+_ENV_PROVIDER = "OTEL_PYTHON_TRACER_PROVIDER"
+_UNKNOWN = object()
 
 DB_SYSTEM = "azure.tables"
 """``db.system.name`` (and the older ``db.system``): the conventions register no value for
@@ -193,7 +197,15 @@ class Tracing:
     API's default; otherwise the tracer (cached while the global provider stays the same).
     """
 
-    __slots__ = ("_explicit", "_off", "_provider", "_tracer", "attributes", "keep_keys")
+    __slots__ = (
+        "_explicit",
+        "_hint_unset",
+        "_off",
+        "_provider",
+        "_tracer",
+        "attributes",
+        "keep_keys",
+    )
 
     def __init__(
         self,
@@ -207,6 +219,12 @@ class Tracing:
             raise ValidationError(f"tracing must be a TracingOptions, got {options!r}")
         self.keep_keys = options.trace_partition_key
         self._off = not (HAVE_OTEL and options.enabled)
+        # get_tracer_provider() costs over a microsecond while none is set (it looks the
+        # environment up each time); the API's module global says "none set" in tens of
+        # nanoseconds. It is only a hint: a provider named by the environment is loaded by
+        # the first get_tracer_provider(), and should the global ever move, the public
+        # call decides.
+        self._hint_unset = _ENV_PROVIDER not in os.environ
         self._provider: object = None
         self._tracer: Tracer | None = None
         self._explicit: Tracer | None = None
@@ -230,6 +248,8 @@ class Tracing:
             return None
         if self._explicit is not None:
             return self._explicit
+        if self._hint_unset and getattr(otel_trace, "_TRACER_PROVIDER", _UNKNOWN) is None:
+            return None
         provider = otel_trace.get_tracer_provider()
         if provider is not self._provider:
             self._provider = provider

@@ -548,8 +548,8 @@ def test_options_are_checked() -> None:
         )
 
 
-def _run(code: str) -> str:
-    env = dict(os.environ, PYTHONPATH=REPO)
+def _run(code: str, **environ: str) -> str:
+    env = dict(os.environ, PYTHONPATH=REPO, **environ)
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
@@ -636,6 +636,36 @@ def test_the_global_tracer_provider_is_used_once_set() -> None:
         "[False, True, True] ['DELETE', 'delete_entity movies', 'DELETE', "
         "'delete_entity movies', 'request handler']"
     )
+
+
+def test_a_provider_named_by_the_environment_is_used() -> None:
+    out = _run(
+        """
+        import asyncio
+        import os
+        import azt
+
+        assert os.environ["OTEL_PYTHON_TRACER_PROVIDER"] == "sdk_tracer_provider"
+        seen = []
+
+        def answer(request):
+            seen.append(request.headers.get("traceparent") is not None)
+            return azt.HttpResponse(204, {})
+
+        async def main():
+            async with azt.TableClient(
+                "http://127.0.0.1:1/devstoreaccount1", "movies",
+                azt.SharedKeyCredential("devstoreaccount1", "a2V5"),
+                transport=azt.MockTransport(answer),
+            ) as table:
+                await table.delete_entity("p", "first")  # loads the provider
+            print(seen)
+
+        asyncio.run(main())
+        """,
+        OTEL_PYTHON_TRACER_PROVIDER="sdk_tracer_provider",
+    )
+    assert out.strip() == "[True]"
 
 
 @pytest.fixture(autouse=True)
