@@ -46,6 +46,7 @@ from azt._core.sas import (
 )
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
+from azt._core.tracing import TracingOptions
 from azt._core.transport import (
     AiohttpTransport,
     HttpRequest,
@@ -231,6 +232,7 @@ __all__ = [
     "TableServiceClient",
     "Timeouts",
     "TooManyRequestsError",
+    "TracingOptions",
     "TrackingError",
     "TransactionError",
     "Transport",

@@ -410,9 +410,18 @@ def doc_literal(doc: str, indent: str) -> str:
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
+#: Decorators that keep the method's signature (ParamSpec) and only add behaviour inside the
+#: async call (``azt._core.tracing.traced``: the operation span). The blocking twin calls
+#: the decorated method, so they are left out of the twin, not refused.
+TRANSPARENT_DECORATORS = frozenset({"traced"})
+
+
 def decorator_names(fn: Function) -> list[str]:
     out = []
     for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if isinstance(target, ast.Name) and target.id in TRANSPARENT_DECORATORS:
+            continue
         out.append(ast.unparse(d))
     return out
 

@@ -35,6 +35,7 @@ from azt._core.hooks import EventHooks, EventHooksArg
 from azt._core.pipeline import Pipeline
 from azt._core.results import WriteResult, resolved, timestamp_from_etag, written
 from azt._core.retry import Sleep, is_retryable
+from azt._core.tracing import Tracing, TracingOptions
 from azt._core.transport import AiohttpTransport, HttpResponse, Transport
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
@@ -217,6 +218,7 @@ class ClientCore:
         server_timeout: int | None,
         location_mode: LocationMode,
         event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
     ) -> None:
         if not isinstance(endpoint, str):
             raise ValidationError(f"endpoint must be a str URL, got {type(endpoint).__name__}")
@@ -234,6 +236,7 @@ class ClientCore:
             )
         resolved = resolve_credential(credential, url)
         self.endpoint = Endpoint.parse(url)
+        self.tracing = Tracing(tracing, url=self.endpoint.url, account=self.endpoint.account_name)
         self.secondary = Endpoint.parse(secondary_endpoint) if secondary_endpoint else None
         self.owns_transport = transport is None
         if transport is None:

@@ -38,6 +38,7 @@ from azt._core.queries import query_pager, query_params
 from azt._core.results import WriteResult, written
 from azt._core.retry import Sleep
 from azt._core.table_client import TableClient
+from azt._core.tracing import TracingOptions, traced
 from azt._core.transport import Transport
 from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
@@ -105,6 +106,7 @@ class TableServiceClient(ClientBase):
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
     ) -> None:
         self._core = ClientCore(
             endpoint,
@@ -123,6 +125,7 @@ class TableServiceClient(ClientBase):
             server_timeout=server_timeout,
             location_mode=location_mode,
             event_hooks=event_hooks,
+            tracing=tracing,
         )
 
     @classmethod
@@ -162,6 +165,7 @@ class TableServiceClient(ClientBase):
         self._core.check_open()
         return TableClient._from_core(self._core, table_name)
 
+    @traced("create_table", table_arg="table_name")
     async def create_table(self, table_name: str) -> TableClient:
         """Create a table; :class:`azt.TableAlreadyExistsError` if it exists.
 
@@ -172,6 +176,7 @@ class TableServiceClient(ClientBase):
         await send_create_table(self._core, table_name, if_not_exists=False)
         return self.get_table_client(table_name)
 
+    @traced("create_table_if_not_exists", table_arg="table_name")
     async def create_table_if_not_exists(self, table_name: str) -> TableClient:
         """Create a table unless it exists; return its client either way.
 
@@ -182,6 +187,7 @@ class TableServiceClient(ClientBase):
         await send_create_table(self._core, table_name, if_not_exists=True)
         return self.get_table_client(table_name)
 
+    @traced("delete_table", table_arg="table_name")
     async def delete_table(self, table_name: str) -> WriteResult:
         """Delete a table; :class:`azt.TableNotFoundError` if it does not exist.
 
@@ -196,6 +202,7 @@ class TableServiceClient(ClientBase):
         assert result is not None
         return result
 
+    @traced("delete_table_if_exists", table_arg="table_name")
     async def delete_table_if_exists(self, table_name: str) -> bool:
         """Delete a table if it exists; return whether it was deleted.
 
@@ -247,6 +254,7 @@ class TableServiceClient(ClientBase):
         """
         return self.query_tables(None, results_per_page=results_per_page, continuation=continuation)
 
+    @traced("get_service_properties")
     async def get_service_properties(self) -> ServiceProperties:
         """The table service properties (logging, metrics, CORS).
 
@@ -267,6 +275,7 @@ class TableServiceClient(ClientBase):
             request_id=resp.headers.get("x-ms-request-id"),
         )
 
+    @traced("set_service_properties")
     async def set_service_properties(self, properties: ServiceProperties) -> WriteResult:
         """Set the table service properties (elements left ``None`` stay unchanged).
 
@@ -286,6 +295,7 @@ class TableServiceClient(ClientBase):
         )
         return written(resp)
 
+    @traced("get_service_stats")
     async def get_service_stats(self) -> ServiceStats:
         """Geo-replication statistics, read from the secondary endpoint.
 

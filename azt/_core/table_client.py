@@ -70,6 +70,7 @@ from azt._core.results import (
     written,
 )
 from azt._core.retry import Sleep
+from azt._core.tracing import TracingOptions, traced
 from azt._core.transport import Transport
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
@@ -134,6 +135,7 @@ class TableClient(ClientBase):
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
     ) -> None:
         self.table_name = validate_table_name(table_name)
         self._core = ClientCore(
@@ -153,6 +155,7 @@ class TableClient(ClientBase):
             server_timeout=server_timeout,
             location_mode=location_mode,
             event_hooks=event_hooks,
+            tracing=tracing,
         )
         self._init_paths()
 
@@ -209,6 +212,7 @@ class TableClient(ClientBase):
 
     # -- table level ------------------------------------------------------------------------
 
+    @traced("create_table")
     async def create_table(self) -> WriteResult:
         """Create this table; raises :class:`azt.TableAlreadyExistsError` if it exists.
 
@@ -223,6 +227,7 @@ class TableClient(ClientBase):
         assert result is not None
         return result
 
+    @traced("create_table_if_not_exists")
     async def create_table_if_not_exists(self) -> bool:
         """Create this table unless it exists; return whether it was created.
 
@@ -232,6 +237,7 @@ class TableClient(ClientBase):
         """
         return await send_create_table(self._core, self.table_name, if_not_exists=True) is not None
 
+    @traced("delete_table")
     async def delete_table(self) -> WriteResult:
         """Delete this table; raises :class:`azt.TableNotFoundError` if it does not exist.
 
@@ -246,6 +252,7 @@ class TableClient(ClientBase):
         assert result is not None
         return result
 
+    @traced("delete_table_if_exists")
     async def delete_table_if_exists(self) -> bool:
         """Delete this table if it exists; return whether it was deleted.
 
@@ -255,6 +262,7 @@ class TableClient(ClientBase):
         """
         return await send_delete_table(self._core, self.table_name, if_exists=True) is not None
 
+    @traced("get_access_policy")
     async def get_access_policy(self) -> AccessPolicies:
         """The table's stored access policies: ``{id: AccessPolicy or None}`` (an
         :class:`AccessPolicies` dict that also carries the response's ``request_id``).
@@ -276,6 +284,7 @@ class TableClient(ClientBase):
             request_id=resp.headers.get("x-ms-request-id"),
         )
 
+    @traced("set_access_policy")
     async def set_access_policy(self, policies: Mapping[str, AccessPolicy | None]) -> WriteResult:
         """Replace the table's stored access policies (at most 5; ``{}`` clears them).
 
@@ -308,6 +317,7 @@ class TableClient(ClientBase):
         body: bytes = self._core.codec.encode_entity(entity)
         return body
 
+    @traced("insert_entity", key_arg="entity", entities=1)
     async def insert_entity(
         self, entity: EntityArg, *, return_content: bool = False
     ) -> WriteResult:
@@ -380,6 +390,7 @@ class TableClient(ClientBase):
             )
         raise exc
 
+    @traced("update_entity", key_arg="entity", entities=1)
     async def update_entity(
         self,
         entity: EntityArg,
@@ -436,6 +447,7 @@ class TableClient(ClientBase):
         write_back(obj, new_etag)
         return written(resp, new_etag)
 
+    @traced("upsert_entity", key_arg="entity", entities=1)
     async def upsert_entity(
         self,
         entity: EntityArg,
@@ -480,6 +492,7 @@ class TableClient(ClientBase):
     async def delete_entity(
         self, entity: EntityArg, /, *, etag: str | None = None
     ) -> WriteResult: ...
+    @traced("delete_entity", key_arg="partition_key", entities=1)
     async def delete_entity(
         self,
         partition_key: str | EntityArg,
@@ -556,6 +569,7 @@ class TableClient(ClientBase):
         select: Sequence[str] | None = None,
         entity_class: EntityFactory[_E],
     ) -> _E: ...
+    @traced("get_entity", key_arg="partition_key", entities=1)
     async def get_entity(
         self,
         partition_key: str,
@@ -722,7 +736,9 @@ class TableClient(ClientBase):
 
         if select and page_decoder is None:
             decode = projected_rows(decode)  # a replace of one would lose the rest
-        return query_pager(core, self._query_path, params, continuation, "table", decode)
+        return query_pager(
+            core, self._query_path, params, continuation, "table", decode, table=self.table_name
+        )
 
     def list_entities(
         self,
@@ -778,6 +794,7 @@ class TableClient(ClientBase):
     def _operation_encoder(self) -> OperationEncoder:
         return OperationEncoder(self._core, self.table_name)
 
+    @traced("submit_transaction", key_arg="batch", entities=len)
     async def submit_transaction(
         self, batch: TableBatch | Iterable[BatchOperation]
     ) -> list[WriteResult]:

@@ -20,6 +20,7 @@ from azt._core.batch import BatchOperation, TableBatch, pack_operations
 from azt._core.results import UpdateMode
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
+from azt._core.tracing import run_traced
 from azt._edm.validation import validate_entity
 from azt._errors import (
     AztError,
@@ -413,7 +414,13 @@ class TableContext:
             result = await ctx.save_changes(SaveChangesOptions.BATCH)
             print(len(result.succeeded))
         """
-        return await self._save(options, max_concurrency, self._service, allow_property_loss)
+        save = functools.partial(
+            self._save, options, max_concurrency, self._service, allow_property_loss
+        )
+        # One span for the save; its requests and transactions are the client's child spans.
+        return await run_traced(
+            self._service._core.tracing, "save_changes", None, save, entities=len
+        )
 
     def mark_complete(self, entity: object) -> None:
         """Declare that a tracked entity holds every property the stored entity should

@@ -44,6 +44,7 @@ from azt._core.retry import Sleep
 from azt._core.service_client import TableServiceClient as _AsyncTableServiceClient
 from azt._core.table_client import _E, _R
 from azt._core.table_client import TableClient as _AsyncTableClient
+from azt._core.tracing import TracingOptions
 from azt._core.transport import Transport
 from azt._core.wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt._edm.entity import TableEntity
@@ -182,6 +183,7 @@ class TableClient(Wrapper):
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
     ) -> None:
         self._inner = _AsyncTableClient(
             endpoint,
@@ -201,6 +203,7 @@ class TableClient(Wrapper):
             server_timeout=server_timeout,
             location_mode=location_mode,
             event_hooks=event_hooks,
+            tracing=tracing,
         )
         rt = None
         self._owns = rt is None
@@ -762,6 +765,7 @@ class TableServiceClient(Wrapper):
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
     ) -> None:
         self._inner = _AsyncTableServiceClient(
             endpoint,
@@ -780,6 +784,7 @@ class TableServiceClient(Wrapper):
             server_timeout=server_timeout,
             location_mode=location_mode,
             event_hooks=event_hooks,
+            tracing=tracing,
         )
         rt = None
         self._owns = rt is None
