@@ -25,13 +25,19 @@ from azt._core.batch import BatchOperation, TableBatch
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
     Timeouts,
     WireFormat,
 )
-from azt._core.connection_string import ConnectionSettings, Endpoint, parse_connection_string
+from azt._core.connection_string import (
+    ConnectionSettings,
+    Endpoint,
+    is_cosmos_endpoint,
+    parse_connection_string,
+)
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
 from azt._core.queries import format_filter
 from azt._core.results import AccessPolicies, ResponseMetadata, UpdateMode, WriteResult
@@ -100,6 +106,7 @@ from azt._errors import (
     TransactionError,
     TransportError,
     UnsupportedMediaTypeError,
+    UnsupportedOperationError,
     ValidationError,
     register_error_code,
 )
@@ -162,6 +169,7 @@ __all__ = [
     "EntityMetadata",
     "EntityNotFoundError",
     "EntityState",
+    "Flavor",
     "GeoReplication",
     "HttpRequest",
     "HttpResponse",
@@ -227,6 +235,7 @@ __all__ = [
     "TransportError",
     "Typed",
     "UnsupportedMediaTypeError",
+    "UnsupportedOperationError",
     "UpdateMode",
     "ValidationError",
     "WireDecodeError",
@@ -236,6 +245,7 @@ __all__ = [
     "format_filter",
     "generate_account_sas",
     "generate_table_sas",
+    "is_cosmos_endpoint",
     "parse_connection_string",
     "prop",
     "register_converter",

@@ -20,7 +20,7 @@ from azt._core.base import (
     plain_value,
     validate_table_name,
 )
-from azt._core.config import AmbiguousOutcomePolicy
+from azt._core.config import AmbiguousOutcomePolicy, Flavor
 from azt._core.pipeline import Pipeline
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.transport import HttpResponse
@@ -95,7 +95,9 @@ class BatchOperation:
 class TableBatch:
     """A builder for one entity group transaction, checked as it grows.
 
-    Every operation must target the same PartitionKey, each RowKey may appear once, and
+    ``flavor`` (:class:`azt.Flavor`) chooses the limits entities are checked against
+    (``table.batch()`` passes the client's). Every operation must target the same
+    PartitionKey, each RowKey may appear once, and
     there may be at most 100 operations: a violation raises
     :class:`azt.BatchValidationError` naming the offending operation's index before
     anything is sent. Entities are checked against the service limits as they are added.
@@ -113,8 +115,10 @@ class TableBatch:
         azt._errors.BatchValidationError: operation 2 (create(...)): PartitionKey 'Drama' ...
     """
 
-    def __init__(self, table_name: str) -> None:
-        self.table_name = validate_table_name(table_name)
+    def __init__(self, table_name: str, *, flavor: Flavor = Flavor.STORAGE) -> None:
+        self.flavor = flavor
+        self.limits = flavor.limits
+        self.table_name = validate_table_name(table_name, flavor)
         self.operations: list[BatchOperation] = []
         self._partition_key: str | None = None
         self._row_keys: set[str] = set()
@@ -202,7 +206,7 @@ class TableBatch:
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
         data, obj, _ = entity_source(entity)
-        check_entity(data)
+        check_entity(data, self.limits)
         self._add(BatchOperation("create", data, source=obj))
 
     def update(
@@ -225,7 +229,7 @@ class TableBatch:
         if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "batch update(mode=REPLACE)")
         data, obj, own_etag = entity_source(entity)
-        check_entity(data)
+        check_entity(data, self.limits)
         tag = check_etag(etag if etag is not None else own_etag or "*")
         self._add(BatchOperation("update", data, mode=UpdateMode(mode), etag=tag, source=obj))
 
@@ -245,7 +249,7 @@ class TableBatch:
         if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
         data, obj, _ = entity_source(entity)
-        check_entity(data)
+        check_entity(data, self.limits)
         self._add(BatchOperation("upsert", data, mode=UpdateMode(mode), source=obj))
 
     def delete(
@@ -273,8 +277,8 @@ class TableBatch:
                     f"entity object), got {type(partition_key).__name__}"
                 )
             pk, rk = plain_value(data.get("PartitionKey")), plain_value(data.get("RowKey"))
-        validate_key("PartitionKey", pk)
-        validate_key("RowKey", rk)
+        validate_key("PartitionKey", pk, self.limits)
+        validate_key("RowKey", rk, self.limits)
         self._add(
             BatchOperation(
                 "delete",

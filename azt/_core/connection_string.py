@@ -4,7 +4,9 @@
 :class:`ConnectionSettings` (account, key or SAS, primary and secondary endpoints);
 :class:`Endpoint` splits a table endpoint URL into the parts the client needs to build and
 sign request URLs (host-style ``https://acct.table.core.windows.net`` or emulator
-path-style ``http://127.0.0.1:10002/devstoreaccount1``).
+path-style ``http://127.0.0.1:10002/devstoreaccount1``); :func:`is_cosmos_endpoint` tells
+an Azure Cosmos DB Table API endpoint (``https://acct.table.cosmos.azure.com:443/``), which
+has no ``-secondary`` endpoint.
 
 Example::
 
@@ -64,6 +66,41 @@ _OTHER_SERVICE_KEYS = {
         "DfsSecondaryEndpoint",
     )
 }
+
+
+# Host fragments of Cosmos DB Table API endpoints: the current ``.table.cosmos.`` (public
+# cloud ``cosmos.azure.com``, also ``cosmos.azure.us`` / ``cosmos.azure.cn``) and the older
+# ``.table.cosmosdb.`` (``*.table.cosmosdb.azure.com``); azure-data-tables detects by them.
+_COSMOS_HOST_MARKERS = (".table.cosmos.", ".table.cosmosdb.")
+
+
+def is_cosmos_endpoint(url: object) -> bool:
+    """Whether ``url`` is an Azure Cosmos DB Table API endpoint (by its host name).
+
+    ``https://acct.table.cosmos.azure.com:443/`` and the older
+    ``https://acct.table.cosmosdb.azure.com`` are; Storage endpoints, IP addresses and
+    custom domains are not (pass ``flavor=Flavor.COSMOS`` to a client for those).
+
+    Example::
+
+        >>> is_cosmos_endpoint("https://acct.table.cosmos.azure.com:443/")
+        True
+        >>> is_cosmos_endpoint("https://acct.table.core.windows.net")
+        False
+    """
+    if not isinstance(url, str):
+        return False
+    text = url.strip()
+    if "//" not in text:
+        text = "//" + text
+    try:
+        host = urllib.parse.urlsplit(text).hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    host = "." + host.lower()
+    return any(marker in host for marker in _COSMOS_HOST_MARKERS)
 
 
 @attrs.frozen
@@ -147,7 +184,8 @@ class Endpoint:
         )
 
     def secondary(self) -> Endpoint | None:
-        """The RA-GRS secondary endpoint derived from this one, or ``None`` if unknown.
+        """The RA-GRS secondary endpoint derived from this one, or ``None`` if unknown
+        (always for Cosmos DB endpoints, which have none).
 
         Host-style: ``{account}-secondary.…``; path-style: ``/{account}-secondary``.
 
@@ -158,8 +196,8 @@ class Endpoint:
         """
         if self.is_secondary:
             return self
-        if self.account_name is None:
-            return None
+        if self.account_name is None or is_cosmos_endpoint(self.url):
+            return None  # Cosmos DB has no -secondary endpoint
         if self.path_style:
             segments = self.path.lstrip("/").split("/", 1)
             if segments[0] != self.account_name:
@@ -373,7 +411,7 @@ def parse_connection_string(connection_string: str) -> ConnectionSettings:
                 "cannot determine the table endpoint: give TableEndpoint or AccountName"
             )
         primary = Endpoint.parse(f"{protocol}://{account_name}.table.{suffix}")
-        secondary = Endpoint.parse(f"{protocol}://{account_name}-secondary.table.{suffix}")
+        secondary = primary.secondary()
 
     return ConnectionSettings(
         account_name=account_name,

@@ -37,6 +37,7 @@ from azt._core.batch import BatchOperation, TableBatch, batch_part, batch_result
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
@@ -125,8 +126,8 @@ class TableClient(ClientBase):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        flavor: Flavor | None = None,
     ) -> None:
-        self.table_name = validate_table_name(table_name)
         self._core = ClientCore(
             endpoint,
             credential,
@@ -143,13 +144,15 @@ class TableClient(ClientBase):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            flavor=flavor,
         )
+        self.table_name = validate_table_name(table_name, self._core.flavor)
         self._init_paths()
 
     @classmethod
     def _from_core(cls, core: ClientCore, table_name: str) -> TableClient:
         self = cls.__new__(cls)
-        self.table_name = validate_table_name(table_name)
+        self.table_name = validate_table_name(table_name, core.flavor)
         # A view of the service client's core: same pipeline and connections, but its own
         # closed flag, and closing it never closes the connections it borrows.
         self._core = core.view()
@@ -253,6 +256,7 @@ class TableClient(ClientBase):
 
             policies = await table.get_access_policy()
         """
+        self._core.flavor.require("get_access_policy")
         resp = await self._core.send(
             "GET",
             self._table_path,
@@ -275,6 +279,7 @@ class TableClient(ClientBase):
                 {"readers": AccessPolicy(permission="r", expiry=datetime(2030, 1, 1, tzinfo=UTC))}
             )
         """
+        self._core.flavor.require("set_access_policy")
         if len(policies) > 5:
             raise ValidationError("a table has at most 5 stored access policies")
         for policy_id in policies:
@@ -316,7 +321,7 @@ class TableClient(ClientBase):
             await table.insert_entity(movie)      # movie.ETag, movie.Timestamp now set
         """
         data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data)
+        pk, rk = check_entity(data, self._core.limits)
         core = self._core
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
@@ -399,7 +404,7 @@ class TableClient(ClientBase):
             await table.update_entity(hero)       # If-Match: hero.ETag
         """
         data, obj, own_etag = entity_source(entity)
-        pk, rk = check_entity(data)
+        pk, rk = check_entity(data, self._core.limits)
         etag = check_etag(etag if etag is not None else own_etag or "*")
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
@@ -445,7 +450,7 @@ class TableClient(ClientBase):
                                       UpdateMode.REPLACE)
         """
         data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data)
+        pk, rk = check_entity(data, self._core.limits)
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
@@ -495,8 +500,8 @@ class TableClient(ClientBase):
                     "delete_entity() takes (partition_key, row_key) or one entity; "
                     f"got a PartitionKey and row_key={row_key!r}"
                 )
-            pk = validate_key("PartitionKey", partition_key)
-            rk = validate_key("RowKey", row_key)
+            pk = validate_key("PartitionKey", partition_key, self._core.limits)
+            rk = validate_key("RowKey", row_key, self._core.limits)
             own_etag = None
         else:
             if row_key is not None:
@@ -509,8 +514,10 @@ class TableClient(ClientBase):
                     "delete_entity() takes (partition_key, row_key) or an entity (a mapping "
                     f"or an entity object), got {type(partition_key).__name__}"
                 )
-            pk = validate_key("PartitionKey", plain_value(data.get("PartitionKey")))
-            rk = validate_key("RowKey", plain_value(data.get("RowKey")))
+            pk = validate_key(
+                "PartitionKey", plain_value(data.get("PartitionKey")), self._core.limits
+            )
+            rk = validate_key("RowKey", plain_value(data.get("RowKey")), self._core.limits)
         etag = check_etag(etag if etag is not None else own_etag or "*")
         core = self._core
         headers = dict(core.odata_read)
@@ -567,8 +574,8 @@ class TableClient(ClientBase):
             movie = await table.get_entity("Action", "Heat", select=["Rating"])
             hero = await table.get_entity("Action", "Heat", entity_class=Movie)
         """
-        pk = validate_key("PartitionKey", partition_key)
-        rk = validate_key("RowKey", row_key)
+        pk = validate_key("PartitionKey", partition_key, self._core.limits)
+        rk = validate_key("RowKey", row_key, self._core.limits)
         if entity_class is None:
             return await self._get(pk, rk, select, self._core.odata_read, location="read")
         decode = getattr(entity_class, "__azt_decode__", None)
@@ -743,7 +750,7 @@ class TableClient(ClientBase):
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.REPLACE)
             results = await table.submit_transaction(batch)
         """
-        return TableBatch(self.table_name)
+        return TableBatch(self.table_name, flavor=self._core.flavor)
 
     async def submit_transaction(
         self, batch: TableBatch | Iterable[BatchOperation]
@@ -765,22 +772,34 @@ class TableClient(ClientBase):
             except TransactionError as exc:
                 print(exc.index, exc.operation, type(exc.error).__name__)
         """
-        if not isinstance(batch, TableBatch):
-            builder = TableBatch(self.table_name)
-            for op in batch:
+        core = self._core
+        if not isinstance(batch, TableBatch) or batch.flavor is not core.flavor:
+            # Operations (or a batch checked for another flavour) are checked again here.
+            source = batch.operations if isinstance(batch, TableBatch) else batch
+            builder = TableBatch(self.table_name, flavor=core.flavor)
+            for op in source:
                 builder.add(op)
             batch = builder
-        if batch.table_name.lower() != self.table_name.lower():
+        same_table = (
+            batch.table_name == self.table_name  # Cosmos DB table names are case-sensitive
+            if core.flavor is Flavor.COSMOS
+            else batch.table_name.lower() == self.table_name.lower()
+        )
+        if not same_table:
             raise BatchValidationError(
                 f"the batch was built for table {batch.table_name!r}, not {self.table_name!r}"
             )
         operations = batch.operations
         if not operations:
             raise BatchValidationError("the transaction has no operations")
-        core = self._core
         table_url = core.pipeline.url_for(self._table_path)
         parts = [batch_part(core, self.table_name, op, table_url) for op in operations]
         content_type, body = wire_batch.encode_batch(parts)  # BatchValidationError over 4 MiB
+        if len(body) > core.limits.max_batch_bytes:
+            raise BatchValidationError(
+                f"the batch body is {len(body)} bytes; the {core.flavor.value} flavour allows "
+                f"at most {core.limits.max_batch_bytes} (the Cosmos DB Table API: 2 MB)"
+            )
         headers = dict(core.odata_read)
         headers["Content-Type"] = content_type
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
