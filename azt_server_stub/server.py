@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import ssl
 import threading
@@ -23,6 +24,7 @@ from aiohttp import web
 
 from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
 from .backend import Backend
+from .flavors import flavor_named
 
 
 class StubServer:
@@ -31,6 +33,8 @@ class StubServer:
     ``config``: accounts, durable location and auth switches (default: the development
     account, in memory). ``ssl_context``: serve HTTPS. ``port=0`` picks a free port.
     ``access_log``: log every request to the ``azt_server_stub.access`` logger (INFO).
+    ``flavor``: ``"storage"`` or ``"cosmos"`` (answer as the Azure Cosmos DB Table API;
+    overrides ``config.flavor``).
 
     Example::
 
@@ -46,8 +50,12 @@ class StubServer:
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         access_log: bool = False,
+        flavor: str | None = None,
     ) -> None:
         self.config = config or StubConfig()
+        if flavor is not None:
+            flavor_named(flavor)  # ValueError for an unknown name, before anything starts
+            self.config = dataclasses.replace(self.config, flavor=flavor.lower())
         self._access_log = access_log
         self.host = host
         self._port = port
@@ -72,6 +80,17 @@ class StubServer:
             True
         """
         return self._port
+
+    @property
+    def flavor(self) -> str:
+        """The service flavour served: ``"storage"`` or ``"cosmos"``.
+
+        Example::
+
+            >>> StubServer().flavor, StubServer(flavor="cosmos").flavor
+            ('storage', 'cosmos')
+        """
+        return self.config.flavor
 
     @property
     def scheme(self) -> str:

@@ -243,7 +243,8 @@ class RetryPolicy:
     ``minimum + 3·base`` ± 20 %, and so on up to ``maximum``. The defaults are that guide's
     (base 30 s, minimum 3 s, maximum 90 s: about 3 s, 33 s, 90 s) and the storage client's
     three retries, i.e. ``max_attempts=4`` in all. A ``Retry-After`` /
-    ``x-ms-retry-after-ms`` sent by the service is honoured as a lower bound on the delay.
+    ``x-ms-retry-after-ms`` sent by the service is honoured as a lower bound on the delay;
+    a ``429`` with ``x-ms-retry-after-ms`` (Cosmos DB's throttling) waits exactly that long.
 
     Retried: 408, 429, 500, 502, 503, 504, connection errors and client timeouts. Never:
     other 4xx, 501, 505.
