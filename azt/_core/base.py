@@ -448,9 +448,11 @@ def endpoint_and_credential(
     connection_string: str, use_lite: bool, kwargs: dict[str, Any]
 ) -> tuple[str, SharedKeyCredential | SasCredential]:
     """The endpoint and credential a connection string names; its secondary endpoint goes
-    into ``kwargs`` unless the caller gave one."""
+    into ``kwargs`` unless the caller gave one (or asked for the Cosmos DB flavour, which
+    has no secondary: the one a path-style string implies is then not used)."""
     settings = parse_connection_string(connection_string)
-    kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
+    if kwargs.get("flavor") is not Flavor.COSMOS:
+        kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
     if settings.account_key is not None and settings.account_name is not None:
         cls = SharedKeyLiteCredential if use_lite else SharedKeyCredential
         return settings.endpoint, cls(settings.account_name, settings.account_key)

@@ -126,8 +126,11 @@ async def test_cosmos_has_no_secondary(cosmos: RawClient, storage: RawClient) ->
 
 
 async def test_row_key_limit_is_255_bytes_on_cosmos(cosmos: RawClient, storage: RawClient) -> None:
-    fits = {"PartitionKey": "p", "RowKey": "é" * 127 + "x"}  # 255 bytes as UTF-8
-    too_long = {"PartitionKey": "p", "RowKey": "é" * 128}  # 256 bytes, 128 UTF-16 units
+    fits: dict[str, object] = {"PartitionKey": "p", "RowKey": "é" * 127 + "x"}  # 255 bytes as UTF-8
+    too_long: dict[str, object] = {
+        "PartitionKey": "p",
+        "RowKey": "é" * 128,
+    }  # 256 bytes, 128 UTF-16 units
     await insert(cosmos, "mytable", fits)
     r = await cosmos.request("POST", "/mytable", headers=JSON_HEADERS, body=json.dumps(too_long))
     assert r.status == 400
@@ -149,7 +152,7 @@ async def test_row_key_limit_is_255_bytes_on_cosmos(cosmos: RawClient, storage: 
 async def test_cosmos_reserves_property_names(
     cosmos: RawClient, storage: RawClient, name: str
 ) -> None:
-    entity = {"PartitionKey": "p", "RowKey": "r", name: "x"}
+    entity: dict[str, object] = {"PartitionKey": "p", "RowKey": "r", name: "x"}
     r = await cosmos.request("POST", "/mytable", headers=JSON_HEADERS, body=json.dumps(entity))
     assert r.status == 400
     assert odata_error(r.body)["code"] == "PropertyNameInvalid"
