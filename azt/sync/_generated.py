@@ -25,6 +25,7 @@ from azt._core.batch import BatchOperation, TableBatch
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
@@ -166,6 +167,7 @@ class TableClient(Wrapper):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        flavor: Flavor | None = None,
     ) -> None:
         self._inner = _AsyncTableClient(
             endpoint,
@@ -184,6 +186,7 @@ class TableClient(Wrapper):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            flavor=flavor,
         )
         rt = None
         self._owns = rt is None
@@ -561,6 +564,16 @@ class TableClient(Wrapper):
         return self._inner.account_name
 
     @property
+    def flavor(self) -> Flavor:
+        """The account's service flavour (from the endpoint, or ``flavor=``).
+
+        Example::
+
+            service.flavor  # Flavor.STORAGE; Flavor.COSMOS for *.table.cosmos.azure.com
+        """
+        return self._inner.flavor
+
+    @property
     def wire_format(self) -> WireFormat:
         """The payload format this client speaks.
 
@@ -608,6 +621,9 @@ class TableServiceClient(Wrapper):
     * ``server_timeout``: seconds sent as ``timeout=`` on every request (the service's
       own budget, at most 30 s); ``location_mode``: :class:`azt.LocationMode`, where reads
       go. :meth:`with_options` makes a copy with other values, sharing the connections.
+    * ``flavor``: :class:`azt.Flavor`, the service the account is (default: Cosmos DB
+      for ``*.table.cosmos.azure.com`` endpoints, else Storage); it sets the client-side
+      limits and refuses what Cosmos DB lacks (``docs/cosmos.md``).
     * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
       the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
       for tests; ``user_agent``: the ``User-Agent`` header.
@@ -640,6 +656,7 @@ class TableServiceClient(Wrapper):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        flavor: Flavor | None = None,
     ) -> None:
         self._inner = _AsyncTableServiceClient(
             endpoint,
@@ -657,6 +674,7 @@ class TableServiceClient(Wrapper):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            flavor=flavor,
         )
         rt = None
         self._owns = rt is None
@@ -887,6 +905,16 @@ class TableServiceClient(Wrapper):
             service.account_name  # 'devstoreaccount1'
         """
         return self._inner.account_name
+
+    @property
+    def flavor(self) -> Flavor:
+        """The account's service flavour (from the endpoint, or ``flavor=``).
+
+        Example::
+
+            service.flavor  # Flavor.STORAGE; Flavor.COSMOS for *.table.cosmos.azure.com
+        """
+        return self._inner.flavor
 
     @property
     def wire_format(self) -> WireFormat:
