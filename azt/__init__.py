@@ -22,6 +22,7 @@ from azt._core.auth import (
     SharedKeyLiteCredential,
 )
 from azt._core.batch import BatchOperation, TableBatch
+from azt._core.batch_writer import BatchWriteError, BatchWriteOutcome, BatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
@@ -38,6 +39,7 @@ from azt._core.connection_string import (
     is_cosmos_endpoint,
     parse_connection_string,
 )
+from azt._core.hooks import EventHooks, RequestHook, RequestInfo, ResponseHook, ResponseInfo
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
 from azt._core.queries import format_filter
 from azt._core.results import AccessPolicies, ResponseMetadata, UpdateMode, WriteResult
@@ -151,6 +153,9 @@ __all__ = [
     "BadRequestError",
     "BatchOperation",
     "BatchValidationError",
+    "BatchWriteError",
+    "BatchWriteOutcome",
+    "BatchWriter",
     "BearerTokenCredential",
     "ClientClosedError",
     "ConflictError",
@@ -169,6 +174,7 @@ __all__ = [
     "EntityMetadata",
     "EntityNotFoundError",
     "EntityState",
+    "EventHooks",
     "Flavor",
     "GeoReplication",
     "HttpRequest",
@@ -198,9 +204,13 @@ __all__ = [
     "QueryDeleteError",
     "QueryPage",
     "QueryPlan",
+    "RequestHook",
+    "RequestInfo",
     "RequestTooLargeError",
     "Resolver",
     "ResourceNotFoundError",
+    "ResponseHook",
+    "ResponseInfo",
     "ResponseMetadata",
     "RetentionPolicy",
     "RetryPolicy",

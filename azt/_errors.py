@@ -1,3 +1,4 @@
+# Over 800 lines: the whole error tree and the code registry, read in one place.
 """The azt exception tree and the registry that maps service error codes onto it.
 
 Every error azt raises derives from :class:`AztError`::

@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--location", type=Path, default=None, help="directory of a durable store")
     p.add_argument(
-        "--log-level", default="INFO", help="DEBUG (logs every request), INFO, WARNING, ERROR"
+        "--log-level",
+        default="INFO",
+        help="DEBUG, INFO (an access log line per request), WARNING, ERROR",
     )
     p.add_argument("--cert", type=Path, default=None, help="PEM certificate: serve HTTPS")
     p.add_argument("--key", type=Path, default=None, help="PEM private key for --cert")
@@ -150,7 +152,8 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    access_log = str(args.log_level).upper() == "DEBUG"
+    level = getattr(logging, str(args.log_level).upper(), logging.INFO)
+    access_log = isinstance(level, int) and level <= logging.INFO
     async with StubServer(
         config, host=args.host, port=args.port, ssl_context=ssl_context, access_log=access_log
     ) as stub:

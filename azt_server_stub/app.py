@@ -199,14 +199,17 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
         log.exception("stub bug while serving %s %s", request.method, request.rel_url)
         response = error_response(request, errors.internal_error())
     _common_headers(request, response)
-    origin = request.headers.get("Origin")
-    if origin and request.method != "OPTIONS" and ACCOUNT in request:
+    if request.method != "OPTIONS" and ACCOUNT in request:
+        # Also without Origin: a GET/HEAD gets Vary: Origin when the account has CORS
+        # rules (handlers/cors.py has the table).
         backend = request.app[BACKEND_KEY]
+        origin = request.headers.get("Origin") or None
         try:
             extra = cors_response_headers(backend, request[ACCOUNT], origin, request.method)
         except StubError:
             extra = {}
-        response.headers.update(extra)
+        if extra:
+            response.headers.update(extra)
     return response
 
 

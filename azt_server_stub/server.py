@@ -22,6 +22,7 @@ from types import TracebackType
 
 from aiohttp import web
 
+from .access_log import AccessLogger
 from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
 from .backend import Backend
 from .flavors import flavor_named
@@ -32,7 +33,8 @@ class StubServer:
 
     ``config``: accounts, durable location and auth switches (default: the development
     account, in memory). ``ssl_context``: serve HTTPS. ``port=0`` picks a free port.
-    ``access_log``: log every request to the ``azt_server_stub.access`` logger (INFO).
+    ``access_log``: log every request to the ``azt_server_stub.access`` logger (INFO:
+    method, path, status, duration, request ids; see :class:`AccessLogger`).
     ``flavor``: ``"storage"`` or ``"cosmos"`` (answer as the Azure Cosmos DB Table API;
     overrides ``config.flavor``).
 
@@ -218,7 +220,9 @@ class StubServer:
             raise RuntimeError("the stub is already running")
         app = create_app(self.config)
         access = logging.getLogger("azt_server_stub.access") if self._access_log else None
-        runner = web.AppRunner(app, access_log=access, handle_signals=False)
+        runner = web.AppRunner(
+            app, access_log=access, access_log_class=AccessLogger, handle_signals=False
+        )
         await runner.setup()
         site = web.TCPSite(runner, self.host, self._port, ssl_context=self._ssl)
         try:

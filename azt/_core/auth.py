@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from azt._core.connection_string import DEV_ACCOUNT_KEY as DEV_ACCOUNT_KEY
+from azt._core.connection_string import is_cosmos_endpoint
 from azt._core.signing import (
     canonicalized_resource,
     decode_key,
@@ -46,11 +47,56 @@ from azt._core.transport import HttpRequest
 from azt._errors import ValidationError
 
 STORAGE_SCOPE = "https://storage.azure.com/.default"
-"""The Entra ID scope for Azure Storage data-plane access."""
+"""The Entra ID scope for Azure Storage data-plane access (every cloud)."""
+
+COSMOS_SCOPE = "https://cosmos.azure.com/.default"
+"""The Entra ID scope for Azure Cosmos DB (Table API) data-plane access, public cloud."""
+
+_COSMOS_SOVEREIGN_SCOPES = {
+    "us": "https://cosmos.azure.us/.default",
+    "cn": "https://cosmos.azure.cn/.default",
+}
+
+
+def token_scope_for(endpoint: str, *, cosmos: bool | None = None) -> str:
+    """The Entra ID scope a bearer token for ``endpoint`` is requested with.
+
+    Cosmos DB Table API endpoints (``{account}.table.cosmos.azure.com``, the older
+    ``{account}.table.cosmosdb.azure.com``) need :data:`COSMOS_SCOPE` (in the US
+    Government and China clouds, ``https://cosmos.azure.us/.default`` and
+    ``https://cosmos.azure.cn/.default``, by the host's last label); every other endpoint
+    (storage accounts, emulators) gets :data:`STORAGE_SCOPE`. ``cosmos`` overrides the
+    host-name test (a client given ``flavor=Flavor.COSMOS`` for a custom domain passes
+    ``True``). Override the scope itself by passing
+    ``BearerTokenCredential(credential, scope=...)`` as the client's credential.
+
+    Example::
+
+        >>> token_scope_for("https://acct.table.core.windows.net")
+        'https://storage.azure.com/.default'
+        >>> token_scope_for("https://acct.table.cosmos.azure.com")
+        'https://cosmos.azure.com/.default'
+    """
+    if cosmos is None:
+        cosmos = is_cosmos_endpoint(endpoint)
+    if not cosmos:
+        return STORAGE_SCOPE
+    host = (urllib.parse.urlsplit(endpoint).hostname or "").rstrip(".")
+    return _COSMOS_SOVEREIGN_SCOPES.get(host.rsplit(".", 1)[-1].lower(), COSMOS_SCOPE)
+
+
+_KeyState = tuple[str, str, bytes, str]
+"""A shared key credential's current (account name, base64 key, decoded key, header prefix):
+replaced as one object, so a request never signs with one key's name and another's bytes."""
 
 
 class SharedKeyCredential:
     """Account name and key; signs with the Table service's SharedKey scheme.
+
+    The key can be rotated in place with :meth:`update`: every request reads the current
+    key when it is signed (each retry of a request is signed again), so the request after
+    an ``update`` (and any retry still to come of one in flight) uses the new key. The key
+    is decoded once, by ``update``; signing does no extra work for it.
 
     Example::
 
@@ -61,12 +107,36 @@ class SharedKeyCredential:
     scheme = "SharedKey"
 
     def __init__(self, account_name: str, account_key: str) -> None:
-        if not account_name:
+        self._state = self._make_state(account_name, account_key)
+
+    def _make_state(self, account_name: object, account_key: object) -> _KeyState:
+        if not isinstance(account_name, str) or not account_name:
             raise ValidationError("the account name is empty")
-        self.account_name = account_name
-        self._key = decode_key(account_key)
-        self._account_key = account_key
-        self._prefix = f"{self.scheme} {account_name}:"
+        if not isinstance(account_key, str):
+            raise ValidationError(
+                f"the account key must be a base64 str, got {type(account_key).__name__}"
+            )
+        return (
+            account_name,
+            account_key,
+            decode_key(account_key),
+            f"{self.scheme} {account_name}:",
+        )
+
+    def _current(self) -> _KeyState:
+        """The state to sign with now (a credential that follows another object reads it)."""
+        return self._state
+
+    @property
+    def account_name(self) -> str:
+        """The storage account name.
+
+        Example::
+
+            >>> SharedKeyCredential("acct", "a2V5").account_name
+            'acct'
+        """
+        return self._current()[0]
 
     @property
     def account_key(self) -> str:
@@ -77,7 +147,26 @@ class SharedKeyCredential:
             >>> SharedKeyCredential("acct", "a2V5").account_key
             'a2V5'
         """
-        return self._account_key
+        return self._current()[1]
+
+    @property
+    def _key(self) -> bytes:
+        return self._current()[2]
+
+    def update(self, account_name: str, account_key: str) -> None:
+        """Rotate to ``account_key`` (and ``account_name``); the next request signs with it.
+
+        A name or key that is not valid raises :class:`~azt.ValidationError` and leaves the
+        credential as it was.
+
+        Example::
+
+            >>> cred = SharedKeyCredential("acct", "a2V5")
+            >>> cred.update("acct", "bmV3")
+            >>> cred.account_key
+            'bmV3'
+        """
+        self._state = self._make_state(account_name, account_key)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.account_name!r}, <key>)"
@@ -92,24 +181,30 @@ class SharedKeyCredential:
             >>> SharedKeyCredential("a", "a2V5").string_to_sign(req, "/a/t", None)
             'POST\\n\\napplication/json\\nD\\n/a/a/t'
         """
+        return self._string_to_sign(request, self._current()[0], path, comp)
+
+    def _string_to_sign(
+        self, request: HttpRequest, account_name: str, path: str, comp: str | None
+    ) -> str:
         headers = request.headers
         return shared_key_string_to_sign(
             request.method,
             headers.get("Content-MD5", ""),
             headers.get("Content-Type", ""),
             headers.get("x-ms-date") or headers.get("Date", ""),
-            canonicalized_resource(self.account_name, path, comp),
+            canonicalized_resource(account_name, path, comp),
         )
 
     def sign(self, request: HttpRequest, path: str, comp: str | None) -> None:
-        """Set the ``Authorization`` header of ``request``.
+        """Set the ``Authorization`` header of ``request`` with the current key.
 
         Example::
 
             cred.sign(request, "/devstoreaccount1/Tables", None)  # path as sent, comp
         """
-        request.headers["Authorization"] = self._prefix + sign(
-            self._key, self.string_to_sign(request, path, comp)
+        name, _, key, prefix = self._current()
+        request.headers["Authorization"] = prefix + sign(
+            key, self._string_to_sign(request, name, path, comp)
         )
 
 
@@ -137,18 +232,115 @@ class SharedKeyLiteCredential(SharedKeyCredential):
             >>> SharedKeyLiteCredential("a", "a2V5").string_to_sign(req, "/a/Tables", None)
             'D\\n/a/a/Tables'
         """
+        return self._string_to_sign(request, self._current()[0], path, comp)
+
+    def _string_to_sign(
+        self, request: HttpRequest, account_name: str, path: str, comp: str | None
+    ) -> str:
         headers = request.headers
         return shared_key_lite_string_to_sign(
             headers.get("x-ms-date") or headers.get("Date", ""),
-            canonicalized_resource(self.account_name, path, comp),
+            canonicalized_resource(account_name, path, comp),
         )
+
+
+class NamedKeyFollower(SharedKeyCredential):
+    """SharedKey signing with the key of an azure-core ``AzureNamedKeyCredential`` (or any
+    object with a ``named_key`` (name, key) pair), read at every request.
+
+    ``AzureNamedKeyCredential.update(name, key)`` therefore rotates the key of every client
+    using it from the next request on (retries included). Reading costs one attribute
+    lookup and an identity check; the key is decoded again only when the pair changed. A
+    pair rotated to something invalid (not base64, empty name) makes the next request
+    raise :class:`~azt.ValidationError` before anything is sent; the old key is never
+    used silently in its place.
+
+    Example::
+
+        >>> from azure.core.credentials import AzureNamedKeyCredential
+        >>> source = AzureNamedKeyCredential("acct", "a2V5")
+        >>> cred = NamedKeyFollower(source)
+        >>> source.update("acct", "bmV3")
+        >>> cred.account_key
+        'bmV3'
+    """
+
+    def __init__(self, source: object) -> None:
+        self.source = source
+        named = self._named_key()
+        self._state = self._make_state(*named)
+        self._seen: object = named
+
+    def _named_key(self) -> tuple[str, str]:
+        named = getattr(self.source, "named_key", None)
+        if (
+            not isinstance(named, tuple)
+            or len(named) != 2
+            or not all(isinstance(part, str) for part in named)
+        ):
+            raise ValidationError(
+                f"{type(self.source).__name__}.named_key must be a (name, key) pair of str, "
+                f"as azure-core's AzureNamedKeyCredential gives; got {type(named).__name__}"
+            )
+        return named[0], named[1]
+
+    def _current(self) -> _KeyState:
+        named = getattr(self.source, "named_key", None)
+        if named is self._seen:  # azure-core hands out the same tuple until update()
+            return self._state
+        if named != self._seen:
+            name, key = self._named_key()
+            try:
+                self._state = self._make_state(name, key)
+            except ValidationError as exc:
+                raise ValidationError(
+                    f"{type(self.source).__name__} was updated to an unusable key: {exc}"
+                ) from None
+        self._seen = named
+        return self._state
+
+    def update(self, account_name: str, account_key: str) -> None:
+        """Rotate the followed credential (its ``update(name, key)``).
+
+        Example::
+
+            >>> from azure.core.credentials import AzureNamedKeyCredential
+            >>> source = AzureNamedKeyCredential("acct", "a2V5")
+            >>> NamedKeyFollower(source).update("acct", "bmV3")
+            >>> source.named_key.key
+            'bmV3'
+        """
+        self._make_state(account_name, account_key)  # refuse a bad pair before passing it on
+        update = getattr(self.source, "update", None)
+        if not callable(update):
+            raise ValidationError(
+                f"{type(self.source).__name__} has no update(name, key): rotate it directly"
+            )
+        update(account_name, account_key)
+
+    def __repr__(self) -> str:
+        return f"NamedKeyFollower({type(self.source).__name__}, {self.account_name!r}, <key>)"
+
+
+def _clean_sas(signature: object) -> str:
+    """A SAS token without its leading ``?``; :class:`~azt.ValidationError` if unusable."""
+    if not isinstance(signature, str):
+        raise ValidationError("a SAS token must be a str")
+    token = signature.strip().lstrip("?")
+    if not token:
+        raise ValidationError("the SAS token is empty")
+    params = urllib.parse.parse_qs(token, keep_blank_values=True)
+    if "sig" not in params:
+        raise ValidationError("the SAS token has no 'sig' parameter")
+    return token
 
 
 class SasCredential:
     """A shared access signature appended to every request URL.
 
     The token may be given with or without its leading ``?``; :meth:`update` swaps in a new
-    token (e.g. before the old one expires) for all later requests.
+    token (e.g. before the old one expires): it is appended to every attempt sent after
+    the update, retries of a request already in flight included.
 
     Example::
 
@@ -158,8 +350,10 @@ class SasCredential:
     """
 
     def __init__(self, signature: str) -> None:
-        self._token = ""
-        self.update(signature)
+        self._token = _clean_sas(signature)
+
+    def _current_token(self) -> str:
+        return self._token
 
     @property
     def signature(self) -> str:
@@ -170,38 +364,88 @@ class SasCredential:
             >>> SasCredential("?sv=1&sig=x").signature
             'sv=1&sig=x'
         """
-        return self._token
+        return self._current_token()
 
     def update(self, signature: str) -> None:
-        """Replace the token.
+        """Replace the token (a bad one raises and leaves the old one in place).
 
         Example::
 
             >>> c = SasCredential("sig=a"); c.update("sig=b"); c.signature
             'sig=b'
         """
-        if not isinstance(signature, str):
-            raise ValidationError("a SAS token must be a str")
-        token = signature.strip().lstrip("?")
-        if not token:
-            raise ValidationError("the SAS token is empty")
-        params = urllib.parse.parse_qs(token, keep_blank_values=True)
-        if "sig" not in params:
-            raise ValidationError("the SAS token has no 'sig' parameter")
-        self._token = token
+        self._token = _clean_sas(signature)
 
     def apply_to_url(self, url: str) -> str:
-        """``url`` with the token appended to its query string.
+        """``url`` with the current token appended to its query string.
 
         Example::
 
             >>> SasCredential("sig=x").apply_to_url("http://h/Tables")
             'http://h/Tables?sig=x'
         """
-        return url + ("&" if "?" in url else "?") + self._token
+        return url + ("&" if "?" in url else "?") + self._current_token()
 
     def __repr__(self) -> str:
         return "SasCredential(<token>)"
+
+
+class SasFollower(SasCredential):
+    """The SAS token of an azure-core ``AzureSasCredential`` (or any object with a
+    ``signature`` str), read at every attempt, so ``AzureSasCredential.update(sig)`` is
+    used from the next request (and the next retry) on. The token is checked again only
+    when it changed; an unusable new token makes the next request raise
+    :class:`~azt.ValidationError` before anything is sent.
+
+    Example::
+
+        >>> from azure.core.credentials import AzureSasCredential
+        >>> source = AzureSasCredential("sv=1&sig=old")
+        >>> cred = SasFollower(source)
+        >>> source.update("sv=1&sig=new")
+        >>> cred.apply_to_url("http://h/Tables")
+        'http://h/Tables?sv=1&sig=new'
+    """
+
+    def __init__(self, source: object) -> None:
+        self.source = source
+        raw = getattr(source, "signature", None)
+        self._token = _clean_sas(raw)
+        self._seen: object = raw
+
+    def _current_token(self) -> str:
+        raw = getattr(self.source, "signature", None)
+        if raw is not self._seen and raw != self._seen:
+            try:
+                self._token = _clean_sas(raw)
+            except ValidationError as exc:
+                raise ValidationError(
+                    f"{type(self.source).__name__} was updated to an unusable SAS token: {exc}"
+                ) from None
+            self._seen = raw
+        return self._token
+
+    def update(self, signature: str) -> None:
+        """Rotate the followed credential (its ``update(signature)``).
+
+        Example::
+
+            >>> from azure.core.credentials import AzureSasCredential
+            >>> source = AzureSasCredential("sig=a")
+            >>> SasFollower(source).update("sig=b")
+            >>> source.signature
+            'sig=b'
+        """
+        _clean_sas(signature)
+        update = getattr(self.source, "update", None)
+        if not callable(update):
+            raise ValidationError(
+                f"{type(self.source).__name__} has no update(signature): rotate it directly"
+            )
+        update(signature)
+
+    def __repr__(self) -> str:
+        return f"SasFollower({type(self.source).__name__}, <token>)"
 
 
 @runtime_checkable
@@ -336,6 +580,14 @@ class BearerTokenCredential:
     object whose ``get_token`` is missing or cannot take a scope is refused here with a
     :class:`~azt.ValidationError`.
 
+    ``scope`` is the Entra ID scope tokens are requested for. Left out, it follows the
+    endpoint of the client the credential is given to (:func:`token_scope_for`: Cosmos DB
+    Table API endpoints get :data:`COSMOS_SCOPE`, all others :data:`STORAGE_SCOPE`); given,
+    it is used as is (sovereign clouds, custom audiences).
+
+    The wrapped credential belongs to the caller: azt never closes it (close an
+    ``azure.identity.aio`` credential yourself, e.g. with ``async with``).
+
     A token is reused until ``refresh_margin`` seconds (default 300) before it expires;
     then the next request fetches a new one. Concurrent requests wait on one lock so a
     refresh happens once. Bearer tokens are refused over plain HTTP except to loopback
@@ -361,12 +613,15 @@ class BearerTokenCredential:
         self,
         credential: AsyncTokenCredential | SyncTokenCredential,
         *,
-        scope: str = STORAGE_SCOPE,
+        scope: str | None = None,
         refresh_margin: float = 300.0,
     ) -> None:
-        self._get_token, self.is_async = _token_getter(credential, scope)
+        if scope is not None and (not isinstance(scope, str) or not scope.strip()):
+            raise ValidationError(f"scope must be a non-empty str or None, got {scope!r}")
+        self._get_token, self.is_async = _token_getter(credential, scope or STORAGE_SCOPE)
         self.credential = credential
-        self.scope = scope
+        self.scope = scope or STORAGE_SCOPE
+        self.scope_given = scope is not None
         self.refresh_margin = refresh_margin
         self._header: str | None = None
         self._expires_on = 0.0
@@ -440,6 +695,26 @@ class BearerTokenCredential:
             self._header = None
             self._expires_on = 0.0
 
+    def for_endpoint(self, endpoint: str, *, cosmos: bool | None = None) -> BearerTokenCredential:
+        """This credential as a client for ``endpoint`` uses it: itself when its scope was
+        given or already is the endpoint's, else a copy requesting the endpoint's scope
+        (sharing the wrapped credential, with its own token cache). ``cosmos``: as
+        :func:`token_scope_for`.
+
+        Example::
+
+            >>> class Cred:
+            ...     async def get_token(self, *scopes, **kw): ...
+            >>> BearerTokenCredential(Cred()).for_endpoint("https://a.table.cosmos.azure.com").scope
+            'https://cosmos.azure.com/.default'
+        """
+        scope = token_scope_for(endpoint, cosmos=cosmos)
+        if self.scope_given or scope == self.scope:
+            return self
+        return BearerTokenCredential(
+            self.credential, scope=scope, refresh_margin=self.refresh_margin
+        )
+
     def __repr__(self) -> str:
         return f"BearerTokenCredential({type(self.credential).__name__}, scope={self.scope!r})"
 
@@ -456,44 +731,40 @@ Credential = (
 
 
 def resolve_credential(
-    credential: object,
+    credential: object, endpoint: str | None = None, *, cosmos: bool | None = None
 ) -> SharedKeyCredential | SasCredential | BearerTokenCredential:
     """Turn what a user passed as ``credential`` into one of our credential objects.
 
     Accepts our credentials, a SAS token string, azure-core's ``AzureNamedKeyCredential``
-    (``.named_key``) and ``AzureSasCredential`` (``.signature``), and any object with a
-    ``get_token(scope)``, async or synchronous (Entra ID); an object of the wrong shape is
-    refused here with a :class:`~azt.ValidationError`.
+    (``.named_key``, followed: see :class:`NamedKeyFollower`) and ``AzureSasCredential``
+    (``.signature``, followed: see :class:`SasFollower`), and any object with a
+    ``get_token(scope)``, async or synchronous (Entra ID; the scope follows ``endpoint``,
+    see :func:`token_scope_for`, with ``cosmos``); an object of the wrong shape is refused
+    here with a :class:`~azt.ValidationError`.
 
     Example::
 
         >>> type(resolve_credential("sv=1&sig=x")).__name__
         'SasCredential'
     """
-    if isinstance(credential, SharedKeyCredential | SasCredential | BearerTokenCredential):
+    if isinstance(credential, BearerTokenCredential):
+        if endpoint is None:
+            return credential
+        return credential.for_endpoint(endpoint, cosmos=cosmos)
+    if isinstance(credential, SharedKeyCredential | SasCredential):
         return credential
     if isinstance(credential, str):
         return SasCredential(credential)
-    named_key = getattr(credential, "named_key", None)
-    if named_key is not None:
-        if (
-            not isinstance(named_key, tuple)
-            or len(named_key) != 2
-            or not all(isinstance(part, str) for part in named_key)
-        ):
-            raise ValidationError(
-                f"{type(credential).__name__}.named_key must be a (name, key) pair of str, "
-                f"as azure-core's AzureNamedKeyCredential gives; got {type(named_key).__name__}"
-            )
-        name, key = named_key
-        return SharedKeyCredential(name, key)
-    signature = getattr(credential, "signature", None)
-    if isinstance(signature, str):
-        return SasCredential(signature)
+    if getattr(credential, "named_key", None) is not None:
+        return NamedKeyFollower(credential)
+    if isinstance(getattr(credential, "signature", None), str):
+        return SasFollower(credential)
     if hasattr(credential, "get_token"):  # its shape is checked once, here
-        return BearerTokenCredential(credential)
+        scope = token_scope_for(endpoint, cosmos=cosmos) if endpoint is not None else None
+        return BearerTokenCredential(credential, scope=scope)
     raise ValidationError(
         f"unsupported credential {type(credential).__name__}: pass a SharedKeyCredential, "
-        "SharedKeyLiteCredential, SasCredential, a SAS token string, or a token credential "
+        "SharedKeyLiteCredential, SasCredential, a SAS token string, azure-core's "
+        "AzureNamedKeyCredential or AzureSasCredential, or a token credential "
         "(sync or async, with get_token(scope))"
     )

@@ -32,6 +32,7 @@ from azt._core.config import (
     validate_server_timeout,
 )
 from azt._core.connection_string import Endpoint, is_cosmos_endpoint, parse_connection_string
+from azt._core.hooks import EventHooks, EventHooksArg
 from azt._core.pipeline import Pipeline
 from azt._core.results import WriteResult, resolved, timestamp_from_etag, written
 from azt._core.retry import Sleep, is_retryable
@@ -233,6 +234,7 @@ class ClientCore:
         user_agent: str | None,
         server_timeout: int | None,
         location_mode: LocationMode,
+        event_hooks: EventHooksArg = None,
         flavor: Flavor | None = None,
     ) -> None:
         if not isinstance(endpoint, str):
@@ -249,12 +251,13 @@ class ClientCore:
             raise ValidationError(
                 "the endpoint carries a SAS token and a credential was also given"
             )
-        resolved = resolve_credential(credential)
-        self.endpoint = Endpoint.parse(url)
         if flavor is None:
             flavor = Flavor.COSMOS if is_cosmos_endpoint(url) else Flavor.STORAGE
         elif not isinstance(flavor, Flavor):
             raise ValidationError(f"flavor must be a Flavor, got {flavor!r}")
+        # A token's scope follows the flavour (the endpoint's, or the one given).
+        resolved = resolve_credential(credential, url, cosmos=flavor is Flavor.COSMOS)
+        self.endpoint = Endpoint.parse(url)
         self.flavor = flavor
         self.limits = flavor.limits
         if wire_format is WireFormat.ATOM:
@@ -295,6 +298,7 @@ class ClientCore:
             sleep=sleep,
             uniform=uniform or random.uniform,
             user_agent=user_agent,
+            event_hooks=EventHooks.coerce(event_hooks),
         )
         self.pipeline = self._new_pipeline(self.endpoint)
         self._secondary_pipeline: Pipeline | None = None

@@ -1,11 +1,14 @@
 """Entity group transactions: :class:`TableBatch` builds and checks one (same
-PartitionKey, each RowKey once, at most 100 operations); ``batch_part`` and
-``batch_results`` turn its operations into changeset parts and the service's answer into
-results (the multipart format itself is :mod:`azt._core.wire.batch`)."""
+PartitionKey, each RowKey once, at most 100 operations); ``OperationEncoder`` encodes
+each operation once, into the change set part it is sent as, when it is added;
+``pack_operations`` cuts a partition's operations into transactions on their exact
+encoded sizes; ``batch_results`` turns the service's answer into results (the multipart
+format itself is :mod:`azt._core.wire.batch`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, NoReturn
 
 import attrs
@@ -26,9 +29,9 @@ from azt._core.results import UpdateMode, WriteResult
 from azt._core.transport import HttpResponse
 from azt._core.wire import batch as wire_batch
 from azt._core.wire import urls
-from azt._core.wire.batch import MAX_BATCH_OPERATIONS
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS, Changeset, describe_bytes
 from azt._edm.entity import refuse_property_loss
-from azt._edm.validation import validate_key
+from azt._edm.validation import STORAGE_LIMITS, ServiceLimits, validate_key
 from azt._errors import (
     AmbiguousOutcomeError,
     BatchValidationError,
@@ -40,6 +43,31 @@ from azt._errors import (
 )
 
 __all__ = ["BatchOperation", "TableBatch"]
+
+
+class OperationEncoder:
+    """Encodes operations into the change set requests that carry them, for one table of
+    one client (its wire format, endpoint and service flavour, whose limits the batches it
+    encodes for are checked against); ``key`` names what the bytes and checks depend on."""
+
+    __slots__ = ("_core", "_table_name", "_table_url", "flavor", "key")
+
+    def __init__(self, core: ClientCore, table_name: str) -> None:
+        self._core = core
+        self._table_name = table_name
+        self._table_url = core.pipeline.url_for("/" + urls.table_path(table_name))
+        self.flavor: Flavor = core.flavor
+        self.key: tuple[str, ...] = (
+            self._table_url,
+            core.body_type,
+            core.odata_read["Accept"],
+            core.codec.__name__,
+            core.flavor.value,
+        )
+
+    def __call__(self, op: BatchOperation) -> bytes:
+        part = batch_part(self._core, self._table_name, op, self._table_url)
+        return wire_batch.encode_request(part)
 
 
 @attrs.frozen
@@ -95,10 +123,11 @@ class BatchOperation:
 class TableBatch:
     """A builder for one entity group transaction, checked as it grows.
 
-    ``flavor`` (:class:`azt.Flavor`) chooses the limits entities are checked against
-    (``table.batch()`` passes the client's). Every operation must target the same
-    PartitionKey, each RowKey may appear once, and
-    there may be at most 100 operations: a violation raises
+    ``flavor`` (:class:`azt.Flavor`) chooses the limits entities are checked against and
+    the largest request body (Storage 4 MiB, Cosmos DB 2 MB); ``table.batch()`` passes
+    the client's, and :meth:`TableClient.submit_transaction` checks a batch built for
+    another flavour again. Every operation must target the same PartitionKey, each RowKey
+    may appear once, and there may be at most 100 operations: a violation raises
     :class:`azt.BatchValidationError` naming the offending operation's index before
     anything is sent. Entities are checked against the service limits as they are added.
 
@@ -116,17 +145,45 @@ class TableBatch:
     """
 
     def __init__(self, table_name: str, *, flavor: Flavor = Flavor.STORAGE) -> None:
+        if not isinstance(flavor, Flavor):
+            raise ValidationError(f"flavor must be a Flavor, got {flavor!r}")
         self.flavor = flavor
         self.limits = flavor.limits
         self.table_name = validate_table_name(table_name, flavor)
         self.operations: list[BatchOperation] = []
         self._partition_key: str | None = None
         self._row_keys: set[str] = set()
+        # Set by TableClient.batch(): each operation is encoded once, as it is added, into
+        # the change set that is sent; ``_encoded`` are the operations it holds, in order.
+        self._encoder: OperationEncoder | None = None
+        self._changeset: Changeset | None = None
+        self._encoded: list[BatchOperation] = []
 
     def __len__(self) -> int:
         return len(self.operations)
 
-    def _add(self, op: BatchOperation) -> None:
+    @property
+    def size(self) -> int | None:
+        """The exact size in bytes of the request body this transaction is sent as (at
+        most 4 MiB are accepted; 2 MB on Cosmos DB), or ``None`` for a batch not made by
+        :meth:`TableClient.batch` (it is encoded when submitted).
+
+        Example::
+
+            batch = table.batch()
+            batch.create({"PartitionKey": "p", "RowKey": "1", "Text": "x" * 1000})
+            assert batch.size > 1000
+        """
+        return self._changeset.size if self._changeset is not None else None
+
+    def _room(self, op: BatchOperation, request: bytes) -> bool:
+        """Whether ``op`` (encoded as ``request``) can join without breaking a rule."""
+        assert self._changeset is not None
+        if self._partition_key is not None and op.partition_key != self._partition_key:
+            return False
+        return op.row_key not in self._row_keys and self._changeset.fits(request)
+
+    def _add(self, op: BatchOperation, request: bytes | None = None) -> None:
         index = len(self.operations)
         label = f"operation {index} ({op.kind}(...))"
         if index >= MAX_BATCH_OPERATIONS:
@@ -148,53 +205,50 @@ class TableBatch:
                 "appear only once",
                 index=index,
             )
+        if self._encoder is not None:
+            assert self._changeset is not None
+            if request is None:
+                request = self._encoder(op)
+            self._changeset.append(request)
+            self._encoded.append(op)
         self._partition_key = pk
         self._row_keys.add(rk)
         self.operations.append(op)
 
+    def _body(self, encoder: OperationEncoder) -> tuple[str, bytes]:
+        """The request body for a client whose operations ``encoder`` encodes: the change
+        set built as operations were added when it is current, else (a batch built
+        elsewhere, or whose ``operations`` list was changed by hand) a fresh encoding."""
+        cs = self._changeset
+        if (
+            cs is None
+            or self._encoder is None
+            or self._encoder.key != encoder.key
+            or len(self._encoded) != len(self.operations)
+            or any(a is not b for a, b in zip(self._encoded, self.operations, strict=True))
+        ):
+            # Made for another client (or flavour): every operation is checked again
+            # against the encoder's flavour, its limits and its largest body.
+            fresh = bound_batch(self.table_name, encoder)
+            for op in self.operations:
+                fresh.add(op)
+            assert fresh._changeset is not None
+            cs = fresh._changeset
+        return cs.encode()
+
     def add(self, operation: BatchOperation) -> None:
         """Add a prepared :class:`BatchOperation`, checked exactly like the builder methods
         (entity limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None``
-        on an update or delete means ``"*"``).
+        on an update or delete means ``"*"``). An operation built from an entity object
+        keeps it (``source``) to write the outcome back; its ``entity`` may also be an
+        entity object itself.
 
         Example::
 
             batch.add(BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "1"},
                                      mode=UpdateMode.REPLACE))
         """
-        if not isinstance(operation, BatchOperation):
-            raise ValidationError(f"expected a BatchOperation, got {type(operation).__name__}")
-        op = operation
-        kind = op.kind
-        if kind == "create":
-            if op.mode is not None or op.etag is not None:
-                raise ValidationError("a create operation takes no mode and no etag")
-            self.create(op.source if op.source is not None else op.entity)
-        elif kind == "update" or kind == "upsert":
-            if not isinstance(op.mode, UpdateMode):
-                raise ValidationError(
-                    f"an {kind} operation needs mode=UpdateMode.MERGE or UpdateMode.REPLACE"
-                )
-            entity = op.source if op.source is not None else op.entity
-            if kind == "update":
-                self.update(entity, op.mode, etag="*" if op.etag is None else op.etag)
-            elif op.etag is not None:
-                raise ValidationError("an upsert operation takes no etag (it is unconditional)")
-            else:
-                self.upsert(entity, op.mode)
-        elif kind == "delete":
-            entity = op.entity
-            if not isinstance(entity, Mapping):
-                raise ValidationError(f"an entity must be a mapping, got {type(entity).__name__}")
-            self.delete(
-                plain_value(entity.get("PartitionKey")),
-                plain_value(entity.get("RowKey")),
-                etag="*" if op.etag is None else op.etag,
-            )
-        else:
-            raise ValidationError(
-                f"unknown operation kind {kind!r}: create, update, upsert or delete"
-            )
+        self._add(checked_operation(operation, self.limits))
 
     def create(self, entity: EntityArg) -> None:
         """Insert ``entity`` (fails the transaction if it exists). An entity object
@@ -205,9 +259,7 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        data, obj, _ = entity_source(entity)
-        check_entity(data, self.limits)
-        self._add(BatchOperation("create", data, source=obj))
+        self._add(create_operation(entity, limits=self.limits))
 
     def update(
         self,
@@ -226,12 +278,15 @@ class TableBatch:
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
-        if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
-            refuse_property_loss(entity, "batch update(mode=REPLACE)")
-        data, obj, own_etag = entity_source(entity)
-        check_entity(data, self.limits)
-        tag = check_etag(etag if etag is not None else own_etag or "*")
-        self._add(BatchOperation("update", data, mode=UpdateMode(mode), etag=tag, source=obj))
+        self._add(
+            update_operation(
+                entity,
+                mode,
+                etag=etag,
+                allow_property_loss=allow_property_loss,
+                limits=self.limits,
+            )
+        )
 
     def upsert(
         self,
@@ -246,11 +301,11 @@ class TableBatch:
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
-            refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
-        data, obj, _ = entity_source(entity)
-        check_entity(data, self.limits)
-        self._add(BatchOperation("upsert", data, mode=UpdateMode(mode), source=obj))
+        self._add(
+            upsert_operation(
+                entity, mode, allow_property_loss=allow_property_loss, limits=self.limits
+            )
+        )
 
     def delete(
         self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
@@ -263,29 +318,253 @@ class TableBatch:
             batch.delete("p", "3")
             batch.delete(hero)        # an azt.Entity: If-Match hero.ETag
         """
-        own_etag = None
-        if isinstance(partition_key, str):
-            pk: Any = partition_key
-            rk: Any = row_key
-        else:
-            if row_key is not None:
-                raise ValidationError("delete() takes (partition_key, row_key) or one entity")
-            data, _, own_etag = entity_source(partition_key)
-            if not isinstance(data, Mapping):
-                raise ValidationError(
-                    "delete() takes (partition_key, row_key) or an entity (a mapping or an "
-                    f"entity object), got {type(partition_key).__name__}"
-                )
-            pk, rk = plain_value(data.get("PartitionKey")), plain_value(data.get("RowKey"))
-        validate_key("PartitionKey", pk, self.limits)
-        validate_key("RowKey", rk, self.limits)
         self._add(
-            BatchOperation(
-                "delete",
-                {"PartitionKey": pk, "RowKey": rk},
-                etag=check_etag(etag if etag is not None else own_etag or "*"),
-            )
+            delete_operation(partition_key, row_key, etag=etag, what="delete()", limits=self.limits)
         )
+
+
+# --- operations, checked ------------------------------------------------------------------
+# An entity object's entity is taken (``__azt_entity__``) once, here, when its operation is
+# built; the operation keeps the object as ``source`` so the transaction's outcome can be
+# written back, and is encoded once from that entity (OperationEncoder). ``limits`` are the
+# service flavour's (azt.Flavor.limits): entities and keys are checked against them.
+
+
+def _create(data: Any, source: EntityObject | None, limits: ServiceLimits) -> BatchOperation:
+    check_entity(data, limits)
+    return BatchOperation("create", data, source=source)
+
+
+def _update(
+    data: Any, mode: UpdateMode, etag: str, source: EntityObject | None, limits: ServiceLimits
+) -> BatchOperation:
+    check_entity(data, limits)
+    return BatchOperation(
+        "update", data, mode=UpdateMode(mode), etag=check_etag(etag), source=source
+    )
+
+
+def _upsert(
+    data: Any, mode: UpdateMode, source: EntityObject | None, limits: ServiceLimits
+) -> BatchOperation:
+    check_entity(data, limits)
+    return BatchOperation("upsert", data, mode=UpdateMode(mode), source=source)
+
+
+def _delete(partition_key: Any, row_key: Any, etag: str, limits: ServiceLimits) -> BatchOperation:
+    validate_key("PartitionKey", partition_key, limits)
+    validate_key("RowKey", row_key, limits)
+    return BatchOperation(
+        "delete", {"PartitionKey": partition_key, "RowKey": row_key}, etag=check_etag(etag)
+    )
+
+
+def create_operation(
+    entity: EntityArg, *, limits: ServiceLimits = STORAGE_LIMITS
+) -> BatchOperation:
+    """A checked create of ``entity`` (a mapping or an entity object, kept as the
+    operation's ``source``), against ``limits`` (the flavour's, ``Flavor.limits``)."""
+    data, obj, _ = entity_source(entity)
+    return _create(data, obj, limits)
+
+
+def update_operation(
+    entity: EntityArg,
+    mode: UpdateMode = UpdateMode.MERGE,
+    *,
+    etag: str | None = None,
+    allow_property_loss: bool = False,
+    limits: ServiceLimits = STORAGE_LIMITS,
+) -> BatchOperation:
+    """A checked update of ``entity`` (against ``limits``); ``etag`` left out is the ETag
+    an entity object carries, else ``"*"``. ``REPLACE`` of an entity that does not hold
+    every stored property raises :class:`azt.PropertyLossError` unless
+    ``allow_property_loss``."""
+    if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
+        refuse_property_loss(entity, "batch update(mode=REPLACE)")
+    data, obj, own_etag = entity_source(entity)
+    return _update(data, mode, etag if etag is not None else own_etag or "*", obj, limits)
+
+
+def upsert_operation(
+    entity: EntityArg,
+    mode: UpdateMode = UpdateMode.MERGE,
+    *,
+    allow_property_loss: bool = False,
+    limits: ServiceLimits = STORAGE_LIMITS,
+) -> BatchOperation:
+    """A checked upsert of ``entity`` (a mapping or an entity object; against
+    ``limits``); ``REPLACE``: as :func:`update_operation`."""
+    if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
+        refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
+    data, obj, _ = entity_source(entity)
+    return _upsert(data, mode, obj, limits)
+
+
+def delete_operation(
+    partition_key: str | EntityArg,
+    row_key: str | None = None,
+    *,
+    etag: str | None = None,
+    what: str = "delete()",
+    limits: ServiceLimits = STORAGE_LIMITS,
+) -> BatchOperation:
+    """A checked delete, by keys or of an entity (a mapping or an entity object, whose
+    ETag is the default ``If-Match``; else ``"*"``); keys checked against ``limits``.
+    ``what`` names the call in errors."""
+    own_etag = None
+    if isinstance(partition_key, str):
+        pk: Any = partition_key
+        rk: Any = row_key
+    else:
+        if row_key is not None:
+            raise ValidationError(f"{what} takes (partition_key, row_key) or one entity")
+        data, _, own_etag = entity_source(partition_key)
+        if not isinstance(data, Mapping):
+            raise ValidationError(
+                f"{what} takes (partition_key, row_key) or an entity (a mapping or an "
+                f"entity object), got {type(partition_key).__name__}"
+            )
+        pk, rk = plain_value(data.get("PartitionKey")), plain_value(data.get("RowKey"))
+    return _delete(pk, rk, etag if etag is not None else own_etag or "*", limits)
+
+
+def _operation_entity(op: BatchOperation) -> tuple[Any, EntityObject | None]:
+    """A prepared operation's entity and source object: one built from an entity object
+    keeps the entity taken then; an entity object given as ``entity`` is taken now."""
+    data, obj, _ = entity_source(op.entity)
+    return data, op.source if op.source is not None else obj
+
+
+def checked_operation(
+    operation: BatchOperation, limits: ServiceLimits = STORAGE_LIMITS
+) -> BatchOperation:
+    """``operation`` validated as the :class:`TableBatch` builder methods do (entity
+    ``limits``, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None`` on an update
+    or delete means ``"*"``), in canonical form, its ``source`` object kept (or its
+    entity, when that is an entity object, taken as one); :class:`azt.ValidationError`
+    otherwise."""
+    if not isinstance(operation, BatchOperation):
+        raise ValidationError(f"expected a BatchOperation, got {type(operation).__name__}")
+    op = operation
+    kind = op.kind
+    if kind == "create":
+        if op.mode is not None or op.etag is not None:
+            raise ValidationError("a create operation takes no mode and no etag")
+        return _create(*_operation_entity(op), limits)
+    if kind == "update" or kind == "upsert":
+        if not isinstance(op.mode, UpdateMode):
+            raise ValidationError(
+                f"an {kind} operation needs mode=UpdateMode.MERGE or UpdateMode.REPLACE"
+            )
+        data, obj = _operation_entity(op)
+        if kind == "update":
+            return _update(data, op.mode, "*" if op.etag is None else op.etag, obj, limits)
+        if op.etag is not None:
+            raise ValidationError("an upsert operation takes no etag (it is unconditional)")
+        return _upsert(data, op.mode, obj, limits)
+    if kind == "delete":
+        entity, _ = _operation_entity(op)
+        if not isinstance(entity, Mapping):
+            raise ValidationError(
+                "an entity must be a mapping or an entity object (azt.Entity, "
+                f"azt.DynamicEntity), got {type(entity).__name__}"
+            )
+        return _delete(
+            plain_value(entity.get("PartitionKey")),
+            plain_value(entity.get("RowKey")),
+            "*" if op.etag is None else op.etag,
+            limits,
+        )
+    raise ValidationError(f"unknown operation kind {kind!r}: create, update, upsert or delete")
+
+
+# --- one encoding per operation, exact transaction sizes -----------------------------------
+
+
+def bound_batch(table_name: str, encoder: OperationEncoder) -> TableBatch:
+    """An empty :class:`TableBatch` that encodes each operation with ``encoder`` as it is
+    added (what :meth:`TableClient.batch` returns), for the encoder's client flavour: its
+    entity limits, and a change set cut at its largest body (Cosmos DB 2 MB)."""
+    batch = TableBatch(table_name, flavor=encoder.flavor)
+    batch._encoder = encoder
+    batch._changeset = Changeset(max_bytes=batch.limits.max_batch_bytes)
+    return batch
+
+
+@attrs.frozen
+class Prepared:
+    """An operation checked and encoded (once) into the request its change set part
+    carries."""
+
+    operation: BatchOperation
+    request: bytes
+
+
+@functools.cache
+def _empty(max_bytes: int) -> Changeset:
+    """A change set (never appended to) that sizes a transaction of one operation."""
+    return Changeset(max_bytes=max_bytes)
+
+
+def prepare_operation(batch: TableBatch, operation: BatchOperation) -> Prepared:
+    """``operation`` validated (as :meth:`TableBatch.add` does) and encoded by the client
+    ``batch`` is bound to (:meth:`TableClient.batch`). An operation too large for any
+    transaction raises :class:`azt.BatchValidationError` naming it."""
+    return encode_operation(batch, checked_operation(operation, batch.limits))
+
+
+def encode_operation(batch: TableBatch, op: BatchOperation) -> Prepared:
+    """``op``, already checked (:func:`checked_operation`, or built by
+    :func:`create_operation` and its siblings), encoded once by the client ``batch`` is
+    bound to; :class:`azt.BatchValidationError` when it cannot fit any transaction."""
+    encoder = batch._encoder
+    if encoder is None:
+        raise ValidationError("preparing operations needs a batch made by TableClient.batch()")
+    request = encoder(op)
+    max_bytes = batch.limits.max_batch_bytes
+    if not _empty(max_bytes).fits(request):
+        raise BatchValidationError(
+            f"{op!r} is {len(request)} bytes encoded: it cannot fit a transaction body of at "
+            f"most {max_bytes} bytes ({describe_bytes(max_bytes)}) even alone"
+        )
+    return Prepared(op, request)
+
+
+def has_room(batch: TableBatch, prepared: Prepared) -> bool:
+    """Whether ``prepared`` can join ``batch`` without breaking a rule: same PartitionKey,
+    a new RowKey, at most 100 operations and a body of at most 4 MiB (2 MB on Cosmos DB;
+    exact sizes)."""
+    return batch._room(prepared.operation, prepared.request)
+
+
+def add_prepared(batch: TableBatch, prepared: Prepared) -> None:
+    """Add ``prepared`` to ``batch`` (bound to the client that encoded it), its bytes as
+    they are."""
+    batch._add(prepared.operation, prepared.request)
+
+
+def pack_operations(
+    new_batch: Callable[[], TableBatch], operations: Iterable[BatchOperation]
+) -> list[TableBatch]:
+    """``operations`` in order, in as few transactions as their exact encoded sizes allow:
+    a transaction ends when the next operation would take it past 100 operations or a
+    4 MiB body (the flavour's: 2 MB on Cosmos DB), changes PartitionKey or repeats a
+    RowKey. Each operation is validated (against the flavour's limits) and encoded once;
+    those bytes are what is sent. ``new_batch`` makes an empty batch bound to the client
+    that sends (:meth:`TableClient.batch`). An operation too large for a
+    transaction on its own raises :class:`azt.BatchValidationError`."""
+    batches: list[TableBatch] = []
+    current = new_batch()
+    for operation in operations:
+        prepared = prepare_operation(current, operation)
+        if len(current) and not has_room(current, prepared):
+            batches.append(current)
+            current = new_batch()
+        add_prepared(current, prepared)
+    if len(current):
+        batches.append(current)
+    return batches
 
 
 # --- sending a transaction ----------------------------------------------------------------

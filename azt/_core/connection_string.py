@@ -68,18 +68,15 @@ _OTHER_SERVICE_KEYS = {
 }
 
 
-# Host fragments of Cosmos DB Table API endpoints: the current ``.table.cosmos.`` (public
-# cloud ``cosmos.azure.com``, also ``cosmos.azure.us`` / ``cosmos.azure.cn``) and the older
-# ``.table.cosmosdb.`` (``*.table.cosmosdb.azure.com``); azure-data-tables detects by them.
-_COSMOS_HOST_MARKERS = (".table.cosmos.", ".table.cosmosdb.")
-
-
 def is_cosmos_endpoint(url: object) -> bool:
-    """Whether ``url`` is an Azure Cosmos DB Table API endpoint (by its host name).
+    """Whether ``url`` is an Azure Cosmos DB Table API endpoint (by its host name alone).
 
-    ``https://acct.table.cosmos.azure.com:443/`` and the older
-    ``https://acct.table.cosmosdb.azure.com`` are; Storage endpoints, IP addresses and
-    custom domains are not (pass ``flavor=Flavor.COSMOS`` to a client for those).
+    ``{account}.table.cosmos.{suffix}`` (the current form, ``acct.table.cosmos.azure.com``,
+    also ``cosmos.azure.us`` / ``cosmos.azure.cn``) or ``{account}.table.cosmosdb.{suffix}``
+    (the older form) are, ``-secondary`` accounts included; a URL without a scheme is read
+    as a host. Storage endpoints, emulators on loopback addresses (their port says nothing
+    reliable), custom domains and non-strings are not (pass ``flavor=Flavor.COSMOS`` to a
+    client for those). One definition serves the flavour and the bearer-token scope.
 
     Example::
 
@@ -94,13 +91,11 @@ def is_cosmos_endpoint(url: object) -> bool:
     if "//" not in text:
         text = "//" + text
     try:
-        host = urllib.parse.urlsplit(text).hostname
+        host = urllib.parse.urlsplit(text).hostname or ""
     except ValueError:
         return False
-    if not host:
-        return False
-    host = "." + host.lower()
-    return any(marker in host for marker in _COSMOS_HOST_MARKERS)
+    labels = host.lower().rstrip(".").split(".")
+    return len(labels) >= 4 and labels[1] == "table" and labels[2] in ("cosmos", "cosmosdb")
 
 
 @attrs.frozen

@@ -24,15 +24,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 import uuid
 from collections.abc import Callable, Mapping
 
 from azt._core.auth import BearerTokenCredential, SasCredential, SharedKeyCredential
 from azt._core.config import DEFAULT_API_VERSION, RetryPolicy
 from azt._core.connection_string import Endpoint
+from azt._core.hooks import EventHooks, RequestInfo, ResponseInfo
+from azt._core.logs import HTTP_LOGGER, log_attempt, redact_headers, redact_text, redact_url
 from azt._core.retry import Sleep, is_retryable, may_have_been_applied, new_retrying
 from azt._core.signing import HttpDate
-from azt._core.transport import HttpRequest, HttpResponse, Transport, redact_url
+from azt._core.transport import HttpRequest, HttpResponse, Transport
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
 from azt._core.wire import xml as wire_xml
@@ -44,7 +47,7 @@ from azt._errors import (
     error_from_response,
 )
 
-logger = logging.getLogger("azt")
+_DEBUG = logging.DEBUG
 
 USER_AGENT = "azt/0.1.0 (Python)"
 
@@ -56,7 +59,9 @@ class Pipeline:
 
     ``send`` returns the response of a successful (2xx) attempt or raises the typed error
     of the last attempt. ``sleep`` is injectable (tests pass a recorder instead of
-    ``asyncio.sleep``) and so is ``uniform`` (the jitter source).
+    ``asyncio.sleep``) and so is ``uniform`` (the jitter source). ``event_hooks`` are
+    called around every attempt (:class:`azt.EventHooks`); every attempt is logged at
+    DEBUG on ``azt.http`` (:func:`azt._core.logs.log_attempt`).
     """
 
     def __init__(
@@ -70,8 +75,10 @@ class Pipeline:
         sleep: Sleep | None = None,
         uniform: Callable[[float, float], float] = random.uniform,
         user_agent: str | None = None,
+        event_hooks: EventHooks | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self.event_hooks = event_hooks
         self.credential = credential
         self.transport = transport
         self.retry = retry or RetryPolicy()
@@ -118,9 +125,9 @@ class Pipeline:
         # the signed path is byte for byte the one on the wire. Every attempt gets a new
         # x-ms-date/Date, x-ms-client-request-id and signature; the final error of a retried
         # request records its attempts and whether an earlier attempt may have been applied.
-        url = self.url_for(path, query)
-        if isinstance(self.credential, SasCredential):
-            url = self.credential.apply_to_url(url)
+        # ``plain_url`` is what logs and hooks show: never the SAS credential's token, which
+        # each attempt adds (so that a rotated token is used by the next attempt).
+        plain_url = url = self.url_for(path, query)
         base_headers = {
             "x-ms-version": self.api_version,
             "User-Agent": self.user_agent,
@@ -133,7 +140,9 @@ class Pipeline:
         # only a retryable failure builds the request's fresh AsyncRetrying, whose first
         # "attempt" replays that failure so waits, logging and the stop rule stay tenacity's.
         try:
-            return await self._attempt(method, url, base_headers, body, sign_path, comp, resource)
+            return await self._attempt(
+                method, url, plain_url, base_headers, body, sign_path, comp, resource, 1
+            )
         except (ServiceError, TransportError) as exc:
             if policy.max_attempts == 1 or not is_retryable(exc):
                 raise
@@ -142,7 +151,11 @@ class Pipeline:
         maybe_applied = may_have_been_applied(first_failure)
         attempt_number = 0
         retrying = new_retrying(
-            policy, sleep=self.sleep, method=method, url=redact_url(url), uniform=self.uniform
+            policy,
+            sleep=self.sleep,
+            method=method,
+            url=redact_url(plain_url),
+            uniform=self.uniform,
         )
         async for attempt in retrying:
             with attempt:
@@ -151,7 +164,15 @@ class Pipeline:
                     raise first_failure
                 try:
                     response = await self._attempt(
-                        method, url, base_headers, body, sign_path, comp, resource
+                        method,
+                        url,
+                        plain_url,
+                        base_headers,
+                        body,
+                        sign_path,
+                        comp,
+                        resource,
+                        attempt_number,
                     )
                     response.attempts = attempt_number
                     response.earlier_attempt_may_have_applied = maybe_applied
@@ -168,11 +189,13 @@ class Pipeline:
         self,
         method: str,
         url: str,
+        plain_url: str,
         base_headers: dict[str, str],
         body: bytes | None,
         sign_path: str,
         comp: str | None,
         resource: ResourceKind | None,
+        attempt: int,
         *,
         refresh_token_on_401: bool = True,
     ) -> HttpResponse:
@@ -182,13 +205,21 @@ class Pipeline:
         headers["Date"] = date
         client_request_id = str(uuid.uuid4())
         headers["x-ms-client-request-id"] = client_request_id
-        request = HttpRequest(method, url, headers, body)
         credential = self.credential
+        # Credentials are read per attempt, so a key or SAS rotated meanwhile is used.
+        if isinstance(credential, SasCredential):
+            request = HttpRequest(method, credential.apply_to_url(url), headers, body)
+        else:
+            request = HttpRequest(method, url, headers, body)
         if isinstance(credential, SharedKeyCredential):
             credential.sign(request, sign_path, comp)
         elif isinstance(credential, BearerTokenCredential):
             headers["Authorization"] = await credential.get_header()
-        response = await self.transport.send(request)
+        hooks = self.event_hooks
+        if hooks is None and not HTTP_LOGGER.isEnabledFor(_DEBUG):
+            response = await self.transport.send(request)
+        else:
+            response = await self._observed_send(request, plain_url, attempt, hooks)
         if (
             response.status == 401
             and refresh_token_on_401
@@ -196,24 +227,98 @@ class Pipeline:
         ):
             # The service refused the token (expired early, revoked, clock skew): fetch a
             # fresh one and try once more; a second 401 is the caller's error.
-            logger.info(
+            HTTP_LOGGER.info(
                 "%s %s: 401 with a bearer token; retrying once with a new token",
                 method,
-                redact_url(url),
+                redact_url(plain_url),
+                extra={"method": method, "url": redact_url(plain_url), "attempt": attempt},
             )
             credential.invalidate(headers["Authorization"])
             return await self._attempt(
                 method,
                 url,
+                plain_url,
                 base_headers,
                 body,
                 sign_path,
                 comp,
                 resource,
+                attempt,
                 refresh_token_on_401=False,
             )
         if response.status >= 300:
             raise self.error_for(response, resource, client_request_id)
+        return response
+
+    async def _observed_send(
+        self,
+        request: HttpRequest,
+        plain_url: str,
+        attempt: int,
+        hooks: EventHooks | None,
+    ) -> HttpResponse:
+        """Send ``request`` with its DEBUG record and hooks (the slow path: only taken when
+        a hook is set or ``azt.http`` is enabled for DEBUG)."""
+        log_url = redact_url(plain_url)
+        request_size = len(request.body) if request.body is not None else 0
+        info: RequestInfo | None = None
+        if hooks is not None:
+            info = RequestInfo(
+                request.method,
+                log_url,
+                redact_headers(request.headers),
+                attempt=attempt,
+                body_size=request_size,
+            )
+            await hooks.on_request(info)
+        client_request_id = request.headers["x-ms-client-request-id"]
+        start = time.perf_counter()
+        try:
+            response = await self.transport.send(request)
+        except TransportError as exc:
+            duration = time.perf_counter() - start
+            reason = redact_text(f"{type(exc).__name__}: {exc}")
+            if HTTP_LOGGER.isEnabledFor(_DEBUG):
+                log_attempt(
+                    request.method,
+                    log_url,
+                    attempt=attempt,
+                    status=None,
+                    duration=duration,
+                    request_id=None,
+                    client_request_id=client_request_id,
+                    request_size=request_size,
+                    response_size=None,
+                    error=reason,
+                )
+            if hooks is not None and info is not None:
+                await hooks.on_response(
+                    ResponseInfo(info, None, {}, duration=duration, body_size=0, error=exc)
+                )
+            raise
+        duration = time.perf_counter() - start
+        if HTTP_LOGGER.isEnabledFor(_DEBUG):
+            log_attempt(
+                request.method,
+                log_url,
+                attempt=attempt,
+                status=response.status,
+                duration=duration,
+                request_id=response.headers.get("x-ms-request-id"),
+                client_request_id=client_request_id,
+                request_size=request_size,
+                response_size=len(response.body),
+            )
+        if hooks is not None and info is not None:
+            await hooks.on_response(
+                ResponseInfo(
+                    info,
+                    response.status,
+                    response.headers,
+                    duration=duration,
+                    body_size=len(response.body),
+                )
+            )
         return response
 
     @staticmethod

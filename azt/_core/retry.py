@@ -12,7 +12,6 @@ Example::
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Awaitable, Callable
 
@@ -21,9 +20,8 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 from azt._core.config import RetryPolicy
+from azt._core.logs import RETRY_LOGGER, redact_text
 from azt._errors import ServiceConnectionError, ServiceError, TransportError
-
-logger = logging.getLogger("azt")
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """Statuses retried by name; other 5xx (except 501 and 505) are retried too."""
@@ -131,13 +129,22 @@ def _log_retry(method: str, url: str) -> Callable[[RetryCallState], None]:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
         delay = retry_state.next_action.sleep if retry_state.next_action is not None else 0.0
-        logger.warning(
+        reason = _describe(exc)
+        RETRY_LOGGER.warning(
             "retrying %s %s: attempt %d failed (%s); next attempt in %.3f s",
             method,
             url,
             retry_state.attempt_number,
-            _describe(exc),
+            reason,
             delay,
+            extra={
+                "method": method,
+                "url": url,
+                "attempt": retry_state.attempt_number,
+                "reason": reason,
+                "wait": delay,
+                "status": exc.status if isinstance(exc, ServiceError) else None,
+            },
         )
 
     return before_sleep
@@ -148,7 +155,7 @@ def _describe(exc: BaseException | None) -> str:
         return "no exception"
     if isinstance(exc, ServiceError):
         return f"{exc.status} {exc.code or ''}".strip()
-    return f"{type(exc).__name__}: {exc}"
+    return redact_text(f"{type(exc).__name__}: {exc}")
 
 
 _RETRY_PREDICATE = retry_if_exception(is_retryable)
@@ -180,7 +187,8 @@ def new_retrying(
     uniform: Callable[[float, float], float] = random.uniform,
 ) -> AsyncRetrying:
     """A fresh ``AsyncRetrying`` for one request (``url`` should already be redacted),
-    logging one line per retry (method, URL, attempt, delay) on the ``azt`` logger.
+    logging one WARNING per retry on ``azt.retry`` (method, URL, attempt, why, the wait;
+    the same values in the record's ``extra``).
 
     Example::
 

@@ -33,6 +33,7 @@ from azt._core.config import (
     Timeouts,
     WireFormat,
 )
+from azt._core.hooks import EventHooksArg
 from azt._core.pagination import AsyncPager, ContinuationToken
 from azt._core.queries import query_pager, query_params
 from azt._core.results import WriteResult, written
@@ -78,6 +79,9 @@ class TableServiceClient(ClientBase):
     * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
       the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
       for tests; ``user_agent``: the ``User-Agent`` header.
+    * ``event_hooks``: ``{"request": [...], "response": [...]}``, functions (plain or
+      ``async``) called around every HTTP attempt with an :class:`azt.RequestInfo` /
+      :class:`azt.ResponseInfo` (:class:`azt.EventHooks`); their exceptions propagate.
 
     Example::
 
@@ -104,6 +108,7 @@ class TableServiceClient(ClientBase):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        event_hooks: EventHooksArg = None,
         flavor: Flavor | None = None,
     ) -> None:
         self._core = ClientCore(
@@ -122,6 +127,7 @@ class TableServiceClient(ClientBase):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            event_hooks=event_hooks,
             flavor=flavor,
         )
 

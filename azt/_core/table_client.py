@@ -1,3 +1,4 @@
+# Over 800 lines: one public class, every table and entity operation with its overloads.
 """``TableClient``: the operations on one table and its entities.
 
 Example::
@@ -33,7 +34,14 @@ from azt._core.base import (
     validate_table_name,
     write_back,
 )
-from azt._core.batch import BatchOperation, TableBatch, batch_part, batch_results
+from azt._core.batch import (
+    BatchOperation,
+    OperationEncoder,
+    TableBatch,
+    batch_results,
+    bound_batch,
+)
+from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
@@ -44,6 +52,7 @@ from azt._core.config import (
     Timeouts,
     WireFormat,
 )
+from azt._core.hooks import EventHooksArg
 from azt._core.pagination import AsyncPager, ContinuationToken
 from azt._core.queries import (
     atom_rows_decoder,
@@ -63,7 +72,6 @@ from azt._core.results import (
 )
 from azt._core.retry import Sleep
 from azt._core.transport import Transport
-from azt._core.wire import batch as wire_batch
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
@@ -126,6 +134,7 @@ class TableClient(ClientBase):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        event_hooks: EventHooksArg = None,
         flavor: Flavor | None = None,
     ) -> None:
         self._core = ClientCore(
@@ -144,6 +153,7 @@ class TableClient(ClientBase):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            event_hooks=event_hooks,
             flavor=flavor,
         )
         self.table_name = validate_table_name(table_name, self._core.flavor)
@@ -743,6 +753,11 @@ class TableClient(ClientBase):
     def batch(self) -> TableBatch:
         """A new, empty :class:`TableBatch` for this table.
 
+        Each operation is encoded (in this client's wire format) once, when it is added,
+        and those bytes are what :meth:`submit_transaction` sends; ``batch.size`` is the
+        exact request body size so far (the service takes up to 4 MiB; the Cosmos DB
+        flavour 2 MB). Entities are checked against this client's flavour's limits.
+
         Example::
 
             batch = table.batch()
@@ -750,7 +765,27 @@ class TableClient(ClientBase):
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.REPLACE)
             results = await table.submit_transaction(batch)
         """
-        return TableBatch(self.table_name, flavor=self._core.flavor)
+        return bound_batch(self.table_name, self._operation_encoder())
+
+    def batch_writer(self, *, max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES) -> BatchWriter:
+        """A :class:`BatchWriter` for this table, used as ``async with``: operations are
+        grouped by PartitionKey and sent as transactions of up to 100 operations and
+        4 MiB (2 MB on Cosmos DB; exact encoded sizes); a group is also sent when the
+        buffered bytes pass ``max_buffer_bytes``, and the rest on exit. Failed operations
+        are raised together on exit (:class:`BatchWriteError`, each with its index, keys
+        and error).
+
+        Example::
+
+            async with table.batch_writer() as writer:
+                for row in rows:
+                    await writer.upsert(row)
+        """
+        self._core.check_open()
+        return BatchWriter(self.batch, self.submit_transaction, max_buffer_bytes=max_buffer_bytes)
+
+    def _operation_encoder(self) -> OperationEncoder:
+        return OperationEncoder(self._core, self.table_name)
 
     async def submit_transaction(
         self, batch: TableBatch | Iterable[BatchOperation]
@@ -773,11 +808,9 @@ class TableClient(ClientBase):
                 print(exc.index, exc.operation, type(exc.error).__name__)
         """
         core = self._core
-        if not isinstance(batch, TableBatch) or batch.flavor is not core.flavor:
-            # Operations (or a batch checked for another flavour) are checked again here.
-            source = batch.operations if isinstance(batch, TableBatch) else batch
-            builder = TableBatch(self.table_name, flavor=core.flavor)
-            for op in source:
+        if not isinstance(batch, TableBatch):
+            builder = self.batch()
+            for op in batch:
                 builder.add(op)
             batch = builder
         same_table = (
@@ -792,14 +825,10 @@ class TableClient(ClientBase):
         operations = batch.operations
         if not operations:
             raise BatchValidationError("the transaction has no operations")
-        table_url = core.pipeline.url_for(self._table_path)
-        parts = [batch_part(core, self.table_name, op, table_url) for op in operations]
-        content_type, body = wire_batch.encode_batch(parts)  # BatchValidationError over 4 MiB
-        if len(body) > core.limits.max_batch_bytes:
-            raise BatchValidationError(
-                f"the batch body is {len(body)} bytes; the {core.flavor.value} flavour allows "
-                f"at most {core.limits.max_batch_bytes} (the Cosmos DB Table API: 2 MB)"
-            )
+        # Encoded as operations were added; a batch built elsewhere (another client, or
+        # another flavour) is checked again against this client's flavour and re-encoded.
+        # BatchValidationError over the flavour's largest body (4 MiB; Cosmos DB 2 MB).
+        content_type, body = batch._body(self._operation_encoder())
         headers = dict(core.odata_read)
         headers["Content-Type"] = content_type
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")

@@ -27,7 +27,18 @@ import yarl
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from azt._core.config import PoolLimits, Timeouts
+from azt._core.logs import redact_url
 from azt._errors import ClientClosedError, ServiceConnectionError, ServiceTimeoutError
+
+__all__ = [
+    "AiohttpTransport",
+    "Handler",
+    "HttpRequest",
+    "HttpResponse",
+    "MockTransport",
+    "Transport",
+    "redact_url",
+]
 
 #: aiohttp warns (ResourceWarning) about raw ``bytes`` bodies above 1 MiB; 4 MiB batches are
 #: normal here, so larger bodies go out as a file-like payload (same bytes, same length).
@@ -157,23 +168,6 @@ class Transport(Protocol):
         ...
 
 
-def redact_url(url: str) -> str:
-    """The URL with any SAS signature value replaced by ``REDACTED`` (for logs and errors).
-
-    Example::
-
-        >>> redact_url("http://h/t?sv=1&sig=abc%3D&se=x")
-        'http://h/t?sv=1&sig=REDACTED&se=x'
-    """
-    start = url.find("sig=")
-    while start != -1:
-        if start == 0 or url[start - 1] in "?&":
-            end = url.find("&", start)
-            url = url[: start + 4] + "REDACTED" + (url[end:] if end != -1 else "")
-        start = url.find("sig=", start + 4)
-    return url
-
-
 class AiohttpTransport:
     """The production transport: one pooled ``aiohttp.ClientSession``, created lazily.
 
@@ -213,6 +207,27 @@ class AiohttpTransport:
             AiohttpTransport().closed  # False until aclose()
         """
         return self._closed
+
+    def reset_after_fork(self) -> object | None:
+        """In a child after ``os.fork()``: forget the session inherited from the parent,
+        without closing it, so that the next ``send`` opens a fresh one on the child's loop.
+
+        The inherited session's sockets (and TLS state) are shared with the parent: closing
+        them in the child could end or corrupt the parent's connections, and so could
+        letting the child garbage-collect them. The inherited session (``None`` if there
+        was none) is returned for the caller to keep referenced for the rest of the child's
+        life; it must never be used or closed there. A closed transport stays closed.
+
+        Example::
+
+            >>> kept = []
+            >>> transport = AiohttpTransport()
+            >>> kept.append(transport.reset_after_fork())   # in the child, after os.fork()
+            >>> kept, transport.closed
+            ([None], False)
+        """
+        inherited, self._session, self._loop = self._session, None, None
+        return inherited
 
     def _open(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()

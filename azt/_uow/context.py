@@ -16,12 +16,10 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar, overload
 
+from azt._core.batch import BatchOperation, TableBatch, pack_operations
 from azt._core.results import UpdateMode
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
-from azt._core.wire import atom as wire_atom
-from azt._core.wire import json as wire_json
-from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
 from azt._edm.validation import validate_entity
 from azt._errors import (
     AztError,
@@ -54,69 +52,25 @@ __all__ = ["TableContext"]
 R = TypeVar("R")
 T = TypeVar("T")
 
-_ENVELOPE = 2048  # batch/changeset boundaries and headers outside the parts
 _NO_ARG: Any = object()  # an argument not given (None is a value)
 
 
-# ============================================================================ batch sizing
-
-
-def _value_bound(v: Any) -> int:
-    if isinstance(v, str):
-        return 12 * len(v) + 2
-    if isinstance(v, bytes | bytearray | memoryview):
-        return 4 * (len(v) // 3 + 1) + 2
-    value = getattr(v, "value", None)  # Typed
-    if value is not None and value is not v:
-        return _value_bound(value)
-    return 64
-
-
-def _op_size(
-    change: PendingChange, endpoint_len: int, encode: Callable[[Any], bytes] | None = None
-) -> int:
-    """An upper bound on the bytes one operation adds to a batch body: its part's headers
-    and URL (escaped keys), plus the payload's encoded size (with ``encode``) or a cheap
-    bound on it that holds for any wire format (without)."""
-    n = (
-        640
-        + endpoint_len
-        + len(change.table)
-        + 12 * (len(change.partition_key) + len(change.row_key))
-    )
-    payload = change.payload
-    if payload is None:
-        return n
-    if encode is not None:
-        return n + len(encode(payload))
-    n += 800
-    for name, v in payload.items():
-        n += 14 * len(name) + 60 + _value_bound(v)
-    return n
-
-
-def _chunks(
-    changes: list[PendingChange], endpoint_len: int, encode: Callable[[Any], bytes]
-) -> list[list[PendingChange]]:
-    """Split one (table, PartitionKey) group at 100 operations and 4 MiB."""
-    budget = MAX_BATCH_BYTES - _ENVELOPE
-    out: list[list[PendingChange]] = []
-    cur: list[PendingChange] = []
-    used = 0
-    for c in changes:
-        size = _op_size(c, endpoint_len)
-        if used + size > budget:
-            # Near the limit the exact size counts: the payload is encoded here to measure
-            # it, and encoded again by the client when the transaction is sent.
-            size = _op_size(c, endpoint_len, encode)
-        if cur and (len(cur) >= MAX_BATCH_OPERATIONS or used + size > budget):
-            out.append(cur)
-            cur, used = [], 0
-        cur.append(c)
-        used += size
-    if cur:
-        out.append(cur)
-    return out
+def _operation(change: PendingChange) -> BatchOperation:
+    """The transaction operation that carries ``change``."""
+    kind = change.kind
+    if kind is ChangeKind.DELETE:
+        return BatchOperation(
+            "delete",
+            {"PartitionKey": change.partition_key, "RowKey": change.row_key},
+            etag=change.if_match or "*",
+        )
+    assert change.payload is not None
+    if kind is ChangeKind.INSERT:
+        return BatchOperation("create", change.payload)
+    if kind is ChangeKind.UPDATE:
+        assert change.if_match is not None
+        return BatchOperation("update", change.payload, mode=_mode(change), etag=change.if_match)
+    return BatchOperation("upsert", change.payload, mode=_mode(change))
 
 
 async def _bounded(jobs: list[Callable[[], Awaitable[T]]], limit: int) -> list[T]:
@@ -594,30 +548,17 @@ class TableContext:
         groups: dict[tuple[str, str], list[PendingChange]] = {}
         for change in plan:
             groups.setdefault((change.descriptor.key[0], change.partition_key), []).append(change)
-        encode = self._encoder(service)
-        endpoint_len = len(service.endpoint)
-        chunks: list[list[PendingChange]] = []
+        # Build (and so validate) every transaction before anything is sent. Each change is
+        # encoded once, into the part it is sent as; transactions are cut on those exact
+        # sizes (100 operations, 4 MiB of request body: the table client's flavour's limit,
+        # 2 MB on Cosmos DB), keeping the plan's order.
+        built: list[tuple[TableClient, TableBatch, list[PendingChange]]] = []
         for members in groups.values():
-            chunks.extend(_chunks(members, endpoint_len, encode))
-        # Build (and so validate) every transaction before anything is sent.
-        built = []
-        for chunk in chunks:
-            table = self._table(service, chunk[0].table)
-            tx = table.batch()
-            for c in chunk:
-                if c.kind is ChangeKind.INSERT:
-                    assert c.payload is not None
-                    tx.create(c.payload)
-                elif c.kind is ChangeKind.UPDATE:
-                    assert c.payload is not None
-                    assert c.if_match is not None
-                    tx.update(c.payload, _mode(c), etag=c.if_match)
-                elif c.kind is ChangeKind.UPSERT:
-                    assert c.payload is not None
-                    tx.upsert(c.payload, _mode(c))
-                else:
-                    tx.delete(c.partition_key, c.row_key, etag=c.if_match or "*")
-            built.append((table, tx, chunk))
+            table = self._table(service, members[0].table)
+            start = 0
+            for tx in pack_operations(table.batch, [_operation(c) for c in members]):
+                built.append((table, tx, members[start : start + len(tx)]))
+                start += len(tx)
         out: dict[int, list[OperationResult]] = {}
         failed = False
 
@@ -670,12 +611,6 @@ class TableContext:
             id(r_change): r for n in out for r_change, r in zip(built[n][2], out[n], strict=True)
         }
         return [by_change[id(c)] for c in plan]
-
-    @staticmethod
-    def _encoder(service: TableServiceClient) -> Callable[[Any], bytes]:
-        if service.wire_format.is_json:
-            return wire_json.encode_entity
-        return wire_atom.encode_entity
 
     # -- queries ----------------------------------------------------------------------------
 

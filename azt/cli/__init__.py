@@ -13,7 +13,8 @@ environment variable (``UseDevelopmentStorage=true`` means a local emulator on
 
 Export and import use typed JSON lines (see :mod:`azt.cli._jsonl`): every value keeps its
 EDM type through a round trip. Import groups consecutive entities of a partition into
-entity group transactions of up to 100 operations.
+entity group transactions of up to 100 operations and 4 MiB (cut on each entity's exact
+encoded size).
 
 ``--server-timeout SECONDS`` asks the service to give up on each request after that long;
 ``--location-mode secondary`` sends the reads of ``tables list``, ``query`` and ``export``
@@ -43,12 +44,19 @@ import tempfile
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import TextIO
 
+from azt._core.batch import (
+    BatchOperation,
+    Prepared,
+    TableBatch,
+    add_prepared,
+    has_room,
+    prepare_operation,
+)
 from azt._core.config import LocationMode, RetryPolicy
 from azt._core.results import UpdateMode
 from azt._core.retry import may_have_been_applied
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
-from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._edm.entity import TableEntity
 from azt._errors import (
     AmbiguousOutcomeError,
@@ -84,8 +92,6 @@ EXIT_INPUT = 3
 #: Exit status when the reader of stdout went away (128 + SIGPIPE, as shells report it).
 EXIT_BROKEN_PIPE = 141
 
-_BATCH_MAX = MAX_BATCH_OPERATIONS
-_BATCH_BYTES = 3 * 1024 * 1024  # leave room under the 4 MiB limit for the envelope
 _TABLE_CELL = 40
 
 
@@ -448,16 +454,20 @@ def _input_size(stream: TextIO) -> int | None:
 
 class _Importer:
     """Groups consecutive entities of one partition into transactions and sends them, up to
-    ``concurrency`` transactions at a time. After a failure it sends nothing more; what was
-    written and what was not is known line by line (transactions are atomic)."""
+    ``concurrency`` transactions at a time. Each entity is encoded once, as it is added; a
+    transaction is cut when the next entity would take it past 100 operations or a 4 MiB
+    body (exact encoded sizes), or changes partition, or repeats a RowKey. After a failure
+    it sends nothing more; what was written and what was not is known line by line
+    (transactions are atomic)."""
 
     def __init__(self, table: TableClient, mode: str, bar: Progress, concurrency: int) -> None:
         self.table = table
         self.mode = mode
         self.bar = bar
-        self.pending: list[tuple[int, TableEntity]] = []
-        self.keys: set[str] = set()
-        self.size = 0
+        self.batch = table.batch()
+        #: the input line of each operation of ``batch``
+        self.lines: list[int] = []
+        self.size = 0  # input bytes of the lines in ``batch`` (for the progress bar)
         self.written = 0
         self.slots = asyncio.Semaphore(concurrency)
         self.tasks: set[asyncio.Task[None]] = set()
@@ -477,71 +487,73 @@ class _Importer:
     def _stopped(self) -> bool:
         return bool(self.failures or self.ambiguous)
 
-    async def add(self, line_no: int, entity: TableEntity, nbytes: int) -> None:
-        pk, rk = entity["PartitionKey"], entity["RowKey"]
-        if self.pending and (
-            self.pending[0][1]["PartitionKey"] != pk
-            or rk in self.keys
-            or len(self.pending) >= _BATCH_MAX
-            or self.size + nbytes > _BATCH_BYTES
-        ):
+    def prepare(self, line_no: int, entity: TableEntity) -> Prepared:
+        """The entity's operation, checked and encoded (once); :class:`InputError` naming
+        the line when it cannot be sent."""
+        if self.mode == "insert":
+            op = BatchOperation("create", entity)
+        else:
+            mode = UpdateMode.REPLACE if self.mode == "replace" else UpdateMode.MERGE
+            op = BatchOperation("upsert", entity, mode=mode)
+        try:
+            return prepare_operation(self.batch, op)
+        except ValidationError as exc:
+            raise InputError(f"line {line_no}: {exc}") from None
+
+    async def add(self, line_no: int, prepared: Prepared, nbytes: int) -> None:
+        if self.lines and not has_room(self.batch, prepared):
             await self.flush(line_no - 1)
-        self.pending.append((line_no, entity))
-        self.keys.add(rk)
+            if self.lines:  # not flushed: a transaction failed, nothing more is sent
+                return
+        add_prepared(self.batch, prepared)
+        self.lines.append(line_no)
         self.size += nbytes
 
     @property
     def first_unsent(self) -> int | None:
         """The first line of the batch being built (not sent yet), if any."""
-        return self.pending[0][0] if self.pending else None
+        return self.lines[0] if self.lines else None
 
     async def flush(self, last_line: int) -> None:
         """Send the pending entities (lines up to ``last_line``) as one transaction."""
-        if not self.pending or self.failed:
+        if not self.lines or self.failed:
             return
-        ops, size = self.pending, self.size
-        self.pending, self.keys, self.size = [], set(), 0
+        batch, lines, size = self.batch, self.lines, self.size
+        self.batch, self.lines, self.size = self.table.batch(), [], 0
         await self.slots.acquire()
         if self._stopped():  # a transaction failed while we waited: send nothing more
             self.slots.release()
-            self.pending = ops
+            self.batch, self.lines, self.size = batch, lines, size
             return
-        task = asyncio.create_task(self._send(ops, size, last_line))
+        task = asyncio.create_task(self._send(batch, lines, size, last_line))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _send(self, ops: list[tuple[int, TableEntity]], size: int, last_line: int) -> None:
+    async def _send(self, batch: TableBatch, lines: list[int], size: int, last_line: int) -> None:
         try:
-            batch = self.table.batch()
-            for _, entity in ops:
-                if self.mode == "insert":
-                    batch.create(entity)
-                else:
-                    mode = UpdateMode.REPLACE if self.mode == "replace" else UpdateMode.MERGE
-                    batch.upsert(entity, mode)
             await self.table.submit_transaction(batch)
         except AztError as exc:
             if _outcome_unknown(exc):
-                lines = _span(ops[0][0], last_line)
+                span = _span(lines[0], last_line)
                 self.ambiguous.append(
-                    (ops[0][0], last_line, f"{lines}: may have been applied: {exc}")
+                    (lines[0], last_line, f"{span}: may have been applied: {exc}")
                 )
-                self.maybe_written += len(ops)
+                self.maybe_written += len(lines)
             elif isinstance(exc, ServiceError) and exc.code == "TableNotFound":
                 missing = _missing_table(self.table.table_name, exc)
-                self.failures.append((ops[0][0], last_line, missing))
+                self.failures.append((lines[0], last_line, missing))
             elif isinstance(exc, TransactionError):
                 index = exc.index if exc.index is not None else 0
-                line = ops[min(index, len(ops) - 1)][0]
-                self.failures.append((ops[0][0], last_line, f"line {line}: {exc.error or exc}"))
+                line = lines[min(index, len(lines) - 1)]
+                self.failures.append((lines[0], last_line, f"line {line}: {exc.error or exc}"))
             else:  # every message names its lines
-                lines = _span(ops[0][0], last_line)
-                self.failures.append((ops[0][0], last_line, f"{lines}: {exc}"))
+                span = _span(lines[0], last_line)
+                self.failures.append((lines[0], last_line, f"{span}: {exc}"))
             return
         finally:
             self.slots.release()
-        self.written += len(ops)
-        self.bar.advance(entities=len(ops), nbytes=size)
+        self.written += len(lines)
+        self.bar.advance(entities=len(lines), nbytes=size)
 
     async def drain(self) -> None:
         """Wait for every transaction in flight."""
@@ -631,13 +643,13 @@ async def _import(service: TableServiceClient, args: argparse.Namespace, io_: Cl
             try:
                 if isinstance(line, InputError):
                     raise line
-                entity = loads_entity(line, line_no)
+                prepared = importer.prepare(line_no, loads_entity(line, line_no))
             except InputError as exc:
                 bad_input = exc
                 await importer.flush(line_no - 1)
                 unsent_from = importer.first_unsent or line_no
                 break
-            await importer.add(line_no, entity, nbytes)
+            await importer.add(line_no, prepared, nbytes)
             if importer.failed:
                 unsent_from = importer.first_unsent or line_no + 1
                 break

@@ -59,8 +59,9 @@ _IDENT = re.compile(r"[^\W\d]\w*")
 # A number, optionally with fraction, exponent and a one-letter type suffix.
 _NUMBER = re.compile(r"-?[0-9]+(?:(\.[0-9]+)?([eE][+-]?[0-9]+)?)([A-Za-z]?)")
 _STRING_BODY = re.compile(r"(?:[^']|'')*'")
-_GUID = re.compile(r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$")
-_HEX = re.compile(r"^(?:[0-9A-Fa-f]{2})*$")
+# \Z, not $: $ also matches before a trailing newline (guid'...%0A' was a 500).
+_GUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\Z")
+_HEX = re.compile(r"(?:[0-9A-Fa-f]{2})*\Z")
 _PREFIXES = {"datetime": Edm.DATETIME, "guid": Edm.GUID, "binary": Edm.BINARY, "x": Edm.BINARY}
 _UNSUPPORTED_PREFIXES = {"datetimeoffset", "time", "decimal", "single", "byte", "sbyte", "int16"}
 _SPECIAL_DOUBLES = {"INF": math.inf, "NaN": math.nan}

@@ -176,8 +176,9 @@ async def test_each_retry_is_logged(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="azt"):
         async with client:
             await client.list_tables().to_list()
-    records = [r for r in caplog.records if r.name == "azt"]
+    records = [r for r in caplog.records if r.name == "azt.retry"]
     assert len(records) == 1
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == records
     message = records[0].getMessage()
     assert "GET" in message
     assert f"{ENDPOINT}/Tables" in message

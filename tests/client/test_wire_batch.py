@@ -474,3 +474,50 @@ def test_part_headers_fold_repeat_and_refuse_garbage() -> None:
     bad = body.replace(b"Vary: Origin", b"no colon here")
     with pytest.raises(WireDecodeError, match="malformed header line"):
         decode_batch_response("multipart/mixed; boundary=b", bad)
+
+
+# --- exact sizes (hardening issue 11.4) ----------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.binary(max_size=300), min_size=1, max_size=100))
+def test_changeset_size_is_the_exact_body_length(bodies: list[bytes]) -> None:
+    cs = batch.Changeset()
+    for i, body in enumerate(bodies):
+        request = batch.encode_request(BatchPart("POST", f"{BASE}/t", {"N": str(i)}, body))
+        expected = cs.size + cs.cost(request)
+        cs.append(request)
+        assert cs.size == expected
+    _, encoded = cs.encode()
+    assert cs.size == len(encoded)
+    # independently: the parts between the change set delimiters, plus the envelope
+    marker = b"--" + cs.changeset_boundary.encode()
+    assert encoded.count(marker) == len(bodies) + 1
+    assert encoded.startswith(b"--" + cs.batch_boundary.encode() + b"\r\n")
+    assert encoded.endswith(b"--" + cs.batch_boundary.encode() + b"--\r\n")
+
+
+def test_changeset_fits_exactly_on_the_limit_and_not_a_byte_over() -> None:
+    cs = batch.Changeset()
+    head = batch.encode_request(BatchPart("POST", f"{BASE}/t", {}, b""))
+    cs.append(head)
+    room = batch.MAX_BATCH_BYTES - cs.size - cs.cost(0)
+    assert cs.fits(room)
+    assert not cs.fits(room + 1)
+    cs.append(b"x" * room)
+    assert cs.size == batch.MAX_BATCH_BYTES
+    assert len(cs.encode()[1]) == batch.MAX_BATCH_BYTES
+    cs.append(b"")
+    with pytest.raises(ValidationError, match="4 MiB"):
+        cs.encode()
+
+
+def test_changeset_counts_content_id_digits() -> None:
+    cs = batch.Changeset()
+    costs = []
+    for _ in range(100):
+        costs.append(cs.cost(0))
+        cs.append(b"")
+    assert costs[8] + 1 == costs[9]  # Content-ID 10 has two digits
+    assert costs[98] + 1 == costs[99]  # Content-ID 100 has three
+    assert not cs.fits(0)  # 100 operations

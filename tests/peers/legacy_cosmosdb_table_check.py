@@ -58,7 +58,7 @@ from azure.cosmosdb.table.models import (
 )
 from azure.cosmosdb.table.tablebatch import TableBatch
 from azure.cosmosdb.table.tableservice import TableService
-from cryptography.hazmat.primitives.keywrap import (  # type: ignore[import-not-found]
+from cryptography.hazmat.primitives.keywrap import (  # type: ignore[import-not-found, unused-ignore]
     aes_key_unwrap,  # (cryptography comes with the legacy SDK, not in the project venv)
     aes_key_wrap,
 )

@@ -42,7 +42,7 @@ async def test_fault_and_partition_flags(caplog: pytest.LogCaptureFixture) -> No
                 for rk in range(1, 3):
                     await table.insert_entity({"PartitionKey": pk, "RowKey": str(rk)})
             pages = [page async for page in table.list_entities().by_page()]
-    retries = [r.getMessage() for r in caplog.records if r.name == "azt"]
+    retries = [r.getMessage() for r in caplog.records if r.name == "azt.retry"]
     assert sum("POST" in m and "503 ServerBusy" in m for m in retries) == 2
     assert sum("MERGE" in m and "ServerDisconnectedError" in m for m in retries) == 1
     assert len(retries) == 3

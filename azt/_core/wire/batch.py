@@ -46,16 +46,37 @@ __all__ = [
     "MAX_BATCH_OPERATIONS",
     "BatchPart",
     "BatchResponsePart",
+    "Changeset",
     "Headers",
     "decode_batch_response",
     "decode_part_error",
+    "describe_bytes",
     "encode_batch",
     "encode_query_batch",
+    "encode_request",
     "parse_error_index",
 ]
 
 MAX_BATCH_OPERATIONS: Final = 100
 MAX_BATCH_BYTES: Final = 4 * 1024 * 1024
+"""Azure Table storage's largest transaction body (the Cosmos DB Table API's is 2 MB:
+``Changeset(max_bytes=...)``)."""
+
+
+def describe_bytes(n: int) -> str:
+    """``n`` bytes in the unit a service documents its limit in (MiB, MB, else bytes).
+
+    Example::
+
+        >>> describe_bytes(MAX_BATCH_BYTES), describe_bytes(2_000_000), describe_bytes(10)
+        ('4 MiB', '2 MB', '10 bytes')
+    """
+    if n and n % (1024 * 1024) == 0:
+        return f"{n // (1024 * 1024)} MiB"
+    if n and n % 1_000_000 == 0:
+        return f"{n // 1_000_000} MB"
+    return f"{n} bytes"
+
 
 _T = TypeVar("_T")
 
@@ -178,7 +199,23 @@ def _check_header_text(what: str, text: str) -> None:
         raise ValidationError(f"batch {what} {text!r} contains a line break")
 
 
-def _request_bytes(part: BatchPart) -> bytes:
+def encode_request(part: BatchPart) -> bytes:
+    """The ``application/http`` content of one batch part: request line, headers (with
+    ``Content-Length`` added for a body), blank line, body and the closing CRLF. These
+    bytes are what a change set carries for the operation, unchanged.
+
+    Example::
+
+        >>> for line in encode_request(BatchPart("POST", "https://a/t", {"Prefer": "x"},
+        ...                                      b"{}")).split(b"\\r\\n"):
+        ...     print(line)
+        b'POST https://a/t HTTP/1.1'
+        b'Prefer: x'
+        b'Content-Length: 2'
+        b''
+        b'{}'
+        b''
+    """
     method = part.method.upper()
     _check_header_text("URL", part.url)
     if " " in part.url or "\t" in part.url:
@@ -195,6 +232,159 @@ def _request_bytes(part: BatchPart) -> bytes:
         lines.append(f"Content-Length: {len(body)}")
     head = "\r\n".join(lines).encode("utf-8")
     return head + b"\r\n\r\n" + body + _CRLF
+
+
+# The MIME header of change set part number ``n`` (1-based) is
+# ``--<changeset>CRLF Content-Type: application/http CRLF Content-Transfer-Encoding: binary
+# CRLF Content-ID: <n> CRLF CRLF``: a constant, the boundary, and the digits of n.
+_PART_HEAD_FIXED: Final = len(
+    b"--\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n"
+    b"Content-ID: \r\n\r\n"
+)
+
+
+def _part_head(changeset: str, content_id: int) -> bytes:
+    return (
+        f"--{changeset}\r\nContent-Type: application/http\r\n"
+        f"Content-Transfer-Encoding: binary\r\nContent-ID: {content_id}\r\n\r\n"
+    ).encode()
+
+
+def _opening(batch: str, changeset: str) -> bytes:
+    return f"--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n".encode()
+
+
+def _closing(batch: str, changeset: str) -> bytes:
+    return f"--{changeset}--\r\n--{batch}--\r\n".encode()
+
+
+class Changeset:
+    """The encoded operations of one change set, with the exact size of the request body
+    they make, kept as each one is added.
+
+    Each operation is encoded once (:func:`encode_request`) and its bytes are what
+    :meth:`encode` sends. :attr:`size` is the exact length of the body :meth:`encode`
+    would return now: the batch and change set boundaries, each part's MIME header (its
+    ``Content-ID`` digits included) and the parts. :meth:`fits` answers whether one more
+    request stays within 100 operations and ``max_bytes`` (default 4 MiB, Azure Table
+    storage's limit; the Cosmos DB Table API takes 2 MB), so builders cut transactions on
+    exact sizes. Boundaries are chosen when the change set is created (``batch_<uuid>``
+    and ``changeset_<uuid>`` unless given).
+
+    Example::
+
+        >>> cs = Changeset(batch_boundary="batch_1", changeset_boundary="changeset_2")
+        >>> cs.append(encode_request(BatchPart("DELETE", "https://a/t(PartitionKey='p',RowKey='r')",
+        ...                                    {"If-Match": "*"})))
+        >>> ct, body = cs.encode()
+        >>> cs.size == len(body), len(cs)
+        (True, 1)
+    """
+
+    __slots__ = ("_requests", "batch_boundary", "changeset_boundary", "max_bytes", "size")
+
+    def __init__(
+        self,
+        *,
+        batch_boundary: str | None = None,
+        changeset_boundary: str | None = None,
+        max_bytes: int = MAX_BATCH_BYTES,
+    ) -> None:
+        if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 1:
+            raise ValidationError(f"max_bytes must be an int >= 1, got {max_bytes!r}")
+        #: the largest body :meth:`encode` accepts (the service flavour's limit)
+        self.max_bytes = max_bytes
+        self.batch_boundary = batch_boundary or f"batch_{uuid.uuid4()}"
+        self.changeset_boundary = changeset_boundary or f"changeset_{uuid.uuid4()}"
+        for boundary in (self.batch_boundary, self.changeset_boundary):
+            _check_header_text("boundary", boundary)
+        self._requests: list[bytes] = []
+        #: the exact byte length of the body as it stands (the envelope alone when empty)
+        self.size = len(_opening(self.batch_boundary, self.changeset_boundary)) + len(
+            _closing(self.batch_boundary, self.changeset_boundary)
+        )
+
+    def __len__(self) -> int:
+        return len(self._requests)
+
+    def cost(self, request: bytes | int) -> int:
+        """How many bytes the body grows by when ``request`` (its bytes, or their number)
+        is appended next: its MIME part header (boundary, ``Content-ID`` digits) and itself.
+
+        Example::
+
+            >>> cs = Changeset(batch_boundary="b", changeset_boundary="c")
+            >>> cs.cost(b"x" * 10) == len(b"--c\\r\\nContent-Type: application/http\\r\\n"
+            ...     b"Content-Transfer-Encoding: binary\\r\\nContent-ID: 1\\r\\n\\r\\n") + 10
+            True
+        """
+        n = request if isinstance(request, int) else len(request)
+        content_id = len(self._requests) + 1
+        return _PART_HEAD_FIXED + len(self.changeset_boundary) + len(str(content_id)) + n
+
+    def fits(self, request: bytes | int) -> bool:
+        """Whether appending ``request`` keeps the change set within 100 operations and a
+        body of :attr:`max_bytes` (4 MiB unless given).
+
+        Example::
+
+            >>> cs = Changeset()
+            >>> cs.fits(1000), cs.fits(MAX_BATCH_BYTES)
+            (True, False)
+        """
+        return (
+            len(self._requests) < MAX_BATCH_OPERATIONS
+            and self.size + self.cost(request) <= self.max_bytes
+        )
+
+    def append(self, request: bytes) -> None:
+        """Add an encoded request (:func:`encode_request`) as the next part. The limits are
+        checked by :meth:`encode`, so a builder may hold an oversized change set and
+        refuse it when it is sent.
+
+        Example::
+
+            >>> cs = Changeset()
+            >>> cs.append(encode_request(BatchPart("DELETE", "https://a/t")))
+            >>> len(cs)
+            1
+        """
+        self.size += self.cost(request)
+        self._requests.append(request)
+
+    def encode(self) -> tuple[str, bytes]:
+        """The request body (and its ``Content-Type``); refuses (``BatchValidationError``)
+        an empty change set, more than 100 operations or a body over :attr:`max_bytes`
+        (4 MiB unless given).
+
+        Example::
+
+            >>> cs = Changeset(batch_boundary="batch_1")
+            >>> cs.append(encode_request(BatchPart("DELETE", "https://a/t")))
+            >>> cs.encode()[0]
+            'multipart/mixed; boundary=batch_1'
+        """
+        n = len(self._requests)
+        if not n:
+            raise BatchValidationError("a batch needs at least one operation")
+        if n > MAX_BATCH_OPERATIONS:
+            raise BatchValidationError(
+                f"a batch holds at most {MAX_BATCH_OPERATIONS} operations, got {n}"
+            )
+        if self.size > self.max_bytes:
+            raise BatchValidationError(
+                f"the batch body is {self.size} bytes; the service takes at most "
+                f"{self.max_bytes} ({describe_bytes(self.max_bytes)})"
+            )
+        batch, changeset = self.batch_boundary, self.changeset_boundary
+        out = [_opening(batch, changeset)]
+        for i, request in enumerate(self._requests):
+            out.append(_part_head(changeset, i + 1))
+            out.append(request)
+        out.append(_closing(batch, changeset))
+        body = b"".join(out)
+        assert len(body) == self.size, "Changeset.size must be the exact body length"
+        return f"multipart/mixed; boundary={batch}", body
 
 
 # Both encoders write CRLF line endings, batch_<uuid> / changeset_<uuid> boundaries, a
@@ -224,27 +414,15 @@ def encode_batch(
         raise BatchValidationError(
             f"a batch holds at most {MAX_BATCH_OPERATIONS} operations, got {len(parts)}"
         )
-    batch = batch_boundary or f"batch_{uuid.uuid4()}"
-    changeset = changeset_boundary or f"changeset_{uuid.uuid4()}"
-    out = [f"--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n".encode()]
+    changeset = Changeset(batch_boundary=batch_boundary, changeset_boundary=changeset_boundary)
     for i, part in enumerate(parts):
         if part.method.upper() not in _WRITE_METHODS:
             raise ValidationError(
                 f"operation {i}: {part.method} cannot be part of a change set (allowed: "
                 "POST, PUT, MERGE, PATCH, DELETE); send a query alone with encode_query_batch"
             )
-        out.append(
-            f"--{changeset}\r\nContent-Type: application/http\r\n"
-            f"Content-Transfer-Encoding: binary\r\nContent-ID: {i + 1}\r\n\r\n".encode()
-        )
-        out.append(_request_bytes(part))
-    out.append(f"--{changeset}--\r\n--{batch}--\r\n".encode())
-    body = b"".join(out)
-    if len(body) > MAX_BATCH_BYTES:
-        raise BatchValidationError(
-            f"the batch body is {len(body)} bytes; the service limit is {MAX_BATCH_BYTES} (4 MiB)"
-        )
-    return f"multipart/mixed; boundary={batch}", body
+        changeset.append(encode_request(part))
+    return changeset.encode()
 
 
 def encode_query_batch(part: BatchPart, *, batch_boundary: str | None = None) -> tuple[str, bytes]:
@@ -265,7 +443,7 @@ def encode_query_batch(part: BatchPart, *, batch_boundary: str | None = None) ->
     body = (
         f"--{batch}\r\nContent-Type: application/http\r\n"
         f"Content-Transfer-Encoding: binary\r\n\r\n".encode()
-        + _request_bytes(part)
+        + encode_request(part)
         + f"--{batch}--\r\n".encode()
     )
     return f"multipart/mixed; boundary={batch}", body
