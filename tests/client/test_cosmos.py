@@ -294,3 +294,36 @@ async def test_the_client_retries_cosmos_throttling_after_the_hint() -> None:
     assert sleeps.delays
     assert all(delay == pytest.approx(0.25) for delay in sleeps.delays)
     assert throttle.stats.throttled["partition"] == len(sleeps.delays)
+
+
+# -- one detection, shared with the bearer-token scope -----------------------------------------
+
+
+async def test_token_scope_follows_the_flavour() -> None:
+    from azt._core import auth, connection_string
+    from azt._core.auth import COSMOS_SCOPE, STORAGE_SCOPE, token_scope_for
+
+    detect = getattr(auth, "is_cosmos_endpoint")  # noqa: B009 (not re-exported, on purpose)
+    assert detect is connection_string.is_cosmos_endpoint is azt.is_cosmos_endpoint
+
+    class Cred:
+        async def get_token(self, *scopes: str, **kwargs: object) -> object:
+            raise AssertionError("not called")
+
+    custom = "https://tables.example.com"
+    assert token_scope_for(custom) == STORAGE_SCOPE
+    assert token_scope_for(custom, cosmos=True) == COSMOS_SCOPE
+    assert token_scope_for(COSMOS_URL, cosmos=False) == STORAGE_SCOPE
+    cases = [
+        (custom, None, STORAGE_SCOPE),
+        (custom, Flavor.COSMOS, COSMOS_SCOPE),  # a Cosmos account on a custom domain
+        (COSMOS_URL, None, COSMOS_SCOPE),
+        (COSMOS_URL, Flavor.STORAGE, STORAGE_SCOPE),  # the flavour given wins
+    ]
+    for url, flavor, scope in cases:
+        for credential in (Cred(), azt.BearerTokenCredential(Cred())):
+            service = azt.TableServiceClient(
+                url, credential, flavor=flavor, transport=MockTransport(never_called)
+            )
+            async with service:
+                assert service._core.credential.scope == scope, (url, flavor)  # type: ignore[union-attr]
