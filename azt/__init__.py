@@ -26,13 +26,19 @@ from azt._core.batch_writer import BatchWriteError, BatchWriteOutcome, BatchWrit
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
     Timeouts,
     WireFormat,
 )
-from azt._core.connection_string import ConnectionSettings, Endpoint, parse_connection_string
+from azt._core.connection_string import (
+    ConnectionSettings,
+    Endpoint,
+    is_cosmos_endpoint,
+    parse_connection_string,
+)
 from azt._core.hooks import EventHooks, RequestHook, RequestInfo, ResponseHook, ResponseInfo
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
 from azt._core.queries import format_filter
@@ -103,6 +109,7 @@ from azt._errors import (
     TransactionError,
     TransportError,
     UnsupportedMediaTypeError,
+    UnsupportedOperationError,
     ValidationError,
     register_error_code,
 )
@@ -169,6 +176,7 @@ __all__ = [
     "EntityNotFoundError",
     "EntityState",
     "EventHooks",
+    "Flavor",
     "GeoReplication",
     "HttpRequest",
     "HttpResponse",
@@ -239,6 +247,7 @@ __all__ = [
     "TransportError",
     "Typed",
     "UnsupportedMediaTypeError",
+    "UnsupportedOperationError",
     "UpdateMode",
     "ValidationError",
     "WireDecodeError",
@@ -248,6 +257,7 @@ __all__ = [
     "format_filter",
     "generate_account_sas",
     "generate_table_sas",
+    "is_cosmos_endpoint",
     "parse_connection_string",
     "prop",
     "register_converter",

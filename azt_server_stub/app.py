@@ -24,7 +24,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from . import errors
+from . import errors, flavors
 from ._commit import WriteCommitter
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
@@ -79,8 +79,10 @@ class StubConfig:
     the durable store (None: memory). ``auth``: authentication switches.
     ``lenient_versions``: newer unknown ``x-ms-version`` values apply the baseline
     instead of ``400 InvalidHeaderValue``. ``product_style_urls``: honour host-style
-    addressing (``acct.table.localhost``). ``faults``, ``throttle``, ``partitions``:
-    fault injection, scalability-target throttling and range-partition page breaks
+    addressing (``acct.table.localhost``). ``flavor``: the service the stub answers as,
+    ``"storage"`` (default) or ``"cosmos"`` (the Azure Cosmos DB Table API where it differs:
+    see :mod:`azt_server_stub.flavors` and ``docs/cosmos.md``). ``faults``, ``throttle``,
+    ``partitions``: fault injection, scalability-target throttling and range-partition page breaks
     (PROTOCOL.md 7.6, 12; None: off). ``table_deletion_seconds``: how long a deleted
     table's name answers ``409 TableBeingDeleted`` (about 40 s on Azure; default 0).
 
@@ -99,6 +101,7 @@ class StubConfig:
     throttle: Throttle | None = None
     partitions: PartitionLayout | None = None
     table_deletion_seconds: float = 0.0
+    flavor: str = "storage"
 
     def decoded_accounts(self) -> dict[str, list[bytes]]:
         """Accounts with decoded keys, as the authenticator wants them.
@@ -154,8 +157,15 @@ def error_response(request: web.Request, err: StubError) -> web.Response:
         True
     """
     rid = request.get(REQUEST_ID) or new_guid()
-    ctype, body = error_payload(err, rid, error_style_of(request))
-    headers = {"x-ms-error-code": err.code, "Content-Type": ctype}
+    flavor = flavors.flavor_of(request.app)
+    style = error_style_of(request)
+    payload = flavor.error_payload(err, rid, style)
+    ctype, body = payload if payload is not None else error_payload(err, rid, style)
+    headers = {"Content-Type": ctype}
+    if flavor.error_code_header:
+        headers["x-ms-error-code"] = err.code
+    if isinstance(err, flavors.FlavoredError):
+        headers.update(err.headers)
     challenge = www_authenticate(err)
     if challenge is not None:
         headers["WWW-Authenticate"] = challenge
@@ -226,6 +236,7 @@ def create_app(
         True
     """
     cfg = config or StubConfig()
+    flavor = flavors.flavor_named(cfg.flavor)
     owns_backend = backend is None
     store = (
         backend
@@ -247,8 +258,11 @@ def create_app(
     app.router.add_route("*", "/{tail:.*}", dispatch)
     # Inside the service middleware (which renders their errors), faults before throttling.
     fault_middleware.install(app, cfg.faults)
+    if cfg.throttle is not None and flavor.throttle_status != 503:
+        cfg.throttle.refuse = flavor.throttled
     throttle_middleware.install(app, cfg.throttle)
     partitions.install(app, cfg.partitions)
+    flavors.install(app, flavor)
 
     if committer is not None:
 

@@ -14,8 +14,9 @@ the two servers flips every round; best of the rounds is kept), the throughput o
 It prints each figure for both servers and the ratio stub / Azurite (higher is better),
 and, on Linux, each server process's own CPU time per unit (from ``/proc``): with the
 client's cost in every round trip and a shared machine, that is the steadier view of
-what a server change did. First with both stores in memory (``azt-stub`` / ``azurite --inMemoryPersistence``),
-then both on disk (``azt-stub --location`` / ``azurite --location``).
+what a server change did. First with both stores in memory (``azt-stub`` /
+``azurite --inMemoryPersistence``), then both on disk (``azt-stub --location`` /
+``azurite --location``).
 
 Azurite is installed as ``scripts/test-azurite.sh`` does (``.cache/azurite``, the
 version pinned there); without ``node``/``npm`` the script prints a notice and exits 0.

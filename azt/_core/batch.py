@@ -7,8 +7,9 @@ format itself is :mod:`azt._core.wire.batch`)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
 import attrs
 
@@ -22,15 +23,15 @@ from azt._core.base import (
     plain_value,
     validate_table_name,
 )
-from azt._core.config import AmbiguousOutcomePolicy
+from azt._core.config import AmbiguousOutcomePolicy, Flavor
 from azt._core.pipeline import Pipeline
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.transport import HttpResponse
 from azt._core.wire import batch as wire_batch
 from azt._core.wire import urls
-from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS, Changeset
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS, Changeset, describe_bytes
 from azt._edm.entity import refuse_property_loss
-from azt._edm.validation import validate_key
+from azt._edm.validation import STORAGE_LIMITS, ServiceLimits, validate_key
 from azt._errors import (
     AmbiguousOutcomeError,
     BatchValidationError,
@@ -46,19 +47,22 @@ __all__ = ["BatchOperation", "TableBatch"]
 
 class OperationEncoder:
     """Encodes operations into the change set requests that carry them, for one table of
-    one client (its wire format and endpoint); ``key`` names what the bytes depend on."""
+    one client (its wire format, endpoint and service flavour, whose limits the batches it
+    encodes for are checked against); ``key`` names what the bytes and checks depend on."""
 
-    __slots__ = ("_core", "_table_name", "_table_url", "key")
+    __slots__ = ("_core", "_table_name", "_table_url", "flavor", "key")
 
     def __init__(self, core: ClientCore, table_name: str) -> None:
         self._core = core
         self._table_name = table_name
         self._table_url = core.pipeline.url_for("/" + urls.table_path(table_name))
+        self.flavor: Flavor = core.flavor
         self.key: tuple[str, ...] = (
             self._table_url,
             core.body_type,
             core.odata_read["Accept"],
             core.codec.__name__,
+            core.flavor.value,
         )
 
     def __call__(self, op: BatchOperation) -> bytes:
@@ -119,8 +123,11 @@ class BatchOperation:
 class TableBatch:
     """A builder for one entity group transaction, checked as it grows.
 
-    Every operation must target the same PartitionKey, each RowKey may appear once, and
-    there may be at most 100 operations: a violation raises
+    ``flavor`` (:class:`azt.Flavor`) chooses the limits entities are checked against and
+    the largest request body (Storage 4 MiB, Cosmos DB 2 MB); ``table.batch()`` passes
+    the client's, and :meth:`TableClient.submit_transaction` checks a batch built for
+    another flavour again. Every operation must target the same PartitionKey, each RowKey
+    may appear once, and there may be at most 100 operations: a violation raises
     :class:`azt.BatchValidationError` naming the offending operation's index before
     anything is sent. Entities are checked against the service limits as they are added.
 
@@ -137,8 +144,12 @@ class TableBatch:
         azt._errors.BatchValidationError: operation 2 (create(...)): PartitionKey 'Drama' ...
     """
 
-    def __init__(self, table_name: str) -> None:
-        self.table_name = validate_table_name(table_name)
+    def __init__(self, table_name: str, *, flavor: Flavor = Flavor.STORAGE) -> None:
+        if not isinstance(flavor, Flavor):
+            raise ValidationError(f"flavor must be a Flavor, got {flavor!r}")
+        self.flavor = flavor
+        self.limits = flavor.limits
+        self.table_name = validate_table_name(table_name, flavor)
         self.operations: list[BatchOperation] = []
         self._partition_key: str | None = None
         self._row_keys: set[str] = set()
@@ -154,7 +165,7 @@ class TableBatch:
     @property
     def size(self) -> int | None:
         """The exact size in bytes of the request body this transaction is sent as (at
-        most 4 MiB are accepted), or ``None`` for a batch not made by
+        most 4 MiB are accepted; 2 MB on Cosmos DB), or ``None`` for a batch not made by
         :meth:`TableClient.batch` (it is encoded when submitted).
 
         Example::
@@ -216,6 +227,8 @@ class TableBatch:
             or len(self._encoded) != len(self.operations)
             or any(a is not b for a, b in zip(self._encoded, self.operations, strict=True))
         ):
+            # Made for another client (or flavour): every operation is checked again
+            # against the encoder's flavour, its limits and its largest body.
             fresh = bound_batch(self.table_name, encoder)
             for op in self.operations:
                 fresh.add(op)
@@ -235,7 +248,7 @@ class TableBatch:
             batch.add(BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "1"},
                                      mode=UpdateMode.REPLACE))
         """
-        self._add(checked_operation(operation))
+        self._add(checked_operation(operation, self.limits))
 
     def create(self, entity: EntityArg) -> None:
         """Insert ``entity`` (fails the transaction if it exists). An entity object
@@ -246,7 +259,7 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        self._add(create_operation(entity))
+        self._add(create_operation(entity, limits=self.limits))
 
     def update(
         self,
@@ -266,7 +279,13 @@ class TableBatch:
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
         self._add(
-            update_operation(entity, mode, etag=etag, allow_property_loss=allow_property_loss)
+            update_operation(
+                entity,
+                mode,
+                etag=etag,
+                allow_property_loss=allow_property_loss,
+                limits=self.limits,
+            )
         )
 
     def upsert(
@@ -282,7 +301,11 @@ class TableBatch:
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        self._add(upsert_operation(entity, mode, allow_property_loss=allow_property_loss))
+        self._add(
+            upsert_operation(
+                entity, mode, allow_property_loss=allow_property_loss, limits=self.limits
+            )
+        )
 
     def delete(
         self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
@@ -295,45 +318,54 @@ class TableBatch:
             batch.delete("p", "3")
             batch.delete(hero)        # an azt.Entity: If-Match hero.ETag
         """
-        self._add(delete_operation(partition_key, row_key, etag=etag, what="delete()"))
+        self._add(
+            delete_operation(partition_key, row_key, etag=etag, what="delete()", limits=self.limits)
+        )
 
 
 # --- operations, checked ------------------------------------------------------------------
 # An entity object's entity is taken (``__azt_entity__``) once, here, when its operation is
 # built; the operation keeps the object as ``source`` so the transaction's outcome can be
-# written back, and is encoded once from that entity (OperationEncoder).
+# written back, and is encoded once from that entity (OperationEncoder). ``limits`` are the
+# service flavour's (azt.Flavor.limits): entities and keys are checked against them.
 
 
-def _create(data: Any, source: EntityObject | None) -> BatchOperation:
-    check_entity(data)
+def _create(data: Any, source: EntityObject | None, limits: ServiceLimits) -> BatchOperation:
+    check_entity(data, limits)
     return BatchOperation("create", data, source=source)
 
 
-def _update(data: Any, mode: UpdateMode, etag: str, source: EntityObject | None) -> BatchOperation:
-    check_entity(data)
+def _update(
+    data: Any, mode: UpdateMode, etag: str, source: EntityObject | None, limits: ServiceLimits
+) -> BatchOperation:
+    check_entity(data, limits)
     return BatchOperation(
         "update", data, mode=UpdateMode(mode), etag=check_etag(etag), source=source
     )
 
 
-def _upsert(data: Any, mode: UpdateMode, source: EntityObject | None) -> BatchOperation:
-    check_entity(data)
+def _upsert(
+    data: Any, mode: UpdateMode, source: EntityObject | None, limits: ServiceLimits
+) -> BatchOperation:
+    check_entity(data, limits)
     return BatchOperation("upsert", data, mode=UpdateMode(mode), source=source)
 
 
-def _delete(partition_key: Any, row_key: Any, etag: str) -> BatchOperation:
-    validate_key("PartitionKey", partition_key)
-    validate_key("RowKey", row_key)
+def _delete(partition_key: Any, row_key: Any, etag: str, limits: ServiceLimits) -> BatchOperation:
+    validate_key("PartitionKey", partition_key, limits)
+    validate_key("RowKey", row_key, limits)
     return BatchOperation(
         "delete", {"PartitionKey": partition_key, "RowKey": row_key}, etag=check_etag(etag)
     )
 
 
-def create_operation(entity: EntityArg) -> BatchOperation:
+def create_operation(
+    entity: EntityArg, *, limits: ServiceLimits = STORAGE_LIMITS
+) -> BatchOperation:
     """A checked create of ``entity`` (a mapping or an entity object, kept as the
-    operation's ``source``)."""
+    operation's ``source``), against ``limits`` (the flavour's, ``Flavor.limits``)."""
     data, obj, _ = entity_source(entity)
-    return _create(data, obj)
+    return _create(data, obj, limits)
 
 
 def update_operation(
@@ -342,25 +374,31 @@ def update_operation(
     *,
     etag: str | None = None,
     allow_property_loss: bool = False,
+    limits: ServiceLimits = STORAGE_LIMITS,
 ) -> BatchOperation:
-    """A checked update of ``entity``; ``etag`` left out is the ETag an entity object
-    carries, else ``"*"``. ``REPLACE`` of an entity that does not hold every stored
-    property raises :class:`azt.PropertyLossError` unless ``allow_property_loss``."""
+    """A checked update of ``entity`` (against ``limits``); ``etag`` left out is the ETag
+    an entity object carries, else ``"*"``. ``REPLACE`` of an entity that does not hold
+    every stored property raises :class:`azt.PropertyLossError` unless
+    ``allow_property_loss``."""
     if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
         refuse_property_loss(entity, "batch update(mode=REPLACE)")
     data, obj, own_etag = entity_source(entity)
-    return _update(data, mode, etag if etag is not None else own_etag or "*", obj)
+    return _update(data, mode, etag if etag is not None else own_etag or "*", obj, limits)
 
 
 def upsert_operation(
-    entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE, *, allow_property_loss: bool = False
+    entity: EntityArg,
+    mode: UpdateMode = UpdateMode.MERGE,
+    *,
+    allow_property_loss: bool = False,
+    limits: ServiceLimits = STORAGE_LIMITS,
 ) -> BatchOperation:
-    """A checked upsert of ``entity`` (a mapping or an entity object); ``REPLACE``: as
-    :func:`update_operation`."""
+    """A checked upsert of ``entity`` (a mapping or an entity object; against
+    ``limits``); ``REPLACE``: as :func:`update_operation`."""
     if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
         refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
     data, obj, _ = entity_source(entity)
-    return _upsert(data, mode, obj)
+    return _upsert(data, mode, obj, limits)
 
 
 def delete_operation(
@@ -369,9 +407,11 @@ def delete_operation(
     *,
     etag: str | None = None,
     what: str = "delete()",
+    limits: ServiceLimits = STORAGE_LIMITS,
 ) -> BatchOperation:
     """A checked delete, by keys or of an entity (a mapping or an entity object, whose
-    ETag is the default ``If-Match``; else ``"*"``). ``what`` names the call in errors."""
+    ETag is the default ``If-Match``; else ``"*"``); keys checked against ``limits``.
+    ``what`` names the call in errors."""
     own_etag = None
     if isinstance(partition_key, str):
         pk: Any = partition_key
@@ -386,7 +426,7 @@ def delete_operation(
                 f"entity object), got {type(partition_key).__name__}"
             )
         pk, rk = plain_value(data.get("PartitionKey")), plain_value(data.get("RowKey"))
-    return _delete(pk, rk, etag if etag is not None else own_etag or "*")
+    return _delete(pk, rk, etag if etag is not None else own_etag or "*", limits)
 
 
 def _operation_entity(op: BatchOperation) -> tuple[Any, EntityObject | None]:
@@ -396,9 +436,11 @@ def _operation_entity(op: BatchOperation) -> tuple[Any, EntityObject | None]:
     return data, op.source if op.source is not None else obj
 
 
-def checked_operation(operation: BatchOperation) -> BatchOperation:
+def checked_operation(
+    operation: BatchOperation, limits: ServiceLimits = STORAGE_LIMITS
+) -> BatchOperation:
     """``operation`` validated as the :class:`TableBatch` builder methods do (entity
-    limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None`` on an update
+    ``limits``, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None`` on an update
     or delete means ``"*"``), in canonical form, its ``source`` object kept (or its
     entity, when that is an entity object, taken as one); :class:`azt.ValidationError`
     otherwise."""
@@ -409,7 +451,7 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
     if kind == "create":
         if op.mode is not None or op.etag is not None:
             raise ValidationError("a create operation takes no mode and no etag")
-        return _create(*_operation_entity(op))
+        return _create(*_operation_entity(op), limits)
     if kind == "update" or kind == "upsert":
         if not isinstance(op.mode, UpdateMode):
             raise ValidationError(
@@ -417,10 +459,10 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
             )
         data, obj = _operation_entity(op)
         if kind == "update":
-            return _update(data, op.mode, "*" if op.etag is None else op.etag, obj)
+            return _update(data, op.mode, "*" if op.etag is None else op.etag, obj, limits)
         if op.etag is not None:
             raise ValidationError("an upsert operation takes no etag (it is unconditional)")
-        return _upsert(data, op.mode, obj)
+        return _upsert(data, op.mode, obj, limits)
     if kind == "delete":
         entity, _ = _operation_entity(op)
         if not isinstance(entity, Mapping):
@@ -432,6 +474,7 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
             plain_value(entity.get("PartitionKey")),
             plain_value(entity.get("RowKey")),
             "*" if op.etag is None else op.etag,
+            limits,
         )
     raise ValidationError(f"unknown operation kind {kind!r}: create, update, upsert or delete")
 
@@ -441,10 +484,11 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
 
 def bound_batch(table_name: str, encoder: OperationEncoder) -> TableBatch:
     """An empty :class:`TableBatch` that encodes each operation with ``encoder`` as it is
-    added (what :meth:`TableClient.batch` returns)."""
-    batch = TableBatch(table_name)
+    added (what :meth:`TableClient.batch` returns), for the encoder's client flavour: its
+    entity limits, and a change set cut at its largest body (Cosmos DB 2 MB)."""
+    batch = TableBatch(table_name, flavor=encoder.flavor)
     batch._encoder = encoder
-    batch._changeset = Changeset()
+    batch._changeset = Changeset(max_bytes=batch.limits.max_batch_bytes)
     return batch
 
 
@@ -457,14 +501,17 @@ class Prepared:
     request: bytes
 
 
-_EMPTY: Final = Changeset()  # (never appended to) sizes a transaction of one operation
+@functools.cache
+def _empty(max_bytes: int) -> Changeset:
+    """A change set (never appended to) that sizes a transaction of one operation."""
+    return Changeset(max_bytes=max_bytes)
 
 
 def prepare_operation(batch: TableBatch, operation: BatchOperation) -> Prepared:
     """``operation`` validated (as :meth:`TableBatch.add` does) and encoded by the client
     ``batch`` is bound to (:meth:`TableClient.batch`). An operation too large for any
     transaction raises :class:`azt.BatchValidationError` naming it."""
-    return encode_operation(batch, checked_operation(operation))
+    return encode_operation(batch, checked_operation(operation, batch.limits))
 
 
 def encode_operation(batch: TableBatch, op: BatchOperation) -> Prepared:
@@ -475,17 +522,19 @@ def encode_operation(batch: TableBatch, op: BatchOperation) -> Prepared:
     if encoder is None:
         raise ValidationError("preparing operations needs a batch made by TableClient.batch()")
     request = encoder(op)
-    if not _EMPTY.fits(request):
+    max_bytes = batch.limits.max_batch_bytes
+    if not _empty(max_bytes).fits(request):
         raise BatchValidationError(
             f"{op!r} is {len(request)} bytes encoded: it cannot fit a transaction body of at "
-            f"most {MAX_BATCH_BYTES} bytes (4 MiB) even alone"
+            f"most {max_bytes} bytes ({describe_bytes(max_bytes)}) even alone"
         )
     return Prepared(op, request)
 
 
 def has_room(batch: TableBatch, prepared: Prepared) -> bool:
     """Whether ``prepared`` can join ``batch`` without breaking a rule: same PartitionKey,
-    a new RowKey, at most 100 operations and a body of at most 4 MiB (exact sizes)."""
+    a new RowKey, at most 100 operations and a body of at most 4 MiB (2 MB on Cosmos DB;
+    exact sizes)."""
     return batch._room(prepared.operation, prepared.request)
 
 
@@ -500,9 +549,10 @@ def pack_operations(
 ) -> list[TableBatch]:
     """``operations`` in order, in as few transactions as their exact encoded sizes allow:
     a transaction ends when the next operation would take it past 100 operations or a
-    4 MiB body, changes PartitionKey or repeats a RowKey. Each operation is validated and
-    encoded once; those bytes are what is sent. ``new_batch`` makes an empty batch bound
-    to the client that sends (:meth:`TableClient.batch`). An operation too large for a
+    4 MiB body (the flavour's: 2 MB on Cosmos DB), changes PartitionKey or repeats a
+    RowKey. Each operation is validated (against the flavour's limits) and encoded once;
+    those bytes are what is sent. ``new_batch`` makes an empty batch bound to the client
+    that sends (:meth:`TableClient.batch`). An operation too large for a
     transaction on its own raises :class:`azt.BatchValidationError`."""
     batches: list[TableBatch] = []
     current = new_batch()

@@ -26,6 +26,7 @@ from azt._core.base import (
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
@@ -73,6 +74,9 @@ class TableServiceClient(ClientBase):
     * ``server_timeout``: seconds sent as ``timeout=`` on every request (the service's
       own budget, at most 30 s); ``location_mode``: :class:`azt.LocationMode`, where reads
       go. :meth:`with_options` makes a copy with other values, sharing the connections.
+    * ``flavor``: :class:`azt.Flavor`, the service the account is (default: Cosmos DB
+      for ``*.table.cosmos.azure.com`` endpoints, else Storage); it sets the client-side
+      limits and refuses what Cosmos DB lacks (``docs/cosmos.md``).
     * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
       the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
       for tests; ``user_agent``: the ``User-Agent`` header.
@@ -107,6 +111,7 @@ class TableServiceClient(ClientBase):
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
         tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
         self._core = ClientCore(
             endpoint,
@@ -126,6 +131,7 @@ class TableServiceClient(ClientBase):
             location_mode=location_mode,
             event_hooks=event_hooks,
             tracing=tracing,
+            flavor=flavor,
         )
 
     @classmethod
@@ -262,6 +268,7 @@ class TableServiceClient(ClientBase):
 
             props = await service.get_service_properties()
         """
+        self._core.flavor.require("get_service_properties")
         resp = await self._core.send(
             "GET",
             "/",
@@ -283,6 +290,7 @@ class TableServiceClient(ClientBase):
 
             await service.set_service_properties(ServiceProperties(cors=[]))
         """
+        self._core.flavor.require("set_service_properties")
         body = wire_xml.encode_service_properties(properties)
         resp = await self._core.send(
             "PUT",
@@ -304,6 +312,7 @@ class TableServiceClient(ClientBase):
             stats = await service.get_service_stats()
             print(stats.geo_replication.status)
         """
+        self._core.flavor.require("get_service_stats")
         resp = await self._core.send(
             "GET",
             "/",

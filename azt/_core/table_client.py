@@ -45,6 +45,7 @@ from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
@@ -136,8 +137,8 @@ class TableClient(ClientBase):
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
         tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
-        self.table_name = validate_table_name(table_name)
         self._core = ClientCore(
             endpoint,
             credential,
@@ -156,13 +157,15 @@ class TableClient(ClientBase):
             location_mode=location_mode,
             event_hooks=event_hooks,
             tracing=tracing,
+            flavor=flavor,
         )
+        self.table_name = validate_table_name(table_name, self._core.flavor)
         self._init_paths()
 
     @classmethod
     def _from_core(cls, core: ClientCore, table_name: str) -> TableClient:
         self = cls.__new__(cls)
-        self.table_name = validate_table_name(table_name)
+        self.table_name = validate_table_name(table_name, core.flavor)
         # A view of the service client's core: same pipeline and connections, but its own
         # closed flag, and closing it never closes the connections it borrows.
         self._core = core.view()
@@ -271,6 +274,7 @@ class TableClient(ClientBase):
 
             policies = await table.get_access_policy()
         """
+        self._core.flavor.require("get_access_policy")
         resp = await self._core.send(
             "GET",
             self._table_path,
@@ -294,6 +298,7 @@ class TableClient(ClientBase):
                 {"readers": AccessPolicy(permission="r", expiry=datetime(2030, 1, 1, tzinfo=UTC))}
             )
         """
+        self._core.flavor.require("set_access_policy")
         if len(policies) > 5:
             raise ValidationError("a table has at most 5 stored access policies")
         for policy_id in policies:
@@ -336,7 +341,7 @@ class TableClient(ClientBase):
             await table.insert_entity(movie)      # movie.ETag, movie.Timestamp now set
         """
         data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data)
+        pk, rk = check_entity(data, self._core.limits)
         core = self._core
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
@@ -420,7 +425,7 @@ class TableClient(ClientBase):
             await table.update_entity(hero)       # If-Match: hero.ETag
         """
         data, obj, own_etag = entity_source(entity)
-        pk, rk = check_entity(data)
+        pk, rk = check_entity(data, self._core.limits)
         etag = check_etag(etag if etag is not None else own_etag or "*")
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
@@ -467,7 +472,7 @@ class TableClient(ClientBase):
                                       UpdateMode.REPLACE)
         """
         data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data)
+        pk, rk = check_entity(data, self._core.limits)
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
@@ -518,8 +523,8 @@ class TableClient(ClientBase):
                     "delete_entity() takes (partition_key, row_key) or one entity; "
                     f"got a PartitionKey and row_key={row_key!r}"
                 )
-            pk = validate_key("PartitionKey", partition_key)
-            rk = validate_key("RowKey", row_key)
+            pk = validate_key("PartitionKey", partition_key, self._core.limits)
+            rk = validate_key("RowKey", row_key, self._core.limits)
             own_etag = None
         else:
             if row_key is not None:
@@ -532,8 +537,10 @@ class TableClient(ClientBase):
                     "delete_entity() takes (partition_key, row_key) or an entity (a mapping "
                     f"or an entity object), got {type(partition_key).__name__}"
                 )
-            pk = validate_key("PartitionKey", plain_value(data.get("PartitionKey")))
-            rk = validate_key("RowKey", plain_value(data.get("RowKey")))
+            pk = validate_key(
+                "PartitionKey", plain_value(data.get("PartitionKey")), self._core.limits
+            )
+            rk = validate_key("RowKey", plain_value(data.get("RowKey")), self._core.limits)
         etag = check_etag(etag if etag is not None else own_etag or "*")
         core = self._core
         headers = dict(core.odata_read)
@@ -591,8 +598,8 @@ class TableClient(ClientBase):
             movie = await table.get_entity("Action", "Heat", select=["Rating"])
             hero = await table.get_entity("Action", "Heat", entity_class=Movie)
         """
-        pk = validate_key("PartitionKey", partition_key)
-        rk = validate_key("RowKey", row_key)
+        pk = validate_key("PartitionKey", partition_key, self._core.limits)
+        rk = validate_key("RowKey", row_key, self._core.limits)
         if entity_class is None:
             return await self._get(pk, rk, select, self._core.odata_read, location="read")
         decode = getattr(entity_class, "__azt_decode__", None)
@@ -764,7 +771,8 @@ class TableClient(ClientBase):
 
         Each operation is encoded (in this client's wire format) once, when it is added,
         and those bytes are what :meth:`submit_transaction` sends; ``batch.size`` is the
-        exact request body size so far (the service takes up to 4 MiB).
+        exact request body size so far (the service takes up to 4 MiB; the Cosmos DB
+        flavour 2 MB). Entities are checked against this client's flavour's limits.
 
         Example::
 
@@ -778,9 +786,10 @@ class TableClient(ClientBase):
     def batch_writer(self, *, max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES) -> BatchWriter:
         """A :class:`BatchWriter` for this table, used as ``async with``: operations are
         grouped by PartitionKey and sent as transactions of up to 100 operations and
-        4 MiB (exact encoded sizes); a group is also sent when the buffered bytes pass
-        ``max_buffer_bytes``, and the rest on exit. Failed operations are raised together
-        on exit (:class:`BatchWriteError`, each with its index, keys and error).
+        4 MiB (2 MB on Cosmos DB; exact encoded sizes); a group is also sent when the
+        buffered bytes pass ``max_buffer_bytes``, and the rest on exit. Failed operations
+        are raised together on exit (:class:`BatchWriteError`, each with its index, keys
+        and error).
 
         Example::
 
@@ -815,21 +824,27 @@ class TableClient(ClientBase):
             except TransactionError as exc:
                 print(exc.index, exc.operation, type(exc.error).__name__)
         """
+        core = self._core
         if not isinstance(batch, TableBatch):
             builder = self.batch()
             for op in batch:
                 builder.add(op)
             batch = builder
-        if batch.table_name.lower() != self.table_name.lower():
+        same_table = (
+            batch.table_name == self.table_name  # Cosmos DB table names are case-sensitive
+            if core.flavor is Flavor.COSMOS
+            else batch.table_name.lower() == self.table_name.lower()
+        )
+        if not same_table:
             raise BatchValidationError(
                 f"the batch was built for table {batch.table_name!r}, not {self.table_name!r}"
             )
         operations = batch.operations
         if not operations:
             raise BatchValidationError("the transaction has no operations")
-        core = self._core
-        # Encoded as operations were added (re-encoded only for a batch built elsewhere);
-        # BatchValidationError over 4 MiB.
+        # Encoded as operations were added; a batch built elsewhere (another client, or
+        # another flavour) is checked again against this client's flavour and re-encoded.
+        # BatchValidationError over the flavour's largest body (4 MiB; Cosmos DB 2 MB).
         content_type, body = batch._body(self._operation_encoder())
         headers = dict(core.odata_read)
         headers["Content-Type"] = content_type

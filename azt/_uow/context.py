@@ -557,7 +557,8 @@ class TableContext:
             groups.setdefault((change.descriptor.key[0], change.partition_key), []).append(change)
         # Build (and so validate) every transaction before anything is sent. Each change is
         # encoded once, into the part it is sent as; transactions are cut on those exact
-        # sizes (100 operations, 4 MiB of request body), keeping the plan's order.
+        # sizes (100 operations, 4 MiB of request body: the table client's flavour's limit,
+        # 2 MB on Cosmos DB), keeping the plan's order.
         built: list[tuple[TableClient, TableBatch, list[PendingChange]]] = []
         for members in groups.values():
             table = self._table(service, members[0].table)

@@ -28,6 +28,7 @@ from azt._core.batch_writer import BatchWriter as _AsyncBatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
@@ -184,6 +185,7 @@ class TableClient(Wrapper):
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
         tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
         self._inner = _AsyncTableClient(
             endpoint,
@@ -204,6 +206,7 @@ class TableClient(Wrapper):
             location_mode=location_mode,
             event_hooks=event_hooks,
             tracing=tracing,
+            flavor=flavor,
         )
         rt = None
         self._owns = rt is None
@@ -559,7 +562,8 @@ class TableClient(Wrapper):
 
         Each operation is encoded (in this client's wire format) once, when it is added,
         and those bytes are what :meth:`submit_transaction` sends; ``batch.size`` is the
-        exact request body size so far (the service takes up to 4 MiB).
+        exact request body size so far (the service takes up to 4 MiB; the Cosmos DB
+        flavour 2 MB). Entities are checked against this client's flavour's limits.
 
         Example::
 
@@ -573,9 +577,10 @@ class TableClient(Wrapper):
     def batch_writer(self, *, max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES) -> BatchWriter:
         """A :class:`BatchWriter` for this table, used as ``with``: operations are
         grouped by PartitionKey and sent as transactions of up to 100 operations and
-        4 MiB (exact encoded sizes); a group is also sent when the buffered bytes pass
-        ``max_buffer_bytes``, and the rest on exit. Failed operations are raised together
-        on exit (:class:`BatchWriteError`, each with its index, keys and error).
+        4 MiB (2 MB on Cosmos DB; exact encoded sizes); a group is also sent when the
+        buffered bytes pass ``max_buffer_bytes``, and the rest on exit. Failed operations
+        are raised together on exit (:class:`BatchWriteError`, each with its index, keys
+        and error).
 
         Example::
 
@@ -682,6 +687,16 @@ class TableClient(Wrapper):
         return self._inner.account_name
 
     @property
+    def flavor(self) -> Flavor:
+        """The account's service flavour (from the endpoint, or ``flavor=``).
+
+        Example::
+
+            service.flavor  # Flavor.STORAGE; Flavor.COSMOS for *.table.cosmos.azure.com
+        """
+        return self._inner.flavor
+
+    @property
     def wire_format(self) -> WireFormat:
         """The payload format this client speaks.
 
@@ -729,6 +744,9 @@ class TableServiceClient(Wrapper):
     * ``server_timeout``: seconds sent as ``timeout=`` on every request (the service's
       own budget, at most 30 s); ``location_mode``: :class:`azt.LocationMode`, where reads
       go. :meth:`with_options` makes a copy with other values, sharing the connections.
+    * ``flavor``: :class:`azt.Flavor`, the service the account is (default: Cosmos DB
+      for ``*.table.cosmos.azure.com`` endpoints, else Storage); it sets the client-side
+      limits and refuses what Cosmos DB lacks (``docs/cosmos.md``).
     * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
       the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
       for tests; ``user_agent``: the ``User-Agent`` header.
@@ -766,6 +784,7 @@ class TableServiceClient(Wrapper):
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
         tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
         self._inner = _AsyncTableServiceClient(
             endpoint,
@@ -785,6 +804,7 @@ class TableServiceClient(Wrapper):
             location_mode=location_mode,
             event_hooks=event_hooks,
             tracing=tracing,
+            flavor=flavor,
         )
         rt = None
         self._owns = rt is None
@@ -1015,6 +1035,16 @@ class TableServiceClient(Wrapper):
             service.account_name  # 'devstoreaccount1'
         """
         return self._inner.account_name
+
+    @property
+    def flavor(self) -> Flavor:
+        """The account's service flavour (from the endpoint, or ``flavor=``).
+
+        Example::
+
+            service.flavor  # Flavor.STORAGE; Flavor.COSMOS for *.table.cosmos.azure.com
+        """
+        return self._inner.flavor
 
     @property
     def wire_format(self) -> WireFormat:
