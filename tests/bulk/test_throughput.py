@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from azt.bulk import BulkOptions, BulkProgress, load
 from azt_server_stub.realism.throttle import Throttle, ThrottleLimits
 from tests.bulk.support import expected, rows, stored, stub, table_on
@@ -38,8 +40,7 @@ async def run_load(options: BulkOptions) -> tuple[float, float, Throttle, Any]:
         await table.create_table()
         throttle.reset()  # the buckets start full, the counters at zero
         result = await load(
-            table, items, options=options.__class__(**{**_fields(options), "progress_interval": 0.1}),
-            progress=progress,
+            table, items, options=attrs.evolve(options, progress_interval=0.1), progress=progress
         )
         throttle.enabled = False
         assert result.ok, result.failures[:3]
@@ -51,12 +52,6 @@ async def run_load(options: BulkOptions) -> tuple[float, float, Throttle, Any]:
     assert refused == result.throttled  # the client saw every refusal the stub made
     share = refused / (stats.admitted + refused)
     return steady_rate(samples, len(items)), share, throttle, result
-
-
-def _fields(options: BulkOptions) -> dict[str, Any]:
-    import attrs
-
-    return attrs.asdict(options, recurse=False)
 
 
 async def test_load_reaches_90_percent_of_the_account_target() -> None:
