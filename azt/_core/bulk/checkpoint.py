@@ -47,11 +47,21 @@ class CheckpointStore(Protocol):
     """
 
     def load(self) -> dict[str, Any] | None:
-        """The last saved state, or ``None`` when there is none."""
+        """The last saved state, or ``None`` when there is none.
+
+        Example::
+
+            state = store.load()   # None before the first save
+        """
         ...
 
     def save(self, state: dict[str, Any]) -> None:
-        """Store ``state`` durably, replacing the previous one."""
+        """Store ``state`` durably, replacing the previous one.
+
+        Example::
+
+            store.save({"version": 1, "done_below": 100, "ranges": []})
+        """
         ...
 
 
@@ -70,7 +80,12 @@ class FileCheckpoint:
         self.path = Path(path)
 
     def load(self) -> dict[str, Any] | None:
-        """The saved state, or ``None`` when the file does not exist."""
+        """The saved state, or ``None`` when the file does not exist.
+
+        Example::
+
+            state = FileCheckpoint("load.ckpt").load()
+        """
         try:
             text = self.path.read_text("utf-8")
         except FileNotFoundError:
@@ -84,7 +99,12 @@ class FileCheckpoint:
         return state
 
     def save(self, state: dict[str, Any]) -> None:
-        """Write ``state`` atomically (temporary file, fsync, rename)."""
+        """Write ``state`` atomically (temporary file, fsync, rename).
+
+        Example::
+
+            FileCheckpoint("load.ckpt").save({"version": 1, "done_below": 0, "ranges": []})
+        """
         directory = self.path.parent
         fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=directory)
         try:

@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import collections
+import math
 import time
 from collections.abc import Callable
 
@@ -50,8 +51,10 @@ class Aimd:
     """
 
     __slots__ = (
+        "_base",
         "_clock",
         "_hold_until",
+        "_used",
         "cuts",
         "decrease",
         "hold",
@@ -85,22 +88,44 @@ class Aimd:
         self.cuts = 0
         self._clock = clock
         self._hold_until = float("-inf")
+        self._base = self.value  # the window: the value when it began
+        self._used = 0.0
 
     def grow(self, amount: float = 1.0) -> None:
-        """Count ``amount`` units of success: additive increase (none while a cut holds)."""
+        """Count ``amount`` units of success: additive increase (none while a cut holds).
+
+        Example::
+
+            >>> a = Aimd(2, minimum=1, maximum=9, increase=1, clock=lambda: 0.0)
+            >>> a.grow(); a.grow(); a.value
+            3.0
+        """
         if self._clock() < self._hold_until:
             return
-        self.value = min(self.maximum, self.value + self.increase * amount / self.value)
+        self.value = min(self.maximum, self.value + self.increase * amount / self._base)
+        self._used += amount
+        if self._used >= self._base:
+            self._used -= self._base
+            self._base = self.value
 
     def cut(self, to: float | None = None) -> bool:
         """Congestion: multiply the limit (or ``to``, a measured rate, when lower) by
-        ``decrease``; ``False`` (nothing changed) while an earlier cut holds."""
+        ``decrease``; ``False`` (nothing changed) while an earlier cut holds.
+
+        Example::
+
+            >>> a = Aimd(10, minimum=1, maximum=10, increase=1, decrease=0.5, clock=lambda: 0.0)
+            >>> a.cut(), a.value
+            (True, 5.0)
+        """
         now = self._clock()
         if now < self._hold_until:
             return False
         base = self.value if to is None else min(self.value, max(to, self.minimum))
         self.value = max(self.minimum, base * self.decrease)
         self._hold_until = now + self.hold
+        self._base = self.value
+        self._used = 0.0
         self.cuts += 1
         return True
 
@@ -158,7 +183,7 @@ class RateMeter:
         >>> m = RateMeter(span=1.0, slot=0.1)
         >>> for t in range(10):
         ...     m.add(10, t / 10)
-        >>> m.rate(1.0)
+        >>> m.rate(0.95)
         100.0
     """
 
@@ -168,20 +193,21 @@ class RateMeter:
         self.span = span
         self.slot = slot
         self.total = 0
-        self._slots: collections.deque[list[float]] = collections.deque()
+        self._slots: collections.deque[list[int]] = collections.deque()
 
     def _trim(self, now: float) -> None:
-        while self._slots and self._slots[0][0] <= now - self.span:
+        oldest = math.floor((now - self.span) / self.slot + 1e-9) + 1
+        while self._slots and self._slots[0][0] < oldest:
             self._slots.popleft()
 
     def add(self, count: int, now: float) -> None:
         """Count ``count`` successes at ``now``."""
         self.total += count
-        start = now - now % self.slot
-        if self._slots and self._slots[-1][0] == start:
+        number = int(now / self.slot + 1e-9)
+        if self._slots and self._slots[-1][0] == number:
             self._slots[-1][1] += count
         else:
-            self._slots.append([start, float(count)])
+            self._slots.append([number, count])
         self._trim(now)
 
     def rate(self, now: float, *, since: float | None = None) -> float:

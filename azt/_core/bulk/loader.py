@@ -744,7 +744,27 @@ async def load(
     _clock: Callable[[], float] = time.monotonic,
 ) -> BulkResult:
     """Write ``items`` (a plain or async iterable) as entity group transactions, in
-    parallel under adaptive flow control. See :mod:`azt.bulk`."""
+    parallel under adaptive flow control, and return the :class:`BulkResult`.
+
+    ``target``: a :class:`TableClient` (its table is the default) or a
+    :class:`TableServiceClient`; ``table``: the table of items not routed with
+    :class:`TableWrite`. An item is an entity (a mapping or an entity object), written as
+    ``kind`` (``"insert"``, ``"upsert-merge"``, ``"upsert-replace"``, ``"merge"``,
+    ``"replace"`` or ``"delete"``), or a :class:`BatchOperation`. ``options``: limits,
+    window and policies (:class:`BulkOptions`). ``checkpoint``: where acknowledged input
+    positions are kept (:class:`FileCheckpoint`); a load given the checkpoint of an
+    interrupted one (and the same input) skips what was done. ``progress`` is called
+    with a :class:`BulkProgress` every ``options.progress_interval`` seconds and once at
+    the end; ``on_result`` with ``(index, WriteResult or BulkFailure)`` per operation.
+    Operations that fail are reported in ``result.failures``, never raised; an exception
+    raised by the input itself is raised after what was read before it is written.
+
+    Example::
+
+        result = await load(table, ({"PartitionKey": f"p{i % 50}", "RowKey": str(i)}
+                                    for i in range(100_000)), kind="upsert-replace")
+        print(result.written, result.throttled_share)
+    """
     loader = _Loader(
         target,
         table=table,
