@@ -520,7 +520,10 @@ class _Loader:
         if scope is not None:
             self.result.throttled += 1
             if scope == "account":
-                if self._pace.cut(to=self._meter.rate(now, since=self._start)):
+                # Cut from what the service admitted over the last second (not more than
+                # a factor 4 at once): early on, its initial burst is not its rate.
+                admitted = max(self._meter.rate(now), self._pace.value / 4)
+                if self._pace.cut(to=admitted):
                     self._pace.increase = self._pace.value * _RECOVERY
                     self._limiter.set_rate(self._pace.value, now)
                 self._conc.cut()
