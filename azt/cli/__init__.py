@@ -13,8 +13,8 @@ environment variable (``UseDevelopmentStorage=true`` means a local emulator on
 
 Export and import use typed JSON lines (see :mod:`azt.cli._jsonl`): every value keeps its
 EDM type through a round trip. Import groups consecutive entities of a partition into
-entity group transactions of up to 100 operations and 4 MiB (2 MB on Cosmos DB; cut on
-each entity's exact encoded size).
+entity group transactions of up to 100 operations and 4 MiB (cut on each entity's exact
+encoded size).
 
 ``--server-timeout SECONDS`` asks the service to give up on each request after that long;
 ``--location-mode secondary`` sends the reads of ``tables list``, ``query`` and ``export``
@@ -53,14 +53,20 @@ from azt._errors import (
     TransportError,
     ValidationError,
 )
-from azt.cli._import import (
-    _entities_text,
-    _Importer,
-    _input_lines,
-    _input_size,
-    _missing_table,
+from azt.cli._common import (
+    ENV_VAR,
+    EXIT_BROKEN_PIPE,
+    EXIT_INPUT,
+    EXIT_SERVICE,
+    EXIT_USAGE,
+    CliStreams,
+    UsageError,
+    entities_text,
+    missing_table,
+    progress_on,
 )
-from azt.cli._jsonl import InputError, dumps_entity, loads_entity, text_value
+from azt.cli._import import add_import_parser, run_import
+from azt.cli._jsonl import dumps_entity, text_value
 from azt.cli._progress import Progress
 
 __all__ = [
@@ -73,45 +79,7 @@ __all__ = [
     "main",
 ]
 
-#: Environment variable holding the default connection string.
-ENV_VAR = "AZT_CONNECTION_STRING"
-#: Exit status when the service refused the request or could not be reached.
-EXIT_SERVICE = 1
-#: Exit status for bad usage: arguments, connection string, filter.
-EXIT_USAGE = 2
-#: Exit status for bad input data (``azt import``).
-EXIT_INPUT = 3
-
-#: Exit status when the reader of stdout went away (128 + SIGPIPE, as shells report it).
-EXIT_BROKEN_PIPE = 141
-
 _TABLE_CELL = 40
-
-
-class _UsageError(Exception):
-    """Bad usage detected after parsing (exit status 2)."""
-
-
-class CliStreams:
-    """Where the command reads and writes (real stdio by default; tests pass buffers).
-
-    Example::
-
-        >>> import io
-        >>> streams = CliStreams(stdin=io.StringIO("x"), stdout=io.StringIO())
-        >>> streams.stdin.read()
-        'x'
-    """
-
-    def __init__(
-        self,
-        stdin: TextIO | None = None,
-        stdout: TextIO | None = None,
-        stderr: TextIO | None = None,
-    ) -> None:
-        self.stdin = stdin if stdin is not None else sys.stdin
-        self.stdout = stdout if stdout is not None else sys.stdout
-        self.stderr = stderr if stderr is not None else sys.stderr
 
 
 def _version() -> str:
@@ -169,25 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
     _progress_arg(e)
 
-    i = sub.add_parser("import", help="read typed JSON lines into a table", parents=[common])
-    i.add_argument("table")
-    i.add_argument("-i", "--input", default=None, help="file to read (default: stdin)")
-    i.add_argument(
-        "--mode",
-        choices=("replace", "merge", "insert"),
-        default="replace",
-        help="replace (default: upsert, the line is the whole entity), merge (upsert, keep "
-        "other stored properties) or insert (fail on existing keys)",
-    )
-    i.add_argument("--create", action="store_true", help="create the table if it is missing")
-    i.add_argument(
-        "--concurrency",
-        type=int,
-        default=4,
-        metavar="N",
-        help="transactions in flight at once (default 4; 1 sends them one after another)",
-    )
-    _progress_arg(i)
+    add_import_parser(sub, common, _progress_arg)
     return p
 
 
@@ -241,7 +191,7 @@ def _progress_arg(p: argparse.ArgumentParser) -> None:
 def _connection_string(args: argparse.Namespace) -> str:
     conn = args.connection_string or os.environ.get(ENV_VAR)
     if not conn:
-        raise _UsageError(
+        raise UsageError(
             f"no connection string: pass --connection-string or set {ENV_VAR} "
             "(UseDevelopmentStorage=true for a local emulator)"
         )
@@ -250,17 +200,8 @@ def _connection_string(args: argparse.Namespace) -> str:
 
 def _retry(args: argparse.Namespace) -> RetryPolicy:
     if args.retries < 0:
-        raise _UsageError("--retries must be 0 or more")
+        raise UsageError("--retries must be 0 or more")
     return RetryPolicy(max_attempts=args.retries + 1, base=1.0, minimum=0.5, maximum=10.0)
-
-
-def _progress_on(args: argparse.Namespace, stream: TextIO) -> bool:
-    if args.progress == "always":
-        return True
-    if args.progress == "never":
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
 
 
 # ----------------------------------------------------------------------------- commands
@@ -302,7 +243,7 @@ def _select(text: str | None) -> list[str] | None:
         return None
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
-        raise _UsageError("--select needs at least one property name")
+        raise UsageError("--select needs at least one property name")
     # The keys always come along: they identify the rows in every output format.
     return ["PartitionKey", "RowKey", *(n for n in names if n not in ("PartitionKey", "RowKey"))]
 
@@ -312,7 +253,7 @@ async def _entities(
 ) -> AsyncIterator[TableEntity]:
     """Entities in key order, following continuations, at most ``top`` of them."""
     if top is not None and top < 1:
-        raise _UsageError("--top must be at least 1")
+        raise UsageError("--top must be at least 1")
     per_page = min(top, 1000) if top is not None else None
     seen = 0
     pager = table.query_entities(flt, select=select, results_per_page=per_page)
@@ -363,7 +304,7 @@ def _render_table(rows: list[TableEntity], cols: list[str], out: TextIO) -> None
     out.write("  ".join("-" * w for w in widths) + "\n")
     for line in cells:
         out.write("  ".join(t.ljust(w) for t, w in zip(line, widths, strict=True)).rstrip() + "\n")
-    out.write(f"({_entities_text(len(rows))})\n")
+    out.write(f"({entities_text(len(rows))})\n")
 
 
 async def _query(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
@@ -395,9 +336,7 @@ async def _query(service: TableServiceClient, args: argparse.Namespace, io_: Cli
 
 async def _export(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
     table = service.get_table_client(args.table)
-    bar = Progress(
-        f"export {args.table}", stream=io_.stderr, enabled=_progress_on(args, io_.stderr)
-    )
+    bar = Progress(f"export {args.table}", stream=io_.stderr, enabled=progress_on(args, io_.stderr))
     out = io_.stdout
     try:
         async for page in table.query_entities(args.filter).by_page():
@@ -406,76 +345,14 @@ async def _export(service: TableServiceClient, args: argparse.Namespace, io_: Cl
         out.flush()
     finally:
         bar.close()
-    io_.stderr.write(f"exported {_entities_text(bar.entities)} from {args.table}\n")
+    io_.stderr.write(f"exported {entities_text(bar.entities)} from {args.table}\n")
     return 0
-
-
-async def _import(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
-    if args.concurrency < 1:
-        raise _UsageError("--concurrency must be at least 1")
-    source = io_.stdin
-    if args.create:
-        table = await service.create_table_if_not_exists(args.table)
-    else:
-        table = service.get_table_client(args.table)
-    bar = Progress(
-        f"import {args.table}",
-        stream=io_.stderr,
-        enabled=_progress_on(args, io_.stderr),
-        total_bytes=_input_size(source),
-    )
-    importer = _Importer(table, args.mode, bar, args.concurrency)
-    bad_input: InputError | None = None
-    unsent_from: int | None = None
-    line_no = 0
-    try:
-        for line_no, nbytes, line in _input_lines(source):
-            if isinstance(line, str) and not line.strip():
-                bar.advance(nbytes=nbytes)
-                continue
-            try:
-                if isinstance(line, InputError):
-                    raise line
-                prepared = importer.prepare(line_no, loads_entity(line, line_no))
-            except InputError as exc:
-                bad_input = exc
-                await importer.flush(line_no - 1)
-                unsent_from = importer.first_unsent or line_no
-                break
-            await importer.add(line_no, prepared, nbytes)
-            if importer.failed:
-                unsent_from = importer.first_unsent or line_no + 1
-                break
-        else:
-            await importer.flush(line_no)
-            if importer.failed and importer.first_unsent is not None:
-                unsent_from = importer.first_unsent
-        await importer.drain()
-    finally:
-        bar.close()
-    if importer.failed and unsent_from is None and importer.first_unsent is not None:
-        unsent_from = importer.first_unsent
-    if bad_input is None and not importer.failed:
-        empty = "" if importer.written else " (the input has no entities)"
-        io_.stderr.write(f"imported {_entities_text(importer.written)} into {args.table}{empty}\n")
-        return 0
-    for message in importer.messages():
-        io_.stderr.write(f"azt import: {message}\n")
-    if bad_input is not None:
-        io_.stderr.write(f"azt import: {bad_input}\n")
-    io_.stderr.write(importer.summary(unsent_from) + "\n")
-    if importer.failed:
-        return EXIT_SERVICE
-    assert unsent_from is not None  # a bad line stops the import before it is sent
-    again = "" if not importer.written else f" from line {unsent_from} on"
-    io_.stderr.write(f"fix line {line_no}, then import again{again}\n")
-    return EXIT_INPUT
 
 
 # ----------------------------------------------------------------------------- files
 
 
-def _open_error(path: str, option: str, exc: OSError, *, writing: bool) -> _UsageError:
+def _open_error(path: str, option: str, exc: OSError, *, writing: bool) -> UsageError:
     what = "output" if writing else "input"
     if isinstance(exc, FileNotFoundError):
         if writing:
@@ -483,16 +360,14 @@ def _open_error(path: str, option: str, exc: OSError, *, writing: bool) -> _Usag
             why = f"its folder {folder!r} does not exist"
         else:
             why = "there is no such file"
-        return _UsageError(f"cannot open {what} file {path!r} ({option}): {why}")
+        return UsageError(f"cannot open {what} file {path!r} ({option}): {why}")
     if isinstance(exc, IsADirectoryError):
-        return _UsageError(f"{what} file {path!r} ({option}) is a folder: give a file name")
+        return UsageError(f"{what} file {path!r} ({option}) is a folder: give a file name")
     if isinstance(exc, PermissionError):
         action = "write into its folder" if writing else "read it"
-        return _UsageError(
-            f"cannot open {what} file {path!r} ({option}): no permission to {action}"
-        )
+        return UsageError(f"cannot open {what} file {path!r} ({option}): no permission to {action}")
     reason = (exc.strerror or str(exc)).lower()
-    return _UsageError(f"cannot open {what} file {path!r} ({option}): {reason}")
+    return UsageError(f"cannot open {what} file {path!r} ({option}): {reason}")
 
 
 def _open_input(path: str) -> TextIO:
@@ -544,7 +419,7 @@ def _service_hint(exc: ServiceError, args: argparse.Namespace) -> str | None:
     table = getattr(args, "table", None)
     if exc.code == "TableNotFound" and table:
         if args.command == "import":
-            return _missing_table(table)
+            return missing_table(table)
         return f"table {table!r} does not exist: `azt tables list` shows the account's tables"
     if exc.code == "TableAlreadyExists":
         return "pass --if-not-exists to accept a table that already exists"
@@ -573,7 +448,7 @@ async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
             return await _query(service, args, io_)
         if args.command == "export":
             return await _export(service, args, io_)
-        return await _import(service, args, io_)
+        return await run_import(service, args, io_)
 
 
 def main(
@@ -610,7 +485,7 @@ def main(
         if output is not None:
             output.commit()
         return status
-    except _UsageError as exc:
+    except UsageError as exc:
         io_.stderr.write(f"azt: {exc}\n")
         return EXIT_USAGE
     except ConnectionStringError as exc:
