@@ -66,7 +66,7 @@ def _keys() -> list[tuple[str, str]]:
     rnd = random.Random(16)
     pks = ["a", "b", "\ue000", "\U0001f600", "\uffff", "m\U00010000", "m\ufffd", ""]
     alphabet = "az0\u00e9\ud7ff\ue000\uffff\U0001f600\U0010fffd"
-    keys = set()
+    keys: set[tuple[str, str]] = set()
     while len(keys) < 3000:
         rk = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 4)))
         keys.add((rnd.choice(pks), rk))
