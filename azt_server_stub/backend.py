@@ -27,6 +27,7 @@ from pathlib import Path
 from sortedcontainers import SortedDict
 
 from . import errors
+from ._rows import MemoryRows, StoredRows, TableRows
 from ._store import SqliteStore
 from .errors import StubError
 from .model import Entity
@@ -41,7 +42,6 @@ from .query_pages import (
     sort_key,
     sort_str,
 )
-from .table_rows import MemoryRows, StoredRows, TableRows
 from .validation import validate_table_name
 from .writes import (
     GroupWrite,
@@ -148,7 +148,7 @@ def _acl_from_json(data: list[dict[str, str | None]]) -> list[SignedIdentifier]:
 
 # Storage model:
 #
-# * Each table keeps its entities behind table_rows.TableRows, keyed by the entity's
+# * Each table keeps its entities behind _rows.TableRows, keyed by the entity's
 #   sort key: (PartitionKey, RowKey) compared by UTF-16 code units, as the service does
 #   (PROTOCOL.md 7.5; query_pages.sort_key). In memory that is a SortedDict; with a
 #   location it is the SQLite store itself, read through (keys stored as UTF-16-BE

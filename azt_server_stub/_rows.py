@@ -1,4 +1,4 @@
-"""Where a table's entities live: in memory, or read through from the durable store.
+"""Where a table's entities live: in memory, or read through from the durable store (private).
 
 The backend keeps each table's entities behind :class:`TableRows`, keyed by the sort
 key of :func:`~azt_server_stub.query_pages.sort_key` (UTF-16 code-unit order).
@@ -176,13 +176,7 @@ class StoredRows:
         self._lname = lname
 
     def get(self, key: Key) -> Entity | None:
-        """One indexed point read.
-
-        Example::
-
-            >>> StoredRows.get.__name__
-            'get'
-        """
+        """One indexed point read."""
         return self._store.get(self._account, self._lname, key[0], key[1])
 
     def scan(
@@ -190,11 +184,6 @@ class StoredRows:
     ) -> Iterator[tuple[Key, Entity]]:
         """Indexed range reads, ``hint`` rows first, then growing chunks until the caller
         stops (call inside :meth:`snapshot` for one consistent state).
-
-        Example::
-
-            >>> StoredRows.scan.__name__
-            'scan'
         """
         store, account, lname = self._store, self._account, self._lname
         chunk = max(1, min(hint, _MAX_CHUNK))
@@ -215,20 +204,8 @@ class StoredRows:
                 chunk = min(chunk * 2, _MAX_CHUNK)
 
     def apply(self, key: Key, entity: Entity | None) -> None:
-        """Nothing to do: the change is already committed to the store.
-
-        Example::
-
-            >>> StoredRows.apply.__name__
-            'apply'
-        """
+        """Nothing to do: the change is already committed to the store."""
 
     def snapshot(self) -> AbstractContextManager[None]:
-        """One read transaction of the store.
-
-        Example::
-
-            >>> StoredRows.snapshot.__name__
-            'snapshot'
-        """
+        """One read transaction of the store."""
         return self._store.snapshot()
