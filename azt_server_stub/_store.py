@@ -1,15 +1,22 @@
-"""Durable SQLite store behind the in-memory backend (private).
+"""Durable SQLite store of the stub's ``--location`` mode (private).
 
-The backend keeps every table sorted in memory and serves all reads from there;
-this module only makes writes durable and loads them back at start. One
-SQLite transaction per write (or per batch), committed before the backend
-method returns: WAL journal, ``synchronous=FULL``.
+The store is the durable backend's storage, read through (nothing is loaded at
+start but table metadata, ACLs and service documents). Entities live in one
+``WITHOUT ROWID`` table keyed by ``(tid, pk, rk)``: ``tid`` numbers the table,
+``pk``/``rk`` are BLOBs of the key's UTF-16-BE code units, so SQLite's bytewise
+(memcmp) order of the key equals the service's UTF-16 code-unit order
+(:func:`key_blob`) and a key range is one indexed ``(pk, rk) >= (?, ?)`` scan:
+O(log n + k).
+
+One writer connection (WAL journal, ``synchronous=FULL``) commits each write, or a
+group of writes, as one transaction; one reader connection serves reads from the
+last committed state, so readers never wait for an fsync and never see half a
+transaction. A lock file keeps a location to one store at a time.
 
 Values are stored losslessly as JSON (ASCII only, so lone surrogates survive):
 ``[[name, code, value], ...]`` with codes ``s`` String, ``i`` Int32, ``l`` Int64
 (exact Python int), ``d`` Double (``NaN``/``Infinity`` allowed), ``b`` Boolean,
-``t`` DateTime ticks, ``g`` Guid (32 hex digits), ``x`` Binary (base64). Keys are
-BLOBs of UTF-8 with surrogates passed through, so any Python ``str`` round-trips.
+``t`` DateTime ticks, ``g`` Guid (32 hex digits), ``x`` Binary (base64).
 """
 
 from __future__ import annotations
@@ -17,28 +24,41 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
+import sys
+import threading
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .model import Edm, Entity, TypedValue
 
 DB_FILE = "azt-stub.sqlite3"
+LOCK_FILE = "azt-stub.lock"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS tables (
+CREATE TABLE IF NOT EXISTS table_meta (
     account TEXT NOT NULL, lname TEXT NOT NULL, name TEXT NOT NULL, acl TEXT NOT NULL,
+    tid INTEGER NOT NULL UNIQUE,
     PRIMARY KEY (account, lname)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS entities (
-    account TEXT NOT NULL, lname TEXT NOT NULL, pk BLOB NOT NULL, rk BLOB NOT NULL,
+CREATE TABLE IF NOT EXISTS entity_rows (
+    tid INTEGER NOT NULL, pk BLOB NOT NULL, rk BLOB NOT NULL,
     ts INTEGER NOT NULL, props TEXT NOT NULL,
-    PRIMARY KEY (account, lname, pk, rk)) WITHOUT ROWID;
+    PRIMARY KEY (tid, pk, rk)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID;
 """
+
+_PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
+_DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
+_GET = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
+_SCAN = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND (pk, rk) {op} (?, ?)"
+_SCAN_FROM = _SCAN.format(op=">=") + " ORDER BY pk, rk LIMIT ?"
+_SCAN_AFTER = _SCAN.format(op=">") + " ORDER BY pk, rk LIMIT ?"
+_SCAN_FROM_TO = _SCAN.format(op=">=") + " AND (pk, rk) < (?, ?) ORDER BY pk, rk LIMIT ?"
+_SCAN_AFTER_TO = _SCAN.format(op=">") + " AND (pk, rk) < (?, ?) ORDER BY pk, rk LIMIT ?"
 
 _CODE = {
     Edm.STRING: "s",
@@ -53,12 +73,31 @@ _CODE = {
 _EDM = {code: edm for edm, code in _CODE.items()}
 
 
-def _key_blob(key: str) -> bytes:
-    return key.encode("utf-8", "surrogatepass")
+def key_blob(key: str) -> bytes:
+    """A key as stored: its UTF-16-BE code units, so bytewise order is UTF-16 order.
+
+    Big-endian 2-byte units compare bytewise exactly as the units compare as
+    numbers, and a shorter prefix sorts first in both orders. Lone surrogates pass
+    through, so any Python ``str`` is stored (a key given as two surrogate code
+    points reads back as the one astral character they encode: the same key).
+
+    Example::
+
+        >>> key_blob("\\U0001f600") < key_blob("\\uffff")  # D83D DE00 < FFFF
+        True
+    """
+    return key.encode("utf-16-be", "surrogatepass")
 
 
-def _key_str(blob: bytes) -> str:
-    return blob.decode("utf-8", "surrogatepass")
+def key_text(blob: bytes) -> str:
+    """Inverse of :func:`key_blob`.
+
+    Example::
+
+        >>> key_text(key_blob("é\\U0001f600"))
+        'é\\U0001f600'
+    """
+    return blob.decode("utf-16-be", "surrogatepass")
 
 
 def encode_props(props: dict[str, TypedValue]) -> str:
@@ -88,66 +127,110 @@ def decode_props(text: str) -> dict[str, TypedValue]:
     return props
 
 
+def _entity(row: tuple[bytes, bytes, int, str]) -> Entity:
+    pk, rk, ts, props = row
+    return Entity(key_text(pk), key_text(rk), ts, decode_props(props))
+
+
 @dataclass(slots=True)
 class LoadedTable:
-    """A table as read back from disk."""
+    """A table's metadata as read back from disk (its entities stay on disk)."""
 
     name: str
     acl: list[dict[str, str | None]]
-    entities: list[Entity] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class LoadedState:
-    """Everything on disk: ``tables[account][lower name]``, service documents, last Timestamp."""
+    """What is read at start: ``tables[account][lower name]``, service documents, last
+    Timestamp issued."""
 
     tables: dict[str, dict[str, LoadedTable]]
     service: dict[str, bytes]
     last_timestamp: int
 
 
+def _lock_directory(directory: Path) -> IO[bytes]:
+    """Hold ``directory``'s lock file exclusively until the returned file is closed."""
+    handle = open(directory / LOCK_FILE, "a+b")  # noqa: SIM115 - held until close()
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            handle.seek(0)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        handle.close()
+        raise RuntimeError(
+            f"the stub's data directory {directory} is in use by another process"
+        ) from exc
+    return handle
+
+
+def _connect(path: Path, *, timeout: float) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout)
+    db.execute("PRAGMA synchronous=FULL")
+    return db
+
+
 class SqliteStore:
-    """The durable side of the backend: one SQLite database in ``directory``."""
+    """The durable storage of the backend: one SQLite database in ``directory``.
+
+    Methods are thread-safe: writes run one at a time on the writer connection,
+    reads on the reader connection (after :meth:`close`, on a short-lived read-only
+    connection, so a closed store still answers reads but refuses writes).
+    """
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / DB_FILE
-        self._db: sqlite3.Connection | None = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=0.2
-        )
-        db = self._db
+        self._lock_handle: IO[bytes] | None = _lock_directory(directory)
+        self._db: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.RLock()
+        self._tids: dict[tuple[str, str], int] = {}
         try:
-            # EXCLUSIVE: one stub per location; a second one would silently diverge.
-            db.execute("PRAGMA locking_mode=EXCLUSIVE")
+            self._db = db = _connect(self.path, timeout=5.0)
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute("BEGIN IMMEDIATE")
-            db.execute("COMMIT")
             db.executescript(_SCHEMA)
-        except sqlite3.OperationalError as exc:
-            db.close()
-            self._db = None
-            if "locked" in str(exc):
-                raise RuntimeError(
-                    f"the stub's data directory {directory} is in use by another process"
-                ) from exc
+            _migrate_v1(db)
+            self._reader = _connect(self.path, timeout=5.0)
+            self._reader.execute("PRAGMA query_only=ON")
+            for account, lname, tid in db.execute("SELECT account, lname, tid FROM table_meta"):
+                self._tids[(account, lname)] = tid
+        except BaseException:
+            self._close_connections()
             raise
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The open connection (``RuntimeError`` after :meth:`close`)."""
+        """The open writer connection (``RuntimeError`` after :meth:`close`)."""
         if self._db is None:
             raise RuntimeError("the durable store is closed")
         return self._db
 
-    def close(self) -> None:
-        """Checkpoint and close the database; idempotent."""
+    def _close_connections(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         if self._db is not None:
             try:
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 self._db.close()
                 self._db = None
+        if self._lock_handle is not None:
+            self._lock_handle.close()
+            self._lock_handle = None
+
+    def close(self) -> None:
+        """Checkpoint and close the database and release the location; idempotent."""
+        with self._read_lock:
+            self._close_connections()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -161,48 +244,121 @@ class SqliteStore:
             raise
         db.execute("COMMIT")
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Hold one read transaction: every read inside the block sees the same
+        committed state (a commit landing meanwhile is seen after the block)."""
+        with self._read_lock:
+            reader = self._reader
+            if reader is None or reader.in_transaction:
+                yield
+                return
+            reader.execute("BEGIN")
+            try:
+                yield
+            finally:
+                reader.execute("COMMIT")
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._read_lock:
+            if self._reader is not None:
+                yield self._reader
+                return
+            uri = self.path.resolve().as_uri() + "?mode=ro"
+            with closing(sqlite3.connect(uri, uri=True, check_same_thread=False)) as db:
+                yield db
+
     def load(self) -> LoadedState:
-        """Read the whole store (done once, at start)."""
-        db = self.db
-        row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
-        last = int(row[0]) if row else 0
-        tables: dict[str, dict[str, LoadedTable]] = {}
-        for account, lname, name, acl in db.execute("SELECT account, lname, name, acl FROM tables"):
-            tables.setdefault(account, {})[lname] = LoadedTable(name, json.loads(acl))
-        for account, lname, pk, rk, ts, props in db.execute(
-            "SELECT account, lname, pk, rk, ts, props FROM entities"
-        ):
-            table = tables.get(account, {}).get(lname)
-            if table is not None:
-                table.entities.append(Entity(_key_str(pk), _key_str(rk), ts, decode_props(props)))
-                last = max(last, ts)
-        service = {
-            account: bytes(doc) for account, doc in db.execute("SELECT account, doc FROM service")
-        }
+        """Read what start needs: tables and their ACLs, service documents, last Timestamp.
+
+        Entities are not read: :meth:`get` and :meth:`scan` read them when asked.
+        """
+        with self._reading() as db:
+            row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
+            last = int(row[0]) if row else 0
+            tables: dict[str, dict[str, LoadedTable]] = {}
+            for account, lname, name, acl in db.execute(
+                "SELECT account, lname, name, acl FROM table_meta"
+            ):
+                tables.setdefault(account, {})[lname] = LoadedTable(name, json.loads(acl))
+            service = {
+                account: bytes(doc)
+                for account, doc in db.execute("SELECT account, doc FROM service")
+            }
         return LoadedState(tables, service, last)
 
-    # -- writes (each one transaction) -----------------------------------------------
+    # -- reads -------------------------------------------------------------------------
+
+    def get(self, account: str, lname: str, pk: str, rk: str) -> Entity | None:
+        """The stored entity at a key, or None (also for an unknown table).
+
+        ``pk``/``rk`` may be the keys or their sort strings (the same code units).
+        """
+        tid = self._tids.get((account, lname))
+        if tid is None:
+            return None
+        with self._reading() as db:
+            row = db.execute(_GET, (tid, key_blob(pk), key_blob(rk))).fetchone()
+        return None if row is None else _entity(row)
+
+    def scan(
+        self,
+        account: str,
+        lname: str,
+        lo: tuple[str, str],
+        hi: tuple[str, str] | None,
+        limit: int,
+        *,
+        after: bool = False,
+    ) -> list[Entity]:
+        """At most ``limit`` entities from ``lo`` (inclusive; exclusive with ``after``)
+        below ``hi`` (exclusive; None: unbounded), in UTF-16 key order. One indexed read."""
+        tid = self._tids.get((account, lname))
+        if tid is None:
+            return []
+        args: tuple[Any, ...] = (tid, key_blob(lo[0]), key_blob(lo[1]))
+        if hi is None:
+            sql = _SCAN_AFTER if after else _SCAN_FROM
+        else:
+            sql = _SCAN_AFTER_TO if after else _SCAN_FROM_TO
+            args += (key_blob(hi[0]), key_blob(hi[1]))
+        with self._reading() as db:
+            rows = db.execute(sql, (*args, limit)).fetchall()
+        return [_entity(row) for row in rows]
+
+    # -- writes (each one transaction) ---------------------------------------------------
 
     def create_table(self, account: str, lname: str, name: str) -> None:
         """Persist a new, empty table."""
         with self.transaction() as db:
+            old = self._tids.get((account, lname))
+            if old is not None:
+                db.execute("DELETE FROM entity_rows WHERE tid = ?", (old,))
+            row = db.execute("SELECT v FROM meta WHERE k = 'next_tid'").fetchone()
+            tid = int(row[0]) if row else 1
+            db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('next_tid', ?)", (tid + 1,))
             db.execute(
-                "INSERT OR REPLACE INTO tables (account, lname, name, acl) VALUES (?, ?, ?, '[]')",
-                (account, lname, name),
+                "INSERT OR REPLACE INTO table_meta (account, lname, name, acl, tid) "
+                "VALUES (?, ?, ?, '[]', ?)",
+                (account, lname, name, tid),
             )
-            db.execute("DELETE FROM entities WHERE account = ? AND lname = ?", (account, lname))
+        self._tids[(account, lname)] = tid
 
     def delete_table(self, account: str, lname: str) -> None:
         """Forget a table, its entities and its ACL."""
+        tid = self._tids.get((account, lname))
         with self.transaction() as db:
-            db.execute("DELETE FROM tables WHERE account = ? AND lname = ?", (account, lname))
-            db.execute("DELETE FROM entities WHERE account = ? AND lname = ?", (account, lname))
+            db.execute("DELETE FROM table_meta WHERE account = ? AND lname = ?", (account, lname))
+            if tid is not None:
+                db.execute("DELETE FROM entity_rows WHERE tid = ?", (tid,))
+        self._tids.pop((account, lname), None)
 
     def set_acl(self, account: str, lname: str, acl: list[dict[str, str | None]]) -> None:
         """Replace a table's stored access policies."""
         with self.transaction() as db:
             db.execute(
-                "UPDATE tables SET acl = ? WHERE account = ? AND lname = ?",
+                "UPDATE table_meta SET acl = ? WHERE account = ? AND lname = ?",
                 (json.dumps(acl), account, lname),
             )
 
@@ -223,26 +379,82 @@ class SqliteStore:
         once per table across puts and deletes."""
         with self.transaction() as db:
             for account, lname, puts, deletes in groups:
+                tid = self._tids.get((account, lname))
+                if tid is None:
+                    raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
                 db.executemany(
-                    "INSERT OR REPLACE INTO entities (account, lname, pk, rk, ts, props) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    _PUT,
                     [
-                        (
-                            account,
-                            lname,
-                            _key_blob(e.pk),
-                            _key_blob(e.rk),
-                            e.timestamp,
-                            encode_props(e.props),
-                        )
+                        (tid, key_blob(e.pk), key_blob(e.rk), e.timestamp, encode_props(e.props))
                         for e in puts
                     ],
                 )
-                db.executemany(
-                    "DELETE FROM entities WHERE account = ? AND lname = ? AND pk = ? AND rk = ?",
-                    [(account, lname, _key_blob(pk), _key_blob(rk)) for pk, rk in deletes],
-                )
+                db.executemany(_DELETE, [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes])
             db.execute(
                 "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)",
                 (last_timestamp,),
             )
+
+
+def _migrate_v1(db: sqlite3.Connection) -> None:
+    """Convert a store written before read-through (``tables``/``entities`` keyed by UTF-8
+    key BLOBs) to the current layout, in one transaction; no-op for a current store."""
+    old = db.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'entities'"
+    ).fetchone()[0]
+    if not old:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        last = 0
+        row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
+        if row:
+            last = int(row[0])
+        tids: dict[tuple[str, str], int] = {}
+        for account, lname, name, acl in db.execute(
+            "SELECT account, lname, name, acl FROM tables"
+        ).fetchall():
+            new_tid = tids[(account, lname)] = len(tids) + 1
+            db.execute(
+                "INSERT INTO table_meta (account, lname, name, acl, tid) VALUES (?, ?, ?, ?, ?)",
+                (account, lname, name, acl, new_tid),
+            )
+        cursor = db.execute("SELECT account, lname, pk, rk, ts, props FROM entities")
+        while batch := cursor.fetchmany(10_000):
+            puts = []
+            for account, lname, pk, rk, ts, props in batch:
+                tid = tids.get((account, lname))
+                if tid is None:
+                    continue
+                last = max(last, ts)
+                puts.append(
+                    (
+                        tid,
+                        key_blob(bytes(pk).decode("utf-8", "surrogatepass")),
+                        key_blob(bytes(rk).decode("utf-8", "surrogatepass")),
+                        ts,
+                        props,
+                    )
+                )
+            db.executemany(_PUT, puts)
+        db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('next_tid', ?)", (len(tids) + 1,))
+        db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)", (last,))
+        db.execute("DROP TABLE entities")
+        db.execute("DROP TABLE tables")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+__all__ = [
+    "DB_FILE",
+    "LOCK_FILE",
+    "LoadedState",
+    "LoadedTable",
+    "SqliteStore",
+    "decode_props",
+    "encode_props",
+    "key_blob",
+    "key_text",
+]

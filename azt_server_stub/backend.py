@@ -27,6 +27,7 @@ from pathlib import Path
 from sortedcontainers import SortedDict
 
 from . import errors
+from ._rows import MemoryRows, StoredRows, TableRows
 from ._store import SqliteStore
 from .errors import StubError
 from .model import Entity
@@ -38,7 +39,6 @@ from .query_pages import (
     TablePage,
     page_size,
     range_lo,
-    scan_ranges,
     sort_key,
     sort_str,
 )
@@ -110,10 +110,12 @@ def _current(tbl: _Table, key: Key, overlay: _Overlay) -> Entity | None:
 class _Table:
     __slots__ = ("account", "acl", "name", "rows")
 
-    def __init__(self, name: str, account: str) -> None:
+    def __init__(self, name: str, account: str, store: SqliteStore | None) -> None:
         self.name = name
         self.account = account
-        self.rows: SortedDict[Key, Entity] = SortedDict()
+        self.rows: TableRows = (
+            MemoryRows() if store is None else StoredRows(store, account, name.lower())
+        )
         self.acl: list[SignedIdentifier] = []
 
 
@@ -146,17 +148,21 @@ def _acl_from_json(data: list[dict[str, str | None]]) -> list[SignedIdentifier]:
 
 # Storage model:
 #
-# * Each table keeps its entities in a SortedDict keyed by the entity's sort key:
-#   (PartitionKey, RowKey) compared by UTF-16 code units, as the service does
-#   (PROTOCOL.md 7.5; query_pages.sort_key). Point reads are dict lookups; a query
-#   scans only the filter planner's ranges from the continuation key: O(log n + k).
+# * Each table keeps its entities behind _rows.TableRows, keyed by the entity's
+#   sort key: (PartitionKey, RowKey) compared by UTF-16 code units, as the service does
+#   (PROTOCOL.md 7.5; query_pages.sort_key). In memory that is a SortedDict; with a
+#   location it is the SQLite store itself, read through (keys stored as UTF-16-BE
+#   BLOBs, whose byte order is that order). A query scans only the filter planner's
+#   ranges from the continuation key: O(log n + k) either way.
 # * Stored Entity objects are never mutated: a write stores a new object. Entities
 #   handed out by reads stay valid snapshots; callers must not mutate them.
 # * Timestamps are 100 ns ticks from the wall clock, strictly increasing across the
 #   whole backend (a write never reuses an earlier Timestamp). All entities written by
 #   one batch share its Timestamp, as on the service.
 # * With a location, every write is first committed to SQLite (_store), then applied
-#   in memory; at start the database is loaded into memory. commit_group commits
+#   (a no-op for stored rows); at start only table metadata, ACLs and service
+#   documents are read, so start-up time and memory do not grow with the entities.
+#   A page is read inside one SQLite read transaction. commit_group commits
 #   several write requests with one transaction (group commit); the HTTP layer feeds it
 #   from one writer thread (_commit), so reads are served while a group waits for its
 #   fsync.
@@ -212,9 +218,8 @@ class Backend:
         for account_name, tables in state.tables.items():
             account = self._account(account_name)
             for lname, loaded in tables.items():
-                table = _Table(loaded.name, account_name)
+                table = _Table(loaded.name, account_name, store)
                 table.acl = _acl_from_json(loaded.acl)
-                table.rows = SortedDict({sort_key(e.pk, e.rk): e for e in loaded.entities})
                 account.tables[lname] = table
         for account_name, doc in state.service.items():
             self._account(account_name).service_properties = doc
@@ -357,7 +362,7 @@ class Backend:
                     del self._being_deleted[(account, lname)]
             if self._store is not None:
                 self._durably(self._store.create_table, account, lname, name)
-            acct.tables[lname] = _Table(name, account)
+            acct.tables[lname] = _Table(name, account, self._store)
             return name
 
     def delete_table(self, account: str, name: str) -> None:
@@ -510,8 +515,7 @@ class Backend:
 does not exist.
         """
         with self._lock:
-            rows = self._table(account, table).rows
-            entity = rows.get(sort_key(pk, rk))
+            entity = self._table(account, table).rows.get(sort_key(pk, rk))
             if entity is None:
                 raise errors.resource_not_found()
             return entity
@@ -600,10 +604,7 @@ All commands in a batch must operate on same entity group.
             self._persist(overlay)
             with self._lock:
                 for tbl, key, _, new in overlay.values():
-                    if new is None:
-                        tbl.rows.pop(key, None)
-                    else:
-                        tbl.rows[key] = new
+                    tbl.rows.apply(key, new)
             return outcomes
 
     def _check_item(self, item: GroupWrite, overlay: _Overlay) -> list[WriteResult]:
@@ -707,18 +708,19 @@ All commands in a batch must operate on same entity group.
             matches = None if flt is None else flt.matches
             found: list[Entity] = []
             scanned = 0
-            scan = scan_ranges(rows, sorted_ranges, start)
-            for key, entity in scan:
-                if (stop is not None and key >= stop) or scanned == scan_budget:
-                    return QueryPage(found, (entity.pk, entity.rk), scanned)
-                scanned += 1
-                if restrict is not None and not restrict(entity.pk, entity.rk):
-                    continue
-                if matches is not None and not matches(entity):
-                    continue
-                found.append(entity)
-                if len(found) >= limit:
-                    following = next(scan, None)
-                    next_key = None if following is None else following[1].key
-                    return QueryPage(found, next_key, scanned)
-            return QueryPage(found, None, scanned)
+            with rows.snapshot():
+                scan = rows.scan(sorted_ranges, start, limit + 1)
+                for key, entity in scan:
+                    if (stop is not None and key >= stop) or scanned == scan_budget:
+                        return QueryPage(found, (entity.pk, entity.rk), scanned)
+                    scanned += 1
+                    if restrict is not None and not restrict(entity.pk, entity.rk):
+                        continue
+                    if matches is not None and not matches(entity):
+                        continue
+                    found.append(entity)
+                    if len(found) >= limit:
+                        following = next(scan, None)
+                        next_key = None if following is None else following[1].key
+                        return QueryPage(found, next_key, scanned)
+                return QueryPage(found, None, scanned)

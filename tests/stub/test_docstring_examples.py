@@ -39,6 +39,8 @@ MODULES = [
     "azt_server_stub.versions",
     "azt_server_stub.model",
     "azt_server_stub.query_pages",
+    "azt_server_stub._rows",
+    "azt_server_stub._store",
     "azt_server_stub.writes",
     "azt_server_stub.errors",
     "azt_server_stub.odata",

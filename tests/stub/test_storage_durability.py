@@ -122,7 +122,9 @@ def test_store_keeps_any_python_text(tmp_path: Path) -> None:
         store.close()
     again = _store.SqliteStore(tmp_path)
     try:
-        [loaded] = again.load().tables[ACCOUNT]["types"].entities
+        assert again.load().tables[ACCOUNT]["types"].name == "Types"
+        [loaded] = again.scan(ACCOUNT, "types", ("", ""), None, 10)
+        assert again.get(ACCOUNT, "types", entity.pk, entity.rk) == loaded
     finally:
         again.close()
     assert (loaded.pk, loaded.rk, loaded.props) == (entity.pk, entity.rk, entity.props)

@@ -1,0 +1,211 @@
+"""Where a table's entities live: in memory, or read through from the durable store (private).
+
+The backend keeps each table's entities behind :class:`TableRows`, keyed by the sort
+key of :func:`~azt_server_stub.query_pages.sort_key` (UTF-16 code-unit order).
+:class:`MemoryRows` holds them in a ``SortedDict`` (the in-memory stub);
+:class:`StoredRows` reads them from the SQLite store on demand (``--location``), so
+start-up reads nothing but table metadata and memory does not grow with the data.
+Both scan only the asked key ranges: O(log n + k).
+
+Example::
+
+    >>> from azt_server_stub.model import Entity
+    >>> rows = MemoryRows()
+    >>> rows.apply(("p", "r"), Entity("p", "r", 1))
+    >>> [key for key, _ in rows.scan([(("p", ""), None)], ("", ""), 10)]
+    [('p', 'r')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Protocol
+
+from sortedcontainers import SortedDict
+
+from ._store import SqliteStore
+from .model import Entity
+from .query_pages import Key, scan_ranges, sort_key
+
+__all__ = ["MemoryRows", "StoredRows", "TableRows"]
+
+#: Most rows one read of a stored scan fetches (the first read fetches what the page needs).
+_MAX_CHUNK = 4096
+
+
+class TableRows(Protocol):
+    """A table's entities by sort key.
+
+    Example::
+
+        >>> rows: TableRows = MemoryRows()
+        >>> rows.get(("p", "r")) is None
+        True
+    """
+
+    def get(self, key: Key) -> Entity | None:
+        """The entity at a sort key, or None.
+
+        Example::
+
+            >>> MemoryRows().get(("p", "r")) is None
+            True
+        """
+        ...
+
+    def scan(
+        self, ranges: Sequence[tuple[Key, Key | None]], start: Key, hint: int
+    ) -> Iterator[tuple[Key, Entity]]:
+        """Entities inside the sorted, disjoint ``ranges`` at or after ``start``, in order;
+        ``hint``: how many the caller expects to read (a stored scan's first read size).
+
+        Example::
+
+            >>> list(MemoryRows().scan([(("", ""), None)], ("", ""), 1000))
+            []
+        """
+        ...
+
+    def apply(self, key: Key, entity: Entity | None) -> None:
+        """Record a committed change (None: deleted) for the readers that follow.
+
+        Example::
+
+            >>> MemoryRows().apply(("p", "r"), None)
+        """
+        ...
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A block in which every read sees one committed state (a whole page).
+
+        Example::
+
+            >>> with MemoryRows().snapshot():
+            ...     pass
+        """
+        ...
+
+
+class MemoryRows:
+    """The entities of an in-memory table, in a ``SortedDict``.
+
+    Example::
+
+        >>> MemoryRows().get(("a", "b")) is None
+        True
+    """
+
+    __slots__ = ("_rows",)
+
+    def __init__(self) -> None:
+        self._rows: SortedDict[Key, Entity] = SortedDict()
+
+    def get(self, key: Key) -> Entity | None:
+        """A dict lookup.
+
+        Example::
+
+            >>> MemoryRows().get(("a", "b")) is None
+            True
+        """
+        return self._rows.get(key)
+
+    def scan(
+        self, ranges: Sequence[tuple[Key, Key | None]], start: Key, hint: int
+    ) -> Iterator[tuple[Key, Entity]]:
+        """Walk the sorted keys of each range (``hint`` is not needed in memory).
+
+        Example::
+
+            >>> list(MemoryRows().scan([(("a", ""), (("b", "")))], ("a", ""), 5))
+            []
+        """
+        return scan_ranges(self._rows, ranges, start)
+
+    def apply(self, key: Key, entity: Entity | None) -> None:
+        """Store or remove the entity.
+
+        Example::
+
+            >>> rows = MemoryRows(); rows.apply(("a", "b"), Entity("a", "b", 1))
+            >>> rows.get(("a", "b")).timestamp
+            1
+        """
+        if entity is None:
+            self._rows.pop(key, None)
+        else:
+            self._rows[key] = entity
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Nothing to do: the backend's lock already keeps memory still during a page.
+
+        Example::
+
+            >>> with MemoryRows().snapshot():
+            ...     pass
+        """
+        return nullcontext()
+
+
+class StoredRows:
+    """The entities of a durable table, read through from the SQLite store.
+
+    Changes are committed to the store before :meth:`apply` (which then has nothing
+    left to do); reads see the last committed state.
+
+    Example::
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     store = SqliteStore(Path(folder))
+        ...     store.create_table("acct", "t", "T")
+        ...     store.write_entity_groups([("acct", "t", [Entity("p", "r", 5)], [])], 5)
+        ...     found = StoredRows(store, "acct", "t").get(("p", "r"))
+        ...     store.close()
+        >>> found.timestamp
+        5
+    """
+
+    __slots__ = ("_account", "_lname", "_store")
+
+    def __init__(self, store: SqliteStore, account: str, lname: str) -> None:
+        self._store = store
+        self._account = account
+        self._lname = lname
+
+    def get(self, key: Key) -> Entity | None:
+        """One indexed point read."""
+        return self._store.get(self._account, self._lname, key[0], key[1])
+
+    def scan(
+        self, ranges: Sequence[tuple[Key, Key | None]], start: Key, hint: int
+    ) -> Iterator[tuple[Key, Entity]]:
+        """Indexed range reads, ``hint`` rows first, then growing chunks until the caller
+        stops (call inside :meth:`snapshot` for one consistent state).
+        """
+        store, account, lname = self._store, self._account, self._lname
+        chunk = max(1, min(hint, _MAX_CHUNK))
+        for lo, hi in ranges:
+            if hi is not None and hi <= start:
+                continue
+            if lo < start:
+                lo = start
+            after = False
+            while True:
+                entities = store.scan(account, lname, lo, hi, chunk, after=after)
+                for entity in entities:
+                    yield sort_key(entity.pk, entity.rk), entity
+                if len(entities) < chunk:
+                    break
+                last = entities[-1]
+                lo, after = (last.pk, last.rk), True
+                chunk = min(chunk * 2, _MAX_CHUNK)
+
+    def apply(self, key: Key, entity: Entity | None) -> None:
+        """Nothing to do: the change is already committed to the store."""
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """One read transaction of the store."""
+        return self._store.snapshot()
