@@ -355,7 +355,7 @@ class ParallelScan:
         finally:
             await events.aclose()
 
-    async def by_page(self) -> AsyncIterator[ScanPage]:
+    def by_page(self) -> AsyncIterator[ScanPage]:
         """The scan's pages, each as read by one range's reader, with the token after it.
 
         Example::
@@ -363,8 +363,12 @@ class ParallelScan:
             async for page in parallel_scan(table).by_page():
                 print(len(page.items), page.token)
         """
+        gen = self._pages()
+        self._gen = gen
+        return gen
+
+    async def _pages(self) -> AsyncGenerator[ScanPage, None]:
         events = self._events()
-        self._gen = events
         try:
             async for ev in events:
                 self.stats.entities += len(ev.items)

@@ -55,6 +55,8 @@ class Progress:
         self._start = time.monotonic()
         self._last_draw = float("-inf")
         self._width = 0
+        #: more to show after the rate (the export sets ``"concurrency 8"``); "" for nothing
+        self.detail = ""
 
     def advance(self, *, entities: int = 0, nbytes: int = 0) -> None:
         """Count ``entities`` more entities and ``nbytes`` more input bytes."""
@@ -85,6 +87,8 @@ class Progress:
             parts.append(f"[{'#' * filled}{'.' * (_WIDTH - filled)}] {frac * 100:3.0f}%")
         parts.append(f"{self.entities:,} entities")
         parts.append(f"{rate:,.0f}/s")
+        if self.detail:
+            parts.append(self.detail)
         return "  ".join(parts)
 
     def _draw(self, now: float) -> None:
