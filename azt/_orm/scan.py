@@ -444,14 +444,20 @@ class ParallelScan:
                 await self._signal.wait()
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
+        task = asyncio.ensure_future(self._guard(coro))
         self._tasks.add(task)
-        task.add_done_callback(self._task_done)
+        task.add_done_callback(self._tasks.discard)
 
-    def _task_done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None and self._error is None:
-            self._error = task.exception()
+    async def _guard(self, coro: Any) -> None:
+        """Run a reader or the splitter; its failure is the scan's, recorded in the same
+        step as the reader's exit, so the consumer never sees it gone without its error."""
+        try:
+            await coro
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            if self._error is None:
+                self._error = exc
             self._signal.notify()
 
     def _start_reader(self, rng: _Range) -> None:

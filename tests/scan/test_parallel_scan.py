@@ -253,3 +253,54 @@ async def test_an_empty_table_and_an_empty_range() -> None:
         pages = [p async for p in scan.by_page()]
         assert [len(p.items) for p in pages] == [0]
         assert pages[0].token is None
+
+
+async def drain(scan: ParallelScan, into: list[Any]) -> None:
+    async for e in scan:
+        into.append(e)
+
+
+class Failing:
+    """A table whose ``fail_at``-th page request (probes aside) raises a refusal."""
+
+    def __init__(self, table: azt.TableClient, fail_at: int) -> None:
+        self.table = table
+        self.fail_at = fail_at
+        self.pages = 0
+
+    @property
+    def wire_format(self) -> azt.WireFormat:
+        return self.table.wire_format
+
+    def query_entities(self, filter: str | None = None, **kw: Any) -> Any:
+        pager = self.table.query_entities(filter, **kw)
+        outer = self
+        probe = kw.get("results_per_page") == 1
+
+        class _Pager:
+            async def first_page(self) -> Any:
+                if not probe:
+                    outer.pages += 1
+                    if outer.pages == outer.fail_at:
+                        raise azt.AuthorizationError("denied", status=403)
+                return await pager.first_page()
+
+        return _Pager()
+
+
+@pytest.mark.parametrize("ordered", [False, True], ids=["unordered", "ordered"])
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_a_failed_read_fails_the_scan_never_ends_it_short(
+    ordered: bool, concurrency: int
+) -> None:
+    async with loaded(grid(8, 20)) as stub, table_client(stub, TABLE) as table:
+        for fail_at in (1, 3, 9):
+            failing = Failing(table, fail_at)
+            scan = parallel_scan(failing, concurrency=concurrency, ordered=ordered, page_size=9)
+            got: list[Any] = []
+            with pytest.raises(azt.AuthorizationError):
+                await drain(scan, got)
+            assert len(got) < 160
+            # what was returned plus a resume from the token is everything, once
+            rest = [e async for e in parallel_scan(table, ordered=ordered, token=scan.token)]
+            assert Counter(keys(got + rest)) == Counter(keys(await table.list_entities().to_list()))
