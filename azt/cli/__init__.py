@@ -65,9 +65,9 @@ from azt.cli._common import (
     missing_table,
     progress_on,
 )
+from azt.cli._export import add_export_arguments, export_table
 from azt.cli._import import add_import_parser, run_import
 from azt.cli._jsonl import dumps_entity, text_value
-from azt.cli._progress import Progress
 
 __all__ = [
     "ENV_VAR",
@@ -135,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("table")
     e.add_argument("--filter", default=None, help="export only matching entities")
     e.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
+    add_export_arguments(e)
     _progress_arg(e)
 
     add_import_parser(sub, common, _progress_arg)
@@ -334,21 +335,6 @@ async def _query(service: TableServiceClient, args: argparse.Namespace, io_: Cli
     return 0
 
 
-async def _export(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
-    table = service.get_table_client(args.table)
-    bar = Progress(f"export {args.table}", stream=io_.stderr, enabled=progress_on(args, io_.stderr))
-    out = io_.stdout
-    try:
-        async for page in table.query_entities(args.filter).by_page():
-            out.write("".join(dumps_entity(e) + "\n" for e in page))
-            bar.advance(entities=len(page))
-        out.flush()
-    finally:
-        bar.close()
-    io_.stderr.write(f"exported {entities_text(bar.entities)} from {args.table}\n")
-    return 0
-
-
 # ----------------------------------------------------------------------------- files
 
 
@@ -447,7 +433,9 @@ async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
         if args.command == "query":
             return await _query(service, args, io_)
         if args.command == "export":
-            return await _export(service, args, io_)
+            table = service.get_table_client(args.table)
+            on = progress_on(args, io_.stderr)
+            return await export_table(table, args, io_.stdout, io_.stderr, progress=on)
         return await run_import(service, args, io_)
 
 
@@ -478,8 +466,8 @@ def main(
         if getattr(args, "input", None) is not None:
             io_.stdin = _open_input(args.input)
             opened.append(io_.stdin)
-        if getattr(args, "output", None) is not None:
-            output = _OutputFile(args.output)
+        if getattr(args, "output", None) is not None and not getattr(args, "resume", None):
+            output = _OutputFile(args.output)  # a resumable export appends to its own
             io_.stdout = output.stream
         status = asyncio.run(_run(args, io_))
         if output is not None:

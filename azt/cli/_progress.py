@@ -60,6 +60,8 @@ class Progress:
         self._start = time.monotonic()
         self._last_draw = float("-inf")
         self._width = 0
+        #: more to show after the rate (the export sets ``"concurrency 8"``); "" for nothing
+        self.detail = ""
 
     def advance(self, *, entities: int = 0, nbytes: int = 0) -> None:
         """Count ``entities`` more entities and ``nbytes`` more input bytes."""
@@ -94,6 +96,8 @@ class Progress:
             parts.append(f"concurrency {self.concurrency}")
             if self.throttled:
                 parts.append(f"{self.throttled:,} throttled")
+        if self.detail:
+            parts.append(self.detail)
         return "  ".join(parts)
 
     def bulk(self, *, rate: float, concurrency: int, throttled: int) -> None:

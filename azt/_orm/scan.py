@@ -1,0 +1,747 @@
+"""Parallel scans: reading a whole table, or a PartitionKey range, with several requests in
+flight, resumable from a token.
+
+The service cannot list partitions, so the ranges are discovered from the data. One reader
+starts on the whole range; each page it gets back tells where it is (its last
+PartitionKey). While fewer readers run than the concurrency allows, the widest unread
+remainder ``(position, end)`` of a range is split: a probe (``$top=1``, ``PartitionKey ge
+X``) finds the first key at or after a point ``X`` between the two (binary search in the
+service's UTF-16 key order, :func:`~azt._orm.scan_ranges.between`), and that key starts a
+new range with its own reader. The old reader keeps its query (a continuation is only
+valid for the filter it came with) and drops what it reads at or past the split point.
+Ranges split at PartitionKey boundaries only: one partition is always read by one reader
+(the service throttles per partition anyway).
+
+Results come back per range in key order; ``ordered=True`` concatenates the ranges in key
+order (later ranges buffer a few pages each), ``ordered=False`` yields pages as they
+arrive. The token after any entity records, for every unfinished range, its bounds, its
+service continuation and the last key returned, so a resumed scan reads no finished range
+again and returns nothing twice.
+
+Concurrency is a bound on requests in flight. Throttling (503, 429, 500 timeouts) is first
+retried by the client's retry policy; a request that still fails halves the bound and is
+sent again (up to a few times), and the bound grows back while the scan runs clean.
+``"auto"`` starts at 2 and grows while the entity rate improves.
+
+Example::
+
+    scan = parallel_scan(table, concurrency=8)
+    async for entity in scan:
+        ...
+    resume_from = scan.token
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from azt._core.pagination import ContinuationToken
+from azt._core.queries import format_filter
+from azt._edm.entity import TableEntity
+from azt._errors import (
+    OperationTimedOutError,
+    ServerBusyError,
+    TooManyRequestsError,
+    ValidationError,
+)
+from azt._orm.expr import prefix_upper_bound
+from azt._orm.pages import MAX_PAGE, QueryTable
+from azt._orm.planner import ordinal
+from azt._orm.scan_ranges import (
+    RangeState,
+    ScanToken,
+    between,
+    decode_scan_token,
+    encode_scan_token,
+    range_filter,
+    scan_fingerprint,
+)
+
+__all__ = ["ParallelScan", "ScanPage", "ScanStats", "parallel_scan"]
+
+#: most requests in flight a scan may be given
+MAX_CONCURRENCY = 256
+#: where ``concurrency="auto"`` starts, and how far it may grow
+AUTO_START, AUTO_MAX = 2, 64
+#: pages a range that is not the head may hold back in ordered mode
+ORDERED_BUFFER_PAGES = 8
+#: probes one split attempt may send before giving up on that position
+MAX_PROBES = 48
+#: times one page is sent again after a throttled failure (the bound halves each time)
+THROTTLE_ROUNDS = 6
+_THROTTLED = (ServerBusyError, TooManyRequestsError, OperationTimedOutError)
+_WINDOW = 0.5  # seconds between concurrency adjustments
+
+
+@attrs.frozen
+class ScanPage:
+    """Entities a scan returned together, and the token that resumes after them (``None``
+    when the scan is complete).
+
+    Example::
+
+        >>> ScanPage(items=[], token=None).token is None
+        True
+    """
+
+    items: list[TableEntity]
+    token: str | None
+
+
+@attrs.define
+class ScanStats:
+    """What a scan did so far: ``requests`` sent (pages and probes), ``probes`` among them,
+    ``ranges`` read (1 plus one per split), ``peak_in_flight`` (most requests in flight at
+    once), ``concurrency`` (the bound now), ``throttled`` (requests that still failed
+    after the client's retries) and ``entities`` returned.
+
+    Example::
+
+        >>> ScanStats().ranges
+        0
+    """
+
+    requests: int = 0
+    probes: int = 0
+    ranges: int = 0
+    peak_in_flight: int = 0
+    concurrency: int = 0
+    throttled: int = 0
+    entities: int = 0
+
+
+class _Signal:
+    """Wakes every waiter on :meth:`notify` (waiters re-check their condition)."""
+
+    __slots__ = ("_waiters",)
+
+    def __init__(self) -> None:
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def notify(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for f in waiters:
+            if not f.done():
+                f.set_result(None)
+
+    async def wait(self) -> None:
+        f: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(f)
+        await f
+
+
+class _Limiter:
+    """The bound on requests in flight, adjusted as the scan goes."""
+
+    def __init__(self, initial: int, maximum: int, auto: bool, stats: ScanStats) -> None:
+        self.limit = initial
+        self.maximum = maximum
+        self.auto = auto
+        self.in_flight = 0
+        self.stats = stats
+        self.signal = _Signal()
+        self._window_start = time.monotonic()
+        self._window_entities = 0
+        self._last_rate = 0.0
+        self._throttled_at = float("-inf")
+        stats.concurrency = initial
+
+    async def acquire(self) -> None:
+        while self.in_flight >= self.limit:
+            await self.signal.wait()
+        self.in_flight += 1
+        self.stats.requests += 1
+        self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.in_flight)
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        self.signal.notify()
+
+    def throttled(self) -> None:
+        self.stats.throttled += 1
+        self.limit = max(1, self.limit // 2)
+        self._throttled_at = time.monotonic()
+        self._set(self.limit)
+
+    def count(self, entities: int) -> None:
+        self._window_entities += entities
+        now = time.monotonic()
+        elapsed = now - self._window_start
+        if elapsed < _WINDOW:
+            return
+        rate = self._window_entities / elapsed
+        self._window_start, self._window_entities = now, 0
+        if now - self._throttled_at < 2 * _WINDOW or self.limit >= self.maximum:
+            self._last_rate = rate
+            return
+        if not self.auto:
+            self._set(self.limit + 1)  # growing back after a throttled spell
+        elif rate > self._last_rate * 1.05:
+            self._set(min(self.maximum, self.limit + max(1, self.limit // 2)))
+        self._last_rate = rate
+
+    def _set(self, limit: int) -> None:
+        self.limit = limit
+        self.stats.concurrency = limit
+        self.signal.notify()
+
+
+class _Range:
+    """One key range ``[lo, hi)`` and its reader's progress."""
+
+    __slots__ = (
+        "after",
+        "cont",
+        "done_reading",
+        "filter",
+        "hi",
+        "lo",
+        "no_split_at",
+        "pages",
+        "pos",
+        "query_hi",
+        "reading",
+        "returned_after",
+        "returned_cont",
+        "returned_done",
+    )
+
+    def __init__(self, state: RangeState, user_filter: str | None) -> None:
+        self.lo = state.lo
+        self.query_hi = state.query_hi
+        self.hi = state.hi
+        self.filter = range_filter(user_filter, state.lo, state.query_hi)
+        self.cont = state.cont  # next page to fetch
+        self.after = state.after  # drop results up to this key (a resumed page)
+        self.pos: str | None = state.after[0] if state.after else None  # last PK read
+        self.no_split_at: str | None = None
+        self.done_reading = False
+        self.reading = False
+        self.pages: deque[_Event] = deque()  # read, not returned yet (ordered mode)
+        # what the token says: where returning resumes
+        self.returned_cont = state.cont
+        self.returned_after = state.after
+        self.returned_done = False
+
+    def state(self) -> RangeState:
+        return RangeState(self.lo, self.query_hi, self.hi, self.returned_cont, self.returned_after)
+
+
+@attrs.frozen
+class _Event:
+    """A page read by a range's reader: its results, the continuation it was fetched with
+    and the one after it, and whether the range is finished."""
+
+    rng: _Range
+    items: list[TableEntity]
+    cont_at: str | None
+    cont_next: str | None
+    finished: bool
+
+
+class ParallelScan:
+    """A parallel scan (see :func:`parallel_scan`): iterate it for entities, or use
+    :meth:`by_page`; :attr:`token` resumes after the last entity returned.
+
+    Example::
+
+        scan = parallel_scan(table, concurrency=8, ordered=True)
+        async for page in scan.by_page():
+            write(page.items); save(page.token)
+    """
+
+    def __init__(
+        self,
+        table: QueryTable,
+        *,
+        filter: str | None,
+        select: list[str] | None,
+        start: str,
+        stop: str | None,
+        concurrency: int | Literal["auto"],
+        ordered: bool,
+        token: str | None,
+        page_size: int | None,
+    ) -> None:
+        self._table = table
+        self._filter = filter
+        self._select = select
+        self._ordered = ordered
+        self._page_size = page_size or MAX_PAGE
+        self._fingerprint = scan_fingerprint(filter, select, start, stop)
+        if token is not None:
+            decoded = decode_scan_token(token, self._fingerprint, start, stop)
+        else:
+            decoded = ScanToken(0, (RangeState(start, stop, stop, None, None),))
+        self.stats = ScanStats(entities=decoded.returned)
+        auto = concurrency == "auto"
+        initial = AUTO_START if auto else int(concurrency)
+        self._limiter = _Limiter(initial, AUTO_MAX if auto else initial, auto, self.stats)
+        self._ranges = [_Range(s, filter) for s in decoded.ranges]
+        self.stats.ranges = len(self._ranges)
+        self._signal = _Signal()  # any change: a page read, a reader done, a split
+        self._arrived: deque[_Event] = deque()  # unordered mode: read, not returned yet
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._busy = 0  # readers running plus splits under way
+        self._error: BaseException | None = None
+        self._started = False
+        self._finished = not self._ranges
+        self._gen: AsyncGenerator[Any, None] | None = None
+
+    # --- the public face --------------------------------------------------------------
+
+    @property
+    def token(self) -> str | None:
+        """The token that resumes the scan after the last entity returned (``None`` once
+        the scan is complete); pass it as ``parallel_scan(..., token=...)``.
+
+        Example::
+
+            async for entity in scan:
+                if enough(entity):
+                    break
+            later = parallel_scan(table, token=scan.token)
+        """
+        left = tuple(r.state() for r in self._ranges if not r.returned_done)
+        if not left:
+            return None
+        return encode_scan_token(self._fingerprint, ScanToken(self.stats.entities, left))
+
+    def __aiter__(self) -> AsyncIterator[TableEntity]:
+        gen = self._items()
+        self._gen = gen
+        return gen
+
+    async def __aenter__(self) -> ParallelScan:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the scan: cancel the requests in flight (also done on leaving ``async
+        with``, and when an abandoned iteration is garbage collected). :attr:`token` still
+        resumes after the last entity returned.
+
+        Example::
+
+            async with parallel_scan(table) as scan:
+                async for entity in scan:
+                    break
+        """
+        gen = self._gen
+        if gen is not None:
+            self._gen = None
+            await gen.aclose()
+
+    async def _items(self) -> AsyncGenerator[TableEntity, None]:
+        stats = self.stats
+        events = self._events()
+        try:
+            async for ev in events:
+                rng = ev.rng
+                for entity in ev.items:
+                    rng.returned_cont = ev.cont_at
+                    rng.returned_after = (entity["PartitionKey"], entity["RowKey"])
+                    stats.entities += 1
+                    yield entity
+                self._returned(ev)
+        finally:
+            await events.aclose()
+
+    def by_page(self) -> AsyncIterator[ScanPage]:
+        """The scan's pages, each as read by one range's reader, with the token after it.
+
+        Example::
+
+            async for page in parallel_scan(table).by_page():
+                print(len(page.items), page.token)
+        """
+        gen = self._pages()
+        self._gen = gen
+        return gen
+
+    async def _pages(self) -> AsyncGenerator[ScanPage, None]:
+        events = self._events()
+        try:
+            async for ev in events:
+                self.stats.entities += len(ev.items)
+                self._returned(ev)
+                if ev.items or self.token is None:
+                    yield ScanPage(ev.items, self.token)
+        finally:
+            await events.aclose()
+
+    def _returned(self, ev: _Event) -> None:
+        rng = ev.rng
+        rng.returned_cont = ev.cont_next
+        rng.returned_after = None
+        rng.returned_done = ev.finished
+
+    # --- running ----------------------------------------------------------------------
+
+    async def _events(self) -> AsyncGenerator[_Event, None]:
+        if self._started:
+            raise ValidationError("a parallel scan can be iterated once: start a new one")
+        self._started = True
+        if self._finished:
+            return
+        try:
+            for rng in self._ranges:
+                self._start_reader(rng)
+            self._spawn(self._splitter())
+            if self._ordered:
+                async for ev in self._ordered_events():
+                    yield ev
+            else:
+                async for ev in self._unordered_events():
+                    yield ev
+        finally:
+            self._finished = True
+            self._signal.notify()
+            tasks = list(self._tasks)
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _unordered_events(self) -> AsyncGenerator[_Event, None]:
+        arrived = self._arrived
+        while True:
+            if self._error is not None:
+                raise self._error
+            if arrived:
+                ev = arrived.popleft()
+                self._signal.notify()  # room for readers waiting on a full queue
+                yield ev
+            elif self._busy == 0:
+                return
+            else:
+                await self._signal.wait()
+
+    async def _ordered_events(self) -> AsyncGenerator[_Event, None]:
+        i = 0
+        ranges = self._ranges  # splits insert into this list after their range
+        while i < len(ranges):
+            head = ranges[i]
+            if self._error is not None:
+                raise self._error
+            if head.pages:
+                ev = head.pages.popleft()
+                self._signal.notify()
+                yield ev
+            elif head.done_reading or head.returned_done:
+                if not head.returned_done:  # it finished with nothing to return
+                    head.returned_done = True
+                i += 1
+                self._signal.notify()  # the next range is the head now: unblock it
+            else:
+                await self._signal.wait()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(self._guard(coro))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _guard(self, coro: Any) -> None:
+        """Run a reader or the splitter; its failure is the scan's, recorded in the same
+        step as the reader's exit, so the consumer never sees it gone without its error."""
+        try:
+            await coro
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            if self._error is None:
+                self._error = exc
+            self._signal.notify()
+
+    def _start_reader(self, rng: _Range) -> None:
+        rng.reading = True
+        self._busy += 1
+        self._spawn(self._read(rng))
+
+    def _readers(self) -> int:
+        return sum(1 for r in self._ranges if r.reading)
+
+    async def _read(self, rng: _Range) -> None:
+        try:
+            while not self._finished:
+                await self._room_for(rng)
+                cont_at = rng.cont
+                items, cont_next = await self._fetch(rng)
+                finished = self._accept(rng, items, cont_next)
+                ev = _Event(rng, items, cont_at, cont_next, finished)
+                (rng.pages if self._ordered else self._arrived).append(ev)
+                self._limiter.count(len(items))
+                self._signal.notify()
+                if finished:
+                    return
+        finally:
+            rng.reading = False
+            self._busy -= 1
+            self._signal.notify()
+
+    async def _room_for(self, rng: _Range) -> None:
+        """Wait while this reader is too far ahead of what was returned."""
+        if self._ordered:
+            while (
+                len(rng.pages) >= ORDERED_BUFFER_PAGES
+                and not self._finished
+                and self._head() is not rng
+            ):
+                await self._signal.wait()
+        else:
+            bound = 2 * self._limiter.maximum + 2
+            while len(self._arrived) >= bound and not self._finished:
+                await self._signal.wait()
+
+    def _head(self) -> _Range | None:
+        for r in self._ranges:
+            if not (r.returned_done or (r.done_reading and not r.pages)):
+                return r
+        return None
+
+    def _accept(self, rng: _Range, items: list[TableEntity], cont_next: str | None) -> bool:
+        """Cut a page to its range (and past a resume point); update the reader's position.
+        Runs without awaiting, so a split sees every position before it decides."""
+        finished = cont_next is None
+        if rng.after is not None and items:
+            pk, rk = ordinal(rng.after[0]), ordinal(rng.after[1])
+            k = 0
+            while k < len(items) and (
+                ordinal(items[k]["PartitionKey"]),
+                ordinal(items[k]["RowKey"]),
+            ) <= (pk, rk):
+                k += 1
+            if k:
+                del items[:k]
+            if items or finished:
+                rng.after = None
+        if rng.hi is not None and items:
+            hi = ordinal(rng.hi)
+            if ordinal(items[-1]["PartitionKey"]) >= hi:
+                k = 0
+                while ordinal(items[k]["PartitionKey"]) < hi:
+                    k += 1
+                del items[k:]
+                finished = True
+        if items:
+            rng.pos = items[-1]["PartitionKey"]
+        rng.cont = cont_next
+        rng.done_reading = finished
+        return finished
+
+    async def _fetch(self, rng: _Range) -> tuple[list[TableEntity], str | None]:
+        token = ContinuationToken.from_string(rng.cont) if rng.cont else None
+        page = await self._send(
+            lambda: self._table.query_entities(
+                rng.filter,
+                select=self._select,
+                results_per_page=self._page_size,
+                continuation=token,
+            ).first_page()
+        )
+        nxt = page.continuation
+        return list(page.items), (nxt.to_string() if nxt is not None else None)
+
+    async def _send(self, request: Any) -> Any:
+        """One request under the concurrency bound; a throttled failure (after the client's
+        own retries) halves the bound and sends it again."""
+        rounds = 0
+        while True:
+            await self._limiter.acquire()
+            try:
+                return await request()
+            except _THROTTLED:
+                rounds += 1
+                if rounds > THROTTLE_ROUNDS:
+                    raise
+                self._limiter.throttled()
+            finally:
+                self._limiter.release()
+            await asyncio.sleep(0.05 * rounds)
+
+    # --- splitting --------------------------------------------------------------------
+
+    async def _splitter(self) -> None:
+        while not self._finished:
+            rng = self._candidate() if self._readers() < self._limiter.limit else None
+            if rng is None:
+                await self._signal.wait()
+                continue
+            self._busy += 1
+            try:
+                pos = rng.pos
+                if not await self._split(rng):
+                    rng.no_split_at = pos
+            finally:
+                self._busy -= 1
+                self._signal.notify()
+
+    def _candidate(self) -> _Range | None:
+        """The range whose unread rest looks widest (shortest common prefix between its
+        position and its end), among those being read whose position is known."""
+        best: _Range | None = None
+        best_key: tuple[int, int] | None = None
+        for r in self._ranges:
+            if not r.reading or r.done_reading or r.pos is None or r.pos == r.no_split_at:
+                continue
+            key = _width(r.pos, r.hi)
+            if best_key is None or key < best_key:
+                best, best_key = r, key
+        return best
+
+    async def _split(self, rng: _Range) -> bool:
+        """Probe for a key between the range's position and its end; split there."""
+        assert rng.pos is not None
+        low, up = rng.pos, rng.hi
+        for _ in range(MAX_PROBES):
+            if self._gone(rng):
+                return True  # nothing to split any more
+            assert rng.pos is not None
+            low = max(low, rng.pos, key=ordinal)
+            mid = between(low, up)
+            if mid is None:
+                return False
+            found = await self._probe(mid, rng.hi)
+            if found is None:
+                up = mid  # nothing in [mid, hi): look lower
+                continue
+            if self._gone(rng):
+                return True
+            assert rng.pos is not None
+            if ordinal(found) <= ordinal(rng.pos):
+                low = found  # the reader got there meanwhile
+                continue
+            if rng.hi is not None and ordinal(found) >= ordinal(rng.hi):
+                up = mid
+                continue
+            new = _Range(RangeState(found, rng.hi, rng.hi, None, None), self._filter)
+            rng.hi = found
+            self._ranges.insert(self._ranges.index(rng) + 1, new)
+            self.stats.ranges += 1
+            self._start_reader(new)
+            return True
+        return False
+
+    def _gone(self, rng: _Range) -> bool:
+        """Whether a range can no longer be split (checked again after every await)."""
+        return self._finished or rng.done_reading or rng.pos is None
+
+    async def _probe(self, low: str, high: str | None) -> str | None:
+        """The first PartitionKey in ``[low, high)``, or None (following empty pages)."""
+        text = range_filter(None, low, high)
+        cont: ContinuationToken | None = None
+        for _ in range(8):
+            page = await self._send(
+                lambda c=cont: self._table.query_entities(
+                    text, select=["PartitionKey"], results_per_page=1, continuation=c
+                ).first_page()
+            )
+            self.stats.probes += 1
+            if page.items:
+                return str(page.items[0]["PartitionKey"])
+            cont = page.continuation
+            if cont is None:
+                return None
+        return None
+
+
+def _width(pos: str, hi: str | None) -> tuple[int, int]:
+    """Sort key of a remainder ``(pos, hi)``: wider first."""
+    a, b = ordinal(pos), ordinal(hi) if hi is not None else None
+    n = 0
+    if b is not None:
+        while n < len(a) and n < len(b) and a[n] == b[n]:
+            n += 1
+    x = ord(a[n]) if n < len(a) else 0
+    y = ord(b[n]) if b is not None and n < len(b) else 0x10000
+    return (n, x - y)
+
+
+def parallel_scan(
+    table: QueryTable,
+    *,
+    filter: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    select: Sequence[str] | None = None,
+    start: str | None = None,
+    stop: str | None = None,
+    prefix: str | None = None,
+    concurrency: int | Literal["auto"] = 8,
+    ordered: bool = False,
+    token: str | None = None,
+    page_size: int | None = None,
+) -> ParallelScan:
+    """Read a whole table, or the PartitionKeys in ``[start, stop)`` (or starting with
+    ``prefix``), with up to ``concurrency`` requests in flight (``"auto"``: grow while it
+    helps); see the module text for how ranges are found.
+
+    ``filter`` (with ``@name`` ``parameters``) and ``select`` go to every request; with
+    ``select`` the keys always come along (a scan needs them to know where it is).
+    ``ordered=True`` returns entities in (PartitionKey, RowKey) order; by default they come
+    as pages arrive (each range in order). ``token`` resumes a scan with the same filter,
+    select and key range from its :attr:`ParallelScan.token`. ``page_size``: ``$top`` of
+    each request (default 1,000). Bad arguments or a token of another scan raise
+    :class:`azt.ValidationError`.
+
+    Example::
+
+        async for entity in parallel_scan(table, filter="Rating ge 4", concurrency=16):
+            ...
+    """
+    if filter is not None:
+        filter = format_filter(filter, parameters) if filter.strip() else None
+    elif parameters:
+        raise ValidationError("parameters were given without a filter")
+    sel: list[str] | None = None
+    if select is not None:
+        if isinstance(select, str) or not all(isinstance(s, str) and s for s in select):
+            raise ValidationError(f"select must be a list of property names, got {select!r}")
+        sel = [
+            "PartitionKey",
+            "RowKey",
+            *(s for s in select if s not in ("PartitionKey", "RowKey")),
+        ]
+    if prefix is not None:
+        if start is not None or stop is not None:
+            raise ValidationError("give prefix= or start=/stop=, not both")
+        if not isinstance(prefix, str):
+            raise ValidationError(f"prefix must be a str, got {prefix!r}")
+        start, stop = prefix, prefix_upper_bound(prefix)
+    for name, value in (("start", start), ("stop", stop)):
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(f"{name} must be a str (a PartitionKey) or None, got {value!r}")
+    lo = start or ""
+    if stop is not None and ordinal(stop) <= ordinal(lo):
+        raise ValidationError(f"stop ({stop!r}) must come after start ({lo!r})")
+    if concurrency != "auto" and (
+        not isinstance(concurrency, int)
+        or isinstance(concurrency, bool)
+        or not 1 <= concurrency <= MAX_CONCURRENCY
+    ):
+        raise ValidationError(
+            f"concurrency must be an int from 1 to {MAX_CONCURRENCY} or 'auto', got {concurrency!r}"
+        )
+    if page_size is not None and (
+        not isinstance(page_size, int)
+        or isinstance(page_size, bool)
+        or not 1 <= page_size <= MAX_PAGE
+    ):
+        raise ValidationError(f"page_size must be an int from 1 to {MAX_PAGE}, got {page_size!r}")
+    return ParallelScan(
+        table,
+        filter=filter,
+        select=sel,
+        start=lo,
+        stop=stop,
+        concurrency=concurrency,
+        ordered=bool(ordered),
+        token=token,
+        page_size=page_size,
+    )
