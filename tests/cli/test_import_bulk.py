@@ -21,7 +21,8 @@ import pytest
 
 import azt
 from azt._core.bulk.checkpoint import DonePositions
-from azt.cli import EXIT_INPUT, EXIT_SERVICE
+from azt._edm.entity import TableEntity
+from azt.cli import EXIT_INPUT, EXIT_SERVICE, _import
 from azt_server_stub import StubConfig, ThreadedStubServer
 from azt_server_stub.realism.throttle import Throttle, ThrottleLimits
 
@@ -38,8 +39,8 @@ def _keys(conn: str, table: str) -> list[tuple[str, str]]:
 
 
 def test_a_bad_entity_stops_the_import_at_its_line(conn: str, table_name: str) -> None:
-    """The loader refuses the entity of line 3 as it encodes it; no line after it is read,
-    in any partition, and every line before it is written."""
+    """Line 3 is refused before it is sent; no line after it is sent, in any partition,
+    and every line before it is written."""
     lines = [_line("a", "1"), _line("b", "1"), _line("c", "x#"), _line("d", "1")]
     lines += [_line(f"p{i}", str(i)) for i in range(300)]
     r = run("import", table_name, "--create", stdin="\n".join(lines) + "\n")
@@ -50,6 +51,31 @@ def test_a_bad_entity_stops_the_import_at_its_line(conn: str, table_name: str) -
         "fix line 3, then import again from line 3 on\n"
     )
     assert _keys(conn, table_name) == [("a", "1"), ("b", "1")]
+
+
+def test_an_entity_the_loader_refuses_is_a_bad_line(
+    conn: str, table_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever the line parser lets through, the loader checks each entity as it encodes
+    it: one it refuses is a bad line too (exit 3, its line number, nothing after it sent)."""
+    real = _import.loads_entity
+
+    def lenient(line: str, line_no: int | None = None) -> TableEntity:
+        if line_no == 2:  # as if the parser had missed the '#'
+            return TableEntity({"PartitionKey": "b", "RowKey": "x#"})
+        return real(line, line_no)
+
+    monkeypatch.setattr(_import, "loads_entity", lenient)
+    lines = [_line("a", "1"), _line("b", "2"), *(_line(f"p{i}", "r") for i in range(200))]
+    r = run("import", table_name, "--create", stdin="\n".join(lines) + "\n")
+    assert r.status == EXIT_INPUT, r.err
+    assert r.err.startswith("azt import: line 2: RowKey 'x#' contains '#'"), r.err
+    assert r.err.endswith(
+        "imported 1 entity (every line before line 2; nothing from line 2 on was written)\n"
+        "fix line 2, then import again from line 2 on\n"
+    )
+    assert "failed" not in r.err  # reported once, as the bad line
+    assert _keys(conn, table_name) == [("a", "1")]
 
 
 def test_refused_lines_before_a_bad_line(conn: str, table_name: str) -> None:
