@@ -23,6 +23,7 @@ import azt
 from azt._core.bulk.checkpoint import DonePositions
 from azt._edm.entity import TableEntity
 from azt.cli import EXIT_INPUT, EXIT_SERVICE, _import
+from azt.cli._jsonl import loads_entity
 from azt_server_stub import StubConfig, ThreadedStubServer
 from azt_server_stub.realism.throttle import Throttle, ThrottleLimits
 
@@ -58,14 +59,14 @@ def test_an_entity_the_loader_refuses_is_a_bad_line(
 ) -> None:
     """Whatever the line parser lets through, the loader checks each entity as it encodes
     it: one it refuses is a bad line too (exit 3, its line number, nothing after it sent)."""
-    real = _import.loads_entity
+    real = loads_entity
 
     def lenient(line: str, line_no: int | None = None) -> TableEntity:
         if line_no == 2:  # as if the parser had missed the '#'
             return TableEntity({"PartitionKey": "b", "RowKey": "x#"})
         return real(line, line_no)
 
-    monkeypatch.setattr(_import, "loads_entity", lenient)
+    monkeypatch.setattr(_import, "loads_entity", lenient)  # what the feed calls
     lines = [_line("a", "1"), _line("b", "2"), *(_line(f"p{i}", "r") for i in range(200))]
     r = run("import", table_name, "--create", stdin="\n".join(lines) + "\n")
     assert r.status == EXIT_INPUT, r.err
@@ -173,7 +174,9 @@ def test_import_killed_halfway_resumes_without_resending(
 ) -> None:
     conn, throttle = counting
     n = 1200
-    items = [{"PartitionKey": f"p{i % 12:02d}", "RowKey": f"{i:05d}", "N": i} for i in range(n)]
+    items: list[dict[str, Any]] = [
+        {"PartitionKey": f"p{i % 12:02d}", "RowKey": f"{i:05d}", "N": i} for i in range(n)
+    ]
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(e) + "\n" for e in items), encoding="utf-8")
     ckpt = tmp_path / "in.ckpt"
