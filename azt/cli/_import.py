@@ -248,8 +248,6 @@ class _Feed:
 
     def entities(self) -> Iterator[TableEntity]:
         for line_no, nbytes, line in _input_lines(self.stream):
-            if self.bad is not None:
-                return
             self.bar.nbytes += nbytes
             if isinstance(line, str) and not line.strip():
                 continue
@@ -262,6 +260,8 @@ class _Feed:
                 return
             self.lines.append(line_no)
             yield entity
+            if self.bad is not None:  # the loader refused it: read no further
+                return
 
     def refused(self, index: int, failure: BulkFailure) -> None:
         """Note a failure: the entity just read, refused before sending, is a bad line."""
@@ -318,9 +318,7 @@ def _summary(name: str, result: BulkResult, failures: list[BulkFailure], feed: _
     answers resolved, throttled requests)."""
     stats = []
     if result.resolved:
-        stats.append(
-            f"{entities_text(result.resolved)} whose answer was lost found applied by reading back"
-        )
+        stats.append(f"{entities_text(result.resolved)} found already applied by reading back")
     if result.throttled:
         stats.append(f"{result.throttled} requests throttled")
     after = f" ({'; '.join(stats)})" if stats else ""

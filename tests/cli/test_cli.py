@@ -544,7 +544,7 @@ def test_import_ambiguous_transaction_is_resolved_by_reading_back(
     assert r.status == 0, r.err
     assert "may have been applied" not in r.err
     assert r.err.startswith(f"imported 4 entities into {table_name} (")
-    assert "whose answer was lost found applied by reading back" in r.err
+    assert "found already applied by reading back" in r.err
     assert "EntityAlreadyExists" not in r.err
     assert _keys(conn, table_name) == [("a", "1"), ("b", "2"), ("b", "3"), ("c", "4")]
 
@@ -558,8 +558,8 @@ def test_import_lost_answer_on_every_attempt_is_resolved(faulty: Any, table_name
     r = run("import", table_name, "--retries", "1", "--connection-string", conn, stdin=lines)
     assert r.status == 0, r.err
     assert r.err == (
-        f"imported 2 entities into {table_name} (2 entities whose answer was lost found "
-        "applied by reading back)\n"
+        f"imported 2 entities into {table_name} (2 entities found already applied by "
+        "reading back)\n"
     )
     assert _keys(conn, table_name) == [("a", "1"), ("a", "2")]
 
