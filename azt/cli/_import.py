@@ -238,7 +238,7 @@ class _Feed:
     def __init__(self, stream: TextIO, bar: Progress) -> None:
         self.stream = stream
         self.bar = bar
-        #: the input line of each entity, by its position (4 bytes an entity)
+        #: the input line of each entity, by its position (an array: 8 bytes an entity)
         self.lines = array("L")
         #: the bad line that stopped the import, and its line number
         self.bad: InputError | None = None
