@@ -173,9 +173,10 @@ def _common_options(*, suppress: bool) -> argparse.ArgumentParser:
     common.add_argument(
         "--retries",
         type=int,
-        default=argparse.SUPPRESS if suppress else 3,
+        default=argparse.SUPPRESS if suppress else None,
         metavar="N",
-        help="retries of a throttled or failed request (default 3; 0 disables)",
+        help="retries of a throttled or failed request (default 3; 0 disables; import: "
+        "attempts per transaction, default 30, as the bulk loader paces itself)",
     )
     return common
 
@@ -200,9 +201,10 @@ def _connection_string(args: argparse.Namespace) -> str:
 
 
 def _retry(args: argparse.Namespace) -> RetryPolicy:
-    if args.retries < 0:
+    retries = 3 if args.retries is None else args.retries
+    if retries < 0:
         raise UsageError("--retries must be 0 or more")
-    return RetryPolicy(max_attempts=args.retries + 1, base=1.0, minimum=0.5, maximum=10.0)
+    return RetryPolicy(max_attempts=retries + 1, base=1.0, minimum=0.5, maximum=10.0)
 
 
 # ----------------------------------------------------------------------------- commands

@@ -14,8 +14,6 @@ import argparse
 import sys
 from typing import TextIO
 
-from azt._errors import ServiceError
-
 __all__ = [
     "ENV_VAR",
     "EXIT_BROKEN_PIPE",
@@ -78,6 +76,7 @@ def entities_text(n: int) -> str:
     return f"{n} entity" if n == 1 else f"{n} entities"
 
 
-def missing_table(name: str, exc: ServiceError | None = None) -> str:
-    code = f" ({exc.status} {exc.code})" if exc is not None else ""
+def missing_table(name: str, status: int | None = None, code: str | None = None) -> str:
+    """What to say about a missing table (with the service's status and code, if known)."""
+    code = f" ({status} {code})" if status is not None else ""
     return f"table {name!r} does not exist{code}: pass --create to create it"

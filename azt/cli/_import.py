@@ -1,17 +1,18 @@
-"""``azt import``: typed JSON lines into a table.
+"""``azt import``: typed JSON lines into a table, on the bulk loader (:mod:`azt.bulk`).
 
-Two engines. With a fixed ``--concurrency N`` (default 4) and no checkpoint, the ordered
-importer: consecutive lines of one partition become transactions, up to N in flight, and
-the first failure stops the import with a line-by-line account of what was written. With
-``--concurrency auto`` or ``--checkpoint FILE``, the bulk loader (:mod:`azt.bulk`):
-partitions in parallel under adaptive concurrency and pacing (``--partition-rate``,
-``--account-rate``), failures reported by line while the rest goes on, lost answers
-resolved by reading back, and the lines the service acknowledged kept in the checkpoint
-so that ``--resume`` skips them after an interruption.
+Partitions go in parallel as entity group transactions, with ``--concurrency auto`` (the
+default: the number in flight adapts to the service's throttling) or a fixed
+``--concurrency N``, paced by ``--partition-rate`` and ``--account-rate``. A line the
+service refuses is reported with its line number and the service's error while the rest
+is written (exit 1); a lost answer is resolved by reading the entities back; a bad line
+(not JSON, not UTF-8, not a valid entity) stops the import there: nothing from it on is
+sent, everything before it is finished (exit 3, ``line N: ...``). With ``--checkpoint
+FILE`` the lines the service acknowledged are kept, so that ``--resume`` skips them after
+an interruption.
 
 Example::
 
-    azt import movies --create -i movies.jsonl --concurrency auto --checkpoint movies.ckpt
+    azt import movies --create -i movies.jsonl --checkpoint movies.ckpt
     azt import movies -i movies.jsonl --checkpoint movies.ckpt --resume   # after a crash
 """
 
@@ -26,29 +27,19 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-from azt._core.batch import (
-    BatchOperation,
-    Prepared,
-    TableBatch,
-    add_prepared,
-    has_room,
-    prepare_operation,
-)
 from azt._core.bulk.checkpoint import FileCheckpoint
 from azt._core.bulk.loader import load
-from azt._core.bulk.outcomes import BulkFailure, BulkOptions, BulkProgress, WriteKind
-from azt._core.results import UpdateMode, WriteResult
-from azt._core.retry import may_have_been_applied
-from azt._core.service_client import TableServiceClient
-from azt._core.table_client import TableClient
-from azt._edm.entity import TableEntity
-from azt._errors import (
-    AmbiguousOutcomeError,
-    AztError,
-    ServiceError,
-    TransactionError,
-    ValidationError,
+from azt._core.bulk.outcomes import (
+    BulkFailure,
+    BulkOptions,
+    BulkProgress,
+    BulkResult,
+    WriteKind,
 )
+from azt._core.results import WriteResult
+from azt._core.service_client import TableServiceClient
+from azt._edm.entity import TableEntity
+from azt._errors import ValidationError
 from azt.cli._common import (
     EXIT_INPUT,
     EXIT_SERVICE,
@@ -62,6 +53,9 @@ from azt.cli._jsonl import InputError, loads_entity
 from azt.cli._progress import Progress
 
 __all__ = ["add_import_parser", "run_import"]
+
+#: At most this many failed lines are named one by one (the summary counts the rest).
+_SHOWN = 20
 
 
 def _concurrency(text: str) -> int | None:
@@ -114,17 +108,16 @@ def add_import_parser(
     i.add_argument(
         "--concurrency",
         type=_concurrency,
-        default=4,
+        default=None,
         metavar="N|auto",
-        help="transactions in flight at once (default 4; 1 sends them one after another, "
-        "stopping at the first failure); auto: the bulk loader, which adapts the number to "
-        "the service's throttling and goes on past failures",
+        help="transactions in flight at once: auto (default) adapts the number to the "
+        "service's throttling (up to 128); N keeps it at N (1: one after another)",
     )
     i.add_argument(
         "--checkpoint",
         default=None,
         metavar="FILE",
-        help="keep the lines the service acknowledged in FILE (bulk loader), so that an "
+        help="keep the lines the service acknowledged in FILE, so that an "
         "interrupted import can be resumed with --resume",
     )
     i.add_argument(
@@ -138,21 +131,21 @@ def add_import_parser(
         type=_rate,
         default=None,
         metavar="N",
-        help="at most N entities per second to one partition (bulk loader; default 2000, "
-        "Azure's target)",
+        help="at most N entities per second to one partition (default 2000, Azure's target)",
     )
     i.add_argument(
         "--account-rate",
         type=_rate,
         default=None,
         metavar="N",
-        help="at most N entities per second in all (bulk loader; default 20000, Azure's target)",
+        help="at most N entities per second in all (default 20000, Azure's target)",
     )
     progress_arg(i)
 
 
 async def run_import(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
-    """Run ``azt import`` as ``args`` say; the exit status.
+    """Run ``azt import`` as ``args`` say; the exit status (0, 1 when the service refused
+    lines, 3 when a bad line stopped the import).
 
     Example::
 
@@ -160,26 +153,6 @@ async def run_import(service: TableServiceClient, args: argparse.Namespace, io_:
     """
     if args.resume and not args.checkpoint:
         raise UsageError("--resume needs --checkpoint FILE (the checkpoint to continue)")
-    bulk = args.concurrency is None or args.checkpoint is not None
-    if not bulk and (args.partition_rate is not None or args.account_rate is not None):
-        raise UsageError("--partition-rate and --account-rate need --concurrency auto")
-    if bulk:
-        return await _bulk_import(service, args, io_)
-    return await _ordered_import(service, args, io_)
-
-
-# --------------------------------------------------------------------------- bulk loader
-
-_KINDS: dict[str, WriteKind] = {
-    "replace": "upsert-replace",
-    "merge": "upsert-merge",
-    "insert": "insert",
-}
-
-
-async def _bulk_import(
-    service: TableServiceClient, args: argparse.Namespace, io_: CliStreams
-) -> int:
     checkpoint = None
     if args.checkpoint is not None:
         checkpoint = FileCheckpoint(args.checkpoint)
@@ -205,29 +178,16 @@ async def _bulk_import(
         concurrency=args.concurrency,
         partition_rate=args.partition_rate or 2000.0,
         account_rate=args.account_rate or 20000.0,
+        # an explicit --retries caps the attempts per transaction (throttling included)
+        **({} if args.retries is None else {"max_attempts": args.retries + 1}),
     )
-    #: the input line of each entity, by its position (4 bytes an entity)
-    lines = array("L")
-    bad: list[InputError] = []
+    feed = _Feed(io_.stdin, bar)
 
-    def entities() -> Iterator[TableEntity]:
-        for line_no, nbytes, line in _input_lines(io_.stdin):
-            bar.nbytes += nbytes
-            if isinstance(line, str) and not line.strip():
-                continue
-            try:
-                if isinstance(line, InputError):
-                    raise line
-                entity = loads_entity(line, line_no)
-            except InputError as exc:
-                bad.append(exc)
-                return
-            lines.append(line_no)
-            yield entity
-
-    def on_result(_: int, outcome: WriteResult | BulkFailure) -> None:
+    def on_result(index: int, outcome: WriteResult | BulkFailure) -> None:
         if isinstance(outcome, WriteResult):
             bar.advance(entities=1)
+        else:
+            feed.refused(index, outcome)
 
     def progress(p: BulkProgress) -> None:
         bar.bulk(rate=p.rate, concurrency=p.concurrency, throttled=p.throttled)
@@ -235,7 +195,7 @@ async def _bulk_import(
     try:
         result = await load(
             table,
-            entities(),
+            feed.entities(),
             kind=_KINDS[args.mode],
             options=options,
             checkpoint=checkpoint,
@@ -244,27 +204,16 @@ async def _bulk_import(
         )
     finally:
         bar.close()
-    skipped = f" ({result.skipped} already written before)" if result.skipped else ""
-    for failure in result.failures[:20]:
-        where = f"line {lines[failure.index]}" if failure.index < len(lines) else "input"
-        what = f"{failure.status} {failure.code}: " if failure.status else ""
-        if failure.code == "TableNotFound":
-            io_.stderr.write(f"azt import: {missing_table(args.table)}\n")
-            break
-        io_.stderr.write(f"azt import: {where}: {what}{failure.message.splitlines()[0]}\n")
-    if len(result.failures) > 20:
-        io_.stderr.write(f"azt import: ... and {len(result.failures) - 20} more failed lines\n")
-    io_.stderr.write(
-        f"imported {entities_text(result.written)} into {args.table}{skipped}"
-        + (f"; {len(result.failures)} failed" if result.failures else "")
-        + (f" ({result.throttled} requests throttled)" if result.throttled else "")
-        + "\n"
-    )
-    if bad:
-        again = " with --resume" if checkpoint is not None else ""
-        io_.stderr.write(f"azt import: {bad[0]}\nfix it, then import again{again}\n")
+    failures = [f for f in result.failures if f is not feed.bad_failure]
+    for message in _failure_messages(args.table, failures, feed.lines):
+        io_.stderr.write(f"azt import: {message}\n")
+    if feed.bad is not None:
+        io_.stderr.write(f"azt import: {feed.bad}\n")
+    io_.stderr.write(_summary(args.table, result, failures, feed) + "\n")
+    if feed.bad is not None:
+        io_.stderr.write(_fix_hint(feed, result, failures, resumable=checkpoint is not None))
         return EXIT_INPUT
-    if result.failures:
+    if failures:
         if checkpoint is not None:
             io_.stderr.write("run again with --resume to retry only the failed lines\n")
         return EXIT_SERVICE
@@ -273,7 +222,138 @@ async def _bulk_import(
     return 0
 
 
-# --------------------------------------------------------------------------- ordered importer
+_KINDS: dict[str, WriteKind] = {
+    "replace": "upsert-replace",
+    "merge": "upsert-merge",
+    "insert": "insert",
+}
+
+
+class _Feed:
+    """The input lines as entities for the loader, stopping at the first bad line: a line
+    that is not UTF-8 or JSON of typed values (found here) or not an entity the service
+    would accept (found by the loader as it encodes the entity, once, and reported
+    through :meth:`refused` before the next line is read)."""
+
+    def __init__(self, stream: TextIO, bar: Progress) -> None:
+        self.stream = stream
+        self.bar = bar
+        #: the input line of each entity, by its position (an array: 8 bytes an entity)
+        self.lines = array("L")
+        #: the bad line that stopped the import, and its line number
+        self.bad: InputError | None = None
+        self.bad_line = 0
+        #: the loader's failure for a bad entity (not a service failure)
+        self.bad_failure: BulkFailure | None = None
+
+    def entities(self) -> Iterator[TableEntity]:
+        for line_no, nbytes, line in _input_lines(self.stream):
+            self.bar.nbytes += nbytes
+            if isinstance(line, str) and not line.strip():
+                continue
+            try:
+                if isinstance(line, InputError):
+                    raise line
+                entity = loads_entity(line, line_no)
+            except InputError as exc:
+                self.bad, self.bad_line = exc, line_no
+                return
+            self.lines.append(line_no)
+            yield entity
+            if self.bad is not None:  # the loader refused it: read no further
+                return
+
+    def refused(self, index: int, failure: BulkFailure) -> None:
+        """Note a failure: the entity just read, refused before sending, is a bad line."""
+        if (
+            self.bad is None
+            and failure.status is None
+            and isinstance(failure.error, ValidationError)
+            and index == len(self.lines) - 1
+        ):
+            self.bad_line = self.lines[index]
+            self.bad = InputError(f"line {self.bad_line}: {failure.error}")
+            self.bad_failure = failure
+            self.lines.pop()
+
+
+def _failure_messages(name: str, failures: list[BulkFailure], lines: array[int]) -> list[str]:
+    """One message per failed line (the first few), a missing table once."""
+    out: list[str] = []
+    for failure in failures:
+        if failure.code == "TableNotFound":
+            text = missing_table(name, failure.status, failure.code)
+            if text not in out:
+                out.append(text)
+            continue
+        if len(out) == _SHOWN:
+            break
+        what = f"{failure.status} {failure.code}: " if failure.status else ""
+        first = (failure.message.splitlines() or [""])[0]
+        out.append(f"line {lines[failure.index]}: {what}{first}")
+    shown = sum(1 for m in out if m.startswith("line "))
+    named = [f for f in failures if f.code != "TableNotFound"]
+    if len(named) > shown:
+        out.append(f"... and {len(named) - shown} more failed lines")
+    return out
+
+
+def _spans(indexes: list[int], lines: array[int]) -> str:
+    """The input lines at ``indexes`` (sorted), consecutive ones as ranges."""
+    parts: list[str] = []
+    start = prev = -2
+    for index in [*indexes, -2]:
+        if index == prev + 1:
+            prev = index
+            continue
+        if start >= 0:
+            first, last = lines[start], lines[prev]
+            parts.append(f"line {first}" if first == last else f"lines {first}-{last}")
+        start = prev = index
+    return ", ".join(parts)
+
+
+def _summary(name: str, result: BulkResult, failures: list[BulkFailure], feed: _Feed) -> str:
+    """The closing line: what was imported, and what was not; then how it went (lost
+    answers resolved, throttled requests)."""
+    stats = []
+    if result.resolved:
+        stats.append(f"{entities_text(result.resolved)} found already applied by reading back")
+    if result.throttled:
+        stats.append(f"{result.throttled} requests throttled")
+    after = f" ({'; '.join(stats)})" if stats else ""
+    before = f" ({result.skipped} already written before)" if result.skipped else ""
+    written = entities_text(result.written)
+    failed = _spans(sorted(f.index for f in failures), feed.lines)
+    if feed.bad is None:
+        if not failures:
+            empty = "" if result.read or stats else " (the input has no entities)"
+            return f"imported {written} into {name}{before}{empty}{after}"
+        if not result.written and not result.skipped:
+            return "imported nothing: no line was written"
+        lost = f"{len(failures)} failed (not written: {failed})"
+        return f"imported {written} into {name}{before}; {lost}{after}"
+    n = feed.bad_line
+    if not result.written and not result.skipped and not failures:
+        return "imported nothing: no line was written"
+    but = f" but {failed}" if failures else ""
+    what = f"every line before line {n}{but}; nothing from line {n} on was written"
+    head = f"imported {written}" if result.written else "imported nothing"
+    if result.skipped:
+        what = f"{result.skipped} already written before; {what}"
+    return f"{head} ({what}){after}"
+
+
+def _fix_hint(
+    feed: _Feed, result: BulkResult, failures: list[BulkFailure], *, resumable: bool
+) -> str:
+    n = feed.bad_line
+    if resumable:
+        return f"fix line {n}, then import again with --resume\n"
+    if not result.written and not result.skipped and not failures:
+        return f"fix line {n}, then import again\n"
+    also = " (and the failed lines above)" if failures else ""
+    return f"fix line {n}, then import again from line {n} on{also}\n"
 
 
 def _input_lines(stream: TextIO) -> Iterator[tuple[int, int, str | InputError]]:
@@ -309,244 +389,3 @@ def _input_size(stream: TextIO) -> int | None:
     except (OSError, ValueError, io.UnsupportedOperation):
         return None
     return st.st_size if stat.S_ISREG(st.st_mode) else None
-
-
-class _Importer:
-    """Groups consecutive entities of one partition into transactions and sends them, up to
-    ``concurrency`` transactions at a time. Each entity is encoded once, as it is added; a
-    transaction is cut when the next entity would take it past 100 operations or a 4 MiB
-    body (exact encoded sizes), or changes partition, or repeats a RowKey. After a failure
-    it sends nothing more; what was written and what was not is known line by line
-    (transactions are atomic)."""
-
-    def __init__(self, table: TableClient, mode: str, bar: Progress, concurrency: int) -> None:
-        self.table = table
-        self.mode = mode
-        self.bar = bar
-        self.batch = table.batch()
-        #: the input line of each operation of ``batch``
-        self.lines: list[int] = []
-        self.size = 0  # input bytes of the lines in ``batch`` (for the progress bar)
-        self.written = 0
-        self.slots = asyncio.Semaphore(concurrency)
-        self.tasks: set[asyncio.Task[None]] = set()
-        #: (first line, last line, message) of each transaction that failed
-        self.failures: list[tuple[int, int, str]] = []
-        #: (first line, last line, message) of each transaction whose outcome is unknown:
-        #: its answer was lost, so the service may have applied it (all of it: atomic)
-        self.ambiguous: list[tuple[int, int, str]] = []
-        #: entities in the ambiguous transactions
-        self.maybe_written = 0
-
-    @property
-    def failed(self) -> bool:
-        """Whether a transaction failed or ended unknown (then nothing more is sent)."""
-        return self._stopped()
-
-    def _stopped(self) -> bool:
-        return bool(self.failures or self.ambiguous)
-
-    def prepare(self, line_no: int, entity: TableEntity) -> Prepared:
-        """The entity's operation, checked and encoded (once); :class:`InputError` naming
-        the line when it cannot be sent."""
-        if self.mode == "insert":
-            op = BatchOperation("create", entity)
-        else:
-            mode = UpdateMode.REPLACE if self.mode == "replace" else UpdateMode.MERGE
-            op = BatchOperation("upsert", entity, mode=mode)
-        try:
-            return prepare_operation(self.batch, op)
-        except ValidationError as exc:
-            raise InputError(f"line {line_no}: {exc}") from None
-
-    async def add(self, line_no: int, prepared: Prepared, nbytes: int) -> None:
-        if self.lines and not has_room(self.batch, prepared):
-            await self.flush(line_no - 1)
-            if self.lines:  # not flushed: a transaction failed, nothing more is sent
-                return
-        add_prepared(self.batch, prepared)
-        self.lines.append(line_no)
-        self.size += nbytes
-
-    @property
-    def first_unsent(self) -> int | None:
-        """The first line of the batch being built (not sent yet), if any."""
-        return self.lines[0] if self.lines else None
-
-    async def flush(self, last_line: int) -> None:
-        """Send the pending entities (lines up to ``last_line``) as one transaction."""
-        if not self.lines or self.failed:
-            return
-        batch, lines, size = self.batch, self.lines, self.size
-        self.batch, self.lines, self.size = self.table.batch(), [], 0
-        await self.slots.acquire()
-        if self._stopped():  # a transaction failed while we waited: send nothing more
-            self.slots.release()
-            self.batch, self.lines, self.size = batch, lines, size
-            return
-        task = asyncio.create_task(self._send(batch, lines, size, last_line))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-
-    async def _send(self, batch: TableBatch, lines: list[int], size: int, last_line: int) -> None:
-        try:
-            await self.table.submit_transaction(batch)
-        except AztError as exc:
-            if _outcome_unknown(exc):
-                span = _span(lines[0], last_line)
-                self.ambiguous.append(
-                    (lines[0], last_line, f"{span}: may have been applied: {exc}")
-                )
-                self.maybe_written += len(lines)
-            elif isinstance(exc, ServiceError) and exc.code == "TableNotFound":
-                missing = missing_table(self.table.table_name, exc)
-                self.failures.append((lines[0], last_line, missing))
-            elif isinstance(exc, TransactionError):
-                index = exc.index if exc.index is not None else 0
-                line = lines[min(index, len(lines) - 1)]
-                self.failures.append((lines[0], last_line, f"line {line}: {exc.error or exc}"))
-            else:  # every message names its lines
-                span = _span(lines[0], last_line)
-                self.failures.append((lines[0], last_line, f"{span}: {exc}"))
-            return
-        finally:
-            self.slots.release()
-        self.written += len(lines)
-        self.bar.advance(entities=len(lines), nbytes=size)
-
-    async def drain(self) -> None:
-        """Wait for every transaction in flight."""
-        while self.tasks:
-            await asyncio.gather(*list(self.tasks))
-
-    def messages(self) -> list[str]:
-        """One message per failed or unknown transaction, in line order (a message that is
-        the same for several transactions, such as a missing table, once)."""
-        found = [m for _, _, m in sorted(self.failures + self.ambiguous)]
-        return list(dict.fromkeys(found))
-
-    def summary(self, unsent_from: int | None) -> str:
-        """The closing line: what was imported, what may have been, what was not written."""
-        if not self.ambiguous:
-            if not self.written:
-                return "imported nothing: no line was written"
-            return f"imported {entities_text(self.written)} ({self.unwritten(unsent_from)})"
-        maybe = ", ".join(_span(first, last) for first, last, _ in sorted(self.ambiguous))
-        if self.written:
-            head = f"imported {entities_text(self.written)}; {self.maybe_written} more"
-        else:
-            head = f"imported nothing for certain; {entities_text(self.maybe_written)}"
-        text = (
-            f"{head} may have been applied ({maybe}: the service's answer was lost, check "
-            "them before importing them again)"
-        )
-        rest = self._unwritten_ranges(unsent_from)
-        if rest:
-            text += "; not written: " + ", ".join(
-                f"every line from {first} on" if last is None else _span(first, last)
-                for first, last in rest
-            )
-        return text
-
-    def _unwritten_ranges(self, unsent_from: int | None) -> list[tuple[int, int | None]]:
-        merged: list[tuple[int, int | None]] = sorted((f, last) for f, last, _ in self.failures)
-        if unsent_from is not None:
-            start = unsent_from
-            while merged:
-                first, last = merged[-1]
-                if last is None or last < start - 1:
-                    break
-                merged.pop()
-                start = min(start, first)
-            merged.append((start, None))
-        return merged
-
-    def unwritten(self, unsent_from: int | None) -> str:
-        """What was not written: failed transactions' lines and the unsent rest."""
-        merged = self._unwritten_ranges(unsent_from)
-        if len(merged) == 1 and merged[0][1] is None:
-            start = merged[0][0]
-            return f"every line before line {start}; nothing from line {start} on was written"
-        parts = []
-        for first, last in merged:
-            if last is None:
-                parts.append(f"every line from {first} on")
-            else:
-                parts.append(_span(first, last))
-        return "all other lines; not written: " + ", ".join(parts)
-
-
-async def _ordered_import(
-    service: TableServiceClient, args: argparse.Namespace, io_: CliStreams
-) -> int:
-    source = io_.stdin
-    if args.create:
-        table = await service.create_table_if_not_exists(args.table)
-    else:
-        table = service.get_table_client(args.table)
-    bar = Progress(
-        f"import {args.table}",
-        stream=io_.stderr,
-        enabled=progress_on(args, io_.stderr),
-        total_bytes=_input_size(source),
-    )
-    importer = _Importer(table, args.mode, bar, args.concurrency)
-    bad_input: InputError | None = None
-    unsent_from: int | None = None
-    line_no = 0
-    try:
-        for line_no, nbytes, line in _input_lines(source):
-            if isinstance(line, str) and not line.strip():
-                bar.advance(nbytes=nbytes)
-                continue
-            try:
-                if isinstance(line, InputError):
-                    raise line
-                prepared = importer.prepare(line_no, loads_entity(line, line_no))
-            except InputError as exc:
-                bad_input = exc
-                await importer.flush(line_no - 1)
-                unsent_from = importer.first_unsent or line_no
-                break
-            await importer.add(line_no, prepared, nbytes)
-            if importer.failed:
-                unsent_from = importer.first_unsent or line_no + 1
-                break
-        else:
-            await importer.flush(line_no)
-            if importer.failed and importer.first_unsent is not None:
-                unsent_from = importer.first_unsent
-        await importer.drain()
-    finally:
-        bar.close()
-    if importer.failed and unsent_from is None and importer.first_unsent is not None:
-        unsent_from = importer.first_unsent
-    if bad_input is None and not importer.failed:
-        empty = "" if importer.written else " (the input has no entities)"
-        io_.stderr.write(f"imported {entities_text(importer.written)} into {args.table}{empty}\n")
-        return 0
-    for message in importer.messages():
-        io_.stderr.write(f"azt import: {message}\n")
-    if bad_input is not None:
-        io_.stderr.write(f"azt import: {bad_input}\n")
-    io_.stderr.write(importer.summary(unsent_from) + "\n")
-    if importer.failed:
-        return EXIT_SERVICE
-    assert unsent_from is not None  # a bad line stops the import before it is sent
-    again = "" if not importer.written else f" from line {unsent_from} on"
-    io_.stderr.write(f"fix line {line_no}, then import again{again}\n")
-    return EXIT_INPUT
-
-
-def _span(first: int, last: int) -> str:
-    return f"line {first}" if first == last else f"lines {first}-{last}"
-
-
-def _outcome_unknown(exc: AztError) -> bool:
-    """Whether a failed transaction may nevertheless have been applied: its answer was lost
-    (on the last attempt, or on an earlier one whose retry then met the consequences)."""
-    if isinstance(exc, AmbiguousOutcomeError):
-        return True
-    if getattr(exc, "earlier_attempt_may_have_applied", False):
-        return True
-    return may_have_been_applied(exc)
