@@ -241,7 +241,12 @@ def create_app(
     store = (
         backend
         if backend is not None
-        else Backend(cfg.location, table_deletion_seconds=cfg.table_deletion_seconds)
+        else Backend(
+            cfg.location,
+            table_deletion_seconds=cfg.table_deletion_seconds,
+            table_naming=flavor.table_naming,
+            key_order=flavor.key_order,
+        )
     )
     authenticator = Authenticator(cfg.decoded_accounts(), _policies(store), cfg.auth)
     app = web.Application(

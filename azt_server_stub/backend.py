@@ -37,12 +37,13 @@ from .query_pages import (
     KeyRange,
     QueryPage,
     TablePage,
+    cosmos_order,
     page_size,
     range_lo,
     sort_key,
     sort_str,
 )
-from .validation import validate_table_name
+from .validation import STORAGE_TABLE_NAMES, TableNaming
 from .writes import (
     GroupWrite,
     WriteKind,
@@ -108,14 +109,13 @@ def _current(tbl: _Table, key: Key, overlay: _Overlay) -> Entity | None:
 
 
 class _Table:
-    __slots__ = ("account", "acl", "name", "rows")
+    __slots__ = ("account", "acl", "key", "name", "rows")
 
-    def __init__(self, name: str, account: str, store: SqliteStore | None) -> None:
+    def __init__(self, name: str, account: str, key: str, store: SqliteStore | None) -> None:
         self.name = name
         self.account = account
-        self.rows: TableRows = (
-            MemoryRows() if store is None else StoredRows(store, account, name.lower())
-        )
+        self.key = key  # the durable store's name for the table
+        self.rows: TableRows = MemoryRows() if store is None else StoredRows(store, account, key)
         self.acl: list[SignedIdentifier] = []
 
 
@@ -127,7 +127,7 @@ class _Account:
     __slots__ = ("service_properties", "tables")
 
     def __init__(self) -> None:
-        self.tables: SortedDict[str, _Table] = SortedDict()  # keyed by lower-cased name
+        self.tables: SortedDict[str, _Table] = SortedDict()  # keyed by TableNaming.key
         self.service_properties: bytes | None = None
 
 
@@ -178,6 +178,10 @@ class Backend:
     ``location``: a directory for the durable SQLite store, or None for memory only.
     ``clock``: returns the current time in 100 ns ticks since 0001-01-01 (tests may fix it;
     Timestamps still strictly increase).
+    ``table_naming``: the service's table-name rule (validity, and whether names are
+    case-sensitive; default Azure Table storage's). ``key_order``: whether queries return
+    entities in key order (Storage) or in the Cosmos DB Table API's unsorted order
+    (:func:`~azt_server_stub.query_pages.cosmos_order`).
     ``table_deletion_seconds``: how long a deleted table's name stays unavailable
     (``409 TableBeingDeleted`` on create), as on the service (about 40 s there). Default 0:
     the name is free at once. ``monotonic`` is the clock for that delay (a test hook).
@@ -198,7 +202,11 @@ class Backend:
         clock: Callable[[], int] | None = None,
         table_deletion_seconds: float = 0.0,
         monotonic: Callable[[], float] = time.monotonic,
+        table_naming: TableNaming = STORAGE_TABLE_NAMES,
+        key_order: bool = True,
     ) -> None:
+        self._naming = table_naming
+        self._key_order = key_order
         self._lock = threading.RLock()  # the in-memory state
         self._write_lock = threading.RLock()  # one writer at a time, across its disk commit
         self._clock = clock or _wall_clock_ticks
@@ -218,9 +226,16 @@ class Backend:
         for account_name, tables in state.tables.items():
             account = self._account(account_name)
             for lname, loaded in tables.items():
-                table = _Table(loaded.name, account_name, store)
+                table = _Table(loaded.name, account_name, lname, store)
                 table.acl = _acl_from_json(loaded.acl)
-                account.tables[lname] = table
+                key = self._naming.key(loaded.name)
+                if key in account.tables:
+                    raise ValueError(
+                        f"the store holds tables {account.tables[key].name!r} and "
+                        f"{loaded.name!r}, one table under this service's case-insensitive "
+                        "names; open it with the flavour that wrote it"
+                    )
+                account.tables[key] = table
         for account_name, doc in state.service.items():
             self._account(account_name).service_properties = doc
 
@@ -277,9 +292,9 @@ class Backend:
 
     def _table(self, account: str, name: str) -> _Table:
         """The table, or 400 for an invalid name, or 404 TableNotFound."""
-        table = self._account(account).tables.get(name.lower())
+        table = self._account(account).tables.get(self._naming.key(name))
         if table is None:
-            validate_table_name(name)
+            self._naming.validate(name)
             raise errors.table_not_found()
         return table
 
@@ -290,9 +305,9 @@ class Backend:
         azure-sdk-for-python recording test_table_aad.pyTestTableAADtest_aad_access_policy_error,
         Get and Set Table ACL on a missing table -> 404 ResourceNotFound, "The specified
         resource does not exist."; evidence: medium, one recording)."""
-        table = self._account(account).tables.get(name.lower())
+        table = self._account(account).tables.get(self._naming.key(name))
         if table is None:
-            validate_table_name(name)
+            self._naming.validate(name)
             raise errors.resource_not_found()
         return table
 
@@ -329,10 +344,7 @@ class Backend:
                 group[1].append(new)
         self._durably(
             self._store.write_entity_groups,
-            [
-                (tbl.account, tbl.name.lower(), puts, deletes)
-                for tbl, puts, deletes in groups.values()
-            ],
+            [(tbl.account, tbl.key, puts, deletes) for tbl, puts, deletes in groups.values()],
             self._last_ts,
         )
 
@@ -348,10 +360,10 @@ class Backend:
             >>> Backend().create_table("acct", "Orders")
             'Orders'
         """
-        validate_table_name(name)
+        self._naming.validate(name)
         with self._write_lock, self._lock:
             acct = self._account(account)
-            lname = name.lower()
+            lname = self._naming.key(name)
             if lname in acct.tables:
                 raise errors.table_already_exists()
             if self._being_deleted:
@@ -362,7 +374,7 @@ class Backend:
                     del self._being_deleted[(account, lname)]
             if self._store is not None:
                 self._durably(self._store.create_table, account, lname, name)
-            acct.tables[lname] = _Table(name, account, self._store)
+            acct.tables[lname] = _Table(name, account, lname, self._store)
             return name
 
     def delete_table(self, account: str, name: str) -> None:
@@ -376,18 +388,29 @@ class Backend:
         """
         with self._write_lock, self._lock:
             acct = self._account(account)
-            lname = name.lower()
+            lname = self._naming.key(name)
             if lname not in acct.tables:
-                validate_table_name(name)
+                self._naming.validate(name)
                 raise errors.resource_not_found()
             if self._store is not None:
-                self._durably(self._store.delete_table, account, lname)
+                self._durably(self._store.delete_table, account, acct.tables[lname].key)
             del acct.tables[lname]
             if self._deletion_seconds > 0:
                 self._being_deleted[(account, lname)] = self._monotonic() + self._deletion_seconds
 
+    def table_key(self, name: str) -> str:
+        """The key two table names share exactly when they name the same table (the
+        lower-cased name on Storage, the name itself on Cosmos DB).
+
+        Example::
+
+            >>> Backend().table_key("Movies")
+            'movies'
+        """
+        return self._naming.key(name)
+
     def table_name(self, account: str, name: str) -> str | None:
-        """The table's name as created (case-insensitive lookup), or None.
+        """The table's name as created (case-insensitive lookup on Storage), or None.
 
         Example::
 
@@ -395,7 +418,7 @@ class Backend:
             True
         """
         with self._lock:
-            table = self._account(account).tables.get(name.lower())
+            table = self._account(account).tables.get(self._naming.key(name))
             return None if table is None else table.name
 
     def query_tables(
@@ -405,9 +428,10 @@ class Backend:
         top: int | None,
         next_table_name: str | None,
     ) -> TablePage:
-        """Tables in order of their lower-cased names, at most ``top`` (default 1000).
+        """Tables in order of their names (lower-cased on Storage), at most ``top``
+        (default 1000).
 
-        ``next_table_name`` resumes at that table (inclusive, any casing). The returned
+        ``next_table_name`` resumes at that table (inclusive, any casing on Storage). The returned
         ``next_name`` is the next table after the page, present whenever more tables
         follow (they may all fail the predicate: the next page is then empty).
 
@@ -420,7 +444,7 @@ class Backend:
         limit = page_size(top)
         with self._lock:
             tables = self._account(account).tables
-            start = next_table_name.lower() if next_table_name else None
+            start = self._naming.key(next_table_name) if next_table_name else None
             names: list[str] = []
             for lname in tables.irange(minimum=start):
                 table_name = tables[lname].name
@@ -470,9 +494,7 @@ class Backend:
         with self._write_lock, self._lock:
             tbl = self._acl_table(account, table)
             if self._store is not None:
-                self._durably(
-                    self._store.set_acl, account, tbl.name.lower(), _acl_to_json(policies)
-                )
+                self._durably(self._store.set_acl, account, tbl.key, _acl_to_json(policies))
             tbl.acl = policies
 
     def get_service_properties(self, account: str) -> bytes | None:
@@ -675,6 +697,10 @@ All commands in a batch must operate on same entity group.
         above the page's starting PartitionKey (hooks for range-partition realism; a
         page may then be empty). ``scan_budget`` must be >= 1.
 
+        Without ``key_order`` (the Cosmos flavour) the page is cut the same way from the
+        matching ranges in :func:`~azt_server_stub.query_pages.cosmos_order` (the
+        continuation is still the next entity's key; ``boundaries`` do not apply).
+
         Example::
 
             >>> b = Backend(); _ = b.create_table("a", "Query1")
@@ -696,6 +722,11 @@ All commands in a batch must operate on same entity group.
             if not sorted_ranges:
                 return QueryPage([], None, 0)
             sorted_ranges.sort(key=range_lo)
+            if not self._key_order:
+                with rows.snapshot():  # one committed state for the whole page
+                    return _unordered_page(
+                        rows, sorted_ranges, flt, limit, start_after, restrict, scan_budget
+                    )
             start = sorted_ranges[0][0]
             if start_after is not None:
                 start = max(start, sort_key(*start_after))
@@ -724,3 +755,39 @@ All commands in a batch must operate on same entity group.
                         next_key = None if following is None else following[1].key
                         return QueryPage(found, next_key, scanned)
                 return QueryPage(found, None, scanned)
+
+
+def _unordered_page(
+    rows: TableRows,
+    ranges: Sequence[KeyRange],
+    flt: EntityFilter | None,
+    limit: int,
+    start_after: tuple[str, str] | None,
+    restrict: Callable[[str, str], bool] | None,
+    scan_budget: int | None,
+) -> QueryPage:
+    """One page of a query in Cosmos order (see :meth:`Backend.query_entities`)."""
+    # Every row in the ranges, ordered by its Cosmos position: O(n log n) a page, which
+    # an emulator can afford (the durable store reads them through in key order).
+    order = [(cosmos_order(e.pk, e.rk), e) for _, e in rows.scan(ranges, ranges[0][0], 4096)]
+    order.sort(key=_position)
+    at = 0
+    if start_after is not None:
+        at = bisect.bisect_left(order, cosmos_order(*start_after), key=_position)
+    matches = None if flt is None else flt.matches
+    found: list[Entity] = []
+    scanned = 0
+    for i in range(at, len(order)):
+        entity = order[i][1]
+        if scanned == scan_budget or len(found) >= limit:
+            return QueryPage(found, entity.key, scanned)
+        scanned += 1
+        if restrict is not None and not restrict(entity.pk, entity.rk):
+            continue
+        if matches is None or matches(entity):
+            found.append(entity)
+    return QueryPage(found, None, scanned)
+
+
+def _position(item: tuple[tuple[int, Key], Entity]) -> tuple[int, Key]:
+    return item[0]

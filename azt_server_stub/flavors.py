@@ -38,6 +38,7 @@ from .formats.batch import parse_batch
 from .formats.negotiation import Fmt
 from .handlers.parsing import split_target
 from .request_state import SERVICES_KEY, query_of
+from .validation import COSMOS_TABLE_NAMES, STORAGE_TABLE_NAMES, TableNaming
 
 __all__ = [
     "COSMOS",
@@ -80,7 +81,9 @@ class StubFlavor:
     addresses answer. ``max_row_key_bytes`` / ``reserved_names`` / ``max_batch_bytes``:
     entity and batch limits on top of the Storage rules every flavour keeps.
     ``throttle_status``: the status of a throttled request. ``error_code_header``:
-    whether errors carry ``x-ms-error-code``.
+    whether errors carry ``x-ms-error-code``. ``table_naming``: valid table names and
+    whether they are case-sensitive. ``key_order``: whether query results come in
+    PartitionKey/RowKey order (the backend takes both).
 
     Example::
 
@@ -98,6 +101,8 @@ class StubFlavor:
     max_batch_bytes: int | None = None
     throttle_status: int = 503
     error_code_header: bool = True
+    table_naming: TableNaming = STORAGE_TABLE_NAMES
+    key_order: bool = True
 
     @property
     def checks_requests(self) -> bool:
@@ -362,6 +367,8 @@ COSMOS = StubFlavor(
     max_batch_bytes=2 * 1000 * 1000,
     throttle_status=429,
     error_code_header=False,
+    table_naming=COSMOS_TABLE_NAMES,
+    key_order=False,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 

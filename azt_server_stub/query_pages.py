@@ -2,7 +2,9 @@
 
 Keys compare by UTF-16 code units (:func:`sort_key`); a filter narrows a scan to key
 ranges (:class:`EntityFilter`); :func:`scan_ranges` walks a table's sorted rows through
-them; :class:`QueryPage` and :class:`TablePage` are what a page returns.
+them; :class:`QueryPage` and :class:`TablePage` are what a page returns. The Cosmos
+flavour returns a query's entities in :func:`cosmos_order` instead: the Cosmos DB Table
+API documents that its query results are not sorted by PartitionKey and RowKey.
 
 Example::
 
@@ -13,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,6 +32,7 @@ __all__ = [
     "KeyRange",
     "QueryPage",
     "TablePage",
+    "cosmos_order",
     "page_size",
     "range_lo",
     "scan_ranges",
@@ -154,6 +158,21 @@ def sort_key(pk: str, rk: str) -> Key:
         ('p', 'r')
     """
     return (sort_str(pk), sort_str(rk))
+
+
+def cosmos_order(pk: str, rk: str) -> tuple[int, Key]:
+    """Where an entity comes in a query's results on the Cosmos flavour: by a stable hash
+    (CRC-32) of its key, then by its key. Partitions interleave and rows of one partition
+    are not in RowKey order, yet the order is total and deterministic, so a continuation
+    key (the first entity of the next page) resumes a query exactly where it stopped.
+
+    Example::
+
+        >>> sorted(["a", "b", "c", "d"], key=lambda rk: cosmos_order("p", rk))
+        ['b', 'c', 'a', 'd']
+    """
+    data = f"{pk}\x00{rk}".encode("utf-8", "surrogatepass")
+    return (zlib.crc32(data), sort_key(pk, rk))
 
 
 def range_lo(item: tuple[Key, Key | None]) -> Key:

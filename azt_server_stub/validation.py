@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
@@ -56,6 +57,7 @@ from .model import (
 #   Int32 4, Guid 16, Boolean 1). The system Timestamp is not counted.
 
 __all__ = [
+    "COSMOS_TABLE_NAMES",
     "MAX_BINARY_BYTES",
     "MAX_ENTITY_BYTES",
     "MAX_KEY_UNITS",
@@ -63,11 +65,14 @@ __all__ = [
     "MAX_PROPERTY_NAME",
     "MAX_STRING_UNITS",
     "RESERVED_PROPERTY_NAMES",
+    "STORAGE_TABLE_NAMES",
+    "TableNaming",
     "check_entity_limits",
     "entity_size",
     "extend_name",
     "is_property_name",
     "utf16_len",
+    "validate_cosmos_table_name",
     "validate_entity",
     "validate_key",
     "validate_properties",
@@ -92,6 +97,9 @@ MAX_PROPERTY_NAME = 255
 RESERVED_PROPERTY_NAMES = frozenset({"PartitionKey", "RowKey", "Timestamp"})
 
 _TABLE_NAME_CHARS = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
+_COSMOS_TABLE_FORBIDDEN = re.compile(r"[/\\#?]")
+#: Longest Cosmos DB table name, in characters.
+MAX_COSMOS_TABLE_NAME = 255
 _KEY_FORBIDDEN = re.compile("[/\\\\#?\x00-\x1f\x7f-\x9f]")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -148,6 +156,72 @@ length is not within the permissible limits.
         raise errors.invalid_resource_name()
     if name.lower() == "tables":
         raise errors.invalid_resource_name()
+
+
+def validate_cosmos_table_name(name: str) -> None:
+    """Refuse a table name the Azure Cosmos DB Table API refuses.
+
+    1-255 characters, none of ``/ \\ # ?``, no trailing space (the rule azure-data-tables
+    checks for Cosmos, ``_validate_cosmos_tablename``, and Cosmos DB's rule for resource
+    ids). ``Tables`` itself is refused as it names the table collection in a URL (the
+    stub's choice). Cosmos's status and code for a refused name are not documented: the
+    stub answers as Storage does (``400 OutOfRangeInput`` for the length,
+    ``400 InvalidResourceName`` otherwise).
+
+    Example::
+
+        >>> validate_cosmos_table_name("my-table_" + "x" * 191)
+        >>> validate_cosmos_table_name("a#b")
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidResourceName: The specified resource \
+name contains invalid characters.
+    """
+    if not 1 <= len(name) <= MAX_COSMOS_TABLE_NAME:
+        raise errors.resource_name_length()
+    if _COSMOS_TABLE_FORBIDDEN.search(name) is not None or name.endswith(" ") or name == "Tables":
+        raise errors.invalid_resource_name()
+
+
+@dataclass(frozen=True, slots=True)
+class TableNaming:
+    """A service's table-name rule: which names are valid and when two names are the same
+    table (Storage: case-insensitively; Cosmos DB: case-sensitively).
+
+    Example::
+
+        >>> STORAGE_TABLE_NAMES.key("Movies"), COSMOS_TABLE_NAMES.key("Movies")
+        ('movies', 'Movies')
+    """
+
+    check: Callable[[str], None]
+    case_sensitive: bool
+
+    def validate(self, name: str) -> None:
+        """Refuse an invalid name with the service's ``400``.
+
+        Example::
+
+            >>> COSMOS_TABLE_NAMES.validate("ok name")
+        """
+        self.check(name)
+
+    def key(self, name: str) -> str:
+        """The key two names share exactly when they name the same table.
+
+        Example::
+
+            >>> STORAGE_TABLE_NAMES.key("ABC") == STORAGE_TABLE_NAMES.key("abc")
+            True
+        """
+        return name if self.case_sensitive else name.lower()
+
+
+STORAGE_TABLE_NAMES = TableNaming(validate_table_name, case_sensitive=False)
+"""Azure Table storage: 3-63 alphanumerics starting with a letter; case-insensitive."""
+
+COSMOS_TABLE_NAMES = TableNaming(validate_cosmos_table_name, case_sensitive=True)
+"""The Azure Cosmos DB Table API: 1-255 characters but ``/ \\ # ?``; case-sensitive."""
 
 
 def validate_key(which: str, value: object) -> None:

@@ -1,6 +1,8 @@
 """Running a query's requests: the table a query reads (``QueryTable``), how result rows
 become objects (``decoder_for``, ``page_decoder_for``), one request per page, resumable
-continuation tokens, and the key-order merge of a fan-out's sub-queries.
+continuation tokens, and the two ways of running a fan-out's sub-queries: merged in key
+order on Azure Table storage, one after another on the Cosmos DB Table API (whose query
+results are not sorted by key, so a merge by key would drop rows).
 
 Example::
 
@@ -27,7 +29,7 @@ from azt._errors import ValidationError
 from azt._orm.codec import codec_for
 from azt._orm.entity import Entity, EntityMeta
 from azt._orm.expr import And, Condition, Or
-from azt._orm.planner import MAX_COMPARISONS, PlanKind, QueryPlan, ordinal
+from azt._orm.planner import MAX_COMPARISONS, KeyRange, PlanKind, QueryPlan, ordinal
 
 __all__ = [
     "MAX_PAGE",
@@ -36,6 +38,8 @@ __all__ = [
     "QueryPage",
     "QueryTable",
     "QueryTarget",
+    "branches_disjoint",
+    "concatenated_pages",
     "decode_token",
     "decoder_for",
     "encode_token",
@@ -404,6 +408,99 @@ async def merged_pages(
     yield QueryPage(items, None)
 
 
+async def concatenated_pages(
+    table: QueryTable,
+    conds: Sequence[Condition],
+    select: Sequence[str] | None,
+    page_size: int | None,
+    limit: int | None,
+    state: dict[str, Any],
+    decoding: Decoding,
+    fingerprint: str,
+) -> AsyncGenerator[QueryPage[Any], None]:
+    """The pages of a fan-out whose sub-queries ``conds`` match disjoint key ranges (see
+    :func:`branches_disjoint`), one sub-query after another, each in the order the service
+    returns its rows. Needs no key order from the service (the Cosmos DB Table API's is
+    unsorted) and, the branches being disjoint, no de-duplication. Resumed from ``state``:
+    ``"s"`` the sub-query, ``"c"`` its service continuation.
+
+    Example::
+
+        async for page in concatenated_pages(table, conds, None, 100, None, state, dec, fp): ...
+    """
+    done = state["n"]
+    index: int = state.get("s", 0)
+    cont: Any = state.get("c")
+    while index < len(conds):
+        top = page_top(page_size, limit, done)
+        items, cont = await fetch_page(table, conds[index].to_odata(), select, top, cont, decoding)
+        if limit is not None and done + len(items) >= limit:
+            items = items[: limit - done]
+            done += len(items)
+            yield QueryPage(items, None)
+            return
+        done += len(items)
+        if cont is None:
+            index += 1
+        token = None
+        if index < len(conds):
+            token = encode_token({"v": 1, "q": fingerprint, "n": done, "s": index, "c": cont})
+        if items or token is None:
+            yield QueryPage(items, token)
+        if token is None:
+            return
+    yield QueryPage([], None)
+
+
+def branches_disjoint(subplans: Sequence[QueryPlan]) -> bool:
+    """Whether no entity's key lies in the key ranges of two of ``subplans`` (so that no
+    entity can match two branches of a fan-out).
+
+    Example::
+
+        >>> from azt.query import make_plan
+        >>> a, b = Movie.PartitionKey == "A", Movie.PartitionKey == "B"
+        >>> branches_disjoint(make_plan(a | b).subplans)
+        True
+        >>> branches_disjoint(make_plan(a | (a & (Movie.RowKey > "m"))).subplans)
+        False
+    """
+    spans = [_key_span(sp) for sp in subplans]
+    for i, (pa, ra) in enumerate(spans):
+        for pb, rb in spans[i + 1 :]:
+            if not _ranges_disjoint(pa, pb) and not (
+                _single(pa) and _single(pb) and _ranges_disjoint(ra, rb)
+            ):
+                return False
+    return True
+
+
+def _key_span(plan: QueryPlan) -> tuple[KeyRange, KeyRange]:
+    """The (PartitionKey, RowKey) ranges a branch's matches lie in."""
+    if plan.partition_key is not None:
+        pk = KeyRange(plan.partition_key, True, plan.partition_key, True)
+        if plan.row_key is not None:
+            return pk, KeyRange(plan.row_key, True, plan.row_key, True)
+        return pk, plan.row_range or KeyRange()
+    return plan.partition_range or KeyRange(), KeyRange()
+
+
+def _single(r: KeyRange) -> bool:
+    return r.low is not None and r.low == r.high and r.low_inclusive and r.high_inclusive
+
+
+def _ranges_disjoint(a: KeyRange, b: KeyRange) -> bool:
+    return _below(a, b) or _below(b, a)
+
+
+def _below(a: KeyRange, b: KeyRange) -> bool:
+    """Whether every key of ``a`` is under every key of ``b`` (UTF-16 order)."""
+    if a.high is None or b.low is None:
+        return False
+    hi, lo = ordinal(a.high), ordinal(b.low)
+    return hi < lo or (hi == lo and not (a.high_inclusive and b.low_inclusive))
+
+
 def row_key(obj: Any) -> tuple[str, str]:
     """The (PartitionKey, RowKey) of a result, comparable in the service's key order.
 
@@ -448,10 +545,12 @@ def decode_token(token: str, fingerprint: str) -> dict[str, Any]:
             "this continuation token belongs to a different query (filter, select or target "
             "changed)"
         )
-    n, c, a = data.get("n"), data.get("c"), data.get("a")
+    n, c, a, s = data.get("n"), data.get("c"), data.get("a"), data.get("s", 0)
     if (
         type(n) is not int
         or n < 0
+        or type(s) is not int
+        or s < 0
         or not (c is None or isinstance(c, str))
         or not (
             a is None or (isinstance(a, list) and len(a) == 2 and all(type(k) is str for k in a))

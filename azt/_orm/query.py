@@ -20,6 +20,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 import attrs
 
 from azt._core.batch import BatchOperation
+from azt._core.config import Flavor
 from azt._core.results import WriteResult
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._errors import AztError, ValidationError
@@ -31,6 +32,8 @@ from azt._orm.pages import (
     QueryPage,
     QueryTable,
     QueryTarget,
+    branches_disjoint,
+    concatenated_pages,
     decode_token,
     decoder_for,
     merged_pages,
@@ -459,9 +462,25 @@ class Query(Generic[R]):
             return
         sel = frozenset(self._select) if self._select is not None else None
         decoding = Decoding(decoder_for(self._target, sel), page_decoder_for(self._target, sel))
-        if plan.kind is PlanKind.MULTI:
+        # Cosmos DB returns results out of key order: a fan-out there cannot be merged by
+        # key. Branches over disjoint keys run one after another; overlapping branches run
+        # as the one whole filter (the service evaluates each entity once).
+        cosmos = getattr(table, "flavor", None) is Flavor.COSMOS
+        multi = plan.kind is PlanKind.MULTI
+        pages: AsyncGenerator[QueryPage[Any], None]
+        conds: list[Condition] = []
+        if multi and cosmos and branches_disjoint(plan.subplans):
+            _check_token_kind(state, "s")
+            for sp in plan.subplans:
+                assert sp.condition is not None
+                self._check_limit(sp.condition)
+                conds.append(sp.condition)
+            pages = concatenated_pages(
+                table, conds, self._select, self._page_size, self._limit, state, decoding, fp
+            )
+        elif multi and not cosmos:
+            _check_token_kind(state, "a")
             after = state.get("a")
-            conds: list[Condition] = []
             for sp in plan.subplans:
                 c = sp.condition
                 assert c is not None
@@ -484,6 +503,7 @@ class Query(Generic[R]):
                 fp,
             )
         else:
+            _check_token_kind(state, "c")
             self._check_limit(self._cond)
             text = self._cond.to_odata() if self._cond is not None else None
             pages = single_pages(
@@ -520,7 +540,8 @@ class Query(Generic[R]):
         return self.take(n if self._limit is None else min(self._limit, n))
 
     async def first(self) -> R | None:
-        """The first result in key order, or ``None``.
+        """The first result in key order (on Cosmos DB, whose results are not sorted by
+        key: the first the service returns), or ``None``.
 
         Example::
 
@@ -653,6 +674,19 @@ class Query(Generic[R]):
         if group:
             await flush()
         return deleted
+
+
+def _check_token_kind(state: dict[str, Any], kind: str) -> None:
+    """Refuse a token made by this query run another way: ``"a"`` a fan-out merged in key
+    order (Storage), ``"s"`` a fan-out run branch by branch (Cosmos DB), ``"c"`` one
+    request sequence."""
+    found = next((k for k in ("a", "s", "c") if k in state), None)
+    if found is not None and found != kind:
+        raise ValidationError(
+            "this continuation token belongs to the same query run another way (a fan-out "
+            "is merged in key order on Azure Table storage, run branch by branch on Cosmos "
+            "DB): a token does not carry over between service flavours"
+        )
 
 
 def _target_name(target: Any) -> str:

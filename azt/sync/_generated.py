@@ -1412,7 +1412,8 @@ class Query(Wrapper, Generic[R]):
         return self._rt.run(self._inner.to_list())
 
     def first(self) -> R | None:
-        """The first result in key order, or ``None``.
+        """The first result in key order (on Cosmos DB, whose results are not sorted by
+        key: the first the service returns), or ``None``.
 
         Example::
 

@@ -8,7 +8,10 @@ Query tests run against two tables (``params``):
   minus the network. Fast, and independent of the HTTP client.
 * ``stub``: the real ``azt.TableClient`` against an in-process ``StubServer`` over loopback.
 
-Both are wrapped in :class:`Recording`, which records each request's filter, select and
+``cosmos-backend`` and ``cosmos-stub`` are the same two as the Cosmos DB Table API
+(case-sensitive table names, results not in key order; ``tests/orm/test_cosmos_order.py``).
+
+All are wrapped in :class:`Recording`, which records each request's filter, select and
 top, and (``small_pages_table``) caps pages at 3 entities so that every query crosses
 several continuation tokens.
 """
@@ -24,13 +27,14 @@ from typing import Any
 import pytest
 
 import azt
-from azt._core.config import WireFormat
+from azt._core.config import Flavor, WireFormat
 from azt._core.pagination import ContinuationToken, Page
 from azt._core.wire.json import decode_feed, encode_entity
 from azt_server_stub.backend import Backend, WriteOp
 from azt_server_stub.formats.json import EntityWriter, parse_entity
 from azt_server_stub.formats.negotiation import Fmt
 from azt_server_stub.odata._filter import compile_entity_filter
+from azt_server_stub.validation import COSMOS_TABLE_NAMES
 
 
 class _Pager:
@@ -54,8 +58,12 @@ class BackendTable:
     ``page_decoder=`` (the page's JSON rows, as parsed from a body in ``fmt``, go to the
     decoder instead of becoming ``TableEntity`` rows)."""
 
-    def __init__(self, fmt: Fmt = Fmt.MINIMAL) -> None:
-        self.backend = Backend()
+    def __init__(self, fmt: Fmt = Fmt.MINIMAL, *, flavor: Flavor = Flavor.STORAGE) -> None:
+        cosmos = flavor is Flavor.COSMOS
+        self.flavor = flavor
+        self.backend = (
+            Backend(table_naming=COSMOS_TABLE_NAMES, key_order=False) if cosmos else Backend()
+        )
         self.name = self.backend.create_table("acct", "Orm")
         self.fmt = fmt
         self.wire_format = _WIRE_FORMAT[fmt]
@@ -115,6 +123,11 @@ class Recording:
         fmt: WireFormat = self.inner.wire_format
         return fmt
 
+    @property
+    def flavor(self) -> Flavor:
+        flavor: Flavor = getattr(self.inner, "flavor", Flavor.STORAGE)
+        return flavor
+
     async def insert(self, entity: Any) -> None:
         if isinstance(self.inner, BackendTable):
             await self.inner.insert(entity)
@@ -151,14 +164,17 @@ class Recording:
 
 
 @asynccontextmanager
-async def _table(kind: str, max_page: int | None) -> AsyncIterator[Recording]:
-    if kind == "backend":
-        yield Recording(BackendTable(), max_page)
+async def table_of(kind: str, max_page: int | None) -> AsyncIterator[Recording]:
+    flavor = Flavor.COSMOS if kind.startswith("cosmos-") else Flavor.STORAGE
+    if kind.endswith("backend"):
+        yield Recording(BackendTable(flavor=flavor), max_page)
         return
     from azt_server_stub import StubServer
 
-    async with StubServer() as stub:
-        service = azt.TableServiceClient.from_connection_string(stub.connection_string)
+    async with StubServer(flavor=flavor.value) as stub:
+        service = azt.TableServiceClient.from_connection_string(
+            stub.connection_string, flavor=flavor
+        )
         async with service:
             client = await service.create_table("orm" + uuid.uuid4().hex[:12])
             yield Recording(client, max_page)
@@ -166,11 +182,11 @@ async def _table(kind: str, max_page: int | None) -> AsyncIterator[Recording]:
 
 @pytest.fixture(params=["backend", "stub"])
 async def orm_table(request: pytest.FixtureRequest) -> AsyncIterator[Recording]:
-    async with _table(request.param, None) as t:
+    async with table_of(request.param, None) as t:
         yield t
 
 
 @pytest.fixture(params=["backend", "stub"])
 async def small_pages_table(request: pytest.FixtureRequest) -> AsyncIterator[Recording]:
-    async with _table(request.param, 3) as t:
+    async with table_of(request.param, 3) as t:
         yield t
