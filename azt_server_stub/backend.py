@@ -218,7 +218,11 @@ class Backend:
         self._store: SqliteStore | None = None
         if location is not None:
             self._store = SqliteStore(Path(location))
-            self._load(self._store)
+            try:
+                self._load(self._store)
+            except BaseException:
+                self._store.close()  # release the folder's lock: nothing was served
+                raise
 
     def _load(self, store: SqliteStore) -> None:
         state = store.load()
