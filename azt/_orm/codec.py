@@ -1011,6 +1011,12 @@ def _page_decoder(
             wire = "Timestamp" if a == "Timestamp" else "odata.etag"
             body.append(f"{ind}{s}(o, get({wire!r}, _D{i}))")
             continue
+        if not p.is_key:  # every declared property, as _json_type_check does
+            ok = " and ".join(f"t != {t.value!r}" for t in sorted(_READS[p.edm]))
+            body += [
+                f"{ind}t = get({p.wire + _ANN!r})",
+                f"{ind}if t is not None and {ok}: raise _Slow",
+            ]
         if not (select is None or p.wire in select or p.is_key):
             continue  # outside the projection: left unset
         if default is attrs.NOTHING and p.optional:
@@ -1027,12 +1033,6 @@ def _page_decoder(
         else:
             ns[f"_D{i}"] = default
             absent = [f"{s}(o, _D{i})"]
-        if not p.is_key:
-            ok = " and ".join(f"t != {t.value!r}" for t in sorted(_READS[p.edm]))
-            body += [
-                f"{ind}t = get({p.wire + _ANN!r})",
-                f"{ind}if t is not None and {ok}: raise _Slow",
-            ]
         if p.converter is None:
             convert = list(_INLINE[p.edm])
         else:
