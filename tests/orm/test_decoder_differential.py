@@ -181,7 +181,7 @@ def _row(draw: st.DrawFn, cls: type[Entity], projected: frozenset[str] | None) -
     return row
 
 
-_CASES = st.sampled_from(
+_CASES: st.SearchStrategy[tuple[type[Entity], frozenset[str] | None]] = st.sampled_from(
     [
         (AllTypes, None),
         (AllTypes, frozenset({"s", "dt", "i64"})),
@@ -247,6 +247,7 @@ def test_plain_rows_take_the_generated_decoder() -> None:
     }
     objs = codec._decode_page([row])
     assert _slots(objs[0]) == _slots(codec._decode_general([row])[0])
+    assert isinstance(objs[0].dt, EdmDateTime)
     assert objs[0].dt.nanosecond == 300
     assert objs[0].i64 == 12345678901
 
@@ -297,7 +298,7 @@ def test_json_reader_matches_json_loads(value: Any, ascii_only: bool) -> None:
 
 def test_json_reader_edge_texts() -> None:
     """What the fast decoder refuses or reads differently still reads as json.loads does."""
-    for body in [
+    bodies: list[bytes | str] = [
         b'{"a":NaN,"b":Infinity,"c":-Infinity}',
         b'{"a":1e400}',
         b'{"a":123456789012345678901234567890,"b":-9223372036854775809}',
@@ -307,5 +308,6 @@ def test_json_reader_edge_texts() -> None:
         b'{"a":1,"a":2}',
         b'{"a":-0,"b":-0.0,"c":5e-324,"d":1.7976931348623157e308}',
         '{"a":"\ud800"}',
-    ]:
+    ]
+    for body in bodies:
         assert _same(wire_json._loads(body), json.loads(body)), body
