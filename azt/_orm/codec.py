@@ -965,7 +965,18 @@ _INLINE: dict[EdmType, tuple[str, ...]] = {
         "    if c is _int or c is _str: v = _float(v)",
         "    else: raise _Slow",
     ),
-    EdmType.DATETIME: ("v = _dt(v)",),
+    EdmType.DATETIME: (  # _json_dt's seven-digit case inline, the rest through it
+        "if (v.__class__ is _str and len(v) == 28 and v[27] == 'Z' and v[19] == '.'"
+        " and v[10] == 'T' and v[4] == '-' and v[7] == '-' and v[13] == ':'"
+        " and v[16] == ':' and v.isascii() and v[20:27].isdigit()):",
+        "    b = _fromiso(v[:19])",
+        "    w = _dt_new(_EDT, b.year, b.month, b.day, b.hour, b.minute, b.second,"
+        " _int(v[20:26]), _UTC)",
+        "    w._hns = ord(v[26]) - 48",
+        "    v = w",
+        "else:",
+        "    v = _dt(v)",
+    ),
     EdmType.GUID: ("v = _guid(v)",),
     EdmType.BINARY: ("v = _a2b(v, strict_mode=True)",),
 }
@@ -989,6 +1000,10 @@ def _page_decoder(
         "_bool": bool,
         "_float": float,
         "_dt": _json_dt,
+        "_fromiso": _fromiso,
+        "_dt_new": _dt_new,
+        "_EDT": _EDT,
+        "_UTC": _UTC,
         "_guid": decode_guid,
         "_a2b": _a2b,
     }
