@@ -35,6 +35,7 @@ from cattrs.gen import (
 )
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
+from azt._core.wire.json import decode_datetime
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import PARTIAL_ATTR, PartialRead, TableEntity
 from azt._edm.types import EdmType
@@ -914,40 +915,6 @@ _UTC = UTC
 _a2b = binascii.a2b_base64
 
 
-def _json_dt(v: Any) -> EdmDateTime:
-    """``EdmDateTime.parse`` of the service's own form, ``YYYY-MM-DDTHH:MM:SS[.f{1,7}]Z``,
-    inline (the same checks and the same value, without a method call and the general
-    fallbacks); anything else goes to ``EdmDateTime.parse``."""
-    if v.__class__ is str:
-        n = len(v)
-        if (
-            (n == 20 or 21 < n <= 28)
-            and v[n - 1] == "Z"
-            and v[10] == "T"
-            and v[4] == "-"
-            and v[7] == "-"
-            and v[13] == ":"
-            and v[16] == ":"
-            and v.isascii()
-        ):
-            if n == 28:
-                if v[19] == "." and v[20:27].isdigit():
-                    micro = int(v[20:26])
-                    hns = ord(v[26]) - 48
-                    b = _fromiso(v[:19])
-                    o: Any = _dt_new(
-                        _EDT, b.year, b.month, b.day, b.hour, b.minute, b.second, micro, _UTC
-                    )
-                    o._hns = hns
-                    return o  # type: ignore[no-any-return]
-            elif n == 20:
-                b = _fromiso(v[:19])
-                o = _dt_new(_EDT, b.year, b.month, b.day, b.hour, b.minute, b.second, 0, _UTC)
-                o._hns = 0
-                return o  # type: ignore[no-any-return]
-    return _parse_dt(v)
-
-
 #: per EDM type without a Converter: the statements turning ``v`` (a JSON value, not None)
 #: into the property's value, raising on anything the general path might read otherwise
 _INLINE: dict[EdmType, tuple[str, ...]] = {
@@ -965,7 +932,7 @@ _INLINE: dict[EdmType, tuple[str, ...]] = {
         "    if c is _int or c is _str: v = _float(v)",
         "    else: raise _Slow",
     ),
-    EdmType.DATETIME: (  # _json_dt's seven-digit case inline, the rest through it
+    EdmType.DATETIME: (  # decode_datetime's seven-digit case inline, the rest through it
         "if (v.__class__ is _str and len(v) == 28 and v[27] == 'Z' and v[19] == '.'"
         " and v[10] == 'T' and v[4] == '-' and v[7] == '-' and v[13] == ':'"
         " and v[16] == ':' and v.isascii() and v[20:27].isdigit()):",
@@ -999,7 +966,7 @@ def _page_decoder(
         "_int": int,
         "_bool": bool,
         "_float": float,
-        "_dt": _json_dt,
+        "_dt": decode_datetime,
         "_fromiso": _fromiso,
         "_dt_new": _dt_new,
         "_EDT": _EDT,
