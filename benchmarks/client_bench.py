@@ -12,8 +12,8 @@ cost; ``--stub inprocess`` runs a ``StubServer`` on this event loop instead.
 
 It prints the cost per operation (per entity for the query) and the ratios to the bare
 loop, twice: wall time, and this process's CPU time (the client's own work, which other load
-on a shared machine disturbs far less than wall time). Run: ``.venv/bin/python benchmarks/client_bench.py [--n 200] [--rounds 5]
-[--stub process|inprocess]``.
+on a shared machine disturbs far less than wall time). Run:
+``.venv/bin/python benchmarks/client_bench.py [--n 200] [--rounds 5] [--stub process|inprocess]``.
 """
 
 from __future__ import annotations
