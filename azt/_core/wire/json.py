@@ -345,8 +345,9 @@ _UTC = UTC
 
 def decode_datetime(v: Any) -> EdmDateTime:
     """An ``Edm.DateTime`` wire value: ``EdmDateTime.parse`` with the service's own forms,
-    ``YYYY-MM-DDTHH:MM:SS[.fffffff]Z``, read inline (the same checks and the same value,
-    without the general path); anything else goes to ``EdmDateTime.parse``.
+    ``YYYY-MM-DDTHH:MM:SS[.f{1,7}]Z`` (it trims trailing zeros), read inline (the same
+    checks and the same value, without the general path); anything else goes to
+    ``EdmDateTime.parse``.
 
     Example::
 
@@ -354,11 +355,13 @@ def decode_datetime(v: Any) -> EdmDateTime:
         300
         >>> decode_datetime("2020-09-15T23:02:10Z") == EdmDateTime(2020, 9, 15, 23, 2, 10)
         True
+        >>> decode_datetime("2020-09-15T23:02:10.43Z").microsecond
+        430000
     """
     if v.__class__ is str:
         n = len(v)
         if (
-            (n == 28 or n == 20)
+            (n == 20 or 21 < n <= 28)
             and v[n - 1] == "Z"
             and v[10] == "T"
             and v[4] == "-"
@@ -371,10 +374,12 @@ def decode_datetime(v: Any) -> EdmDateTime:
                 if n == 20:
                     b = _fromiso(v[:19])
                     micro = hns = 0
-                elif v[19] == "." and v[20:27].isdigit():
+                elif v[19] == "." and v[20 : n - 1].isdigit():
+                    # Azure trims the fraction's trailing zeros: pad it back to 7 digits
+                    frac = v[20:27] if n == 28 else v[20 : n - 1] + "000000"[: 28 - n]
                     b = _fromiso(v[:19])
-                    micro = int(v[20:26])
-                    hns = ord(v[26]) - 48
+                    micro = int(frac[:6])
+                    hns = ord(frac[6]) - 48
                 else:
                     b = None
             except ValueError:  # out of range: EdmDateTime.parse words the error
