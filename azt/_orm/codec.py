@@ -35,7 +35,6 @@ from cattrs.gen import (
 )
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
-from azt._core.wire.json import decode_datetime
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import PARTIAL_ATTR, PartialRead, TableEntity
 from azt._edm.types import EdmType
@@ -932,7 +931,7 @@ _INLINE: dict[EdmType, tuple[str, ...]] = {
         "    if c is _int or c is _str: v = _float(v)",
         "    else: raise _Slow",
     ),
-    EdmType.DATETIME: (  # decode_datetime's seven-digit case inline, the rest through it
+    EdmType.DATETIME: (  # EdmDateTime.parse's seven-digit case inline, the rest through it
         "if (v.__class__ is _str and len(v) == 28 and v[27] == 'Z' and v[19] == '.'"
         " and v[10] == 'T' and v[4] == '-' and v[7] == '-' and v[13] == ':'"
         " and v[16] == ':' and v.isascii() and v[20:27].isdigit()):",
@@ -966,7 +965,7 @@ def _page_decoder(
         "_int": int,
         "_bool": bool,
         "_float": float,
-        "_dt": decode_datetime,
+        "_dt": _parse_dt,
         "_fromiso": _fromiso,
         "_dt_new": _dt_new,
         "_EDT": _EDT,

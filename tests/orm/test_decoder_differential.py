@@ -311,39 +311,3 @@ def test_json_reader_edge_texts() -> None:
     ]
     for body in bodies:
         assert _same(wire_json._loads(body), json.loads(body)), body
-
-
-# --- the DateTime reader --------------------------------------------------------------------
-
-
-def _dt_outcome(fn: Any, text: Any) -> Any:
-    try:
-        v = fn(text)
-    except Exception as exc:
-        return ("error", type(exc), str(exc))
-    return ("ok", type(v), v, v.nanosecond, v.tzinfo)
-
-
-@given(st.one_of(_datetimes(), st.text(max_size=30), st.integers()))
-def test_datetime_reader_matches_parse(text: Any) -> None:
-    """``decode_datetime`` (the JSON decoders' DateTime reader) against ``EdmDateTime.parse``,
-    including texts of the fast path's lengths with bad fields."""
-    assert _dt_outcome(wire_json.decode_datetime, text) == _dt_outcome(EdmDateTime.parse, text)
-
-
-def test_datetime_reader_edges() -> None:
-    for text in [
-        "0001-01-01T00:00:00.0000000Z",
-        "9999-12-31T23:59:59.9999999Z",
-        "2024-02-30T00:00:00Z",
-        "2024-13-01T00:00:00.0000000Z",
-        "2024-01-01T24:00:00Z",
-        "2024-01-01T00:00:00+0000000Z",
-        "2024-01-01T00:00:00.123456xZ",
-        "2024-01-01T00:00:00.１２３４５６７Z",
-        "2024-01-01 00:00:00Z",
-        "2024-01-01T00:00:00.1234567z",
-    ]:
-        assert _dt_outcome(wire_json.decode_datetime, text) == _dt_outcome(
-            EdmDateTime.parse, text
-        ), text

@@ -16,7 +16,7 @@ import binascii
 import json
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 import msgspec
@@ -37,7 +37,6 @@ from azt._edm.types import (
 from azt._errors import ValidationError
 
 __all__ = [
-    "decode_datetime",
     "decode_entity",
     "decode_entry",
     "decode_error",
@@ -338,65 +337,10 @@ def _dec_str(v: Any) -> str:
     return v
 
 
-_fromiso = datetime.fromisoformat
-_dt_new = datetime.__new__
-_UTC = UTC
-
-
-def decode_datetime(v: Any) -> EdmDateTime:
-    """An ``Edm.DateTime`` wire value: ``EdmDateTime.parse`` with the service's own forms,
-    ``YYYY-MM-DDTHH:MM:SS[.f{1,7}]Z`` (it trims trailing zeros), read inline (the same
-    checks and the same value, without the general path); anything else goes to
-    ``EdmDateTime.parse``.
-
-    Example::
-
-        >>> decode_datetime("2020-09-15T23:02:10.4363943Z").nanosecond
-        300
-        >>> decode_datetime("2020-09-15T23:02:10Z") == EdmDateTime(2020, 9, 15, 23, 2, 10)
-        True
-        >>> decode_datetime("2020-09-15T23:02:10.43Z").microsecond
-        430000
-    """
-    if v.__class__ is str:
-        n = len(v)
-        if (
-            (n == 20 or 21 < n <= 28)
-            and v[n - 1] == "Z"
-            and v[10] == "T"
-            and v[4] == "-"
-            and v[7] == "-"
-            and v[13] == ":"
-            and v[16] == ":"
-            and v.isascii()
-        ):
-            try:
-                if n == 20:
-                    b = _fromiso(v[:19])
-                    micro = hns = 0
-                elif v[19] == "." and v[20 : n - 1].isdigit():
-                    # Azure trims the fraction's trailing zeros: pad it back to 7 digits
-                    frac = v[20:27] if n == 28 else v[20 : n - 1] + "000000"[: 28 - n]
-                    b = _fromiso(v[:19])
-                    micro = int(frac[:6])
-                    hns = ord(frac[6]) - 48
-                else:
-                    b = None
-            except ValueError:  # out of range: EdmDateTime.parse words the error
-                b = None
-            if b is not None:
-                o: Any = _dt_new(
-                    EdmDateTime, b.year, b.month, b.day, b.hour, b.minute, b.second, micro, _UTC
-                )
-                o._hns = hns
-                return o  # type: ignore[no-any-return]
-    return EdmDateTime.parse(v)
-
-
 # Annotation value -> (decoder, EdmType). Keys are the exact wire strings.
 _DECODERS: Final[dict[str, tuple[Callable[[Any], Any], EdmType]]] = {
     "Edm.Int64": (int, EdmType.INT64),
-    "Edm.DateTime": (decode_datetime, EdmType.DATETIME),
+    "Edm.DateTime": (EdmDateTime.parse, EdmType.DATETIME),
     "Edm.Guid": (_dec_guid, EdmType.GUID),
     "Edm.Binary": (_dec_binary, EdmType.BINARY),
     "Edm.Double": (float, EdmType.DOUBLE),
