@@ -53,8 +53,19 @@ def sign(key: bytes, string_to_sign: str) -> str:
         >>> sign(b"key", "x")
         'T8O36vNNfllKb1HZUXulQ6v0EGeydYf/2CujWE5NPN0='
     """
-    digest = hmac.new(key, string_to_sign.encode("utf-8"), _SHA256).digest()
-    return base64.b64encode(digest).decode("ascii")
+    mac = _keyed.get(key)
+    if mac is None:
+        if len(_keyed) >= 64:  # a bound, for processes that rotate through many keys
+            _keyed.clear()
+        mac = _keyed[key] = hmac.new(key, digestmod=_SHA256)
+    h = mac.copy()  # the keyed state, computed once per key rather than per request
+    h.update(string_to_sign.encode("utf-8"))
+    return _b2a(h.digest(), newline=False).decode("ascii")
+
+
+#: account key -> HMAC-SHA256 object holding its keyed state (never updated itself)
+_keyed: dict[bytes, hmac.HMAC] = {}
+_b2a = binascii.b2a_base64
 
 
 def canonicalized_resource(account_name: str, encoded_path: str, comp: str | None = None) -> str:

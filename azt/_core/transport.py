@@ -49,6 +49,10 @@ _MAX_HEADER_BYTES = 64 * 1024
 _LARGE_BODY = 1024 * 1024
 
 
+#: header mappings kept as they are (a tuple: ``A | B`` would build a union per response)
+_CI_HEADERS = (CIMultiDictProxy, CIMultiDict)
+
+
 def _payload(body: bytes | None) -> bytes | io.BytesIO | None:
     """The body in the form aiohttp sends without warnings: a fresh stream per attempt."""
     if body is not None and len(body) > _LARGE_BODY:
@@ -113,7 +117,7 @@ class HttpResponse:
         reason: str = "",
     ) -> None:
         self.status = status
-        if isinstance(headers, CIMultiDictProxy | CIMultiDict):
+        if isinstance(headers, _CI_HEADERS):
             self.headers: Mapping[str, str] = headers
         else:
             self.headers = CIMultiDict(headers or {})

@@ -22,7 +22,7 @@ import binascii
 import math
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, Literal, Optional, TypeVar, cast
 
 import attrs
@@ -355,6 +355,7 @@ class EntityCodec(Generic[E]):
 
     __slots__ = (
         "_check_json",
+        "_decode_page",
         "_from_json_fast",
         "_mark_json",
         "_mark_rows",
@@ -376,6 +377,7 @@ class EntityCodec(Generic[E]):
     to_json: Callable[[E], dict[str, Any]]
     _from_json_fast: Callable[[Mapping[str, Any]], E]
     _check_json: Callable[[Mapping[str, Any]], None]
+    _decode_page: Callable[[list[Any]], list[E]]
     #: record on one object (or, ``_mark_rows``, on a page's objects) what the row had
     #: that the object does not hold: see ``_partial_markers``
     _mark_json: Callable[[Any, Mapping[str, Any]], None]
@@ -392,6 +394,19 @@ class EntityCodec(Generic[E]):
             >>> codec_for(Movie).decode_rows([{"PartitionKey": "a", "RowKey": "b"}])[0].RowKey
             'b'
         """
+        try:
+            out = self._decode_page(rows)
+        except Exception:
+            pass
+        else:
+            self._mark_rows(rows, out)
+            return out
+        return self._decode_general(rows)
+
+    def _decode_general(self, rows: list[Any]) -> list[E]:
+        """``decode_rows`` of a page the generated decoder left: the annotations checked
+        first, then every row through the general functions (nulls as absent, errors
+        named)."""
         dec = self._from_json_fast
         check = self._check_json
         try:
@@ -873,12 +888,147 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     codec.from_json = from_json
     codec._from_json_fast = from_json_fast
     codec._check_json = check_json
+    codec._decode_page = _page_decoder(cls, info, select)
     codec._mark_json = mark_json
     codec._mark_rows = mark_rows
     codec.from_entity = from_entity
     codec.to_entity = to_entity
     codec.to_json = to_json
     return codec
+
+
+# --------------------------------------------------------------------------------------------
+# The query path's page decoder
+# --------------------------------------------------------------------------------------------
+
+
+class _Slow(Exception):
+    """Raised by a generated page decoder on anything but the plain case; the page is then
+    decoded by the general path (``from_json``), which gives the result or the error."""
+
+
+_fromiso = datetime.fromisoformat
+_dt_new = datetime.__new__
+_EDT = EdmDateTime
+_UTC = UTC
+_a2b = binascii.a2b_base64
+
+
+#: per EDM type without a Converter: the statements turning ``v`` (a JSON value, not None)
+#: into the property's value, raising on anything the general path might read otherwise
+_INLINE: dict[EdmType, tuple[str, ...]] = {
+    EdmType.STRING: ("if v.__class__ is not _str: raise _Slow",),
+    EdmType.INT32: ("if v.__class__ is not _int: raise _Slow",),
+    EdmType.BOOLEAN: ("if v.__class__ is not _bool: raise _Slow",),
+    EdmType.INT64: (
+        "c = v.__class__",
+        "if c is _str: v = _int(v)",
+        "elif c is not _int: raise _Slow",
+    ),
+    EdmType.DOUBLE: (
+        "c = v.__class__",
+        "if c is not _float:",
+        "    if c is _int or c is _str: v = _float(v)",
+        "    else: raise _Slow",
+    ),
+    EdmType.DATETIME: (  # EdmDateTime.parse's seven-digit case inline, the rest through it
+        "if (v.__class__ is _str and len(v) == 28 and v[27] == 'Z' and v[19] == '.'"
+        " and v[10] == 'T' and v[4] == '-' and v[7] == '-' and v[13] == ':'"
+        " and v[16] == ':' and v.isascii() and v[20:27].isdigit()):",
+        "    b = _fromiso(v[:19])",
+        "    w = _dt_new(_EDT, b.year, b.month, b.day, b.hour, b.minute, b.second,"
+        " _int(v[20:26]), _UTC)",
+        "    w._hns = ord(v[26]) - 48",
+        "    v = w",
+        "else:",
+        "    v = _dt(v)",
+    ),
+    EdmType.GUID: ("v = _guid(v)",),
+    EdmType.BINARY: ("v = _a2b(v, strict_mode=True)",),
+}
+
+
+def _page_decoder(
+    cls: type[E], info: EntityInfo, select: frozenset[str] | None
+) -> Callable[[list[Any]], list[E]]:
+    """The query path's decoder of a page of JSON rows: one generated function per class
+    and projection, reading each row's members directly into the slots. It handles the plain
+    case only (values of their declared types, annotations the declared types read, no
+    nulls, required properties present) and raises on anything else, leaving that page to
+    the general path, so that it never reads a row otherwise than ``from_json`` does."""
+    fields = {a.name: a for a in attrs.fields(cast(Any, cls))}
+    ns: dict[str, Any] = {
+        "_new": object.__new__,
+        "_cls": cls,
+        "_Slow": _Slow,
+        "_str": str,
+        "_int": int,
+        "_bool": bool,
+        "_float": float,
+        "_dt": _parse_dt,
+        "_fromiso": _fromiso,
+        "_dt_new": _dt_new,
+        "_EDT": _EDT,
+        "_UTC": _UTC,
+        "_guid": decode_guid,
+        "_a2b": _a2b,
+    }
+    body = [
+        "def decode_page(rows):",
+        "    out = []",
+        "    append = out.append",
+        "    for row in rows:",
+        "        get = row.get",
+        "        o = _new(_cls)",
+    ]
+    ind = " " * 8
+    for i, p in enumerate(info.props):
+        a = p.attr
+        s = f"_S{i}"
+        ns[s] = _slot_setter(cls, a)
+        default = fields[a].default
+        if a in ("Timestamp", "ETag"):
+            ns[f"_D{i}"] = default
+            wire = "Timestamp" if a == "Timestamp" else "odata.etag"
+            body.append(f"{ind}{s}(o, get({wire!r}, _D{i}))")
+            continue
+        if not p.is_key:  # every declared property, as _json_type_check does
+            ok = " and ".join(f"t != {t.value!r}" for t in sorted(_READS[p.edm]))
+            body += [
+                f"{ind}t = get({p.wire + _ANN!r})",
+                f"{ind}if t is not None and {ok}: raise _Slow",
+            ]
+        if not (select is None or p.wire in select or p.is_key):
+            continue  # outside the projection: left unset
+        if default is attrs.NOTHING and p.optional:
+            default = None
+        elif default is attrs.NOTHING and select is not None and not p.is_key:
+            default = _MISSING
+        if default is attrs.NOTHING:
+            absent = ["raise _Slow"]  # the general path names the row and property
+        elif isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            ns[f"_F{i}"] = default.factory
+            absent = [f"{s}(o, _F{i}())"]
+        elif default is _MISSING:
+            absent = ["pass"]  # projected but absent: left unset
+        else:
+            ns[f"_D{i}"] = default
+            absent = [f"{s}(o, _D{i})"]
+        if p.converter is None:
+            convert = list(_INLINE[p.edm])
+        else:
+            ns[f"_H{i}"] = _struct_hook(p, "json")
+            convert = [f"v = _H{i}(v, None)"]
+        body += [f"{ind}v = get({p.wire!r})", f"{ind}if v is None:"]
+        body += [f"{ind}    {line}" for line in absent]
+        body.append(f"{ind}else:")
+        body += [f"{ind}    {line}" for line in convert]
+        body.append(f"{ind}    {s}(o, v)")
+    body += [f"{ind}append(o)", "    return out"]
+    src = "\n".join(body) + "\n"
+    exec(compile(src, f"<azt page decoder {cls.__qualname__}>", "exec"), ns)
+    fn: Callable[[list[Any]], list[E]] = ns["decode_page"]
+    return fn
 
 
 def _diagnose(

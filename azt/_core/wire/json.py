@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
+import msgspec
+
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import TableEntity
@@ -47,7 +49,20 @@ __all__ = [
     "entity_json",
 ]
 
-_loads = json.loads
+_json_loads = json.loads
+_fast_loads = msgspec.json.Decoder().decode
+
+
+def _loads(body: bytes | str) -> Any:
+    """``json.loads``, about twice as fast: msgspec's decoder gives the same objects for
+    the JSON it accepts (integers of any size stay ints, floats round-trip, last duplicate
+    key wins); what it refuses (``NaN`` literals, numbers past the double range, lone
+    surrogates, a BOM, bad UTF-8) goes to ``json.loads``, which reads it or raises as
+    before."""
+    try:
+        return _fast_loads(body)
+    except Exception:
+        return _json_loads(body)
 
 
 def _no_default(o: object) -> Any:
