@@ -7,7 +7,7 @@ format itself is :mod:`azt._core.wire.batch`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, NoReturn
 
 import attrs
@@ -42,6 +42,42 @@ from azt._errors import (
 )
 
 __all__ = ["BatchOperation", "TableBatch"]
+
+
+def companions(
+    obj: EntityObject | None,
+    kind: str,
+    mode: UpdateMode | None,
+    data: Mapping[str, Any] | None,
+    etag: str | None,
+) -> list[BatchOperation]:
+    """The operations that must share a transaction with a write of the entity object
+    ``obj``: what its class's ``__azt_companions__`` hook asks for (declarative entities
+    with secondary indexes: their index rows), else none. The client core never knows the
+    object's class; the hook may refuse the write with :class:`azt.ValidationError`."""
+    if obj is None:
+        return []
+    hook = getattr(type(obj), "__azt_companions__", None)
+    if hook is None:
+        return []
+    extra = hook(obj, kind, mode, data, etag)
+    return [checked_operation(op) for op in extra]
+
+
+def droppable_companion(exc: TransactionError, operations: list[BatchOperation]) -> int | None:
+    """The index of a companion delete (never the first, main, operation) whose row was
+    already gone (404): the transaction can be sent again without it, since the row it
+    would delete does not exist. ``None`` for any other failure."""
+    i = exc.index
+    if (
+        i is not None
+        and 0 < i < len(operations)
+        and operations[i].kind == "delete"
+        and isinstance(exc.error, EntityNotFoundError)
+        and not exc.earlier_attempt_may_have_applied
+    ):
+        return i
+    return None
 
 
 class OperationEncoder:
@@ -246,7 +282,8 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        self._add(create_operation(entity))
+        op = create_operation(entity)
+        self._add_group(op, companions(op.source, "create", None, op.entity, None))
 
     def update(
         self,
@@ -265,9 +302,8 @@ class TableBatch:
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
-        self._add(
-            update_operation(entity, mode, etag=etag, allow_property_loss=allow_property_loss)
-        )
+        op = update_operation(entity, mode, etag=etag, allow_property_loss=allow_property_loss)
+        self._add_group(op, companions(op.source, "update", op.mode, op.entity, op.etag))
 
     def upsert(
         self,
@@ -282,7 +318,8 @@ class TableBatch:
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        self._add(upsert_operation(entity, mode, allow_property_loss=allow_property_loss))
+        op = upsert_operation(entity, mode, allow_property_loss=allow_property_loss)
+        self._add_group(op, companions(op.source, "upsert", op.mode, op.entity, None))
 
     def delete(
         self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
@@ -295,7 +332,39 @@ class TableBatch:
             batch.delete("p", "3")
             batch.delete(hero)        # an azt.Entity: If-Match hero.ETag
         """
-        self._add(delete_operation(partition_key, row_key, etag=etag, what="delete()"))
+        op = delete_operation(partition_key, row_key, etag=etag, what="delete()")
+        source = None if isinstance(partition_key, str) else entity_source(partition_key)[1]
+        self._add_group(op, companions(source, "delete", None, None, op.etag))
+
+    def _add_group(self, op: BatchOperation, extra: list[BatchOperation]) -> None:
+        """Add ``op`` and the companion operations of its entity object (index rows), all
+        or none: a group that does not fit leaves the batch as it was."""
+        if not extra:
+            self._add(op)
+            return
+        if len(self.operations) + 1 + len(extra) > MAX_BATCH_OPERATIONS:
+            raise BatchValidationError(
+                f"operation {len(self.operations)} ({op.kind}(...)) and its {len(extra)} "
+                f"index rows do not fit the {MAX_BATCH_OPERATIONS} operations of a "
+                "transaction",
+                index=len(self.operations),
+            )
+        n_ops, n_encoded, pk = len(self.operations), len(self._encoded), self._partition_key
+        cs = self._changeset
+        cs_state = (len(cs._requests), cs.size) if cs is not None else None
+        try:
+            for o in (op, *extra):
+                self._add(o)
+        except BaseException:
+            for o in self.operations[n_ops:]:
+                self._row_keys.discard(o.row_key)
+            del self.operations[n_ops:]
+            del self._encoded[n_encoded:]
+            self._partition_key = pk
+            if cs is not None and cs_state is not None:
+                del cs._requests[cs_state[0] :]
+                cs.size = cs_state[1]
+            raise
 
 
 # --- operations, checked ------------------------------------------------------------------
@@ -493,6 +562,64 @@ def add_prepared(batch: TableBatch, prepared: Prepared) -> None:
     """Add ``prepared`` to ``batch`` (bound to the client that encoded it), its bytes as
     they are."""
     batch._add(prepared.operation, prepared.request)
+
+
+def pack_groups(
+    new_batch: Callable[[], TableBatch], groups: Iterable[Sequence[BatchOperation]]
+) -> list[tuple[TableBatch, int]]:
+    """Groups of operations that must stay together (an entity and its index rows), in
+    order, in as few transactions as their exact encoded sizes allow: a group never spans
+    two transactions. Returns each transaction and how many groups it holds. A group that
+    cannot fit one transaction on its own (over 100 operations or 4 MiB, two
+    PartitionKeys, a repeated RowKey) raises :class:`azt.BatchValidationError` before
+    anything is sent."""
+    out: list[tuple[TableBatch, int]] = []
+    current = new_batch()
+    count = 0
+    for number, group in enumerate(groups):
+        prepared = [prepare_operation(current, op) for op in group]
+        if not prepared:
+            continue
+        alone = new_batch()
+        for p in prepared:
+            if len(alone) and not has_room(alone, p):
+                raise BatchValidationError(
+                    f"group {number} ({group[0]!r} and {len(group) - 1} index rows) cannot "
+                    "fit one transaction (100 operations, 4 MiB, one PartitionKey, each "
+                    "RowKey once)",
+                    index=number,
+                )
+            add_prepared(alone, p)
+        if len(current) and not _group_fits(current, prepared):
+            out.append((current, count))
+            current, count = new_batch(), 0
+        for p in prepared:
+            add_prepared(current, p)
+        count += 1
+    if len(current):
+        out.append((current, count))
+    return out
+
+
+def _group_fits(batch: TableBatch, prepared: list[Prepared]) -> bool:
+    """Whether every operation of a group can join ``batch`` (exact sizes, one by one)."""
+    cs = batch._changeset
+    assert cs is not None
+    pk = batch._partition_key
+    size = cs.size
+    n = len(cs)
+    seen = set(batch._row_keys)
+    for p in prepared:
+        op = p.operation
+        if (pk is not None and op.partition_key != pk) or op.row_key in seen:
+            return False
+        cost = cs.cost(p.request) + (len(str(n + 1)) - len(str(len(cs) + 1)))
+        if n + 1 > MAX_BATCH_OPERATIONS or size + cost > MAX_BATCH_BYTES:
+            return False
+        size += cost
+        n += 1
+        seen.add(op.row_key)
+    return True
 
 
 def pack_operations(
