@@ -1,3 +1,4 @@
+# Over 800 lines: every table, entity and transaction operation of one table, documented.
 """``TableClient``: the operations on one table and its entities.
 
 Example::

@@ -11,7 +11,7 @@ Example::
     ...         indexes = (Index("by_topic", "topic"),)
     >>> plan = index_plan(Note, (Note.PartitionKey == "u1") & (Note.topic == "x"))
     >>> plan.index, plan.holds, plan.row_range.low
-    ('by_topic', 'keys', '\\ufffdby_topic;x;')
+    ('by_topic', 'keys', '\\ufffdix;by_topic;x;')
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@ module builds its rows and the operations that keep them in step with the main r
 
 An index row lives in the main row's partition, under a RowKey in the range reserved for
 azt's index rows: every such RowKey starts with :data:`RESERVED` (U+FFFD, the highest
-character an Atom/XML body can carry), so the main rows of every class are exactly the
-RowKeys below it. The index row's RowKey is::
+character an Atom/XML body can carry, then ``ix;``), so the main rows of a class that
+declares indexes are exactly the RowKeys below it, and every other reader tells index rows
+by that prefix. The index row's RowKey is::
 
-    U+FFFD <index name> ; <key part> ; ... ; <main RowKey>
+    U+FFFD ix; <index name> ; <key part> ; ... ; <main RowKey>
 
 with each part encoded so that it sorts as its value does (zero-padded numbers, ticks for
 times) and escaped so that it never holds ``;`` or a character keys may not hold.
@@ -20,7 +21,7 @@ Example::
     ...     class Meta:
     ...         indexes = (Index("by_category", "category"),)
     >>> index_row_keys(Post("brady", "p1", category="Sports"))
-    {'by_category': '\\ufffdby_category;Sports;p1'}
+    {'by_category': '\\ufffdix;by_category;Sports;p1'}
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from azt._edm.types import EdmType
 from azt._edm.validation import validate_key
 from azt._errors import ValidationError
 from azt._orm.keys import padded, ticks_key
+from azt._orm.planner import ordinal
 
 __all__ = [
     "INDEX_RECORD",
@@ -61,9 +63,9 @@ __all__ = [
     "recorded_index_keys",
 ]
 
-#: every index row's RowKey starts with this character; main rows never do
-RESERVED: Final = "\ufffd"
-#: one past :data:`RESERVED` is not needed: the reserved range is every RowKey >= it
+#: every index row's RowKey starts with this marker (U+FFFD, then ``ix;``); no main row
+#: written by azt does, and a class that declares indexes keeps its main RowKeys below it
+RESERVED: Final = "\ufffdix;"
 SEP: Final = ";"
 #: the slot of entity objects that records the index RowKeys of their stored version
 INDEX_RECORD: Final = "_azt_ix"
@@ -95,7 +97,7 @@ class Holds(enum.StrEnum):
 PartSpec = str | tuple[str, Callable[[Any], str]]
 
 
-@attrs.frozen
+@attrs.frozen(init=False)
 class Index:
     """A secondary index over properties of an entity class, declared in the class's
     ``Meta.indexes``.
@@ -135,7 +137,7 @@ class Index:
                 raise TypeError(
                     f"index {name!r}: a part is a property name or (name, function), got {part!r}"
                 )
-        self.__attrs_init__(name, tuple(parts), Holds(holds))  # type: ignore[attr-defined]
+        self.__attrs_init__(name, tuple(parts), Holds(holds))
 
 
 @attrs.frozen
@@ -167,7 +169,7 @@ class IndexDef:
         Example::
 
             >>> IndexDef("i", ("a",), ("a",), (str,), Holds.KEYS).prefix
-            '\\ufffdi;'
+            '\\ufffdix;i;'
         """
         return RESERVED + self.name + SEP
 
@@ -179,7 +181,7 @@ class IndexDef:
         Example::
 
             >>> IndexDef("i", ("a",), ("a",), (encode_part,), Holds.KEYS).row_key(["x"], "r")
-            '\\ufffdi;x;r'
+            '\\ufffdix;i;x;r'
         """
         if any(v is None for v in values):
             return None
@@ -194,7 +196,7 @@ class IndexDef:
         Example::
 
             >>> IndexDef("i", ("a",), ("a",), (encode_part,), Holds.KEYS).lookup_prefix(["x"])
-            '\\ufffdi;x;'
+            '\\ufffdix;i;x;'
         """
         parts = [enc(v) for enc, v in zip(self.encoders, values, strict=False)]
         return self.prefix + "".join(p + SEP for p in parts)
@@ -343,10 +345,10 @@ def is_index_row_key(row_key: object) -> bool:
 
     Example::
 
-        >>> is_index_row_key("\\ufffdi;x;r"), is_index_row_key("r")
+        >>> is_index_row_key("\\ufffdix;i;x;r"), is_index_row_key("r")
         (True, False)
     """
-    return isinstance(row_key, str) and row_key[:1] == RESERVED
+    return isinstance(row_key, str) and row_key.startswith(RESERVED)
 
 
 def main_row_key(index_row_key: str) -> str:
@@ -354,7 +356,7 @@ def main_row_key(index_row_key: str) -> str:
 
     Example::
 
-        >>> main_row_key("\\ufffdi;x;a%3Bb")
+        >>> main_row_key("\\ufffdix;i;x;a%3Bb")
         'a;b'
     """
     return _unescape(index_row_key.rsplit(SEP, 1)[1])
@@ -365,10 +367,10 @@ def index_name_of(index_row_key: str) -> str:
 
     Example::
 
-        >>> index_name_of("\\ufffdby_x;a;r")
+        >>> index_name_of("\\ufffdix;by_x;a;r")
         'by_x'
     """
-    return index_row_key[1:].split(SEP, 1)[0]
+    return index_row_key[len(RESERVED) :].split(SEP, 1)[0]
 
 
 def index_prefix(name: str) -> str:
@@ -377,7 +379,7 @@ def index_prefix(name: str) -> str:
     Example::
 
         >>> index_prefix("by_x")
-        '\\ufffdby_x;'
+        '\\ufffdix;by_x;'
     """
     return RESERVED + name + SEP
 
@@ -447,8 +449,8 @@ def index_row(d: IndexDef, row_key: str, entity: Mapping[str, Any]) -> TableEnti
     Example::
 
         >>> d = IndexDef("i", ("a",), ("a",), (encode_part,), Holds.KEYS)
-        >>> index_row(d, "\\ufffdi;x;r", {"PartitionKey": "p", "RowKey": "r", "a": "x"})
-        TableEntity({'PartitionKey': 'p', 'RowKey': '\\ufffdi;x;r'})
+        >>> index_row(d, "\\ufffdix;i;x;r", {"PartitionKey": "p", "RowKey": "r", "a": "x"})
+        TableEntity({'PartitionKey': 'p', 'RowKey': '\\ufffdix;i;x;r'})
     """
     if d.holds is Holds.KEYS:
         return TableEntity(PartitionKey=entity["PartitionKey"], RowKey=row_key)
@@ -481,12 +483,12 @@ def companion_operations(
         []
     """
     rk = getattr(obj, "RowKey", None)
-    if is_index_row_key(rk):
-        raise ValidationError(
-            f"RowKey {rk!r} starts with U+FFFD, which azt reserves for secondary index rows; "
-            "an entity object cannot be written there"
-        )
     defs = declared_indexes(type(obj))
+    if is_index_row_key(rk) or (defs and isinstance(rk, str) and ordinal(rk) >= RESERVED):
+        raise ValidationError(
+            f"RowKey {rk!r}: RowKeys starting with {RESERVED!r} are reserved for secondary "
+            "index rows, and a class that declares indexes keeps its RowKeys below them"
+        )
     if not defs:
         return []
     label = f"{type(obj).__name__}(PartitionKey={obj.PartitionKey!r}, RowKey={obj.RowKey!r})"
@@ -529,6 +531,14 @@ def companion_operations(
     for d in defs:
         o, n = old.get(d.name), new[d.name]
         copy = d.holds is Holds.ENTITY
+        if n is None and o is not None and mode is UpdateMode.MERGE:
+            cleared = [a for a in d.attrs_ if getattr(obj, a) is None]
+            raise ValidationError(
+                f"{kind} of {label} refused, nothing was sent: a MERGE cannot remove the "
+                f"indexed propert{'y' if len(cleared) == 1 else 'ies'} {cleared} (the service "
+                f"keeps the stored value, so index {d.name!r} would no longer match); "
+                "replace the entity (UpdateMode.REPLACE, SaveChangesOptions.REPLACE_ON_UPDATE)"
+            )
         if o == n:
             if n is not None and copy and kind != "create":
                 ops.append(
