@@ -26,13 +26,19 @@ from azt._core.batch_writer import BatchWriteError, BatchWriteOutcome, BatchWrit
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
     Timeouts,
     WireFormat,
 )
-from azt._core.connection_string import ConnectionSettings, Endpoint, parse_connection_string
+from azt._core.connection_string import (
+    ConnectionSettings,
+    Endpoint,
+    is_cosmos_endpoint,
+    parse_connection_string,
+)
 from azt._core.hooks import EventHooks, RequestHook, RequestInfo, ResponseHook, ResponseInfo
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
 from azt._core.queries import format_filter
@@ -46,6 +52,7 @@ from azt._core.sas import (
 )
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
+from azt._core.tracing import TracingOptions
 from azt._core.transport import (
     AiohttpTransport,
     HttpRequest,
@@ -102,6 +109,7 @@ from azt._errors import (
     TransactionError,
     TransportError,
     UnsupportedMediaTypeError,
+    UnsupportedOperationError,
     ValidationError,
     register_error_code,
 )
@@ -168,6 +176,7 @@ __all__ = [
     "EntityNotFoundError",
     "EntityState",
     "EventHooks",
+    "Flavor",
     "GeoReplication",
     "HttpRequest",
     "HttpResponse",
@@ -231,12 +240,14 @@ __all__ = [
     "TableServiceClient",
     "Timeouts",
     "TooManyRequestsError",
+    "TracingOptions",
     "TrackingError",
     "TransactionError",
     "Transport",
     "TransportError",
     "Typed",
     "UnsupportedMediaTypeError",
+    "UnsupportedOperationError",
     "UpdateMode",
     "ValidationError",
     "WireDecodeError",
@@ -246,6 +257,7 @@ __all__ = [
     "format_filter",
     "generate_account_sas",
     "generate_table_sas",
+    "is_cosmos_endpoint",
     "parse_connection_string",
     "prop",
     "register_converter",

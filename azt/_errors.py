@@ -1,3 +1,4 @@
+# Over 800 lines: the whole error tree and the code registry, read in one place.
 """The azt exception tree and the registry that maps service error codes onto it.
 
 Every error azt raises derives from :class:`AztError`::
@@ -9,6 +10,9 @@ Every error azt raises derives from :class:`AztError`::
      |    +-- PropertyLossError                   a whole-entity replace of an object that does
      |                                            not hold every stored property (refused)
      +-- ClientClosedError (also RuntimeError)   a client used after ``aclose()``
+     +-- UnsupportedOperationError (also NotImplementedError)
+     |                                           the account's flavour (Cosmos DB) lacks the
+     |                                           operation; refused before sending
      +-- WireDecodeError (also ValueError)       a response body that does not parse
      |                                           (defined in ``azt._core.wire``)
      +-- TransportError                          no HTTP response was obtained
@@ -159,6 +163,36 @@ class ClientClosedError(AztError, RuntimeError):
         >>> isinstance(ClientClosedError("closed"), RuntimeError)
         True
     """
+
+
+_SERVICE_NAMES = {"cosmos": "the Azure Cosmos DB Table API", "storage": "Azure Table storage"}
+
+
+class UnsupportedOperationError(AztError, NotImplementedError):
+    """The account's service flavour lacks this operation, so nothing was sent.
+
+    Raised before sending, e.g. for table ACLs, service properties or statistics, CORS,
+    AtomPub or the secondary endpoint on an Azure Cosmos DB Table API account (see
+    ``docs/cosmos.md``). ``operation`` names what was asked for, ``flavor`` the account's
+    flavour (``"cosmos"``).
+
+    Example::
+
+        >>> err = UnsupportedOperationError("get_service_stats", "cosmos")
+        >>> err.operation, err.flavor
+        ('get_service_stats', 'cosmos')
+        >>> str(err)
+        'get_service_stats is not supported by the Azure Cosmos DB Table API (flavor cosmos)'
+    """
+
+    def __init__(self, operation: str, flavor: str, detail: str = "") -> None:
+        service = _SERVICE_NAMES.get(flavor, flavor)
+        message = f"{operation} is not supported by {service} (flavor {flavor})"
+        if detail:
+            message = f"{message}: {detail}"
+        super().__init__(message)
+        self.operation = operation
+        self.flavor = flavor
 
 
 class TransportError(AztError):

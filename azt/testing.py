@@ -16,6 +16,8 @@ fixture                    scope     what it gives you
 ``azt_retry_policy``       function  the retry policy the fixtures' clients use: a fast one
                                      (milliseconds) for the in-process stub, the default
                                      one (seconds) for an account given on the command line
+``azt_flavor``             function  the :class:`azt.Flavor` the fixtures use
+                                     (``--azt-flavor`` / ``AZT_TEST_FLAVOR``)
 ``azt_service_client``     function  an open :class:`azt.TableServiceClient` on that
                                      connection string (with ``azt_retry_policy``), closed
                                      after the test
@@ -31,7 +33,13 @@ fixture                    scope     what it gives you
 
 ``@pytest.mark.azt_stub_config(**options)`` configures the ``azt_stub`` of one test: the
 options are those of :class:`~azt_server_stub.StubConfig` (``accounts``, ``throttle``,
-``partitions``, ``faults``, ``auth``, ...).
+``partitions``, ``faults``, ``auth``, ``flavor``, ...).
+
+``--azt-flavor cosmos`` (or ``$AZT_TEST_FLAVOR``) runs the fixtures as the Azure Cosmos DB
+Table API: the stubs answer as Cosmos (``flavor="cosmos"``: its limits, refused operations,
+error bodies, ``429`` throttling; see ``docs/cosmos.md``) and ``azt_service_client`` /
+``azt_table`` are clients of :attr:`azt.Flavor.COSMOS`. The ``azt_flavor`` fixture gives the
+flavour, for clients you open yourself (``flavor=azt_flavor``). Default: ``storage``.
 
 The async fixtures run on ``pytest-asyncio``, which ``pip install "azt[testing]"`` brings.
 An ``async def`` test that requests one of these fixtures (as an argument or with
@@ -69,14 +77,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import pytest
 
 if TYPE_CHECKING:
-    from azt._core.config import RetryPolicy
+    from azt._core.config import Flavor, RetryPolicy
     from azt._core.service_client import TableServiceClient
     from azt._core.table_client import TableClient
     from azt_server_stub import StubServer, ThreadedStubServer
 
 __all__ = [
     "ENV_VAR",
+    "FLAVOR_ENV_VAR",
     "azt_connection_string",
+    "azt_flavor",
     "azt_retry_policy",
     "azt_service_client",
     "azt_stub",
@@ -89,6 +99,10 @@ __all__ = [
 #: Environment variable naming an account to test against instead of the stub.
 ENV_VAR = "AZT_TEST_CONNECTION_STRING"
 _OPTION = "--azt-connection-string"
+#: Environment variable choosing the service flavour (``storage`` or ``cosmos``).
+FLAVOR_ENV_VAR = "AZT_TEST_FLAVOR"
+_FLAVOR_OPTION = "--azt-flavor"
+_FLAVORS = ("storage", "cosmos")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -101,7 +115,13 @@ except ImportError:  # without pytest-asyncio: pytest_fixture_setup below explai
 
 #: The fixtures that are coroutines: they need pytest-asyncio (its plugin is "asyncio").
 _ASYNC_FIXTURES = ("azt_service_client", "azt_table", "azt_stub")
-_FIXTURES = ("azt_stub_server", "azt_connection_string", "azt_retry_policy", *_ASYNC_FIXTURES)
+_FIXTURES = (
+    "azt_stub_server",
+    "azt_connection_string",
+    "azt_retry_policy",
+    "azt_flavor",
+    *_ASYNC_FIXTURES,
+)
 _ASYNCIO_PLUGIN = "asyncio"
 #: Marks with which a test already chose how it runs: the plugin leaves such tests alone.
 _RUNNER_MARKS = frozenset({"asyncio", "anyio", "trio"})
@@ -115,11 +135,13 @@ def _async_fixture(fn: F) -> F:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Adds ``--azt-connection-string``: run the fixtures against that account.
+    """Adds ``--azt-connection-string`` (run the fixtures against that account) and
+    ``--azt-flavor`` (``storage`` or ``cosmos``).
 
     Example::
 
         $ pytest --azt-connection-string "UseDevelopmentStorage=true"
+        $ pytest --azt-flavor cosmos
     """
     group = parser.getgroup("azt", "azt Table storage fixtures")
     group.addoption(
@@ -129,6 +151,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=(
             "connection string of the account the azt fixtures use instead of the embedded "
             f"stub (default: ${ENV_VAR})"
+        ),
+    )
+    group.addoption(
+        _FLAVOR_OPTION,
+        dest="azt_flavor",
+        choices=_FLAVORS,
+        default=None,
+        help=(
+            "service flavour of the azt fixtures: storage (Azure Table storage) or cosmos "
+            f"(the Azure Cosmos DB Table API) (default: ${FLAVOR_ENV_VAR}, else storage)"
         ),
     )
 
@@ -253,14 +285,26 @@ def stub_retry_policy() -> RetryPolicy:
     return RetryPolicy(max_attempts=4, base=0.05, minimum=0.005, maximum=0.2)
 
 
+def _flavor_name(config: pytest.Config) -> str | None:
+    """The flavour named by ``--azt-flavor`` / ``$AZT_TEST_FLAVOR`` (None: not named)."""
+    value = config.getoption("azt_flavor", default=None) or os.environ.get(FLAVOR_ENV_VAR)
+    if not value:
+        return None
+    name = str(value).strip().lower()
+    if name not in _FLAVORS:
+        raise pytest.UsageError(f"{FLAVOR_ENV_VAR}={value!r}: choose one of {', '.join(_FLAVORS)}")
+    return name
+
+
 def _external(config: pytest.Config) -> str | None:
     value = config.getoption("azt_connection_string", default=None) or os.environ.get(ENV_VAR)
     return str(value) if value else None
 
 
 @pytest.fixture(scope="session")
-def azt_stub_server() -> Iterator[ThreadedStubServer]:
-    """The session's stub, on a free port in a background thread (stopped at the end).
+def azt_stub_server(request: pytest.FixtureRequest) -> Iterator[ThreadedStubServer]:
+    """The session's stub, on a free port in a background thread (stopped at the end),
+    answering as ``--azt-flavor`` says.
 
     Example::
 
@@ -269,7 +313,7 @@ def azt_stub_server() -> Iterator[ThreadedStubServer]:
     """
     from azt_server_stub import ThreadedStubServer
 
-    with ThreadedStubServer() as server:
+    with ThreadedStubServer(flavor=_flavor_name(request.config) or "storage") as server:
         yield server
 
 
@@ -314,9 +358,34 @@ def azt_retry_policy(request: pytest.FixtureRequest) -> RetryPolicy:
     return stub_retry_policy()
 
 
+@pytest.fixture
+def azt_flavor(request: pytest.FixtureRequest) -> Flavor:
+    """The service flavour the fixtures' clients use: ``--azt-flavor`` /
+    ``$AZT_TEST_FLAVOR``, else the one the ``--azt-connection-string`` endpoint shows
+    (``*.table.cosmos.azure.com`` is Cosmos DB), else Storage.
+
+    Example::
+
+        async def test_cosmos_rules(azt_stub, azt_flavor):
+            async with TableServiceClient.from_connection_string(
+                azt_stub.connection_string, flavor=azt_flavor
+            ) as service: ...
+    """
+    from azt._core.config import Flavor
+    from azt._core.connection_string import is_cosmos_endpoint, parse_connection_string
+
+    name = _flavor_name(request.config)
+    if name is not None:
+        return Flavor(name)
+    external = _external(request.config)
+    if external is not None and is_cosmos_endpoint(parse_connection_string(external).endpoint):
+        return Flavor.COSMOS
+    return Flavor.STORAGE
+
+
 @_async_fixture
 async def azt_service_client(
-    azt_connection_string: str, azt_retry_policy: RetryPolicy
+    azt_connection_string: str, azt_retry_policy: RetryPolicy, azt_flavor: Flavor
 ) -> AsyncIterator[TableServiceClient]:
     """An open :class:`azt.TableServiceClient` on :func:`azt_connection_string`, retrying
     with :func:`azt_retry_policy` (fast on the stub).
@@ -329,7 +398,7 @@ async def azt_service_client(
     from azt._core.service_client import TableServiceClient
 
     async with TableServiceClient.from_connection_string(
-        azt_connection_string, retry=azt_retry_policy
+        azt_connection_string, retry=azt_retry_policy, flavor=azt_flavor
     ) as service:
         yield service
 
@@ -386,5 +455,6 @@ async def azt_stub(request: pytest.FixtureRequest) -> AsyncIterator[StubServer]:
         options.update(marker.kwargs)
     options.setdefault("faults", FaultInjector(seed=0))
     options.setdefault("partitions", PartitionLayout())
+    options.setdefault("flavor", _flavor_name(request.config) or "storage")
     async with StubServer(StubConfig(**options)) as server:
         yield server

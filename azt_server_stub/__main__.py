@@ -27,6 +27,7 @@ from .cli import (
     partitions_from_args,
     throttle_from_args,
 )
+from .flavors import FLAVORS
 from .server import StubServer, load_ssl_context
 
 
@@ -90,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="a deleted table's name stays taken (409 TableBeingDeleted) this long; Azure: ~40",
     )
+    p.add_argument(
+        "--flavor",
+        choices=sorted(FLAVORS),
+        default="storage",
+        help="answer as Azure Table storage (default) or as the Azure Cosmos DB Table API "
+        "(its limits, refused operations, error bodies, 429 throttling; docs/cosmos.md)",
+    )
     add_fault_arguments(p)
     add_throttle_arguments(p)
     add_partition_arguments(p)
@@ -123,6 +131,7 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
         throttle=throttle_from_args(args),
         partitions=partitions_from_args(args),
         table_deletion_seconds=max(0.0, float(args.table_deletion_delay)),
+        flavor=str(getattr(args, "flavor", "storage")),
     )
 
 
@@ -148,7 +157,7 @@ async def serve(args: argparse.Namespace) -> None:
     async with StubServer(
         config, host=args.host, port=args.port, ssl_context=ssl_context, access_log=access_log
     ) as stub:
-        print(f"azt-stub listening on {stub.endpoint}", flush=True)
+        print(f"azt-stub listening on {stub.endpoint} (flavor {stub.flavor})", flush=True)
         for account in config.accounts:
             print(f"  {account}: {stub.table_endpoint(account)}", flush=True)
             if account != stub.account:

@@ -24,10 +24,11 @@ from pathlib import Path
 
 from aiohttp import web
 
-from . import errors
+from . import errors, flavors
 from ._commit import WriteCommitter
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
+from .connection import SERVER_HEADER, handler_args
 from .errors import StubError
 from .handlers.cors import cors_response_headers
 from .handlers.dispatch import dispatch
@@ -46,7 +47,6 @@ log = logging.getLogger("azt_server_stub")
 #: The development storage account and its well-known key.
 DEV_ACCOUNT = "devstoreaccount1"
 DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-SERVER_HEADER = "Windows-Azure-Table/1.0 azt-stub/0.1"
 
 
 def parse_account_spec(spec: str) -> tuple[str, list[str]]:
@@ -79,8 +79,10 @@ class StubConfig:
     the durable store (None: memory). ``auth``: authentication switches.
     ``lenient_versions``: newer unknown ``x-ms-version`` values apply the baseline
     instead of ``400 InvalidHeaderValue``. ``product_style_urls``: honour host-style
-    addressing (``acct.table.localhost``). ``faults``, ``throttle``, ``partitions``:
-    fault injection, scalability-target throttling and range-partition page breaks
+    addressing (``acct.table.localhost``). ``flavor``: the service the stub answers as,
+    ``"storage"`` (default) or ``"cosmos"`` (the Azure Cosmos DB Table API where it differs:
+    see :mod:`azt_server_stub.flavors` and ``docs/cosmos.md``). ``faults``, ``throttle``,
+    ``partitions``: fault injection, scalability-target throttling and range-partition page breaks
     (PROTOCOL.md 7.6, 12; None: off). ``table_deletion_seconds``: how long a deleted
     table's name answers ``409 TableBeingDeleted`` (about 40 s on Azure; default 0).
 
@@ -99,6 +101,7 @@ class StubConfig:
     throttle: Throttle | None = None
     partitions: PartitionLayout | None = None
     table_deletion_seconds: float = 0.0
+    flavor: str = "storage"
 
     def decoded_accounts(self) -> dict[str, list[bytes]]:
         """Accounts with decoded keys, as the authenticator wants them.
@@ -154,8 +157,15 @@ def error_response(request: web.Request, err: StubError) -> web.Response:
         True
     """
     rid = request.get(REQUEST_ID) or new_guid()
-    ctype, body = error_payload(err, rid, error_style_of(request))
-    headers = {"x-ms-error-code": err.code, "Content-Type": ctype}
+    flavor = flavors.flavor_of(request.app)
+    style = error_style_of(request)
+    payload = flavor.error_payload(err, rid, style)
+    ctype, body = payload if payload is not None else error_payload(err, rid, style)
+    headers = {"Content-Type": ctype}
+    if flavor.error_code_header:
+        headers["x-ms-error-code"] = err.code
+    if isinstance(err, flavors.FlavoredError):
+        headers.update(err.headers)
     challenge = www_authenticate(err)
     if challenge is not None:
         headers["WWW-Authenticate"] = challenge
@@ -182,6 +192,11 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
         response = error_response(request, err)
     except web.HTTPRequestEntityTooLarge:
         response = error_response(request, errors.request_body_too_large())
+    except (web.RequestPayloadError, ConnectionError):
+        # a body read anywhere (a realism middleware, a handler) broke off: bad
+        # framing, or the client left (then nobody reads this answer)
+        unreadable = errors.invalid_input("The request body could not be read.")
+        response = error_response(request, unreadable)
     except web.HTTPException as exc:  # aiohttp's own refusals (should not happen)
         code = "InvalidInput" if exc.status < 500 else "InternalError"
         response = error_response(request, StubError(exc.status, code, exc.reason))
@@ -189,14 +204,17 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
         log.exception("stub bug while serving %s %s", request.method, request.rel_url)
         response = error_response(request, errors.internal_error())
     _common_headers(request, response)
-    origin = request.headers.get("Origin")
-    if origin and request.method != "OPTIONS" and ACCOUNT in request:
+    if request.method != "OPTIONS" and ACCOUNT in request:
+        # Also without Origin: a GET/HEAD gets Vary: Origin when the account has CORS
+        # rules (handlers/cors.py has the table).
         backend = request.app[BACKEND_KEY]
+        origin = request.headers.get("Origin") or None
         try:
             extra = cors_response_headers(backend, request[ACCOUNT], origin, request.method)
         except StubError:
             extra = {}
-        response.headers.update(extra)
+        if extra:
+            response.headers.update(extra)
     return response
 
 
@@ -218,6 +236,7 @@ def create_app(
         True
     """
     cfg = config or StubConfig()
+    flavor = flavors.flavor_named(cfg.flavor)
     owns_backend = backend is None
     store = (
         backend
@@ -225,7 +244,11 @@ def create_app(
         else Backend(cfg.location, table_deletion_seconds=cfg.table_deletion_seconds)
     )
     authenticator = Authenticator(cfg.decoded_accounts(), _policies(store), cfg.auth)
-    app = web.Application(middlewares=[service_middleware], client_max_size=client_max_size)
+    app = web.Application(
+        middlewares=[service_middleware],
+        client_max_size=client_max_size,
+        handler_args=handler_args(),
+    )
     app[CONFIG_KEY] = cfg
     app[BACKEND_KEY] = store
     committer = WriteCommitter(store) if store.durable else None
@@ -235,8 +258,11 @@ def create_app(
     app.router.add_route("*", "/{tail:.*}", dispatch)
     # Inside the service middleware (which renders their errors), faults before throttling.
     fault_middleware.install(app, cfg.faults)
+    if cfg.throttle is not None and flavor.throttle_status != 503:
+        cfg.throttle.refuse = flavor.throttled
     throttle_middleware.install(app, cfg.throttle)
     partitions.install(app, cfg.partitions)
+    flavors.install(app, flavor)
 
     if committer is not None:
 

@@ -305,6 +305,18 @@ def invalid_header_value(
     return StubError(400, "InvalidHeaderValue", message)
 
 
+def unsupported_header(name: str, value: str) -> StubError:
+    """``400 UnsupportedHeader`` naming the header (e.g. a ``Content-Encoding``).
+
+    >>> unsupported_header("Content-Encoding", "gzip").details["HeaderName"]
+    'Content-Encoding'
+    """
+    message = "One of the HTTP headers specified in the request is not supported."
+    err = StubError(400, "UnsupportedHeader", message)
+    err.details.update({"HeaderName": name, "HeaderValue": value})
+    return err
+
+
 def invalid_query_parameter_value(
     message: str = "Value for one of the query parameters specified in the request URI is invalid.",
 ) -> StubError:

@@ -73,9 +73,11 @@ MIN_DATETIME_TICKS = 504_911_232_000_000_000
 #: Ticks of 9999-12-31T23:59:59.9999999Z.
 MAX_DATETIME_TICKS = 3_155_378_975_999_999_999
 
+# re.ASCII and \Z: \d would also take non-ASCII digits and $ a trailing newline.
 _DT_RE = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?"
-    r"(Z|[+-]\d{2}:\d{2})?$"
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?"
+    r"(Z|[+-]\d{2}:\d{2})?\Z",
+    re.ASCII,
 )
 
 

@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import ssl
 import threading
@@ -24,6 +25,8 @@ from aiohttp import web
 from .access_log import AccessLogger
 from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
 from .backend import Backend
+from .connection import ServiceAppRunner
+from .flavors import flavor_named
 
 
 class StubServer:
@@ -33,6 +36,8 @@ class StubServer:
     account, in memory). ``ssl_context``: serve HTTPS. ``port=0`` picks a free port.
     ``access_log``: log every request to the ``azt_server_stub.access`` logger (INFO:
     method, path, status, duration, request ids; see :class:`AccessLogger`).
+    ``flavor``: ``"storage"`` or ``"cosmos"`` (answer as the Azure Cosmos DB Table API;
+    overrides ``config.flavor``).
 
     Example::
 
@@ -48,8 +53,12 @@ class StubServer:
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         access_log: bool = False,
+        flavor: str | None = None,
     ) -> None:
         self.config = config or StubConfig()
+        if flavor is not None:
+            flavor_named(flavor)  # ValueError for an unknown name, before anything starts
+            self.config = dataclasses.replace(self.config, flavor=flavor.lower())
         self._access_log = access_log
         self.host = host
         self._port = port
@@ -74,6 +83,17 @@ class StubServer:
             True
         """
         return self._port
+
+    @property
+    def flavor(self) -> str:
+        """The service flavour served: ``"storage"`` or ``"cosmos"``.
+
+        Example::
+
+            >>> StubServer().flavor, StubServer(flavor="cosmos").flavor
+            ('storage', 'cosmos')
+        """
+        return self.config.flavor
 
     @property
     def scheme(self) -> str:
@@ -201,7 +221,7 @@ class StubServer:
             raise RuntimeError("the stub is already running")
         app = create_app(self.config)
         access = logging.getLogger("azt_server_stub.access") if self._access_log else None
-        runner = web.AppRunner(
+        runner = ServiceAppRunner(
             app, access_log=access, access_log_class=AccessLogger, handle_signals=False
         )
         await runner.setup()

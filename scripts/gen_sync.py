@@ -90,6 +90,24 @@ SPECS = [
         owns_runtime=True,
         tracks_transport=True,
     ),
+    Spec(
+        "azt._core.batch_writer",
+        "BatchWriter",
+        "BatchWriter",
+        doc=(
+            "Buffers writes, groups them by PartitionKey and sends each group as entity group\n"
+            "transactions: at 100 operations, at the exact 4 MiB body limit, when the buffered\n"
+            "bytes pass ``max_buffer_bytes`` (its largest group is sent), on :meth:`flush` and\n"
+            "on a clean exit. The blocking twin of :class:`azt.BatchWriter`, from\n"
+            ":meth:`TableClient.batch_writer`; a call may send a transaction. Failures are\n"
+            "raised together on a clean exit (:class:`azt.BatchWriteError`); when the ``with``\n"
+            "body raises, what is still buffered is not sent (:attr:`unsent`). Entity objects\n"
+            "get their new ETag and Timestamp once their transaction succeeds.\n\n"
+            "Example::\n\n"
+            "    with table.batch_writer() as writer:\n"
+            '        writer.insert({"PartitionKey": "p", "RowKey": "1"})\n'
+        ),
+    ),
     Spec("azt._orm.query", "Query", "Query", items_of="pages"),
     Spec("azt._uow.query", "ContextQuery", "ContextQuery", items_of="pages"),
     Spec(
@@ -110,6 +128,7 @@ SPECS = [
 #: Protocols the wrapped classes satisfy, seen by the blocking API as the classes.
 PROTOCOLS = {
     ("azt._orm.pages", "QueryTable"): "TableClient",
+    ("azt._orm.query", "TableProvider"): "TableServiceClient",
     ("azt._uow.query", "QueryHost"): "TableContext",
 }
 
@@ -171,6 +190,34 @@ def _top_level(tree: ast.Module) -> list[ast.stmt]:
         else:
             out.append(node)
     return out
+
+
+def alias_value(module: str, name: str) -> ast.expr | None:
+    """The value of ``name`` if ``module`` defines it as a type alias (``X = A | B``,
+    ``X: TypeAlias = "A | B"``), else ``None``."""
+    for node in _top_level(tree_of(module)):
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id == name:
+                value = node.value
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+            and ast.unparse(node.annotation).endswith("TypeAlias")
+        ):
+            value = node.value
+        if value is None:
+            continue
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            if not isinstance(node, ast.AnnAssign):
+                return None  # a str constant, not a type alias
+            value = ast.parse(value.value, mode="eval").body
+        if isinstance(value, ast.BinOp | ast.Subscript | ast.Name | ast.Attribute):
+            return value
+        return None
+    return None
 
 
 def resolve(module: str, name: str) -> tuple[str, str | None]:
@@ -291,14 +338,33 @@ class Rewriter(ast.NodeTransformer):
             raise GenerationError(f"module {module} used as a value in {self.module}")
         return self._name(module, name)
 
-    def _name(self, module: str, name: str) -> ast.Name:
+    def _name(self, module: str, name: str) -> ast.expr:
         if (module, name) in WRAPPED:
             sync = WRAPPED[(module, name)]
             self.wrapped.add(sync)
             return ast.Name(id=sync, ctx=ast.Load())
+        expanded = self._alias(module, name)
+        if expanded is not None:
+            return expanded
         if name == "Self" and module == "typing":
             self.wrapped.add("Self")
         return ast.Name(id=self.names.get(module, name), ctx=ast.Load())
+
+    def _alias(self, module: str, name: str) -> ast.expr | None:
+        """A type alias that mentions a wrapped class or protocol (``TableSource =
+        QueryTable | TableProvider | str``), written out with the blocking twins in their
+        places; other aliases keep their name."""
+        if module == "builtins" or not module.startswith("azt"):
+            return None
+        value = alias_value(module, name)
+        if value is None:
+            return None
+        inner = Rewriter(module, self.names)
+        expanded = inner.visit(ast.parse(ast.unparse(value), mode="eval").body)
+        if not inner.wrapped:
+            return None
+        self.wrapped |= inner.wrapped
+        return expanded
 
 
 def rewrite(node: ast.expr | None, module: str, names: Names) -> tuple[str, set[str]]:
@@ -344,9 +410,18 @@ def doc_literal(doc: str, indent: str) -> str:
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
+#: Decorators that keep the method's signature (ParamSpec) and only add behaviour inside the
+#: async call (``azt._core.tracing.traced``: the operation span). The blocking twin calls
+#: the decorated method, so they are left out of the twin, not refused.
+TRANSPARENT_DECORATORS = frozenset({"traced"})
+
+
 def decorator_names(fn: Function) -> list[str]:
     out = []
     for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if isinstance(target, ast.Name) and target.id in TRANSPARENT_DECORATORS:
+            continue
         out.append(ast.unparse(d))
     return out
 
@@ -436,10 +511,16 @@ class Emitter:
         self.lines.append(text)
 
     def signature(
-        self, fn: Function, module: str, *, drop_first: bool
+        self,
+        fn: Function,
+        module: str,
+        *,
+        drop_first: bool,
+        force: frozenset[str] = frozenset(),
     ) -> tuple[str, list[str], dict[str, set[str]]]:
         """The parameter list (text), the call's argument list, and per parameter the
-        wrapped names its annotation mentions."""
+        wrapped names its annotation mentions (or, for the parameters in ``force``, that an
+        overload's annotation of it mentions)."""
         a = fn.args
         params: list[str] = []
         call: list[str] = []
@@ -452,6 +533,8 @@ class Emitter:
         def param(arg: ast.arg, default: ast.expr | None, prefix: str = "") -> str:
             annotation, used = rewrite(arg.annotation, module, self.names)
             wrapped[arg.arg] = used - {"<iterator>", "Self"}
+            if arg.arg in force:
+                wrapped[arg.arg].add("<overload>")
             text = prefix + arg.arg + (f": {annotation}" if annotation else "")
             if default is not None:
                 default_text, _ = rewrite(default, module, self.names)
@@ -612,6 +695,28 @@ class Emitter:
                 return f"{head}._from_inner({rt}, {value})"
         raise GenerationError(f"{spec.name}.{member.name}: cannot convert {returns}")
 
+    def overload_wrapped(self, member: Member, impl: Function) -> frozenset[str]:
+        """The implementation's parameters that receive a blocking object in some overload
+        (same position or same name), though its own annotation may not say so
+        (``def add(self, table: object, ...)`` behind ``add(table: str | TableClient, ...)``
+        and ``add(entity, /)``): they are unwrapped before the async call."""
+        positional = [a.arg for a in [*impl.args.posonlyargs, *impl.args.args]]
+        own = set(positional) | {a.arg for a in impl.args.kwonlyargs}
+        force: set[str] = set()
+        for fn in member.defs:
+            if fn is impl:
+                continue
+            fn_positional = [*fn.args.posonlyargs, *fn.args.args]
+            for i, arg in enumerate([*fn_positional, *fn.args.kwonlyargs]):
+                _, used = rewrite(arg.annotation, member.module, self.names)
+                if not used - {"<iterator>", "Self"}:
+                    continue
+                if i < len(fn_positional) and i < len(positional):
+                    force.add(positional[i])
+                if arg.arg in own:
+                    force.add(arg.arg)
+        return frozenset(force)
+
     def emit_function(
         self, spec: Spec, member: Member, fn: Function, names: list[str], impl: Function
     ) -> None:
@@ -619,7 +724,10 @@ class Emitter:
         is_class = "classmethod" in names
         is_static = "staticmethod" in names
         name = RENAMED.get(fn.name, fn.name)
-        params, call, wrapped = self.signature(fn, member.module, drop_first=not is_static)
+        force = self.overload_wrapped(member, fn) if fn is impl and len(member.defs) > 1 else None
+        params, call, wrapped = self.signature(
+            fn, member.module, drop_first=not is_static, force=force or frozenset()
+        )
         returns, used = rewrite(fn.returns, member.module, self.names)
         if fn.name == "__aexit__":
             returns, used = "None", set()
@@ -646,6 +754,11 @@ class Emitter:
         is_async = isinstance(impl, ast.AsyncFunctionDef)
         async_gen = is_async and has_yield(impl)
         if is_async and not async_gen:
+            if target == f"inner.{fn.name}" and returns not in ("Any", "None") and not used:
+                # The untyped forward would return Any: the coroutine gets the
+                # implementation's declared result type, which run() then returns.
+                self.out(f"        coro: Coroutine[Any, Any, {returns}] = {value}")
+                value = "coro"
             value = f"self._rt.run({value})" if not is_class else f"Runtime().run({value})"
         if fn.name == "__aenter__":
             self.out(f"        {value}")
@@ -708,7 +821,7 @@ def generate() -> str:
     for spec in SPECS:
         emitter.emit_class(spec)
     imports = [
-        "from collections.abc import Iterator",
+        "from collections.abc import Coroutine, Iterator",
         "from typing import Any, overload",
         "from azt.sync._runtime import UNBOUND, Runtime, Wrapper, runtime_of, "
         "track_transport, unwrap",

@@ -58,14 +58,16 @@ _COSMOS_SOVEREIGN_SCOPES = {
 }
 
 
-def token_scope_for(endpoint: str) -> str:
+def token_scope_for(endpoint: str, *, cosmos: bool | None = None) -> str:
     """The Entra ID scope a bearer token for ``endpoint`` is requested with.
 
     Cosmos DB Table API endpoints (``{account}.table.cosmos.azure.com``, the older
     ``{account}.table.cosmosdb.azure.com``) need :data:`COSMOS_SCOPE` (in the US
     Government and China clouds, ``https://cosmos.azure.us/.default`` and
     ``https://cosmos.azure.cn/.default``, by the host's last label); every other endpoint
-    (storage accounts, emulators) gets :data:`STORAGE_SCOPE`. Override it by passing
+    (storage accounts, emulators) gets :data:`STORAGE_SCOPE`. ``cosmos`` overrides the
+    host-name test (a client given ``flavor=Flavor.COSMOS`` for a custom domain passes
+    ``True``). Override the scope itself by passing
     ``BearerTokenCredential(credential, scope=...)`` as the client's credential.
 
     Example::
@@ -75,7 +77,9 @@ def token_scope_for(endpoint: str) -> str:
         >>> token_scope_for("https://acct.table.cosmos.azure.com")
         'https://cosmos.azure.com/.default'
     """
-    if not is_cosmos_endpoint(endpoint):
+    if cosmos is None:
+        cosmos = is_cosmos_endpoint(endpoint)
+    if not cosmos:
         return STORAGE_SCOPE
     host = (urllib.parse.urlsplit(endpoint).hostname or "").rstrip(".")
     return _COSMOS_SOVEREIGN_SCOPES.get(host.rsplit(".", 1)[-1].lower(), COSMOS_SCOPE)
@@ -691,10 +695,11 @@ class BearerTokenCredential:
             self._header = None
             self._expires_on = 0.0
 
-    def for_endpoint(self, endpoint: str) -> BearerTokenCredential:
+    def for_endpoint(self, endpoint: str, *, cosmos: bool | None = None) -> BearerTokenCredential:
         """This credential as a client for ``endpoint`` uses it: itself when its scope was
         given or already is the endpoint's, else a copy requesting the endpoint's scope
-        (sharing the wrapped credential, with its own token cache).
+        (sharing the wrapped credential, with its own token cache). ``cosmos``: as
+        :func:`token_scope_for`.
 
         Example::
 
@@ -703,7 +708,7 @@ class BearerTokenCredential:
             >>> BearerTokenCredential(Cred()).for_endpoint("https://a.table.cosmos.azure.com").scope
             'https://cosmos.azure.com/.default'
         """
-        scope = token_scope_for(endpoint)
+        scope = token_scope_for(endpoint, cosmos=cosmos)
         if self.scope_given or scope == self.scope:
             return self
         return BearerTokenCredential(
@@ -726,7 +731,7 @@ Credential = (
 
 
 def resolve_credential(
-    credential: object, endpoint: str | None = None
+    credential: object, endpoint: str | None = None, *, cosmos: bool | None = None
 ) -> SharedKeyCredential | SasCredential | BearerTokenCredential:
     """Turn what a user passed as ``credential`` into one of our credential objects.
 
@@ -734,8 +739,8 @@ def resolve_credential(
     (``.named_key``, followed: see :class:`NamedKeyFollower`) and ``AzureSasCredential``
     (``.signature``, followed: see :class:`SasFollower`), and any object with a
     ``get_token(scope)``, async or synchronous (Entra ID; the scope follows ``endpoint``,
-    see :func:`token_scope_for`); an object of the wrong shape is refused here with a
-    :class:`~azt.ValidationError`.
+    see :func:`token_scope_for`, with ``cosmos``); an object of the wrong shape is refused
+    here with a :class:`~azt.ValidationError`.
 
     Example::
 
@@ -743,7 +748,9 @@ def resolve_credential(
         'SasCredential'
     """
     if isinstance(credential, BearerTokenCredential):
-        return credential.for_endpoint(endpoint) if endpoint is not None else credential
+        if endpoint is None:
+            return credential
+        return credential.for_endpoint(endpoint, cosmos=cosmos)
     if isinstance(credential, SharedKeyCredential | SasCredential):
         return credential
     if isinstance(credential, str):
@@ -753,7 +760,7 @@ def resolve_credential(
     if isinstance(getattr(credential, "signature", None), str):
         return SasFollower(credential)
     if hasattr(credential, "get_token"):  # its shape is checked once, here
-        scope = token_scope_for(endpoint) if endpoint is not None else None
+        scope = token_scope_for(endpoint, cosmos=cosmos) if endpoint is not None else None
         return BearerTokenCredential(credential, scope=scope)
     raise ValidationError(
         f"unsupported credential {type(credential).__name__}: pass a SharedKeyCredential, "

@@ -23,6 +23,7 @@ from azt._core.auth import (
 from azt._core.config import (
     ATOM_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
@@ -30,11 +31,12 @@ from azt._core.config import (
     WireFormat,
     validate_server_timeout,
 )
-from azt._core.connection_string import Endpoint, parse_connection_string
+from azt._core.connection_string import Endpoint, is_cosmos_endpoint, parse_connection_string
 from azt._core.hooks import EventHooks, EventHooksArg
 from azt._core.pipeline import Pipeline
 from azt._core.results import WriteResult, resolved, timestamp_from_etag, written
 from azt._core.retry import Sleep, is_retryable
+from azt._core.tracing import Tracing, TracingOptions
 from azt._core.transport import AiohttpTransport, HttpResponse, Transport
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
@@ -42,7 +44,7 @@ from azt._core.wire import urls
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import TableEntity
 from azt._edm.types import Typed
-from azt._edm.validation import validate_entity
+from azt._edm.validation import STORAGE_LIMITS, ServiceLimits, validate_entity
 from azt._errors import (
     AmbiguousOutcomeError,
     ClientClosedError,
@@ -57,6 +59,9 @@ from azt._errors import (
 logger = logging.getLogger("azt")
 
 _TABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{2,62}$")
+# The Cosmos DB Table API's rule (as azure-data-tables checks it): 1-255 characters, none
+# of / \ # ?, and no trailing space.
+_COSMOS_TABLE_NAME = re.compile(r"^[^/\\#?]{0,254}[^ /\\#?]$")
 _API_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _JSON_CONTENT_TYPE = "application/json"
 _ATOM_CONTENT_TYPE = "application/atom+xml"
@@ -66,8 +71,11 @@ XML_CONTENT_TYPE = "application/xml"
 # --- argument checks ----------------------------------------------------------------------
 
 
-def validate_table_name(name: str) -> str:
+def validate_table_name(name: str, flavor: Flavor = Flavor.STORAGE) -> str:
     """Check a table name (3-63 letters/digits, starting with a letter; not ``Tables``).
+
+    With ``Flavor.COSMOS`` the Cosmos DB Table API's rule applies instead: 1-255
+    characters, none of ``/ \\ # ?``, no trailing space.
 
     Example::
 
@@ -80,6 +88,15 @@ def validate_table_name(name: str) -> str:
     """
     if not isinstance(name, str):
         raise ValidationError(f"a table name must be a str, got {type(name).__name__}")
+    if flavor is Flavor.COSMOS:
+        if not _COSMOS_TABLE_NAME.match(name):
+            raise ValidationError(
+                f"invalid Cosmos DB table name {name!r}: 1-255 characters, none of "
+                "'/', '\\', '#', '?', and no trailing space"
+            )
+        if name.lower() == "tables":
+            raise ValidationError("'tables' is a reserved table name")
+        return name
     if not _TABLE_NAME.match(name):
         raise ValidationError(
             f"invalid table name {name!r}: 3-63 letters and digits, starting with a letter"
@@ -167,15 +184,17 @@ def write_back(obj: EntityObject | None, etag: str | None) -> None:
         obj.__azt_written__(etag, timestamp_from_etag(etag))
 
 
-def check_entity(entity: Mapping[str, Any]) -> tuple[str, str]:
-    """Check ``entity`` against the service limits; return its (valid) PartitionKey and
-    RowKey, so callers need not check the keys a second time."""
+def check_entity(
+    entity: Mapping[str, Any], limits: ServiceLimits = STORAGE_LIMITS
+) -> tuple[str, str]:
+    """Check ``entity`` against the service limits (and ``limits``, the flavour's own);
+    return its (valid) PartitionKey and RowKey, so callers need not check the keys again."""
     if not isinstance(entity, Mapping):
         raise ValidationError(
             "an entity must be a mapping or an entity object (azt.Entity, "
             f"azt.DynamicEntity), got {type(entity).__name__}"
         )
-    validate_entity(entity)
+    validate_entity(entity, limits=limits)
     return plain_value(entity["PartitionKey"]), plain_value(entity["RowKey"])
 
 
@@ -217,6 +236,8 @@ class ClientCore:
         server_timeout: int | None,
         location_mode: LocationMode,
         event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
         if not isinstance(endpoint, str):
             raise ValidationError(f"endpoint must be a str URL, got {type(endpoint).__name__}")
@@ -232,8 +253,20 @@ class ClientCore:
             raise ValidationError(
                 "the endpoint carries a SAS token and a credential was also given"
             )
-        resolved = resolve_credential(credential, url)
+        if flavor is None:
+            flavor = Flavor.COSMOS if is_cosmos_endpoint(url) else Flavor.STORAGE
+        elif not isinstance(flavor, Flavor):
+            raise ValidationError(f"flavor must be a Flavor, got {flavor!r}")
+        # A token's scope follows the flavour (the endpoint's, or the one given).
+        resolved = resolve_credential(credential, url, cosmos=flavor is Flavor.COSMOS)
         self.endpoint = Endpoint.parse(url)
+        self.tracing = Tracing(tracing, url=self.endpoint.url, account=self.endpoint.account_name)
+        self.flavor = flavor
+        self.limits = flavor.limits
+        if wire_format is WireFormat.ATOM:
+            flavor.require("WireFormat.ATOM")
+        if secondary_endpoint and flavor is Flavor.COSMOS:
+            flavor.require("secondary endpoint")
         self.secondary = Endpoint.parse(secondary_endpoint) if secondary_endpoint else None
         self.owns_transport = transport is None
         if transport is None:
@@ -370,6 +403,8 @@ class ClientCore:
     def check_location_mode(self, location_mode: object) -> LocationMode:
         if not isinstance(location_mode, LocationMode):
             raise ValidationError(f"location_mode must be a LocationMode, got {location_mode!r}")
+        if location_mode is not LocationMode.PRIMARY:
+            self.flavor.require("secondary endpoint")
         if (
             location_mode is not LocationMode.PRIMARY
             and (self.secondary or self.endpoint.secondary()) is None
@@ -420,9 +455,11 @@ def endpoint_and_credential(
     connection_string: str, use_lite: bool, kwargs: dict[str, Any]
 ) -> tuple[str, SharedKeyCredential | SasCredential]:
     """The endpoint and credential a connection string names; its secondary endpoint goes
-    into ``kwargs`` unless the caller gave one."""
+    into ``kwargs`` unless the caller gave one (or asked for the Cosmos DB flavour, which
+    has no secondary: the one a path-style string implies is then not used)."""
     settings = parse_connection_string(connection_string)
-    kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
+    if kwargs.get("flavor") is not Flavor.COSMOS:
+        kwargs.setdefault("secondary_endpoint", settings.secondary_endpoint)
     if settings.account_key is not None and settings.account_name is not None:
         cls = SharedKeyLiteCredential if use_lite else SharedKeyCredential
         return settings.endpoint, cls(settings.account_name, settings.account_key)
@@ -525,6 +562,16 @@ class ClientBase:
         return self._core.endpoint.account_name
 
     @property
+    def flavor(self) -> Flavor:
+        """The account's service flavour (from the endpoint, or ``flavor=``).
+
+        Example::
+
+            service.flavor  # Flavor.STORAGE; Flavor.COSMOS for *.table.cosmos.azure.com
+        """
+        return self._core.flavor
+
+    @property
     def wire_format(self) -> WireFormat:
         """The payload format this client speaks.
 
@@ -553,7 +600,7 @@ async def send_create_table(
     core: ClientCore, name: str, *, if_not_exists: bool
 ) -> WriteResult | None:
     """Create a table: its result, or ``None`` when it existed and ``if_not_exists``."""
-    validate_table_name(name)
+    validate_table_name(name, core.flavor)
     headers = dict(core.odata_write)
     headers["Prefer"] = "return-no-content"
     try:
@@ -575,7 +622,7 @@ async def send_create_table(
 
 async def send_delete_table(core: ClientCore, name: str, *, if_exists: bool) -> WriteResult | None:
     """Delete a table: its result, or ``None`` when it was missing and ``if_exists``."""
-    validate_table_name(name)
+    validate_table_name(name, core.flavor)
     try:
         resp = await core.send(
             "DELETE",

@@ -7,8 +7,9 @@ format itself is :mod:`azt._core.wire.batch`)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 import attrs
 
@@ -22,15 +23,15 @@ from azt._core.base import (
     plain_value,
     validate_table_name,
 )
-from azt._core.config import AmbiguousOutcomePolicy
+from azt._core.config import AmbiguousOutcomePolicy, Flavor
 from azt._core.pipeline import Pipeline
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.transport import HttpResponse
 from azt._core.wire import batch as wire_batch
 from azt._core.wire import urls
-from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS, Changeset
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS, Changeset, describe_bytes
 from azt._edm.entity import refuse_property_loss
-from azt._edm.validation import validate_key
+from azt._edm.validation import STORAGE_LIMITS, ServiceLimits, validate_key
 from azt._errors import (
     AmbiguousOutcomeError,
     BatchValidationError,
@@ -50,6 +51,7 @@ def companions(
     mode: UpdateMode | None,
     data: Mapping[str, Any] | None,
     etag: str | None,
+    limits: ServiceLimits = STORAGE_LIMITS,
 ) -> list[BatchOperation]:
     """The operations that must share a transaction with a write of the entity object
     ``obj``: what its class's ``__azt_companions__`` hook asks for (declarative entities
@@ -61,7 +63,30 @@ def companions(
     if hook is None:
         return []
     extra = hook(obj, kind, mode, data, etag)
-    return [checked_operation(op) for op in extra]
+    return [checked_operation(op, limits) for op in extra]
+
+
+def operation_source(operation: BatchOperation) -> EntityObject | None:
+    """The entity object a prepared operation was built from (its ``source``, or its
+    ``entity`` when that is an entity object), else ``None``."""
+    if operation.source is not None:
+        return operation.source
+    entity: object = operation.entity
+    if getattr(type(entity), "__azt_entity__", None) is None:
+        return None
+    return cast(EntityObject, entity)
+
+
+def operation_companions(
+    op: BatchOperation, source: EntityObject | None, limits: ServiceLimits = STORAGE_LIMITS
+) -> list[BatchOperation]:
+    """The companion operations (index rows) of a checked operation ``op`` of the entity
+    object ``source``: :func:`companions` with the operation's own kind, mode, payload and
+    ETag."""
+    if source is None:
+        return []
+    payload = None if op.kind == "delete" else op.entity
+    return companions(source, op.kind, op.mode, payload, op.etag, limits)
 
 
 def droppable_companion(exc: TransactionError, operations: list[BatchOperation]) -> int | None:
@@ -82,19 +107,22 @@ def droppable_companion(exc: TransactionError, operations: list[BatchOperation])
 
 class OperationEncoder:
     """Encodes operations into the change set requests that carry them, for one table of
-    one client (its wire format and endpoint); ``key`` names what the bytes depend on."""
+    one client (its wire format, endpoint and service flavour, whose limits the batches it
+    encodes for are checked against); ``key`` names what the bytes and checks depend on."""
 
-    __slots__ = ("_core", "_table_name", "_table_url", "key")
+    __slots__ = ("_core", "_table_name", "_table_url", "flavor", "key")
 
     def __init__(self, core: ClientCore, table_name: str) -> None:
         self._core = core
         self._table_name = table_name
         self._table_url = core.pipeline.url_for("/" + urls.table_path(table_name))
+        self.flavor: Flavor = core.flavor
         self.key: tuple[str, ...] = (
             self._table_url,
             core.body_type,
             core.odata_read["Accept"],
             core.codec.__name__,
+            core.flavor.value,
         )
 
     def __call__(self, op: BatchOperation) -> bytes:
@@ -155,8 +183,11 @@ class BatchOperation:
 class TableBatch:
     """A builder for one entity group transaction, checked as it grows.
 
-    Every operation must target the same PartitionKey, each RowKey may appear once, and
-    there may be at most 100 operations: a violation raises
+    ``flavor`` (:class:`azt.Flavor`) chooses the limits entities are checked against and
+    the largest request body (Storage 4 MiB, Cosmos DB 2 MB); ``table.batch()`` passes
+    the client's, and :meth:`TableClient.submit_transaction` checks a batch built for
+    another flavour again. Every operation must target the same PartitionKey, each RowKey
+    may appear once, and there may be at most 100 operations: a violation raises
     :class:`azt.BatchValidationError` naming the offending operation's index before
     anything is sent. Entities are checked against the service limits as they are added.
 
@@ -173,8 +204,12 @@ class TableBatch:
         azt._errors.BatchValidationError: operation 2 (create(...)): PartitionKey 'Drama' ...
     """
 
-    def __init__(self, table_name: str) -> None:
-        self.table_name = validate_table_name(table_name)
+    def __init__(self, table_name: str, *, flavor: Flavor = Flavor.STORAGE) -> None:
+        if not isinstance(flavor, Flavor):
+            raise ValidationError(f"flavor must be a Flavor, got {flavor!r}")
+        self.flavor = flavor
+        self.limits = flavor.limits
+        self.table_name = validate_table_name(table_name, flavor)
         self.operations: list[BatchOperation] = []
         self._partition_key: str | None = None
         self._row_keys: set[str] = set()
@@ -190,7 +225,7 @@ class TableBatch:
     @property
     def size(self) -> int | None:
         """The exact size in bytes of the request body this transaction is sent as (at
-        most 4 MiB are accepted), or ``None`` for a batch not made by
+        most 4 MiB are accepted; 2 MB on Cosmos DB), or ``None`` for a batch not made by
         :meth:`TableClient.batch` (it is encoded when submitted).
 
         Example::
@@ -252,6 +287,8 @@ class TableBatch:
             or len(self._encoded) != len(self.operations)
             or any(a is not b for a, b in zip(self._encoded, self.operations, strict=True))
         ):
+            # Made for another client (or flavour): every operation is checked again
+            # against the encoder's flavour, its limits and its largest body.
             fresh = bound_batch(self.table_name, encoder)
             for op in self.operations:
                 fresh.add(op)
@@ -264,14 +301,16 @@ class TableBatch:
         (entity limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None``
         on an update or delete means ``"*"``). An operation built from an entity object
         keeps it (``source``) to write the outcome back; its ``entity`` may also be an
-        entity object itself.
+        entity object itself. An entity object whose class declares secondary indexes
+        brings its index rows along (all join or none does).
 
         Example::
 
             batch.add(BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "1"},
                                      mode=UpdateMode.REPLACE))
         """
-        self._add(checked_operation(operation))
+        op = checked_operation(operation, self.limits)
+        self._add_group(op, operation_companions(op, operation_source(operation), self.limits))
 
     def create(self, entity: EntityArg) -> None:
         """Insert ``entity`` (fails the transaction if it exists). An entity object
@@ -282,8 +321,8 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        op = create_operation(entity)
-        self._add_group(op, companions(op.source, "create", None, op.entity, None))
+        op = create_operation(entity, limits=self.limits)
+        self._add_group(op, companions(op.source, "create", None, op.entity, None, self.limits))
 
     def update(
         self,
@@ -302,8 +341,12 @@ class TableBatch:
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
-        op = update_operation(entity, mode, etag=etag, allow_property_loss=allow_property_loss)
-        self._add_group(op, companions(op.source, "update", op.mode, op.entity, op.etag))
+        op = update_operation(
+            entity, mode, etag=etag, allow_property_loss=allow_property_loss, limits=self.limits
+        )
+        self._add_group(
+            op, companions(op.source, "update", op.mode, op.entity, op.etag, self.limits)
+        )
 
     def upsert(
         self,
@@ -318,8 +361,10 @@ class TableBatch:
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        op = upsert_operation(entity, mode, allow_property_loss=allow_property_loss)
-        self._add_group(op, companions(op.source, "upsert", op.mode, op.entity, None))
+        op = upsert_operation(
+            entity, mode, allow_property_loss=allow_property_loss, limits=self.limits
+        )
+        self._add_group(op, companions(op.source, "upsert", op.mode, op.entity, None, self.limits))
 
     def delete(
         self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
@@ -332,9 +377,11 @@ class TableBatch:
             batch.delete("p", "3")
             batch.delete(hero)        # an azt.Entity: If-Match hero.ETag
         """
-        op = delete_operation(partition_key, row_key, etag=etag, what="delete()")
+        op = delete_operation(
+            partition_key, row_key, etag=etag, what="delete()", limits=self.limits
+        )
         source = None if isinstance(partition_key, str) else entity_source(partition_key)[1]
-        self._add_group(op, companions(source, "delete", None, None, op.etag))
+        self._add_group(op, companions(source, "delete", None, None, op.etag, self.limits))
 
     def _add_group(self, op: BatchOperation, extra: list[BatchOperation]) -> None:
         """Add ``op`` and the companion operations of its entity object (index rows), all
@@ -370,39 +417,46 @@ class TableBatch:
 # --- operations, checked ------------------------------------------------------------------
 # An entity object's entity is taken (``__azt_entity__``) once, here, when its operation is
 # built; the operation keeps the object as ``source`` so the transaction's outcome can be
-# written back, and is encoded once from that entity (OperationEncoder).
+# written back, and is encoded once from that entity (OperationEncoder). ``limits`` are the
+# service flavour's (azt.Flavor.limits): entities and keys are checked against them.
 
 
-def _create(data: Any, source: EntityObject | None) -> BatchOperation:
-    check_entity(data)
+def _create(data: Any, source: EntityObject | None, limits: ServiceLimits) -> BatchOperation:
+    check_entity(data, limits)
     return BatchOperation("create", data, source=source)
 
 
-def _update(data: Any, mode: UpdateMode, etag: str, source: EntityObject | None) -> BatchOperation:
-    check_entity(data)
+def _update(
+    data: Any, mode: UpdateMode, etag: str, source: EntityObject | None, limits: ServiceLimits
+) -> BatchOperation:
+    check_entity(data, limits)
     return BatchOperation(
         "update", data, mode=UpdateMode(mode), etag=check_etag(etag), source=source
     )
 
 
-def _upsert(data: Any, mode: UpdateMode, source: EntityObject | None) -> BatchOperation:
-    check_entity(data)
+def _upsert(
+    data: Any, mode: UpdateMode, source: EntityObject | None, limits: ServiceLimits
+) -> BatchOperation:
+    check_entity(data, limits)
     return BatchOperation("upsert", data, mode=UpdateMode(mode), source=source)
 
 
-def _delete(partition_key: Any, row_key: Any, etag: str) -> BatchOperation:
-    validate_key("PartitionKey", partition_key)
-    validate_key("RowKey", row_key)
+def _delete(partition_key: Any, row_key: Any, etag: str, limits: ServiceLimits) -> BatchOperation:
+    validate_key("PartitionKey", partition_key, limits)
+    validate_key("RowKey", row_key, limits)
     return BatchOperation(
         "delete", {"PartitionKey": partition_key, "RowKey": row_key}, etag=check_etag(etag)
     )
 
 
-def create_operation(entity: EntityArg) -> BatchOperation:
+def create_operation(
+    entity: EntityArg, *, limits: ServiceLimits = STORAGE_LIMITS
+) -> BatchOperation:
     """A checked create of ``entity`` (a mapping or an entity object, kept as the
-    operation's ``source``)."""
+    operation's ``source``), against ``limits`` (the flavour's, ``Flavor.limits``)."""
     data, obj, _ = entity_source(entity)
-    return _create(data, obj)
+    return _create(data, obj, limits)
 
 
 def update_operation(
@@ -411,25 +465,31 @@ def update_operation(
     *,
     etag: str | None = None,
     allow_property_loss: bool = False,
+    limits: ServiceLimits = STORAGE_LIMITS,
 ) -> BatchOperation:
-    """A checked update of ``entity``; ``etag`` left out is the ETag an entity object
-    carries, else ``"*"``. ``REPLACE`` of an entity that does not hold every stored
-    property raises :class:`azt.PropertyLossError` unless ``allow_property_loss``."""
+    """A checked update of ``entity`` (against ``limits``); ``etag`` left out is the ETag
+    an entity object carries, else ``"*"``. ``REPLACE`` of an entity that does not hold
+    every stored property raises :class:`azt.PropertyLossError` unless
+    ``allow_property_loss``."""
     if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
         refuse_property_loss(entity, "batch update(mode=REPLACE)")
     data, obj, own_etag = entity_source(entity)
-    return _update(data, mode, etag if etag is not None else own_etag or "*", obj)
+    return _update(data, mode, etag if etag is not None else own_etag or "*", obj, limits)
 
 
 def upsert_operation(
-    entity: EntityArg, mode: UpdateMode = UpdateMode.MERGE, *, allow_property_loss: bool = False
+    entity: EntityArg,
+    mode: UpdateMode = UpdateMode.MERGE,
+    *,
+    allow_property_loss: bool = False,
+    limits: ServiceLimits = STORAGE_LIMITS,
 ) -> BatchOperation:
-    """A checked upsert of ``entity`` (a mapping or an entity object); ``REPLACE``: as
-    :func:`update_operation`."""
+    """A checked upsert of ``entity`` (a mapping or an entity object; against
+    ``limits``); ``REPLACE``: as :func:`update_operation`."""
     if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
         refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
     data, obj, _ = entity_source(entity)
-    return _upsert(data, mode, obj)
+    return _upsert(data, mode, obj, limits)
 
 
 def delete_operation(
@@ -438,9 +498,11 @@ def delete_operation(
     *,
     etag: str | None = None,
     what: str = "delete()",
+    limits: ServiceLimits = STORAGE_LIMITS,
 ) -> BatchOperation:
     """A checked delete, by keys or of an entity (a mapping or an entity object, whose
-    ETag is the default ``If-Match``; else ``"*"``). ``what`` names the call in errors."""
+    ETag is the default ``If-Match``; else ``"*"``); keys checked against ``limits``.
+    ``what`` names the call in errors."""
     own_etag = None
     if isinstance(partition_key, str):
         pk: Any = partition_key
@@ -455,7 +517,7 @@ def delete_operation(
                 f"entity object), got {type(partition_key).__name__}"
             )
         pk, rk = plain_value(data.get("PartitionKey")), plain_value(data.get("RowKey"))
-    return _delete(pk, rk, etag if etag is not None else own_etag or "*")
+    return _delete(pk, rk, etag if etag is not None else own_etag or "*", limits)
 
 
 def _operation_entity(op: BatchOperation) -> tuple[Any, EntityObject | None]:
@@ -465,9 +527,11 @@ def _operation_entity(op: BatchOperation) -> tuple[Any, EntityObject | None]:
     return data, op.source if op.source is not None else obj
 
 
-def checked_operation(operation: BatchOperation) -> BatchOperation:
+def checked_operation(
+    operation: BatchOperation, limits: ServiceLimits = STORAGE_LIMITS
+) -> BatchOperation:
     """``operation`` validated as the :class:`TableBatch` builder methods do (entity
-    limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None`` on an update
+    ``limits``, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None`` on an update
     or delete means ``"*"``), in canonical form, its ``source`` object kept (or its
     entity, when that is an entity object, taken as one); :class:`azt.ValidationError`
     otherwise."""
@@ -478,7 +542,7 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
     if kind == "create":
         if op.mode is not None or op.etag is not None:
             raise ValidationError("a create operation takes no mode and no etag")
-        return _create(*_operation_entity(op))
+        return _create(*_operation_entity(op), limits)
     if kind == "update" or kind == "upsert":
         if not isinstance(op.mode, UpdateMode):
             raise ValidationError(
@@ -486,10 +550,10 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
             )
         data, obj = _operation_entity(op)
         if kind == "update":
-            return _update(data, op.mode, "*" if op.etag is None else op.etag, obj)
+            return _update(data, op.mode, "*" if op.etag is None else op.etag, obj, limits)
         if op.etag is not None:
             raise ValidationError("an upsert operation takes no etag (it is unconditional)")
-        return _upsert(data, op.mode, obj)
+        return _upsert(data, op.mode, obj, limits)
     if kind == "delete":
         entity, _ = _operation_entity(op)
         if not isinstance(entity, Mapping):
@@ -501,6 +565,7 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
             plain_value(entity.get("PartitionKey")),
             plain_value(entity.get("RowKey")),
             "*" if op.etag is None else op.etag,
+            limits,
         )
     raise ValidationError(f"unknown operation kind {kind!r}: create, update, upsert or delete")
 
@@ -510,10 +575,11 @@ def checked_operation(operation: BatchOperation) -> BatchOperation:
 
 def bound_batch(table_name: str, encoder: OperationEncoder) -> TableBatch:
     """An empty :class:`TableBatch` that encodes each operation with ``encoder`` as it is
-    added (what :meth:`TableClient.batch` returns)."""
-    batch = TableBatch(table_name)
+    added (what :meth:`TableClient.batch` returns), for the encoder's client flavour: its
+    entity limits, and a change set cut at its largest body (Cosmos DB 2 MB)."""
+    batch = TableBatch(table_name, flavor=encoder.flavor)
     batch._encoder = encoder
-    batch._changeset = Changeset()
+    batch._changeset = Changeset(max_bytes=batch.limits.max_batch_bytes)
     return batch
 
 
@@ -526,14 +592,17 @@ class Prepared:
     request: bytes
 
 
-_EMPTY: Final = Changeset()  # (never appended to) sizes a transaction of one operation
+@functools.cache
+def _empty(max_bytes: int) -> Changeset:
+    """A change set (never appended to) that sizes a transaction of one operation."""
+    return Changeset(max_bytes=max_bytes)
 
 
 def prepare_operation(batch: TableBatch, operation: BatchOperation) -> Prepared:
     """``operation`` validated (as :meth:`TableBatch.add` does) and encoded by the client
     ``batch`` is bound to (:meth:`TableClient.batch`). An operation too large for any
     transaction raises :class:`azt.BatchValidationError` naming it."""
-    return encode_operation(batch, checked_operation(operation))
+    return encode_operation(batch, checked_operation(operation, batch.limits))
 
 
 def encode_operation(batch: TableBatch, op: BatchOperation) -> Prepared:
@@ -544,17 +613,19 @@ def encode_operation(batch: TableBatch, op: BatchOperation) -> Prepared:
     if encoder is None:
         raise ValidationError("preparing operations needs a batch made by TableClient.batch()")
     request = encoder(op)
-    if not _EMPTY.fits(request):
+    max_bytes = batch.limits.max_batch_bytes
+    if not _empty(max_bytes).fits(request):
         raise BatchValidationError(
             f"{op!r} is {len(request)} bytes encoded: it cannot fit a transaction body of at "
-            f"most {MAX_BATCH_BYTES} bytes (4 MiB) even alone"
+            f"most {max_bytes} bytes ({describe_bytes(max_bytes)}) even alone"
         )
     return Prepared(op, request)
 
 
 def has_room(batch: TableBatch, prepared: Prepared) -> bool:
     """Whether ``prepared`` can join ``batch`` without breaking a rule: same PartitionKey,
-    a new RowKey, at most 100 operations and a body of at most 4 MiB (exact sizes)."""
+    a new RowKey, at most 100 operations and a body of at most 4 MiB (2 MB on Cosmos DB;
+    exact sizes)."""
     return batch._room(prepared.operation, prepared.request)
 
 
@@ -580,17 +651,8 @@ def pack_groups(
         prepared = [prepare_operation(current, op) for op in group]
         if not prepared:
             continue
-        alone = new_batch()
-        for p in prepared:
-            if len(alone) and not has_room(alone, p):
-                raise BatchValidationError(
-                    f"group {number} ({group[0]!r} and {len(group) - 1} index rows) cannot "
-                    "fit one transaction (100 operations, 4 MiB, one PartitionKey, each "
-                    "RowKey once)",
-                    index=number,
-                )
-            add_prepared(alone, p)
-        if len(current) and not _group_fits(current, prepared):
+        check_group_alone(new_batch, prepared, number)
+        if len(current) and not group_fits(current, prepared):
             out.append((current, count))
             current, count = new_batch(), 0
         for p in prepared:
@@ -601,7 +663,25 @@ def pack_groups(
     return out
 
 
-def _group_fits(batch: TableBatch, prepared: list[Prepared]) -> bool:
+def check_group_alone(
+    new_batch: Callable[[], TableBatch], prepared: Sequence[Prepared], number: int | None
+) -> None:
+    """:class:`azt.BatchValidationError` unless the group ``prepared`` (an operation and
+    its index rows) fits one transaction on its own."""
+    alone = new_batch()
+    for p in prepared:
+        if len(alone) and not has_room(alone, p):
+            where = f"group {number} " if number is not None else ""
+            raise BatchValidationError(
+                f"{where}({prepared[0].operation!r} and {len(prepared) - 1} index rows) "
+                "cannot fit one transaction (100 operations, 4 MiB (2 MB on Cosmos DB), one "
+                "PartitionKey, each RowKey once)",
+                index=number,
+            )
+        add_prepared(alone, p)
+
+
+def group_fits(batch: TableBatch, prepared: Sequence[Prepared]) -> bool:
     """Whether every operation of a group can join ``batch`` (exact sizes, one by one)."""
     cs = batch._changeset
     assert cs is not None
@@ -614,7 +694,7 @@ def _group_fits(batch: TableBatch, prepared: list[Prepared]) -> bool:
         if (pk is not None and op.partition_key != pk) or op.row_key in seen:
             return False
         cost = cs.cost(p.request) + (len(str(n + 1)) - len(str(len(cs) + 1)))
-        if n + 1 > MAX_BATCH_OPERATIONS or size + cost > MAX_BATCH_BYTES:
+        if n + 1 > MAX_BATCH_OPERATIONS or size + cost > cs.max_bytes:
             return False
         size += cost
         n += 1
@@ -627,9 +707,10 @@ def pack_operations(
 ) -> list[TableBatch]:
     """``operations`` in order, in as few transactions as their exact encoded sizes allow:
     a transaction ends when the next operation would take it past 100 operations or a
-    4 MiB body, changes PartitionKey or repeats a RowKey. Each operation is validated and
-    encoded once; those bytes are what is sent. ``new_batch`` makes an empty batch bound
-    to the client that sends (:meth:`TableClient.batch`). An operation too large for a
+    4 MiB body (the flavour's: 2 MB on Cosmos DB), changes PartitionKey or repeats a
+    RowKey. Each operation is validated (against the flavour's limits) and encoded once;
+    those bytes are what is sent. ``new_batch`` makes an empty batch bound to the client
+    that sends (:meth:`TableClient.batch`). An operation too large for a
     transaction on its own raises :class:`azt.BatchValidationError`."""
     batches: list[TableBatch] = []
     current = new_batch()

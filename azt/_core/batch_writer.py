@@ -1,8 +1,8 @@
 """``BatchWriter``: write many entities as entity group transactions without building them
 by hand. Operations are grouped by PartitionKey; a partition's group is sent when it
 reaches 100 operations or its next operation would take the request body past 4 MiB
-(exact encoded sizes, each operation encoded once), when the buffered bytes pass a
-bound, and on exit. Every operation gets an outcome; failures are raised together on
+(2 MB on Cosmos DB; exact encoded sizes, each operation encoded once), when the buffered
+bytes pass a bound, and on exit. Every operation gets an outcome; failures are raised together on
 exit (:class:`BatchWriteError`), none is dropped.
 
 Example::
@@ -159,9 +159,9 @@ class _Group:
 
 class BatchWriter:
     """Buffers writes, groups them by PartitionKey and sends each group as entity group
-    transactions: at 100 operations, at the exact 4 MiB body limit, when the buffered
-    bytes pass ``max_buffer_bytes`` (its largest group is sent), on :meth:`flush` and on
-    a clean exit. Get one with :meth:`TableClient.batch_writer`.
+    transactions: at 100 operations, at the exact body limit (4 MiB; 2 MB on Cosmos DB),
+    when the buffered bytes pass ``max_buffer_bytes`` (its largest group is sent), on
+    :meth:`flush` and on a clean exit. Get one with :meth:`TableClient.batch_writer`.
 
     The methods are coroutines: a call may send a transaction. An invalid operation is
     refused at the call (:class:`azt.ValidationError`) and nothing of it is buffered.
@@ -216,7 +216,7 @@ class BatchWriter:
             await writer.insert({"PartitionKey": "p", "RowKey": "1", "n": 1})
             await writer.insert(Movie("Action", "Heat"))   # ETag, Timestamp set when sent
         """
-        await self._put(create_operation(entity))
+        await self._put(create_operation(entity, limits=self._probe.limits))
 
     async def upsert(
         self,
@@ -234,7 +234,11 @@ class BatchWriter:
 
             await writer.upsert({"PartitionKey": "p", "RowKey": "1", "n": 2}, UpdateMode.REPLACE)
         """
-        await self._put(upsert_operation(entity, mode, allow_property_loss=allow_property_loss))
+        await self._put(
+            upsert_operation(
+                entity, mode, allow_property_loss=allow_property_loss, limits=self._probe.limits
+            )
+        )
 
     async def update(
         self,
@@ -256,7 +260,13 @@ class BatchWriter:
             await writer.update(hero)                # If-Match: hero.ETag
         """
         await self._put(
-            update_operation(entity, mode, etag=etag, allow_property_loss=allow_property_loss)
+            update_operation(
+                entity,
+                mode,
+                etag=etag,
+                allow_property_loss=allow_property_loss,
+                limits=self._probe.limits,
+            )
         )
 
     @overload
@@ -286,7 +296,11 @@ class BatchWriter:
                 "delete() takes (partition_key, row_key) or one entity; "
                 f"got a PartitionKey and row_key={row_key!r}"
             )
-        await self._put(delete_operation(partition_key, row_key, etag=etag, what="delete()"))
+        await self._put(
+            delete_operation(
+                partition_key, row_key, etag=etag, what="delete()", limits=self._probe.limits
+            )
+        )
 
     async def _put(self, operation: BatchOperation) -> None:
         if self._closed:

@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 import attrs
 
-from azt._errors import ValidationError
+from azt._edm.validation import COSMOS_LIMITS, STORAGE_LIMITS, ServiceLimits
+from azt._errors import UnsupportedOperationError, ValidationError
 
 DEFAULT_API_VERSION = "2019-02-02"
 """The ``x-ms-version`` sent by default (the current Table REST spec's version)."""
@@ -67,6 +68,85 @@ class WireFormat(enum.Enum):
             (True, False)
         """
         return self is not WireFormat.ATOM
+
+
+class Flavor(enum.Enum):
+    """Which service an account is: Azure Table storage or the Azure Cosmos DB Table API.
+
+    Clients derive it from the endpoint (:func:`azt.is_cosmos_endpoint`:
+    ``*.table.cosmos.azure.com`` and the older ``*.table.cosmosdb.azure.com`` are Cosmos)
+    unless ``flavor=`` says otherwise (a custom domain in front of Cosmos, or the stub's
+    Cosmos flavour on 127.0.0.1). The flavour decides the client-side limits
+    (:attr:`limits`), the table-name rule, and which operations are refused before
+    sending with :class:`azt.UnsupportedOperationError` (:attr:`unsupported`); see
+    ``docs/cosmos.md`` for the differences and their sources.
+
+    Example::
+
+        >>> Flavor("cosmos").limits.max_row_key_bytes
+        255
+        >>> "get_service_stats" in Flavor.COSMOS.unsupported
+        True
+    """
+
+    STORAGE = "storage"
+    COSMOS = "cosmos"
+
+    @property
+    def limits(self) -> ServiceLimits:
+        """The flavour's entity and batch limits.
+
+        Example::
+
+            >>> Flavor.STORAGE.limits.max_batch_bytes
+            4194304
+        """
+        return COSMOS_LIMITS if self is Flavor.COSMOS else STORAGE_LIMITS
+
+    @property
+    def unsupported(self) -> frozenset[str]:
+        """Client operations the flavour lacks (refused before sending).
+
+        Example::
+
+            >>> sorted(Flavor.STORAGE.unsupported)
+            []
+        """
+        return _COSMOS_UNSUPPORTED if self is Flavor.COSMOS else frozenset()
+
+    def require(self, operation: str) -> None:
+        """Raise :class:`azt.UnsupportedOperationError` if the flavour lacks ``operation``.
+
+        Example::
+
+            >>> Flavor.STORAGE.require("get_access_policy")
+            >>> Flavor.COSMOS.require("get_access_policy")
+            Traceback (most recent call last):
+            ...
+            azt._errors.UnsupportedOperationError: get_access_policy is not supported by ...
+        """
+        if operation in self.unsupported:
+            raise UnsupportedOperationError(
+                operation, self.value, _COSMOS_REASONS.get(operation, "")
+            )
+
+
+_COSMOS_REASONS = {
+    "get_service_properties": "CORS, logging and metrics are not configured through the "
+    "Table API (the Cosmos DB FAQ lists Get/Set Table Service Properties as unsupported)",
+    "set_service_properties": "CORS, logging and metrics are not configured through the "
+    "Table API (the Cosmos DB FAQ lists Get/Set Table Service Properties as unsupported)",
+    "get_service_stats": "there is no readable secondary to report on; Cosmos DB replicates "
+    "as part of each write",
+    "get_access_policy": "stored access policies (Get/Set Table ACL) are managed "
+    "differently on Cosmos DB",
+    "set_access_policy": "stored access policies (Get/Set Table ACL) are managed "
+    "differently on Cosmos DB",
+    "secondary endpoint": "Cosmos DB has no -secondary endpoint (it distributes globally "
+    "instead); use LocationMode.PRIMARY",
+    "WireFormat.ATOM": "the Cosmos DB Table API speaks JSON only",
+}
+_COSMOS_UNSUPPORTED = frozenset(_COSMOS_REASONS)
 
 
 class AmbiguousOutcomePolicy(enum.Enum):
@@ -163,7 +243,8 @@ class RetryPolicy:
     ``minimum + 3·base`` ± 20 %, and so on up to ``maximum``. The defaults are that guide's
     (base 30 s, minimum 3 s, maximum 90 s: about 3 s, 33 s, 90 s) and the storage client's
     three retries, i.e. ``max_attempts=4`` in all. A ``Retry-After`` /
-    ``x-ms-retry-after-ms`` sent by the service is honoured as a lower bound on the delay.
+    ``x-ms-retry-after-ms`` sent by the service is honoured as a lower bound on the delay;
+    a ``429`` with ``x-ms-retry-after-ms`` (Cosmos DB's throttling) waits exactly that long.
 
     Retried: 408, 429, 500, 502, 503, 504, connection errors and client timeouts. Never:
     other 4xx, 501, 505.

@@ -4,7 +4,9 @@
 :class:`ConnectionSettings` (account, key or SAS, primary and secondary endpoints);
 :class:`Endpoint` splits a table endpoint URL into the parts the client needs to build and
 sign request URLs (host-style ``https://acct.table.core.windows.net`` or emulator
-path-style ``http://127.0.0.1:10002/devstoreaccount1``).
+path-style ``http://127.0.0.1:10002/devstoreaccount1``); :func:`is_cosmos_endpoint` tells
+an Azure Cosmos DB Table API endpoint (``https://acct.table.cosmos.azure.com:443/``), which
+has no ``-secondary`` endpoint.
 
 Example::
 
@@ -64,6 +66,36 @@ _OTHER_SERVICE_KEYS = {
         "DfsSecondaryEndpoint",
     )
 }
+
+
+def is_cosmos_endpoint(url: object) -> bool:
+    """Whether ``url`` is an Azure Cosmos DB Table API endpoint (by its host name alone).
+
+    ``{account}.table.cosmos.{suffix}`` (the current form, ``acct.table.cosmos.azure.com``,
+    also ``cosmos.azure.us`` / ``cosmos.azure.cn``) or ``{account}.table.cosmosdb.{suffix}``
+    (the older form) are, ``-secondary`` accounts included; a URL without a scheme is read
+    as a host. Storage endpoints, emulators on loopback addresses (their port says nothing
+    reliable), custom domains and non-strings are not (pass ``flavor=Flavor.COSMOS`` to a
+    client for those). One definition serves the flavour and the bearer-token scope.
+
+    Example::
+
+        >>> is_cosmos_endpoint("https://acct.table.cosmos.azure.com:443/")
+        True
+        >>> is_cosmos_endpoint("https://acct.table.core.windows.net")
+        False
+    """
+    if not isinstance(url, str):
+        return False
+    text = url.strip()
+    if "//" not in text:
+        text = "//" + text
+    try:
+        host = urllib.parse.urlsplit(text).hostname or ""
+    except ValueError:
+        return False
+    labels = host.lower().rstrip(".").split(".")
+    return len(labels) >= 4 and labels[1] == "table" and labels[2] in ("cosmos", "cosmosdb")
 
 
 @attrs.frozen
@@ -147,7 +179,8 @@ class Endpoint:
         )
 
     def secondary(self) -> Endpoint | None:
-        """The RA-GRS secondary endpoint derived from this one, or ``None`` if unknown.
+        """The RA-GRS secondary endpoint derived from this one, or ``None`` if unknown
+        (always for Cosmos DB endpoints, which have none).
 
         Host-style: ``{account}-secondary.…``; path-style: ``/{account}-secondary``.
 
@@ -158,8 +191,8 @@ class Endpoint:
         """
         if self.is_secondary:
             return self
-        if self.account_name is None:
-            return None
+        if self.account_name is None or is_cosmos_endpoint(self.url):
+            return None  # Cosmos DB has no -secondary endpoint
         if self.path_style:
             segments = self.path.lstrip("/").split("/", 1)
             if segments[0] != self.account_name:
@@ -174,26 +207,6 @@ class Endpoint:
         return Endpoint.parse(
             f"{self.scheme}://{host_labels[0]}-secondary.{host_labels[1]}{self.path}"
         )
-
-
-def is_cosmos_endpoint(url: str) -> bool:
-    """Whether ``url`` is an Azure Cosmos DB Table API endpoint.
-
-    Decided by the host alone: ``{account}.table.cosmos.{suffix}`` (the current form,
-    ``acct.table.cosmos.azure.com``) or ``{account}.table.cosmosdb.{suffix}`` (the older
-    form); ``-secondary`` accounts included. Emulators on loopback addresses are never
-    taken for Cosmos (their port says nothing reliable).
-
-    Example::
-
-        >>> is_cosmos_endpoint("https://acct.table.cosmos.azure.com/")
-        True
-        >>> is_cosmos_endpoint("https://acct.table.core.windows.net")
-        False
-    """
-    host = urllib.parse.urlsplit(url.strip()).hostname or ""
-    labels = host.lower().rstrip(".").split(".")
-    return len(labels) >= 4 and labels[1] == "table" and labels[2] in ("cosmos", "cosmosdb")
 
 
 def _is_path_style_host(host: str) -> bool:
@@ -393,7 +406,7 @@ def parse_connection_string(connection_string: str) -> ConnectionSettings:
                 "cannot determine the table endpoint: give TableEndpoint or AccountName"
             )
         primary = Endpoint.parse(f"{protocol}://{account_name}.table.{suffix}")
-        secondary = Endpoint.parse(f"{protocol}://{account_name}-secondary.table.{suffix}")
+        secondary = primary.secondary()
 
     return ConnectionSettings(
         account_name=account_name,

@@ -22,6 +22,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -35,6 +36,7 @@ from azt._core.hooks import EventHooks, RequestInfo, ResponseInfo
 from azt._core.logs import HTTP_LOGGER, log_attempt, redact_headers, redact_text, redact_url
 from azt._core.retry import Sleep, is_retryable, may_have_been_applied, new_retrying
 from azt._core.signing import HttpDate
+from azt._core.tracing import current_operation, traced_attempt
 from azt._core.transport import HttpRequest, HttpResponse, Transport
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
@@ -61,7 +63,8 @@ class Pipeline:
     of the last attempt. ``sleep`` is injectable (tests pass a recorder instead of
     ``asyncio.sleep``) and so is ``uniform`` (the jitter source). ``event_hooks`` are
     called around every attempt (:class:`azt.EventHooks`); every attempt is logged at
-    DEBUG on ``azt.http`` (:func:`azt._core.logs.log_attempt`).
+    DEBUG on ``azt.http`` (:func:`azt._core.logs.log_attempt`); inside a traced operation
+    every attempt is a span (:func:`azt._core.tracing.traced_attempt`).
     """
 
     def __init__(
@@ -216,7 +219,22 @@ class Pipeline:
         elif isinstance(credential, BearerTokenCredential):
             headers["Authorization"] = await credential.get_header()
         hooks = self.event_hooks
-        if hooks is None and not HTTP_LOGGER.isEnabledFor(_DEBUG):
+        traced = current_operation()
+        if traced is not None:
+            # An attempt span, its context sent as ``traceparent`` (no Table signature covers it).
+            observed = hooks is not None or HTTP_LOGGER.isEnabledFor(_DEBUG)
+            response = await traced_attempt(
+                traced,
+                request,
+                plain_url,
+                attempt,
+                functools.partial(
+                    self._observed_send, plain_url=plain_url, attempt=attempt, hooks=hooks
+                )
+                if observed
+                else self.transport.send,
+            )
+        elif hooks is None and not HTTP_LOGGER.isEnabledFor(_DEBUG):
             response = await self.transport.send(request)
         else:
             response = await self._observed_send(request, plain_url, attempt, hooks)

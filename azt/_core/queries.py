@@ -11,6 +11,7 @@ from typing import Any
 
 from azt._core.base import ClientCore
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
+from azt._core.tracing import run_traced
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._edm.entity import TableEntity
@@ -127,9 +128,12 @@ def query_pager(
     continuation: ContinuationToken | str | None,
     resource: ResourceKind,
     decode: Callable[[bytes], list[Any]],
+    *,
+    table: str | None = None,
 ) -> AsyncPager[Any]:
     """A pager of GET ``path`` pages (read location), each decoded by ``decode`` and
-    followed by the continuation headers of the one before."""
+    followed by the continuation headers of the one before. Each page fetch is one traced
+    operation: ``query_entities`` of ``table``, or ``query_tables`` without one."""
     if isinstance(continuation, str):
         continuation = ContinuationToken.from_string(continuation)
     base_query = urls.encode_query(params)
@@ -150,7 +154,13 @@ def query_pager(
             request_id=rh.get("x-ms-request-id"),
         )
 
-    return AsyncPager(fetch, continuation=continuation)
+    tracing = core.tracing
+    operation = "query_entities" if table else "query_tables"
+
+    async def traced_fetch(token: ContinuationToken | None) -> Page[Any]:
+        return await run_traced(tracing, operation, table, lambda: fetch(token), entities=len)
+
+    return AsyncPager(traced_fetch, continuation=continuation)
 
 
 # --- page decoding ------------------------------------------------------------------------

@@ -99,18 +99,29 @@ class BackoffWait(wait_base):
         self.uniform = uniform
 
     def delay(self, retry_number: int, exc: BaseException | None) -> float:
-        """The delay before retry ``retry_number`` (1 for the first) after ``exc``."""
-        delay = self.policy.backoff(retry_number, self.uniform)
+        """The delay before retry ``retry_number`` (1 for the first) after ``exc``.
+
+        A ``429`` carrying ``x-ms-retry-after-ms`` (the Cosmos DB Table API's throttling
+        answer) waits exactly that long: the service says when its request units are
+        available again, and the policy's back-off (3 s at least by default) would idle far
+        longer than the milliseconds it asks for. Any other hint is a lower bound.
+        """
         if isinstance(exc, ServiceError):
             hint = exc.retry_after
-            if hint is not None and hint > delay:
-                delay = hint
-        return delay
+            if hint is not None and exc.status == 429 and _has_ms_hint(exc):
+                return hint
+            delay = self.policy.backoff(retry_number, self.uniform)
+            return hint if hint is not None and hint > delay else delay
+        return self.policy.backoff(retry_number, self.uniform)
 
     def __call__(self, retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
         return self.delay(retry_state.attempt_number, exc)
+
+
+def _has_ms_hint(exc: ServiceError) -> bool:
+    return any(name.lower() == "x-ms-retry-after-ms" for name in exc.headers)
 
 
 def _log_retry(method: str, url: str) -> Callable[[RetryCallState], None]:

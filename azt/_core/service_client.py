@@ -26,6 +26,7 @@ from azt._core.base import (
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
@@ -38,6 +39,7 @@ from azt._core.queries import query_pager, query_params
 from azt._core.results import WriteResult, written
 from azt._core.retry import Sleep
 from azt._core.table_client import TableClient
+from azt._core.tracing import TracingOptions, traced
 from azt._core.transport import Transport
 from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
@@ -72,6 +74,9 @@ class TableServiceClient(ClientBase):
     * ``server_timeout``: seconds sent as ``timeout=`` on every request (the service's
       own budget, at most 30 s); ``location_mode``: :class:`azt.LocationMode`, where reads
       go. :meth:`with_options` makes a copy with other values, sharing the connections.
+    * ``flavor``: :class:`azt.Flavor`, the service the account is (default: Cosmos DB
+      for ``*.table.cosmos.azure.com`` endpoints, else Storage); it sets the client-side
+      limits and refuses what Cosmos DB lacks (``docs/cosmos.md``).
     * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
       the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
       for tests; ``user_agent``: the ``User-Agent`` header.
@@ -105,6 +110,8 @@ class TableServiceClient(ClientBase):
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
         self._core = ClientCore(
             endpoint,
@@ -123,6 +130,8 @@ class TableServiceClient(ClientBase):
             server_timeout=server_timeout,
             location_mode=location_mode,
             event_hooks=event_hooks,
+            tracing=tracing,
+            flavor=flavor,
         )
 
     @classmethod
@@ -162,6 +171,7 @@ class TableServiceClient(ClientBase):
         self._core.check_open()
         return TableClient._from_core(self._core, table_name)
 
+    @traced("create_table", table_arg="table_name")
     async def create_table(self, table_name: str) -> TableClient:
         """Create a table; :class:`azt.TableAlreadyExistsError` if it exists.
 
@@ -172,6 +182,7 @@ class TableServiceClient(ClientBase):
         await send_create_table(self._core, table_name, if_not_exists=False)
         return self.get_table_client(table_name)
 
+    @traced("create_table_if_not_exists", table_arg="table_name")
     async def create_table_if_not_exists(self, table_name: str) -> TableClient:
         """Create a table unless it exists; return its client either way.
 
@@ -182,6 +193,7 @@ class TableServiceClient(ClientBase):
         await send_create_table(self._core, table_name, if_not_exists=True)
         return self.get_table_client(table_name)
 
+    @traced("delete_table", table_arg="table_name")
     async def delete_table(self, table_name: str) -> WriteResult:
         """Delete a table; :class:`azt.TableNotFoundError` if it does not exist.
 
@@ -196,6 +208,7 @@ class TableServiceClient(ClientBase):
         assert result is not None
         return result
 
+    @traced("delete_table_if_exists", table_arg="table_name")
     async def delete_table_if_exists(self, table_name: str) -> bool:
         """Delete a table if it exists; return whether it was deleted.
 
@@ -247,6 +260,7 @@ class TableServiceClient(ClientBase):
         """
         return self.query_tables(None, results_per_page=results_per_page, continuation=continuation)
 
+    @traced("get_service_properties")
     async def get_service_properties(self) -> ServiceProperties:
         """The table service properties (logging, metrics, CORS).
 
@@ -254,6 +268,7 @@ class TableServiceClient(ClientBase):
 
             props = await service.get_service_properties()
         """
+        self._core.flavor.require("get_service_properties")
         resp = await self._core.send(
             "GET",
             "/",
@@ -267,6 +282,7 @@ class TableServiceClient(ClientBase):
             request_id=resp.headers.get("x-ms-request-id"),
         )
 
+    @traced("set_service_properties")
     async def set_service_properties(self, properties: ServiceProperties) -> WriteResult:
         """Set the table service properties (elements left ``None`` stay unchanged).
 
@@ -274,6 +290,7 @@ class TableServiceClient(ClientBase):
 
             await service.set_service_properties(ServiceProperties(cors=[]))
         """
+        self._core.flavor.require("set_service_properties")
         body = wire_xml.encode_service_properties(properties)
         resp = await self._core.send(
             "PUT",
@@ -286,6 +303,7 @@ class TableServiceClient(ClientBase):
         )
         return written(resp)
 
+    @traced("get_service_stats")
     async def get_service_stats(self) -> ServiceStats:
         """Geo-replication statistics, read from the secondary endpoint.
 
@@ -294,6 +312,7 @@ class TableServiceClient(ClientBase):
             stats = await service.get_service_stats()
             print(stats.geo_replication.status)
         """
+        self._core.flavor.require("get_service_stats")
         resp = await self._core.send(
             "GET",
             "/",

@@ -1,4 +1,4 @@
-# Over 800 lines: every table, entity and transaction operation of one table, documented.
+# Over 800 lines: one public class, every table, entity and transaction operation.
 """``TableClient``: the operations on one table and its entities.
 
 Example::
@@ -40,6 +40,7 @@ from azt._core.batch import (
     TableBatch,
     batch_results,
     bound_batch,
+    checked_operation,
     companions,
     droppable_companion,
 )
@@ -47,6 +48,7 @@ from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
@@ -72,6 +74,7 @@ from azt._core.results import (
     written,
 )
 from azt._core.retry import Sleep
+from azt._core.tracing import TracingOptions, traced
 from azt._core.transport import Transport
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
@@ -137,8 +140,9 @@ class TableClient(ClientBase):
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
         event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
-        self.table_name = validate_table_name(table_name)
         self._core = ClientCore(
             endpoint,
             credential,
@@ -156,13 +160,16 @@ class TableClient(ClientBase):
             server_timeout=server_timeout,
             location_mode=location_mode,
             event_hooks=event_hooks,
+            tracing=tracing,
+            flavor=flavor,
         )
+        self.table_name = validate_table_name(table_name, self._core.flavor)
         self._init_paths()
 
     @classmethod
     def _from_core(cls, core: ClientCore, table_name: str) -> TableClient:
         self = cls.__new__(cls)
-        self.table_name = validate_table_name(table_name)
+        self.table_name = validate_table_name(table_name, core.flavor)
         # A view of the service client's core: same pipeline and connections, but its own
         # closed flag, and closing it never closes the connections it borrows.
         self._core = core.view()
@@ -212,6 +219,7 @@ class TableClient(ClientBase):
 
     # -- table level ------------------------------------------------------------------------
 
+    @traced("create_table")
     async def create_table(self) -> WriteResult:
         """Create this table; raises :class:`azt.TableAlreadyExistsError` if it exists.
 
@@ -226,6 +234,7 @@ class TableClient(ClientBase):
         assert result is not None
         return result
 
+    @traced("create_table_if_not_exists")
     async def create_table_if_not_exists(self) -> bool:
         """Create this table unless it exists; return whether it was created.
 
@@ -235,6 +244,7 @@ class TableClient(ClientBase):
         """
         return await send_create_table(self._core, self.table_name, if_not_exists=True) is not None
 
+    @traced("delete_table")
     async def delete_table(self) -> WriteResult:
         """Delete this table; raises :class:`azt.TableNotFoundError` if it does not exist.
 
@@ -249,6 +259,7 @@ class TableClient(ClientBase):
         assert result is not None
         return result
 
+    @traced("delete_table_if_exists")
     async def delete_table_if_exists(self) -> bool:
         """Delete this table if it exists; return whether it was deleted.
 
@@ -258,6 +269,7 @@ class TableClient(ClientBase):
         """
         return await send_delete_table(self._core, self.table_name, if_exists=True) is not None
 
+    @traced("get_access_policy")
     async def get_access_policy(self) -> AccessPolicies:
         """The table's stored access policies: ``{id: AccessPolicy or None}`` (an
         :class:`AccessPolicies` dict that also carries the response's ``request_id``).
@@ -266,6 +278,7 @@ class TableClient(ClientBase):
 
             policies = await table.get_access_policy()
         """
+        self._core.flavor.require("get_access_policy")
         resp = await self._core.send(
             "GET",
             self._table_path,
@@ -279,6 +292,7 @@ class TableClient(ClientBase):
             request_id=resp.headers.get("x-ms-request-id"),
         )
 
+    @traced("set_access_policy")
     async def set_access_policy(self, policies: Mapping[str, AccessPolicy | None]) -> WriteResult:
         """Replace the table's stored access policies (at most 5; ``{}`` clears them).
 
@@ -288,6 +302,7 @@ class TableClient(ClientBase):
                 {"readers": AccessPolicy(permission="r", expiry=datetime(2030, 1, 1, tzinfo=UTC))}
             )
         """
+        self._core.flavor.require("set_access_policy")
         if len(policies) > 5:
             raise ValidationError("a table has at most 5 stored access policies")
         for policy_id in policies:
@@ -311,6 +326,7 @@ class TableClient(ClientBase):
         body: bytes = self._core.codec.encode_entity(entity)
         return body
 
+    @traced("insert_entity", key_arg="entity", entities=1)
     async def insert_entity(
         self, entity: EntityArg, *, return_content: bool = False
     ) -> WriteResult:
@@ -329,8 +345,8 @@ class TableClient(ClientBase):
             await table.insert_entity(movie)      # movie.ETag, movie.Timestamp now set
         """
         data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data)
-        extra = companions(obj, "create", None, data, None)
+        pk, rk = check_entity(data, self._core.limits)
+        extra = companions(obj, "create", None, data, None, self._core.limits)
         if extra:
             return await self._write_group(BatchOperation("create", data, source=obj), extra)
         core = self._core
@@ -386,6 +402,7 @@ class TableClient(ClientBase):
             )
         raise exc
 
+    @traced("update_entity", key_arg="entity", entities=1)
     async def update_entity(
         self,
         entity: EntityArg,
@@ -415,12 +432,12 @@ class TableClient(ClientBase):
             await table.update_entity(hero)       # If-Match: hero.ETag
         """
         data, obj, own_etag = entity_source(entity)
-        pk, rk = check_entity(data)
+        pk, rk = check_entity(data, self._core.limits)
         etag = check_etag(etag if etag is not None else own_etag or "*")
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "update_entity(mode=REPLACE)")
-        extra = companions(obj, "update", mode, data, etag)
+        extra = companions(obj, "update", mode, data, etag, self._core.limits)
         if extra:
             op = BatchOperation("update", data, mode=mode, etag=etag, source=obj)
             return await self._write_group(op, extra)
@@ -446,6 +463,7 @@ class TableClient(ClientBase):
         write_back(obj, new_etag)
         return written(resp, new_etag)
 
+    @traced("upsert_entity", key_arg="entity", entities=1)
     async def upsert_entity(
         self,
         entity: EntityArg,
@@ -465,11 +483,11 @@ class TableClient(ClientBase):
                                       UpdateMode.REPLACE)
         """
         data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data)
+        pk, rk = check_entity(data, self._core.limits)
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
-        extra = companions(obj, "upsert", mode, data, None)
+        extra = companions(obj, "upsert", mode, data, None, self._core.limits)
         if extra:
             op = BatchOperation("upsert", data, mode=mode, source=obj)
             return await self._write_group(op, extra)
@@ -494,6 +512,7 @@ class TableClient(ClientBase):
     async def delete_entity(
         self, entity: EntityArg, /, *, etag: str | None = None
     ) -> WriteResult: ...
+    @traced("delete_entity", key_arg="partition_key", entities=1)
     async def delete_entity(
         self,
         partition_key: str | EntityArg,
@@ -519,8 +538,8 @@ class TableClient(ClientBase):
                     "delete_entity() takes (partition_key, row_key) or one entity; "
                     f"got a PartitionKey and row_key={row_key!r}"
                 )
-            pk = validate_key("PartitionKey", partition_key)
-            rk = validate_key("RowKey", row_key)
+            pk = validate_key("PartitionKey", partition_key, self._core.limits)
+            rk = validate_key("RowKey", row_key, self._core.limits)
             own_etag = None
             extra: list[BatchOperation] = []
         else:
@@ -534,11 +553,13 @@ class TableClient(ClientBase):
                     "delete_entity() takes (partition_key, row_key) or an entity (a mapping "
                     f"or an entity object), got {type(partition_key).__name__}"
                 )
-            pk = validate_key("PartitionKey", plain_value(data.get("PartitionKey")))
-            rk = validate_key("RowKey", plain_value(data.get("RowKey")))
+            pk = validate_key(
+                "PartitionKey", plain_value(data.get("PartitionKey")), self._core.limits
+            )
+            rk = validate_key("RowKey", plain_value(data.get("RowKey")), self._core.limits)
         etag = check_etag(etag if etag is not None else own_etag or "*")
         if not isinstance(partition_key, str):
-            extra = companions(obj, "delete", None, None, etag)
+            extra = companions(obj, "delete", None, None, etag, self._core.limits)
         if extra:
             op = BatchOperation("delete", {"PartitionKey": pk, "RowKey": rk}, etag=etag)
             return await self._write_group(op, extra)
@@ -576,6 +597,7 @@ class TableClient(ClientBase):
         select: Sequence[str] | None = None,
         entity_class: EntityFactory[_E],
     ) -> _E: ...
+    @traced("get_entity", key_arg="partition_key", entities=1)
     async def get_entity(
         self,
         partition_key: str,
@@ -597,8 +619,8 @@ class TableClient(ClientBase):
             movie = await table.get_entity("Action", "Heat", select=["Rating"])
             hero = await table.get_entity("Action", "Heat", entity_class=Movie)
         """
-        pk = validate_key("PartitionKey", partition_key)
-        rk = validate_key("RowKey", row_key)
+        pk = validate_key("PartitionKey", partition_key, self._core.limits)
+        rk = validate_key("RowKey", row_key, self._core.limits)
         if entity_class is None:
             return await self._get(pk, rk, select, self._core.odata_read, location="read")
         decode = getattr(entity_class, "__azt_decode__", None)
@@ -742,7 +764,9 @@ class TableClient(ClientBase):
 
         if select and page_decoder is None:
             decode = projected_rows(decode)  # a replace of one would lose the rest
-        return query_pager(core, self._query_path, params, continuation, "table", decode)
+        return query_pager(
+            core, self._query_path, params, continuation, "table", decode, table=self.table_name
+        )
 
     def list_entities(
         self,
@@ -768,7 +792,8 @@ class TableClient(ClientBase):
 
         Each operation is encoded (in this client's wire format) once, when it is added,
         and those bytes are what :meth:`submit_transaction` sends; ``batch.size`` is the
-        exact request body size so far (the service takes up to 4 MiB).
+        exact request body size so far (the service takes up to 4 MiB; the Cosmos DB
+        flavour 2 MB). Entities are checked against this client's flavour's limits.
 
         Example::
 
@@ -782,9 +807,10 @@ class TableClient(ClientBase):
     def batch_writer(self, *, max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES) -> BatchWriter:
         """A :class:`BatchWriter` for this table, used as ``async with``: operations are
         grouped by PartitionKey and sent as transactions of up to 100 operations and
-        4 MiB (exact encoded sizes); a group is also sent when the buffered bytes pass
-        ``max_buffer_bytes``, and the rest on exit. Failed operations are raised together
-        on exit (:class:`BatchWriteError`, each with its index, keys and error).
+        4 MiB (2 MB on Cosmos DB; exact encoded sizes); a group is also sent when the
+        buffered bytes pass ``max_buffer_bytes``, and the rest on exit. Failed operations
+        are raised together on exit (:class:`BatchWriteError`, each with its index, keys
+        and error).
 
         Example::
 
@@ -803,8 +829,10 @@ class TableClient(ClientBase):
         single-request write would."""
         operations = [main, *extra]
         while True:
+            batch = self.batch()
+            batch._add_group(checked_operation(operations[0], batch.limits), operations[1:])
             try:
-                results = await self.submit_transaction(operations)
+                results = await self.submit_transaction(batch)
             except TransactionError as exc:
                 drop = droppable_companion(exc, operations)
                 if drop is not None:
@@ -818,6 +846,7 @@ class TableClient(ClientBase):
     def _operation_encoder(self) -> OperationEncoder:
         return OperationEncoder(self._core, self.table_name)
 
+    @traced("submit_transaction", key_arg="batch", entities=len)
     async def submit_transaction(
         self, batch: TableBatch | Iterable[BatchOperation]
     ) -> list[WriteResult]:
@@ -838,21 +867,27 @@ class TableClient(ClientBase):
             except TransactionError as exc:
                 print(exc.index, exc.operation, type(exc.error).__name__)
         """
+        core = self._core
         if not isinstance(batch, TableBatch):
             builder = self.batch()
             for op in batch:
                 builder.add(op)
             batch = builder
-        if batch.table_name.lower() != self.table_name.lower():
+        same_table = (
+            batch.table_name == self.table_name  # Cosmos DB table names are case-sensitive
+            if core.flavor is Flavor.COSMOS
+            else batch.table_name.lower() == self.table_name.lower()
+        )
+        if not same_table:
             raise BatchValidationError(
                 f"the batch was built for table {batch.table_name!r}, not {self.table_name!r}"
             )
         operations = batch.operations
         if not operations:
             raise BatchValidationError("the transaction has no operations")
-        core = self._core
-        # Encoded as operations were added (re-encoded only for a batch built elsewhere);
-        # BatchValidationError over 4 MiB.
+        # Encoded as operations were added; a batch built elsewhere (another client, or
+        # another flavour) is checked again against this client's flavour and re-encoded.
+        # BatchValidationError over the flavour's largest body (4 MiB; Cosmos DB 2 MB).
         content_type, body = batch._body(self._operation_encoder())
         headers = dict(core.odata_read)
         headers["Content-Type"] = content_type

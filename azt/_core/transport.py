@@ -40,6 +40,10 @@ __all__ = [
     "redact_url",
 ]
 
+#: Largest response header line accepted: two keys of 1,024 characters percent-encode to
+#: at most 2 x 12 KiB (astral characters, 4 UTF-8 bytes each, 3 bytes per escape).
+_MAX_HEADER_BYTES = 64 * 1024
+
 #: aiohttp warns (ResourceWarning) about raw ``bytes`` bodies above 1 MiB; 4 MiB batches are
 #: normal here, so larger bodies go out as a file-like payload (same bytes, same length).
 _LARGE_BODY = 1024 * 1024
@@ -208,6 +212,27 @@ class AiohttpTransport:
         """
         return self._closed
 
+    def reset_after_fork(self) -> object | None:
+        """In a child after ``os.fork()``: forget the session inherited from the parent,
+        without closing it, so that the next ``send`` opens a fresh one on the child's loop.
+
+        The inherited session's sockets (and TLS state) are shared with the parent: closing
+        them in the child could end or corrupt the parent's connections, and so could
+        letting the child garbage-collect them. The inherited session (``None`` if there
+        was none) is returned for the caller to keep referenced for the rest of the child's
+        life; it must never be used or closed there. A closed transport stays closed.
+
+        Example::
+
+            >>> kept = []
+            >>> transport = AiohttpTransport()
+            >>> kept.append(transport.reset_after_fork())   # in the child, after os.fork()
+            >>> kept, transport.closed
+            ([None], False)
+        """
+        inherited, self._session, self._loop = self._session, None, None
+        return inherited
+
     def _open(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         limits = self._limits
@@ -224,6 +249,12 @@ class AiohttpTransport:
             timeout=aiohttp.ClientTimeout(total=t.total, connect=t.connect, sock_read=t.read),
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=True,
+            # A response names the entity it wrote (Location, and the echoed id): with
+            # keys of 1,024 characters that percent-encode to 9 KiB each, such a header
+            # passes aiohttp's default 8,190-byte limit, and a write the service applied
+            # would read as a broken connection. Every legal key pair must fit.
+            max_line_size=_MAX_HEADER_BYTES,
+            max_field_size=_MAX_HEADER_BYTES,
         )
         # aiohttp silently re-sends idempotent requests (PUT, DELETE, GET) once when a pooled
         # connection turns out to be closed. That retry would reuse the old date, signature

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -28,7 +29,14 @@ from azt._edm.types import (
 )
 from azt._errors import ValidationError
 
-__all__ = ["utf16_len", "validate_entity", "validate_key"]
+__all__ = [
+    "COSMOS_LIMITS",
+    "STORAGE_LIMITS",
+    "ServiceLimits",
+    "utf16_len",
+    "validate_entity",
+    "validate_key",
+]
 
 MAX_PROPERTIES: Final = 252
 """Custom properties per entity (255 minus PartitionKey, RowKey, Timestamp)."""
@@ -46,6 +54,57 @@ SYSTEM_PROPERTIES: Final = frozenset({"PartitionKey", "RowKey", "Timestamp"})
 _KEY_FORBIDDEN: Final = re.compile(r"[/\\#?\x00-\x1f\x7f-\x9f]")
 
 
+@dataclass(frozen=True, slots=True)
+class ServiceLimits:
+    """The limits of one service flavour that differ between Azure Table storage and the
+    Azure Cosmos DB Table API (``docs/cosmos.md``); the rest are the module constants.
+
+    ``max_row_key_bytes``: a RowKey limit in UTF-8 bytes on top of the 1024 UTF-16 code
+    units every key has (Cosmos: 255 bytes; ``None``: none). ``reserved_names``: custom
+    property names the flavour refuses, compared case-insensitively (Cosmos reserves
+    ``id``, ``rid``, ``etag`` and ``ResourceId``). ``max_batch_bytes``: the size of an
+    entity group transaction's body (Storage 4 MiB, Cosmos 2 MB).
+
+    Example::
+
+        >>> COSMOS_LIMITS.max_row_key_bytes, STORAGE_LIMITS.max_row_key_bytes
+        (255, None)
+        >>> validate_key("RowKey", "r" * 256, COSMOS_LIMITS)
+        Traceback (most recent call last):
+        ...
+        azt._errors.ValidationError: RowKey is 256 bytes as UTF-8; the Cosmos DB Table API ...
+    """
+
+    flavor: str
+    max_row_key_bytes: int | None = None
+    reserved_names: frozenset[str] = frozenset()
+    max_batch_bytes: int = 4 * 1024 * 1024
+
+    @property
+    def is_storage(self) -> bool:
+        """True for Azure Table storage's limits (the fast path's own).
+
+        Example::
+
+            >>> STORAGE_LIMITS.is_storage, COSMOS_LIMITS.is_storage
+            (True, False)
+        """
+        return self.max_row_key_bytes is None and not self.reserved_names
+
+
+STORAGE_LIMITS: Final = ServiceLimits("storage")
+"""Azure Table storage (and Azurite, and the stub's default flavour)."""
+
+COSMOS_LIMITS: Final = ServiceLimits(
+    "cosmos",
+    max_row_key_bytes=255,
+    reserved_names=frozenset({"id", "rid", "etag", "resourceid"}),
+    max_batch_bytes=2 * 1000 * 1000,
+)
+"""The Azure Cosmos DB Table API (its FAQ: RowKey up to 255 bytes, batches up to 2 MB,
+reserved property names ID, rid, etag, ResourceId)."""
+
+
 def utf16_len(text: str) -> int:
     """Length of ``text`` in UTF-16 code units (how the service counts string sizes).
 
@@ -59,11 +118,12 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def validate_key(name: str, value: object) -> str:
+def validate_key(name: str, value: object, limits: ServiceLimits = STORAGE_LIMITS) -> str:
     """Check a PartitionKey or RowKey value (PROTOCOL.md 5.4) and return it.
 
     Keys are strings of at most 1024 UTF-16 code units without ``/ \\ # ?`` or control
-    characters (U+0000-U+001F, U+007F-U+009F). The empty string is allowed.
+    characters (U+0000-U+001F, U+007F-U+009F). The empty string is allowed. ``limits``
+    adds a flavour's own key limits (:data:`COSMOS_LIMITS`: a RowKey of at most 255 bytes).
 
     Example::
 
@@ -88,7 +148,37 @@ def validate_key(name: str, value: object) -> str:
             f"{name} {shown!r} contains {m.group()!r} at index {m.start()}; keys may not contain "
             "'/', '\\', '#', '?' or control characters (U+0000-U+001F, U+007F-U+009F)"
         )
+    if limits.max_row_key_bytes is not None and name == "RowKey":
+        _check_row_key_bytes(value, limits)
     return value
+
+
+def _check_row_key_bytes(value: str, limits: ServiceLimits) -> None:
+    cap = limits.max_row_key_bytes
+    if cap is None or len(value) * 4 <= cap:  # at most 4 UTF-8 bytes per character
+        return
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > cap:
+        raise ValidationError(
+            f"RowKey is {size} bytes as UTF-8; the Cosmos DB Table API allows at most {cap}"
+        )
+
+
+def _check_flavor(entity: Mapping[str, Any], limits: ServiceLimits) -> None:
+    """The flavour's own entity rules (after the common checks passed)."""
+    row_key = entity.get("RowKey")
+    if isinstance(row_key, Typed):
+        row_key = row_key.value
+    if isinstance(row_key, str):
+        _check_row_key_bytes(row_key, limits)
+    reserved = limits.reserved_names
+    if reserved:
+        for name, value in entity.items():
+            if value is not None and isinstance(name, str) and name.lower() in reserved:
+                raise ValidationError(
+                    f"property name {name!r} is reserved by the Cosmos DB Table API "
+                    "(ID, rid, etag and ResourceId are not supported as property names)"
+                )
 
 
 def _value_size(t: EdmType, v: Any) -> int:
@@ -214,6 +304,7 @@ def validate_entity(
     *,
     types: Mapping[str, EdmType] | None = None,
     require_keys: bool = True,
+    limits: ServiceLimits = STORAGE_LIMITS,
 ) -> None:
     """Check an entity against the service limits before it is sent.
 
@@ -224,7 +315,8 @@ def validate_entity(
     binaries at most 64 KiB, and the entity's estimated size at most 1 MiB. ``None``
     values are skipped (they are not sent) and ``Timestamp`` is ignored (the service
     sets it). ``types`` (or ``entity.edm_types``) give explicit types as in encoding.
-    Raises ``ValidationError`` naming the property and the limit.
+    ``limits`` adds a flavour's own rules (:data:`COSMOS_LIMITS`: RowKey bytes, reserved
+    property names). Raises ``ValidationError`` naming the property and the limit.
 
     Example::
 
@@ -236,6 +328,8 @@ def validate_entity(
     """
     if not _plainly_valid(entity, types, require_keys):
         _check_fully(entity, types=types, require_keys=require_keys)
+    if not limits.is_storage:
+        _check_flavor(entity, limits)
 
 
 def _check_fully(

@@ -20,6 +20,7 @@ from azt._core.batch import BatchOperation, TableBatch, companions, droppable_co
 from azt._core.results import UpdateMode
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
+from azt._core.tracing import run_traced
 from azt._edm.validation import validate_entity
 from azt._errors import (
     AztError,
@@ -433,7 +434,13 @@ class TableContext:
             result = await ctx.save_changes(SaveChangesOptions.BATCH)
             print(len(result.succeeded))
         """
-        return await self._save(options, max_concurrency, self._service, allow_property_loss)
+        save = functools.partial(
+            self._save, options, max_concurrency, self._service, allow_property_loss
+        )
+        # One span for the save; its requests and transactions are the client's child spans.
+        return await run_traced(
+            self._service._core.tracing, "save_changes", None, save, entities=len
+        )
 
     def mark_complete(self, entity: object) -> None:
         """Declare that a tracked entity holds every property the stored entity should
@@ -590,9 +597,9 @@ class TableContext:
             groups.setdefault((change.descriptor.key[0], change.partition_key), []).append(change)
         # Build (and so validate) every transaction before anything is sent. Each change is
         # encoded once, into the part it is sent as; transactions are cut on those exact
-        # sizes (100 operations, 4 MiB of request body), keeping the plan's order, and a
-        # change never leaves its index rows (a group too large for one transaction is
-        # refused here).
+        # sizes (100 operations, 4 MiB of request body: the table client's flavour's limit,
+        # 2 MB on Cosmos DB), keeping the plan's order, and a change never leaves its index
+        # rows (a group too large for one transaction is refused here).
         built: list[tuple[TableClient, TableBatch, list[PendingChange]]] = []
         for members in groups.values():
             table = self._table(service, members[0].table)

@@ -52,6 +52,11 @@ class Progress:
         self.interval = interval
         self.entities = 0
         self.nbytes = 0
+        #: entities per second now (set by a bulk load; else the average is shown)
+        self.current_rate: float | None = None
+        #: transactions in flight allowed now, and how many were throttled (bulk loads)
+        self.concurrency: int | None = None
+        self.throttled = 0
         self._start = time.monotonic()
         self._last_draw = float("-inf")
         self._width = 0
@@ -77,7 +82,7 @@ class Progress:
         """
         now = time.monotonic() if now is None else now
         elapsed = max(now - self._start, 1e-9)
-        rate = self.entities / elapsed
+        rate = self.entities / elapsed if self.current_rate is None else self.current_rate
         parts = [self.label]
         if self.total_bytes is not None:
             frac = min(self.nbytes / self.total_bytes, 1.0)
@@ -85,7 +90,28 @@ class Progress:
             parts.append(f"[{'#' * filled}{'.' * (_WIDTH - filled)}] {frac * 100:3.0f}%")
         parts.append(f"{self.entities:,} entities")
         parts.append(f"{rate:,.0f}/s")
+        if self.concurrency is not None:
+            parts.append(f"concurrency {self.concurrency}")
+            if self.throttled:
+                parts.append(f"{self.throttled:,} throttled")
         return "  ".join(parts)
+
+    def bulk(self, *, rate: float, concurrency: int, throttled: int) -> None:
+        """Show a bulk load's current rate, concurrency and throttled requests (drawn
+        with the next :meth:`advance`, or now when the interval has passed).
+
+        Example::
+
+            >>> import io
+            >>> bar = Progress("import t", stream=io.StringIO(), enabled=False)
+            >>> bar.bulk(rate=950.0, concurrency=6, throttled=2)
+            >>> bar.line(0.0).split("  ")[2:]
+            ['950/s', 'concurrency 6', '2 throttled']
+        """
+        self.current_rate = rate
+        self.concurrency = concurrency
+        self.throttled = throttled
+        self.advance()
 
     def _draw(self, now: float) -> None:
         text = self.line(now)

@@ -28,6 +28,7 @@ Example::
 """
 
 from azt.sync._generated import (
+    BatchWriter,
     ContextQuery,
     Pager,
     Query,
@@ -37,6 +38,7 @@ from azt.sync._generated import (
 )
 
 __all__ = [
+    "BatchWriter",
     "ContextQuery",
     "Pager",
     "Query",

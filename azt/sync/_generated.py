@@ -17,27 +17,35 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
 from typing import Any, Generic, Literal, Self, overload
 
-from azt._core.base import _KEEP, _Keep
+from azt._core.base import _KEEP, EntityArg, EntityFactory, _Keep
 from azt._core.batch import BatchOperation, TableBatch
+from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriteOutcome
+from azt._core.batch_writer import BatchWriter as _AsyncBatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,
     AmbiguousOutcomePolicy,
+    Flavor,
     LocationMode,
     PoolLimits,
     RetryPolicy,
     Timeouts,
     WireFormat,
 )
+from azt._core.hooks import (
+    EventHooksArg,
+)
 from azt._core.pagination import AsyncPager as _AsyncPager
 from azt._core.pagination import ContinuationToken, Fetch, Page, T
 from azt._core.results import AccessPolicies, UpdateMode, WriteResult
 from azt._core.retry import Sleep
 from azt._core.service_client import TableServiceClient as _AsyncTableServiceClient
-from azt._core.table_client import _R
+from azt._core.table_client import _E, _R
 from azt._core.table_client import TableClient as _AsyncTableClient
+from azt._core.tracing import TracingOptions
 from azt._core.transport import Transport
 from azt._core.wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt._edm.entity import TableEntity
@@ -47,6 +55,7 @@ from azt._orm.pages import QueryPage, QueryTarget
 from azt._orm.planner import QueryPlan
 from azt._orm.query import CompiledQuery, R
 from azt._orm.query import Query as _AsyncQuery
+from azt._uow.context import _NO_ARG
 from azt._uow.context import R as _context_R
 from azt._uow.context import TableContext as _AsyncTableContext
 from azt._uow.descriptor import EntityDescriptor
@@ -55,7 +64,15 @@ from azt._uow.query import R as _query_R
 from azt._uow.types import EntityState, MergeOption, SaveChangesOptions, SaveChangesResult
 from azt.sync._runtime import UNBOUND, Runtime, Wrapper, runtime_of, track_transport, unwrap
 
-__all__ = ["ContextQuery", "Pager", "Query", "TableClient", "TableContext", "TableServiceClient"]
+__all__ = [
+    "BatchWriter",
+    "ContextQuery",
+    "Pager",
+    "Query",
+    "TableClient",
+    "TableContext",
+    "TableServiceClient",
+]
 
 
 class Pager(Wrapper, Generic[T]):
@@ -166,6 +183,9 @@ class TableClient(Wrapper):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
         self._inner = _AsyncTableClient(
             endpoint,
@@ -184,6 +204,9 @@ class TableClient(Wrapper):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            event_hooks=event_hooks,
+            tracing=tracing,
+            flavor=flavor,
         )
         rt = None
         self._owns = rt is None
@@ -293,74 +316,153 @@ class TableClient(Wrapper):
         """
         return self._rt.run(self._inner.set_access_policy(policies))
 
-    def insert_entity(
-        self, entity: Mapping[str, Any], *, return_content: bool = False
-    ) -> WriteResult:
+    def insert_entity(self, entity: EntityArg, *, return_content: bool = False) -> WriteResult:
         """Insert a new entity; :class:`azt.EntityAlreadyExistsError` if the keys exist.
 
-        With ``return_content=True`` the service echoes the stored entity (with its
-        Timestamp) in ``result.entity``.
+        ``entity`` is a mapping or an entity object (``azt.Entity``, ``azt.DynamicEntity``);
+        an object gets the new ``ETag`` and ``Timestamp`` written back. With
+        ``return_content=True`` the service echoes the stored entity (with its Timestamp)
+        in ``result.entity``.
 
         Example::
 
             result = table.insert_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
             print(result.etag, result.request_id)
+            movie = Movie("Action", "Heat", rating=4.5)
+            table.insert_entity(movie)      # movie.ETag, movie.Timestamp now set
         """
         return self._rt.run(self._inner.insert_entity(entity, return_content=return_content))
 
     def update_entity(
-        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE, *, etag: str = "*"
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        etag: str | None = None,
+        allow_property_loss: bool = False,
     ) -> WriteResult:
         """Merge into or replace an existing entity.
 
-        ``etag="*"`` (default) updates unconditionally (the entity must exist); pass the
-        entity's ETag (``entity.metadata.etag``) for optimistic concurrency:
+        ``etag`` is the ``If-Match``: ``"*"`` updates unconditionally (the entity must
+        exist); an ETag (``entity.metadata.etag``) makes it optimistic:
         :class:`azt.PreconditionFailedError` when it changed meanwhile,
-        :class:`azt.EntityNotFoundError` when it is gone.
+        :class:`azt.EntityNotFoundError` when it is gone. Left out, it is the ETag an
+        entity object (``azt.Entity``, ``azt.DynamicEntity``) carries, else ``"*"`` (a
+        plain mapping is always unconditional unless given one). An object gets the new
+        ``ETag`` and ``Timestamp`` written back. ``UpdateMode.REPLACE`` of an entity read
+        with ``select`` raises :class:`azt.PropertyLossError` (nothing is sent) unless
+        ``allow_property_loss``: it would delete what was not selected.
 
         Example::
 
             movie["Rating"] = 5.0
             table.update_entity(movie, UpdateMode.MERGE, etag=movie.metadata.etag)
+            hero = table.get_entity("Action", "Heat", entity_class=Movie)
+            hero.rating = 5.0
+            table.update_entity(hero)       # If-Match: hero.ETag
         """
-        return self._rt.run(self._inner.update_entity(entity, mode, etag=etag))
+        return self._rt.run(
+            self._inner.update_entity(
+                entity, mode, etag=etag, allow_property_loss=allow_property_loss
+            )
+        )
 
     def upsert_entity(
-        self, entity: Mapping[str, Any], mode: UpdateMode = UpdateMode.MERGE
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        allow_property_loss: bool = False,
     ) -> WriteResult:
-        """Insert the entity, or merge into / replace the existing one.
+        """Insert the entity, or merge into / replace the existing one (unconditionally;
+        ``REPLACE`` of an entity read with ``select``: as :meth:`update_entity`).
+
+        ``entity`` is a mapping or an entity object, which gets the new ``ETag`` and
+        ``Timestamp`` written back.
 
         Example::
 
             table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "n": 2},
                                       UpdateMode.REPLACE)
         """
-        return self._rt.run(self._inner.upsert_entity(entity, mode))
+        return self._rt.run(
+            self._inner.upsert_entity(entity, mode, allow_property_loss=allow_property_loss)
+        )
 
-    def delete_entity(self, partition_key: str, row_key: str, *, etag: str = "*") -> WriteResult:
-        """Delete an entity (conditional on ``etag`` unless ``"*"``).
+    @overload
+    def delete_entity(
+        self, partition_key: str, row_key: str, *, etag: str | None = None
+    ) -> WriteResult: ...
 
-        :class:`azt.EntityNotFoundError` if it does not exist.
+    @overload
+    def delete_entity(self, entity: EntityArg, /, *, etag: str | None = None) -> WriteResult: ...
+
+    def delete_entity(
+        self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
+    ) -> WriteResult:
+        """Delete an entity, by its keys or given the entity (a mapping or an entity object).
+
+        ``etag`` is the ``If-Match``: ``"*"`` deletes unconditionally, an ETag only the
+        version it names (:class:`azt.PreconditionFailedError` otherwise). Left out, it is
+        the ETag an entity object carries, else ``"*"``. :class:`azt.EntityNotFoundError`
+        if it does not exist.
 
         Example::
 
             table.delete_entity("Action", "Heat", etag=movie.metadata.etag)
+            table.delete_entity(hero)       # an azt.Entity: If-Match hero.ETag
         """
-        return self._rt.run(self._inner.delete_entity(partition_key, row_key, etag=etag))
+        inner: Any = self._inner
+        coro: Coroutine[Any, Any, WriteResult] = inner.delete_entity(
+            partition_key, row_key, etag=etag
+        )
+        return self._rt.run(coro)
+
+    @overload
+    def get_entity(
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        select: Sequence[str] | None = None,
+        entity_class: None = None,
+    ) -> TableEntity: ...
+
+    @overload
+    def get_entity(
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        select: Sequence[str] | None = None,
+        entity_class: EntityFactory[_E],
+    ) -> _E: ...
 
     def get_entity(
-        self, partition_key: str, row_key: str, *, select: Sequence[str] | None = None
-    ) -> TableEntity:
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        select: Sequence[str] | None = None,
+        entity_class: EntityFactory[Any] | None = None,
+    ) -> Any:
         """Read one entity; :class:`azt.EntityNotFoundError` if it does not exist.
 
-        ``select`` limits the properties returned (system properties are not added).
-        ``entity.metadata`` is a :class:`ResponseMetadata` (ETag, Timestamp, request id).
+        ``select`` limits the properties returned (system properties are not added to a
+        ``TableEntity``). ``entity.metadata`` is a :class:`ResponseMetadata` (ETag,
+        Timestamp, request id). With ``entity_class`` (an ``azt.Entity`` class or
+        ``azt.DynamicEntity``) the result is an instance of it; a ``select`` then also
+        reads the keys and Timestamp, and leaves the other properties unset.
 
         Example::
 
             movie = table.get_entity("Action", "Heat", select=["Rating"])
+            hero = table.get_entity("Action", "Heat", entity_class=Movie)
         """
-        return self._rt.run(self._inner.get_entity(partition_key, row_key, select=select))
+        inner: Any = self._inner
+        return self._rt.run(
+            inner.get_entity(partition_key, row_key, select=select, entity_class=entity_class)
+        )
 
     @overload
     def query_entities(
@@ -458,6 +560,11 @@ class TableClient(Wrapper):
     def batch(self) -> TableBatch:
         """A new, empty :class:`TableBatch` for this table.
 
+        Each operation is encoded (in this client's wire format) once, when it is added,
+        and those bytes are what :meth:`submit_transaction` sends; ``batch.size`` is the
+        exact request body size so far (the service takes up to 4 MiB; the Cosmos DB
+        flavour 2 MB). Entities are checked against this client's flavour's limits.
+
         Example::
 
             batch = table.batch()
@@ -467,10 +574,29 @@ class TableClient(Wrapper):
         """
         return self._inner.batch()
 
+    def batch_writer(self, *, max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES) -> BatchWriter:
+        """A :class:`BatchWriter` for this table, used as ``with``: operations are
+        grouped by PartitionKey and sent as transactions of up to 100 operations and
+        4 MiB (2 MB on Cosmos DB; exact encoded sizes); a group is also sent when the
+        buffered bytes pass ``max_buffer_bytes``, and the rest on exit. Failed operations
+        are raised together on exit (:class:`BatchWriteError`, each with its index, keys
+        and error).
+
+        Example::
+
+            with table.batch_writer() as writer:
+                for row in rows:
+                    writer.upsert(row)
+        """
+        return BatchWriter._from_inner(
+            self._rt, self._inner.batch_writer(max_buffer_bytes=max_buffer_bytes)
+        )
+
     def submit_transaction(self, batch: TableBatch | Iterable[BatchOperation]) -> list[WriteResult]:
         """Run an entity group transaction: all operations succeed or none is applied.
 
-        Returns one :class:`WriteResult` per operation, in order. A failure raises
+        Returns one :class:`WriteResult` per operation, in order; entity objects the
+        operations were built from get their new ETag and Timestamp. A failure raises
         :class:`azt.TransactionError` naming the failing operation (``index``,
         ``operation``) with the specific error in ``error``.
 
@@ -561,6 +687,16 @@ class TableClient(Wrapper):
         return self._inner.account_name
 
     @property
+    def flavor(self) -> Flavor:
+        """The account's service flavour (from the endpoint, or ``flavor=``).
+
+        Example::
+
+            service.flavor  # Flavor.STORAGE; Flavor.COSMOS for *.table.cosmos.azure.com
+        """
+        return self._inner.flavor
+
+    @property
     def wire_format(self) -> WireFormat:
         """The payload format this client speaks.
 
@@ -608,9 +744,15 @@ class TableServiceClient(Wrapper):
     * ``server_timeout``: seconds sent as ``timeout=`` on every request (the service's
       own budget, at most 30 s); ``location_mode``: :class:`azt.LocationMode`, where reads
       go. :meth:`with_options` makes a copy with other values, sharing the connections.
+    * ``flavor``: :class:`azt.Flavor`, the service the account is (default: Cosmos DB
+      for ``*.table.cosmos.azure.com`` endpoints, else Storage); it sets the client-side
+      limits and refuses what Cosmos DB lacks (``docs/cosmos.md``).
     * ``transport``: a custom :class:`azt.Transport` (e.g. :class:`azt.MockTransport`;
       the caller closes it); ``sleep`` and ``uniform``: injected sleep and jitter source
       for tests; ``user_agent``: the ``User-Agent`` header.
+    * ``event_hooks``: ``{"request": [...], "response": [...]}``, functions (plain or
+      ``async``) called around every HTTP attempt with an :class:`azt.RequestInfo` /
+      :class:`azt.ResponseInfo` (:class:`azt.EventHooks`); their exceptions propagate.
 
     Example::
 
@@ -640,6 +782,9 @@ class TableServiceClient(Wrapper):
         user_agent: str | None = None,
         server_timeout: int | None = None,
         location_mode: LocationMode = LocationMode.PRIMARY,
+        event_hooks: EventHooksArg = None,
+        tracing: TracingOptions | None = None,
+        flavor: Flavor | None = None,
     ) -> None:
         self._inner = _AsyncTableServiceClient(
             endpoint,
@@ -657,6 +802,9 @@ class TableServiceClient(Wrapper):
             user_agent=user_agent,
             server_timeout=server_timeout,
             location_mode=location_mode,
+            event_hooks=event_hooks,
+            tracing=tracing,
+            flavor=flavor,
         )
         rt = None
         self._owns = rt is None
@@ -889,6 +1037,16 @@ class TableServiceClient(Wrapper):
         return self._inner.account_name
 
     @property
+    def flavor(self) -> Flavor:
+        """The account's service flavour (from the endpoint, or ``flavor=``).
+
+        Example::
+
+            service.flavor  # Flavor.STORAGE; Flavor.COSMOS for *.table.cosmos.azure.com
+        """
+        return self._inner.flavor
+
+    @property
     def wire_format(self) -> WireFormat:
         """The payload format this client speaks.
 
@@ -910,6 +1068,167 @@ class TableServiceClient(Wrapper):
         return self._inner.closed
 
 
+class BatchWriter(Wrapper):
+    """Buffers writes, groups them by PartitionKey and sends each group as entity group
+    transactions: at 100 operations, at the exact 4 MiB body limit, when the buffered
+    bytes pass ``max_buffer_bytes`` (its largest group is sent), on :meth:`flush` and
+    on a clean exit. The blocking twin of :class:`azt.BatchWriter`, from
+    :meth:`TableClient.batch_writer`; a call may send a transaction. Failures are
+    raised together on a clean exit (:class:`azt.BatchWriteError`); when the ``with``
+    body raises, what is still buffered is not sent (:attr:`unsent`). Entity objects
+    get their new ETag and Timestamp once their transaction succeeds.
+
+    Example::
+
+        with table.batch_writer() as writer:
+            writer.insert({"PartitionKey": "p", "RowKey": "1"})
+    """
+
+    __slots__ = ()
+    _inner: _AsyncBatchWriter
+
+    def __init__(
+        self,
+        new_batch: Callable[[], TableBatch],
+        submit: Callable[[TableBatch], Awaitable[list[WriteResult]]],
+        *,
+        max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES,
+    ) -> None:
+        self._inner = _AsyncBatchWriter(new_batch, submit, max_buffer_bytes=max_buffer_bytes)
+        rt = None
+        self._owns = False
+        self._rt = UNBOUND if rt is None else rt
+
+    def insert(self, entity: EntityArg) -> None:
+        """Insert ``entity`` (its transaction fails if the entity exists). ``entity`` is a
+        mapping or an entity object (``azt.Entity``, ``azt.DynamicEntity``), which gets
+        the new ``ETag`` and ``Timestamp`` written back once its transaction succeeds.
+
+        Example::
+
+            writer.insert({"PartitionKey": "p", "RowKey": "1", "n": 1})
+            writer.insert(Movie("Action", "Heat"))   # ETag, Timestamp set when sent
+        """
+        self._rt.run(self._inner.insert(entity))
+
+    def upsert(
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        allow_property_loss: bool = False,
+    ) -> None:
+        """Insert ``entity`` or merge into / replace the stored one (unconditionally); an
+        entity object gets the new ``ETag`` and ``Timestamp`` once its transaction succeeds.
+        ``REPLACE`` of an entity read with ``select`` (or by a narrower class) raises
+        :class:`azt.PropertyLossError` unless ``allow_property_loss``.
+
+        Example::
+
+            writer.upsert({"PartitionKey": "p", "RowKey": "1", "n": 2}, UpdateMode.REPLACE)
+        """
+        self._rt.run(self._inner.upsert(entity, mode, allow_property_loss=allow_property_loss))
+
+    def update(
+        self,
+        entity: EntityArg,
+        mode: UpdateMode = UpdateMode.MERGE,
+        *,
+        etag: str | None = None,
+        allow_property_loss: bool = False,
+    ) -> None:
+        """Merge into or replace an existing entity (conditional on ``etag`` unless ``"*"``;
+        left out, the ETag an entity object carries, else ``"*"``). An entity object gets
+        the new ``ETag`` and ``Timestamp`` once its transaction succeeds. ``REPLACE``: as
+        :meth:`upsert`.
+
+        Example::
+
+            writer.update({"PartitionKey": "p", "RowKey": "1", "n": 3}, etag=etag)
+            hero.rating = 5.0
+            writer.update(hero)                # If-Match: hero.ETag
+        """
+        self._rt.run(
+            self._inner.update(entity, mode, etag=etag, allow_property_loss=allow_property_loss)
+        )
+
+    @overload
+    def delete(self, partition_key: str, row_key: str, *, etag: str | None = None) -> None: ...
+
+    @overload
+    def delete(self, entity: EntityArg, /, *, etag: str | None = None) -> None: ...
+
+    def delete(
+        self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
+    ) -> None:
+        """Delete an entity, by its keys or given the entity (a mapping or an entity
+        object); conditional on ``etag`` unless ``"*"``; left out, the ETag an entity
+        object carries, else ``"*"``.
+
+        Example::
+
+            writer.delete("p", "1")
+            writer.delete(hero)                # an azt.Entity: If-Match hero.ETag
+        """
+        inner: Any = self._inner
+        self._rt.run(inner.delete(partition_key, row_key, etag=etag))
+
+    def flush(self) -> None:
+        """Send every buffered operation now (one transaction per partition group).
+
+        Example::
+
+            writer.flush()
+            assert not writer.unsent
+        """
+        self._rt.run(self._inner.flush())
+
+    @property
+    def results(self) -> list[BatchWriteOutcome]:
+        """The outcome of every operation sent so far, in call order.
+
+        Example::
+
+            applied = sum(o.ok for o in writer.results)
+        """
+        return self._inner.results
+
+    @property
+    def unsent(self) -> list[BatchWriteOutcome]:
+        """The buffered operations not sent yet (``result`` and ``error`` are ``None``).
+
+        Example::
+
+            for o in writer.unsent:
+                print("not written:", o.partition_key, o.row_key)
+        """
+        return self._inner.unsent
+
+    @property
+    def transactions(self) -> int:
+        """How many transactions the writer has sent.
+
+        Example::
+
+            print(writer.transactions, "transactions")
+        """
+        return self._inner.transactions
+
+    def __enter__(self) -> Self:
+        self._rt.run(self._inner.__aenter__())
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._rt.run(self._inner.__aexit__(exc_type, exc, tb))
+        if self._owns:
+            self._rt.close()
+
+
 class Query(Wrapper, Generic[R]):
     """An immutable query over one table; every builder method returns a new query.
 
@@ -928,24 +1247,50 @@ class Query(Wrapper, Generic[R]):
     __slots__ = ()
     _inner: _AsyncQuery[R]
 
-    def __init__(self, target: type[R] | QueryTarget[R], client: TableClient | None = None) -> None:
-        self._inner = _AsyncQuery(target, unwrap(client))
-        rt = runtime_of(client)
+    def __init__(
+        self,
+        target: type[R] | QueryTarget[R],
+        source: TableClient | TableServiceClient | str | None = None,
+    ) -> None:
+        self._inner = _AsyncQuery(target, unwrap(source))
+        rt = runtime_of(source)
         self._owns = False
         self._rt = UNBOUND if rt is None else rt
 
-    def using(self, client: TableClient | None) -> Query[R]:
-        """The same query bound to a table client (``azt.TableClient``).
+    def using(self, client: TableClient | TableServiceClient | str | None) -> Query[R]:
+        """The same query bound to what it reads: a table client (``azt.TableClient``), a
+        service client (``azt.TableServiceClient``: the table is the name the query was
+        given, else the one its entity class names), or a table name (bound to a service
+        client by a later ``using``). ``None`` unbinds.
 
         Example::
 
             >>> Query(Movie).using(None).compile().filter is None
             True
+            >>> Query(Movie).using("movies").table_name
+            'movies'
         """
         return Query._from_inner(runtime_of(client) or self._rt, self._inner.using(unwrap(client)))
 
+    @property
+    def table_name(self) -> str | None:
+        """The table the query reads: its table client's, the name it was given, or the
+        one its entity class names (``None``: none known yet).
+
+        Example::
+
+            >>> class Review(Entity, table="reviews"):
+            ...     pass
+            >>> Query(Review).table_name, Query(Review, "critiques").table_name
+            ('reviews', 'critiques')
+        """
+        return self._inner.table_name
+
     def where(self, *conditions: Conditional) -> Query[R]:
-        """Add conditions (joined with ``and`` to what is there).
+        """Add conditions (joined with ``and`` to what is there). A filter the service would
+        refuse, over 15 comparisons in a request (:data:`MAX_COMPARISONS`), is refused here
+        with :class:`azt.ValidationError`; a larger ``or`` is fine when it runs as parallel
+        sub-queries that each stay within the limit.
 
         Example::
 
@@ -956,8 +1301,9 @@ class Query(Wrapper, Generic[R]):
 
     def select(self, *props: Prop[Any] | str) -> Query[R]:
         """Project onto some properties (``$select``, by column or wire name; a name that is
-        not a property name is refused). PartitionKey, RowKey and Timestamp are always added,
-        and so is the discriminator of a resolver choosing by property.
+        not a property name, or more than 255 names in all, is refused). PartitionKey,
+        RowKey and Timestamp are always added, and so is the discriminator of a resolver
+        choosing by property.
 
         Properties outside the projection are left *unset* on the results: reading one raises
         ``AttributeError``, ``repr`` shows ``<not selected>``, and ``to_entity()`` omits them.
@@ -1013,7 +1359,9 @@ class Query(Wrapper, Generic[R]):
         return self._inner.condition
 
     def compile(self) -> CompiledQuery:
-        """The request parameters of this query when run as one request sequence.
+        """The request parameters of this query when run as one request sequence (a
+        fan-out, see :meth:`explain`, sends one per branch instead). What the service would
+        refuse is refused here, as in :meth:`where`.
 
         Example::
 
@@ -1081,6 +1429,49 @@ class Query(Wrapper, Generic[R]):
             movie = q.one_or_none()
         """
         return self._rt.run(self._inner.one_or_none())
+
+    def count(self) -> int:
+        """How many entities the query matches (at most ``take(n)``), following every
+        continuation. Only the keys are read (``$select=PartitionKey,RowKey``), so it costs
+        one request per page of up to 1000 keys.
+
+        Example::
+
+            n = Query(Movie, table).where(Movie.PartitionKey == "Action").count()
+        """
+        return self._rt.run(self._inner.count())
+
+    def first_page(self, continuation: str | None = None) -> QueryPage[R]:
+        """One page of results and the token that resumes after it (``None`` at the end):
+        pass the token back as ``first_page(token)`` (or ``pages(token)``) on the same query,
+        also in another process. A query with no (more) results gives an empty page.
+
+        Example::
+
+            page = Query(Movie, table).page_size(50).first_page()
+            show(page.items)
+            if page.continuation:
+                more = Query(Movie, table).page_size(50).first_page(page.continuation)
+        """
+        return self._rt.run(self._inner.first_page(continuation))
+
+    def delete(self, *, dry_run: bool = False) -> list[R]:
+        """Delete every entity the query matches (at most ``take(n)``); return them.
+
+        Results are read page by page and deleted in entity group transactions of up to
+        100 entities of one partition. Each delete is conditional on the ETag just read, so
+        an entity changed after the read (which may no longer match the query) is not
+        deleted: its transaction fails and :class:`QueryDeleteError` reports what was
+        deleted before (``deleted``), the failed group (``failed``) and the ``error``;
+        nothing after it is deleted. ``dry_run=True`` only reads, returning what would be
+        deleted. The table client must offer transactions (``azt.TableClient`` does).
+
+        Example::
+
+            doomed = Query(Movie, table).where(Movie.rating < 1.0).delete(dry_run=True)
+            gone = Query(Movie, table).where(Movie.rating < 1.0).delete()
+        """
+        return self._rt.run(self._inner.delete(dry_run=dry_run))
 
 
 class ContextQuery(Wrapper, Generic[_query_R]):
@@ -1356,20 +1747,41 @@ class TableContext(Wrapper):
     def merge_option(self, value: MergeOption) -> None:
         self._inner.merge_option = value
 
-    def add(self, table: str, entity: object) -> None:
+    @overload
+    def add(self, entity: object, /) -> None: ...
+
+    @overload
+    def add(self, table: str | TableClient, entity: object, /) -> None: ...
+
+    def add(self, table: object, entity: object = _NO_ARG) -> None:
         """Track a new entity: it is inserted on the next save (the seed's ``AddObject``).
 
-        Raises :class:`IdentityConflictError` when another object is tracked for the key.
+        The table is a name or a :class:`TableClient`; left out, it is the one the entity's
+        class names (``class Movie(Entity, table="movies")``). Raises
+        :class:`IdentityConflictError` when another object is tracked for the key.
 
         Example::
 
             ctx.add("movies", Movie("Action", "Heat", rating=4.5))
+            ctx.add(Review("Heat", "r1"))      # class Review(Entity, table="reviews")
         """
-        self._inner.add(table, entity)
+        inner: Any = self._inner
+        inner.add(unwrap(table), entity)
 
-    def attach(self, table: str, entity: object, etag: str | None = None) -> None:
+    @overload
+    def attach(self, table: str | TableClient, entity: object, etag: str | None = None) -> None: ...
+
+    @overload
+    def attach(self, entity: object, etag: str | None = None, /) -> None: ...
+
+    @overload
+    def attach(self, entity: object, /, *, etag: str | None) -> None: ...
+
+    def attach(self, table: object, entity: object = _NO_ARG, etag: object = None) -> None:
         """Track an existing entity without reading it (the seed's ``AttachTo``).
 
+        The table is a name or a :class:`TableClient`; left out, it is the one the entity's
+        class names (then ``etag`` may follow the entity: ``ctx.attach(review, "*")``).
         ``etag`` is what later updates and deletes send in ``If-Match``: the entity's ETag
         (optimistic concurrency), ``"*"`` (unconditional), or ``None`` (updates become
         upserts; a delete is unconditional). Attaching an object that is already tracked
@@ -1379,8 +1791,10 @@ class TableContext(Wrapper):
         Example::
 
             ctx.attach("movies", Movie("Action", "Cop Out"), "*")
+            ctx.attach(Review("Heat", "r1"), "*")
         """
-        self._inner.attach(table, entity, etag)
+        inner: Any = self._inner
+        inner.attach(unwrap(table), entity, etag)
 
     def update(self, entity: object) -> None:
         """Mark a tracked entity Modified (the seed's ``UpdateObject``).
@@ -1464,7 +1878,11 @@ class TableContext(Wrapper):
         return self._inner.has_changes
 
     def save_changes(
-        self, options: SaveChangesOptions = SaveChangesOptions.NONE, *, max_concurrency: int = 1
+        self,
+        options: SaveChangesOptions = SaveChangesOptions.NONE,
+        *,
+        max_concurrency: int = 1,
+        allow_property_loss: bool = False,
     ) -> SaveChangesResult:
         """Send the pending changes; see :class:`SaveChangesOptions`.
 
@@ -1476,40 +1894,73 @@ class TableContext(Wrapper):
         :class:`azt.ValidationError` before anything is sent. ``max_concurrency`` > 1 runs
         requests (``CONTINUE_ON_ERROR``) or transactions (``BATCH``) in parallel.
 
+        With ``REPLACE_ON_UPDATE``, replacing an entity with an object that does not hold
+        every stored property (read with ``select``, or from a row with properties its
+        class does not declare) would delete the others: the save raises
+        :class:`azt.PropertyLossError` naming them before anything is sent, and the change
+        stays pending. ``allow_property_loss=True`` replaces anyway for this save;
+        :meth:`mark_complete` does so for one entity.
+
         Example::
 
             result = ctx.save_changes(SaveChangesOptions.BATCH)
             print(len(result.succeeded))
         """
-        return self._rt.run(self._inner.save_changes(options, max_concurrency=max_concurrency))
+        return self._rt.run(
+            self._inner.save_changes(
+                options, max_concurrency=max_concurrency, allow_property_loss=allow_property_loss
+            )
+        )
+
+    def mark_complete(self, entity: object) -> None:
+        """Declare that a tracked entity holds every property the stored entity should
+        keep, so that replacing it (``REPLACE_ON_UPDATE``) may delete the stored properties
+        it does not hold, e.g. after a projection (``select``) or a read into a class that
+        declares fewer properties than are stored. It lasts until the entity is read again
+        through the context. Refused (:class:`TrackingError`) for untracked entities.
+
+        Example::
+
+            slim = ctx.query(Movie, "movies").select(Movie.rating).first()
+            slim.rating = 5.0
+            ctx.mark_complete(slim)  # the other stored properties go: intended
+            ctx.save_changes(SaveChangesOptions.REPLACE_ON_UPDATE)
+        """
+        self._inner.mark_complete(entity)
 
     @overload
-    def query(self, target: type[_context_R], table: str) -> ContextQuery[_context_R]: ...
+    def query(
+        self, target: type[_context_R], table: str | TableClient | None = None
+    ) -> ContextQuery[_context_R]: ...
 
     @overload
-    def query(self, target: Any, table: str) -> ContextQuery[Any]: ...
+    def query(self, target: Any, table: str | TableClient | None = None) -> ContextQuery[Any]: ...
 
-    def query(self, target: Any, table: str) -> ContextQuery[Any]:
+    def query(self, target: Any, table: str | TableClient | None = None) -> ContextQuery[Any]:
         """A query over ``table`` whose results the context tracks (per its merge option).
 
         ``target`` is an entity class, ``DynamicEntity`` or a resolver
-        (:mod:`azt.dynamic`), as for :class:`azt.query.Query`. Build it further with
-        ``where``/``select``/``take``/``page_size``; iterate it, or call ``to_list`` /
+        (:mod:`azt.dynamic`), as for :class:`azt.query.Query`. ``table`` is a name or a
+        :class:`TableClient`; left out, the table the entity class names. Build it further
+        with ``where``/``select``/``take``/``page_size``; iterate it, or call ``to_list`` /
         ``first`` / ``one_or_none`` / ``pages``.
 
         Example::
 
             for m in ctx.query(Movie, "movies").where(Movie.PartitionKey == "Action"):
                 m.favorite = True
+            top = ctx.query(Review).where(Review.stars >= 4).to_list()
         """
         inner: Any = self._inner
-        return ContextQuery._from_inner(self._rt, inner.query(target, table))
+        return ContextQuery._from_inner(
+            runtime_of(table) or self._rt, inner.query(target, unwrap(table))
+        )
 
     @overload
     def get(
         self,
         target: type[_context_R],
-        table: str,
+        table: str | TableClient,
         partition_key: str,
         row_key: str,
         *,
@@ -1521,7 +1972,7 @@ class TableContext(Wrapper):
     def get(
         self,
         target: type[_context_R],
-        table: str,
+        table: str | TableClient,
         partition_key: str,
         row_key: str,
         *,
@@ -1533,7 +1984,7 @@ class TableContext(Wrapper):
     def get(
         self,
         target: Any,
-        table: str,
+        table: str | TableClient,
         partition_key: str,
         row_key: str,
         *,
@@ -1544,7 +1995,7 @@ class TableContext(Wrapper):
     def get(
         self,
         target: Any,
-        table: str,
+        table: str | TableClient,
         partition_key: str,
         row_key: str,
         *,
@@ -1553,7 +2004,8 @@ class TableContext(Wrapper):
     ) -> Any:
         """Read one entity by its keys (a GET on the entity) and track it.
 
-        A missing entity raises :class:`azt.EntityNotFoundError` unless
+        ``table`` is a name or a :class:`TableClient`. A missing entity raises
+        :class:`azt.EntityNotFoundError` unless
         ``ignore_resource_not_found`` (default: the context's setting), which returns
         ``None``. Pass ``ignore_resource_not_found=False`` for a non-optional type.
 
@@ -1565,7 +2017,7 @@ class TableContext(Wrapper):
         return self._rt.run(
             inner.get(
                 target,
-                table,
+                unwrap(table),
                 partition_key,
                 row_key,
                 ignore_resource_not_found=ignore_resource_not_found,

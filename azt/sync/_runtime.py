@@ -166,11 +166,9 @@ class Runtime:
             _ABANDONED.append(self._loop)
             self._loop = None
         for transport in list(self._transports):
-            session = transport._session
-            if session is not None:
-                _ABANDONED.append(session)
-            transport._session = None
-            transport._loop = None
+            inherited = transport.reset_after_fork()
+            if inherited is not None:
+                _ABANDONED.append(inherited)
         self._generation = _generation
 
     def _drive(self, coro: Coroutine[Any, Any, T]) -> T:

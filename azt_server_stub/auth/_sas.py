@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import ipaddress
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -247,6 +247,39 @@ def _params(query: Mapping[str, str]) -> dict[str, str]:
         if key != "sig":
             params.setdefault(key, value)
     return params
+
+
+#: Every field a table SAS may carry (service and account SAS, PROTOCOL.md 10.7-10.8).
+SAS_FIELDS = frozenset(
+    {"sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "sig", "tn", "si"}
+    | {"spk", "srk", "epk", "erk", "ses"}
+)
+
+
+def reject_repeated_fields(names: Iterable[str]) -> None:
+    """``403 AuthenticationFailed`` ("Signature fields not well formed.") when a SAS field
+    is given more than once, even with the same value.
+
+    Azure refuses a SAS appended twice that way: Azure/azure-sdk-for-rust#867 (every field
+    twice) and PR #1331 (fields re-appended on retries, answered 403 AuthenticationFailed
+    with "Signature fields not well formed."), the same bug as Azure/azure-storage-python
+    PR #304. Taking the first value, as a plain query look-up does, would accept it.
+
+    Example::
+
+        >>> reject_repeated_fields(["sv", "tn", "sig", "$filter", "$filter"])
+        >>> try:
+        ...     reject_repeated_fields(["sv", "sig", "sp", "sp"])
+        ... except StubError as err:
+        ...     print(err.status, err.code, err.details["AuthenticationErrorDetail"])
+        403 AuthenticationFailed Signature fields not well formed.
+    """
+    seen: set[str] = set()
+    for name in names:
+        if name in SAS_FIELDS:
+            if name in seen:
+                raise _malformed()
+            seen.add(name)
 
 
 def _mismatch(sts: str) -> StubError:

@@ -476,18 +476,28 @@ class Authenticator:
             >>> who.account, who.scheme, who.secondary
             ('acct', 'SharedKeyLite', True)
         """
-        # Schemes in the order they are looked for (PROTOCOL.md 10): an Authorization
-        # header (SharedKey/SharedKeyLite, or Bearer with allow_bearer) wins over a SAS in
-        # the query (an account SAS when ss or srt is present, else a service SAS; a SAS
-        # without sig is refused, not anonymous); nothing is 401 NoAuthenticationInformation
-        # (Azurite's 403 AuthorizationFailure with anonymous_status_azurite). CORS preflights
-        # are anonymous: the HTTP layer never calls this for them.
+        # Schemes (PROTOCOL.md 10): an Authorization header (SharedKey/SharedKeyLite, or
+        # Bearer with allow_bearer) together with a SAS signature in the query is 400
+        # InvalidAuthenticationInfo; otherwise the header, or the SAS (an account SAS when
+        # ss or srt is present, else a service SAS; a SAS without sig is refused, not
+        # anonymous; a repeated SAS field is 403 AuthenticationFailed); nothing is 401
+        # NoAuthenticationInformation (Azurite's 403 AuthorizationFailure with
+        # anonymous_status_azurite). CORS preflights are anonymous: the HTTP layer never
+        # calls this for them.
         primary, secondary = primary_account(account, self._accounts)
         header = request.headers.get("Authorization")
-        if header is not None:
-            return self._authorization_header(request, header, account, primary, secondary)
         query = request.query
+        if header is not None:
+            if "sig" in query:
+                # Two credentials: Azure evaluates neither. "The REST API doesn't allow two
+                # types of authentication to be used when making requests" (storage SDK
+                # maintainer, Azure/azure-sdk-for-net#46263, where a bearer token with a SAS
+                # URL got this 400 InvalidAuthenticationInfo message from the service).
+                raise invalid_authentication_info()
+            return self._authorization_header(request, header, account, primary, secondary)
         if "sig" in query or "sv" in query:
+            # items(), not keys(): multidict's keys() lists a repeated name once.
+            _sas.reject_repeated_fields(name for name, _ in query.items())
             signer = self._signer(primary)
             now = self._clock()
             if "ss" in query or "srt" in query:

@@ -54,7 +54,7 @@ ENTRY_SAMPLE = (
 _PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, remove_blank_text=False, huge_tree=False
 )
-_INT_RE = re.compile(r"^[+-]?\d{1,20}$")  # longer is out of any range (and slow to parse)
+_INT_RE = re.compile(r"[+-]?[0-9]{1,20}\Z")  # longer is out of any range (and slow to parse)
 
 
 def _parse_xml(body: bytes) -> etree._Element:

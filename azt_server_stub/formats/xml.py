@@ -23,12 +23,17 @@ from lxml import etree
 
 from .. import errors
 from ..backend import SignedIdentifier
-from ..model import format_datetime_7, parse_datetime
+from ..model import INT32_MAX, format_datetime_7, parse_datetime
 from .atom import xml_text
 
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+#: A non-negative decimal integer as the service reads one: ASCII digits only (``str.isdigit``
+#: also accepts superscripts and other scripts' digits), at most ten of them.
+_UINT_RE = re.compile(r"[0-9]{1,10}")
+
+
 _ACL_TIME_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:\d{2}))?$"
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,7})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?\Z"
 )
 _PERMISSION_ORDER = "raud"
 _DECLARATION = b'<?xml version="1.0" encoding="utf-8"?>'
@@ -287,7 +292,7 @@ def _retention(el: etree._Element, current: Retention) -> Retention:
     days_text = _text(rp.find("Days"))
     days: int | None = None
     if enabled:
-        if days_text is None or not days_text.isdigit():
+        if days_text is None or not _UINT_RE.fullmatch(days_text):
             raise errors.invalid_xml_node_value()
         days = int(days_text)
         if not 1 <= days <= 365:
@@ -323,7 +328,7 @@ def _cors_rule(el: etree._Element) -> CorsRule:
         raise errors.invalid_xml_document()
     if any(m.upper() not in _CORS_METHODS for m in methods):
         raise errors.invalid_xml_node_value()
-    if not max_age_text.isdigit():
+    if not _UINT_RE.fullmatch(max_age_text) or int(max_age_text) > INT32_MAX:
         raise errors.invalid_xml_node_value()
     return CorsRule(
         origins,

@@ -7,9 +7,10 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from .. import errors
 from ..addressing import AccountAddress, Kind, Resource, parse_resource, split_account
@@ -26,6 +27,7 @@ from .call import COMMON, COMMON_HEADERS, Call, authenticate, negotiate, write_b
 from .entities import entity_location, parse_insert, parse_update, write_kind_and_operation
 from .error_payload import error_payload
 from .parsing import (
+    check_content_encoding,
     check_data_service_versions,
     if_match_of,
     read_body,
@@ -42,6 +44,49 @@ class _BatchOp:
     operation: Operation  # what the principal must be allowed to do
     fmt: Fmt  # response format of this part
     prefer: bool | None
+
+
+@dataclass(slots=True)
+class _Memo:
+    """What the parts of one batch usually share, worked out once per distinct input.
+
+    Every value is a pure function of its key (and of the call, fixed for the batch), so
+    a hit returns what the computation would; a failure is never stored, so a part that
+    fails still fails at its own turn with its own error.
+    """
+
+    resources: dict[str, Resource] = field(default_factory=dict)  # target -> resource
+    formats: dict[tuple[str, str | None], Fmt] = field(default_factory=dict)
+    versions: set[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=set)
+    etags: dict[int, str] = field(default_factory=dict)  # timestamp -> ETag
+
+    def part_resource(self, call: Call, part: batch_fmt.BatchPart) -> Resource:
+        resource = self.resources.get(part.target)
+        if resource is None:
+            resource = self.resources[part.target] = _part_resource(call, part)
+        return resource
+
+    def part_format(self, part: batch_fmt.BatchPart, version: str) -> Fmt:
+        key = (part.target, part.headers.get("Accept"))
+        fmt = self.formats.get(key)
+        if fmt is None:
+            fmt = self.formats[key] = _part_format(part, version)
+        return fmt
+
+    def check_versions(self, headers: CIMultiDict[str]) -> None:
+        key = (tuple(headers.getall(_DSV, ())), tuple(headers.getall(_MAX_DSV, ())))
+        if key not in self.versions:
+            check_data_service_versions(headers)
+            self.versions.add(key)
+
+    def etag(self, timestamp: int) -> str:
+        etag = self.etags.get(timestamp)
+        if etag is None:
+            etag = self.etags[timestamp] = etag_for(timestamp)
+        return etag
+
+
+_DSV, _MAX_DSV = "DataServiceVersion", "MaxDataServiceVersion"
 
 
 def _part_format(part: batch_fmt.BatchPart, version: str) -> Fmt:
@@ -67,11 +112,12 @@ def _part_resource(call: Call, part: batch_fmt.BatchPart) -> Resource:
 
 
 def _batch_write_op(
-    call: Call, index: int, part: batch_fmt.BatchPart, fmt: Fmt
+    call: Call, index: int, part: batch_fmt.BatchPart, fmt: Fmt, memo: _Memo
 ) -> tuple[str, _BatchOp]:
     """The write of one change-set part (``fmt``: its negotiated response format)."""
-    check_data_service_versions(part.headers)
-    resource = _part_resource(call, part)
+    memo.check_versions(part.headers)
+    check_content_encoding(part.headers)
+    resource = memo.part_resource(call, part)
     method = tunnelled_method(part.method, part.headers)
     prefer = parse_prefer(part.headers.get("Prefer"), call.version)
     ctype = part.headers.get("Content-Type")
@@ -115,7 +161,7 @@ def _part_error(call: Call, err: StubError, fmt: Fmt | None) -> batch_fmt.PartRe
 
 
 def _batch_success(
-    call: Call, table: str, bop: _BatchOp, result: WriteResult
+    call: Call, table: str, bop: _BatchOp, result: WriteResult, memo: _Memo
 ) -> batch_fmt.PartResponse:
     headers: list[tuple[str, str]] = list(COMMON_HEADERS)
     op = bop.op
@@ -131,7 +177,7 @@ def _batch_success(
                 ("DataServiceVersion", "3.0;"),
                 ("Location", location),
                 ("DataServiceId", location),
-                ("ETag", etag_for(entity.timestamp)),
+                ("ETag", memo.etag(entity.timestamp)),
             ]
         else:
             status = 201
@@ -143,7 +189,7 @@ def _batch_success(
                 ("DataServiceVersion", "3.0;"),
                 ("Content-Type", ctype),
                 ("Location", location),
-                ("ETag", etag_for(entity.timestamp)),
+                ("ETag", memo.etag(entity.timestamp)),
             ]
             if fmt is Fmt.ATOM:
                 body = atom_fmt.AtomWriter(call.endpoint, call.account, table).single(entity)
@@ -153,7 +199,7 @@ def _batch_success(
         status = 204
         headers.append(("DataServiceVersion", "1.0;"))
         if entity is not None and op.kind != "delete":
-            headers.append(("ETag", etag_for(entity.timestamp)))
+            headers.append(("ETag", memo.etag(entity.timestamp)))
     if bop.part.content_id is not None:
         headers.append(("Content-ID", bop.part.content_id))
     return batch_fmt.PartResponse(status, headers, body)
@@ -183,10 +229,11 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
     except StubError:
         authenticate(call, raw_path, None)
         raise
+    memo = _Memo()
     # The addressed table (for a service SAS's tn) is the first part's.
     first_table: str | None = None
     try:
-        first_table = _part_resource(call, parsed.parts[0]).table
+        first_table = memo.part_resource(call, parsed.parts[0]).table
     except StubError:
         first_table = None
     principal = authenticate(call, raw_path, first_table)
@@ -204,8 +251,8 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
     for index, part in enumerate(parsed.parts):
         fmt: Fmt | None = None
         try:
-            fmt = _part_format(part, call.version)
-            part_table, bop = _batch_write_op(call, index, part, fmt)
+            fmt = memo.part_format(part, call.version)
+            part_table, bop = _batch_write_op(call, index, part, fmt, memo)
             if table is None:
                 table = part_table
             elif part_table.lower() != table.lower():
@@ -232,7 +279,7 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
         fmt = ops[index].fmt if index < len(ops) else Fmt.MINIMAL
         return _batch_response([_part_error(call, exc.at(index), fmt)], changeset=True)
     return _batch_response(
-        [_batch_success(call, table, b, r) for b, r in zip(ops, results, strict=True)],
+        [_batch_success(call, table, b, r, memo) for b, r in zip(ops, results, strict=True)],
         changeset=True,
     )
 

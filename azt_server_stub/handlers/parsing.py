@@ -24,7 +24,7 @@ from ..backend import invalid_etag, is_weak_etag
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
-_TIMEOUT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_TIMEOUT_RE = re.compile(r"([+-]?)([0-9]+)", re.ASCII)  # any length: compared as text
 
 
 _DSV_RE = re.compile(r"\s*([0-9]+)\.([0-9]+)\s*(?:;.*)?", re.ASCII | re.DOTALL)
@@ -46,6 +46,7 @@ def check_timeout(query: MultiDictProxy[str]) -> None:
 
         >>> from azt_server_stub.request_state import parse_query
         >>> check_timeout(parse_query("timeout=90"))
+        >>> check_timeout(parse_query("timeout=" + "9" * 5000))  # past int() and accepted
         >>> check_timeout(parse_query("timeout=0"))
         Traceback (most recent call last):
         ...
@@ -53,9 +54,10 @@ def check_timeout(query: MultiDictProxy[str]) -> None:
     """
     for text in query.getall("timeout", []):
         details = {"QueryParameterName": "timeout", "QueryParameterValue": text}
-        if _TIMEOUT_RE.fullmatch(text.strip()) is None:
+        number = _TIMEOUT_RE.fullmatch(text.strip())
+        if number is None:
             err = errors.invalid_query_parameter_value()
-        elif int(text) < 1:
+        elif number.group(1) == "-" or not number.group(2).strip("0"):  # below 1
             err = errors.out_of_range_query_parameter_value()
         else:
             continue
@@ -175,13 +177,41 @@ def tunnelled_method(method: str, headers: CIMultiDictProxy[str] | CIMultiDict[s
     return value
 
 
+def check_content_encoding(headers: CIMultiDictProxy[str] | CIMultiDict[str]) -> None:
+    """Refuse a request body declared compressed (``400 UnsupportedHeader``).
+
+    The Table service is not documented to accept compressed request bodies and no
+    Microsoft SDK sends one (UNCERTAIN what it answers: UnsupportedHeader is the
+    storage services' common code for a header they do not support). ``identity``
+    (no coding) and an empty value are accepted. The stub's HTTP layer never
+    decompresses (``connection.handler_args``), so the body is not touched first.
+
+    Example::
+
+        >>> check_content_encoding(CIMultiDict({"Content-Encoding": "identity"}))
+        >>> check_content_encoding(CIMultiDict({"Content-Encoding": "gzip"}))
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 UnsupportedHeader: ...
+    """
+    values = headers.getall("Content-Encoding", [])
+    codings = [c.strip().lower() for v in values for c in v.split(",")]
+    if any(c not in ("", "identity") for c in codings):
+        raise errors.unsupported_header("Content-Encoding", ",".join(values))
+
+
 async def read_body(request: web.Request) -> bytes:
     """The request body (``413 RequestBodyTooLarge`` above :data:`MAX_BODY_BYTES`).
+
+    A declared ``Content-Encoding`` is ``400 UnsupportedHeader``; a body whose
+    framing breaks off (bad chunking, a connection closed before ``Content-Length``
+    bytes) is ``400 InvalidInput`` (when the client is still there to read it).
 
     Example::
 
         body = await read_body(request)
     """
+    check_content_encoding(request.headers)
     length = request.content_length
     if length is not None and length > MAX_BODY_BYTES:
         raise errors.request_body_too_large()
@@ -189,6 +219,8 @@ async def read_body(request: web.Request) -> bytes:
         body = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise errors.request_body_too_large() from None
+    except (web.RequestPayloadError, ConnectionError):
+        raise errors.invalid_input("The request body could not be read.") from None
     if len(body) > MAX_BODY_BYTES:
         raise errors.request_body_too_large()
     return body

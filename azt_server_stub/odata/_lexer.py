@@ -59,8 +59,9 @@ _IDENT = re.compile(r"[^\W\d]\w*")
 # A number, optionally with fraction, exponent and a one-letter type suffix.
 _NUMBER = re.compile(r"-?[0-9]+(?:(\.[0-9]+)?([eE][+-]?[0-9]+)?)([A-Za-z]?)")
 _STRING_BODY = re.compile(r"(?:[^']|'')*'")
-_GUID = re.compile(r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$")
-_HEX = re.compile(r"^(?:[0-9A-Fa-f]{2})*$")
+# \Z, not $: $ also matches before a trailing newline (guid'...%0A' was a 500).
+_GUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\Z")
+_HEX = re.compile(r"(?:[0-9A-Fa-f]{2})*\Z")
 _PREFIXES = {"datetime": Edm.DATETIME, "guid": Edm.GUID, "binary": Edm.BINARY, "x": Edm.BINARY}
 _UNSUPPORTED_PREFIXES = {"datetimeoffset", "time", "decimal", "single", "byte", "sbyte", "int16"}
 _SPECIAL_DOUBLES = {"INF": math.inf, "NaN": math.nan}
@@ -185,7 +186,7 @@ def _read_number(text: str, pos: int) -> tuple[Token, int]:
     if lower == "l":
         if fraction or exponent:
             raise _unrecognized("Edm.Int64", raw)
-        value = int(digits)
+        value = _integer(digits)
         if not INT64_MIN <= value <= INT64_MAX:
             raise _unrecognized("Edm.Int64", raw)
         return Token(Tok.LITERAL, raw, pos, Edm.INT64, value), m.end()
@@ -202,10 +203,18 @@ def _read_number(text: str, pos: int) -> tuple[Token, int]:
         )
     if suffix:
         raise syntax_error(text, pos, f"malformed numeric literal {raw!r}")
-    value = int(digits)
+    value = _integer(digits)
     if not INT32_MIN <= value <= INT32_MAX:
         raise _unrecognized("Edm.Int32", raw)
     return Token(Tok.LITERAL, raw, pos, Edm.INT32, value), m.end()
+
+
+def _integer(digits: str) -> int:
+    """``int(digits)``; past Int64 when there are more digits than ``int`` converts."""
+    try:
+        return int(digits)
+    except ValueError:  # only the digit-count limit: ``digits`` matched the number pattern
+        return INT64_MAX + 1
 
 
 def _read_prefixed(text: str, pos: int, word: str, quote: int) -> tuple[Token, int]:

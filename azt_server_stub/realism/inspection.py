@@ -145,7 +145,7 @@ def _insert_partition_key(body: bytes, content_type: str | None) -> str | None:
         if "atom" in ctype or "xml" in ctype:
             return atom_fmt.parse_entity(body)[0]
         value = json.loads(body).get("PartitionKey")
-    except (StubError, ValueError, AttributeError, TypeError):
+    except (StubError, ValueError, AttributeError, TypeError, RecursionError):
         return None
     return value if isinstance(value, str) else None
 
@@ -190,13 +190,27 @@ async def describe_request(request: web.Request, *, inspect_body: bool = False) 
         request[_INFO_KEY] = info
     if inspect_body and not info.inspected:
         info.inspected = True
-        if info.kind is Kind.BATCH and request.method.upper() == "POST":
-            _inspect_batch(info, await request.read(), request.headers.get("Content-Type"))
-        elif info.kind is Kind.COLLECTION and info.method == "POST" and request.can_read_body:
-            pk = _insert_partition_key(await request.read(), request.headers.get("Content-Type"))
+        batch = info.kind is Kind.BATCH and request.method.upper() == "POST"
+        insert = info.kind is Kind.COLLECTION and info.method == "POST" and request.can_read_body
+        body = await _body_or_none(request) if batch or insert else None
+        if body is None:
+            return info
+        if batch:
+            _inspect_batch(info, body, request.headers.get("Content-Type"))
+        else:
+            pk = _insert_partition_key(body, request.headers.get("Content-Type"))
             if pk is not None:
                 info.keys = (pk, "")
     return info
+
+
+async def _body_or_none(request: web.Request) -> bytes | None:
+    """The body, or None when it cannot be read (too large, broken off):
+    the handler reads it again and answers the service's error."""
+    try:
+        return await request.read()
+    except (web.HTTPRequestEntityTooLarge, web.RequestPayloadError, ConnectionError):
+        return None
 
 
 def prepare_refusal(request: web.Request) -> None:

@@ -231,6 +231,19 @@ class TokenBucket:
         """
         self.tokens -= cost
 
+    def wait_for(self, cost: float, now: float) -> float:
+        """Seconds until the bucket admits a request costing ``cost`` (0 if it does now).
+
+        Example::
+
+            >>> b = TokenBucket(rate=10.0, capacity=5.0, now=0.0); b.take(5.0)
+            >>> b.wait_for(1.0, 0.0), b.wait_for(1.0, 0.1)
+            (0.1, 0.0)
+        """
+        if self.rate <= 0:
+            return 1.0
+        return max(0.0, (min(cost, self.capacity) - self.level(now)) / self.rate)
+
     def full_at(self, now: float) -> bool:
         """Whether the bucket would be full at ``now`` (so forgetting it changes nothing).
 
@@ -309,6 +322,9 @@ class Throttle:
     ``clock`` is a monotonic clock in seconds (tests pass a :class:`FakeClock`).
     ``enabled`` switches throttling off without losing the configuration. ``seed`` (or
     ``rng``) drives the choice of ``OperationTimedOut`` refusals (``timeout_share``).
+    ``refuse`` (default ``None``: the answers above) replaces the refusal: it gets the
+    message and the seconds until the refusing bucket would admit the request, and returns
+    the error to send (the Cosmos flavour's ``429`` with ``x-ms-retry-after-ms``).
 
     Example::
 
@@ -337,6 +353,7 @@ class Throttle:
         self._partitions: dict[PartitionId, TokenBucket] = {}
         self._accounts: dict[str, TokenBucket] = {}
         self._max_partitions = max_partitions
+        self.refuse: Callable[[str, float], StubError] | None = None
 
     def set_limits(self, limits: ThrottleLimits) -> None:
         """Use new limits from now on; every bucket starts again full.
@@ -400,8 +417,11 @@ class Throttle:
         for pid in [p for p, b in self._partitions.items() if b.full_at(now)]:
             del self._partitions[pid]
 
-    def _refusal(self, busy_message: str) -> StubError:
-        """The answer to a refused request (ServerBusy, or sometimes OperationTimedOut)."""
+    def _refusal(self, busy_message: str, wait: float = 0.0) -> StubError:
+        """The answer to a refused request (ServerBusy, or sometimes OperationTimedOut;
+        ``refuse``'s answer when set)."""
+        if self.refuse is not None:
+            return self.refuse(busy_message, wait)
         share = self.limits.timeout_share
         if share and self._rng.random() < share:
             self.stats.timeouts += 1
@@ -438,13 +458,13 @@ class Throttle:
                 if pbucket is not None and not pbucket.admits(cost, now):
                     self.stats.throttled["partition"] += 1
                     self.stats.throttled_by_partition[pid] += 1
-                    return self._refusal(PARTITION_LIMIT_MESSAGE)
+                    return self._refusal(PARTITION_LIMIT_MESSAGE, pbucket.wait_for(cost, now))
             abucket = self._account_bucket(account, now)
             if abucket is not None and not abucket.admits(cost, now):
                 self.stats.throttled["account"] += 1
                 if pid is not None:
                     self.stats.throttled_by_partition[pid] += 1
-                return self._refusal(ACCOUNT_LIMIT_MESSAGE)
+                return self._refusal(ACCOUNT_LIMIT_MESSAGE, abucket.wait_for(cost, now))
             if pbucket is not None:
                 pbucket.take(cost)
             if abucket is not None:
@@ -471,7 +491,7 @@ class Throttle:
             abucket = self._account_bucket(account, now)
             if abucket is not None and not abucket.admits(1, now):
                 self.stats.throttled["account"] += 1
-                return self._refusal(ACCOUNT_LIMIT_MESSAGE)
+                return self._refusal(ACCOUNT_LIMIT_MESSAGE, abucket.wait_for(1, now))
             self.stats.admitted += 1
             return None
 
@@ -502,7 +522,7 @@ class Throttle:
             self.stats.admitted = max(0, self.stats.admitted - 1)
             self.stats.throttled["partition"] += 1
             self.stats.throttled_by_partition[pid] += 1
-            return self._refusal(PARTITION_LIMIT_MESSAGE)
+            return self._refusal(PARTITION_LIMIT_MESSAGE, bucket.wait_for(1, now))
 
     def charge(
         self, account: str, table: str | None, costs: Sequence[tuple[str | None, int]]

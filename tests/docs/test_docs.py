@@ -64,7 +64,7 @@ def test_guide_pages_carry_tested_snippets() -> None:
     for page in ("connecting.md", "entities.md", "queries.md", "context.md", "batches.md"):
         assert page in names
     for page in _OWN_RUNNER:  # these run elsewhere, but they too carry tested blocks
-        assert _BLOCK.search((DOCS / page).read_text(encoding="utf-8")), page
+        assert _blocks((DOCS / page).read_text(encoding="utf-8"), "test"), page
 
 
 @pytest.mark.parametrize(
@@ -157,6 +157,11 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     site = tmp_path / "site"
     for page in ("index.html", "partition-keys/index.html", "reference/query/index.html"):
         assert (site / page).is_file(), page
+    sync_reference = (site / "reference" / "sync" / "index.html").read_text(encoding="utf-8")
+    for name in ("TableServiceClient", "TableClient", "Query", "TableContext", "Pager"):
+        assert f'id="azt.sync.{name}"' in sync_reference, name  # the blocking twins
+    queries = (site / "queries" / "index.html").read_text(encoding="utf-8")
+    assert "tabbed-set" in queries  # the examples' async / sync tabs
     reference = (site / "reference" / "query" / "index.html").read_text(encoding="utf-8")
     assert "PlanKind" in reference  # the API reference is generated from the docstrings
     # The docstrings' reStructuredText conventions are turned into Markdown (the

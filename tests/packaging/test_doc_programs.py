@@ -1,5 +1,6 @@
-"""The programs of index.md and getting-started.md run as scripts and print what the pages
-say they print (from the checkout; test_installed_wheel runs them from the wheel)."""
+"""The programs of index.md and getting-started.md, async and blocking (``azt.sync``) forms,
+run as scripts and print what the pages say they print (from the checkout;
+test_installed_wheel runs them from the wheel)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,18 @@ PROGRAMS = programs()
 
 def test_the_pages_have_programs() -> None:
     assert {p.page for p in PROGRAMS} == set(PAGES)
-    assert len([p for p in PROGRAMS if p.page == "getting-started.md"]) >= 2
-    for program in PROGRAMS:  # a complete program: no top-level await; it runs its own loop
+    assert len([p for p in PROGRAMS if p.page == "getting-started.md"]) >= 4
+    for program in PROGRAMS:  # a complete program: no top-level await
         compile(program.source, program.name, "exec")
-        assert "asyncio.run(main())" in program.source
+        if program.form == "async":  # it runs its own loop
+            assert "asyncio.run(main())" in program.source
+        else:  # blocking: azt.sync, and no event loop or await anywhere
+            assert program.form == "sync"
+            assert "from azt.sync import" in program.source
+            assert "asyncio" not in program.source
+            assert "await" not in program.source
+    forms = {(p.page, p.number, p.form) for p in PROGRAMS}
+    assert {(page, n, "sync") for page, n, _ in forms} <= forms  # every program in both
 
 
 def test_the_documented_configuration_is_one_line() -> None:

@@ -430,9 +430,16 @@ def test_no_credentials_is_401_or_azurite_403() -> None:
     assert www_authenticate(excinfo.value) is None
 
 
-def test_authorization_header_wins_over_a_sas_in_the_query() -> None:
+def test_authorization_header_with_a_sas_in_the_query_is_400() -> None:
+    """Was "the header wins" (Azurite's order); changed to follow the service: two
+    credentials are 400 InvalidAuthenticationInfo, neither is evaluated
+    (Azure/azure-sdk-for-net#46263, issue 18.5). A query without sig is no SAS."""
     headers = _signed("GET", "/devstoreaccount1/Tables", {})
     request = view("GET", "/devstoreaccount1/Tables", "sv=2019-02-02&sig=bogus", headers)
+    with pytest.raises(StubError) as excinfo:
+        authenticator().authenticate(request, DEV_ACCOUNT, None)
+    assert _refusal(excinfo) == (400, "InvalidAuthenticationInfo")
+    request = view("GET", "/devstoreaccount1/Tables", "sv=2019-02-02", headers)
     assert authenticator().authenticate(request, DEV_ACCOUNT, None).scheme == "SharedKey"
 
 

@@ -102,8 +102,8 @@ def test_acl_roundtrip_and_limits() -> None:
     assert b.get_acl(ACCOUNT, "Acl") == policies  # refused updates changed nothing
     b.set_acl(ACCOUNT, "Acl", [])
     assert b.get_acl(ACCOUNT, "Acl") == []
-    assert _err(b.get_acl, ACCOUNT, "NoTable") == (404, "TableNotFound")
-    assert _err(b.set_acl, ACCOUNT, "NoTable", []) == (404, "TableNotFound")
+    assert _err(b.get_acl, ACCOUNT, "NoTable") == (404, "ResourceNotFound")
+    assert _err(b.set_acl, ACCOUNT, "NoTable", []) == (404, "ResourceNotFound")
 
 
 def test_get_acl_returns_a_copy() -> None:

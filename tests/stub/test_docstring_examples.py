@@ -15,6 +15,8 @@ MODULES = [
     "azt_server_stub.access_log",
     "azt_server_stub.addressing",
     "azt_server_stub.app",
+    "azt_server_stub.connection",
+    "azt_server_stub.flavors",
     "azt_server_stub.handlers.call",
     "azt_server_stub.handlers.entities",
     "azt_server_stub.handlers.cors",

@@ -11,6 +11,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 import azt
@@ -110,6 +111,40 @@ def test_fork_child_gets_a_fresh_loop_and_session(table: azt.sync.TableClient) -
     # The parent's loop and connections are untouched and keep working.
     assert table.get_entity("f", "child")["RowKey"] == "child"
     assert len(table.query_entities("PartitionKey eq 'f'").to_list()) == 2
+
+
+def test_transport_reset_after_fork_forgets_the_session_without_closing_it(
+    azt_connection_string: str,
+) -> None:
+    """The public hook the runtime uses in a forked child: the inherited session is handed
+    back open and untouched; the next request opens a fresh session."""
+    name = unique_table_name("rf")
+
+    async def scenario() -> None:
+        transport = azt.AiohttpTransport()
+        async with azt.TableClient.from_connection_string(
+            azt_connection_string, name, transport=transport
+        ) as table:
+            assert transport.reset_after_fork() is None  # no session yet
+            await table.create_table()
+            inherited = transport.reset_after_fork()
+            assert isinstance(inherited, aiohttp.ClientSession)
+            assert not inherited.closed
+            assert transport.reset_after_fork() is None  # forgotten
+            await table.upsert_entity({"PartitionKey": "p", "RowKey": "r"})
+            assert not inherited.closed  # never closed by the transport
+            fresh = transport.reset_after_fork()
+            assert isinstance(fresh, aiohttp.ClientSession)
+            assert fresh is not inherited
+            for session in (inherited, fresh):
+                await session.close()
+            await table.delete_table()
+        await transport.aclose()
+        assert transport.closed
+        assert transport.reset_after_fork() is None
+        assert transport.closed  # a closed transport stays closed
+
+    asyncio.run(scenario())
 
 
 def test_calling_the_blocking_api_from_its_own_loop_is_refused(

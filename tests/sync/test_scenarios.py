@@ -22,6 +22,16 @@ class Movie(azt.Entity):
     year: azt.Prop[int] = azt.prop(default=2000)
 
 
+#: The table the entity class names (one fresh name per test run); each flavor writes its
+#: own partition of it.
+REVIEWS = unique_table_name("syrev")
+
+
+class Review(azt.Entity, table=REVIEWS):
+    stars: azt.Prop[int] = azt.prop(default=0)
+    text: azt.Prop[str] = azt.prop(default="")
+
+
 def movie(pk: str, rk: str, rating: float, year: int = 2000) -> dict[str, Any]:
     return {"PartitionKey": pk, "RowKey": rk, "rating": rating, "year": year}
 
@@ -301,5 +311,145 @@ def test_same_errors_for_bad_input(flavor: str, azt_connection_string: str) -> N
                 await api(table.upsert_entity({"PartitionKey": "a/b", "RowKey": str(uuid.uuid4())}))
             with pytest.raises(azt.TableNotFoundError):
                 await api(table.get_entity("a", "b"))
+
+    run(flavor, scenario)
+
+
+def test_entity_objects(flavor: str, azt_connection_string: str) -> None:
+    """Entity objects wherever the client takes an entity, with the ETag and Timestamp
+    written back; ``entity_class=`` reads; a replace of a partial object is refused."""
+
+    async def scenario(api: Api) -> None:
+        async with api.open(
+            api.TableServiceClient.from_connection_string(azt_connection_string)
+        ) as service:
+            table = await api(service.create_table_if_not_exists(REVIEWS))
+            review = Review(flavor, "r1", stars=3, text="fine")
+            assert review.ETag is None
+            written = await api(table.insert_entity(review))
+            assert review.ETag == written.etag
+            assert review.Timestamp == written.timestamp
+            assert review.Timestamp is not None
+            got = await api(table.get_entity(flavor, "r1", entity_class=Review))
+            assert isinstance(got, Review)
+            assert (got.stars, got.text, got.ETag) == (3, "fine", review.ETag)
+            got.stars = 4
+            await api(table.update_entity(got))  # If-Match: got.ETag
+            assert got.ETag != review.ETag
+            review.stars = 1
+            with pytest.raises(azt.PreconditionFailedError):
+                await api(table.update_entity(review))  # its ETag is stale: nothing lost
+            assert (await api(table.get_entity(flavor, "r1")))["stars"] == 4
+            partial = await api(
+                table.get_entity(flavor, "r1", select=["stars"], entity_class=Review)
+            )
+            with pytest.raises(azt.PropertyLossError):
+                await api(table.update_entity(partial, azt.UpdateMode.REPLACE))
+            assert (await api(table.get_entity(flavor, "r1")))["text"] == "fine"
+            await api(
+                table.update_entity(partial, azt.UpdateMode.REPLACE, allow_property_loss=True)
+            )
+            assert "text" not in await api(table.get_entity(flavor, "r1"))
+            bag = azt.DynamicEntity(flavor, "r2", mood="good")
+            await api(table.upsert_entity(bag))
+            assert bag.ETag is not None
+            dyn = await api(table.get_entity(flavor, "r2", entity_class=azt.DynamicEntity))
+            assert isinstance(dyn, azt.DynamicEntity)
+            assert dyn["mood"] == "good"
+            await api(table.delete_entity(dyn))
+            with pytest.raises(azt.PreconditionFailedError):
+                await api(table.delete_entity(review))  # stale ETag
+            await api(table.delete_entity(partial))
+            with pytest.raises(azt.EntityNotFoundError):
+                await api(table.get_entity(flavor, "r1"))
+
+    run(flavor, scenario)
+
+
+def test_query_conveniences(flavor: str, azt_connection_string: str) -> None:
+    """``Query(Review, service)`` reads the table the class names; ``count``,
+    ``first_page`` and ``delete`` (with ``dry_run``)."""
+
+    async def scenario(api: Api) -> None:
+        async with api.open(
+            api.TableServiceClient.from_connection_string(azt_connection_string)
+        ) as service:
+            table = await api(service.create_table_if_not_exists(REVIEWS))
+            batch = table.batch()
+            for i in range(7):
+                batch.create(Review(flavor, f"r{i}", stars=i % 3))
+            await api(table.submit_transaction(batch))
+            mine = api.Query(Review, service).where(Review.PartitionKey == flavor)
+            assert mine.table_name == REVIEWS
+            assert await api(mine.count()) == 7
+            assert await api(mine.take(5).count()) == 5
+            page = await api(mine.page_size(3).first_page())
+            assert [r.RowKey for r in page.items] == ["r0", "r1", "r2"]
+            assert page.continuation is not None
+            after = await api(mine.page_size(3).first_page(page.continuation))
+            assert [r.RowKey for r in after.items] == ["r3", "r4", "r5"]
+            named = api.Query(Review, "reviews").using(service)
+            assert named.table_name == "reviews"  # a given name wins over the class's
+            by_name = api.Query(Review, REVIEWS).using(service)
+            assert await api(by_name.where(Review.PartitionKey == flavor).count()) == 7
+            zero = mine.where(Review.stars == 0)
+            would = await api(zero.delete(dry_run=True))
+            assert sorted(r.RowKey for r in would) == ["r0", "r3", "r6"]
+            assert await api(mine.count()) == 7
+            deleted = await api(zero.delete())
+            assert all(isinstance(r, Review) for r in deleted)
+            assert sorted(r.RowKey for r in deleted) == ["r0", "r3", "r6"]
+            assert (
+                await api(api.Query(Review, table).where(Review.PartitionKey == flavor).count())
+                == 4
+            )
+            assert await api(zero.first_page()) is not None
+            assert (await api(zero.first_page())).items == []
+            with pytest.raises(azt.ValidationError):
+                api.Query(Review, 42)
+            await api(mine.delete())
+            assert await api(mine.count()) == 0
+
+    run(flavor, scenario)
+
+
+def test_context_tables_named_by_the_class(flavor: str, azt_connection_string: str) -> None:
+    """``ctx.add(review)``, ``ctx.attach(review)`` and ``ctx.query(Review)`` with no table:
+    the class names it; objects carry the ETag and Timestamp after a save."""
+
+    async def scenario(api: Api) -> None:
+        async with api.open(
+            api.TableServiceClient.from_connection_string(azt_connection_string)
+        ) as service:
+            await api(service.create_table_if_not_exists(REVIEWS))
+            ctx = api.TableContext(service)
+            table = service.get_table_client(REVIEWS)
+            added = [Review(flavor, f"c{i}", stars=i) for i in range(3)]
+            ctx.add(added[0])  # the class names the table
+            ctx.add(REVIEWS, added[1])
+            ctx.add(table, added[2])  # the flavor's own table client
+            await api(ctx.save_changes(azt.SaveChangesOptions.BATCH))
+            assert all(r.ETag is not None and r.Timestamp is not None for r in added)
+            mine = ctx.query(Review).where(Review.PartitionKey == flavor)
+            found = await api.list(mine)
+            assert found == added
+            assert found[0] is added[0]  # the identity map
+            other = api.TableContext(service)
+            blind = Review(flavor, "c1", stars=9, text="attached")
+            other.attach(table, blind, "*")
+            other.update(blind)
+            await api(other.save_changes())
+            stored = await api(table.get_entity(flavor, "c1"))
+            assert (stored["stars"], stored["text"]) == (9, "attached")
+            ctx.delete(added[1])  # its ETag is stale now: the delete fails, typed
+            with pytest.raises(azt.SaveChangesError):
+                await api(ctx.save_changes())
+            ctx.detach(added[1])
+            for review in (added[0], added[2]):
+                ctx.delete(review)
+            other.delete(blind)
+            await api(ctx.save_changes())
+            await api(other.save_changes())
+            assert await api.list(ctx.query(Review).where(Review.PartitionKey == flavor)) == []
 
     run(flavor, scenario)

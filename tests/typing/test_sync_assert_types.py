@@ -69,7 +69,7 @@ def _clients(conn: str) -> None:  # type-checked, not run (needs a server)
     assert_type(batch, TableBatch)
     assert_type(table.submit_transaction(batch), list[WriteResult])
     assert_type(table.closed, bool)
-    table.get_entity("a")  # type: ignore[call-arg]
+    table.get_entity("a")  # type: ignore[call-overload]
     table.get_entity("a", "b").metadata = 1  # type: ignore[assignment]
     pager.__aiter__()  # type: ignore[attr-defined]
     table.aclose()  # type: ignore[attr-defined]
@@ -85,6 +85,59 @@ def _queries(table: TableClient) -> None:  # type-checked, not run
     assert_type(q.pages(), Iterator[QueryPage[Movie]])
     assert_type(Query(Movie).using(table), Query[Movie])
     Query(Movie, azt.TableClient("http://h/a", "t"))  # type: ignore[arg-type]
+
+
+class Review(Entity, table="reviews"):
+    stars: Prop[int] = prop(default=0)
+
+
+def _entity_objects(table: TableClient, review: Review, bag: azt.DynamicEntity) -> None:
+    # type-checked, not run: entity objects wherever the async client takes them
+    assert_type(table.insert_entity(review), WriteResult)
+    assert_type(table.insert_entity(bag), WriteResult)
+    assert_type(table.update_entity(review, etag="*"), WriteResult)
+    assert_type(table.update_entity(review, allow_property_loss=True), WriteResult)
+    assert_type(table.upsert_entity(bag), WriteResult)
+    assert_type(table.delete_entity(review), WriteResult)
+    assert_type(table.delete_entity("p", "r", etag="*"), WriteResult)
+    assert_type(table.get_entity("p", "r", entity_class=Review), Review)
+    assert_type(table.get_entity("p", "r", entity_class=azt.DynamicEntity), azt.DynamicEntity)
+    assert_type(table.get_entity("p", "r", select=["stars"], entity_class=Review), Review)
+    table.insert_entity(42)  # type: ignore[arg-type]
+    table.delete_entity("p")  # type: ignore[call-overload]
+    table.get_entity("p", "r", entity_class=dict)  # type: ignore[call-overload]
+
+
+def _query_conveniences(table: TableClient, service: TableServiceClient) -> None:
+    # type-checked, not run: a query reads a sync table client, service client or name
+    q = Query(Review, service)
+    assert_type(q, Query[Review])
+    assert_type(Query(Review, "reviews").using(service), Query[Review])
+    assert_type(Query(Review, table), Query[Review])
+    assert_type(Query(Review, "reviews"), Query[Review])
+    assert_type(q.count(), int)
+    assert_type(q.first_page(), QueryPage[Review])
+    assert_type(q.delete(dry_run=True), list[Review])
+    assert_type(q.delete(), list[Review])
+    assert_type(q.table_name, str | None)
+    Query(Review, 42)  # type: ignore[arg-type]
+    Query(Review, azt.TableServiceClient("http://h/a"))  # type: ignore[arg-type]
+    Query(Review).using(azt.TableClient("http://h/a", "t"))  # type: ignore[arg-type]
+
+
+def _context_conveniences(ctx: TableContext, table: TableClient, review: Review) -> None:
+    # type-checked, not run: tables named by the entity class
+    ctx.add(review)
+    ctx.add("reviews", review)
+    ctx.add(table, review)
+    ctx.attach(review)
+    ctx.attach(review, "*")
+    ctx.attach(table, review, "*")
+    assert_type(ctx.query(Review), ContextQuery[Review])
+    assert_type(ctx.query(Review, table), ContextQuery[Review])
+    assert_type(ctx.save_changes(allow_property_loss=True), SaveChangesResult)
+    ctx.add(42, review)  # type: ignore[call-overload]
+    ctx.add(azt.TableClient("http://h/a", "t"), review)  # type: ignore[call-overload]
 
 
 def _context(service: TableServiceClient) -> None:  # type-checked, not run

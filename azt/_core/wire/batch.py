@@ -50,6 +50,7 @@ __all__ = [
     "Headers",
     "decode_batch_response",
     "decode_part_error",
+    "describe_bytes",
     "encode_batch",
     "encode_query_batch",
     "encode_request",
@@ -58,6 +59,24 @@ __all__ = [
 
 MAX_BATCH_OPERATIONS: Final = 100
 MAX_BATCH_BYTES: Final = 4 * 1024 * 1024
+"""Azure Table storage's largest transaction body (the Cosmos DB Table API's is 2 MB:
+``Changeset(max_bytes=...)``)."""
+
+
+def describe_bytes(n: int) -> str:
+    """``n`` bytes in the unit a service documents its limit in (MiB, MB, else bytes).
+
+    Example::
+
+        >>> describe_bytes(MAX_BATCH_BYTES), describe_bytes(2_000_000), describe_bytes(10)
+        ('4 MiB', '2 MB', '10 bytes')
+    """
+    if n and n % (1024 * 1024) == 0:
+        return f"{n // (1024 * 1024)} MiB"
+    if n and n % 1_000_000 == 0:
+        return f"{n // 1_000_000} MB"
+    return f"{n} bytes"
+
 
 _T = TypeVar("_T")
 
@@ -247,9 +266,10 @@ class Changeset:
     :meth:`encode` sends. :attr:`size` is the exact length of the body :meth:`encode`
     would return now: the batch and change set boundaries, each part's MIME header (its
     ``Content-ID`` digits included) and the parts. :meth:`fits` answers whether one more
-    request stays within 100 operations and 4 MiB, so builders cut transactions on exact
-    sizes. Boundaries are chosen when the change set is created (``batch_<uuid>`` and
-    ``changeset_<uuid>`` unless given).
+    request stays within 100 operations and ``max_bytes`` (default 4 MiB, Azure Table
+    storage's limit; the Cosmos DB Table API takes 2 MB), so builders cut transactions on
+    exact sizes. Boundaries are chosen when the change set is created (``batch_<uuid>``
+    and ``changeset_<uuid>`` unless given).
 
     Example::
 
@@ -261,11 +281,19 @@ class Changeset:
         (True, 1)
     """
 
-    __slots__ = ("_requests", "batch_boundary", "changeset_boundary", "size")
+    __slots__ = ("_requests", "batch_boundary", "changeset_boundary", "max_bytes", "size")
 
     def __init__(
-        self, *, batch_boundary: str | None = None, changeset_boundary: str | None = None
+        self,
+        *,
+        batch_boundary: str | None = None,
+        changeset_boundary: str | None = None,
+        max_bytes: int = MAX_BATCH_BYTES,
     ) -> None:
+        if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 1:
+            raise ValidationError(f"max_bytes must be an int >= 1, got {max_bytes!r}")
+        #: the largest body :meth:`encode` accepts (the service flavour's limit)
+        self.max_bytes = max_bytes
         self.batch_boundary = batch_boundary or f"batch_{uuid.uuid4()}"
         self.changeset_boundary = changeset_boundary or f"changeset_{uuid.uuid4()}"
         for boundary in (self.batch_boundary, self.changeset_boundary):
@@ -296,7 +324,7 @@ class Changeset:
 
     def fits(self, request: bytes | int) -> bool:
         """Whether appending ``request`` keeps the change set within 100 operations and a
-        body of 4 MiB.
+        body of :attr:`max_bytes` (4 MiB unless given).
 
         Example::
 
@@ -306,7 +334,7 @@ class Changeset:
         """
         return (
             len(self._requests) < MAX_BATCH_OPERATIONS
-            and self.size + self.cost(request) <= MAX_BATCH_BYTES
+            and self.size + self.cost(request) <= self.max_bytes
         )
 
     def append(self, request: bytes) -> None:
@@ -326,7 +354,8 @@ class Changeset:
 
     def encode(self) -> tuple[str, bytes]:
         """The request body (and its ``Content-Type``); refuses (``BatchValidationError``)
-        an empty change set, more than 100 operations or a body over 4 MiB.
+        an empty change set, more than 100 operations or a body over :attr:`max_bytes`
+        (4 MiB unless given).
 
         Example::
 
@@ -342,10 +371,10 @@ class Changeset:
             raise BatchValidationError(
                 f"a batch holds at most {MAX_BATCH_OPERATIONS} operations, got {n}"
             )
-        if self.size > MAX_BATCH_BYTES:
+        if self.size > self.max_bytes:
             raise BatchValidationError(
-                f"the batch body is {self.size} bytes; the service limit is "
-                f"{MAX_BATCH_BYTES} (4 MiB)"
+                f"the batch body is {self.size} bytes; the service takes at most "
+                f"{self.max_bytes} ({describe_bytes(self.max_bytes)})"
             )
         batch, changeset = self.batch_boundary, self.changeset_boundary
         out = [_opening(batch, changeset)]

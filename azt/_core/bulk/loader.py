@@ -1,0 +1,781 @@
+"""The bulk loader: streams an input of entities or operations into entity group
+transactions grouped by table and partition, and sends them in parallel under adaptive
+flow control, resending what the service pushed back and resolving lost answers.
+
+How it runs (:func:`load`):
+
+* **Reading** (one task): each input item gets its position; positions done by an
+  earlier run (the checkpoint) are skipped; the rest are checked and encoded once
+  (:func:`azt._core.batch.encode_operation`) and queued on their partition. An invalid
+  item becomes a failure with its index at once. The reader stops reading while
+  ``window`` operations (or ``window_bytes``) are read but not finished, so memory stays
+  bounded whatever the input's size.
+* **Dispatching** (the calling task): a partition is sent when its queue holds a full
+  transaction (100 operations or the exact 4 MiB body), when it waited ``linger``, when
+  the window is full (the partition with the oldest operation first) or at the end of
+  the input. One transaction per partition is in flight at a time (so a partition's
+  operations are applied in input order); across partitions, at most ``concurrency``
+  transactions, paced by an account token bucket and one per partition.
+* **Adapting**: throttling answers (``503 ServerBusy``, ``429``, ``OperationTimedOut``)
+  cut the pace multiplicatively: the account's ("over the account limit") pace and the
+  number in flight, or the partition's own pace; rising latency cuts the number in
+  flight. Successes grow them back additively. A pushed-back transaction waits out the
+  retry policy's jittered back-off on its own partition: other partitions go on.
+* **Exactly once**: sending is single-attempt (the loader retries, not the pipeline); a
+  transaction whose answer was lost is resolved before it is resent by reading its
+  entities back (:mod:`azt._core.bulk.settle`); a transaction that fails on one operation
+  reports that operation (with its index and the service's error) and resends the others.
+  Acknowledged positions go into the checkpoint, saved periodically and at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import copy
+import time
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+from typing import Any
+
+from azt._core.base import write_back
+from azt._core.batch import (
+    BatchOperation,
+    Prepared,
+    add_prepared,
+    checked_operation,
+    create_operation,
+    delete_operation,
+    encode_operation,
+    has_room,
+    update_operation,
+    upsert_operation,
+)
+from azt._core.bulk.checkpoint import CheckpointStore, DonePositions
+from azt._core.bulk.control import Aimd, LatencyTracker, RateLimiter, RateMeter
+from azt._core.bulk.outcomes import (
+    WRITE_KINDS,
+    BulkFailure,
+    BulkOptions,
+    BulkProgress,
+    BulkResult,
+    TableWrite,
+    WriteKind,
+)
+from azt._core.bulk.settle import read_back, reflects
+from azt._core.config import AmbiguousOutcomePolicy, RetryPolicy
+from azt._core.results import UpdateMode, WriteResult
+from azt._core.retry import is_retryable, may_have_been_applied
+from azt._core.service_client import TableServiceClient
+from azt._core.table_client import TableClient
+from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
+from azt._errors import (
+    AmbiguousOutcomeError,
+    AuthenticationError,
+    AuthorizationError,
+    AztError,
+    EntityAlreadyExistsError,
+    EntityNotFoundError,
+    PreconditionFailedError,
+    ServiceError,
+    TableNotFoundError,
+    TransactionError,
+    TransportError,
+    ValidationError,
+)
+
+__all__ = ["load"]
+
+ProgressCallback = Callable[[BulkProgress], object]
+ResultCallback = Callable[[int, WriteResult | BulkFailure], object]
+
+#: After a cut of a pace, further throttling answers (of requests already under way)
+#: are one episode for this long.
+_PACE_HOLD = 0.25
+
+#: After a cut, a pace grows back by this share of its new value per second.
+_RECOVERY = 0.2
+
+#: A full transaction's body leaves room for the multipart framing around the parts.
+_FULL_BYTES = MAX_BATCH_BYTES - 64 * 1024
+
+
+class _Op:
+    __slots__ = ("index", "prepared", "size")
+
+    def __init__(self, index: int, prepared: Prepared) -> None:
+        self.index = index
+        self.prepared = prepared
+        self.size = len(prepared.request)
+
+
+class _Send:
+    """A transaction in progress: its operations, attempts so far, whether an earlier
+    attempt may have been applied."""
+
+    __slots__ = ("attempts", "ops", "uncertain")
+
+    def __init__(self, ops: list[_Op]) -> None:
+        self.ops = ops
+        self.attempts = 0
+        self.uncertain = False
+
+
+class _Table:
+    __slots__ = ("name", "probe", "reader", "sender")
+
+    def __init__(self, sender: TableClient, reader: TableClient) -> None:
+        self.name = sender.table_name
+        self.sender = sender
+        self.reader = reader
+        self.probe = sender.batch()
+
+
+class _Partition:
+    __slots__ = (
+        "busy",
+        "first_at",
+        "key",
+        "limiter",
+        "not_before",
+        "pace",
+        "qbytes",
+        "queue",
+        "retry",
+        "table",
+    )
+
+    def __init__(self, key: tuple[str, str], table: _Table, pace: Aimd, now: float) -> None:
+        self.key = key
+        self.table = table
+        self.queue: collections.deque[_Op] = collections.deque()
+        self.qbytes = 0
+        self.busy = False
+        self.not_before = 0.0
+        self.first_at = now
+        self.retry: _Send | None = None
+        self.pace = pace
+        self.limiter = RateLimiter(pace.value, now=now)
+
+    def full(self) -> bool:
+        return len(self.queue) >= MAX_BATCH_OPERATIONS or self.qbytes >= _FULL_BYTES
+
+    def next_size(self) -> int:
+        if self.retry is not None:
+            return len(self.retry.ops)
+        return min(len(self.queue), MAX_BATCH_OPERATIONS)
+
+
+def _throttle_scope(exc: BaseException) -> str | None:
+    """``"account"``, ``"partition"`` or ``None``: whether ``exc`` is the service
+    pushing back, and on what."""
+    if not isinstance(exc, ServiceError):
+        return None
+    if exc.status == 429 or exc.code in ("ServerBusy", "OperationTimedOut"):
+        return "account" if "account limit" in (exc.message or "") else "partition"
+    return None
+
+
+class _Loader:
+    def __init__(
+        self,
+        target: TableClient | TableServiceClient,
+        *,
+        table: str | None,
+        kind: WriteKind,
+        options: BulkOptions,
+        checkpoint: CheckpointStore | None,
+        progress: ProgressCallback | None,
+        on_result: ResultCallback | None,
+        clock: Callable[[], float],
+    ) -> None:
+        if not isinstance(target, TableClient | TableServiceClient):
+            raise ValidationError(
+                f"bulk loads need a TableClient or TableServiceClient, got {type(target).__name__}"
+            )
+        if kind not in WRITE_KINDS:
+            raise ValidationError(f"kind must be one of {', '.join(WRITE_KINDS)}, got {kind!r}")
+        if checkpoint is not None and not isinstance(checkpoint, CheckpointStore):
+            raise ValidationError("checkpoint must have load() and save(state) (CheckpointStore)")
+        core = target._core
+        core.check_open()
+        self._core = core
+        # Transactions go out single-attempt: the loader retries them itself, on the
+        # partition's own back-off, seeing every throttling answer.
+        send_core = core.view()
+        send_core.pipeline = copy.copy(core.pipeline)
+        send_core.pipeline.retry = RetryPolicy.no_retries()
+        self._send_core = send_core
+        self._policy = core.pipeline.retry
+        self._uniform = core.pipeline.uniform
+        self._sleep = core.pipeline.sleep
+        self._default_table = table or (
+            target.table_name if isinstance(target, TableClient) else None
+        )
+        self._kind = kind
+        self.options = options
+        self._store = checkpoint
+        self._progress = progress
+        self._on_result = on_result
+        self._clock = clock
+        self._tables: dict[str, _Table] = {}
+        self._parts: dict[tuple[str, str], _Partition] = {}
+        #: partitions with queued operations or a transaction to resend, oldest first
+        self._waiting: dict[tuple[str, str], _Partition] = {}
+        self._full: collections.deque[_Partition] = collections.deque()
+        self._wake = asyncio.Event()
+        self._space = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._pending = 0
+        self._pending_bytes = 0
+        self._inflight = 0
+        self._eof = False
+        self._pressure = False
+        self._input_error: BaseException | None = None
+        self.result = BulkResult()
+        self._done = DonePositions()
+        self._resumed = False
+        self._dirty = False
+        now = clock()
+        self._start = now
+        rate = options.account_rate
+        self._pace = Aimd(
+            rate,
+            minimum=max(1.0, rate / 1000),
+            maximum=rate,
+            increase=rate * 0.1,
+            decrease=options.decrease,
+            hold=_PACE_HOLD,
+            clock=clock,
+        )
+        self._limiter = RateLimiter(rate, now=now)
+        fixed = options.concurrency
+        self._conc = Aimd(
+            fixed or min(options.initial_concurrency, options.max_concurrency),
+            minimum=fixed or 1,
+            maximum=fixed or options.max_concurrency,
+            increase=0.0 if fixed else 1.0,
+            decrease=0.7,
+            hold=1.0,
+            clock=clock,
+        )
+        self._meter = RateMeter(span=1.0)
+        self._latency = LatencyTracker(factor=options.latency_factor)
+
+    # -- input ------------------------------------------------------------------------------
+
+    def _table(self, name: str) -> _Table:
+        key = name.lower()
+        found = self._tables.get(key)
+        if found is None:
+            sender = TableClient._from_core(self._send_core, name)
+            reader = TableClient._from_core(self._core, name)
+            found = self._tables[key] = _Table(sender, reader)
+        return found
+
+    def _operation(self, item: Any) -> tuple[_Table, BatchOperation]:
+        table = self._default_table
+        if isinstance(item, TableWrite):
+            table, item = item.table, item.item
+        if table is None:
+            raise ValidationError(
+                "no table: give table= to load(), a TableClient, or TableWrite(table, item)"
+            )
+        if isinstance(item, BatchOperation):
+            return self._table(table), checked_operation(item)
+        kind = self._kind
+        if kind == "insert":
+            op = create_operation(item)
+        elif kind == "upsert-merge":
+            op = upsert_operation(item, UpdateMode.MERGE)
+        elif kind == "upsert-replace":
+            op = upsert_operation(item, UpdateMode.REPLACE)
+        elif kind == "merge":
+            op = update_operation(item, UpdateMode.MERGE)
+        elif kind == "replace":
+            op = update_operation(item, UpdateMode.REPLACE)
+        else:
+            op = delete_operation(item)
+        return self._table(table), op
+
+    async def _read(self, items: Iterable[Any] | AsyncIterable[Any]) -> None:
+        try:
+            if isinstance(items, AsyncIterable):
+                index = 0
+                async for item in items:
+                    await self._take(index, item)
+                    index += 1
+            else:
+                for index, item in enumerate(items):
+                    await self._take(index, item)
+                    if index % 64 == 63:
+                        await asyncio.sleep(0)  # let the dispatcher run
+        except BaseException as exc:
+            self._input_error = exc
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._eof = True
+            self._wake.set()
+
+    async def _take(self, index: int, item: Any) -> None:
+        result = self.result
+        result.read += 1
+        if index in self._done:
+            result.skipped += 1
+            return
+        try:
+            table, op = self._operation(item)
+            prepared = encode_operation(table.probe, op)
+        except ValidationError as exc:
+            self._fail(index, _describe_item(item, self._default_table), exc)
+            return
+        entry = _Op(index, prepared)
+        opts = self.options
+        while self._pending and (
+            self._pending >= opts.window or self._pending_bytes + entry.size > opts.window_bytes
+        ):
+            self._pressure = True
+            self._space.clear()
+            self._wake.set()
+            await self._space.wait()
+        self._pressure = False
+        self._pending += 1
+        self._pending_bytes += entry.size
+        key = (table.name.lower(), op.partition_key)
+        part = self._parts.get(key)
+        now = self._clock()
+        if part is None:
+            pace = self._partition_pace()
+            part = self._parts[key] = _Partition(key, table, pace, now)
+        if key not in self._waiting:
+            part.first_at = now
+            self._waiting[key] = part
+        was_full = part.full()
+        part.queue.append(entry)
+        part.qbytes += entry.size
+        if part.full() and not was_full:
+            self._full.append(part)
+            self._wake.set()
+
+    def _partition_pace(self) -> Aimd:
+        rate = self.options.partition_rate
+        return Aimd(
+            rate,
+            minimum=max(1.0, rate / 1000),
+            maximum=rate,
+            increase=rate * 0.1,
+            decrease=self.options.decrease,
+            hold=_PACE_HOLD,
+            clock=self._clock,
+        )
+
+    # -- dispatching ------------------------------------------------------------------------
+
+    def _pick(self, now: float) -> tuple[_Partition | None, float | None]:
+        """The next partition to send, or ``None`` and how long to wait at most."""
+        while self._full:
+            part = self._full.popleft()
+            if part.full() and not part.busy and part.not_before <= now and not part.retry:
+                return part, None
+        flush = self._eof or self._pressure
+        linger = self.options.linger
+        wait: float | None = None
+        for part in self._waiting.values():
+            if part.busy:
+                continue
+            if part.not_before > now:
+                until = part.not_before - now
+                wait = until if wait is None else min(wait, until)
+                continue
+            if part.retry is not None or part.full() or flush:
+                return part, None
+            until = part.first_at + linger - now
+            if until <= 0:
+                return part, None
+            wait = until if wait is None else min(wait, until)
+        return None, wait
+
+    async def _idle(self, at_most: float | None) -> None:
+        self._wake.clear()
+        if at_most is None:
+            await self._wake.wait()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), max(at_most, 0.001))
+
+    async def _dispatch(self) -> None:
+        while not (self._eof and not self._pending):
+            if self._inflight >= int(self._conc.value):
+                await self._idle(None)
+                continue
+            now = self._clock()
+            part, wait = self._pick(now)
+            if part is None:
+                await self._idle(wait)
+                continue
+            n = part.next_size()
+            delay = part.limiter.delay(n, now)
+            if delay > 0:
+                part.not_before = now + delay
+                continue
+            delay = self._limiter.delay(n, now)
+            if delay > 0:
+                await self._sleep(delay)
+                continue
+            send = part.retry or self._group(part)
+            part.retry = None
+            n = len(send.ops)
+            part.limiter.take(n, now)
+            self._limiter.take(n, now)
+            part.busy = True
+            self._inflight += 1
+            task = asyncio.create_task(self._run(part, send))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _group(self, part: _Partition) -> _Send:
+        """The partition's next transaction: its oldest operations, as many as fit."""
+        batch = part.table.sender.batch()
+        ops: list[_Op] = []
+        queue = part.queue
+        while queue and len(ops) < MAX_BATCH_OPERATIONS:
+            entry = queue[0]
+            if ops and not has_room(batch, entry.prepared):
+                break
+            add_prepared(batch, entry.prepared)
+            ops.append(queue.popleft())
+            part.qbytes -= entry.size
+        if not queue:
+            self._waiting.pop(part.key, None)
+        return _Send(ops)
+
+    # -- sending ----------------------------------------------------------------------------
+
+    async def _run(self, part: _Partition, send: _Send) -> None:
+        try:
+            await self._attempt(part, send)
+        except Exception as exc:  # never lose operations to an unexpected error
+            self._fail_all(part, send, exc)
+        finally:
+            part.busy = False
+            self._inflight -= 1
+            if send.ops:
+                part.retry = send
+                self._waiting[part.key] = part
+            elif not part.queue:
+                self._waiting.pop(part.key, None)
+                if self._parts.get(part.key) is part and part.not_before <= self._clock():
+                    del self._parts[part.key]  # idle: its pace is relearned if it returns
+            if part.full():
+                self._full.append(part)
+            self._wake.set()
+
+    async def _attempt(self, part: _Partition, send: _Send) -> None:
+        policy = self.options.ambiguous_outcome
+        if send.uncertain and policy is AmbiguousOutcomePolicy.ASSUME_SUCCEEDED:
+            if not await self._settle(part, send, None):
+                return
+            send.uncertain = False
+            if not send.ops:
+                return
+        batch = part.table.sender.batch()
+        for entry in send.ops:
+            add_prepared(batch, entry.prepared)
+        send.attempts += 1
+        result = self.result
+        result.requests += 1
+        if send.attempts > 1:
+            result.retries += 1
+        started = self._clock()
+        try:
+            writes = await part.table.sender.submit_transaction(batch)
+        except TransactionError as exc:
+            await self._op_failed(part, send, exc)
+            return
+        except (ServiceError, TransportError) as exc:
+            self._pushed_back(part, send, exc)
+            return
+        now = self._clock()
+        n = len(send.ops)
+        if n >= MAX_BATCH_OPERATIONS // 2:
+            self._latency.add(now - started)
+            if self._latency.rising() and self._conc.cut():
+                self._latency.baseline *= 1.5  # one cut per episode: relearn from here
+        self._conc.grow()
+        self._pace.grow(n)
+        part.pace.grow(n)
+        self._limiter.set_rate(self._pace.value, now)
+        part.limiter.set_rate(part.pace.value, now)
+        self._meter.add(n, now)
+        for entry, write in zip(send.ops, writes, strict=True):
+            self._succeed(entry, write)
+        send.ops = []
+
+    def _pushed_back(
+        self, part: _Partition, send: _Send, exc: ServiceError | TransportError
+    ) -> None:
+        now = self._clock()
+        scope = _throttle_scope(exc)
+        if scope is not None:
+            self.result.throttled += 1
+            if scope == "account":
+                # Cut from what the service admitted over the last second (not more than
+                # a factor 4 at once): early on, its initial burst is not its rate.
+                admitted = max(self._meter.rate(now), self._pace.value / 4)
+                if self._pace.cut(to=admitted):
+                    self._pace.increase = self._pace.value * _RECOVERY
+                    self._limiter.set_rate(self._pace.value, now)
+                self._conc.cut()
+            elif part.pace.cut():
+                part.pace.increase = part.pace.value * _RECOVERY
+                part.limiter.set_rate(part.pace.value, now)
+        if may_have_been_applied(exc):
+            send.uncertain = True
+            if self.options.ambiguous_outcome is AmbiguousOutcomePolicy.RAISE:
+                what = f"bulk transaction ({part.table.name!r}, PartitionKey={part.key[1]!r})"
+                error: AztError = exc
+                if isinstance(exc, ServiceError):
+                    error = AmbiguousOutcomeError(what, exc, attempts=send.attempts)
+                self._fail_all(part, send, error)
+                return
+        if not is_retryable(exc) or send.attempts >= self.options.max_attempts:
+            self._fail_all(part, send, exc)
+            return
+        part.not_before = now + self._policy.backoff(send.attempts, self._uniform)
+
+    async def _op_failed(self, part: _Partition, send: _Send, exc: TransactionError) -> None:
+        """One operation failed the transaction (nothing of it was applied): report it and
+        resend the others; a conflict that may be our own earlier write is read back."""
+        index = exc.index
+        inner = exc.error
+        if (
+            index is None
+            or not 0 <= index < len(send.ops)
+            or isinstance(inner, TableNotFoundError | AuthenticationError | AuthorizationError)
+            or (inner is not None and inner.status >= 500)
+        ):
+            self._fail_all(part, send, exc)
+            return
+        conflict = isinstance(
+            inner, EntityAlreadyExistsError | EntityNotFoundError | PreconditionFailedError
+        )
+        if (
+            conflict
+            and (send.uncertain or self._resumed or exc.earlier_attempt_may_have_applied)
+            and self.options.ambiguous_outcome is AmbiguousOutcomePolicy.ASSUME_SUCCEEDED
+        ):
+            culprit = send.ops[index]
+            if not await self._settle(part, send, culprit):
+                return
+            if culprit not in send.ops:  # it was ours: the rest go again
+                return
+            index = send.ops.index(culprit)
+        self._fail_entry(send.ops.pop(index), part, inner or exc)
+
+    async def _settle(self, part: _Partition, send: _Send, culprit: _Op | None) -> bool:
+        """Read back the transaction's entities; complete the operations whose effect is
+        already stored, keep the others in ``send``. ``False`` when reading failed (the
+        transaction is tried again later)."""
+        ops = [entry.prepared.operation for entry in send.ops]
+        try:
+            stored = await read_back(part.table.reader, ops)
+        except (ServiceError, TransportError) as exc:
+            send.attempts += 1
+            if send.attempts >= self.options.max_attempts or not is_retryable(exc):
+                self._fail_all(part, send, exc)
+            else:
+                part.not_before = self._clock() + self._policy.backoff(
+                    max(send.attempts, 1), self._uniform
+                )
+            return False
+        keep: list[_Op] = []
+        for entry, entity in zip(send.ops, stored, strict=True):
+            op = entry.prepared.operation
+            if reflects(op, entity):
+                etag = entity.metadata.etag if entity is not None else None
+                write_back(op.source, etag)
+                self.result.resolved += 1
+                self._succeed(entry, WriteResult(etag, None, 200, ambiguity_resolved=True))
+            else:
+                keep.append(entry)
+        send.ops = keep
+        return True
+
+    # -- outcomes ---------------------------------------------------------------------------
+
+    def _finish(self, entry: _Op) -> None:
+        self._pending -= 1
+        self._pending_bytes -= entry.size
+        self._space.set()
+
+    def _succeed(self, entry: _Op, write: WriteResult) -> None:
+        self.result.written += 1
+        self._done.add(entry.index)
+        self._dirty = True
+        self._finish(entry)
+        if self._on_result is not None:
+            self._on_result(entry.index, write)
+
+    def _fail_all(self, part: _Partition, send: _Send, exc: BaseException) -> None:
+        for entry in send.ops:
+            self._fail_entry(entry, part, exc)
+        send.ops = []
+
+    def _fail_entry(self, entry: _Op, part: _Partition, exc: BaseException) -> None:
+        self._fail(entry.index, _describe_op(entry, part), exc)
+        self._finish(entry)
+
+    def _fail(
+        self, index: int, what: tuple[str, str | None, str | None, str], exc: BaseException
+    ) -> None:
+        table, pk, rk, kind = what
+        failure = BulkFailure(
+            index=index,
+            table=table,
+            partition_key=pk,
+            row_key=rk,
+            kind=kind,
+            status=getattr(exc, "status", None),
+            code=getattr(exc, "code", None),
+            message=str(getattr(exc, "message", None) or exc),
+            error=exc,
+        )
+        self.result.failures.append(failure)
+        if self._on_result is not None:
+            self._on_result(index, failure)
+
+    # -- checkpoint and progress ------------------------------------------------------------
+
+    async def _save(self) -> None:
+        if self._store is not None and self._dirty:
+            self._dirty = False
+            await asyncio.to_thread(self._store.save, self._done.state())
+
+    async def _saver(self) -> None:
+        while True:
+            await asyncio.sleep(self.options.checkpoint_interval)
+            await self._save()
+
+    def snapshot(self, *, done: bool = False) -> BulkProgress:
+        """The load's progress now."""
+        r = self.result
+        now = self._clock()
+        return BulkProgress(
+            read=r.read,
+            written=r.written,
+            failed=len(r.failures),
+            skipped=r.skipped,
+            pending=self._pending,
+            requests=r.requests,
+            retries=r.retries,
+            throttled=r.throttled,
+            resolved=r.resolved,
+            rate=self._meter.rate(now, since=self._start),
+            concurrency=int(self._conc.value),
+            account_rate=self._pace.value,
+            elapsed=now - self._start,
+            done=done,
+        )
+
+    async def _reporter(self, callback: ProgressCallback) -> None:
+        while True:
+            await asyncio.sleep(self.options.progress_interval)
+            callback(self.snapshot())
+
+    async def run(self, items: Iterable[Any] | AsyncIterable[Any]) -> BulkResult:
+        if self._store is not None:
+            state = await asyncio.to_thread(self._store.load)
+            self._done = DonePositions.from_state(state)
+            self._resumed = self._done.count() > 0
+        helpers: list[asyncio.Task[None]] = []
+        if self._store is not None:
+            helpers.append(asyncio.create_task(self._saver()))
+        if self._progress is not None:
+            helpers.append(asyncio.create_task(self._reporter(self._progress)))
+        reader = asyncio.create_task(self._read(items))
+        try:
+            await self._dispatch()
+            await reader
+        finally:
+            for task in (reader, *helpers, *self._tasks):
+                task.cancel()
+            await asyncio.gather(reader, *helpers, *self._tasks, return_exceptions=True)
+            await asyncio.shield(self._save())
+        self.result.failures.sort(key=lambda f: f.index)
+        self.result.elapsed = self._clock() - self._start
+        if self._progress is not None:
+            self._progress(self.snapshot(done=True))
+        if self._input_error is not None:
+            raise self._input_error
+        return self.result
+
+
+def _describe_op(entry: _Op, part: _Partition) -> tuple[str, str | None, str | None, str]:
+    op = entry.prepared.operation
+    kind = op.kind if op.mode is None else f"{op.kind}-{op.mode.value}"
+    return part.table.name, op.partition_key, op.row_key, kind
+
+
+def _describe_item(item: Any, table: str | None) -> tuple[str, str | None, str | None, str]:
+    if isinstance(item, TableWrite):
+        table, item = item.table, item.item
+    kind = item.kind if isinstance(item, BatchOperation) else "entity"
+    data = item.entity if isinstance(item, BatchOperation) else item
+    pk = rk = None
+    if isinstance(data, Mapping):
+        pk = data.get("PartitionKey")
+        rk = data.get("RowKey")
+    return (
+        table or "",
+        pk if isinstance(pk, str) else None,
+        rk if isinstance(rk, str) else None,
+        kind,
+    )
+
+
+async def load(
+    target: TableClient | TableServiceClient,
+    items: Iterable[Any] | AsyncIterable[Any],
+    *,
+    table: str | None = None,
+    kind: WriteKind = "insert",
+    options: BulkOptions | None = None,
+    checkpoint: CheckpointStore | None = None,
+    progress: ProgressCallback | None = None,
+    on_result: ResultCallback | None = None,
+    _clock: Callable[[], float] = time.monotonic,
+) -> BulkResult:
+    """Write ``items`` (a plain or async iterable) as entity group transactions, in
+    parallel under adaptive flow control, and return the :class:`BulkResult`.
+
+    ``target``: a :class:`TableClient` (its table is the default) or a
+    :class:`TableServiceClient`; ``table``: the table of items not routed with
+    :class:`TableWrite`. An item is an entity (a mapping or an entity object), written as
+    ``kind`` (``"insert"``, ``"upsert-merge"``, ``"upsert-replace"``, ``"merge"``,
+    ``"replace"`` or ``"delete"``), or a :class:`BatchOperation`. ``options``: limits,
+    window and policies (:class:`BulkOptions`). ``checkpoint``: where acknowledged input
+    positions are kept (:class:`FileCheckpoint`); a load given the checkpoint of an
+    interrupted one (and the same input) skips what was done. ``progress`` is called
+    with a :class:`BulkProgress` every ``options.progress_interval`` seconds and once at
+    the end; ``on_result`` with ``(index, WriteResult or BulkFailure)`` per operation.
+    Operations that fail are reported in ``result.failures``, never raised; an exception
+    raised by the input itself is raised after what was read before it is written.
+
+    Example::
+
+        result = await load(table, ({"PartitionKey": f"p{i % 50}", "RowKey": str(i)}
+                                    for i in range(100_000)), kind="upsert-replace")
+        print(result.written, result.throttled_share)
+    """
+    loader = _Loader(
+        target,
+        table=table,
+        kind=kind,
+        options=options or BulkOptions(),
+        checkpoint=checkpoint,
+        progress=progress,
+        on_result=on_result,
+        clock=_clock,
+    )
+    return await loader.run(items)

@@ -1,0 +1,430 @@
+"""Service flavours: the stub answers as Azure Table storage (default) or as the Azure
+Cosmos DB Table API, with every difference between the two kept here.
+
+A :class:`StubFlavor` says what its service lacks (service properties and statistics,
+table ACLs, CORS preflight, AtomPub, the ``-secondary`` endpoint), its own limits (RowKey
+bytes, reserved property names, batch body size), how it throttles (Storage: ``503
+ServerBusy`` without a retry hint; Cosmos: ``429 TooManyRequests`` with
+``x-ms-retry-after-ms``) and how its error bodies read. :func:`install` puts the
+flavour's request checks on an application (nothing for Storage, whose rules live in the
+handlers); the service middleware asks :func:`flavor_of` how to render errors.
+
+Sources and the cases where Cosmos's answer is not documented (the stub's choice is then
+named as such) are in ``docs/cosmos.md``.
+
+Example::
+
+    >>> flavor_named("cosmos").throttle_status
+    429
+    >>> sorted(FLAVORS)
+    ['cosmos', 'storage']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from . import errors
+from .addressing import Kind, parse_resource, split_account
+from .errors import StubError
+from .formats.batch import parse_batch
+from .formats.negotiation import Fmt
+from .handlers.parsing import split_target
+from .request_state import SERVICES_KEY, query_of
+
+__all__ = [
+    "COSMOS",
+    "FLAVORS",
+    "STORAGE",
+    "FlavoredError",
+    "StubFlavor",
+    "flavor_named",
+    "flavor_of",
+    "install",
+]
+
+
+class FlavoredError(StubError):
+    """A :class:`StubError` that carries response headers of its own (a throttled
+    request's ``x-ms-retry-after-ms``).
+
+    Example::
+
+        >>> err = COSMOS.throttled("Request rate is large.", 0.25)
+        >>> err.status, err.headers["x-ms-retry-after-ms"]
+        (429, '250')
+    """
+
+    def __init__(self, status: int, code: str, message: str, *, headers: Mapping[str, str]) -> None:
+        super().__init__(status, code, message)
+        self.headers = dict(headers)
+
+
+#: Operations a flavour may lack, by the name the refusal uses.
+OPERATIONS = ("service properties", "service stats", "table ACL", "CORS preflight", "AtomPub")
+
+
+@dataclass(frozen=True, slots=True)
+class StubFlavor:
+    """One service flavour's rules (see the module docstring).
+
+    ``unsupported``: operations refused with ``501 NotImplemented``. ``json_only``:
+    AtomPub requests are refused with ``415``. ``secondary``: whether ``-secondary``
+    addresses answer. ``max_row_key_bytes`` / ``reserved_names`` / ``max_batch_bytes``:
+    entity and batch limits on top of the Storage rules every flavour keeps.
+    ``throttle_status``: the status of a throttled request. ``error_code_header``:
+    whether errors carry ``x-ms-error-code``.
+
+    Example::
+
+        >>> STORAGE.secondary, COSMOS.secondary
+        (True, False)
+    """
+
+    name: str
+    service: str
+    unsupported: frozenset[str] = frozenset()
+    json_only: bool = False
+    secondary: bool = True
+    max_row_key_bytes: int | None = None
+    reserved_names: frozenset[str] = frozenset()
+    max_batch_bytes: int | None = None
+    throttle_status: int = 503
+    error_code_header: bool = True
+
+    @property
+    def checks_requests(self) -> bool:
+        """Whether the flavour needs its request middleware (Storage does not).
+
+        Example::
+
+            >>> STORAGE.checks_requests, COSMOS.checks_requests
+            (False, True)
+        """
+        return bool(
+            self.unsupported
+            or self.json_only
+            or not self.secondary
+            or self.max_row_key_bytes is not None
+            or self.reserved_names
+            or self.max_batch_bytes is not None
+        )
+
+    def not_supported(self, operation: str) -> StubError:
+        """The refusal of an operation the flavour lacks (``501 NotImplemented``; what
+        Cosmos answers is not documented).
+
+        Example::
+
+            >>> COSMOS.not_supported("table ACL").status
+            501
+        """
+        return StubError(
+            501,
+            "NotImplemented",
+            f"The {operation} operation is not supported by {self.service}.",
+        )
+
+    def throttled(self, message: str, wait_seconds: float) -> StubError:
+        """A throttled request's answer, telling the client when to come back.
+
+        Storage: ``503 ServerBusy`` with the service's text and no retry hint. Cosmos:
+        ``429 TooManyRequests`` ("Request rate is large") with ``x-ms-retry-after-ms``.
+
+        Example::
+
+            >>> STORAGE.throttled("busy", 1.0).code
+            'ServerBusy'
+            >>> COSMOS.throttled("busy", 0.0104).headers["x-ms-retry-after-ms"]
+            '11'
+        """
+        if self.throttle_status != 429:
+            return errors.server_busy(message)
+        millis = max(1, math.ceil(wait_seconds * 1000))
+        return FlavoredError(
+            429,
+            "TooManyRequests",
+            'Message: {"Errors":["Request rate is large. More Request Units may be needed, '
+            'so no changes were made. Please retry this request later."]}',
+            headers={"x-ms-retry-after-ms": str(millis)},
+        )
+
+    def error_message(self, text: str, request_id: str, time_text: str) -> str:
+        """An error body's message: Storage's ``RequestId``/``Time`` lines, or Cosmos's
+        ``RequestID`` line (as recorded from the service, with a trailing newline).
+
+        Example::
+
+            >>> COSMOS.error_message("Gone.", "r1", "t")
+            'Gone.\\nRequestID:r1\\n'
+            >>> STORAGE.error_message("Gone.", "r1", "t")
+            'Gone.\\nRequestId:r1\\nTime:t'
+        """
+        if self.name == "cosmos":
+            return f"{text}\nRequestID:{request_id}\n"
+        return f"{text}\nRequestId:{request_id}\nTime:{time_text}"
+
+    def error_payload(
+        self, err: StubError, request_id: str, style: Fmt | str
+    ) -> tuple[str, bytes] | None:
+        """``(Content-Type, body)`` of an error as this flavour writes it, or ``None`` for
+        Storage's own rendering. Cosmos answers JSON only: the negotiated JSON level (else
+        minimal metadata), ``lang`` ``en-us`` and the ``RequestID`` line.
+
+        Example::
+
+            >>> ctype, body = COSMOS.error_payload(errors.table_not_found(), "r1", "storage-xml")
+            >>> ctype
+            'application/json;odata=minimalmetadata'
+            >>> body[:52]
+            b'{"odata.error":{"code":"TableNotFound","message":{"l'
+        """
+        if not self.json_only:
+            return None
+        fmt = style if isinstance(style, Fmt) and style.is_json else Fmt.MINIMAL
+        prefix = f"{err.index}:" if err.index is not None else ""
+        message = self.error_message(prefix + err.message, request_id, "")
+        inner: dict[str, object] = {
+            "code": err.code,
+            "message": {"lang": "en-us", "value": message},
+        }
+        inner.update(err.details)
+        ctype = f"application/json;odata={fmt.value}"  # as recorded from Cosmos: no charset
+        return ctype, json.dumps({"odata.error": inner}, separators=(",", ":")).encode()
+
+    # -- request checks ------------------------------------------------------------------------
+
+    def check(self, request: web.Request, body: bytes | None) -> None:
+        """Refuse ``request`` if the flavour lacks what it asks for or it breaks the
+        flavour's limits (``body``: the request body when it matters, else ``None``).
+
+        Example::
+
+            COSMOS.check(request, await request.read())
+        """
+        host, raw_path, _ = split_target(request.raw_path)
+        services = request.app.get(SERVICES_KEY)
+        product_style = True if services is None else services.product_style_urls
+        addr = split_account(host or request.host, raw_path, product_style=product_style)
+        if addr.secondary and not self.secondary:
+            raise StubError(
+                400,
+                "InvalidUri",
+                f"{self.service} has no secondary endpoint ('-secondary' addresses).",
+            )
+        if request.method.upper() == "OPTIONS":
+            self._require("CORS preflight")
+        resource = parse_resource(addr.resource)
+        comp = query_of(request).get("comp")
+        if resource.kind is Kind.SERVICE:
+            self._require("service stats" if comp == "stats" else "service properties")
+            return
+        if comp == "acl" and resource.kind is Kind.COLLECTION and resource.bare:
+            self._require("table ACL")
+            return
+        if self.json_only and _is_atom(request.headers, query_of(request).get("$format")):
+            raise StubError(
+                415,
+                "UnsupportedMediaType",
+                f"{self.service} accepts JSON payloads only (no AtomPub).",
+            )
+        if resource.keys is not None:
+            self.check_key("RowKey", resource.keys[1])
+        if body is None:
+            return
+        if resource.kind is Kind.BATCH:
+            self._check_batch(body, request.headers.get("Content-Type"))
+        elif resource.kind is Kind.COLLECTION:
+            self.check_entity_body(body)
+
+    def needs_body(self, request: web.Request) -> bool:
+        """Whether :meth:`check` must see the body (inserts, updates and batches).
+
+        Example::
+
+            body = await request.read() if COSMOS.needs_body(request) else None
+        """
+        if self.max_row_key_bytes is None and not self.reserved_names:
+            return self.max_batch_bytes is not None and request.method.upper() == "POST"
+        return request.method.upper() in ("POST", "PUT", "MERGE", "PATCH") and request.can_read_body
+
+    def _require(self, operation: str) -> None:
+        if operation in self.unsupported:
+            raise self.not_supported(operation)
+
+    def check_key(self, which: str, value: str) -> None:
+        """Refuse a RowKey over the flavour's byte limit (``400 KeyValueTooLarge``; the
+        code Cosmos uses is not documented).
+
+        Example::
+
+            >>> COSMOS.check_key("RowKey", "r" * 256)
+            Traceback (most recent call last):
+            ...
+            azt_server_stub.errors.StubError: 400 KeyValueTooLarge: ...
+        """
+        cap = self.max_row_key_bytes
+        if which != "RowKey" or cap is None or len(value) * 4 <= cap:
+            return
+        if len(value.encode("utf-8", "surrogatepass")) > cap:
+            raise StubError(
+                400,
+                "KeyValueTooLarge",
+                f"The RowKey exceeds {cap} bytes, the limit of {self.service}.",
+            )
+
+    def check_entity_body(self, body: bytes) -> None:
+        """Check a JSON entity body's RowKey and property names (other formats and
+        malformed bodies are left to the handlers).
+
+        Example::
+
+            >>> COSMOS.check_entity_body(b'{"PartitionKey": "p", "RowKey": "r", "id": 1}')
+            Traceback (most recent call last):
+            ...
+            azt_server_stub.errors.StubError: 400 PropertyNameInvalid: ...
+        """
+        try:
+            entity = json.loads(body)
+        except ValueError:
+            return
+        if not isinstance(entity, dict):
+            return
+        row_key = entity.get("RowKey")
+        if isinstance(row_key, str):
+            self.check_key("RowKey", row_key)
+        reserved = self.reserved_names
+        for name in entity:
+            if isinstance(name, str) and name.split("@", 1)[0].lower() in reserved:
+                raise StubError(
+                    400,
+                    "PropertyNameInvalid",
+                    f"The property name '{name}' is reserved by {self.service}.",
+                )
+
+    def _check_batch(self, body: bytes, content_type: str | None) -> None:
+        cap = self.max_batch_bytes
+        if cap is not None and len(body) > cap:
+            raise StubError(
+                413,
+                "RequestBodyTooLarge",
+                f"The batch is larger than {cap} bytes, the limit of {self.service}.",
+            )
+        try:
+            batch = parse_batch(body, content_type)
+        except StubError:
+            return  # the batch handler answers a malformed batch
+        for index, part in enumerate(batch.parts):
+            try:
+                _, path = _split_part_target(part.target)
+                resource = parse_resource(unquote(path.rsplit("/", 1)[-1]))
+                if resource.keys is not None:
+                    self.check_key("RowKey", resource.keys[1])
+                if part.body:
+                    self.check_entity_body(part.body)
+            except StubError as err:
+                if err.status == 400 and err.code in ("KeyValueTooLarge", "PropertyNameInvalid"):
+                    raise err.at(index) from None
+                continue  # addressing errors are the batch handler's to answer
+
+
+def _split_part_target(target: str) -> tuple[str | None, str]:
+    host, path, _ = split_target(target)
+    return host, path
+
+
+def _is_atom(headers: Mapping[str, str], fmt: str | None) -> bool:
+    ctype = headers.get("Content-Type", "").lower()
+    accept = headers.get("Accept", "").lower()
+    if "atom" in ctype or (fmt or "").lower() == "atom":
+        return True
+    return "atom+xml" in accept and "json" not in accept
+
+
+STORAGE = StubFlavor("storage", "Azure Table storage")
+"""Azure Table storage (and what the stub always was): no extra rules."""
+
+COSMOS = StubFlavor(
+    "cosmos",
+    "the Azure Cosmos DB Table API",
+    unsupported=frozenset(OPERATIONS) - {"AtomPub"},
+    json_only=True,
+    secondary=False,
+    max_row_key_bytes=255,
+    reserved_names=frozenset({"id", "rid", "etag", "resourceid"}),
+    max_batch_bytes=2 * 1000 * 1000,
+    throttle_status=429,
+    error_code_header=False,
+)
+"""The Azure Cosmos DB Table API where its documentation says it differs."""
+
+FLAVORS: dict[str, StubFlavor] = {f.name: f for f in (STORAGE, COSMOS)}
+"""The flavours by name (``--flavor`` values)."""
+
+
+def flavor_named(name: str) -> StubFlavor:
+    """The flavour called ``name`` (``storage`` or ``cosmos``); ValueError otherwise.
+
+    Example::
+
+        >>> flavor_named("storage") is STORAGE
+        True
+    """
+    try:
+        return FLAVORS[name.lower()]
+    except KeyError:
+        raise ValueError(
+            f"unknown flavor {name!r}; choose one of: {', '.join(sorted(FLAVORS))}"
+        ) from None
+
+
+FLAVOR_KEY = web.AppKey("azt.flavor", StubFlavor)
+
+
+def flavor_of(app: web.Application) -> StubFlavor:
+    """The flavour an application serves (Storage when none was installed).
+
+    Example::
+
+        >>> flavor_of(web.Application()) is STORAGE
+        True
+    """
+    flavor = app.get(FLAVOR_KEY) if isinstance(app, web.Application) else None
+    return flavor if isinstance(flavor, StubFlavor) else STORAGE
+
+
+def middleware(flavor: StubFlavor) -> Middleware:
+    """An aiohttp middleware applying ``flavor``'s request checks before the handler.
+
+    Example::
+
+        app.middlewares.append(middleware(COSMOS))
+    """
+
+    @web.middleware
+    async def check_flavor(request: web.Request, handler: Handler) -> web.StreamResponse:
+        body = await request.read() if flavor.needs_body(request) else None
+        flavor.check(request, body)
+        return await handler(request)
+
+    return check_flavor
+
+
+def install(app: web.Application, flavor: StubFlavor) -> None:
+    """Serve ``app`` as ``flavor``: remember it (error rendering asks :func:`flavor_of`)
+    and add its request checks, if it has any, inside the service middleware.
+
+    Example::
+
+        install(app, COSMOS)
+    """
+    app[FLAVOR_KEY] = flavor
+    if flavor.checks_requests:
+        app.middlewares.append(middleware(flavor))
