@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+from azt._orm.index_repair import IndexReport, build_index, repair_index, verify_index
 from azt._orm.indexes import (
     RESERVED,
     Holds,
@@ -33,10 +34,14 @@ __all__ = [
     "Holds",
     "Index",
     "IndexDef",
+    "IndexReport",
+    "build_index",
     "declared_indexes",
     "encode_part",
     "index_prefix",
     "index_row_keys",
     "is_index_row_key",
     "main_row_key",
+    "repair_index",
+    "verify_index",
 ]

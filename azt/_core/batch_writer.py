@@ -26,16 +26,15 @@ from azt._core.batch import (
     BatchOperation,
     TableBatch,
     add_prepared,
-    check_group_alone,
     create_operation,
     delete_operation,
     droppable_companion,
     encode_operation,
-    group_fits,
     operation_companions,
     update_operation,
     upsert_operation,
 )
+from azt._core.packing import check_group_alone, group_fits
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._errors import AztError, TransactionError, ValidationError

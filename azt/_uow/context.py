@@ -16,7 +16,8 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar, overload
 
-from azt._core.batch import BatchOperation, TableBatch, companions, droppable_companion, pack_groups
+from azt._core.batch import BatchOperation, TableBatch, companions, droppable_companion
+from azt._core.packing import pack_groups
 from azt._core.results import UpdateMode
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient

@@ -66,6 +66,7 @@ from azt.cli._common import (
     progress_on,
 )
 from azt.cli._import import add_import_parser, run_import
+from azt.cli._index import add_index_parser, run_index
 from azt.cli._jsonl import dumps_entity, text_value
 from azt.cli._progress import Progress
 
@@ -138,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     _progress_arg(e)
 
     add_import_parser(sub, common, _progress_arg)
+    add_index_parser(sub, common, _progress_arg)
     return p
 
 
@@ -448,6 +450,8 @@ async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
             return await _query(service, args, io_)
         if args.command == "export":
             return await _export(service, args, io_)
+        if args.command == "index":
+            return await run_index(service, args, io_)
         return await run_import(service, args, io_)
 
 
