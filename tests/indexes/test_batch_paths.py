@@ -13,9 +13,10 @@ import azt
 from azt import BatchOperation, TableClient, TableServiceClient, UpdateMode
 from azt.bulk import load
 from azt.indexes import index_row_keys, is_index_row_key
+from azt.query import Query
 from azt_server_stub import StubServer
 
-from .models import Item
+from .models import Item, Plain
 
 
 @pytest.fixture
@@ -160,3 +161,20 @@ async def test_bulk_load_refuses_indexed_entity_objects(table: TableClient) -> N
     assert [f.index for f in result.failures] == [0]
     assert "declares secondary indexes" in result.failures[0].message
     assert set(await rows(table)) == {"plain"}
+
+
+async def test_a_class_without_indexes_reads_main_rows_only(table: TableClient) -> None:
+    """Index rows are dropped by their reserved RowKey range, while main rows of a class
+    without indexes whose RowKeys sort high (U+FFFD not followed by the reserved tail, a
+    character beyond the BMP) are kept: the page decoder's fast path must not lose them."""
+    await table.insert_entity(Item("p", "r1", color="red", size=1, tag="t"))
+    odd = ["\ufffdzz", "\U0001f600x", "zz"]
+    for rk in odd:
+        await table.insert_entity({"PartitionKey": "p", "RowKey": rk, "color": "c"})
+    assert len(await stored_index_keys(table)) == 3
+    got = [p.RowKey for p in await Query(Plain, table).where(Plain.PartitionKey == "p").to_list()]
+    assert sorted(got) == sorted(["r1", *odd])
+    only_low = (
+        await Query(Plain, table).where(Plain.PartitionKey == "p", Plain.color == "c").to_list()
+    )
+    assert sorted(p.RowKey for p in only_low) == sorted(odd)
