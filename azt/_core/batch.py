@@ -1,8 +1,9 @@
 """Entity group transactions: :class:`TableBatch` builds and checks one (same
 PartitionKey, each RowKey once, at most 100 operations); ``OperationEncoder`` encodes
 each operation once, into the change set part it is sent as, when it is added;
-``pack_operations`` cuts a partition's operations into transactions on their exact
-encoded sizes; ``batch_results`` turns the service's answer into results (the multipart
+:mod:`azt._core.packing` cuts operations into transactions on their exact encoded
+sizes; ``companions`` are the operations (index rows) an entity object's write carries
+in its transaction; ``batch_results`` turns the service's answer into results (the multipart
 format itself is :mod:`azt._core.wire.batch`)."""
 
 from __future__ import annotations
