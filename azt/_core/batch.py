@@ -1,15 +1,16 @@
 """Entity group transactions: :class:`TableBatch` builds and checks one (same
 PartitionKey, each RowKey once, at most 100 operations); ``OperationEncoder`` encodes
 each operation once, into the change set part it is sent as, when it is added;
-``pack_operations`` cuts a partition's operations into transactions on their exact
-encoded sizes; ``batch_results`` turns the service's answer into results (the multipart
+:mod:`azt._core.packing` cuts operations into transactions on their exact encoded
+sizes; ``companions`` are the operations (index rows) an entity object's write carries
+in its transaction; ``batch_results`` turns the service's answer into results (the multipart
 format itself is :mod:`azt._core.wire.batch`)."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, NoReturn
+from collections.abc import Mapping
+from typing import Any, Literal, NoReturn, cast
 
 import attrs
 
@@ -43,6 +44,66 @@ from azt._errors import (
 )
 
 __all__ = ["BatchOperation", "TableBatch"]
+
+
+def companions(
+    obj: EntityObject | None,
+    kind: str,
+    mode: UpdateMode | None,
+    data: Mapping[str, Any] | None,
+    etag: str | None,
+    limits: ServiceLimits = STORAGE_LIMITS,
+) -> list[BatchOperation]:
+    """The operations that must share a transaction with a write of the entity object
+    ``obj``: what its class's ``__azt_companions__`` hook asks for (declarative entities
+    with secondary indexes: their index rows), else none. The client core never knows the
+    object's class; the hook may refuse the write with :class:`azt.ValidationError`."""
+    if obj is None:
+        return []
+    hook = getattr(type(obj), "__azt_companions__", None)
+    if hook is None:
+        return []
+    extra = hook(obj, kind, mode, data, etag)
+    return [checked_operation(op, limits) for op in extra]
+
+
+def operation_source(operation: BatchOperation) -> EntityObject | None:
+    """The entity object a prepared operation was built from (its ``source``, or its
+    ``entity`` when that is an entity object), else ``None``."""
+    if operation.source is not None:
+        return operation.source
+    entity: object = operation.entity
+    if getattr(type(entity), "__azt_entity__", None) is None:
+        return None
+    return cast(EntityObject, entity)
+
+
+def operation_companions(
+    op: BatchOperation, source: EntityObject | None, limits: ServiceLimits = STORAGE_LIMITS
+) -> list[BatchOperation]:
+    """The companion operations (index rows) of a checked operation ``op`` of the entity
+    object ``source``: :func:`companions` with the operation's own kind, mode, payload and
+    ETag."""
+    if source is None:
+        return []
+    payload = None if op.kind == "delete" else op.entity
+    return companions(source, op.kind, op.mode, payload, op.etag, limits)
+
+
+def droppable_companion(exc: TransactionError, operations: list[BatchOperation]) -> int | None:
+    """The index of a companion delete (never the first, main, operation) whose row was
+    already gone (404): the transaction can be sent again without it, since the row it
+    would delete does not exist. ``None`` for any other failure."""
+    i = exc.index
+    if (
+        i is not None
+        and 0 < i < len(operations)
+        and operations[i].kind == "delete"
+        and isinstance(exc.error, EntityNotFoundError)
+        and not exc.earlier_attempt_may_have_applied
+    ):
+        return i
+    return None
 
 
 class OperationEncoder:
@@ -241,14 +302,16 @@ class TableBatch:
         (entity limits, keys, a ``mode`` for updates and upserts; an ``etag`` of ``None``
         on an update or delete means ``"*"``). An operation built from an entity object
         keeps it (``source``) to write the outcome back; its ``entity`` may also be an
-        entity object itself.
+        entity object itself. An entity object whose class declares secondary indexes
+        brings its index rows along (all join or none does).
 
         Example::
 
             batch.add(BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "1"},
                                      mode=UpdateMode.REPLACE))
         """
-        self._add(checked_operation(operation, self.limits))
+        op = checked_operation(operation, self.limits)
+        self._add_group(op, operation_companions(op, operation_source(operation), self.limits))
 
     def create(self, entity: EntityArg) -> None:
         """Insert ``entity`` (fails the transaction if it exists). An entity object
@@ -259,7 +322,8 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        self._add(create_operation(entity, limits=self.limits))
+        op = create_operation(entity, limits=self.limits)
+        self._add_group(op, companions(op.source, "create", None, op.entity, None, self.limits))
 
     def update(
         self,
@@ -278,14 +342,11 @@ class TableBatch:
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
-        self._add(
-            update_operation(
-                entity,
-                mode,
-                etag=etag,
-                allow_property_loss=allow_property_loss,
-                limits=self.limits,
-            )
+        op = update_operation(
+            entity, mode, etag=etag, allow_property_loss=allow_property_loss, limits=self.limits
+        )
+        self._add_group(
+            op, companions(op.source, "update", op.mode, op.entity, op.etag, self.limits)
         )
 
     def upsert(
@@ -301,11 +362,10 @@ class TableBatch:
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        self._add(
-            upsert_operation(
-                entity, mode, allow_property_loss=allow_property_loss, limits=self.limits
-            )
+        op = upsert_operation(
+            entity, mode, allow_property_loss=allow_property_loss, limits=self.limits
         )
+        self._add_group(op, companions(op.source, "upsert", op.mode, op.entity, None, self.limits))
 
     def delete(
         self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
@@ -318,9 +378,41 @@ class TableBatch:
             batch.delete("p", "3")
             batch.delete(hero)        # an azt.Entity: If-Match hero.ETag
         """
-        self._add(
-            delete_operation(partition_key, row_key, etag=etag, what="delete()", limits=self.limits)
+        op = delete_operation(
+            partition_key, row_key, etag=etag, what="delete()", limits=self.limits
         )
+        source = None if isinstance(partition_key, str) else entity_source(partition_key)[1]
+        self._add_group(op, companions(source, "delete", None, None, op.etag, self.limits))
+
+    def _add_group(self, op: BatchOperation, extra: list[BatchOperation]) -> None:
+        """Add ``op`` and the companion operations of its entity object (index rows), all
+        or none: a group that does not fit leaves the batch as it was."""
+        if not extra:
+            self._add(op)
+            return
+        if len(self.operations) + 1 + len(extra) > MAX_BATCH_OPERATIONS:
+            raise BatchValidationError(
+                f"operation {len(self.operations)} ({op.kind}(...)) and its {len(extra)} "
+                f"index rows do not fit the {MAX_BATCH_OPERATIONS} operations of a "
+                "transaction",
+                index=len(self.operations),
+            )
+        n_ops, n_encoded, pk = len(self.operations), len(self._encoded), self._partition_key
+        cs = self._changeset
+        cs_state = (len(cs._requests), cs.size) if cs is not None else None
+        try:
+            for o in (op, *extra):
+                self._add(o)
+        except BaseException:
+            for o in self.operations[n_ops:]:
+                self._row_keys.discard(o.row_key)
+            del self.operations[n_ops:]
+            del self._encoded[n_encoded:]
+            self._partition_key = pk
+            if cs is not None and cs_state is not None:
+                del cs._requests[cs_state[0] :]
+                cs.size = cs_state[1]
+            raise
 
 
 # --- operations, checked ------------------------------------------------------------------
@@ -542,29 +634,6 @@ def add_prepared(batch: TableBatch, prepared: Prepared) -> None:
     """Add ``prepared`` to ``batch`` (bound to the client that encoded it), its bytes as
     they are."""
     batch._add(prepared.operation, prepared.request)
-
-
-def pack_operations(
-    new_batch: Callable[[], TableBatch], operations: Iterable[BatchOperation]
-) -> list[TableBatch]:
-    """``operations`` in order, in as few transactions as their exact encoded sizes allow:
-    a transaction ends when the next operation would take it past 100 operations or a
-    4 MiB body (the flavour's: 2 MB on Cosmos DB), changes PartitionKey or repeats a
-    RowKey. Each operation is validated (against the flavour's limits) and encoded once;
-    those bytes are what is sent. ``new_batch`` makes an empty batch bound to the client
-    that sends (:meth:`TableClient.batch`). An operation too large for a
-    transaction on its own raises :class:`azt.BatchValidationError`."""
-    batches: list[TableBatch] = []
-    current = new_batch()
-    for operation in operations:
-        prepared = prepare_operation(current, operation)
-        if len(current) and not has_room(current, prepared):
-            batches.append(current)
-            current = new_batch()
-        add_prepared(current, prepared)
-    if len(current):
-        batches.append(current)
-    return batches
 
 
 # --- sending a transaction ----------------------------------------------------------------

@@ -21,19 +21,20 @@ from typing import Self, overload
 
 import attrs
 
-from azt._core.base import EntityArg
+from azt._core.base import EntityArg, EntityObject, entity_source
 from azt._core.batch import (
     BatchOperation,
-    Prepared,
     TableBatch,
     add_prepared,
     create_operation,
     delete_operation,
+    droppable_companion,
     encode_operation,
-    has_room,
+    operation_companions,
     update_operation,
     upsert_operation,
 )
+from azt._core.packing import check_group_alone, group_fits
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._errors import AztError, TransactionError, ValidationError
@@ -150,11 +151,16 @@ class BatchWriteError(AztError):
 
 
 class _Group:
-    __slots__ = ("batch", "indexes")
+    """One partition's buffered transaction: ``indexes`` are the writer's operations it
+    carries; ``owners`` has, for each of the batch's operations, its index among the
+    writer's operations, or ``None`` for an index row travelling with one."""
+
+    __slots__ = ("batch", "indexes", "owners")
 
     def __init__(self, batch: TableBatch) -> None:
         self.batch = batch
         self.indexes: list[int] = []
+        self.owners: list[int | None] = []
 
 
 class BatchWriter:
@@ -170,7 +176,9 @@ class BatchWriter:
     every operation gets a :class:`BatchWriteOutcome` in :attr:`results`, and a clean
     exit with failures raises :class:`BatchWriteError` listing them. When the ``async
     with`` body raises, what is still buffered is not sent: it is listed in
-    :attr:`unsent` (and a note on the exception says how many).
+    :attr:`unsent` (and a note on the exception says how many). An entity object whose
+    class declares secondary indexes (``azt.indexes``) travels with its index rows in the
+    same transaction; its outcome is the main row's.
 
     Example::
 
@@ -296,38 +304,44 @@ class BatchWriter:
                 "delete() takes (partition_key, row_key) or one entity; "
                 f"got a PartitionKey and row_key={row_key!r}"
             )
+        source = None if isinstance(partition_key, str) else entity_source(partition_key)[1]
         await self._put(
             delete_operation(
                 partition_key, row_key, etag=etag, what="delete()", limits=self._probe.limits
-            )
+            ),
+            source,
         )
 
-    async def _put(self, operation: BatchOperation) -> None:
+    async def _put(self, operation: BatchOperation, source: EntityObject | None = None) -> None:
         if self._closed:
             raise ValidationError("this batch writer is closed; get a new one")
-        prepared = encode_operation(self._probe, operation)  # BatchValidationError: not buffered
-        pk = prepared.operation.partition_key
+        obj = operation.source if operation.source is not None else source
+        extra = operation_companions(operation, obj, self._probe.limits)
+        # BatchValidationError (an entity whose index rows cannot share its transaction):
+        # nothing of it is buffered.
+        prepared = [encode_operation(self._probe, op) for op in (operation, *extra)]
+        if extra:
+            check_group_alone(self._new_batch, prepared, None)
+        pk = prepared[0].operation.partition_key
         group = self._groups.get(pk)
-        if group is not None and not has_room(group.batch, prepared):
+        if group is not None and not group_fits(group.batch, prepared):
             await self._send(pk)
             group = None
         if group is None:
             group = self._groups[pk] = _Group(self._new_batch())
         before = group.batch.size or 0
         index = len(self._operations)
-        self._operations.append(prepared.operation)
-        self._add(group, index, prepared)
+        self._operations.append(prepared[0].operation)
+        group.indexes.append(index)
+        for k, p in enumerate(prepared):
+            add_prepared(group.batch, p)
+            group.owners.append(index if k == 0 else None)
         self._buffered += (group.batch.size or 0) - before
         if len(group.batch) >= MAX_BATCH_OPERATIONS:
             await self._send(pk)
         while self._buffered > self._max_buffer and self._groups:
             largest = max(self._groups, key=lambda k: self._groups[k].batch.size or 0)
             await self._send(largest)
-
-    @staticmethod
-    def _add(group: _Group, index: int, prepared: Prepared) -> None:
-        add_prepared(group.batch, prepared)
-        group.indexes.append(index)
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -336,15 +350,41 @@ class BatchWriter:
         self._buffered -= group.batch.size or 0
         number = self._transactions
         self._transactions += 1
-        ops = group.batch.operations
-        try:
-            writes = await self._submit(group.batch)
-        except AztError as exc:
-            for i, op in zip(group.indexes, ops, strict=True):
+        batch, owners = group.batch, group.owners
+        while True:
+            ops = batch.operations
+            try:
+                writes = await self._submit(batch)
+            except TransactionError as exc:
+                drop = droppable_companion(exc, ops)
+                if drop is not None and owners[drop] is None:
+                    # An index row to delete was already gone: send the rest again.
+                    batch, owners = self._without(batch, drop), owners[:drop] + owners[drop + 1 :]
+                    continue
+                self._failed(owners, ops, exc, number)
+                return
+            except AztError as exc:
+                self._failed(owners, ops, exc, number)
+                return
+            break
+        for i, op, wr in zip(owners, ops, writes, strict=True):
+            if i is not None:
+                self._outcomes[i] = BatchWriteOutcome(i, op, result=wr, batch=number)
+
+    def _failed(
+        self, owners: list[int | None], ops: list[BatchOperation], exc: AztError, number: int
+    ) -> None:
+        for i, op in zip(owners, ops, strict=True):
+            if i is not None:
                 self._outcomes[i] = BatchWriteOutcome(i, op, error=exc, batch=number)
-            return
-        for i, op, wr in zip(group.indexes, ops, writes, strict=True):
-            self._outcomes[i] = BatchWriteOutcome(i, op, result=wr, batch=number)
+
+    def _without(self, batch: TableBatch, drop: int) -> TableBatch:
+        """``batch`` again without its operation ``drop`` (each operation re-encoded)."""
+        fresh = self._new_batch()
+        for k, op in enumerate(batch.operations):
+            if k != drop:
+                add_prepared(fresh, encode_operation(fresh, op))
+        return fresh
 
     async def flush(self) -> None:
         """Send every buffered operation now (one transaction per partition group).

@@ -1,4 +1,4 @@
-# Over 800 lines: one public class, every table and entity operation with its overloads.
+# Over 800 lines: one public class, every table, entity and transaction operation.
 """``TableClient``: the operations on one table and its entities.
 
 Example::
@@ -40,6 +40,9 @@ from azt._core.batch import (
     TableBatch,
     batch_results,
     bound_batch,
+    checked_operation,
+    companions,
+    droppable_companion,
 )
 from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriter
 from azt._core.config import (
@@ -92,6 +95,7 @@ from azt._errors import (
     EntityNotFoundError,
     PreconditionFailedError,
     ServiceError,
+    TransactionError,
     ValidationError,
 )
 
@@ -342,6 +346,9 @@ class TableClient(ClientBase):
         """
         data, obj, _ = entity_source(entity)
         pk, rk = check_entity(data, self._core.limits)
+        extra = companions(obj, "create", None, data, None, self._core.limits)
+        if extra:
+            return await self._write_group(BatchOperation("create", data, source=obj), extra)
         core = self._core
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
@@ -430,6 +437,10 @@ class TableClient(ClientBase):
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "update_entity(mode=REPLACE)")
+        extra = companions(obj, "update", mode, data, etag, self._core.limits)
+        if extra:
+            op = BatchOperation("update", data, mode=mode, etag=etag, source=obj)
+            return await self._write_group(op, extra)
         core = self._core
         headers = dict(core.odata_write)
         headers["If-Match"] = etag
@@ -476,6 +487,10 @@ class TableClient(ClientBase):
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
+        extra = companions(obj, "upsert", mode, data, None, self._core.limits)
+        if extra:
+            op = BatchOperation("upsert", data, mode=mode, source=obj)
+            return await self._write_group(op, extra)
         core = self._core
         method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
         resp = await core.send(
@@ -526,12 +541,13 @@ class TableClient(ClientBase):
             pk = validate_key("PartitionKey", partition_key, self._core.limits)
             rk = validate_key("RowKey", row_key, self._core.limits)
             own_etag = None
+            extra: list[BatchOperation] = []
         else:
             if row_key is not None:
                 raise ValidationError(
                     "delete_entity() takes (partition_key, row_key) or one entity, not both"
                 )
-            data, _, own_etag = entity_source(partition_key)
+            data, obj, own_etag = entity_source(partition_key)
             if not isinstance(data, Mapping):
                 raise ValidationError(
                     "delete_entity() takes (partition_key, row_key) or an entity (a mapping "
@@ -542,6 +558,11 @@ class TableClient(ClientBase):
             )
             rk = validate_key("RowKey", plain_value(data.get("RowKey")), self._core.limits)
         etag = check_etag(etag if etag is not None else own_etag or "*")
+        if not isinstance(partition_key, str):
+            extra = companions(obj, "delete", None, None, etag, self._core.limits)
+        if extra:
+            op = BatchOperation("delete", {"PartitionKey": pk, "RowKey": rk}, etag=etag)
+            return await self._write_group(op, extra)
         core = self._core
         headers = dict(core.odata_read)
         headers["If-Match"] = etag
@@ -799,6 +820,28 @@ class TableClient(ClientBase):
         """
         self._core.check_open()
         return BatchWriter(self.batch, self.submit_transaction, max_buffer_bytes=max_buffer_bytes)
+
+    async def _write_group(self, main: BatchOperation, extra: list[BatchOperation]) -> WriteResult:
+        """Write ``main`` with the companion operations of its entity object (its index
+        rows) in one entity group transaction; the result is ``main``'s. A companion
+        delete whose row is already gone is dropped and the rest sent again. A failure of
+        ``main`` itself raises its own error (``EntityAlreadyExistsError``, ...), as the
+        single-request write would."""
+        operations = [main, *extra]
+        while True:
+            batch = self.batch()
+            batch._add_group(checked_operation(operations[0], batch.limits), operations[1:])
+            try:
+                results = await self.submit_transaction(batch)
+            except TransactionError as exc:
+                drop = droppable_companion(exc, operations)
+                if drop is not None:
+                    del operations[drop]
+                    continue
+                if exc.index == 0 and exc.error is not None:
+                    raise exc.error from exc
+                raise
+            return results[0]
 
     def _operation_encoder(self) -> OperationEncoder:
         return OperationEncoder(self._core, self.table_name)

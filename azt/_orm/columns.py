@@ -30,6 +30,7 @@ from azt._orm.expr import (
     as_condition,
     prefix_condition,
 )
+from azt._orm.indexes import IndexDef
 from azt._orm.values import (
     PY_TO_EDM,
     Column,
@@ -331,6 +332,8 @@ class EntityInfo:
     by_attr: Mapping[str, Prop[Any]]
     by_wire: Mapping[str, Prop[Any]]
     table: str | None = None
+    #: the secondary indexes the class declares (``Meta.indexes``; see azt.indexes)
+    indexes: tuple[IndexDef, ...] = ()
 
     @property
     def data_props(self) -> tuple[Prop[Any], ...]:

@@ -36,6 +36,14 @@ from azt._orm.columns import (
     prop,
     resolve_annotation,
 )
+from azt._orm.indexes import (
+    INDEX_RECORD,
+    Index,
+    bind_indexes,
+    companion_operations,
+    declared_indexes,
+    note_index_keys,
+)
 
 __all__ = ["Entity", "EntityMeta"]
 
@@ -46,6 +54,15 @@ _BUILDING: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 #: class -> {python attribute name: Prop}; read by EntityMeta.__getattribute__
 _CLASS_PROPS: dict[type, dict[str, Prop[Any]]] = {}
+#: class -> the Index declarations it has (its own Meta.indexes, or its base's)
+_INDEXES: dict[type, tuple[Index, ...]] = {}
+
+
+class IndexSlot(PartialSlot):
+    """The slots every entity object has: the partial-read record, and the record of the
+    index RowKeys of its stored version (:mod:`azt._orm.indexes`)."""
+
+    __slots__ = (INDEX_RECORD,)
 
 
 def _assign_hook(check: Callable[[Any], Any]) -> Callable[[Any, Any, Any], Any]:
@@ -80,6 +97,7 @@ class EntityMeta(type):
         if _BUILDING.get():
             return super().__new__(mcls, name, bases, ns, **kwargs)
         own_table = class_table(name, table, ns.get("Meta"))
+        own_indexes = getattr(ns.get("Meta"), "indexes", None)
         frame = sys._getframe(1)  # the frame running the class statement
         module = sys.modules.get(ns.get("__module__", ""), None)
         globalns = dict(vars(module)) if module is not None else {}
@@ -174,10 +192,19 @@ class EntityMeta(type):
                 ),
                 None,
             )
+        if own_indexes is None:  # a subclass keeps the indexes its base declares
+            own_indexes = next(
+                (_INDEXES[base] for base in built.__mro__[1:] if _INDEXES.get(base)),
+                None,
+            )
+        _INDEXES[built] = tuple(own_indexes) if own_indexes is not None else ()
+        indexes = bind_indexes(name, own_indexes, all_props)
         type.__setattr__(
             built,
             "__azt_info__",
-            EntityInfo(built, tuple(all_props.values()), dict(all_props), by_wire, own_table),
+            EntityInfo(
+                built, tuple(all_props.values()), dict(all_props), by_wire, own_table, indexes
+            ),
         )
         return built
 
@@ -271,7 +298,7 @@ def _projection_safe_eq(cls: type) -> Callable[[Any, Any], Any]:
     return __eq__
 
 
-class Entity(PartialSlot, metaclass=EntityMeta):
+class Entity(IndexSlot, metaclass=EntityMeta):
     """Base class of declarative entities; see the module docstring.
 
     Example::
@@ -352,6 +379,25 @@ class Entity(PartialSlot, metaclass=EntityMeta):
         """
         self.ETag = etag
         self.Timestamp = timestamp
+        if declared_indexes(type(self)):
+            note_index_keys(self)
+
+    def __azt_companions__(
+        self,
+        kind: str,
+        mode: Any,
+        payload: Mapping[str, Any] | None,
+        etag: str | None,
+    ) -> list[Any]:
+        """The index-row operations a write of this object carries in its transaction
+        (empty for a class without indexes; see ``azt.indexes``).
+
+        Example::
+
+            >>> Rental("m", "r", movie="Alien").__azt_companions__("create", None, {}, None)
+            []
+        """
+        return companion_operations(self, kind, mode, payload, etag)
 
     @classmethod
     def __azt_decode__(cls, entity: TableEntity, select: frozenset[str] | None) -> Self:
@@ -363,6 +409,8 @@ class Entity(PartialSlot, metaclass=EntityMeta):
             Rental(PartitionKey='m', RowKey='r', Timestamp=None, ETag=None, movie='A')
         """
         obj: Self = codec_for(cls, select).from_entity(entity)
+        if declared_indexes(cls):
+            note_index_keys(obj)
         return obj
 
 

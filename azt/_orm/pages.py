@@ -16,6 +16,7 @@ import asyncio
 import base64
 import heapq
 import json
+import operator
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
@@ -29,6 +30,7 @@ from azt._errors import ValidationError
 from azt._orm.codec import codec_for
 from azt._orm.entity import Entity, EntityMeta
 from azt._orm.expr import And, Condition, Or
+from azt._orm.indexes import declared_indexes, is_index_row_key, note_index_keys
 from azt._orm.planner import MAX_COMPARISONS, KeyRange, PlanKind, QueryPlan, ordinal
 
 __all__ = [
@@ -174,7 +176,16 @@ def decoder_for(target: Any, select: frozenset[str] | None) -> Callable[[Mapping
         'a'
     """
     if isinstance(target, EntityMeta):
-        return codec_for(cast(Any, target), select).from_entity
+        one = codec_for(cast(Any, target), select).from_entity
+        if not declared_indexes(target):
+            return one
+
+        def decode_noted(row: Mapping[str, Any]) -> Any:
+            obj = one(row)
+            note_index_keys(obj)  # the stored index keys, for later writes
+            return obj
+
+        return decode_noted
     dec = getattr(target, "decoder", None)
     if dec is None:
         raise TypeError(
@@ -214,7 +225,17 @@ def page_decoder_for(
         4.0
     """
     if isinstance(target, EntityMeta):
-        return codec_for(cast(Any, target), select).decode_rows
+        rows_decoder = codec_for(cast(Any, target), select).decode_rows
+        if not declared_indexes(target):
+            return rows_decoder
+
+        def decode_noted(rows: list[Any]) -> list[Any]:
+            objs = rows_decoder(rows)
+            for obj in objs:
+                note_index_keys(obj)
+            return objs
+
+        return decode_noted
     make = getattr(target, "page_decoder", None)
     if make is None:
         return None
@@ -234,6 +255,8 @@ class Decoding:
 
     row: Callable[[Mapping[str, Any]], Any]
     page: Callable[[list[Any]], list[Any]] | None
+    #: the query reads index rows (an index plan): rows in the reserved range are kept
+    index_rows: bool = False
 
 
 def page_top(page_size: int | None, limit: int | None, already: int = 0) -> int | None:
@@ -269,13 +292,14 @@ async def fetch_page(
     token = ContinuationToken.from_string(cont) if cont else None
     sel = list(select) if select is not None else None
     page: Page[Any]
+    keep = decoding.index_rows
     if decoding.page is not None and table.wire_format.is_json:
         page = await table.query_entities(
             filter,
             select=sel,
             results_per_page=top,
             continuation=token,
-            page_decoder=decoding.page,
+            page_decoder=decoding.page if keep else _main_rows(decoding.page),
         ).first_page()
         items: list[Any] = page.items
     else:
@@ -283,9 +307,30 @@ async def fetch_page(
             filter, select=sel, results_per_page=top, continuation=token
         ).first_page()
         decode = decoding.row
-        items = [decode(r) for r in page.items]
+        items = [decode(r) for r in page.items if keep or not is_index_row_key(r.get("RowKey"))]
     nxt = page.continuation
     return items, (nxt.to_string() if nxt is not None else None)
+
+
+_ROW_KEY = operator.itemgetter("RowKey")
+
+
+def _main_rows(decode: Callable[[list[Any]], list[Any]]) -> Callable[[list[Any]], list[Any]]:
+    """``decode`` of a page's JSON rows, leaving out index rows (RowKeys in the range azt
+    reserves for them): queries of main rows never see them, whatever class reads."""
+
+    def decode_main(rows: list[Any]) -> list[Any]:
+        # Fast path (a C-level max, ~3x quicker than a Python loop per row): no RowKey at or
+        # above U+FFFD means no index row. A projection without RowKey takes the exact path.
+        try:
+            top = max(map(_ROW_KEY, rows), default="")
+        except (KeyError, TypeError):
+            top = "\ufffd"
+        if top < "\ufffd":
+            return decode(rows)
+        return decode([r for r in rows if not is_index_row_key(r.get("RowKey"))])
+
+    return decode_main
 
 
 async def single_pages(

@@ -54,6 +54,7 @@ class PlanKind(StrEnum):
     PARTITION_RANGE = "partition range"  #: a range of partitions
     FULL_SCAN = "full scan"  #: every partition is read
     MULTI = "multi"  #: an OR of key-bounded branches, run as parallel sub-queries
+    INDEX = "index"  #: a row range of a secondary index (azt.indexes) in one partition
 
 
 @attrs.frozen
@@ -118,6 +119,11 @@ class QueryPlan:
     row_range: KeyRange | None = None
     subplans: tuple[QueryPlan, ...] = ()
     condition: Condition | None = attrs.field(default=None, repr=False, eq=False)
+    #: the secondary index an INDEX plan reads, and what its rows hold ("keys": the main
+    #: rows are then point-read, with ``lookup`` as the filter besides their keys)
+    index: str | None = None
+    holds: str | None = None
+    lookup: Condition | None = attrs.field(default=None, repr=False, eq=False)
 
     def __str__(self) -> str:
         lines = [self._line()]
@@ -136,6 +142,13 @@ class QueryPlan:
         elif self.kind is PlanKind.PARTITION_RANGE:
             assert self.partition_range is not None
             what = self.partition_range.describe("PartitionKey")
+        elif self.kind is PlanKind.INDEX:
+            assert self.row_range is not None
+            then = ", then point reads of the main rows" if self.holds == "keys" else ""
+            what = (
+                f"index {self.index!r} (holds {self.holds}): PartitionKey="
+                f"{self.partition_key!r}, {self.row_range.describe('RowKey')}{then}"
+            )
         elif self.kind is PlanKind.MULTI:
             what = f"{len(self.subplans)} parallel sub-queries merged in key order"
         else:

@@ -19,13 +19,15 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 import attrs
 
-from azt._core.batch import BatchOperation
+from azt._core.batch import BatchOperation, companions
 from azt._core.config import Flavor
 from azt._core.results import WriteResult
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._errors import AztError, ValidationError
 from azt._orm.columns import Prop, default_table
 from azt._orm.expr import And, Condition, Conditional, as_condition
+from azt._orm.index_plans import index_pages, index_plan, main_rows_condition
+from azt._orm.indexes import declared_indexes
 from azt._orm.pages import (
     MAX_PAGE,
     Decoding,
@@ -396,11 +398,16 @@ class Query(Generic[R]):
             "RowKey ge 'Sh' and RowKey lt 'Si'"
         """
         check_comparisons(self._cond)
-        text = self._cond.to_odata() if self._cond is not None else None
+        cond = main_rows_condition(self._target, self._cond)
+        text = cond.to_odata() if cond is not None else None
         return CompiledQuery(text, self._select, self._top())
 
     def explain(self) -> QueryPlan:
-        """The plan: point, row range, partition range, full scan, or multi (fan-out).
+        """The plan: point, row range, partition range, full scan, multi (fan-out), or
+        index: for an entity class declaring secondary indexes, a filter that pins one
+        PartitionKey and tests an index's first properties with ``==`` reads that index
+        (the plan names it and its RowKey range); its other scans are bounded to the main
+        rows.
 
         Example::
 
@@ -408,7 +415,10 @@ class Query(Generic[R]):
             >>> q.explain().kind
             <PlanKind.POINT: 'point'>
         """
-        return make_plan(self._cond)
+        via_index = index_plan(self._target, self._cond)
+        if via_index is not None:
+            return via_index
+        return make_plan(main_rows_condition(self._target, self._cond))
 
     def _fingerprint(self) -> str:
         target = getattr(self._target, "__qualname__", type(self._target).__qualname__)
@@ -469,7 +479,20 @@ class Query(Generic[R]):
         multi = plan.kind is PlanKind.MULTI
         pages: AsyncGenerator[QueryPage[Any], None]
         conds: list[Condition] = []
-        if multi and cosmos and branches_disjoint(plan.subplans):
+        if plan.kind is PlanKind.INDEX:
+            self._check_limit(plan.condition)
+            pages = index_pages(
+                table,
+                plan,
+                self._select,
+                self._page_size,
+                self._limit,
+                self._concurrency,
+                state,
+                decoding,
+                fp,
+            )
+        elif multi and cosmos and branches_disjoint(plan.subplans):
             _check_token_kind(state, "s")
             for sp in plan.subplans:
                 assert sp.condition is not None
@@ -504,8 +527,15 @@ class Query(Generic[R]):
             )
         else:
             _check_token_kind(state, "c")
-            self._check_limit(self._cond)
-            text = self._cond.to_odata() if self._cond is not None else None
+            # One filter: the plan's (main rows only), or on Cosmos DB an overlapping
+            # fan-out's whole filter, also restricted to main rows.
+            cond = (
+                plan.condition
+                if plan.kind is not PlanKind.MULTI
+                else main_rows_condition(self._target, self._cond)
+            )
+            self._check_limit(cond)
+            text = cond.to_odata() if cond is not None else None
             pages = single_pages(
                 table, text, self._select, self._page_size, self._limit, state, decoding, fp
             )
@@ -641,15 +671,17 @@ class Query(Generic[R]):
         deleted: list[R] = []
         group: list[R] = []
 
+        indexed = bool(declared_indexes(self._target)) if isinstance(self._target, type) else False
+
+        def ops_of(obj: Any) -> list[BatchOperation]:
+            etag = getattr(obj, "ETag", None) or "*"
+            main = BatchOperation(
+                "delete", {"PartitionKey": obj.PartitionKey, "RowKey": obj.RowKey}, etag=etag
+            )
+            return [main, *companions(obj, "delete", None, None, etag)] if indexed else [main]
+
         async def flush() -> None:
-            ops = [
-                BatchOperation(
-                    "delete",
-                    {"PartitionKey": obj.PartitionKey, "RowKey": obj.RowKey},  # type: ignore[attr-defined]
-                    etag=getattr(obj, "ETag", None) or "*",
-                )
-                for obj in group
-            ]
+            ops = [op for obj in group for op in ops_of(obj)]
             try:
                 await send(ops)
             except AztError as exc:
@@ -663,11 +695,12 @@ class Query(Generic[R]):
             deleted.extend(group)
             group.clear()
 
+        per = 1 + len(declared_indexes(self._target)) if indexed else 1
         async with aclosing(bound.__aiter__()) as items:
             async for obj in items:
                 if group and (
                     obj.PartitionKey != group[0].PartitionKey  # type: ignore[attr-defined]
-                    or len(group) >= MAX_BATCH_OPERATIONS
+                    or (len(group) + 1) * per > MAX_BATCH_OPERATIONS
                 ):
                     await flush()
                 group.append(obj)

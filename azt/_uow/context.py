@@ -16,7 +16,8 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar, overload
 
-from azt._core.batch import BatchOperation, TableBatch, pack_operations
+from azt._core.batch import BatchOperation, TableBatch, companions, droppable_companion
+from azt._core.packing import pack_groups
 from azt._core.results import UpdateMode
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
@@ -30,6 +31,7 @@ from azt._errors import (
     ValidationError,
 )
 from azt._orm.columns import default_table
+from azt._orm.indexes import note_index_keys, recorded_index_keys
 from azt._orm.pages import decoder_for
 from azt._orm.query import Query
 from azt._uow.descriptor import EntityDescriptor, PendingChange
@@ -74,6 +76,13 @@ def _operation(change: PendingChange) -> BatchOperation:
     return BatchOperation("upsert", change.payload, mode=_mode(change))
 
 
+def _companions(change: PendingChange) -> list[BatchOperation]:
+    """The index-row operations that go with ``change`` in one transaction (none for a
+    class without indexes); refused (``ValidationError``) as the ORM decides."""
+    main = _operation(change)
+    return companions(change.descriptor.obj, main.kind, main.mode, main.entity, main.etag)
+
+
 async def _bounded(jobs: list[Callable[[], Awaitable[T]]], limit: int) -> list[T]:
     """Run ``jobs`` in order, at most ``limit`` at a time; their results in order. An
     exception (anything a job does not turn into a result) cancels the jobs still running
@@ -92,6 +101,16 @@ async def _bounded(jobs: list[Callable[[], Awaitable[T]]], limit: int) -> list[T
     except BaseExceptionGroup as failed:
         raise failed.exceptions[0] from None
     return [t.result() for t in tasks]
+
+
+def _owner(sizes: list[int], index: int) -> tuple[int, int]:
+    """(which group, position in it) of operation ``index`` of a transaction whose groups
+    hold ``sizes`` operations each (a change first, then its index rows)."""
+    for group, n in enumerate(sizes):
+        if index < n:
+            return group, index
+        index -= n
+    raise IndexError(index)
 
 
 def _mode(change: PendingChange) -> UpdateMode:
@@ -296,6 +315,8 @@ class TableContext:
         if etag is not None and not isinstance(etag, str):
             raise ValidationError(f"etag must be a str or None, got {type(etag).__name__}")
         self._tracker.attach(name, entity, etag)
+        if recorded_index_keys(entity) is None:  # attached as matching the store
+            note_index_keys(entity)
 
     def update(self, entity: object) -> None:
         """Mark a tracked entity Modified (the seed's ``UpdateObject``).
@@ -484,13 +505,17 @@ class TableContext:
                 replace=SaveChangesOptions.REPLACE_ON_UPDATE in options,
                 allow_property_loss=allow_property_loss,
             )
+            # Every change's index rows, refused or not, are known before anything is sent.
+            extra = {id(c): _companions(c) for c in plan}
             if batch:
-                results = await self._save_batches(plan, max_concurrency, service)
+                results = await self._save_batches(plan, max_concurrency, service, extra)
             else:
                 for change in plan:
                     if change.payload is not None:
                         validate_entity(change.payload)
-                results = await self._save_singles(plan, keep_going, max_concurrency, service)
+                results = await self._save_singles(
+                    plan, keep_going, max_concurrency, service, extra
+                )
         finally:
             self._saving = False
         result = SaveChangesResult(results)
@@ -499,12 +524,17 @@ class TableContext:
         return result
 
     async def _send_one(
-        self, change: PendingChange, service: TableServiceClient
+        self,
+        change: PendingChange,
+        service: TableServiceClient,
+        extra: list[BatchOperation] | None = None,
     ) -> OperationResult:
         table = self._table(service, change.table)
         kind = change.kind
         try:
-            if kind is ChangeKind.INSERT:
+            if extra:  # an indexed entity: with its index rows, in one transaction
+                wr = await table._write_group(_operation(change), extra)
+            elif kind is ChangeKind.INSERT:
                 assert change.payload is not None
                 wr = await table.insert_entity(change.payload)
             elif kind is ChangeKind.UPDATE:
@@ -521,10 +551,15 @@ class TableContext:
         except AztError as exc:
             status = getattr(exc, "status", None)
             return _result(change, status=status, etag=None, error=exc, sent=True)
-        self._tracker.commit(change, wr.etag, wr.timestamp)
+        self._commit(change, wr.etag, wr.timestamp)
         return _result(
             change, status=wr.status, etag=wr.etag, error=None, sent=True, request_id=wr.request_id
         )
+
+    def _commit(self, change: PendingChange, etag: str | None, timestamp: Any) -> None:
+        self._tracker.commit(change, etag, timestamp)
+        if change.kind is not ChangeKind.DELETE:
+            note_index_keys(change.descriptor.obj)  # the stored version's index keys
 
     async def _save_singles(
         self,
@@ -532,10 +567,12 @@ class TableContext:
         keep_going: bool,
         max_concurrency: int,
         service: TableServiceClient,
+        extra: dict[int, list[BatchOperation]],
     ) -> list[OperationResult]:
         if max_concurrency > 1:
             return await _bounded(
-                [functools.partial(self._send_one, c, service) for c in plan], max_concurrency
+                [functools.partial(self._send_one, c, service, extra[id(c)]) for c in plan],
+                max_concurrency,
             )
         results: list[OperationResult] = []
         stopped = False
@@ -543,14 +580,18 @@ class TableContext:
             if stopped:
                 results.append(_result(change, status=None, etag=None, error=None, sent=False))
                 continue
-            r = await self._send_one(change, service)
+            r = await self._send_one(change, service, extra[id(change)])
             results.append(r)
             if r.error is not None and not keep_going:
                 stopped = True
         return results
 
     async def _save_batches(
-        self, plan: list[PendingChange], max_concurrency: int, service: TableServiceClient
+        self,
+        plan: list[PendingChange],
+        max_concurrency: int,
+        service: TableServiceClient,
+        extra: dict[int, list[BatchOperation]],
     ) -> list[OperationResult]:
         groups: dict[tuple[str, str], list[PendingChange]] = {}
         for change in plan:
@@ -558,16 +599,44 @@ class TableContext:
         # Build (and so validate) every transaction before anything is sent. Each change is
         # encoded once, into the part it is sent as; transactions are cut on those exact
         # sizes (100 operations, 4 MiB of request body: the table client's flavour's limit,
-        # 2 MB on Cosmos DB), keeping the plan's order.
+        # 2 MB on Cosmos DB), keeping the plan's order, and a change never leaves its index
+        # rows (a group too large for one transaction is refused here).
         built: list[tuple[TableClient, TableBatch, list[PendingChange]]] = []
         for members in groups.values():
             table = self._table(service, members[0].table)
             start = 0
-            for tx in pack_operations(table.batch, [_operation(c) for c in members]):
-                built.append((table, tx, members[start : start + len(tx)]))
-                start += len(tx)
+            packed = pack_groups(table.batch, [[_operation(c), *extra[id(c)]] for c in members])
+            for tx, n in packed:
+                built.append((table, tx, members[start : start + n]))
+                start += n
         out: dict[int, list[OperationResult]] = {}
         failed = False
+
+        async def send(table: TableClient, tx: TableBatch, chunk: list[PendingChange]) -> Any:
+            """Submit ``tx``; a companion delete of a row already gone is dropped and the
+            rest sent again. Returns each change's result (its first operation's)."""
+            sizes = [1 + len(extra[id(c)]) for c in chunk]
+            operations = list(tx.operations)
+            while True:
+                try:
+                    writes = await table.submit_transaction(tx)
+                except TransactionError as exc:
+                    drop = droppable_companion(exc, operations)
+                    if drop is None or _owner(sizes, drop)[1] == 0:
+                        raise
+                    owner, _ = _owner(sizes, drop)
+                    sizes[owner] -= 1
+                    del operations[drop]
+                    tx = table.batch()
+                    for op in operations:
+                        tx.add(op)
+                    continue
+                firsts = []
+                at = 0
+                for n in sizes:
+                    firsts.append(writes[at])
+                    at += n
+                return firsts, sizes
 
         async def run(number: int) -> None:
             nonlocal failed
@@ -579,10 +648,13 @@ class TableContext:
                 ]
                 return
             try:
-                writes = await table.submit_transaction(tx)
+                writes, _ = await send(table, tx, chunk)
             except AztError as exc:
                 failed = True
-                culprit = exc.index if isinstance(exc, TransactionError) else None
+                culprit = None
+                if isinstance(exc, TransactionError) and exc.index is not None:
+                    sizes = [1 + len(extra[id(c)]) for c in chunk]
+                    culprit = _owner(sizes, exc.index)[0]
                 status = getattr(exc, "status", None)
                 out[number] = [
                     _result(
@@ -598,7 +670,7 @@ class TableContext:
                 return
             rs = []
             for c, wr in zip(chunk, writes, strict=True):
-                self._tracker.commit(c, wr.etag, wr.timestamp)
+                self._commit(c, wr.etag, wr.timestamp)
                 rs.append(
                     _result(
                         c,

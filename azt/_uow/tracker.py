@@ -39,6 +39,7 @@ from azt._edm.entity import (
     set_partial,
 )
 from azt._errors import ValidationError
+from azt._orm.indexes import copy_index_record
 from azt._uow.access import DeclarativeAccess, EntityAccess, Snapshot, access_for
 from azt._uow.descriptor import EntityDescriptor, PendingChange
 from azt._uow.types import (
@@ -481,6 +482,7 @@ class Tracker:
             access.refresh(tracked, obj, (), partial)
             d.snapshot = access.rebase(d.snapshot, access.snapshot(obj), ())
             d.etag = server_etag
+            copy_index_record(obj, tracked)
             d.state = EntityState.UNCHANGED
             access.set_etag(tracked, server_etag)
             return tracked
@@ -493,6 +495,7 @@ class Tracker:
         access.refresh(tracked, obj, keep, partial)
         d.snapshot = access.rebase(d.snapshot, access.snapshot(obj), keep)
         d.etag = server_etag
+        copy_index_record(obj, tracked)
         access.set_etag(tracked, server_etag)
         return tracked
 

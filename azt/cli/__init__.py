@@ -67,6 +67,7 @@ from azt.cli._common import (
 )
 from azt.cli._export import add_export_arguments, export_table
 from azt.cli._import import add_import_parser, run_import
+from azt.cli._index import add_index_parser, run_index
 from azt.cli._jsonl import dumps_entity, text_value
 
 __all__ = [
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     _progress_arg(e)
 
     add_import_parser(sub, common, _progress_arg)
+    add_index_parser(sub, common, _progress_arg)
     return p
 
 
@@ -438,6 +440,8 @@ async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
             table = service.get_table_client(args.table)
             on = progress_on(args, io_.stderr)
             return await export_table(table, args, io_.stdout, io_.stderr, progress=on)
+        if args.command == "index":
+            return await run_index(service, args, io_)
         return await run_import(service, args, io_)
 
 

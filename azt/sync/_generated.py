@@ -1371,7 +1371,11 @@ class Query(Wrapper, Generic[R]):
         return self._inner.compile()
 
     def explain(self) -> QueryPlan:
-        """The plan: point, row range, partition range, full scan, or multi (fan-out).
+        """The plan: point, row range, partition range, full scan, multi (fan-out), or
+        index: for an entity class declaring secondary indexes, a filter that pins one
+        PartitionKey and tests an index's first properties with ``==`` reads that index
+        (the plan names it and its RowKey range); its other scans are bounded to the main
+        rows.
 
         Example::
 

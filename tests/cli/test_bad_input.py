@@ -192,6 +192,31 @@ CASES = [
             ("not JSON", "{nope", "not valid JSON"),
         ]
     ),
+    # -- index
+    Case(
+        "index build: an entity class that is not MODULE:CLASS",
+        ("index", "build", "{t}", "--entity-class", "nocolon"),
+        EXIT_USAGE,
+        ("azt: --entity-class 'nocolon': give MODULE:CLASS",),
+    ),
+    Case(
+        "index verify: a module that does not import",
+        ("index", "verify", "{t}", "--entity-class", "no_such_module_x:Post"),
+        EXIT_USAGE,
+        ("azt: --entity-class 'no_such_module_x:Post': cannot import",),
+    ),
+    Case(
+        "index repair: --resume without --checkpoint",
+        ("index", "repair", "{t}", "--entity-class", "tests.indexes.models:Item", "--resume"),
+        EXIT_USAGE,
+        ("azt: --resume needs --checkpoint FILE",),
+    ),
+    Case(
+        "index verify: a missing table",
+        ("index", "verify", "{t}", "--entity-class", "tests.indexes.models:Item"),
+        EXIT_SERVICE,
+        ("404", "does not exist"),
+    ),
     Case(
         "import a bad first line",
         ("import", "{t}", "--create"),
@@ -230,7 +255,9 @@ def _reads_well(r: Run) -> None:
 
 def test_every_subcommand_has_bad_input_cases() -> None:
     commands = _subcommands(build_parser())
-    walked = {" ".join(c.argv[:2]) if c.argv[0] == "tables" else c.argv[0] for c in CASES}
+    walked = {
+        " ".join(c.argv[:2]) if c.argv[0] in ("tables", "index") else c.argv[0] for c in CASES
+    }
     missing = [c for c in commands if c not in walked and c != "tables list"]
     assert not missing, f"no bad-input case for {missing}"
     assert any(c.argv[:2] == ("tables", "list") for c in CASES)

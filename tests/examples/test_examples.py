@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 from azt import TableServiceClient
+from azt.indexes import is_index_row_key
 from azt.keys import ticks_key
 from azt_server_stub import StubServer, ThreadedStubServer
 from examples import blog, demo, logs, movies, newest_first, rentals
@@ -165,12 +167,24 @@ async def test_blog(service: TableServiceClient) -> None:
     result = await blog.run(service, out)
     assert result == {
         "december": ["xmas", "bowl", "snow"],
-        "sports": ["bowl", "draft", "randy"],
-        "sports_after": ["draft", "randy"],
+        "plan": ("index", "by_category"),
+        "sports": ["randy", "bowl", "draft"],  # index order: category, then the post's RowKey
+        "sports_after": ["randy", "draft"],
         "fun_after": ["bowl"],
         "problems": [],
     }
     assert "duplicate post refused" in out.text
+    assert "CategoryIndex" not in inspect.getsource(blog)  # no hand-written index code
+
+
+async def test_blog_index_rows_live_in_the_reserved_range(service: TableServiceClient) -> None:
+    result = await blog.run(service, Lines(), keep=True)
+    assert result["problems"] == []
+    (name,) = [t async for t in service.list_tables()]
+    rows = [e async for e in service.get_table_client(name).list_entities()]
+    index_rows = [e["RowKey"] for e in rows if is_index_row_key(e["RowKey"])]
+    assert len(index_rows) == len(blog.POSTS)  # one key-only row per post
+    assert all(rk > e["RowKey"] for rk in index_rows for e in rows if e["RowKey"] not in index_rows)
 
 
 async def test_logs(service: TableServiceClient) -> None:

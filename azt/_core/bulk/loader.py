@@ -48,6 +48,8 @@ from azt._core.batch import (
     delete_operation,
     encode_operation,
     has_room,
+    operation_companions,
+    operation_source,
     update_operation,
     upsert_operation,
 )
@@ -98,6 +100,17 @@ _RECOVERY = 0.2
 
 #: A full transaction's body leaves room for the multipart framing around the parts.
 _FULL_BYTES = MAX_BATCH_BYTES - 64 * 1024
+
+
+def _refuse_indexed(op: BatchOperation, source: Any) -> None:
+    """The bulk loader sends operations one by one, never with index rows: an entity
+    object whose class declares secondary indexes is refused (use a ``BatchWriter`` or a
+    context, which keep index rows in the entity's transaction)."""
+    if source is not None and operation_companions(op, source):
+        raise ValidationError(
+            f"{type(source).__name__} declares secondary indexes; the bulk loader does not "
+            "write index rows: write it with table.batch_writer() or a TableContext"
+        )
 
 
 class _Op:
@@ -282,7 +295,9 @@ class _Loader:
                 "no table: give table= to load(), a TableClient, or TableWrite(table, item)"
             )
         if isinstance(item, BatchOperation):
-            return self._table(table), checked_operation(item)
+            op = checked_operation(item)
+            _refuse_indexed(op, operation_source(item))
+            return self._table(table), op
         kind = self._kind
         if kind == "insert":
             op = create_operation(item)
@@ -296,6 +311,7 @@ class _Loader:
             op = update_operation(item, UpdateMode.REPLACE)
         else:
             op = delete_operation(item)
+        _refuse_indexed(op, item if getattr(type(item), "__azt_entity__", None) else None)
         return self._table(table), op
 
     async def _read(self, items: Iterable[Any] | AsyncIterable[Any]) -> None:

@@ -1,0 +1,29 @@
+"""Entity classes with secondary indexes, shared by the index tests."""
+
+from __future__ import annotations
+
+from azt.entity import Entity, Prop, prop
+from azt.indexes import Holds, Index
+
+
+class Item(Entity):
+    """Three indexes: key-only by colour, a copy-holding one by (size, colour), and a
+    sparse key-only one by tag (``None``: no row)."""
+
+    color: Prop[str] = prop(default="")
+    size: Prop[int] = prop(default=0)
+    note: Prop[str] = prop(default="")
+    tag: Prop[str | None] = prop(default=None)
+
+    class Meta:
+        indexes = (
+            Index("by_color", "color"),
+            Index("by_size", "size", "color", holds=Holds.ENTITY),
+            Index("by_tag", "tag"),
+        )
+
+
+class Plain(Entity):
+    """No index: reads the same table as :class:`Item`."""
+
+    color: Prop[str] = prop(default="")
