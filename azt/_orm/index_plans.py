@@ -34,8 +34,8 @@ from azt._orm.pages import (
     Decoding,
     QueryPage,
     QueryTable,
-    encode_token,
     fetch_page,
+    page_out,
     page_top,
 )
 from azt._orm.planner import KeyRange, PlanKind, QueryPlan
@@ -192,11 +192,7 @@ async def index_pages(
             items = [obj for got in found for obj in got]
         else:
             items = rows
-        if limit is not None and done + len(items) >= limit:
-            items = items[: limit - done]
-            cont = None
-        done += len(items)
-        token = encode_token({"v": 1, "q": fingerprint, "n": done, "c": cont}) if cont else None
+        items, token, done = page_out(items, cont, limit, done, fingerprint)
         if items or token is None:
             yield QueryPage(items, token)
         if token is None:

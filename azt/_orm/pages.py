@@ -333,6 +333,25 @@ def _main_rows(decode: Callable[[list[Any]], list[Any]]) -> Callable[[list[Any]]
     return decode_main
 
 
+def page_out(
+    items: list[Any], cont: Any, limit: int | None, done: int, fingerprint: str
+) -> tuple[list[Any], str | None, int]:
+    """One page's results cut to ``take(n)``, the token that resumes after them (``None``
+    at the end) and the new count of results returned so far.
+
+    Example::
+
+        >>> page_out([1, 2, 3], None, 2, 0, "fp")
+        ([1, 2], None, 2)
+    """
+    if limit is not None and done + len(items) >= limit:
+        items = items[: limit - done]
+        cont = None
+    done += len(items)
+    token = encode_token({"v": 1, "q": fingerprint, "n": done, "c": cont}) if cont else None
+    return items, token, done
+
+
 async def single_pages(
     table: QueryTable,
     filter: str | None,
@@ -355,11 +374,7 @@ async def single_pages(
     while True:
         top = page_top(page_size, limit, done)
         items, cont = await fetch_page(table, filter, select, top, cont, decoding)
-        if limit is not None and done + len(items) >= limit:
-            items = items[: limit - done]
-            cont = None
-        done += len(items)
-        token = encode_token({"v": 1, "q": fingerprint, "n": done, "c": cont}) if cont else None
+        items, token, done = page_out(items, cont, limit, done, fingerprint)
         if items or token is None:
             yield QueryPage(items, token)
         if token is None:
