@@ -56,6 +56,7 @@ from azt._core.config import (
     WireFormat,
 )
 from azt._core.hooks import EventHooksArg
+from azt._core.intents import INTENT_PROPERTY, carry_out
 from azt._core.pagination import AsyncPager, ContinuationToken
 from azt._core.queries import (
     atom_rows_decoder,
@@ -855,7 +856,9 @@ class TableClient(ClientBase):
         Returns one :class:`WriteResult` per operation, in order; entity objects the
         operations were built from get their new ETag and Timestamp. A failure raises
         :class:`azt.TransactionError` naming the failing operation (``index``,
-        ``operation``) with the specific error in ``error``.
+        ``operation``) with the specific error in ``error``. An operation that writes an
+        intent row (``azt._core.intents``: a cross-partition index's rows to write
+        elsewhere) has its intent carried out once the transaction has committed.
 
         Example::
 
@@ -893,9 +896,15 @@ class TableClient(ClientBase):
         headers["Content-Type"] = content_type
         resp = await core.send("POST", "/$batch", headers=headers, body=body, resource="table")
         results = batch_results(core, self.table_name, resp, operations)
+        intents: list[tuple[Mapping[str, Any], str | None]] = []
         for op, result in zip(operations, results, strict=True):
-            if op.source is not None and op.kind != "delete":
-                write_back(op.source, result.etag)
+            if op.kind != "delete":
+                if op.source is not None:
+                    write_back(op.source, result.etag)
+                elif INTENT_PROPERTY in op.entity:
+                    intents.append((op.entity, result.etag))
+        if intents:  # writes to other partitions this transaction recorded (azt.indexes)
+            await carry_out(self, intents)
         return results
 
 

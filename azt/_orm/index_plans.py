@@ -28,6 +28,9 @@ from azt._orm.indexes import (
     Holds,
     Index,  # noqa: F401  (doc examples)
     declared_indexes,
+    IndexDef,
+    is_index_partition,
+    main_keys,
     main_row_key,
 )
 from azt._orm.pages import (
@@ -47,10 +50,26 @@ def _conjuncts(cond: Condition) -> list[Condition]:
     return list(cond.items) if isinstance(cond, And) else [cond]
 
 
+def _best(defs: Sequence[IndexDef], eqs: dict[str, Any]) -> tuple[IndexDef | None, int]:
+    """The index whose leading parts ``eqs`` pins most (``None`` when none is pinned)."""
+    best, best_n = None, 0
+    for d in defs:
+        n = 0
+        for a in d.attrs_:
+            if a not in eqs:
+                break
+            n += 1
+        if n > best_n:
+            best, best_n = d, n
+    return best, best_n
+
+
 def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
     """The INDEX plan for ``cond`` over entity class ``target``, or ``None`` when no
-    declared index fits: the filter must pin one PartitionKey, compare no RowKey, and test
-    the first part(s) of an index with ``eq`` (the index matching most parts wins).
+    declared index fits. An index in the entity's partition fits a filter that pins one
+    PartitionKey, compares no RowKey, and tests the first part(s) of the index with
+    ``eq``; an index across partitions fits any filter that tests its first part(s) with
+    ``eq`` (used when no index in the partition fits). The index matching most parts wins.
 
     Example::
 
@@ -62,31 +81,29 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         return None
     pk: str | None = None
     eqs: dict[str, Any] = {}
+    row_key_cond = False
     for c in _conjuncts(cond):
         if not isinstance(c, Comparison):
             continue
         attr = c.prop.attr
         if attr == "RowKey":
-            return None  # a RowKey condition is about main rows' keys
+            row_key_cond = True  # about main rows' keys: no index in the partition fits
+            continue
         if c.op != "eq":
             continue
         if attr == "PartitionKey":
             pk = pk if pk is not None else c.value
         elif attr not in eqs and c.prop.converter is None:
             eqs[attr] = c.value
-    if pk is None:
-        return None
-    best, best_n = None, 0
-    for d in defs:
-        n = 0
-        for a in d.attrs_:
-            if a not in eqs:
-                break
-            n += 1
-        if n > best_n:
-            best, best_n = d, n
+    best: IndexDef | None = None
+    if pk is not None and not row_key_cond:
+        best, best_n = _best([d for d in defs if not d.across], eqs)
     if best is None:
-        return None
+        best, best_n = _best([d for d in defs if d.across], eqs)
+        if best is None:
+            return None
+        return _across_plan(best, best_n, eqs, cond)
+    assert pk is not None
     low = best.lookup_prefix([eqs[a] for a in best.attrs_[:best_n]])
     high = low[:-1] + chr(ord(low[-1]) + 1)
     bounds = And.of(Entity.PartitionKey == pk, Entity.RowKey >= low, Entity.RowKey < high)
@@ -104,6 +121,25 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         index=best.name,
         holds=best.holds.value,
         lookup=lookup,
+    )
+
+
+def _across_plan(d: IndexDef, n: int, eqs: dict[str, Any], cond: Condition) -> QueryPlan:
+    """The INDEX plan reading index ``d`` (across partitions) for its first ``n`` parts."""
+    ipk = d.partition_for(eqs[d.attrs_[0]])
+    low = d.lookup_prefix([eqs[a] for a in d.attrs_[:n]])
+    high = low[:-1] + chr(ord(low[-1]) + 1)
+    bounds = And.of(Entity.PartitionKey == ipk, Entity.RowKey >= low, Entity.RowKey < high)
+    return QueryPlan(
+        PlanKind.INDEX,
+        bounds.to_odata(),
+        partition_key=ipk,
+        row_range=KeyRange(low, True, high, False),
+        condition=bounds,
+        index=d.name,
+        holds=d.holds.value,
+        lookup=cond,
+        across=True,
     )
 
 
@@ -158,7 +194,8 @@ async def index_pages(
     """The pages of an INDEX plan, in index order, resuming from ``state``. Copy-holding
     rows are decoded as their main rows; key-only rows become point reads of the main
     rows (at most ``concurrency`` at once, each filtered by the query's whole condition),
-    and a main row that no longer matches is left out.
+    and a main row that no longer matches is left out (so a stale row of an index across
+    partitions, left by an interrupted write, never yields a wrong entity).
 
     Example::
 
@@ -179,7 +216,11 @@ async def index_pages(
 
     async def point(pk: str, rk: str) -> list[Any]:
         assert lookup is not None
-        cond = And.of(lookup, Entity.RowKey == rk)
+        cond = (
+            And.of(lookup, Entity.PartitionKey == pk, Entity.RowKey == rk)
+            if plan.across
+            else And.of(lookup, Entity.RowKey == rk)
+        )
         async with sem:
             items, _ = await fetch_page(table, cond.to_odata(), select, None, None, decoding)
         return items
@@ -200,11 +241,14 @@ async def index_pages(
 
 
 def _key_of(row: Any) -> tuple[str, str]:
-    return row["PartitionKey"], main_row_key(row["RowKey"])
+    pk: str = row["PartitionKey"]
+    if is_index_partition(pk):
+        return main_keys(row["RowKey"])  # a row of an index across partitions
+    return pk, main_row_key(row["RowKey"])
 
 
 def _keys_of(rows: list[Any]) -> list[Any]:
-    return [(r["PartitionKey"], main_row_key(r["RowKey"])) for r in rows]
+    return [_key_of(r) for r in rows]
 
 
 def _row_to_main(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -14,6 +14,18 @@ times) and escaped so that it never holds ``;`` or a character keys may not hold
 ``Holds.KEYS`` rows are just the keys (the main RowKey is the last part); ``Holds.ENTITY``
 rows also carry a copy of every property of the main row.
 
+An index declared ``across_partitions=True`` keeps its rows in partitions of its own
+instead (for "find by email" over all users)::
+
+    PartitionKey: U+FFFD ix; <index name> ; <first key part>
+    RowKey:       U+FFFD ix; <index name> ; <key part> ; ... ; <main PartitionKey> ; <main RowKey>
+
+The service cannot write two partitions atomically, so such a row is written after the
+main row's transaction commits: the transaction holds an *intent row* (RowKey
+``U+FFFD ix;~;<main RowKey>;<unique id>``, see ``azt._core.intents``) listing the index
+rows to put and delete, which the client carries out and then deletes; a crash in between
+leaves the intent for ``repair_index``.
+
 Example::
 
     >>> class Post(Entity):
@@ -36,6 +48,7 @@ from typing import Any, Final
 import attrs
 
 from azt._core.batch import BatchOperation
+from azt._core.intents import INTENT_PROPERTY, Intent
 from azt._core.results import UpdateMode
 from azt._edm.entity import TableEntity, partial_of
 from azt._edm.types import EdmType
@@ -46,6 +59,7 @@ from azt._orm.planner import ordinal
 
 __all__ = [
     "INDEX_RECORD",
+    "INTENT_PREFIX",
     "RESERVED",
     "Holds",
     "Index",
@@ -56,8 +70,13 @@ __all__ = [
     "encode_part",
     "index_prefix",
     "index_row",
+    "index_partition_key",
     "index_row_keys",
+    "intent_row_key",
+    "is_index_partition",
     "is_index_row_key",
+    "is_intent_row_key",
+    "main_keys",
     "main_row_key",
     "note_index_keys",
     "recorded_index_keys",
@@ -67,6 +86,8 @@ __all__ = [
 #: written by azt does, and a class that declares indexes keeps its main RowKeys below it
 RESERVED: Final = "\ufffdix;"
 SEP: Final = ";"
+#: the RowKey prefix of intent rows (``~`` is never the first character of an index name)
+INTENT_PREFIX: Final = RESERVED + "~" + SEP
 #: the slot of entity objects that records the index RowKeys of their stored version
 INDEX_RECORD: Final = "_azt_ix"
 
@@ -109,17 +130,32 @@ class Index:
     encoded so that keys sort as the values do. An entity whose indexed property is
     ``None`` has no row in that index (a sparse index). ``holds`` is :class:`Holds`.
 
+    ``across_partitions=True`` keeps the index rows in partitions of their own, one per
+    value of the first part, so that a lookup needs no PartitionKey (for "find by email"
+    over all users). Such an index is eventually consistent, not atomic (see the
+    "Secondary indexes" docs page), and holds keys only: a copy in another partition could
+    not be checked against its entity without reading the entity.
+
     Example::
 
         >>> Index("by_category", "category", holds=Holds.KEYS).name
         'by_category'
+        >>> Index("by_email", "email", across_partitions=True).across_partitions
+        True
     """
 
     name: str
     parts: tuple[PartSpec, ...]
     holds: Holds
+    across_partitions: bool
 
-    def __init__(self, name: str, *parts: PartSpec, holds: Holds | str = Holds.KEYS) -> None:
+    def __init__(
+        self,
+        name: str,
+        *parts: PartSpec,
+        holds: Holds | str = Holds.KEYS,
+        across_partitions: bool = False,
+    ) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise TypeError(
                 f"index name {name!r}: a letter, then letters, digits or '_' (at most 63)"
@@ -137,7 +173,14 @@ class Index:
                 raise TypeError(
                     f"index {name!r}: a part is a property name or (name, function), got {part!r}"
                 )
-        self.__attrs_init__(name, tuple(parts), Holds(holds))
+        if not isinstance(across_partitions, bool):
+            raise TypeError(f"index {name!r}: across_partitions is True or False")
+        if across_partitions and Holds(holds) is not Holds.KEYS:
+            raise TypeError(
+                f"index {name!r}: an index across partitions holds keys only (a copy in "
+                "another partition could not be checked against its entity without reading it)"
+            )
+        self.__attrs_init__(name, tuple(parts), Holds(holds), across_partitions)
 
 
 @attrs.frozen
@@ -161,6 +204,8 @@ class IndexDef:
     wires: tuple[str, ...]
     encoders: tuple[Callable[[Any], str], ...]
     holds: Holds
+    #: rows in partitions of their own (``Index(..., across_partitions=True)``)
+    across: bool = False
 
     @property
     def prefix(self) -> str:
@@ -173,20 +218,27 @@ class IndexDef:
         """
         return RESERVED + self.name + SEP
 
-    def row_key(self, values: Sequence[Any], main_rk: str) -> str | None:
+    def row_key(self, values: Sequence[Any], main_rk: str, main_pk: str = "") -> str | None:
         """The index RowKey for these part values and main RowKey (``None``: a value is
-        ``None``, so the entity has no row in this index); a key over the service's
-        limit raises :class:`azt.ValidationError`.
+        ``None``, so the entity has no row in this index); an index across partitions
+        also holds the main PartitionKey. A key over the service's limit raises
+        :class:`azt.ValidationError`.
 
         Example::
 
             >>> IndexDef("i", ("a",), ("a",), (encode_part,), Holds.KEYS).row_key(["x"], "r")
             '\\ufffdix;i;x;r'
+            >>> IndexDef("e", ("a",), ("a",), (encode_part,), Holds.KEYS, True).row_key(
+            ...     ["x"], "r", "p")
+            '\\ufffdix;e;x;p;r'
         """
         if any(v is None for v in values):
             return None
         parts = [enc(v) for enc, v in zip(self.encoders, values, strict=True)]
-        key = self.prefix + SEP.join(parts) + SEP + _escape(main_rk)
+        main = _escape(main_pk) + SEP + _escape(main_rk) if self.across else _escape(main_rk)
+        key = self.prefix + SEP.join(parts) + SEP + main
+        if self.across:
+            validate_key(f"the PartitionKey of index {self.name!r}", self.prefix + parts[0])
         return validate_key(f"the RowKey of index {self.name!r}", key)
 
     def lookup_prefix(self, values: Sequence[Any]) -> str:
@@ -200,6 +252,17 @@ class IndexDef:
         """
         parts = [enc(v) for enc, v in zip(self.encoders, values, strict=False)]
         return self.prefix + "".join(p + SEP for p in parts)
+
+    def partition_for(self, first: Any) -> str:
+        """The PartitionKey of the rows of an index across partitions whose first part is
+        ``first``.
+
+        Example::
+
+            >>> IndexDef("e", ("a",), ("a",), (encode_part,), Holds.KEYS, True).partition_for("x")
+            '\\ufffdix;e;x'
+        """
+        return self.prefix + self.encoders[0](first)
 
 
 def _escape(s: str) -> str:
@@ -323,7 +386,16 @@ def bind_indexes(
                 encoders.append(_checked_encoder(fn, where))
             names.append(attr)
             wires.append(p.wire)
-        out.append(IndexDef(ix.name, tuple(names), tuple(wires), tuple(encoders), ix.holds))
+        out.append(
+            IndexDef(
+                ix.name,
+                tuple(names),
+                tuple(wires),
+                tuple(encoders),
+                ix.holds,
+                ix.across_partitions,
+            )
+        )
     return tuple(out)
 
 
@@ -362,6 +434,78 @@ def main_row_key(index_row_key: str) -> str:
     return _unescape(index_row_key.rsplit(SEP, 1)[1])
 
 
+def main_keys(index_row_key: str) -> tuple[str, str]:
+    """The (PartitionKey, RowKey) of the main row a row of an index across partitions
+    points to (its last two parts).
+
+    Example::
+
+        >>> main_keys("\\ufffdix;e;x;p%3B1;r")
+        ('p;1', 'r')
+    """
+    _, pk, rk = index_row_key.rsplit(SEP, 2)
+    return _unescape(pk), _unescape(rk)
+
+
+def index_partition_key(index_row_key: str) -> str:
+    """The PartitionKey of a row of an index across partitions, from its RowKey (the index
+    name and the first part).
+
+    Example::
+
+        >>> index_partition_key("\\ufffdix;e;x;y;p;r")
+        '\\ufffdix;e;x'
+    """
+    name, first, _ = index_row_key[len(RESERVED) :].split(SEP, 2)
+    return RESERVED + name + SEP + first
+
+
+def is_index_partition(partition_key: object) -> bool:
+    """Whether a PartitionKey is one of the partitions indexes across partitions keep
+    their rows in.
+
+    Example::
+
+        >>> is_index_partition("\\ufffdix;e;x"), is_index_partition("users")
+        (True, False)
+    """
+    return isinstance(partition_key, str) and partition_key.startswith(RESERVED)
+
+
+def intent_row_key(main_rk: str) -> str:
+    """A new intent row's RowKey for a write of the main row ``main_rk`` (unique, so that
+    every write records its own intent).
+
+    Example::
+
+        >>> intent_row_key("r").startswith(INTENT_PREFIX + "r;")
+        True
+    """
+    return INTENT_PREFIX + _escape(main_rk) + SEP + uuid.uuid4().hex
+
+
+def is_intent_row_key(row_key: object) -> bool:
+    """Whether a RowKey is an intent row's.
+
+    Example::
+
+        >>> is_intent_row_key(intent_row_key("r")), is_intent_row_key("\\ufffdix;i;x;r")
+        (True, False)
+    """
+    return isinstance(row_key, str) and row_key.startswith(INTENT_PREFIX)
+
+
+def intent_main_row_key(row_key: str) -> str:
+    """The main RowKey an intent row was written with.
+
+    Example::
+
+        >>> intent_main_row_key(intent_row_key("a;b"))
+        'a;b'
+    """
+    return _unescape(row_key[len(INTENT_PREFIX) :].rsplit(SEP, 1)[0])
+
+
 def index_name_of(index_row_key: str) -> str:
     """The index an index row belongs to.
 
@@ -397,7 +541,8 @@ def index_row_keys(obj: Any) -> dict[str, str | None]:
     if not defs:
         return {}
     rk = obj.RowKey
-    return {d.name: d.row_key([getattr(obj, a) for a in d.attrs_], rk) for d in defs}
+    pk = obj.PartitionKey
+    return {d.name: d.row_key([getattr(obj, a) for a in d.attrs_], rk, pk) for d in defs}
 
 
 def recorded_index_keys(obj: Any) -> dict[str, str | None] | None:
@@ -491,6 +636,11 @@ def companion_operations(
         )
     if not defs:
         return []
+    if is_index_partition(getattr(obj, "PartitionKey", None)) and any(d.across for d in defs):
+        raise ValidationError(
+            f"PartitionKey {obj.PartitionKey!r}: PartitionKeys starting with {RESERVED!r} "
+            "hold the rows of indexes across partitions"
+        )
     label = f"{type(obj).__name__}(PartitionKey={obj.PartitionKey!r}, RowKey={obj.RowKey!r})"
     if kind == "create":
         old: Mapping[str, str | None] = {}
@@ -513,12 +663,18 @@ def companion_operations(
         old = rec
     ops: list[BatchOperation] = []
     pk = obj.PartitionKey
+    puts: list[tuple[str, str]] = []
+    gone: list[tuple[str, str]] = []
     if kind == "delete":
         for d in defs:
             o = old.get(d.name)
-            if o is not None:
+            if o is None:
+                continue
+            if d.across:
+                gone.append((index_partition_key(o), o))
+            else:
                 ops.append(BatchOperation("delete", {"PartitionKey": pk, "RowKey": o}, etag="*"))
-        return ops
+        return _with_intent(ops, pk, obj.RowKey, puts, gone)
     assert payload is not None
     try:
         new = index_row_keys(obj)
@@ -530,15 +686,16 @@ def companion_operations(
     partial = partial_of(obj) is not None
     for d in defs:
         o, n = old.get(d.name), new[d.name]
+        if d.across:
+            _check_merge_keeps(d, o, n, mode, obj, kind, label)
+            if o != n:
+                if o is not None:
+                    gone.append((index_partition_key(o), o))
+                if n is not None:
+                    puts.append((index_partition_key(n), n))
+            continue
         copy = d.holds is Holds.ENTITY
-        if n is None and o is not None and mode is UpdateMode.MERGE:
-            cleared = [a for a in d.attrs_ if getattr(obj, a) is None]
-            raise ValidationError(
-                f"{kind} of {label} refused, nothing was sent: a MERGE cannot remove the "
-                f"indexed propert{'y' if len(cleared) == 1 else 'ies'} {cleared} (the service "
-                f"keeps the stored value, so index {d.name!r} would no longer match); "
-                "replace the entity (UpdateMode.REPLACE, SaveChangesOptions.REPLACE_ON_UPDATE)"
-            )
+        _check_merge_keeps(d, o, n, mode, obj, kind, label)
         if o == n:
             if n is not None and copy and kind != "create":
                 ops.append(
@@ -562,6 +719,43 @@ def companion_operations(
                 )
             full = payload if not copy else _full_entity(obj, payload)
             ops.append(BatchOperation("upsert", index_row(d, n, full), mode=UpdateMode.REPLACE))
+    return _with_intent(ops, pk, obj.RowKey, puts, gone)
+
+
+def _check_merge_keeps(
+    d: IndexDef,
+    old: str | None,
+    new: str | None,
+    mode: UpdateMode | None,
+    obj: Any,
+    kind: str,
+    label: str,
+) -> None:
+    """Refuse a MERGE that would clear an indexed property (the service keeps the stored
+    value, so the index would no longer match)."""
+    if new is None and old is not None and mode is UpdateMode.MERGE:
+        cleared = [a for a in d.attrs_ if getattr(obj, a) is None]
+        raise ValidationError(
+            f"{kind} of {label} refused, nothing was sent: a MERGE cannot remove the "
+            f"indexed propert{'y' if len(cleared) == 1 else 'ies'} {cleared} (the service "
+            f"keeps the stored value, so index {d.name!r} would no longer match); "
+            "replace the entity (UpdateMode.REPLACE, SaveChangesOptions.REPLACE_ON_UPDATE)"
+        )
+
+
+def _with_intent(
+    ops: list[BatchOperation],
+    pk: str,
+    rk: str,
+    puts: list[tuple[str, str]],
+    gone: list[tuple[str, str]],
+) -> list[BatchOperation]:
+    """``ops`` and, when rows of indexes across partitions change, the intent row that
+    records them (written in the main row's transaction, carried out after it)."""
+    if puts or gone:
+        row = TableEntity(PartitionKey=pk, RowKey=intent_row_key(rk))
+        row[INTENT_PROPERTY] = Intent(tuple(puts), tuple(gone)).encode()
+        ops.append(BatchOperation("upsert", row, mode=UpdateMode.REPLACE))
     return ops
 
 

@@ -54,7 +54,7 @@ class PlanKind(StrEnum):
     PARTITION_RANGE = "partition range"  #: a range of partitions
     FULL_SCAN = "full scan"  #: every partition is read
     MULTI = "multi"  #: an OR of key-bounded branches, run as parallel sub-queries
-    INDEX = "index"  #: a row range of a secondary index (azt.indexes) in one partition
+    INDEX = "index"  #: a row range of a secondary index (azt.indexes)
 
 
 @attrs.frozen
@@ -124,6 +124,8 @@ class QueryPlan:
     index: str | None = None
     holds: str | None = None
     lookup: Condition | None = attrs.field(default=None, repr=False, eq=False)
+    #: an INDEX plan over an index across partitions (its rows in partitions of its own)
+    across: bool = False
 
     def __str__(self) -> str:
         lines = [self._line()]
@@ -145,8 +147,9 @@ class QueryPlan:
         elif self.kind is PlanKind.INDEX:
             assert self.row_range is not None
             then = ", then point reads of the main rows" if self.holds == "keys" else ""
+            where = ", across partitions" if self.across else ""
             what = (
-                f"index {self.index!r} (holds {self.holds}): PartitionKey="
+                f"index {self.index!r} (holds {self.holds}{where}): PartitionKey="
                 f"{self.partition_key!r}, {self.row_range.describe('RowKey')}{then}"
             )
         elif self.kind is PlanKind.MULTI:

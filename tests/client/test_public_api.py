@@ -54,6 +54,7 @@ MODULES = [
     "azt._core.transport",
     "azt._core.base",
     "azt._core.batch",
+    "azt._core.intents",
     "azt._core.queries",
     "azt._core.results",
     "azt._core.service_client",

@@ -39,13 +39,22 @@ class Rental(Entity):
         "azt._orm.query",
         "azt._orm.keys",
         "azt._orm.dynamic",
+        "azt._orm.indexes",
+        "azt._orm.index_plans",
     ],
 )
 def test_docstring_examples(module: str) -> None:
     mod = importlib.import_module(module)
     result = doctest.testmod(
         mod,
-        extraglobs={"Movie": Movie, "Rental": Rental, "Entity": Entity, "Query": Query},
+        extraglobs={
+            "Movie": Movie,
+            "Rental": Rental,
+            "Entity": Entity,
+            "Query": Query,
+            "Prop": Prop,
+            "prop": prop,
+        },
         optionflags=doctest.ELLIPSIS,
     )
     assert result.attempted > 0
