@@ -27,3 +27,18 @@ class Plain(Entity):
     """No index: reads the same table as :class:`Item`."""
 
     color: Prop[str] = prop(default="")
+
+
+class Member(Entity):
+    """An index across partitions by e-mail (sparse: ``None`` has no row) beside a
+    key-only index by team in the member's own partition."""
+
+    email: Prop[str | None] = prop(default=None)
+    team: Prop[str] = prop(default="")
+    note: Prop[str] = prop(default="")
+
+    class Meta:
+        indexes = (
+            Index("by_email", "email", across_partitions=True),
+            Index("by_team", "team"),
+        )
