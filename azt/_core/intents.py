@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -196,8 +197,5 @@ async def apply_intent(writer: IntentWriter, intent: Intent, *, puts: bool = Tru
         for pk, rk in intent.put:
             await writer.upsert_entity(TableEntity(PartitionKey=pk, RowKey=rk), UpdateMode.REPLACE)
     for pk, rk in intent.delete:
-        try:
+        with contextlib.suppress(EntityNotFoundError):
             await writer.delete_entity(pk, rk, etag="*")
-        except EntityNotFoundError:
-            pass
-

@@ -27,8 +27,8 @@ from azt._orm.indexes import (
     RESERVED,
     Holds,
     Index,  # noqa: F401  (doc examples)
-    declared_indexes,
     IndexDef,
+    declared_indexes,
     is_index_partition,
     main_keys,
     main_row_key,

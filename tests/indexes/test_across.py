@@ -147,7 +147,8 @@ async def test_lookup_needs_no_partition_key_and_keeps_index_order(table: TableC
     q = Query(Member, table).where(Member.email == "same@x.com")
     plan = q.explain()
     assert plan.kind is PlanKind.INDEX
-    assert plan.across and plan.index == "by_email"
+    assert plan.across
+    assert plan.index == "by_email"
     assert "across partitions" in str(plan)
     assert await by_email(table, "same@x.com") == [("a", "1"), ("a", "9"), ("b", "2")]
     # other conditions filter the main rows read
@@ -160,7 +161,7 @@ async def test_lookup_needs_no_partition_key_and_keeps_index_order(table: TableC
 
 async def test_a_stale_index_row_never_yields_a_wrong_entity(table: TableClient) -> None:
     await table.insert_entity(Member("org", "u1", email="old@x.com"))
-    [rk] = [k for k in await across_rows(table)]
+    [rk] = list(await across_rows(table))
     [m] = await Query(Member, table).to_list()
     m.email = "new@x.com"
     await table.update_entity(m)
@@ -275,16 +276,20 @@ async def test_adopt_resume_and_remove(table: TableClient) -> None:
         IndexedAccount,
         progress=lambda pk, rep: seen.append(pk),
     )
-    assert first.written == 6 and seen[:3] == ["p0", "p1", "p2"]
+    assert first.written == 6
+    assert seen[:3] == ["p0", "p1", "p2"]
     assert (await verify_index(table, IndexedAccount)).consistent
     resumed = await verify_index(table, IndexedAccount, after="p1")
-    assert resumed.consistent and resumed.entities == 2  # only p2 counted, all collected
+    assert resumed.consistent
+    assert resumed.entities == 2
     last_index_partition = seen[-1]
     tail = await verify_index(table, IndexedAccount, after=last_index_partition)
-    assert tail.consistent and tail.entities == 0
+    assert tail.consistent
+    assert tail.entities == 0
     got = await Query(IndexedAccount, table).where(IndexedAccount.email == "e1@x.com").to_list()
     assert sorted(a.RowKey for a in got) == ["r1", "r5"]
     # the index removed from the class: its rows are orphans, deleted by repair
     gone = await repair_index(table, Unindexed)
-    assert gone.orphans == 6 and gone.deleted == 6
+    assert gone.orphans == 6
+    assert gone.deleted == 6
     assert await across_rows(table) == set()
