@@ -5,7 +5,9 @@ an interrupted run.
 
 ``verify`` changes nothing and exits 1 when the index is not consistent; ``build`` writes
 missing index rows and refreshes stale copies; ``repair`` also deletes orphan rows (the
-rows of an index the class no longer declares included).
+rows of an index the class no longer declares included); ``build`` and ``repair`` settle
+the pending intents of indexes across partitions (writes interrupted between their
+transaction and the index rows in other partitions).
 
 Example::
 
@@ -143,7 +145,7 @@ async def run_index(service: TableServiceClient, args: argparse.Namespace, io_: 
     print(
         f"{args.index_command}: {entities_text(report.entities)} in {report.partitions} "
         f"partitions{resumed}; missing {report.missing}, stale {report.stale}, orphans "
-        f"{report.orphans}; wrote {report.written}, deleted {report.deleted}, skipped "
+        f"{report.orphans}, pending intents {report.intents}; wrote {report.written}, deleted {report.deleted}, skipped "
         f"{report.skipped} (changed meanwhile)",
         file=out,
     )

@@ -653,4 +653,4 @@ def test_index_commands(conn: str, table_name: str) -> None:
     assert "wrote 2" in r.out
     r = run("index", "repair", table_name, *cls)
     assert r.status == 0, r.err
-    assert "missing 0, stale 0, orphans 0; wrote 0, deleted 0" in r.out
+    assert "missing 0, stale 0, orphans 0, pending intents 0; wrote 0, deleted 0" in r.out

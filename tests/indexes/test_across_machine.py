@@ -25,8 +25,13 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 import azt
 from azt._core.intents import intent_of
 from azt.context import SaveChangesError, SaveChangesOptions, TableContext
-from azt.indexes import index_partition_key, index_row_keys, is_index_row_key, repair_index
-from azt.indexes import verify_index
+from azt.indexes import (
+    index_partition_key,
+    index_row_keys,
+    is_index_row_key,
+    repair_index,
+    verify_index,
+)
 from azt.query import Query
 from azt_server_stub import StubConfig, StubServer
 from azt_server_stub.realism.faults import FaultInjector

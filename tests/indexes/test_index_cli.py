@@ -54,7 +54,7 @@ def test_verify_build_repair(stub: ThreadedStubServer) -> None:
     asyncio.run(_seed(conn, name, orphan=True))
     status, out, _ = run(conn, "index", "verify", name, "--entity-class", CLASS)
     assert status == EXIT_SERVICE
-    assert "missing 8, stale 0, orphans 1; wrote 0, deleted 0" in out
+    assert "missing 8, stale 0, orphans 1, pending intents 0; wrote 0, deleted 0" in out
     assert asyncio.run(_index_rows(conn, name)) == 1
 
     status, out, _ = run(conn, "index", "build", name, "--entity-class", CLASS)
@@ -62,7 +62,7 @@ def test_verify_build_repair(stub: ThreadedStubServer) -> None:
     assert "wrote 8, deleted 0" in out
     status, out, _ = run(conn, "index", "repair", name, "--entity-class", CLASS)
     assert status == 0
-    assert "orphans 1; wrote 0, deleted 1" in out
+    assert "orphans 1, pending intents 0; wrote 0, deleted 1" in out
     status, out, _ = run(conn, "index", "verify", name, "--entity-class", CLASS)
     assert status == 0
     assert "missing 0, stale 0, orphans 0" in out
