@@ -145,8 +145,8 @@ async def run_index(service: TableServiceClient, args: argparse.Namespace, io_: 
     print(
         f"{args.index_command}: {entities_text(report.entities)} in {report.partitions} "
         f"partitions{resumed}; missing {report.missing}, stale {report.stale}, orphans "
-        f"{report.orphans}, pending intents {report.intents}; wrote {report.written}, deleted {report.deleted}, skipped "
-        f"{report.skipped} (changed meanwhile)",
+        f"{report.orphans}, pending intents {report.intents}; wrote {report.written}, "
+        f"deleted {report.deleted}, skipped {report.skipped} (changed meanwhile)",
         file=out,
     )
     if checkpoint is not None and checkpoint.exists():
