@@ -28,7 +28,9 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+from azt._core.batch import BatchOperation
 from azt._core.results import UpdateMode
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._edm.entity import TableEntity
 from azt._errors import AztError, EntityNotFoundError, PreconditionFailedError
 
@@ -140,15 +142,18 @@ class IntentWriter(Protocol):
         self, partition_key: str, row_key: str, *, etag: str | None = None
     ) -> Any: ...
 
+    async def submit_transaction(self, batch: Any) -> Any: ...
+
 
 async def carry_out(
     writer: IntentWriter, intent_rows: Sequence[tuple[Mapping[str, Any], str | None]]
 ) -> int:
-    """Carry out the intents of committed intent rows (``(row sent, its new ETag)``):
-    put and delete the rows each lists, then delete the intent row, conditional on that
-    ETag. A failure leaves that intent row for a repair and is logged as a WARNING on the
-    ``azt`` logger, never raised: the transaction it belongs to has committed. Returns how
-    many intents were carried out completely.
+    """Carry out the intents of committed intent rows (``(row sent, its new ETag)``, all
+    of one transaction): put and delete the rows each lists (at most :data:`CONCURRENCY`
+    intents at once), then delete the intent rows carried out, conditional on their ETags
+    (in one transaction when there are several). A failure leaves that intent row for a
+    repair and is logged as a WARNING on the ``azt`` logger, never raised: the transaction
+    it belongs to has committed. Returns how many intents were carried out completely.
 
     Example::
 
@@ -158,31 +163,58 @@ async def carry_out(
         return 0
     gate = asyncio.Semaphore(CONCURRENCY)
 
-    async def one(row: Mapping[str, Any], etag: str | None) -> bool:
+    async def one(row: Mapping[str, Any]) -> bool:
         intent = intent_of(row)
         if intent is None:
             return False
         async with gate:
             try:
                 await apply_intent(writer, intent)
-                await writer.delete_entity(row["PartitionKey"], row["RowKey"], etag=etag or "*")
-            except (EntityNotFoundError, PreconditionFailedError):
-                return True  # a repair settled it meanwhile
             except AztError as exc:
-                logger.warning(
-                    "table %r: the writes recorded by intent row (%r, %r) were not all "
-                    "carried out (%s: %s); the row stays for `azt index repair`",
-                    writer.table_name,
-                    row["PartitionKey"],
-                    row["RowKey"],
-                    type(exc).__name__,
-                    exc,
-                )
+                _left(writer, row, exc)
                 return False
         return True
 
-    done = await asyncio.gather(*(one(row, etag) for row, etag in intent_rows))
-    return sum(done)
+    applied = await asyncio.gather(*(one(row) for row, _ in intent_rows))
+    finished = [pair for pair, ok in zip(intent_rows, applied, strict=True) if ok]
+    if len(finished) > 1:
+        operations = [
+            BatchOperation("delete", _keys_of(row), etag=etag or "*") for row, etag in finished
+        ]
+        try:
+            for start in range(0, len(operations), MAX_BATCH_OPERATIONS):
+                await writer.submit_transaction(operations[start : start + MAX_BATCH_OPERATIONS])
+        except AztError:
+            pass  # one was settled meanwhile (or the request failed): one by one below
+        else:
+            return len(finished)
+    done = 0
+    for row, etag in finished:
+        try:
+            await writer.delete_entity(row["PartitionKey"], row["RowKey"], etag=etag or "*")
+        except (EntityNotFoundError, PreconditionFailedError):
+            pass  # a repair settled it meanwhile
+        except AztError as exc:
+            _left(writer, row, exc)
+            continue
+        done += 1
+    return done
+
+
+def _keys_of(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {"PartitionKey": row["PartitionKey"], "RowKey": row["RowKey"]}
+
+
+def _left(writer: IntentWriter, row: Mapping[str, Any], exc: AztError) -> None:
+    logger.warning(
+        "table %r: the writes recorded by intent row (%r, %r) were not all carried out "
+        "(%s: %s); the row stays for `azt index repair`",
+        writer.table_name,
+        row["PartitionKey"],
+        row["RowKey"],
+        type(exc).__name__,
+        exc,
+    )
 
 
 async def apply_intent(writer: IntentWriter, intent: Intent, *, puts: bool = True) -> None:

@@ -128,6 +128,7 @@ async def test_context_batch_and_writer_paths(setup: Setup) -> None:
         service_ctx.add("ixacross", Member("org", f"u{i}", email=f"m{i}@x.com", team="t"))
     await service_ctx.save_changes(SaveChangesOptions.BATCH)
     assert len(await across_rows(table)) == 5
+    assert await intents(table) == []  # five intents, deleted in one transaction
     assert await across_rows(table) == await implied(table)
 
     async with table.batch_writer() as writer:
@@ -293,3 +294,15 @@ async def test_adopt_resume_and_remove(table: TableClient) -> None:
     assert gone.orphans == 6
     assert gone.deleted == 6
     assert await across_rows(table) == set()
+
+
+async def test_intents_deleted_one_by_one_when_their_transaction_fails(setup: Setup) -> None:
+    table, injector, service = setup
+    ctx = TableContext(service)
+    for i in range(3):
+        ctx.add("ixacross", Member("org", f"u{i}", email=f"m{i}@x.com"))
+    injector.fail_at("busy", [2], methods=["POST"])  # the intents' deletion transaction
+    await ctx.save_changes(SaveChangesOptions.BATCH)
+    assert injector.rules[0].spent
+    assert await intents(table) == []
+    assert await across_rows(table) == await implied(table)
