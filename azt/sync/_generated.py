@@ -598,7 +598,9 @@ class TableClient(Wrapper):
         Returns one :class:`WriteResult` per operation, in order; entity objects the
         operations were built from get their new ETag and Timestamp. A failure raises
         :class:`azt.TransactionError` naming the failing operation (``index``,
-        ``operation``) with the specific error in ``error``.
+        ``operation``) with the specific error in ``error``. An operation that writes an
+        intent row (``azt._core.intents``: a cross-partition index's rows to write
+        elsewhere) has its intent carried out once the transaction has committed.
 
         Example::
 
