@@ -56,6 +56,7 @@ from azt._errors import (
 from azt.cli._common import (
     ENV_VAR,
     EXIT_BROKEN_PIPE,
+    EXIT_INCONSISTENT,
     EXIT_INPUT,
     EXIT_SERVICE,
     EXIT_USAGE,
@@ -73,6 +74,7 @@ from azt.cli._jsonl import dumps_entity, text_value
 __all__ = [
     "ENV_VAR",
     "EXIT_BROKEN_PIPE",
+    "EXIT_INCONSISTENT",
     "EXIT_INPUT",
     "EXIT_SERVICE",
     "EXIT_USAGE",

@@ -17,6 +17,7 @@ from typing import TextIO
 __all__ = [
     "ENV_VAR",
     "EXIT_BROKEN_PIPE",
+    "EXIT_INCONSISTENT",
     "EXIT_INPUT",
     "EXIT_SERVICE",
     "EXIT_USAGE",
@@ -31,6 +32,9 @@ EXIT_SERVICE = 1
 EXIT_USAGE = 2
 #: Exit status for bad input data (``azt import``).
 EXIT_INPUT = 3
+#: Exit status of ``azt index verify`` when the index is not consistent (the service
+#: answered; the index differs from what the main rows imply, or intents are pending).
+EXIT_INCONSISTENT = 4
 
 #: Exit status when the reader of stdout went away (128 + SIGPIPE, as shells report it).
 EXIT_BROKEN_PIPE = 141

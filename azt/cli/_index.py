@@ -3,7 +3,7 @@ repair the secondary indexes an entity class declares (``azt.indexes``) over a t
 existing rows, partition by partition, with a progress bar and a checkpoint file to resume
 an interrupted run.
 
-``verify`` changes nothing and exits 1 when the index is not consistent; ``build`` writes
+``verify`` changes nothing and exits 4 when the index is not consistent; ``build`` writes
 missing index rows and refreshes stale copies; ``repair`` also deletes orphan rows (the
 rows of an index the class no longer declares included); ``build`` and ``repair`` settle
 the pending intents of indexes across partitions (writes interrupted between their
@@ -27,7 +27,7 @@ from typing import Any
 
 from azt._core.service_client import TableServiceClient
 from azt._orm.index_repair import IndexReport, build_index, repair_index, verify_index
-from azt.cli._common import EXIT_SERVICE, CliStreams, UsageError, entities_text, progress_on
+from azt.cli._common import EXIT_INCONSISTENT, CliStreams, UsageError, entities_text, progress_on
 from azt.cli._progress import Progress
 
 __all__ = ["add_index_parser", "load_entity_class", "run_index"]
@@ -102,7 +102,7 @@ def load_entity_class(spec: str) -> type:
 
 
 async def run_index(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
-    """Run ``azt index ACTION`` as ``args`` say; the exit status (``verify``: 1 when the
+    """Run ``azt index ACTION`` as ``args`` say; the exit status (``verify``: 4 when the
     index is not consistent).
 
     Example::
@@ -152,5 +152,5 @@ async def run_index(service: TableServiceClient, args: argparse.Namespace, io_: 
     if checkpoint is not None and checkpoint.exists():
         checkpoint.unlink()  # finished: a later --resume starts from the beginning
     if args.index_command == "verify" and not report.consistent:
-        return EXIT_SERVICE
+        return EXIT_INCONSISTENT
     return 0

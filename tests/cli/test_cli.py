@@ -20,7 +20,14 @@ import pytest
 
 from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed
 from azt._core.connection_string import parse_connection_string
-from azt.cli import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_SERVICE, EXIT_USAGE, build_parser
+from azt.cli import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INCONSISTENT,
+    EXIT_INPUT,
+    EXIT_SERVICE,
+    EXIT_USAGE,
+    build_parser,
+)
 from azt_server_stub import StubConfig, ThreadedStubServer
 from azt_server_stub.realism.faults import FaultInjector
 
@@ -641,12 +648,12 @@ def test_every_subcommand_is_run_by_these_tests() -> None:
 
 
 def test_index_commands(conn: str, table_name: str) -> None:
-    """``azt index``: verify finds the rows an index declared after the data lacks (exit 1),
+    """``azt index``: verify finds the rows an index declared after the data lacks (exit 4),
     build writes them, repair finds nothing left; tests/indexes has the details."""
     insert(conn, table_name, [{"PartitionKey": "a", "RowKey": "1", "color": "red"}])
     cls = ("--entity-class", "tests.indexes.models:Item")
     r = run("index", "verify", table_name, *cls)
-    assert r.status == EXIT_SERVICE
+    assert r.status == EXIT_INCONSISTENT
     assert "missing 2" in r.out
     r = run("index", "build", table_name, *cls)
     assert r.status == 0, r.err

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from azt import TableServiceClient
-from azt.cli import EXIT_SERVICE, EXIT_USAGE, main
+from azt.cli import EXIT_INCONSISTENT, EXIT_USAGE, main
 from azt.indexes import RESERVED, is_index_row_key
 from azt_server_stub import ThreadedStubServer
 
@@ -53,7 +53,7 @@ def test_verify_build_repair(stub: ThreadedStubServer) -> None:
     conn, name = stub.connection_string, f"ix{secrets.token_hex(4)}"
     asyncio.run(_seed(conn, name, orphan=True))
     status, out, _ = run(conn, "index", "verify", name, "--entity-class", CLASS)
-    assert status == EXIT_SERVICE
+    assert status == EXIT_INCONSISTENT
     assert "missing 8, stale 0, orphans 1, pending intents 0; wrote 0, deleted 0" in out
     assert asyncio.run(_index_rows(conn, name)) == 1
 
