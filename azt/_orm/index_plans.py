@@ -102,12 +102,12 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         best, best_n = _best([d for d in defs if d.across], eqs)
         if best is None:
             return None
-        return _across_plan(best, best_n, eqs, cond)
+        pk = best.partition_for(eqs[best.attrs_[0]])  # the index's own partition
     assert pk is not None
     low = best.lookup_prefix([eqs[a] for a in best.attrs_[:best_n]])
     high = low[:-1] + chr(ord(low[-1]) + 1)
     bounds = And.of(Entity.PartitionKey == pk, Entity.RowKey >= low, Entity.RowKey < high)
-    if best.holds is Holds.ENTITY:
+    if best.holds is Holds.ENTITY:  # never across partitions
         sent = And.of(bounds, *[c for c in _conjuncts(cond) if not _is_pk_eq(c)])
         lookup = None
     else:
@@ -121,25 +121,7 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         index=best.name,
         holds=best.holds.value,
         lookup=lookup,
-    )
-
-
-def _across_plan(d: IndexDef, n: int, eqs: dict[str, Any], cond: Condition) -> QueryPlan:
-    """The INDEX plan reading index ``d`` (across partitions) for its first ``n`` parts."""
-    ipk = d.partition_for(eqs[d.attrs_[0]])
-    low = d.lookup_prefix([eqs[a] for a in d.attrs_[:n]])
-    high = low[:-1] + chr(ord(low[-1]) + 1)
-    bounds = And.of(Entity.PartitionKey == ipk, Entity.RowKey >= low, Entity.RowKey < high)
-    return QueryPlan(
-        PlanKind.INDEX,
-        bounds.to_odata(),
-        partition_key=ipk,
-        row_range=KeyRange(low, True, high, False),
-        condition=bounds,
-        index=d.name,
-        holds=d.holds.value,
-        lookup=cond,
-        across=True,
+        across=best.across,
     )
 
 
