@@ -14,17 +14,14 @@ exact and no intent is left."""
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from typing import Any
 
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import invariant, rule
 
 import azt
 from azt._core.intents import intent_of
-from azt.context import SaveChangesError, SaveChangesOptions, TableContext
 from azt.indexes import (
     index_partition_key,
     index_row_keys,
@@ -33,9 +30,8 @@ from azt.indexes import (
     verify_index,
 )
 from azt.query import Query
-from azt_server_stub import StubConfig, StubServer
-from azt_server_stub.realism.faults import FaultInjector
 
+from .machine import IndexedTableMachine
 from .models import Member
 
 PKS = ("a", "b;c")
@@ -44,32 +40,15 @@ EMAILS = (None, "ann@x.com", "bob@x.com", "a;b%c")
 TEAMS = ("red", "blue")
 FAULTS = (None, None, "busy", "drop-before", "drop-after", "follow-up", "follow-up-drop")
 WAYS = ("ctx", "batch", "core")
-EXPECTED = (SaveChangesError, azt.AztError)
 INTENT = "\ufffdix;~;"
 
 
-class AcrossMachine(RuleBasedStateMachine):
+class AcrossMachine(IndexedTableMachine):
+    entity_class = Member
+    update_mode = azt.UpdateMode.REPLACE  # an e-mail may be cleared (MERGE cannot)
+
     def __init__(self) -> None:
-        super().__init__()
-        self.loop = asyncio.new_event_loop()
-        self.injector = FaultInjector(seed=11)
-        self.stub = StubServer(StubConfig(faults=self.injector))
-        self.run(self.stub.__aenter__())
-        self.service = azt.TableServiceClient.from_connection_string(
-            self.stub.connection_string,
-            retry=azt.RetryPolicy(max_attempts=3, base=0.001, minimum=0.001, maximum=0.005),
-        )
-        self.name = "ax" + uuid.uuid4().hex[:10]
-        self.run(self.service.create_table(self.name))
-        self.table = self.service.get_table_client(self.name)
-
-    def run(self, coro: Any) -> Any:
-        return self.loop.run_until_complete(coro)
-
-    def teardown(self) -> None:
-        self.run(self.service.aclose())
-        self.run(self.stub.__aexit__(None, None, None))
-        self.loop.close()
+        super().__init__(seed=11)
 
     def fault(self, kind: str | None) -> None:
         self.injector.clear()
@@ -79,47 +58,6 @@ class AcrossMachine(RuleBasedStateMachine):
             self.injector.fail_next("drop-after", 1, methods=["PUT", "DELETE"])
         elif kind is not None:
             self.injector.fail_next(kind, 1, methods=["POST"])
-
-    async def _rows(self) -> list[azt.TableEntity]:
-        with self.injector.suspended():
-            return [e async for e in self.table.list_entities()]
-
-    async def _read(self, pk: str, rk: str) -> Member | None:
-        with self.injector.suspended():
-            try:
-                return await self.table.get_entity(pk, rk, entity_class=Member)
-            except azt.EntityNotFoundError:
-                return None
-
-    async def _write(self, way: str, action: str, obj: Member, **changes: Any) -> None:
-        for k, v in changes.items():
-            setattr(obj, k, v)
-        try:
-            if way == "core":
-                if action == "insert":
-                    await self.table.insert_entity(obj)
-                elif action == "update":
-                    await self.table.update_entity(obj, mode=azt.UpdateMode.REPLACE)
-                else:
-                    await self.table.delete_entity(obj)
-                return
-            ctx = TableContext(self.service)
-            if action == "insert":
-                ctx.add(self.name, obj)
-            else:
-                ctx.attach(self.name, obj, obj.ETag)
-                if action == "update":
-                    ctx.update(obj)
-                else:
-                    ctx.delete(obj)
-            opts = SaveChangesOptions.REPLACE_ON_UPDATE
-            if way == "batch":
-                opts |= SaveChangesOptions.BATCH
-            await ctx.save_changes(opts)
-        except EXPECTED:
-            pass
-        finally:
-            self.injector.clear()
 
     @rule(
         pk=st.sampled_from(PKS),
@@ -183,13 +121,7 @@ class AcrossMachine(RuleBasedStateMachine):
             return
         self.fault(fault)
         if way == "query":
-            q = Query(Member, self.table).where(Member.PartitionKey == pk, Member.RowKey == rk)
-            try:
-                self.run(q.delete())
-            except EXPECTED:
-                pass
-            finally:
-                self.injector.clear()
+            self._delete_by_query(pk, rk)
             return
         self.run(self._write(way, "delete", member))
 

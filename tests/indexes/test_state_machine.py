@@ -7,22 +7,19 @@ query equals a brute-force scan."""
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from typing import Any
 
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import invariant, rule
 
 import azt
-from azt.context import SaveChangesError, SaveChangesOptions, TableContext
+from azt.context import SaveChangesOptions, TableContext
 from azt.dynamic import DynamicEntity
 from azt.indexes import Holds, declared_indexes, index_row_keys, is_index_row_key
 from azt.query import PlanKind, Query
-from azt_server_stub import StubConfig, StubServer
-from azt_server_stub.realism.faults import FaultInjector
 
+from .machine import EXPECTED, IndexedTableMachine
 from .models import Item, Plain
 
 PKS = ("a", "b")
@@ -32,9 +29,6 @@ SIZES = (-1, 0, 7)
 TAGS = (None, "t1", "t2")
 FAULTS = (None, None, "busy", "drop-before", "drop-after", "timeout-after")
 WAYS = ("ctx", "batch", "core")
-
-#: what a write may raise when a fault, a stale ETag or a missing entity stops it
-EXPECTED = (SaveChangesError, azt.AztError)
 
 
 def expected_index_rows(mains: list[azt.TableEntity]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -55,72 +49,16 @@ def expected_index_rows(mains: list[azt.TableEntity]) -> dict[tuple[str, str], d
     return out
 
 
-class IndexMachine(RuleBasedStateMachine):
+class IndexMachine(IndexedTableMachine):
+    entity_class = Item
+
     def __init__(self) -> None:
-        super().__init__()
-        self.loop = asyncio.new_event_loop()
-        self.injector = FaultInjector(seed=7)
-        self.stub = StubServer(StubConfig(faults=self.injector))
-        self.run(self.stub.__aenter__())
-        self.service = azt.TableServiceClient.from_connection_string(
-            self.stub.connection_string,
-            retry=azt.RetryPolicy(max_attempts=3, base=0.001, minimum=0.001, maximum=0.005),
-        )
-        self.name = "ix" + uuid.uuid4().hex[:10]
-        self.run(self.service.create_table(self.name))
-        self.table = self.service.get_table_client(self.name)
-
-    def run(self, coro: Any) -> Any:
-        return self.loop.run_until_complete(coro)
-
-    def teardown(self) -> None:
-        self.run(self.service.aclose())
-        self.run(self.stub.__aexit__(None, None, None))
-        self.loop.close()
+        super().__init__(seed=7)
 
     def fault(self, kind: str | None) -> None:
         self.injector.clear()
         if kind is not None:
             self.injector.fail_next(kind, 1)
-
-    async def _rows(self) -> list[azt.TableEntity]:
-        with self.injector.suspended():
-            return [e async for e in self.table.list_entities()]
-
-    async def _read(self, pk: str, rk: str) -> Item | None:
-        with self.injector.suspended():
-            try:
-                return await self.table.get_entity(pk, rk, entity_class=Item)
-            except azt.EntityNotFoundError:
-                return None
-
-    async def _write(self, way: str, action: str, obj: Item, **changes: Any) -> None:
-        for k, v in changes.items():
-            setattr(obj, k, v)
-        try:
-            if way == "core":
-                if action == "insert":
-                    await self.table.insert_entity(obj)
-                elif action == "update":
-                    await self.table.update_entity(obj)
-                else:
-                    await self.table.delete_entity(obj)
-                return
-            ctx = TableContext(self.service)
-            if action == "insert":
-                ctx.add(self.name, obj)
-            else:
-                ctx.attach(self.name, obj, obj.ETag)
-                if action == "update":
-                    ctx.update(obj)
-                else:
-                    ctx.delete(obj)
-            opts = SaveChangesOptions.BATCH if way == "batch" else SaveChangesOptions.NONE
-            await ctx.save_changes(opts)
-        except EXPECTED:
-            pass
-        finally:
-            self.injector.clear()
 
     @rule(
         pk=st.sampled_from(PKS),
@@ -186,13 +124,7 @@ class IndexMachine(RuleBasedStateMachine):
             return
         self.fault(fault)
         if way == "query":
-            q = Query(Item, self.table).where(Item.PartitionKey == pk, Item.RowKey == rk)
-            try:
-                self.run(q.delete())
-            except EXPECTED:
-                pass
-            finally:
-                self.injector.clear()
+            self._delete_by_query(pk, rk)
             return
         self.run(self._write(way, "delete", item))
 
