@@ -211,16 +211,36 @@ def _headers_and_rest(blob: bytes) -> tuple[CIMultiDict[str], bytes]:
     if not head.isascii():
         return CIMultiDict(_header_pairs(head)), rest
     pairs: list[tuple[str, str]] = []
-    ws = _WS
+    known = _HEADER_LINES
     for line in head.decode("ascii").split("\n"):
-        line = line.rstrip("\r")
-        if line:
-            name, sep, value = line.partition(":")
-            name = name.strip(ws)
-            if not sep or not name:
-                raise _malformed("bad header line")
-            pairs.append((name, value.strip(ws)))
+        pair = known.get(line)
+        if pair is None:
+            pair = _header_line(line)
+            if pair is None:
+                continue
+        pairs.append(pair)
     return CIMultiDict(pairs), rest
+
+
+#: ASCII header lines seen before (as split at LF) -> (name, value): the parts of a
+#: batch repeat the same lines. Bounded in count and line length.
+_HEADER_LINES: dict[str, tuple[str, str]] = {}
+
+
+def _header_line(line: str) -> tuple[str, str] | None:
+    """One ASCII header line (a trailing CR dropped): its (name, value) trimmed, or None
+    for a blank line; remembered in :data:`_HEADER_LINES`."""
+    text = line.rstrip("\r")
+    if not text:
+        return None
+    name, sep, value = text.partition(":")
+    name = name.strip(_WS)
+    if not sep or not name:
+        raise _malformed("bad header line")
+    pair = (name, value.strip(_WS))
+    if len(line) <= 256 and len(_HEADER_LINES) < 4096:
+        _HEADER_LINES[line] = pair
+    return pair
 
 
 def _content_type(headers: CIMultiDict[str]) -> str:
