@@ -73,6 +73,8 @@ def _no_constants(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_no_constants)
+#: The decoder's scanner: one JSON value from an index -> (value, end index).
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def loads_object(body: bytes) -> dict[str, Any]:
@@ -86,9 +88,21 @@ def loads_object(body: bytes) -> dict[str, Any]:
         {'a': 1}
     """
     try:
-        # What json.loads does with these options, without building a new decoder (and
-        # its scanner) on every call: bytes decoded by their detected UTF encoding.
-        value = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
+        if body[:1] == b"{" and body[1:2] != b"\x00":
+            # An object in UTF-8 (what json.detect_encoding says of a body starting with
+            # "{" and a non-NUL byte), scanned from its first byte as JSONDecoder.decode
+            # does after skipping no whitespace; then only whitespace may follow.
+            text = body.decode("utf-8", "surrogatepass")
+            try:
+                value, end = _SCAN(text, 0)
+            except StopIteration:
+                raise errors.invalid_input() from None
+            if end != len(text) and text[end:].strip(" \t\n\r"):
+                raise errors.invalid_input()
+        else:
+            # What json.loads does with these options, without building a new decoder (and
+            # its scanner) on every call: bytes decoded by their detected UTF encoding.
+            value = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
     except _Duplicate:
         raise errors.duplicate_properties_specified() from None
     except (ValueError, RecursionError):

@@ -255,7 +255,9 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
             part_table, bop = _batch_write_op(call, index, part, fmt, memo)
             if table is None:
                 table = part_table
-            elif call.backend.table_key(part_table) != call.backend.table_key(table):
+            elif part_table is not table and (
+                call.backend.table_key(part_table) != call.backend.table_key(table)
+            ):
                 raise errors.invalid_input()
             principal.authorize(bop.operation, part_table)
             principal.check_key(bop.op.pk, bop.op.rk)

@@ -301,6 +301,7 @@ def json_bodies(draw: hs.DrawFn) -> bytes:
     text = json.dumps(draw(json_values), ensure_ascii=draw(hs.booleans()))
     if draw(hs.booleans()):  # a duplicate member
         text = text.replace("{", '{"a":1,"a":2,', 1)
+    text += draw(hs.sampled_from(["", " ", "\r\n\t ", "\x0c", " x", "\u00a0", "{}", "\n]"]))
     encoding = draw(hs.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32"]))
     raw = text.encode(encoding, "surrogatepass")
     if draw(hs.booleans()):
