@@ -54,6 +54,17 @@ class TableRows(Protocol):
         """
         ...
 
+    def get_partition_rows(self, pk: str, rks: Sequence[str]) -> dict[Key, Entity]:
+        """The entities at the sort keys ``(pk, rk)`` for ``rk`` in ``rks`` (sort strings),
+        by sort key; keys without an entity are left out (a change set's reads, at once).
+
+        Example::
+
+            >>> MemoryRows().get_partition_rows("p", ["a", "b"])
+            {}
+        """
+        ...
+
     def scan(
         self, ranges: Sequence[tuple[Key, Key | None]], start: Key, hint: int
     ) -> Iterator[tuple[Key, Entity]]:
@@ -110,6 +121,23 @@ class MemoryRows:
             True
         """
         return self._rows.get(key)
+
+    def get_partition_rows(self, pk: str, rks: Sequence[str]) -> dict[Key, Entity]:
+        """Dict lookups.
+
+        Example::
+
+            >>> rows = MemoryRows(); rows.apply(("p", "a"), Entity("p", "a", 1))
+            >>> list(rows.get_partition_rows("p", ["a", "b"]))
+            [('p', 'a')]
+        """
+        get = self._rows.get
+        found: dict[Key, Entity] = {}
+        for rk in rks:
+            entity = get((pk, rk))
+            if entity is not None:
+                found[(pk, rk)] = entity
+        return found
 
     def scan(
         self, ranges: Sequence[tuple[Key, Key | None]], start: Key, hint: int
@@ -178,6 +206,11 @@ class StoredRows:
     def get(self, key: Key) -> Entity | None:
         """One indexed point read."""
         return self._store.get(self._account, self._lname, key[0], key[1])
+
+    def get_partition_rows(self, pk: str, rks: Sequence[str]) -> dict[Key, Entity]:
+        """One indexed read of the partition's asked rows."""
+        rows = self._store.get_rows(self._account, self._lname, pk, rks)
+        return {sort_key(entity.pk, entity.rk): entity for entity in rows}
 
     def scan(
         self, ranges: Sequence[tuple[Key, Key | None]], start: Key, hint: int

@@ -27,7 +27,7 @@ import sqlite3
 import sys
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +54,9 @@ CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL)
 _PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _GET = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
+_GET_ROWS = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk IN ({})"
+#: Most RowKeys one read of :meth:`SqliteStore.get_rows` asks for (SQLite's parameter limit).
+_ROWS_PER_READ = 500
 _SCAN = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND (pk, rk) {op} (?, ?)"
 _SCAN_FROM = _SCAN.format(op=">=") + " ORDER BY pk, rk LIMIT ?"
 _SCAN_AFTER = _SCAN.format(op=">") + " ORDER BY pk, rk LIMIT ?"
@@ -71,6 +74,8 @@ _CODE = {
     Edm.BINARY: "x",
 }
 _EDM = {code: edm for edm, code in _CODE.items()}
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def key_blob(key: str) -> bytes:
@@ -102,14 +107,23 @@ def key_text(blob: bytes) -> str:
 
 def encode_props(props: dict[str, TypedValue]) -> str:
     """Encode typed properties as the ASCII JSON text described in the module docstring."""
-    out: list[list[Any]] = []
-    for name, (edm, value) in props.items():
-        if edm is Edm.GUID:
-            value = value.hex
-        elif edm is Edm.BINARY:
-            value = base64.b64encode(value).decode("ascii")
-        out.append([name, _CODE[edm], value])
-    return json.dumps(out, separators=(",", ":"))
+    codes = _CODE
+    return _ENCODE(
+        [
+            [name, codes[edm], _stored_value(edm, value) if edm in _TEXT_CODED else value]
+            for name, (edm, value) in props.items()
+        ]
+    )
+
+
+#: Types whose values are stored as text (Guid as 32 hex digits, Binary as base64).
+_TEXT_CODED = frozenset({Edm.GUID, Edm.BINARY})
+
+
+def _stored_value(edm: Edm, value: Any) -> str:
+    if edm is Edm.GUID:
+        return str(value.hex)
+    return base64.b64encode(value).decode("ascii")
 
 
 def decode_props(text: str) -> dict[str, TypedValue]:
@@ -301,6 +315,24 @@ class SqliteStore:
         with self._reading() as db:
             row = db.execute(_GET, (tid, key_blob(pk), key_blob(rk))).fetchone()
         return None if row is None else _entity(row)
+
+    def get_rows(self, account: str, lname: str, pk: str, rks: Sequence[str]) -> list[Entity]:
+        """The stored entities of one partition among the RowKeys ``rks`` (those found, in
+        no particular order): a change set's current rows in one indexed read.
+
+        ``pk``/``rks`` may be the keys or their sort strings (the same code units).
+        """
+        tid = self._tids.get((account, lname))
+        if tid is None or not rks:
+            return []
+        pk_blob = key_blob(pk)
+        found: list[Entity] = []
+        with self._reading() as db:
+            for at in range(0, len(rks), _ROWS_PER_READ):
+                chunk = [key_blob(rk) for rk in rks[at : at + _ROWS_PER_READ]]
+                sql = _GET_ROWS.format(", ".join("?" * len(chunk)))
+                found += map(_entity, db.execute(sql, (tid, pk_blob, *chunk)))
+        return found
 
     def scan(
         self,

@@ -11,19 +11,23 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as _dt
+import json
 import math
 import re
+import tempfile
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from azt_server_stub import errors, model
+from azt_server_stub import _rows, _store, errors, model
 from azt_server_stub import validation as v
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import json as jf
+from azt_server_stub.query_pages import sort_key
 
 # --- the reference: the code the fast paths replaced ------------------------------------
 
@@ -401,3 +405,80 @@ def test_each_edge_value_and_key_validates_as_before() -> None:
         first = outcome(v.validate_entity, pk, rk, props)
         assert first == outcome(ref_validate_entity, pk, rk, props), (pk, rk, props)
         assert outcome(v.validate_entity, pk, rk, props) == first, (pk, rk, props)
+
+
+# --- the durable store ----------------------------------------------------------------------
+
+
+def ref_encode_props(props: dict[str, model.TypedValue]) -> str:
+    """``encode_props`` as it was: a loop, ``json.dumps`` per call."""
+    codes = {
+        M.STRING: "s",
+        M.INT32: "i",
+        M.INT64: "l",
+        M.DOUBLE: "d",
+        M.BOOLEAN: "b",
+        M.DATETIME: "t",
+        M.GUID: "g",
+        M.BINARY: "x",
+    }
+    out: list[list[Any]] = []
+    for name, (edm, value) in props.items():
+        if edm is M.GUID:
+            value = value.hex
+        elif edm is M.BINARY:
+            value = base64.b64encode(value).decode("ascii")
+        out.append([name, codes[edm], value])
+    return json.dumps(out, separators=(",", ":"))
+
+
+stored_values = hs.one_of(
+    hs.tuples(hs.just(M.STRING), hs.text(max_size=6)),
+    hs.tuples(hs.just(M.INT32), hs.integers(-(2**31), 2**31 - 1)),
+    hs.tuples(hs.just(M.INT64), hs.integers(-(2**63), 2**63 - 1)),
+    hs.tuples(hs.just(M.DOUBLE), hs.floats()),
+    hs.tuples(hs.just(M.BOOLEAN), hs.booleans()),
+    hs.tuples(hs.just(M.DATETIME), hs.integers(0, model.MAX_DATETIME_TICKS)),
+    hs.tuples(hs.just(M.GUID), hs.uuids()),
+    hs.tuples(hs.just(M.BINARY), hs.binary(max_size=6)),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(hs.dictionaries(hs.text(max_size=4), stored_values, max_size=6))
+def test_properties_encode_for_the_store_as_before(props: dict[str, model.TypedValue]) -> None:
+    text = _store.encode_props(props)
+    assert text == ref_encode_props(props)
+    assert same(_store.decode_props(text), props)
+
+
+stored_keys = hs.text(alphabet=hs.sampled_from(["a", "b", "é", "\U0001f600", "\ufffd", "'"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hs.sampled_from(["p", "\U0001f600", "é"]),
+    hs.lists(stored_keys, max_size=8, unique=True),
+    hs.lists(stored_keys, max_size=8, unique=True),
+)
+def test_a_partitions_rows_read_together_as_one_by_one(
+    pk: str, stored: list[str], asked: list[str]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        store = _store.SqliteStore(Path(folder))
+        try:
+            store.create_table("acct", "t", "T")
+            store.write_entity_groups(
+                [("acct", "t", [model.Entity(pk, rk, i) for i, rk in enumerate(stored)], [])], 99
+            )
+            for rows in (_rows.StoredRows(store, "acct", "t"), _rows.MemoryRows()):
+                for i, rk in enumerate(stored):
+                    rows.apply(sort_key(pk, rk), model.Entity(pk, rk, i))
+                spk = sort_key(pk, "")[0]
+                wanted = [sort_key(pk, rk)[1] for rk in asked]
+                one_by_one = {
+                    (spk, rk): e for rk in wanted if (e := rows.get((spk, rk))) is not None
+                }
+                assert rows.get_partition_rows(spk, wanted) == one_by_one
+        finally:
+            store.close()
