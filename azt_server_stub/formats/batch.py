@@ -267,7 +267,7 @@ def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
     if length_text is not None:
         if not _LENGTH_RE.fullmatch(length_text.strip()):
             raise _malformed("bad Content-Length")
-        length = int(length_text)
+        length = int(length_text.strip())
         if length > len(rest):
             raise _malformed("Content-Length beyond the part")
         body = rest[:length]

@@ -78,7 +78,7 @@ def ref_http_part(mime_headers: CIMultiDict[str], blob: bytes) -> fb.BatchPart:
     if length_text is not None:
         if not length_text.strip().isdigit():
             raise fb._malformed("bad Content-Length")
-        length = int(length_text)
+        length = int(length_text.strip())
         if length > len(rest):
             raise fb._malformed("Content-Length beyond the part")
         body = rest[:length]
@@ -389,3 +389,12 @@ async def test_a_part_addressing_another_account_fails_at_its_index(raw: RawClie
 
 def no_rows(response: RawResponse) -> bool:
     return response.status == 200 and not response.json()["value"]
+
+
+def test_a_content_length_between_unicode_blanks_is_read_not_a_crash() -> None:
+    """``str.strip`` takes \\x1f off the value the digit check sees; ``int`` did not (500)."""
+    part = request_part("POST", "/acct/t", '{"PartitionKey":"p","RowKey":"0"}', {}, nl="\n")
+    part = re.sub(r"Content-Length: (\d+)", "Content-Length:\x1f\\1\x1f", part)
+    body = envelope([part], nl="\n").encode()
+    parsed = fb.parse_batch(body, "multipart/mixed; boundary=batch_b1")
+    assert parsed.parts[0].body == b'{"PartitionKey":"p","RowKey":"0"}'
