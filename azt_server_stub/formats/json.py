@@ -22,6 +22,7 @@ import math
 import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from .. import errors
@@ -35,6 +36,7 @@ from ..model import (
     parse_datetime,
     seconds_text,
 )
+from .json_feed import entity_texts
 from .negotiation import Fmt
 
 ODATA_TYPE = "@odata.type"
@@ -598,6 +600,10 @@ class EntityWriter:
             d[name] = text
         return d
 
+    def _entity_text(self, e: Entity) -> str:
+        """One entity's JSON text by way of :meth:`entity` (what :func:`dumps` writes)."""
+        return _ENCODE(self.entity(e))
+
     def single(self, e: Entity) -> bytes:
         """A single-entity response body (insert echo, point GET).
 
@@ -621,6 +627,13 @@ class EntityWriter:
             >>> w.feed([Entity("p", "r1", 0), Entity("p", "r2", 0)])
             b'{"value":[{"RowKey":"r1"},{"RowKey":"r2"}]}'
         """
+        if self._select is None and self._fmt is not Fmt.FULL:
+            meta = self._fmt is not Fmt.NOMETADATA
+            values_text = ",".join(entity_texts(entities, meta=meta, fallback=self._entity_text))
+            if not meta:
+                return ('{"value":[' + values_text + "]}").encode("ascii")
+            url = encode_basestring_ascii(self.metadata_url(element=False, select_text=select_text))
+            return ('{"odata.metadata":' + url + ',"value":[' + values_text + "]}").encode("ascii")
         entity = self.entity
         values = [entity(e) for e in entities]
         if self._fmt is Fmt.NOMETADATA:
@@ -633,6 +646,10 @@ class EntityWriter:
         )
 
 
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def dumps(value: Any) -> bytes:
     """Compact JSON bytes (ASCII-escaped, so any stored text encodes safely).
 
@@ -641,7 +658,7 @@ def dumps(value: Any) -> bytes:
         >>> dumps({"a": 1})
         b'{"a":1}'
     """
-    return json.dumps(value, separators=(",", ":")).encode("ascii")
+    return _ENCODE(value).encode("ascii")
 
 
 def _table_dict(fmt: Fmt, endpoint: str, account: str, name: str) -> dict[str, Any]:
