@@ -27,7 +27,8 @@ import sqlite3
 import sys
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from codecs import utf_16_be_decode
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,7 +103,7 @@ def key_text(blob: bytes) -> str:
         >>> key_text(key_blob("é\\U0001f600"))
         'é\\U0001f600'
     """
-    return blob.decode("utf-16-be", "surrogatepass")
+    return utf_16_be_decode(blob, "surrogatepass", True)[0]
 
 
 def encode_props(props: dict[str, TypedValue]) -> str:
@@ -128,17 +129,34 @@ def _stored_value(edm: Edm, value: Any) -> str:
 
 def decode_props(text: str) -> dict[str, TypedValue]:
     """Inverse of :func:`encode_props`."""
-    props: dict[str, TypedValue] = {}
-    for name, code, value in json.loads(text):
-        edm = _EDM[code]
-        if edm is Edm.GUID:
-            value = uuid.UUID(hex=value)
-        elif edm is Edm.BINARY:
-            value = base64.b64decode(value)
-        elif edm is Edm.DOUBLE:
-            value = float(value)
-        props[name] = (edm, value)
-    return props
+    try:
+        items, end = _JSON_VALUE(text, 0)
+    except StopIteration:
+        items, end = None, -1
+    if end != len(text) or type(items) is not list:
+        items = json.loads(text)  # what the store never writes: json's own verdict
+    edms = _EDM
+    return {
+        name: (edms[code], value) if code in _PLAIN_CODES else _read_value(code, value)
+        for name, code, value in items
+    }
+
+
+#: Codes whose stored JSON value is the value itself.
+_PLAIN_CODES = frozenset({"s", "i", "l", "b", "t"})
+#: json's default decoder's scanner: one JSON value from an index -> (value, end index).
+_JSON_VALUE: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _read_value(code: str, value: Any) -> TypedValue:
+    edm = _EDM[code]
+    if edm is Edm.GUID:
+        value = uuid.UUID(hex=value)
+    elif edm is Edm.BINARY:
+        value = base64.b64decode(value)
+    elif edm is Edm.DOUBLE:
+        value = float(value)
+    return (edm, value)
 
 
 def _entity(row: tuple[bytes, bytes, int, str]) -> Entity:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
@@ -450,6 +451,44 @@ def test_properties_encode_for_the_store_as_before(props: dict[str, model.TypedV
     text = _store.encode_props(props)
     assert text == ref_encode_props(props)
     assert same(_store.decode_props(text), props)
+    assert same(_store.decode_props(text), ref_decode_props(text))
+
+
+def ref_decode_props(text: str) -> dict[str, model.TypedValue]:
+    """``decode_props`` as it was: ``json.loads``, a loop."""
+    edms = {"s": M.STRING, "i": M.INT32, "l": M.INT64, "d": M.DOUBLE, "b": M.BOOLEAN}
+    edms.update({"t": M.DATETIME, "g": M.GUID, "x": M.BINARY})
+    props: dict[str, model.TypedValue] = {}
+    for name, code, value in json.loads(text):
+        edm = edms[code]
+        if edm is M.GUID:
+            value = uuid.UUID(hex=value)
+        elif edm is M.BINARY:
+            value = base64.b64decode(value)
+        elif edm is M.DOUBLE:
+            value = float(value)
+        props[name] = (edm, value)
+    return props
+
+
+def store_outcome(fn: Callable[[str], object], text: str) -> tuple[str, object]:
+    try:
+        return ("ok", fn(text))
+    except Exception as exc:  # what a broken stored text raises, compared by type
+        return ("raised", type(exc))
+
+
+STORED_TEXTS = ['[["a","i",1]]', ' [["a","d",1]] ', '[["a","d",2]]\n', '{"a":1}', "[]", ""]
+STORED_TEXTS += ["[1]", '[["a","q",1]]', '[[["a"],"s","x"]]', '[["a","s","x"],["a","i",2]]']
+STORED_TEXTS += ["[] x", '[["a",["s"],1]]', '[["g","g","00000000000000000000000000000001"]]']
+STORED_TEXTS += ["[[]]", '[["b","x","AAE="],["n","d",NaN]]']
+
+
+@pytest.mark.parametrize("text", STORED_TEXTS)
+def test_stored_texts_decode_as_before(text: str) -> None:
+    expected = store_outcome(ref_decode_props, text)
+    got = store_outcome(_store.decode_props, text)
+    assert same(got, expected) if expected[0] == "ok" else got == expected
 
 
 stored_keys = hs.text(alphabet=hs.sampled_from(["a", "b", "é", "\U0001f600", "\ufffd", "'"]))
