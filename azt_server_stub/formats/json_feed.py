@@ -30,17 +30,23 @@ _STRING, _INT32, _INT64, _DOUBLE = Edm.STRING, Edm.INT32, Edm.INT64, Edm.DOUBLE
 _BOOLEAN, _DATETIME, _GUID, _BINARY = Edm.BOOLEAN, Edm.DATETIME, Edm.GUID, Edm.BINARY
 _SYSTEM = frozenset({"PartitionKey", "RowKey", "Timestamp"})
 
-#: Property name -> (``"name":``, ``"name@odata.type":``) as JSON text; None for a name
-#: this writer leaves to the dict path. Bounded.
-_NAMES: dict[str, tuple[str, str] | None] = {}
+#: Property name -> what precedes its value: ``,"name":`` for the plain JSON types, and for
+#: the annotated ones, by EDM type, ``,"name@odata.type":"Edm.X","name":"`` (minimal
+#: metadata) and ``,"name":"`` (none); None for a name this writer leaves to the dict
+#: path. Bounded.
+_NAMES: dict[str, tuple[str, dict[Edm, str], dict[Edm, str]] | None] = {}
+_ANNOTATED = (_INT64, _DOUBLE, _DATETIME, _GUID, _BINARY)
 
 
-def _name(name: str) -> tuple[str, str] | None:
+def _name(name: str) -> tuple[str, dict[Edm, str], dict[Edm, str]] | None:
     if not isinstance(name, str) or not name.isidentifier() or name in _SYSTEM:
         return None
+    key = "," + encode_basestring_ascii(name) + ":"
+    annotation = "," + encode_basestring_ascii(name + "@odata.type") + ':"'
     info = (
-        encode_basestring_ascii(name) + ":",
-        encode_basestring_ascii(name + "@odata.type") + ":",
+        key,
+        {edm: annotation + edm.value + '"' + key + '"' for edm in _ANNOTATED},
+        dict.fromkeys(_ANNOTATED, key + '"'),
     )
     if len(_NAMES) < 4096:
         _NAMES[name] = info
@@ -69,6 +75,7 @@ def entity_texts(
     heads: dict[int, str] = {}  # Timestamp -> '{"odata.etag":"...","PartitionKey":'
     names = _NAMES
     encode = encode_basestring_ascii
+    annotated = 1 if meta else 2  # which of a name's prefixes of annotated values
     for e in entities:
         pk, rk = e.pk, e.rk
         if type(pk) is not str or type(rk) is not str:
@@ -82,6 +89,7 @@ def entity_texts(
             heads[e.timestamp] = '{"odata.etag":' + encode(etag) + ',"PartitionKey":'
         head = heads[e.timestamp] if meta else '{"PartitionKey":'
         pieces = [head, encode(pk), ',"RowKey":', encode(rk), tail]
+        add = pieces.append
         for name, typed in e.props.items():
             info = names.get(name) or _name(name)
             if info is None or type(typed) is not tuple or len(typed) != 2:
@@ -89,38 +97,40 @@ def entity_texts(
             edm, value = typed
             t = type(value)
             if edm is _STRING and t is str:
-                pieces += (",", info[0], encode(value))
+                add(info[0])
+                add(encode(value))
                 continue
             if edm is _INT32 and t is int:
-                pieces += (",", info[0], str(value))
+                add(info[0])
+                add(str(value))
                 continue
             if edm is _BOOLEAN and t is bool:
-                pieces += (",", info[0], "true" if value else "false")
+                add(info[0])
+                add("true" if value else "false")
                 continue
             if edm is _DOUBLE and t is float:
                 if value - value == 0.0:  # finite
-                    pieces += (",", info[0], float.__repr__(value))
+                    add(info[0])
+                    add(float.__repr__(value))
                     continue
                 text = "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
-                edm_name = "Edm.Double"
             elif edm is _INT64 and t is int:
-                text, edm_name = str(value), "Edm.Int64"
+                text = str(value)
             elif edm is _DATETIME and t is int:
                 seconds, frac = divmod(value, 10_000_000)
                 head_text = SECONDS_TEXT.get(seconds) or seconds_text(seconds)
                 text = f"{head_text}.{frac:07d}".rstrip("0") + "Z" if frac else head_text + "Z"
-                edm_name = "Edm.DateTime"
             elif edm is _GUID and t is uuid.UUID:
-                text, edm_name = str(value), "Edm.Guid"
+                text = str(value)
             elif edm is _BINARY and t is bytes:
-                text, edm_name = base64.b64encode(value).decode("ascii"), "Edm.Binary"
+                text = base64.b64encode(value).decode("ascii")
             else:
                 break
-            if meta:
-                pieces += (",", info[1], '"', edm_name, '"')
-            pieces += (",", info[0], '"', text, '"')
+            add(info[annotated][edm])
+            add(text)
+            add('"')
         else:
-            pieces.append("}")
+            add("}")
             out.append("".join(pieces))
             continue
         out.append(fallback(e))
