@@ -75,7 +75,6 @@ def entity_texts(
     heads: dict[int, str] = {}  # Timestamp -> '{"odata.etag":"...","PartitionKey":'
     names = _NAMES
     encode = encode_basestring_ascii
-    annotated = 1 if meta else 2  # which of a name's prefixes of annotated values
     for e in entities:
         pk, rk = e.pk, e.rk
         if type(pk) is not str or type(rk) is not str:
@@ -126,7 +125,7 @@ def entity_texts(
                 text = base64.b64encode(value).decode("ascii")
             else:
                 break
-            add(info[annotated][edm])
+            add((info[1] if meta else info[2])[edm])
             add(text)
             add('"')
         else:
