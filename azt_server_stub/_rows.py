@@ -26,7 +26,7 @@ from sortedcontainers import SortedDict
 
 from ._store import SqliteStore
 from .model import Entity
-from .query_pages import Key, scan_ranges, sort_key
+from .query_pages import Key, scan_ranges, sort_key, sort_str
 
 __all__ = ["MemoryRows", "StoredRows", "TableRows"]
 
@@ -220,6 +220,8 @@ class StoredRows:
         """
         store, account, lname = self._store, self._account, self._lname
         chunk = max(1, min(hint, _MAX_CHUNK))
+        last_pk: str | None = None
+        sort_pk = ""
         for lo, hi in ranges:
             if hi is not None and hi <= start:
                 continue
@@ -229,7 +231,9 @@ class StoredRows:
             while True:
                 entities = store.scan(account, lname, lo, hi, chunk, after=after)
                 for entity in entities:
-                    yield sort_key(entity.pk, entity.rk), entity
+                    if entity.pk is not last_pk:  # rows of a partition share its key object
+                        last_pk, sort_pk = entity.pk, sort_str(entity.pk)
+                    yield (sort_pk, sort_str(entity.rk)), entity
                 if len(entities) < chunk:
                     break
                 last = entities[-1]

@@ -164,6 +164,19 @@ def _entity(row: tuple[bytes, bytes, int, str]) -> Entity:
     return Entity(key_text(pk), key_text(rk), ts, decode_props(props))
 
 
+def _entities(rows: Iterable[tuple[bytes, bytes, int, str]]) -> list[Entity]:
+    """The entities of rows read in key order: a PartitionKey decoded once per run of rows
+    sharing it (a page's rows share few)."""
+    out: list[Entity] = []
+    last_blob: bytes | None = None
+    pk = ""
+    for pk_blob, rk_blob, ts, props in rows:
+        if pk_blob != last_blob:
+            last_blob, pk = pk_blob, key_text(pk_blob)
+        out.append(Entity(pk, key_text(rk_blob), ts, decode_props(props)))
+    return out
+
+
 @dataclass(slots=True)
 class LoadedTable:
     """A table's metadata as read back from disk (its entities stay on disk)."""
@@ -375,7 +388,7 @@ class SqliteStore:
             args += (key_blob(hi[0]), key_blob(hi[1]))
         with self._reading() as db:
             rows = db.execute(sql, (*args, limit)).fetchall()
-        return [_entity(row) for row in rows]
+        return _entities(rows)
 
     # -- writes (each one transaction) ---------------------------------------------------
 

@@ -28,7 +28,7 @@ from azt_server_stub import _rows, _store, errors, model
 from azt_server_stub import validation as v
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import json as jf
-from azt_server_stub.query_pages import sort_key
+from azt_server_stub.query_pages import KeyRange, sort_key
 
 # --- the reference: the code the fast paths replaced ------------------------------------
 
@@ -519,5 +519,29 @@ def test_a_partitions_rows_read_together_as_one_by_one(
                     (spk, rk): e for rk in wanted if (e := rows.get((spk, rk))) is not None
                 }
                 assert rows.get_partition_rows(spk, wanted) == one_by_one
+        finally:
+            store.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(hs.lists(hs.tuples(stored_keys, stored_keys), max_size=12, unique=True), hs.integers(1, 5))
+def test_stored_scans_read_as_memory_scans(keys: list[tuple[str, str]], hint: int) -> None:
+    """Sort keys and entities of a read-through scan (PartitionKeys decoded once per run)."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = _store.SqliteStore(Path(folder))
+        try:
+            store.create_table("acct", "t", "T")
+            entities = [
+                model.Entity(pk, rk, i, {"N": (M.INT32, i)}) for i, (pk, rk) in enumerate(keys)
+            ]
+            store.write_entity_groups([("acct", "t", entities, [])], 99)
+            memory = _rows.MemoryRows()
+            for e in entities:
+                memory.apply(sort_key(e.pk, e.rk), e)
+            stored = _rows.StoredRows(store, "acct", "t")
+            everything: list[KeyRange] = [(("", ""), None)]
+            with stored.snapshot():
+                got = list(stored.scan(everything, ("", ""), hint))
+            assert got == list(memory.scan(everything, ("", ""), hint))
         finally:
             store.close()
