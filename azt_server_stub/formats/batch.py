@@ -364,11 +364,27 @@ def _part_bytes(resp: PartResponse) -> bytes:
     return "".join(text).encode() + resp.body + _CRLF
 
 
-def build_response(responses: Sequence[PartResponse], *, changeset: bool) -> tuple[str, bytes]:
+def part_head(status: int, headers: Sequence[tuple[str, str]]) -> str:
+    """The text an encoded part starts with: its MIME headers, its status line and
+    ``headers``, each line ended (more header lines, a blank line and the body follow).
+
+    Example::
+
+        >>> part_head(204, [("ETag", "x")]).splitlines()[-2:]
+        ['HTTP/1.1 204 No Content', 'ETag: x']
+    """
+    return _part_head(status) + "".join(f"{name}: {value}\r\n" for name, value in headers)
+
+
+def build_response(
+    responses: Sequence[PartResponse | bytes], *, changeset: bool
+) -> tuple[str, bytes]:
     """The ``(Content-Type, body)`` of a batch response.
 
     ``changeset``: wrap the parts in a ``changesetresponse_`` (write batches); a query
-    batch's single part sits directly in the ``batchresponse_``.
+    batch's single part sits directly in the ``batchresponse_``. A part given as bytes
+    is already encoded (as a :class:`PartResponse` encodes: :func:`part_head`, the
+    remaining header lines, a blank line, the body, CRLF).
 
     Example::
 
@@ -383,10 +399,12 @@ def build_response(responses: Sequence[PartResponse], *, changeset: bool) -> tup
         out += b"--" + batch_b + _CRLF
         out += b"Content-Type: multipart/mixed; boundary=" + cs_b + _CRLF + _CRLF
         for resp in responses:
-            out += b"--" + cs_b + _CRLF + _part_bytes(resp)
+            out += b"--" + cs_b + _CRLF
+            out += resp if isinstance(resp, bytes) else _part_bytes(resp)
         out += b"--" + cs_b + b"--" + _CRLF
     else:
         for resp in responses:
-            out += b"--" + batch_b + _CRLF + _part_bytes(resp)
+            out += b"--" + batch_b + _CRLF
+            out += resp if isinstance(resp, bytes) else _part_bytes(resp)
     out += b"--" + batch_b + b"--" + _CRLF
     return f"multipart/mixed; boundary={batch_b.decode('ascii')}", bytes(out)
