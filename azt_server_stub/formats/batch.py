@@ -134,6 +134,9 @@ def _split(body: bytes, boundary: str) -> list[bytes]:
         start = end + 1 if end < n else n
 
 
+#: Content-Length texts accepted before -> their value (bounded).
+_LENGTHS: dict[str, int] = {}
+
 #: A part's Content-Length: ASCII digits (``str.isdigit`` also accepts other scripts'
 #: digits and superscripts), few enough for ``int`` (longer is past any body anyway).
 _LENGTH_RE = re.compile(r"[0-9]{1,15}")
@@ -208,6 +211,9 @@ def _headers_and_rest(blob: bytes) -> tuple[CIMultiDict[str], bytes]:
         head, rest = blob, b""
     else:
         head, rest = blob[: bounds[0]], blob[bounds[1] :]
+    block = _HEADER_BLOCKS.get(head)
+    if block is not None:
+        return CIMultiDict(block), rest
     if not head.isascii():
         return CIMultiDict(_header_pairs(head)), rest
     pairs: list[tuple[str, str]] = []
@@ -219,7 +225,15 @@ def _headers_and_rest(blob: bytes) -> tuple[CIMultiDict[str], bytes]:
             if pair is None:
                 continue
         pairs.append(pair)
+    if len(head) <= 1024 and len(_HEADER_BLOCKS) < 1024:
+        _HEADER_BLOCKS[head] = tuple(pairs)
     return CIMultiDict(pairs), rest
+
+
+#: ASCII header blocks seen before -> their (name, value) pairs: the inner requests of a
+#: change set often repeat one block (all but the Content-ID of the MIME headers).
+#: Bounded in count and size.
+_HEADER_BLOCKS: dict[bytes, tuple[tuple[str, str], ...]] = {}
 
 
 #: ASCII header lines seen before (as split at LF) -> (name, value): the parts of a
@@ -244,7 +258,17 @@ def _header_line(line: str) -> tuple[str, str] | None:
 
 
 def _content_type(headers: CIMultiDict[str]) -> str:
-    return headers.get("Content-Type", "").split(";")[0].strip().lower()
+    value = headers.get("Content-Type", "")
+    media = _MEDIA_TYPES.get(value)
+    if media is None:
+        media = value.split(";")[0].strip().lower()
+        if len(_MEDIA_TYPES) < 256 and len(value) <= 256:
+            _MEDIA_TYPES[value] = media
+    return media
+
+
+#: Content-Type values seen before -> their media type, lower case (bounded).
+_MEDIA_TYPES: dict[str, str] = {}
 
 
 def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
@@ -265,9 +289,13 @@ def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
     headers, rest = _headers_and_rest(blob[found[1] :])
     length_text = headers.get("Content-Length")
     if length_text is not None:
-        if not _LENGTH_RE.fullmatch(length_text.strip()):
-            raise _malformed("bad Content-Length")
-        length = int(length_text.strip())
+        length = _LENGTHS.get(length_text, -1)
+        if length < 0:
+            if not _LENGTH_RE.fullmatch(length_text.strip()):
+                raise _malformed("bad Content-Length")
+            length = int(length_text.strip())
+            if len(_LENGTHS) < 4096 and len(length_text) <= 24:
+                _LENGTHS[length_text] = length
         if length > len(rest):
             raise _malformed("Content-Length beyond the part")
         body = rest[:length]
