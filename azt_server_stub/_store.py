@@ -31,6 +31,7 @@ from codecs import utf_16_be_decode
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
@@ -108,22 +109,55 @@ def key_text(blob: bytes) -> str:
 
 def encode_props(props: dict[str, TypedValue]) -> str:
     """Encode typed properties as the ASCII JSON text described in the module docstring."""
-    codes = _CODE
-    return _ENCODE(
-        [
-            [name, codes[edm], _stored_value(edm, value) if edm in _TEXT_CODED else value]
-            for name, (edm, value) in props.items()
-        ]
-    )
+    # What json.dumps writes for [[name, code, value], ...] with these separators, written
+    # directly: names and their codes once per name, values by type; anything else (a
+    # value whose Python type is not its type's) through the JSON encoder.
+    pieces = ["["]
+    heads = _HEADS
+    for name, typed in props.items():
+        edm, value = typed
+        head = heads.get((name, edm))
+        if head is None:
+            head = _head(name, edm)
+        t = type(value)
+        if edm in _TEXT_CODED:
+            text = _ENCODE(_stored_value(edm, value))
+        elif t is str:
+            text = encode_basestring_ascii(value)
+        elif t is int:
+            text = int.__repr__(value)
+        elif t is bool:
+            text = "true" if value else "false"
+        elif t is float and value - value == 0.0:
+            text = float.__repr__(value)
+        else:
+            text = _ENCODE(value)
+        pieces += (head, text, "],")
+    if len(pieces) == 1:
+        return "[]"
+    pieces[-1] = "]]"
+    return "".join(pieces)
+
+
+#: (name, type) -> the text of a stored property up to its value: ``[<name>,"<code>",``
+#: (with the leading comma the separator needs). Bounded.
+_HEADS: dict[tuple[str, Edm], str] = {}
+
+
+def _head(name: str, edm: Edm) -> str:
+    head = "[" + _ENCODE(name) + ',"' + _CODE[edm] + '",'
+    if len(_HEADS) < 4096 and isinstance(name, str):
+        _HEADS[(name, edm)] = head
+    return head
 
 
 #: Types whose values are stored as text (Guid as 32 hex digits, Binary as base64).
 _TEXT_CODED = frozenset({Edm.GUID, Edm.BINARY})
 
 
-def _stored_value(edm: Edm, value: Any) -> str:
+def _stored_value(edm: Edm, value: Any) -> Any:
     if edm is Edm.GUID:
-        return str(value.hex)
+        return value.hex
     return base64.b64encode(value).decode("ascii")
 
 

@@ -434,6 +434,7 @@ def ref_encode_props(props: dict[str, model.TypedValue]) -> str:
 
 
 stored_values = hs.one_of(
+    hs.tuples(hs.sampled_from(list(M)), hs.sampled_from([3, True, 1.5, math.nan, "x", None])),
     hs.tuples(hs.just(M.STRING), hs.text(max_size=6)),
     hs.tuples(hs.just(M.INT32), hs.integers(-(2**31), 2**31 - 1)),
     hs.tuples(hs.just(M.INT64), hs.integers(-(2**63), 2**63 - 1)),
@@ -448,10 +449,26 @@ stored_values = hs.one_of(
 @settings(max_examples=400, deadline=None)
 @given(hs.dictionaries(hs.text(max_size=4), stored_values, max_size=6))
 def test_properties_encode_for_the_store_as_before(props: dict[str, model.TypedValue]) -> None:
+    expected = store_outcome(ref_encode_props, props)
+    assert store_outcome(_store.encode_props, props) == expected
+    if expected[0] != "ok" or not all(
+        edm in (M.GUID, M.BINARY) or type(value) in _STORED_TYPES[edm]
+        for edm, value in props.values()
+    ):
+        return  # values the store never gets (validation refuses them): encoded as before
     text = _store.encode_props(props)
-    assert text == ref_encode_props(props)
     assert same(_store.decode_props(text), props)
     assert same(_store.decode_props(text), ref_decode_props(text))
+
+
+_STORED_TYPES: dict[model.Edm, tuple[type, ...]] = {
+    M.STRING: (str,),
+    M.INT32: (int,),
+    M.INT64: (int,),
+    M.DOUBLE: (float,),
+    M.BOOLEAN: (bool,),
+    M.DATETIME: (int,),
+}
 
 
 def ref_decode_props(text: str) -> dict[str, model.TypedValue]:
@@ -471,7 +488,7 @@ def ref_decode_props(text: str) -> dict[str, model.TypedValue]:
     return props
 
 
-def store_outcome(fn: Callable[[str], object], text: str) -> tuple[str, object]:
+def store_outcome(fn: Callable[[Any], object], text: Any) -> tuple[str, object]:
     try:
         return ("ok", fn(text))
     except Exception as exc:  # what a broken stored text raises, compared by type
