@@ -110,8 +110,9 @@ def key_text(blob: bytes) -> str:
 def encode_props(props: dict[str, TypedValue]) -> str:
     """Encode typed properties as the ASCII JSON text described in the module docstring."""
     # What json.dumps writes for [[name, code, value], ...] with these separators, written
-    # directly: names and their codes once per name, values by type; anything else (a
-    # value whose Python type is not its type's) through the JSON encoder.
+    # directly: names and their codes once per name, values by type. A value of another
+    # Python type than its type's goes the way of the list for json.dumps (its text, or
+    # the error that way raises).
     pieces = ["["]
     heads = _HEADS
     for name, typed in props.items():
@@ -120,23 +121,38 @@ def encode_props(props: dict[str, TypedValue]) -> str:
         if head is None:
             head = _head(name, edm)
         t = type(value)
-        if edm in _TEXT_CODED:
-            text = _ENCODE(_stored_value(edm, value))
-        elif t is str:
+        if t is str and edm is Edm.STRING:
             text = encode_basestring_ascii(value)
-        elif t is int:
+        elif t is int and edm in _INT_CODED:
             text = int.__repr__(value)
-        elif t is bool:
+        elif t is bool and edm is Edm.BOOLEAN:
             text = "true" if value else "false"
-        elif t is float and value - value == 0.0:
+        elif t is float and edm is Edm.DOUBLE and value - value == 0.0:
             text = float.__repr__(value)
+        elif t is uuid.UUID and edm is Edm.GUID:
+            text = '"' + value.hex + '"'
         else:
-            text = _ENCODE(value)
+            return _encode_list(props)
         pieces += (head, text, "],")
     if len(pieces) == 1:
         return "[]"
     pieces[-1] = "]]"
     return "".join(pieces)
+
+
+def _encode_list(props: dict[str, TypedValue]) -> str:
+    """:func:`encode_props` by way of the list of lists and the JSON encoder."""
+    codes = _CODE
+    return _ENCODE(
+        [
+            [name, codes[edm], _stored_value(edm, value) if edm in _TEXT_CODED else value]
+            for name, (edm, value) in props.items()
+        ]
+    )
+
+
+#: Types stored as JSON integers.
+_INT_CODED = frozenset({Edm.INT32, Edm.INT64, Edm.DATETIME})
 
 
 #: (name, type) -> the text of a stored property up to its value: ``[<name>,"<code>",``
@@ -479,14 +495,15 @@ class SqliteStore:
                 tid = self._tids.get((account, lname))
                 if tid is None:
                     raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
-                db.executemany(
-                    _PUT,
-                    [
-                        (tid, key_blob(e.pk), key_blob(e.rk), e.timestamp, encode_props(e.props))
-                        for e in puts
-                    ],
-                )
-                db.executemany(_DELETE, [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes])
+                rows = [
+                    (tid, key_blob(e.pk), key_blob(e.rk), e.timestamp, encode_props(e.props))
+                    for e in puts
+                ]
+                if rows:
+                    db.executemany(_PUT, rows)
+                gone = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
+                if gone:
+                    db.executemany(_DELETE, gone)
             db.execute(
                 "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)",
                 (last_timestamp,),
