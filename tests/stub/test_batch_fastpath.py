@@ -17,12 +17,13 @@ from http import HTTPStatus
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from multidict import CIMultiDict
 
 from azt_server_stub import errors
-from azt_server_stub.auth import Operation
+from azt_server_stub.auth import Operation, Principal
 from azt_server_stub.backend import WriteOp, WriteResult
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import batch as fb
@@ -472,3 +473,16 @@ def test_parts_given_encoded_sit_in_the_response_as_parts_given_as_responses() -
         ):
             encoded = encoded.replace(new, old)
         assert encoded == plain
+
+
+@pytest.mark.parametrize("scheme", ["SharedKey", "SharedKeyLite", "Bearer"])
+def test_an_unrestricted_principal_is_refused_nothing(scheme: str) -> None:
+    """The change-set loop skips authorize/check_key for such a principal: they never refuse."""
+    principal = Principal("devstoreaccount1", scheme)
+    assert principal.unrestricted
+    for op in Operation:
+        for table in (None, "t", "Other"):
+            principal.authorize(op, table)
+    for pk, rk in (("", ""), ("p", "r"), ("\U0001f600", "z" * 1024)):
+        principal.check_key(pk, rk)
+    assert not Principal("devstoreaccount1", scheme, secondary=True).unrestricted
