@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -171,6 +172,25 @@ async def serve(args: argparse.Namespace) -> None:
         print("azt-stub shutting down", flush=True)
 
 
+#: Allocations between two collections of the youngest generation in the stub's own
+#: process (Python's default: 700).
+GC_THRESHOLD = 50_000
+
+
+def _tune_collector() -> None:
+    """Collect cyclic garbage less often in the ``azt-stub`` process (not when the stub is
+    embedded in another program).
+
+    The stub allocates many small containers per request (a 100-insert change set: some
+    thousands) and keeps the stored entities alive, most of them never part of a cycle;
+    with the default threshold the cyclic collector ran every few hundred allocations and
+    took about a sixth of the process's CPU time during change sets. Cycles are still
+    collected, in fewer, larger passes.
+    """
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, middle, oldest)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``azt-stub``; returns the process exit status.
 
@@ -180,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    _tune_collector()
     logging.basicConfig(
         level=getattr(logging, str(args.log_level).upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

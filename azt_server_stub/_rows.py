@@ -26,7 +26,7 @@ from sortedcontainers import SortedDict
 
 from ._store import SqliteStore
 from .model import Entity
-from .query_pages import Key, scan_ranges, sort_key
+from .query_pages import Key, scan_ranges, sort_key, sort_str
 
 __all__ = ["MemoryRows", "StoredRows", "TableRows"]
 
@@ -51,6 +51,17 @@ class TableRows(Protocol):
 
             >>> MemoryRows().get(("p", "r")) is None
             True
+        """
+        ...
+
+    def get_partition_rows(self, pk: str, rks: Sequence[str]) -> dict[Key, Entity]:
+        """The entities at the sort keys ``(pk, rk)`` for ``rk`` in ``rks`` (sort strings),
+        by sort key; keys without an entity are left out (a change set's reads, at once).
+
+        Example::
+
+            >>> MemoryRows().get_partition_rows("p", ["a", "b"])
+            {}
         """
         ...
 
@@ -110,6 +121,23 @@ class MemoryRows:
             True
         """
         return self._rows.get(key)
+
+    def get_partition_rows(self, pk: str, rks: Sequence[str]) -> dict[Key, Entity]:
+        """Dict lookups.
+
+        Example::
+
+            >>> rows = MemoryRows(); rows.apply(("p", "a"), Entity("p", "a", 1))
+            >>> list(rows.get_partition_rows("p", ["a", "b"]))
+            [('p', 'a')]
+        """
+        get = self._rows.get
+        found: dict[Key, Entity] = {}
+        for rk in rks:
+            entity = get((pk, rk))
+            if entity is not None:
+                found[(pk, rk)] = entity
+        return found
 
     def scan(
         self, ranges: Sequence[tuple[Key, Key | None]], start: Key, hint: int
@@ -179,6 +207,11 @@ class StoredRows:
         """One indexed point read."""
         return self._store.get(self._account, self._lname, key[0], key[1])
 
+    def get_partition_rows(self, pk: str, rks: Sequence[str]) -> dict[Key, Entity]:
+        """One indexed read of the partition's asked rows."""
+        rows = self._store.get_rows(self._account, self._lname, pk, rks)
+        return {sort_key(entity.pk, entity.rk): entity for entity in rows}
+
     def scan(
         self, ranges: Sequence[tuple[Key, Key | None]], start: Key, hint: int
     ) -> Iterator[tuple[Key, Entity]]:
@@ -187,6 +220,8 @@ class StoredRows:
         """
         store, account, lname = self._store, self._account, self._lname
         chunk = max(1, min(hint, _MAX_CHUNK))
+        last_pk: str | None = None
+        sort_pk = ""
         for lo, hi in ranges:
             if hi is not None and hi <= start:
                 continue
@@ -196,7 +231,9 @@ class StoredRows:
             while True:
                 entities = store.scan(account, lname, lo, hi, chunk, after=after)
                 for entity in entities:
-                    yield sort_key(entity.pk, entity.rk), entity
+                    if entity.pk is not last_pk:  # rows of a partition share its key object
+                        last_pk, sort_pk = entity.pk, sort_str(entity.pk)
+                    yield (sort_pk, sort_str(entity.rk)), entity
                 if len(entities) < chunk:
                     break
                 last = entities[-1]

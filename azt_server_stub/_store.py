@@ -27,9 +27,11 @@ import sqlite3
 import sys
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from codecs import utf_16_be_decode
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
@@ -54,6 +56,9 @@ CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL)
 _PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _GET = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
+_GET_ROWS = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk IN ({})"
+#: Most RowKeys one read of :meth:`SqliteStore.get_rows` asks for (SQLite's parameter limit).
+_ROWS_PER_READ = 500
 _SCAN = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND (pk, rk) {op} (?, ?)"
 _SCAN_FROM = _SCAN.format(op=">=") + " ORDER BY pk, rk LIMIT ?"
 _SCAN_AFTER = _SCAN.format(op=">") + " ORDER BY pk, rk LIMIT ?"
@@ -71,6 +76,8 @@ _CODE = {
     Edm.BINARY: "x",
 }
 _EDM = {code: edm for edm, code in _CODE.items()}
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def key_blob(key: str) -> bytes:
@@ -97,39 +104,127 @@ def key_text(blob: bytes) -> str:
         >>> key_text(key_blob("é\\U0001f600"))
         'é\\U0001f600'
     """
-    return blob.decode("utf-16-be", "surrogatepass")
+    return utf_16_be_decode(blob, "surrogatepass", True)[0]
 
 
 def encode_props(props: dict[str, TypedValue]) -> str:
     """Encode typed properties as the ASCII JSON text described in the module docstring."""
-    out: list[list[Any]] = []
-    for name, (edm, value) in props.items():
-        if edm is Edm.GUID:
-            value = value.hex
-        elif edm is Edm.BINARY:
-            value = base64.b64encode(value).decode("ascii")
-        out.append([name, _CODE[edm], value])
-    return json.dumps(out, separators=(",", ":"))
+    # What json.dumps writes for [[name, code, value], ...] with these separators, written
+    # directly: names and their codes once per name, values by type. A value of another
+    # Python type than its type's goes the way of the list for json.dumps (its text, or
+    # the error that way raises).
+    pieces = ["["]
+    heads = _HEADS
+    for name, typed in props.items():
+        edm, value = typed
+        head = heads.get((name, edm))
+        if head is None:
+            head = _head(name, edm)
+        t = type(value)
+        if t is str and edm is Edm.STRING:
+            text = encode_basestring_ascii(value)
+        elif t is int and edm in _INT_CODED:
+            text = int.__repr__(value)
+        elif t is bool and edm is Edm.BOOLEAN:
+            text = "true" if value else "false"
+        elif t is float and edm is Edm.DOUBLE and value - value == 0.0:
+            text = float.__repr__(value)
+        elif t is uuid.UUID and edm is Edm.GUID:
+            text = '"' + value.hex + '"'
+        else:
+            return _encode_list(props)
+        pieces += (head, text, "],")
+    if len(pieces) == 1:
+        return "[]"
+    pieces[-1] = "]]"
+    return "".join(pieces)
+
+
+def _encode_list(props: dict[str, TypedValue]) -> str:
+    """:func:`encode_props` by way of the list of lists and the JSON encoder."""
+    codes = _CODE
+    return _ENCODE(
+        [
+            [name, codes[edm], _stored_value(edm, value) if edm in _TEXT_CODED else value]
+            for name, (edm, value) in props.items()
+        ]
+    )
+
+
+#: Types stored as JSON integers.
+_INT_CODED = frozenset({Edm.INT32, Edm.INT64, Edm.DATETIME})
+
+
+#: (name, type) -> the text of a stored property up to its value: ``[<name>,"<code>",``
+#: (with the leading comma the separator needs). Bounded.
+_HEADS: dict[tuple[str, Edm], str] = {}
+
+
+def _head(name: str, edm: Edm) -> str:
+    head = "[" + _ENCODE(name) + ',"' + _CODE[edm] + '",'
+    if len(_HEADS) < 4096 and isinstance(name, str):
+        _HEADS[(name, edm)] = head
+    return head
+
+
+#: Types whose values are stored as text (Guid as 32 hex digits, Binary as base64).
+_TEXT_CODED = frozenset({Edm.GUID, Edm.BINARY})
+
+
+def _stored_value(edm: Edm, value: Any) -> Any:
+    if edm is Edm.GUID:
+        return value.hex
+    return base64.b64encode(value).decode("ascii")
 
 
 def decode_props(text: str) -> dict[str, TypedValue]:
     """Inverse of :func:`encode_props`."""
-    props: dict[str, TypedValue] = {}
-    for name, code, value in json.loads(text):
-        edm = _EDM[code]
-        if edm is Edm.GUID:
-            value = uuid.UUID(hex=value)
-        elif edm is Edm.BINARY:
-            value = base64.b64decode(value)
-        elif edm is Edm.DOUBLE:
-            value = float(value)
-        props[name] = (edm, value)
-    return props
+    try:
+        items, end = _JSON_VALUE(text, 0)
+    except StopIteration:
+        items, end = None, -1
+    if end != len(text) or type(items) is not list:
+        items = json.loads(text)  # what the store never writes: json's own verdict
+    edms = _EDM
+    return {
+        name: (edms[code], value) if code in _PLAIN_CODES else _read_value(code, value)
+        for name, code, value in items
+    }
+
+
+#: Codes whose stored JSON value is the value itself.
+_PLAIN_CODES = frozenset({"s", "i", "l", "b", "t"})
+#: json's default decoder's scanner: one JSON value from an index -> (value, end index).
+_JSON_VALUE: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _read_value(code: str, value: Any) -> TypedValue:
+    edm = _EDM[code]
+    if edm is Edm.GUID:
+        value = uuid.UUID(hex=value)
+    elif edm is Edm.BINARY:
+        value = base64.b64decode(value)
+    elif edm is Edm.DOUBLE:
+        value = float(value)
+    return (edm, value)
 
 
 def _entity(row: tuple[bytes, bytes, int, str]) -> Entity:
     pk, rk, ts, props = row
     return Entity(key_text(pk), key_text(rk), ts, decode_props(props))
+
+
+def _entities(rows: Iterable[tuple[bytes, bytes, int, str]]) -> list[Entity]:
+    """The entities of rows read in key order: a PartitionKey decoded once per run of rows
+    sharing it (a page's rows share few)."""
+    out: list[Entity] = []
+    last_blob: bytes | None = None
+    pk = ""
+    for pk_blob, rk_blob, ts, props in rows:
+        if pk_blob != last_blob:
+            last_blob, pk = pk_blob, key_text(pk_blob)
+        out.append(Entity(pk, key_text(rk_blob), ts, decode_props(props)))
+    return out
 
 
 @dataclass(slots=True)
@@ -302,6 +397,24 @@ class SqliteStore:
             row = db.execute(_GET, (tid, key_blob(pk), key_blob(rk))).fetchone()
         return None if row is None else _entity(row)
 
+    def get_rows(self, account: str, lname: str, pk: str, rks: Sequence[str]) -> list[Entity]:
+        """The stored entities of one partition among the RowKeys ``rks`` (those found, in
+        no particular order): a change set's current rows in one indexed read.
+
+        ``pk``/``rks`` may be the keys or their sort strings (the same code units).
+        """
+        tid = self._tids.get((account, lname))
+        if tid is None or not rks:
+            return []
+        pk_blob = key_blob(pk)
+        found: list[Entity] = []
+        with self._reading() as db:
+            for at in range(0, len(rks), _ROWS_PER_READ):
+                chunk = [key_blob(rk) for rk in rks[at : at + _ROWS_PER_READ]]
+                sql = _GET_ROWS.format(", ".join("?" * len(chunk)))
+                found += map(_entity, db.execute(sql, (tid, pk_blob, *chunk)))
+        return found
+
     def scan(
         self,
         account: str,
@@ -325,7 +438,7 @@ class SqliteStore:
             args += (key_blob(hi[0]), key_blob(hi[1]))
         with self._reading() as db:
             rows = db.execute(sql, (*args, limit)).fetchall()
-        return [_entity(row) for row in rows]
+        return _entities(rows)
 
     # -- writes (each one transaction) ---------------------------------------------------
 
@@ -382,14 +495,15 @@ class SqliteStore:
                 tid = self._tids.get((account, lname))
                 if tid is None:
                     raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
-                db.executemany(
-                    _PUT,
-                    [
-                        (tid, key_blob(e.pk), key_blob(e.rk), e.timestamp, encode_props(e.props))
-                        for e in puts
-                    ],
-                )
-                db.executemany(_DELETE, [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes])
+                rows = [
+                    (tid, key_blob(e.pk), key_blob(e.rk), e.timestamp, encode_props(e.props))
+                    for e in puts
+                ]
+                if rows:
+                    db.executemany(_PUT, rows)
+                gone = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
+                if gone:
+                    db.executemany(_DELETE, gone)
             db.execute(
                 "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)",
                 (last_timestamp,),

@@ -664,9 +664,12 @@ All commands in a batch must operate on same entity group.
         timestamp = self._next_timestamp()
         changes: list[tuple[Key, Key, Entity | None]] = []
         results: list[WriteResult] = []
-        for i, op in enumerate(ops):
-            key = sort_key(op.pk, op.rk)
-            current = _current(tbl, key, overlay)
+        keys = [sort_key(op.pk, op.rk) for op in ops]
+        unread = [key[1] for key in keys if (id(tbl), key) not in overlay]  # read at once
+        stored = tbl.rows.get_partition_rows(keys[0][0], unread) if unread else {}
+        for i, (key, op) in enumerate(zip(keys, ops, strict=True)):
+            pending = overlay.get((id(tbl), key))
+            current = pending[3] if pending is not None else stored.get(key)
             try:
                 new = apply_write(op, current, timestamp)
             except StubError as exc:

@@ -92,20 +92,37 @@ def parse_datetime(text: str) -> int:
         >>> parse_datetime("0001-01-01T00:00:00Z")
         0
     """
+    # The form clients send (``YYYY-MM-DDTHH:MM:SS.fffffffZ``) whose whole seconds were
+    # parsed before: the cached ticks of those seconds plus the seven fraction digits.
+    if len(text) == 28 and text[27] == "Z" and text[19] == ".":
+        base = _SECOND_TICKS.get(text[:19])
+        if base is not None:
+            frac = text[20:27]
+            if frac.isascii() and frac.isdigit():
+                return base + int(frac)
     m = _DT_RE.match(text)
     if m is None:
         raise ValueError(f"not an ISO 8601 DateTime: {text!r}")
-    year, month, day, hour, minute = (int(m.group(i)) for i in range(1, 6))
-    second = int(m.group(6) or 0)
-    frac = (m.group(7) or "").ljust(7, "0")
-    base = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.UTC)
-    zone = m.group(8)
+    year, month, day, hour, minute, second, frac, zone = m.groups()
+    base_dt = _dt.datetime(
+        int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=_dt.UTC
+    )
     if zone and zone != "Z":
         sign = 1 if zone[0] == "+" else -1
         offset = _dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
-        base = base - sign * offset
-    delta = base - _EPOCH_0001
-    return (delta.days * 86_400 + delta.seconds) * TICKS_PER_SECOND + int(frac)
+        base_dt = base_dt - sign * offset
+    delta = base_dt - _EPOCH_0001
+    ticks = (delta.days * 86_400 + delta.seconds) * TICKS_PER_SECOND
+    if frac is not None and len(frac) == 7 and zone == "Z" and len(text) == 28:
+        if len(_SECOND_TICKS) >= 65_536:
+            _SECOND_TICKS.clear()
+        _SECOND_TICKS[text[:19]] = ticks
+    return ticks + int((frac or "").ljust(7, "0"))
+
+
+#: Ticks of ``YYYY-MM-DDTHH:MM:SS`` texts already parsed (UTC; bounded): a batch's
+#: DateTimes repeat the same few seconds.
+_SECOND_TICKS: dict[str, int] = {}
 
 
 #: ``YYYY-MM-DDTHH:MM:SS`` per whole second since 0001-01-01; pages and batches repeat the

@@ -111,6 +111,8 @@ _NAME_PART_CATEGORIES = _NAME_START_CATEGORIES | {"Nd", "Pc", "Mn", "Mc"}
 # set lookup replaces the character checks. Bounded so hostile input cannot grow it.
 _KNOWN_NAMES: set[str] = set()
 _KNOWN_NAMES_LIMIT = 50_000
+#: The same names with what each adds to an entity's size (8 + 2 x its UTF-16 length).
+_NAME_COSTS: dict[str, int] = {}
 
 _FIXED_VALUE_SIZE = {
     Edm.INT32: 4,
@@ -331,6 +333,7 @@ def validate_property_name(name: str) -> None:
         raise errors.property_name_invalid()
     if len(_KNOWN_NAMES) < _KNOWN_NAMES_LIMIT:
         _KNOWN_NAMES.add(name)
+        _NAME_COSTS[name] = 8 + 2 * utf16_len(name)
 
 
 def _value_size(edm: Edm, value: Any) -> int:
@@ -466,6 +469,8 @@ def validate_entity(pk: object, rk: object, props: Mapping[str, TypedValue]) -> 
 the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the \
 maximum number of characters should be 32K or less.
     """
+    if _entity_passes(pk, rk, props):
+        return
     validate_key("PartitionKey", pk)
     validate_key("RowKey", rk)
     if type(pk) is not str or type(rk) is not str:  # pragma: no cover - checked above
@@ -474,3 +479,63 @@ maximum number of characters should be 32K or less.
     size += 4 + 2 * (utf16_len(pk) + utf16_len(rk))
     if size > MAX_ENTITY_BYTES:
         raise errors.entity_too_large()
+
+
+def _entity_passes(pk: object, rk: object, props: Mapping[str, TypedValue]) -> bool:
+    """True only if :func:`validate_entity` accepts the entity: a quick check of the common
+    case (ASCII keys and strings, property names accepted before) in one loop; False
+    leaves the verdict, and the error, to the full checks."""
+    if type(pk) is not str or type(rk) is not str or len(props) > MAX_PROPERTIES:
+        return False
+    if not (pk.isascii() and rk.isascii()) or len(pk) > MAX_KEY_UNITS or len(rk) > MAX_KEY_UNITS:
+        return False
+    if _KEY_FORBIDDEN.search(pk) is not None or _KEY_FORBIDDEN.search(rk) is not None:
+        return False
+    size = 4 + 2 * (len(pk) + len(rk))
+    costs = _NAME_COSTS
+    for name, typed in props.items():
+        cost = costs.get(name)
+        if cost is None or type(typed) is not tuple or len(typed) != 2:
+            return False
+        edm, value = typed
+        t = type(value)
+        if edm is _STRING:
+            if t is not str or not value.isascii() or len(value) > MAX_STRING_UNITS:
+                return False
+            cost += 2 * len(value) + 4
+        elif edm is _INT32:
+            if t is not int or not INT32_MIN <= value <= INT32_MAX:
+                return False
+            cost += 4
+        elif edm is _DOUBLE:
+            if t is not float:
+                return False
+            cost += 8
+        elif edm is _BOOLEAN:
+            if t is not bool:
+                return False
+            cost += 1
+        elif edm is _INT64:
+            if t is not int or not INT64_MIN <= value <= INT64_MAX:
+                return False
+            cost += 8
+        elif edm is _DATETIME:
+            if t is not int or not MIN_DATETIME_TICKS <= value <= MAX_DATETIME_TICKS:
+                return False
+            cost += 8
+        elif edm is _GUID:
+            if t is not uuid.UUID:
+                return False
+            cost += 16
+        elif edm is _BINARY:
+            if t is not bytes or len(value) > MAX_BINARY_BYTES:
+                return False
+            cost += len(value) + 4
+        else:
+            return False
+        size += cost
+    return size <= MAX_ENTITY_BYTES
+
+
+_STRING, _INT32, _INT64, _DOUBLE = Edm.STRING, Edm.INT32, Edm.INT64, Edm.DOUBLE
+_BOOLEAN, _DATETIME, _GUID, _BINARY = Edm.BOOLEAN, Edm.DATETIME, Edm.GUID, Edm.BINARY

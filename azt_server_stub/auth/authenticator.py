@@ -340,6 +340,20 @@ class Principal:
         return None if self.grant is None else self.grant.key_range
 
     @property
+    def unrestricted(self) -> bool:
+        """Whether this principal may do any operation on any key (no SAS grant, not the
+        secondary): :meth:`authorize` and :meth:`check_key` then never refuse.
+
+        Example::
+
+            >>> Principal("acct", "SharedKey").unrestricted
+            True
+            >>> Principal("acct", "SharedKey", secondary=True).unrestricted
+            False
+        """
+        return self.grant is None and not self.secondary
+
+    @property
     def key_filter(self) -> Callable[[str, str], bool] | None:
         """``key_allowed`` when a key range applies, else None (pass as the backend's
         ``restrict`` so unrestricted queries pay nothing per entity).

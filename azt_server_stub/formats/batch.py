@@ -134,6 +134,9 @@ def _split(body: bytes, boundary: str) -> list[bytes]:
         start = end + 1 if end < n else n
 
 
+#: Content-Length texts accepted before -> their value (bounded).
+_LENGTHS: dict[str, int] = {}
+
 #: A part's Content-Length: ASCII digits (``str.isdigit`` also accepts other scripts'
 #: digits and superscripts), few enough for ``int`` (longer is past any body anyway).
 _LENGTH_RE = re.compile(r"[0-9]{1,15}")
@@ -208,23 +211,64 @@ def _headers_and_rest(blob: bytes) -> tuple[CIMultiDict[str], bytes]:
         head, rest = blob, b""
     else:
         head, rest = blob[: bounds[0]], blob[bounds[1] :]
+    block = _HEADER_BLOCKS.get(head)
+    if block is not None:
+        return CIMultiDict(block), rest
     if not head.isascii():
         return CIMultiDict(_header_pairs(head)), rest
     pairs: list[tuple[str, str]] = []
-    ws = _WS
+    known = _HEADER_LINES
     for line in head.decode("ascii").split("\n"):
-        line = line.rstrip("\r")
-        if line:
-            name, sep, value = line.partition(":")
-            name = name.strip(ws)
-            if not sep or not name:
-                raise _malformed("bad header line")
-            pairs.append((name, value.strip(ws)))
+        pair = known.get(line)
+        if pair is None:
+            pair = _header_line(line)
+            if pair is None:
+                continue
+        pairs.append(pair)
+    if len(head) <= 1024 and len(_HEADER_BLOCKS) < 1024:
+        _HEADER_BLOCKS[head] = tuple(pairs)
     return CIMultiDict(pairs), rest
 
 
+#: ASCII header blocks seen before -> their (name, value) pairs: the inner requests of a
+#: change set often repeat one block (all but the Content-ID of the MIME headers).
+#: Bounded in count and size.
+_HEADER_BLOCKS: dict[bytes, tuple[tuple[str, str], ...]] = {}
+
+
+#: ASCII header lines seen before (as split at LF) -> (name, value): the parts of a
+#: batch repeat the same lines. Bounded in count and line length.
+_HEADER_LINES: dict[str, tuple[str, str]] = {}
+
+
+def _header_line(line: str) -> tuple[str, str] | None:
+    """One ASCII header line (a trailing CR dropped): its (name, value) trimmed, or None
+    for a blank line; remembered in :data:`_HEADER_LINES`."""
+    text = line.rstrip("\r")
+    if not text:
+        return None
+    name, sep, value = text.partition(":")
+    name = name.strip(_WS)
+    if not sep or not name:
+        raise _malformed("bad header line")
+    pair = (name, value.strip(_WS))
+    if len(line) <= 256 and len(_HEADER_LINES) < 4096:
+        _HEADER_LINES[line] = pair
+    return pair
+
+
 def _content_type(headers: CIMultiDict[str]) -> str:
-    return headers.get("Content-Type", "").split(";")[0].strip().lower()
+    value = headers.get("Content-Type", "")
+    media = _MEDIA_TYPES.get(value)
+    if media is None:
+        media = value.split(";")[0].strip().lower()
+        if len(_MEDIA_TYPES) < 256 and len(value) <= 256:
+            _MEDIA_TYPES[value] = media
+    return media
+
+
+#: Content-Type values seen before -> their media type, lower case (bounded).
+_MEDIA_TYPES: dict[str, str] = {}
 
 
 def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
@@ -245,9 +289,13 @@ def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
     headers, rest = _headers_and_rest(blob[found[1] :])
     length_text = headers.get("Content-Length")
     if length_text is not None:
-        if not _LENGTH_RE.fullmatch(length_text.strip()):
-            raise _malformed("bad Content-Length")
-        length = int(length_text)
+        length = _LENGTHS.get(length_text, -1)
+        if length < 0:
+            if not _LENGTH_RE.fullmatch(length_text.strip()):
+                raise _malformed("bad Content-Length")
+            length = int(length_text.strip())
+            if len(_LENGTHS) < 4096 and len(length_text) <= 24:
+                _LENGTHS[length_text] = length
         if length > len(rest):
             raise _malformed("Content-Length beyond the part")
         body = rest[:length]
@@ -344,11 +392,27 @@ def _part_bytes(resp: PartResponse) -> bytes:
     return "".join(text).encode() + resp.body + _CRLF
 
 
-def build_response(responses: Sequence[PartResponse], *, changeset: bool) -> tuple[str, bytes]:
+def part_head(status: int, headers: Sequence[tuple[str, str]]) -> str:
+    """The text an encoded part starts with: its MIME headers, its status line and
+    ``headers``, each line ended (more header lines, a blank line and the body follow).
+
+    Example::
+
+        >>> part_head(204, [("ETag", "x")]).splitlines()[-2:]
+        ['HTTP/1.1 204 No Content', 'ETag: x']
+    """
+    return _part_head(status) + "".join(f"{name}: {value}\r\n" for name, value in headers)
+
+
+def build_response(
+    responses: Sequence[PartResponse | bytes], *, changeset: bool
+) -> tuple[str, bytes]:
     """The ``(Content-Type, body)`` of a batch response.
 
     ``changeset``: wrap the parts in a ``changesetresponse_`` (write batches); a query
-    batch's single part sits directly in the ``batchresponse_``.
+    batch's single part sits directly in the ``batchresponse_``. A part given as bytes
+    is already encoded (as a :class:`PartResponse` encodes: :func:`part_head`, the
+    remaining header lines, a blank line, the body, CRLF).
 
     Example::
 
@@ -363,10 +427,12 @@ def build_response(responses: Sequence[PartResponse], *, changeset: bool) -> tup
         out += b"--" + batch_b + _CRLF
         out += b"Content-Type: multipart/mixed; boundary=" + cs_b + _CRLF + _CRLF
         for resp in responses:
-            out += b"--" + cs_b + _CRLF + _part_bytes(resp)
+            out += b"--" + cs_b + _CRLF
+            out += resp if isinstance(resp, bytes) else _part_bytes(resp)
         out += b"--" + cs_b + b"--" + _CRLF
     else:
         for resp in responses:
-            out += b"--" + batch_b + _CRLF + _part_bytes(resp)
+            out += b"--" + batch_b + _CRLF
+            out += resp if isinstance(resp, bytes) else _part_bytes(resp)
     out += b"--" + batch_b + b"--" + _CRLF
     return f"multipart/mixed; boundary={batch_b.decode('ascii')}", bytes(out)

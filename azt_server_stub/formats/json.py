@@ -21,7 +21,8 @@ import json
 import math
 import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from .. import errors
@@ -35,6 +36,7 @@ from ..model import (
     parse_datetime,
     seconds_text,
 )
+from .json_feed import entity_texts
 from .negotiation import Fmt
 
 ODATA_TYPE = "@odata.type"
@@ -57,10 +59,6 @@ _SPECIAL_IN = {
 }
 
 
-#: ``odata.type`` text -> Edm (a dict look-up; ``Edm(text)`` goes through the enum machinery).
-_EDM_BY_NAME: dict[str, Edm] = {edm.value: edm for edm in Edm}
-
-
 class _Duplicate(Exception):
     pass
 
@@ -77,6 +75,8 @@ def _no_constants(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_no_constants)
+#: The decoder's scanner: one JSON value from an index -> (value, end index).
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def loads_object(body: bytes) -> dict[str, Any]:
@@ -90,9 +90,21 @@ def loads_object(body: bytes) -> dict[str, Any]:
         {'a': 1}
     """
     try:
-        # What json.loads does with these options, without building a new decoder (and
-        # its scanner) on every call: bytes decoded by their detected UTF encoding.
-        value = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
+        if body[:1] == b"{" and body[1:2] != b"\x00":
+            # An object in UTF-8 (what json.detect_encoding says of a body starting with
+            # "{" and a non-NUL byte), scanned from its first byte as JSONDecoder.decode
+            # does after skipping no whitespace; then only whitespace may follow.
+            text = body.decode("utf-8", "surrogatepass")
+            try:
+                value, end = _SCAN(text, 0)
+            except StopIteration:
+                raise errors.invalid_input() from None
+            if end != len(text) and text[end:].strip(" \t\n\r"):
+                raise errors.invalid_input()
+        else:
+            # What json.loads does with these options, without building a new decoder (and
+            # its scanner) on every call: bytes decoded by their detected UTF encoding.
+            value = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
     except _Duplicate:
         raise errors.duplicate_properties_specified() from None
     except (ValueError, RecursionError):
@@ -136,77 +148,116 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
     if raw is None:
         return None
     if edm_name is None:
-        if isinstance(raw, str):
-            return (Edm.STRING, raw)
-        if isinstance(raw, bool):
-            return (Edm.BOOLEAN, raw)
-        if isinstance(raw, int):
-            if INT32_MIN <= raw <= INT32_MAX:
-                return (Edm.INT32, raw)
-            return (Edm.DOUBLE, _number_as_double(raw))
-        if isinstance(raw, float):
-            return (Edm.DOUBLE, _number_as_double(raw))
+        return _unannotated(raw)
+    convert = _CONVERTERS.get(edm_name)
+    if convert is None:
         raise errors.invalid_input()
-    edm = _EDM_BY_NAME.get(edm_name)
-    if edm is None:
-        raise errors.invalid_input()
-    if edm is Edm.STRING:
-        if not isinstance(raw, str):
-            raise errors.invalid_input()
-        return (edm, raw)
-    if edm is Edm.INT32:
-        # Annotated strings of digits are Int32 values on Azure (the service's OData reader
-        # converts an annotated JSON string with the .NET parser of the declared type; Storage
-        # Explorer sends such bodies: microsoft/AzureStorageExplorer#5299, Azure/Azurite#1259).
-        if isinstance(raw, str) and _INT32_TEXT_RE.match(raw):
-            number = int(raw)
-            if not INT32_MIN <= number <= INT32_MAX:
-                raise errors.invalid_input()
-            return (edm, number)
-        if isinstance(raw, bool) or not isinstance(raw, int):
-            raise errors.invalid_input()
-        return (edm, raw)
-    if edm is Edm.INT64:
-        if isinstance(raw, str) and _INT64_RE.match(raw):
-            number = int(raw)
-        elif isinstance(raw, int) and not isinstance(raw, bool):
-            number = raw
-        else:
-            raise errors.invalid_input()
-        return (edm, number)
-    if edm is Edm.DOUBLE:
-        if isinstance(raw, bool):
-            raise errors.invalid_input()
-        if isinstance(raw, int | float):
-            return (edm, _number_as_double(raw))
-        if isinstance(raw, str):
-            if raw in _SPECIAL_IN:
-                return (edm, _SPECIAL_IN[raw])
-            if DOUBLE_RE.match(raw):
-                value = float(raw)
-                if value - value == 0.0:  # "1e400" is out of range, not Infinity
-                    return (edm, value)
-        raise errors.invalid_input()
-    if edm is Edm.BOOLEAN:
-        if isinstance(raw, bool):
-            return (edm, raw)
-        # "true"/"false" in any case: a real account took "false" with Edm.Boolean and
-        # refused "not a bool" with 400 InvalidInput (azure-sdk-for-python recording
-        # test_table_entity.pyTestTableEntitytest_entity_with_edmtypes.json); "TRUE"/"FALSE"
-        # are accepted by Azure per the Storage Explorer maintainer (Azure/Azurite#1947).
-        if isinstance(raw, str):
-            word = _BOOLEAN_TEXT.get(raw.lower())
-            if word is not None:
-                return (edm, word)
-        raise errors.invalid_input()
+    return convert(raw)
+
+
+def _unannotated(raw: Any) -> TypedValue:
+    """A JSON value without ``@odata.type`` (not null): its type follows the JSON type."""
+    if isinstance(raw, str):
+        return (Edm.STRING, raw)
+    if isinstance(raw, bool):
+        return (Edm.BOOLEAN, raw)
+    if isinstance(raw, int):
+        if INT32_MIN <= raw <= INT32_MAX:
+            return (Edm.INT32, raw)
+        return (Edm.DOUBLE, _number_as_double(raw))
+    if isinstance(raw, float):
+        return (Edm.DOUBLE, _number_as_double(raw))
+    raise errors.invalid_input()
+
+
+def _to_string(raw: Any) -> TypedValue:
     if not isinstance(raw, str):
         raise errors.invalid_input()
-    if edm is Edm.DATETIME:
-        return (edm, parse_datetime_value(raw))
-    if edm is Edm.GUID:
-        return (edm, parse_guid(raw))
-    # Edm.BINARY
-    return (edm, parse_base64(raw))
+    return (Edm.STRING, raw)
+
+
+def _to_int32(raw: Any) -> TypedValue:
+    # Annotated strings of digits are Int32 values on Azure (the service's OData reader
+    # converts an annotated JSON string with the .NET parser of the declared type; Storage
+    # Explorer sends such bodies: microsoft/AzureStorageExplorer#5299, Azure/Azurite#1259).
+    if isinstance(raw, str) and _INT32_TEXT_RE.match(raw):
+        number = int(raw)
+        if not INT32_MIN <= number <= INT32_MAX:
+            raise errors.invalid_input()
+        return (Edm.INT32, number)
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise errors.invalid_input()
+    return (Edm.INT32, raw)
+
+
+def _to_int64(raw: Any) -> TypedValue:
+    if isinstance(raw, str) and _INT64_RE.match(raw):
+        number = int(raw)
+    elif isinstance(raw, int) and not isinstance(raw, bool):
+        number = raw
+    else:
+        raise errors.invalid_input()
+    return (Edm.INT64, number)
+
+
+def _to_double(raw: Any) -> TypedValue:
+    if isinstance(raw, bool):
+        raise errors.invalid_input()
+    if isinstance(raw, int | float):
+        return (Edm.DOUBLE, _number_as_double(raw))
+    if isinstance(raw, str):
+        if raw in _SPECIAL_IN:
+            return (Edm.DOUBLE, _SPECIAL_IN[raw])
+        if DOUBLE_RE.match(raw):
+            value = float(raw)
+            if value - value == 0.0:  # "1e400" is out of range, not Infinity
+                return (Edm.DOUBLE, value)
+    raise errors.invalid_input()
+
+
+def _to_boolean(raw: Any) -> TypedValue:
+    if isinstance(raw, bool):
+        return (Edm.BOOLEAN, raw)
+    # "true"/"false" in any case: a real account took "false" with Edm.Boolean and
+    # refused "not a bool" with 400 InvalidInput (azure-sdk-for-python recording
+    # test_table_entity.pyTestTableEntitytest_entity_with_edmtypes.json); "TRUE"/"FALSE"
+    # are accepted by Azure per the Storage Explorer maintainer (Azure/Azurite#1947).
+    if isinstance(raw, str):
+        word = _BOOLEAN_TEXT.get(raw.lower())
+        if word is not None:
+            return (Edm.BOOLEAN, word)
+    raise errors.invalid_input()
+
+
+def _to_datetime(raw: Any) -> TypedValue:
+    if not isinstance(raw, str):
+        raise errors.invalid_input()
+    return (Edm.DATETIME, parse_datetime_value(raw))
+
+
+def _to_guid(raw: Any) -> TypedValue:
+    if not isinstance(raw, str):
+        raise errors.invalid_input()
+    return (Edm.GUID, parse_guid(raw))
+
+
+def _to_binary(raw: Any) -> TypedValue:
+    if not isinstance(raw, str):
+        raise errors.invalid_input()
+    return (Edm.BINARY, parse_base64(raw))
+
+
+#: ``odata.type`` text -> the converter of a (non-null) value annotated with it.
+_CONVERTERS: dict[str, Callable[[Any], TypedValue]] = {
+    Edm.STRING.value: _to_string,
+    Edm.INT32.value: _to_int32,
+    Edm.INT64.value: _to_int64,
+    Edm.DOUBLE.value: _to_double,
+    Edm.BOOLEAN.value: _to_boolean,
+    Edm.DATETIME.value: _to_datetime,
+    Edm.GUID.value: _to_guid,
+    Edm.BINARY.value: _to_binary,
+}
 
 
 def parse_datetime_value(text: str) -> int:
@@ -256,6 +307,28 @@ def parse_base64(text: str) -> bytes:
         raise errors.invalid_input() from None
 
 
+#: What a member name is in an entity body: skipped (annotations, ``odata.*``, Timestamp),
+#: a key, or a custom property; with the name of its annotation member.
+_SKIP, _KEY, _PROPERTY = 0, 1, 2
+_MEMBERS: dict[str, tuple[int, str]] = {}
+
+
+def _member(name: str) -> tuple[int, str]:
+    """How :func:`entity_from_members` treats a member name (cached, bounded)."""
+    info = _MEMBERS.get(name)
+    if info is None:
+        if "@" in name or name.startswith("odata.") or name == "Timestamp":
+            kind = _SKIP
+        elif name == "PartitionKey" or name == "RowKey":
+            kind = _KEY
+        else:
+            kind = _PROPERTY
+        info = (kind, name + ODATA_TYPE)
+        if len(_MEMBERS) < 4096:
+            _MEMBERS[name] = info
+    return info
+
+
 def entity_from_members(
     members: dict[str, Any], *, keys_required: bool
 ) -> tuple[str | None, str | None, dict[str, TypedValue]]:
@@ -272,29 +345,43 @@ def entity_from_members(
     props: dict[str, TypedValue] = {}
     pk: str | None = None
     rk: str | None = None
+    known = _MEMBERS
     for name, raw in members.items():
-        if "@" in name or name.startswith("odata."):
-            continue
-        if name == "PartitionKey" or name == "RowKey":
-            if keys_required:
-                annotation = members.get(name + ODATA_TYPE)
-                if not isinstance(raw, str) or annotation not in (None, "Edm.String"):
-                    if raw is None:
-                        continue
-                    raise errors.invalid_input()
-                if name == "PartitionKey":
-                    pk = raw
-                else:
-                    rk = raw
-            continue
-        if name == "Timestamp":
-            continue
-        annotation = members.get(name + ODATA_TYPE)
-        if annotation is not None and not isinstance(annotation, str):
-            raise errors.invalid_input()
-        typed = convert_value(name, annotation, raw)
-        if typed is not None:
-            props[name] = typed
+        kind, annotation_key = known.get(name) or _member(name)
+        if kind == _PROPERTY:
+            annotation = members.get(annotation_key)
+            if annotation is None:
+                # The plain JSON types first (what _unannotated does, without the calls).
+                t = type(raw)
+                if t is str:
+                    props[name] = (_STRING, raw)
+                elif t is int and INT32_MIN <= raw <= INT32_MAX:
+                    props[name] = (_INT32, raw)
+                elif t is bool:
+                    props[name] = (_BOOLEAN, raw)
+                elif t is float and raw - raw == 0.0:
+                    props[name] = (_DOUBLE, raw)
+                elif raw is not None:
+                    props[name] = _unannotated(raw)
+                continue
+            if not isinstance(annotation, str):
+                raise errors.invalid_input()
+            if raw is None:
+                continue
+            convert = _CONVERTERS.get(annotation)
+            if convert is None:
+                raise errors.invalid_input()
+            props[name] = convert(raw)
+        elif kind == _KEY and keys_required:
+            annotation = members.get(annotation_key)
+            if not isinstance(raw, str) or annotation not in (None, "Edm.String"):
+                if raw is None:
+                    continue
+                raise errors.invalid_input()
+            if name == "PartitionKey":
+                pk = raw
+            else:
+                rk = raw
     if keys_required and (pk is None or rk is None):
         raise errors.properties_need_value()
     return pk, rk, props
@@ -513,6 +600,10 @@ class EntityWriter:
             d[name] = text
         return d
 
+    def _entity_text(self, e: Entity) -> str:
+        """One entity's JSON text by way of :meth:`entity` (what :func:`dumps` writes)."""
+        return _ENCODE(self.entity(e))
+
     def single(self, e: Entity) -> bytes:
         """A single-entity response body (insert echo, point GET).
 
@@ -536,6 +627,13 @@ class EntityWriter:
             >>> w.feed([Entity("p", "r1", 0), Entity("p", "r2", 0)])
             b'{"value":[{"RowKey":"r1"},{"RowKey":"r2"}]}'
         """
+        if self._select is None and self._fmt is not Fmt.FULL:
+            meta = self._fmt is not Fmt.NOMETADATA
+            values_text = ",".join(entity_texts(entities, meta=meta, fallback=self._entity_text))
+            if not meta:
+                return ('{"value":[' + values_text + "]}").encode("ascii")
+            url = encode_basestring_ascii(self.metadata_url(element=False, select_text=select_text))
+            return ('{"odata.metadata":' + url + ',"value":[' + values_text + "]}").encode("ascii")
         entity = self.entity
         values = [entity(e) for e in entities]
         if self._fmt is Fmt.NOMETADATA:
@@ -548,6 +646,10 @@ class EntityWriter:
         )
 
 
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def dumps(value: Any) -> bytes:
     """Compact JSON bytes (ASCII-escaped, so any stored text encodes safely).
 
@@ -556,7 +658,7 @@ def dumps(value: Any) -> bytes:
         >>> dumps({"a": 1})
         b'{"a":1}'
     """
-    return json.dumps(value, separators=(",", ":")).encode("ascii")
+    return _ENCODE(value).encode("ascii")
 
 
 def _table_dict(fmt: Fmt, endpoint: str, account: str, name: str) -> dict[str, Any]:

@@ -204,6 +204,7 @@ def error_format_guess(accept: str | None, format_param: str | None) -> Fmt | No
     return None
 
 
+@functools.lru_cache(maxsize=512)
 def request_format(content_type: str | None, version: str) -> Fmt:
     """The payload format of a request body from its ``Content-Type``.
 
@@ -230,6 +231,7 @@ def request_format(content_type: str | None, version: str) -> Fmt:
     return fmt
 
 
+@functools.lru_cache(maxsize=512)
 def parse_prefer(header: str | None, version: str) -> bool | None:
     """``Prefer``: True for return-content, False for return-no-content, None otherwise.
 

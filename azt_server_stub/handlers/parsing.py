@@ -194,6 +194,8 @@ def check_content_encoding(headers: CIMultiDictProxy[str] | CIMultiDict[str]) ->
         ...
         azt_server_stub.errors.StubError: 400 UnsupportedHeader: ...
     """
+    if "Content-Encoding" not in headers:
+        return
     values = headers.getall("Content-Encoding", [])
     codings = [c.strip().lower() for v in values for c in v.split(",")]
     if any(c not in ("", "identity") for c in codings):

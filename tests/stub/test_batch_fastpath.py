@@ -14,15 +14,24 @@ import json
 import re
 from collections.abc import Callable
 from http import HTTPStatus
+from types import SimpleNamespace
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from multidict import CIMultiDict
 
 from azt_server_stub import errors
+from azt_server_stub.auth import Operation, Principal
+from azt_server_stub.backend import WriteOp, WriteResult
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import batch as fb
 from azt_server_stub.formats import json as jf
+from azt_server_stub.formats.negotiation import Fmt
+from azt_server_stub.handlers import batch as hb
+from azt_server_stub.handlers.entities import entity_location
+from azt_server_stub.model import Entity, etag_for
 
 from .conftest import JSON_MINIMAL, JSON_NONE, RawClient, RawResponse
 from .test_http_batch import envelope, parts_of, post_batch, request_part
@@ -78,7 +87,7 @@ def ref_http_part(mime_headers: CIMultiDict[str], blob: bytes) -> fb.BatchPart:
     if length_text is not None:
         if not length_text.strip().isdigit():
             raise fb._malformed("bad Content-Length")
-        length = int(length_text)
+        length = int(length_text.strip())
         if length > len(rest):
             raise fb._malformed("Content-Length beyond the part")
         body = rest[:length]
@@ -301,6 +310,7 @@ def json_bodies(draw: hs.DrawFn) -> bytes:
     text = json.dumps(draw(json_values), ensure_ascii=draw(hs.booleans()))
     if draw(hs.booleans()):  # a duplicate member
         text = text.replace("{", '{"a":1,"a":2,', 1)
+    text += draw(hs.sampled_from(["", " ", "\r\n\t ", "\x0c", " x", "\u00a0", "{}", "\n]"]))
     encoding = draw(hs.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32"]))
     raw = text.encode(encoding, "surrogatepass")
     if draw(hs.booleans()):
@@ -388,3 +398,91 @@ async def test_a_part_addressing_another_account_fails_at_its_index(raw: RawClie
 
 def no_rows(response: RawResponse) -> bool:
     return response.status == 200 and not response.json()["value"]
+
+
+def test_a_content_length_between_unicode_blanks_is_read_not_a_crash() -> None:
+    """``str.strip`` takes \\x1f off the value the digit check sees; ``int`` did not (500)."""
+    part = request_part("POST", "/acct/t", '{"PartitionKey":"p","RowKey":"0"}', {}, nl="\n")
+    part = re.sub(r"Content-Length: (\d+)", "Content-Length:\x1f\\1\x1f", part)
+    body = envelope([part], nl="\n").encode()
+    parsed = fb.parse_batch(body, "multipart/mixed; boundary=batch_b1")
+    assert parsed.parts[0].body == b'{"PartitionKey":"p","RowKey":"0"}'
+
+
+# --- the answers of change-set parts ---------------------------------------------------------
+
+
+def ref_insert_answer(endpoint: str, table: str, op: WriteOp, etag: str, cid: str | None) -> bytes:
+    """A no-content insert's part as ``_batch_success`` built it: a PartResponse, encoded."""
+    location = entity_location(endpoint, table, op.pk, op.rk)
+    headers = [
+        ("Cache-Control", "no-cache"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Preference-Applied", "return-no-content"),
+        ("DataServiceVersion", "3.0;"),
+        ("Location", location),
+        ("DataServiceId", location),
+        ("ETag", etag),
+    ]
+    if cid is not None:
+        headers.append(("Content-ID", cid))
+    return ref_part_bytes(fb.PartResponse(204, headers))
+
+
+key_texts = hs.text(alphabet=hs.sampled_from(["a", "'", " ", "é", "\U0001f600", "%", "\x7f"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hs.sampled_from(
+        ["http://127.0.0.1:10002/devstoreaccount1", "https://a.table.core.windows.net"]
+    ),
+    hs.sampled_from(["t", "Tablé", "mytable"]),
+    key_texts,
+    key_texts,
+    hs.integers(0, 3_155_378_975_999_999_999),
+    hs.none() | hs.text(max_size=4),
+)
+def test_no_content_inserts_answer_as_before(
+    endpoint: str, table: str, pk: str, rk: str, ticks: int, cid: str | None
+) -> None:
+    call: Any = SimpleNamespace(endpoint=endpoint, account="devstoreaccount1")
+    op = WriteOp("insert", pk, rk)
+    part = fb.BatchPart("POST", f"/{table}", CIMultiDict(), b"", cid)
+    bop = hb._BatchOp(0, part, op, Operation.INSERT_ENTITY, Fmt.MINIMAL, False)
+    result = WriteResult(Entity(pk, rk, ticks), created=True)
+    answer = hb._batch_success(call, table, bop, result, hb._Memo())
+    assert answer == ref_insert_answer(endpoint, table, op, etag_for(ticks), cid)
+
+
+def test_parts_given_encoded_sit_in_the_response_as_parts_given_as_responses() -> None:
+    responses = [
+        fb.PartResponse(204, [("ETag", 'W/"x"'), ("Content-ID", str(i))]) for i in range(4)
+    ]
+    mixed: list[fb.PartResponse | bytes] = [
+        fb._part_bytes(r) if i % 2 else r for i, r in enumerate(responses)
+    ]
+    for changeset in (True, False):
+        _, plain = fb.build_response(responses, changeset=changeset)
+        _, encoded = fb.build_response(mixed, changeset=changeset)
+        boundaries = re.findall(rb"(?:batch|changeset)response_[0-9a-f-]{36}", plain)
+        for old, new in zip(
+            boundaries,
+            re.findall(rb"(?:batch|changeset)response_[0-9a-f-]{36}", encoded),
+            strict=True,
+        ):
+            encoded = encoded.replace(new, old)
+        assert encoded == plain
+
+
+@pytest.mark.parametrize("scheme", ["SharedKey", "SharedKeyLite", "Bearer"])
+def test_an_unrestricted_principal_is_refused_nothing(scheme: str) -> None:
+    """The change-set loop skips authorize/check_key for such a principal: they never refuse."""
+    principal = Principal("devstoreaccount1", scheme)
+    assert principal.unrestricted
+    for op in Operation:
+        for table in (None, "t", "Other"):
+            principal.authorize(op, table)
+    for pk, rk in (("", ""), ("p", "r"), ("\U0001f600", "z" * 1024)):
+        principal.check_key(pk, rk)
+    assert not Principal("devstoreaccount1", scheme, secondary=True).unrestricted

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import signal
 
 import aiohttp
@@ -64,3 +65,15 @@ def test_cli_arguments() -> None:
         config_from_args(build_parser().parse_args(["--account", "nokey"]))
     with pytest.raises(ValueError, match="base64"):
         config_from_args(build_parser().parse_args(["--account", "a:not base64!"]))
+
+
+def test_the_stub_process_collects_cyclic_garbage_less_often() -> None:
+    """``azt-stub`` raises the youngest generation's threshold (not the others)."""
+    from azt_server_stub import __main__ as cli
+
+    before = gc.get_threshold()
+    try:
+        cli._tune_collector()
+        assert gc.get_threshold() == (cli.GC_THRESHOLD, before[1], before[2])
+    finally:
+        gc.set_threshold(*before)
