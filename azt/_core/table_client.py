@@ -179,6 +179,7 @@ class TableClient(ClientBase):
     def _init_paths(self) -> None:
         self._table_path = "/" + urls.table_path(self.table_name)
         self._query_path = self._table_path + "()"
+        self._encoder: OperationEncoder | None = None
 
     @classmethod
     def from_connection_string(
@@ -844,7 +845,12 @@ class TableClient(ClientBase):
             return results[0]
 
     def _operation_encoder(self) -> OperationEncoder:
-        return OperationEncoder(self._core, self.table_name)
+        # One per client (its table URL, request heads): a copy made by with_options has
+        # another core and builds its own.
+        encoder = self._encoder
+        if encoder is None or encoder._core is not self._core:
+            encoder = self._encoder = OperationEncoder(self._core, self.table_name)
+        return encoder
 
     @traced("submit_transaction", key_arg="batch", entities=len)
     async def submit_transaction(
