@@ -29,8 +29,11 @@ from azt._core.pipeline import Pipeline
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.transport import HttpResponse
 from azt._core.wire import batch as wire_batch
+from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS, Changeset, describe_bytes
+from azt._core.wire.batch_outcome import change_set_outcome
+from azt._core.wire.writers import encode_valid
 from azt._edm.entity import refuse_property_loss
 from azt._edm.validation import STORAGE_LIMITS, ServiceLimits, validate_key
 from azt._errors import (
@@ -132,7 +135,9 @@ class OperationEncoder:
             core.flavor.value,
         )
         self._codec = core.codec
-        self._heads = _request_heads(core, self._table_url)
+        self._heads = wire_batch.request_heads(
+            self._table_url, core.pipeline.url_for(""), core.odata_read["Accept"], core.body_type
+        )
 
     def __call__(self, op: BatchOperation) -> bytes:
         heads = self._heads
@@ -158,34 +163,20 @@ class OperationEncoder:
         part = batch_part(self._core, self._table_name, op, self._table_url)
         return wire_batch.encode_request(part)
 
+    def create_request(self, entity: dict[str, Any]) -> bytes | None:
+        """The request of a create of the plain dict ``entity``, checked against Azure
+        Table storage's limits and encoded in one pass (:func:`encode_valid`); ``None``
+        for anything else (check and encode it as usual)."""
+        heads = self._heads
+        if heads is None or self._codec is not wire_json:
+            return None
+        body = encode_valid(entity)
+        if body is None:
+            return None
+        return b"".join((heads[0], b"%d\r\n\r\n" % len(body), body, _CRLF))
+
 
 _CRLF = b"\r\n"
-
-
-def _request_heads(core: ClientCore, table_url: str) -> tuple[bytes, ...] | None:
-    """The fixed parts of the change set requests :func:`batch_part` and
-    :func:`~azt._core.wire.batch.encode_request` write for this client: the create's whole
-    head up to its ``Content-Length`` value; what follows the entity URL of a delete (up to
-    the ``If-Match`` value), of an update (up to the ``If-Match`` value) and of an upsert
-    (up to the ``Content-Length`` value). ``None`` when any of them holds a line break or
-    the URL whitespace (the general path then refuses it)."""
-    accept = core.odata_read["Accept"]
-    body_type = core.body_type
-    base = core.pipeline.url_for("")
-    for text in (accept, body_type, table_url, base):
-        if "\r" in text or "\n" in text:
-            return None
-    if any(c in text for text in (table_url, base) for c in " \t"):
-        return None
-    common = f"Accept: {accept}\r\nDataServiceVersion: 3.0\r\n"
-    with_body = f"{common}Content-Type: {body_type}\r\n"
-    create = (
-        f"POST {table_url} HTTP/1.1\r\n{with_body}Prefer: return-no-content\r\nContent-Length: "
-    )
-    delete = f" HTTP/1.1\r\n{common}If-Match: "
-    update = f" HTTP/1.1\r\n{with_body}If-Match: "
-    upsert = f" HTTP/1.1\r\n{with_body}Content-Length: "
-    return tuple(text.encode("utf-8") for text in (create, delete, update, upsert))
 
 
 @attrs.frozen
@@ -314,8 +305,11 @@ class TableBatch:
                 "operations",
                 index=index,
             )
-        pk = op.partition_key
-        rk = op.row_key
+        entity = op.entity
+        pk = entity["PartitionKey"]
+        rk = entity["RowKey"]
+        if type(pk) is not str or type(rk) is not str:  # (what the properties give)
+            pk, rk = op.partition_key, op.row_key
         if self._partition_key is not None and pk != self._partition_key:
             raise BatchValidationError(
                 f"{_label(index, op)}: PartitionKey {pk!r} differs from the transaction's "
@@ -385,7 +379,16 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
+        encoder = self._encoder
+        if encoder is not None and type(entity) is dict and self.limits.is_storage:
+            request = encoder.create_request(entity)
+            if request is not None:  # a plain dict, checked and encoded in one pass
+                self._add(BatchOperation("create", entity), request)
+                return
         op = create_operation(entity, limits=self.limits)
+        if op.source is None:  # a mapping: no companions
+            self._add(op)
+            return
         self._add_group(op, companions(op.source, "create", None, op.entity, None, self.limits))
 
     def update(
@@ -732,7 +735,7 @@ def batch_results(
     operation's :class:`azt.TransactionError` (or ``AmbiguousOutcomeError``)."""
     request_id = resp.headers.get("x-ms-request-id")
     content_type = resp.headers.get("Content-Type", "")
-    outcome = wire_batch.change_set_outcome(content_type, resp.body)
+    outcome = change_set_outcome(content_type, resp.body)
     if outcome is not None and len(outcome) == len(operations):
         # every operation succeeded, in the usual form: statuses and ETags are all it takes
         return [

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from azt import TableServiceClient, UpdateMode
 from azt._core.batch import BatchOperation, OperationEncoder, batch_part, checked_operation
 from azt._core.config import Flavor, WireFormat
-from azt._core.wire import WireDecodeError
-from azt._core.wire import batch as wire_batch
-from azt._core.wire.batch import change_set_outcome, decode_batch_response, encode_request
+from azt._core.wire import WireDecodeError, batch_outcome
+from azt._core.wire.batch import decode_batch_response, encode_request
+from azt._core.wire.batch_outcome import change_set_outcome
 from azt._errors import ValidationError
 
 # --- change_set_outcome -------------------------------------------------------------------
@@ -225,8 +225,8 @@ def test_heads_remembered_are_bounded() -> None:
         body = body.replace(b"Cache-Control: no-cache", b"X-%d: y" % i)
         body = body.replace(b"binary\r\n", b"binary\r\nX-%d: z\r\n" % i)
         assert change_set_outcome(content_type, body) == [(204, str(i))]
-    assert len(wire_batch._PLAIN_PART_HEADS) <= 64
-    assert len(wire_batch._PLAIN_SIGNATURES) <= 64
+    assert len(batch_outcome._PLAIN_PART_HEADS) <= 64
+    assert len(batch_outcome._PLAIN_SIGNATURES) <= 64
 
 
 # --- OperationEncoder ---------------------------------------------------------------------
