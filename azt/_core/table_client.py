@@ -79,6 +79,7 @@ from azt._core.transport import Transport
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
+from azt._core.wire.writers import encode_valid
 from azt._core.wire.xml import AccessPolicy
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import (
@@ -327,6 +328,14 @@ class TableClient(ClientBase):
         body: bytes = self._core.codec.encode_entity(entity)
         return body
 
+    def _plain_body(self, entity: object) -> bytes | None:
+        """The body of a plain ``dict`` entity, checked (Storage limits) and encoded in one
+        pass (:func:`encode_valid`); ``None``: check and encode it as usual."""
+        core = self._core
+        if type(entity) is not dict or core.codec is not wire_json or not core.limits.is_storage:
+            return None
+        return encode_valid(entity)
+
     @traced("insert_entity", key_arg="entity", entities=1)
     async def insert_entity(
         self, entity: EntityArg, *, return_content: bool = False
@@ -345,15 +354,21 @@ class TableClient(ClientBase):
             movie = Movie("Action", "Heat", rating=4.5)
             await table.insert_entity(movie)      # movie.ETag, movie.Timestamp now set
         """
-        data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data, self._core.limits)
-        extra = companions(obj, "create", None, data, None, self._core.limits)
-        if extra:
-            return await self._write_group(BatchOperation("create", data, source=obj), extra)
         core = self._core
+        body = self._plain_body(entity)
+        data: Any = entity
+        if body is not None:  # a plain dict, checked and encoded in one pass
+            obj = None
+            pk, rk = data["PartitionKey"], data["RowKey"]
+        else:
+            data, obj, _ = entity_source(entity)
+            pk, rk = check_entity(data, core.limits)
+            extra = companions(obj, "create", None, data, None, core.limits)
+            if extra:
+                return await self._write_group(BatchOperation("create", data, source=obj), extra)
+            body = self._encode(data)
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
-        body = self._encode(data)
         try:
             resp = await core.send(
                 "POST", self._table_path, headers=headers, body=body, resource="entity"

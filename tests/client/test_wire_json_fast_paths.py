@@ -1,6 +1,8 @@
 """The JSON entity encoder's fast paths against the code they replaced (differential tests
-on random entities): msgspec instead of the stdlib encoder for plain objects, and the
-aware-UTC ``datetime`` written without ``coerce_value``."""
+on random entities): msgspec instead of the stdlib encoder for plain objects, the
+aware-UTC ``datetime`` written without ``coerce_value``, and the per-shape writers that
+check and encode a plain dict in one pass (``encode_valid`` vs ``validate_entity`` then
+``encode_entity``)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from azt._core.wire import json as wire_json
+from azt._core.wire import writers
+from azt._core.wire.writers import encode_valid
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import TableEntity
 from azt._edm.types import (
@@ -25,6 +29,7 @@ from azt._edm.types import (
     Typed,
     coerce_value,
 )
+from azt._edm.validation import validate_entity
 from azt._errors import ValidationError
 
 _ANN = "@odata.type"
@@ -253,3 +258,145 @@ def test_plain_entity_and_guid() -> None:
         b'"Id":"00000000-0000-0000-0000-000000000005","When@odata.type":"Edm.DateTime",'
         b'"When":"2024-01-01T12:00:00.0010000Z","Score@odata.type":"Edm.Double","Score":0.5}'
     )
+
+
+# --- per-shape writers (check and encode in one pass) --------------------------------------
+
+
+def _checked_then_encoded(entity: Any) -> Any:
+    """What the write paths do without a writer: validate_entity, then encode_entity."""
+    try:
+        validate_entity(entity)
+        return wire_json.encode_entity(entity)
+    except (ValidationError, TypeError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_entities())
+def test_encode_valid_is_validate_then_encode(case: tuple[Any, dict[str, EdmType] | None]) -> None:
+    entity, _ = case
+    fast = encode_valid(entity)
+    if fast is not None:
+        assert fast == _checked_then_encoded(entity)
+
+
+_PLAIN_KINDS = {
+    "str": st.text(max_size=20),
+    "long str": st.builds(
+        lambda n, k: "a" * n + "\U0001f600" * k, st.integers(32760, 32770), st.integers(0, 3)
+    ),
+    "int32": st.integers(-(2**31) - 2, 2**31 + 1),
+    "int64": st.integers(-(2**63) - 2, 2**63 + 1),
+    "float": _FLOATS,
+    "bool": st.booleans(),
+    "datetime": st.one_of(
+        st.datetimes(timezones=st.just(UTC)),
+        st.datetimes(min_value=datetime(1599, 1, 1), max_value=datetime(1602, 1, 1)).map(
+            lambda d: d.replace(tzinfo=UTC)
+        ),
+        st.datetimes(timezones=_ZONES),
+    ),
+    "EdmDateTime": st.builds(EdmDateTime.from_ticks, st.integers(0, 3155378975999999999)),
+    "UUID": st.uuids(),
+    "bytes": st.binary(max_size=10) | st.integers(65530, 65540).map(lambda n: b"x" * n),
+    "any": _VALUES,
+}
+_GOOD_KEY = st.text(
+    st.characters(blacklist_categories=["Cc", "Cs"], blacklist_characters="/\\#?"), max_size=12
+)
+_ODD_KEY = st.text(max_size=8) | st.sampled_from(
+    ["a/b", "x#", "\x7f", "é" * 1024, "é" * 1025, "\U0001f600" * 513, ""]
+)
+
+
+@st.composite
+def _shaped(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Entities of one shape (names and value kinds), of random values."""
+    names = draw(st.lists(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True), max_size=6))
+    names = [n for n in dict.fromkeys(names) if n not in ("PartitionKey", "RowKey", "Timestamp")]
+    kinds = [draw(st.sampled_from(sorted(_PLAIN_KINDS))) for _ in names]
+    order = ["PartitionKey", "RowKey", *names]
+    if draw(st.booleans()):
+        order = draw(st.permutations(order))
+    out = []
+    for _ in range(draw(st.integers(1, 4))):
+        entity: dict[str, Any] = {}
+        for name in order:
+            if name in ("PartitionKey", "RowKey"):
+                entity[name] = draw(_ODD_KEY if draw(st.integers(0, 7)) == 0 else _GOOD_KEY)
+            else:
+                entity[name] = draw(_PLAIN_KINDS[kinds[names.index(name)]])
+        out.append(entity)
+    return out
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_shaped())
+def test_writers_of_random_shapes(entities: list[dict[str, Any]]) -> None:
+    writers._writers.clear()
+    for entity in entities:
+        fast = encode_valid(entity)
+        if fast is not None:
+            assert fast == _checked_then_encoded(entity)
+
+
+def test_a_plain_valid_entity_takes_the_writer() -> None:
+    writers._writers.clear()
+    entity = {
+        "PartitionKey": "p",
+        "RowKey": "r",
+        "S": "é" * 10,
+        "I": 5,
+        "L": 2**40,
+        "F": 0.5,
+        "B": True,
+        "D": datetime(2024, 1, 1, tzinfo=UTC),
+        "E": EdmDateTime(2024, 1, 1, nanosecond=300),
+        "G": uuid.UUID(int=7),
+        "X": b"\x00\xff",
+    }
+    fast = encode_valid(entity)
+    assert fast is not None
+    assert fast == _checked_then_encoded(entity)
+    second = dict(entity, I=-(2**31), L=-(2**63), F=-1e15, S="x" * 32768)
+    assert encode_valid(second) == _checked_then_encoded(second)
+    # the same shape with a value of another kind, or out of its kind's range: not here
+    for name, value in (("I", 2**31), ("L", 5), ("F", 1e16), ("S", None), ("G", "x")):
+        assert encode_valid(dict(entity, **{name: value})) is None
+    assert encode_valid(dict(entity, RowKey="a/b")) is None
+    assert "ValidationError" in _checked_then_encoded(dict(entity, RowKey="a/b"))
+    assert len(writers._writers) == 1
+
+
+def test_writers_are_bounded_and_not_for_other_mappings() -> None:
+    writers._writers.clear()
+    for i in range(300):
+        encode_valid({"PartitionKey": "p", "RowKey": "r", f"P{i}": i})
+    assert len(writers._writers) <= 256
+    assert encode_valid(TableEntity(PartitionKey="p", RowKey="r")) is None
+    assert encode_valid({"PartitionKey": "p", "RowKey": "r", "Timestamp": 1}) is None
+    assert encode_valid({"PartitionKey": "p"}) is None
+    assert encode_valid({"PartitionKey": "p", "RowKey": "r", "a-b": 1}) is None
+    lone = {"PartitionKey": "p", "RowKey": "r", "S": "\ud800"}
+    assert encode_valid(lone) is None
+    assert "ValidationError" in _checked_then_encoded(lone)
+
+
+def test_writers_count_the_entity_size_as_validate_entity_does() -> None:
+    # 16 strings of up to 32 Ki UTF-16 units pass 1 MiB as the service counts it: the
+    # sizes around the limit (names of several lengths, keys, an astral character) are
+    # accepted and refused alike
+    for name_length in (1, 7, 40):
+        names = [f"P{i:02d}".ljust(name_length, "x") for i in range(16)]
+        base: dict[str, Any] = {"PartitionKey": "pk", "RowKey": "\U0001f600r"}
+        for name in names[:-1]:
+            base[name] = "s" * 32768
+        size = 4 + 2 * 2 + 2 * 3 + sum(8 + 2 * len(n) + 2 * 32768 + 4 for n in names[:-1])
+        room = (1024 * 1024 - size - 8 - 2 * len(names[-1]) - 4) // 2
+        writers._writers.clear()
+        for length in range(room - 2, room + 3):
+            entity = dict(base, **{names[-1]: "t" * length})
+            expected = _checked_then_encoded(entity)
+            assert isinstance(expected, bytes) == (length <= room)
+            assert encode_valid(entity) == (expected if length <= room else None)
