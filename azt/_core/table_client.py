@@ -680,6 +680,9 @@ class TableClient(ClientBase):
         etag = resp.headers.get("ETag")
         codec = core.codec if headers is not core.typed_read or core.is_atom else wire_json
         entity: TableEntity = codec.decode_entry(resp.body, etag=etag)
+        timestamp = getattr(entity, "_ts", None)
+        if type(timestamp) is str:  # what entity.metadata parses, parsed faster
+            entity._ts = wire_json.parse_datetime(timestamp)
         meta = entity.metadata
         entity.metadata = ResponseMetadata(
             etag=meta.etag or etag,

@@ -400,3 +400,43 @@ def test_writers_count_the_entity_size_as_validate_entity_does() -> None:
             expected = _checked_then_encoded(entity)
             assert isinstance(expected, bytes) == (length <= room)
             assert encode_valid(entity) == (expected if length <= room else None)
+
+
+# --- DateTime reading ----------------------------------------------------------------------
+
+
+def _parsed(parse: Any, text: str) -> Any:
+    try:
+        value = parse(text)
+    except Exception as exc:  # the same exception, with the same message, is the point
+        return f"{type(exc).__name__}: {exc}"
+    return (type(value), value, value.nanosecond, value.tzinfo, value.fold, value.to_wire())
+
+
+def _wire_forms(value: EdmDateTime) -> list[str]:
+    """The service's form of ``value`` with 0-7 fraction digits, and neighbours of it."""
+    base = value.to_wire()[:19]
+    digits = value.to_wire()[20:27]
+    forms = [base + "Z"] + [f"{base}.{digits[:k]}Z" for k in range(1, 8)]
+    forms += [f"{base}.Z", f"{base}.12345678Z", base, base + "+01:00", base.replace("T", " ")]
+    forms += [base.replace("T", "t") + "Z", f"{base}.{digits}z", f"{base},{digits}Z"]
+    return forms
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.builds(EdmDateTime.from_ticks, st.integers(0, 3155378975999999999)))
+def test_parse_datetime_reads_what_edm_parse_reads(value: EdmDateTime) -> None:
+    for text in _wire_forms(value):
+        assert _parsed(wire_json.parse_datetime, text) == _parsed(EdmDateTime.parse, text)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=30),
+        st.text("0123456789-:TZ.+ ", min_size=18, max_size=30),
+        st.from_regex(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,8})?Z", fullmatch=True),
+    )
+)
+def test_parse_datetime_on_any_text(text: str) -> None:
+    assert _parsed(wire_json.parse_datetime, text) == _parsed(EdmDateTime.parse, text)
