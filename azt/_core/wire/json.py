@@ -481,8 +481,17 @@ def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
     append = out.append
     decoders = _DECODERS
     plans = _plans
+    rows = _row_decoders
     for obj in objs:
         keys = tuple(obj)
+        row = rows.get(keys, _UNSET)
+        if row is _UNSET:
+            row = _new_row_decoder(keys, obj)
+        if row is not None:
+            done = row(obj)
+            if done is not None:
+                append(done)
+                continue
         plan = plans.get(keys)
         if plan is None:
             plan = _plan(keys)
@@ -516,6 +525,62 @@ def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
             ent._ts = obj["Timestamp"]
         append(ent)
     return out
+
+
+# The same per entity shape, in straight-line code generated once per shape: the rows of a
+# page almost always share their annotations too, so a shape's decoder expects those of
+# its first row. A row it is not sure of (other annotations, a null, a value its decoder
+# refuses) is left to the loop above, which decodes it or raises the precise error.
+RowDecoder = Callable[[dict[str, Any]], TableEntity | None]
+_row_decoders: dict[tuple[str, ...], RowDecoder | None] = {}
+_UNSET: Any = object()
+
+
+def _new_row_decoder(keys: tuple[str, ...], sample: dict[str, Any]) -> RowDecoder | None:
+    if len(_row_decoders) >= _PLAN_CACHE_MAX:
+        _row_decoders.clear()
+    decoder = _row_decoders[keys] = _generate_row_decoder(keys, sample)
+    return decoder
+
+
+def _generate_row_decoder(keys: tuple[str, ...], sample: dict[str, Any]) -> RowDecoder | None:
+    drop, conv, has_etag, has_ts = _plans.get(keys) or _plan(keys)
+    if any(name in drop for _, name in conv):
+        return None  # (the loop re-adds such a property at the end)
+    namespace: dict[str, Any] = {"TableEntity": TableEntity}
+    checks: list[str] = []
+    reads: list[str] = []
+    converts: list[str] = []
+    types: list[str] = []
+    for i, (ann, name) in enumerate(conv):
+        t = sample[ann]
+        if type(t) is not str or t not in _DECODERS:
+            return None
+        namespace[f"dec{i}"], namespace[f"edm{i}"] = _DECODERS[t]
+        checks.append(f"o[{ann!r}] != {t!r}")
+        reads.append(f"r{i} = o[{name!r}]")
+        checks.append(f"r{i} is None")
+        converts.append(f"c{i} = dec{i}(r{i})")
+        types.append(f"{name!r}: edm{i}")
+    lines = [*reads]
+    if checks:
+        lines.append(f"if {' or '.join(checks)}: return None")
+    if converts:
+        lines += ["try:", *(f"    {c}" for c in converts), "except Exception:", "    return None"]
+    lines.append("e = TableEntity(o)")
+    lines += [f"del e[{k!r}]" for k in drop]
+    lines += [f"e[{name!r}] = c{i}" for i, (_, name) in enumerate(conv)]
+    if types:
+        lines.append("e._types = {" + ", ".join(types) + "}")
+    if has_etag:
+        lines.append('e._etag = o["odata.etag"]')
+    if has_ts:
+        lines.append('e._ts = o["Timestamp"]')
+    lines.append("return e")
+    source = "def row(o):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(compile(source, "<azt row decoder>", "exec"), namespace)
+    decoder: RowDecoder = namespace["row"]
+    return decoder
 
 
 def _load(body: bytes | str) -> Any:
