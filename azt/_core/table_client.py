@@ -80,6 +80,7 @@ from azt._core.transport import Transport
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
+from azt._core.wire.writers import encode_valid
 from azt._core.wire.xml import AccessPolicy
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import (
@@ -180,6 +181,7 @@ class TableClient(ClientBase):
     def _init_paths(self) -> None:
         self._table_path = "/" + urls.table_path(self.table_name)
         self._query_path = self._table_path + "()"
+        self._encoder: OperationEncoder | None = None
 
     @classmethod
     def from_connection_string(
@@ -327,6 +329,14 @@ class TableClient(ClientBase):
         body: bytes = self._core.codec.encode_entity(entity)
         return body
 
+    def _plain_body(self, entity: object) -> bytes | None:
+        """The body of a plain ``dict`` entity, checked (Storage limits) and encoded in one
+        pass (:func:`encode_valid`); ``None``: check and encode it as usual."""
+        core = self._core
+        if type(entity) is not dict or core.codec is not wire_json or not core.limits.is_storage:
+            return None
+        return encode_valid(entity)
+
     @traced("insert_entity", key_arg="entity", entities=1)
     async def insert_entity(
         self, entity: EntityArg, *, return_content: bool = False
@@ -345,15 +355,21 @@ class TableClient(ClientBase):
             movie = Movie("Action", "Heat", rating=4.5)
             await table.insert_entity(movie)      # movie.ETag, movie.Timestamp now set
         """
-        data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data, self._core.limits)
-        extra = companions(obj, "create", None, data, None, self._core.limits)
-        if extra:
-            return await self._write_group(BatchOperation("create", data, source=obj), extra)
         core = self._core
+        body = self._plain_body(entity)
+        data: Any = entity
+        if body is not None:  # a plain dict, checked and encoded in one pass
+            obj = None
+            pk, rk = data["PartitionKey"], data["RowKey"]
+        else:
+            data, obj, _ = entity_source(entity)
+            pk, rk = check_entity(data, core.limits)
+            extra = companions(obj, "create", None, data, None, core.limits)
+            if extra:
+                return await self._write_group(BatchOperation("create", data, source=obj), extra)
+            body = self._encode(data)
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
-        body = self._encode(data)
         try:
             resp = await core.send(
                 "POST", self._table_path, headers=headers, body=body, resource="entity"
@@ -665,6 +681,9 @@ class TableClient(ClientBase):
         etag = resp.headers.get("ETag")
         codec = core.codec if headers is not core.typed_read or core.is_atom else wire_json
         entity: TableEntity = codec.decode_entry(resp.body, etag=etag)
+        timestamp = getattr(entity, "_ts", None)
+        if type(timestamp) is str:  # what entity.metadata parses, parsed faster
+            entity._ts = wire_json.parse_datetime(timestamp)
         meta = entity.metadata
         entity.metadata = ResponseMetadata(
             etag=meta.etag or etag,
@@ -845,7 +864,12 @@ class TableClient(ClientBase):
             return results[0]
 
     def _operation_encoder(self) -> OperationEncoder:
-        return OperationEncoder(self._core, self.table_name)
+        # One per client (its table URL, request heads): a copy made by with_options has
+        # another core and builds its own.
+        encoder = self._encoder
+        if encoder is None or encoder._core is not self._core:
+            encoder = self._encoder = OperationEncoder(self._core, self.table_name)
+        return encoder
 
     @traced("submit_transaction", key_arg="batch", entities=len)
     async def submit_transaction(

@@ -55,6 +55,7 @@ __all__ = [
     "encode_query_batch",
     "encode_request",
     "parse_error_index",
+    "request_heads",
 ]
 
 MAX_BATCH_OPERATIONS: Final = 100
@@ -234,6 +235,38 @@ def encode_request(part: BatchPart) -> bytes:
     return head + b"\r\n\r\n" + body + _CRLF
 
 
+def request_heads(
+    table_url: str, base_url: str, accept: str, body_type: str
+) -> tuple[bytes, bytes, bytes, bytes] | None:
+    """The fixed parts of the change set requests of one client (``accept`` and
+    ``body_type`` its inner ``Accept`` and ``Content-Type``): a create's head up to its
+    ``Content-Length`` value, and what follows the entity URL (``base_url`` + its path) of a
+    delete and an update (up to the ``If-Match`` value) and of an upsert (up to the
+    ``Content-Length`` value), exactly as :func:`encode_request` writes them.
+    ``None`` when any holds a line break or a URL whitespace (that :func:`encode_request`
+    refuses).
+
+    Example::
+
+        >>> request_heads("https://a/t", "https://a", "application/json", "application/json")[1]
+        b' HTTP/1.1\\r\\nAccept: application/json\\r\\nDataServiceVersion: 3.0\\r\\nIf-Match: '
+    """
+    texts = (accept, body_type, table_url, base_url)
+    if any(c in text for text in texts for c in "\r\n") or any(
+        c in text for text in (table_url, base_url) for c in " \t"
+    ):
+        return None
+    common = f"Accept: {accept}\r\nDataServiceVersion: 3.0\r\n"
+    with_body = f"{common}Content-Type: {body_type}\r\n"
+    create = f"POST {table_url} HTTP/1.1\r\n{with_body}Prefer: return-no-content\r\n"
+    return (
+        f"{create}Content-Length: ".encode(),
+        f" HTTP/1.1\r\n{common}If-Match: ".encode(),
+        f" HTTP/1.1\r\n{with_body}If-Match: ".encode(),
+        f" HTTP/1.1\r\n{with_body}Content-Length: ".encode(),
+    )
+
+
 # The MIME header of change set part number ``n`` (1-based) is
 # ``--<changeset>CRLF Content-Type: application/http CRLF Content-Transfer-Encoding: binary
 # CRLF Content-ID: <n> CRLF CRLF``: a constant, the boundary, and the digits of n.
@@ -349,8 +382,14 @@ class Changeset:
             >>> len(cs)
             1
         """
-        self.size += self.cost(request)
-        self._requests.append(request)
+        requests = self._requests
+        self.size += (
+            _PART_HEAD_FIXED
+            + len(self.changeset_boundary)
+            + len(str(len(requests) + 1))
+            + len(request)
+        )  # self.cost(request), inline
+        requests.append(request)
 
     def encode(self) -> tuple[str, bytes]:
         """The request body (and its ``Content-Type``); refuses (``BatchValidationError``)

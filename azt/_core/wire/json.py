@@ -16,7 +16,7 @@ import binascii
 import json
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import msgspec
@@ -47,6 +47,7 @@ __all__ = [
     "encode_entity",
     "encode_table",
     "entity_json",
+    "parse_datetime",
 ]
 
 _json_loads = json.loads
@@ -249,7 +250,25 @@ def encode_entity(
         >>> encode_entity({"PartitionKey": "p", "RowKey": "r", "x": 2.0, "n": None, "ok": True})
         b'{"PartitionKey":"p","RowKey":"r","x@odata.type":"Edm.Double","x":2.0,"ok":true}'
     """
-    return _dumps(entity_json(entity, types=types))
+    out, plain = _entity_json(entity, types)
+    if plain:
+        # msgspec writes such an object byte for byte as the stdlib encoder does (compact,
+        # UTF-8, the same string escapes), about five times faster; anything it refuses
+        # (a lone surrogate, a str subclass) goes to the stdlib path, which raises or
+        # writes it as before.
+        try:
+            return _ms_encode(out)
+        except (TypeError, ValueError):
+            pass
+    return _dumps(out)
+
+
+_ms_encode = msgspec.json.Encoder().encode
+# msgspec and repr() agree on a float's digits, but not on the exponent form: repr writes
+# "1e+16" and "1e-05" where msgspec writes "1e16" and "0.00001". repr uses positional
+# notation exactly for 1e-4 <= |v| < 1e16 (and zero); only such floats go to msgspec.
+_POS_MIN: Final = 1e-4
+_POS_MAX: Final = 1e16
 
 
 def entity_json(
@@ -262,16 +281,32 @@ def entity_json(
         >>> entity_json({"PartitionKey": "p", "RowKey": "r", "n": 2**40})
         {'PartitionKey': 'p', 'RowKey': 'r', 'n@odata.type': 'Edm.Int64', 'n': '1099511627776'}
     """
+    return _entity_json(entity, types)[0]
+
+
+def _entity_json(
+    entity: Mapping[str, Any], types: Mapping[str, EdmType] | None
+) -> tuple[dict[str, Any], bool]:
+    """:func:`entity_json`, and whether msgspec encodes the object exactly as the stdlib
+    encoder does: every key a ``str``, every float in positional notation (see
+    ``_POS_MIN``), no value of another type than the plain JSON ones."""
     tmap: Mapping[str, EdmType] | None = getattr(entity, "_types", None) or None
     if types:
         tmap = {**tmap, **types} if tmap else types
     out: dict[str, Any] = {}
+    plain = True
     for name, v in entity.items():
+        if type(name) is not str:
+            plain = False
         if tmap is not None and name in tmap:
             if v is not None:
-                enc = _EXPLICIT.get((tmap[name], type(v)))
+                t = tmap[name]
+                if t is EdmType.DOUBLE:
+                    plain = False
+                enc = _EXPLICIT.get((t, type(v)))
                 if enc is None:
-                    _put_explicit(out, name, v, tmap[name])
+                    plain = False
+                    _put_explicit(out, name, v, t)
                 else:
                     enc(out, name, v)
             continue
@@ -286,11 +321,25 @@ def entity_json(
                 out[name] = str(v)
             else:
                 coerce_value(v, EdmType.INT64, name)  # raises the range error
+        elif tv is float:
+            out[name + _ANN] = "Edm.Double"
+            if _POS_MIN <= v < _POS_MAX or -_POS_MAX < v <= -_POS_MIN or v == 0.0:
+                out[name] = v
+            elif -_INF < v < _INF:
+                out[name] = v
+                plain = False
+            else:
+                out[name] = _double(v)
+        elif tv is datetime and v.tzinfo is UTC and v.year >= 1601:
+            # what coerce_value and to_wire make of an aware UTC datetime, without them
+            out[name + _ANN] = "Edm.DateTime"
+            out[name] = _iso(v, "T", "microseconds")[:26] + "0Z"
         elif v is None:
             continue
         else:
             enc = _ENCODERS.get(tv)
             if enc is None:
+                plain = False
                 _put_other(out, name, v)
             else:
                 enc(out, name, v)
@@ -299,7 +348,10 @@ def entity_json(
     for key in ("PartitionKey", "RowKey"):
         if key + _ANN in out or (key in out and type(out[key]) is not str):
             raise ValidationError(f"{key} must be a str, got {entity[key]!r}")
-    return out
+    return out, plain
+
+
+_iso = datetime.isoformat
 
 
 def encode_table(name: str) -> bytes:
@@ -337,10 +389,50 @@ def _dec_str(v: Any) -> str:
     return v
 
 
+_fromiso = datetime.fromisoformat
+# datetime(state, tzinfo): the constructor pickle uses, from a value's packed fields
+_dt_new: Callable[..., EdmDateTime] = datetime.__new__
+_dt_state = datetime.__reduce__
+_edm_parse = EdmDateTime.parse
+
+
+def parse_datetime(text: str) -> EdmDateTime:
+    """:meth:`EdmDateTime.parse`, about four times faster on the service's own form
+    ``YYYY-MM-DDTHH:MM:SS[.f{1,7}]Z`` (the fields read by ``datetime.fromisoformat`` and
+    the value built from their packed state instead of seven attributes); any other text
+    is parse's, result or error.
+
+    Example::
+
+        >>> t = parse_datetime("2020-09-15T23:02:10.4363943Z")
+        >>> t == EdmDateTime.parse("2020-09-15T23:02:10.4363943Z"), t.nanosecond
+        (True, 300)
+    """
+    n = len(text)
+    if (
+        (n == 20 or (21 < n <= 28 and text[19] == "." and text[20 : n - 1].isdigit()))
+        and text[n - 1] == "Z"
+        and text.isascii()
+        and text[10] == "T"
+        and text[4] == "-"
+        and text[7] == "-"
+        and text[13] == ":"
+        and text[16] == ":"
+    ):
+        try:
+            b = _fromiso(text)
+        except ValueError:
+            return _edm_parse(text)
+        value = _dt_new(EdmDateTime, _dt_state(b)[1][0], UTC)
+        value._hns = ord(text[26]) - 48 if n == 28 else 0
+        return value
+    return _edm_parse(text)
+
+
 # Annotation value -> (decoder, EdmType). Keys are the exact wire strings.
 _DECODERS: Final[dict[str, tuple[Callable[[Any], Any], EdmType]]] = {
     "Edm.Int64": (int, EdmType.INT64),
-    "Edm.DateTime": (EdmDateTime.parse, EdmType.DATETIME),
+    "Edm.DateTime": (parse_datetime, EdmType.DATETIME),
     "Edm.Guid": (_dec_guid, EdmType.GUID),
     "Edm.Binary": (_dec_binary, EdmType.BINARY),
     "Edm.Double": (float, EdmType.DOUBLE),
@@ -389,8 +481,17 @@ def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
     append = out.append
     decoders = _DECODERS
     plans = _plans
+    rows = _row_decoders
     for obj in objs:
         keys = tuple(obj)
+        row = rows.get(keys, _UNSET)
+        if row is _UNSET:
+            row = _new_row_decoder(keys, obj)
+        if row is not None:
+            done = row(obj)
+            if done is not None:
+                append(done)
+                continue
         plan = plans.get(keys)
         if plan is None:
             plan = _plan(keys)
@@ -424,6 +525,62 @@ def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
             ent._ts = obj["Timestamp"]
         append(ent)
     return out
+
+
+# The same per entity shape, in straight-line code generated once per shape: the rows of a
+# page almost always share their annotations too, so a shape's decoder expects those of
+# its first row. A row it is not sure of (other annotations, a null, a value its decoder
+# refuses) is left to the loop above, which decodes it or raises the precise error.
+RowDecoder = Callable[[dict[str, Any]], TableEntity | None]
+_row_decoders: dict[tuple[str, ...], RowDecoder | None] = {}
+_UNSET: Any = object()
+
+
+def _new_row_decoder(keys: tuple[str, ...], sample: dict[str, Any]) -> RowDecoder | None:
+    if len(_row_decoders) >= _PLAN_CACHE_MAX:
+        _row_decoders.clear()
+    decoder = _row_decoders[keys] = _generate_row_decoder(keys, sample)
+    return decoder
+
+
+def _generate_row_decoder(keys: tuple[str, ...], sample: dict[str, Any]) -> RowDecoder | None:
+    drop, conv, has_etag, has_ts = _plans.get(keys) or _plan(keys)
+    if any(name in drop for _, name in conv):
+        return None  # (the loop re-adds such a property at the end)
+    namespace: dict[str, Any] = {"TableEntity": TableEntity}
+    checks: list[str] = []
+    reads: list[str] = []
+    converts: list[str] = []
+    types: list[str] = []
+    for i, (ann, name) in enumerate(conv):
+        t = sample[ann]
+        if type(t) is not str or t not in _DECODERS:
+            return None
+        namespace[f"dec{i}"], namespace[f"edm{i}"] = _DECODERS[t]
+        checks.append(f"o[{ann!r}] != {t!r}")
+        reads.append(f"r{i} = o[{name!r}]")
+        checks.append(f"r{i} is None")
+        converts.append(f"c{i} = dec{i}(r{i})")
+        types.append(f"{name!r}: edm{i}")
+    lines = [*reads]
+    if checks:
+        lines.append(f"if {' or '.join(checks)}: return None")
+    if converts:
+        lines += ["try:", *(f"    {c}" for c in converts), "except Exception:", "    return None"]
+    lines.append("e = TableEntity(o)")
+    lines += [f"del e[{k!r}]" for k in drop]
+    lines += [f"e[{name!r}] = c{i}" for i, (_, name) in enumerate(conv)]
+    if types:
+        lines.append("e._types = {" + ", ".join(types) + "}")
+    if has_etag:
+        lines.append('e._etag = o["odata.etag"]')
+    if has_ts:
+        lines.append('e._ts = o["Timestamp"]')
+    lines.append("return e")
+    source = "def row(o):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(compile(source, "<azt row decoder>", "exec"), namespace)
+    decoder: RowDecoder = namespace["row"]
+    return decoder
 
 
 def _load(body: bytes | str) -> Any:

@@ -1,0 +1,234 @@
+"""Per-shape entity writers: :func:`azt.edm.validate_entity` and
+:func:`azt._core.wire.json.encode_entity` in one pass, by a function generated once per
+entity shape (its property names, in order).
+
+The write paths check an entity against the service limits, then encode it: two passes
+over its properties, each deciding every value's type again. Entities written together
+(a bulk load, a batch) almost always share one shape, so for a plain ``dict`` the names
+are checked once, when its writer is generated, and the writer only checks each value
+(its exact type, range, length) and builds the JSON object in one expression.
+:func:`encode_valid` returns ``None`` for anything a writer is not sure of; the caller
+then validates and encodes as before (that path raises the precise error), so that the
+results, bytes and errors are the same either way.
+
+Example::
+
+    >>> encode_valid({"PartitionKey": "p", "RowKey": "r", "n": 1, "x": 2.5})
+    b'{"PartitionKey":"p","RowKey":"r","n":1,"x@odata.type":"Edm.Double","x":2.5}'
+    >>> encode_valid({"PartitionKey": "p", "RowKey": "a/b"}) is None   # refused: not here
+    True
+"""
+
+from __future__ import annotations
+
+import binascii
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from azt._core.wire.json import _ms_encode
+from azt._edm.datetime import EdmDateTime
+from azt._edm.validation import (
+    _KEY_FORBIDDEN,
+    MAX_BINARY_BYTES,
+    MAX_ENTITY_BYTES,
+    MAX_KEY_UTF16,
+    MAX_NAME_LENGTH,
+    MAX_PROPERTIES,
+    MAX_STRING_UTF16,
+    utf16_len,
+)
+
+__all__ = ["encode_valid"]
+
+Writer = Callable[..., dict[str, Any] | None]
+
+#: writers by entity shape (``None``: the shape's first entity was not plain)
+_writers: dict[tuple[Any, ...], Writer | None] = {}
+_WRITERS_MAX: Final = 256
+
+
+def encode_valid(entity: Mapping[str, Any]) -> bytes | None:
+    """The request body :func:`~azt._core.wire.json.encode_entity` writes for ``entity``
+    when it is a plain ``dict`` that :func:`~azt.edm.validate_entity` accepts (Azure Table
+    storage's limits): ``str`` keys and values of the exact types ``str``, ``int``,
+    ``float`` (in ``repr``'s positional range), ``bool``, aware UTC ``datetime``,
+    ``EdmDateTime``, ``uuid.UUID`` and ``bytes``, no ``Timestamp``, no ``None``. ``None``
+    for anything else: validate and encode it as usual.
+
+    Example::
+
+        >>> encode_valid({"PartitionKey": "p", "RowKey": "r", "When": None}) is None
+        True
+    """
+    if type(entity) is not dict:
+        return None
+    keys = tuple(entity)
+    try:
+        writer = _writers[keys]
+    except KeyError:
+        writer = _new_writer(keys, entity)
+    if writer is None:
+        return None
+    out = writer(*entity.values())
+    if out is None:
+        return None
+    try:
+        return _ms_encode(out)
+    except (TypeError, ValueError):  # (a lone surrogate: encode_entity raises it)
+        return None
+
+
+def _new_writer(keys: tuple[Any, ...], sample: dict[str, Any]) -> Writer | None:
+    if len(_writers) >= _WRITERS_MAX:
+        _writers.clear()
+    writer = _writers[keys] = _generate(keys, list(sample.values()))
+    return writer
+
+
+# Each value kind: the check of a value of that kind (``{v}``: the value; any failed check
+# returns None), its fixed size as validate_entity counts it, its variable size (an
+# expression), and the JSON members it writes (a dict display fragment).
+_Kind = tuple[str, int, str | None, str]
+_KINDS: Final[dict[str, _Kind]] = {
+    "str": (
+        "if type({v}) is not str: return None\n"
+        "u{i} = len({v}) if {v}.isascii() else utf16_len({v})\n"
+        f"if u{{i}} > {MAX_STRING_UTF16}: return None",
+        4,
+        "2 * u{i}",
+        "{n!r}: {v}",
+    ),
+    "int32": (
+        "if type({v}) is not int or not -2147483648 <= {v} <= 2147483647: return None",
+        4,
+        None,
+        "{n!r}: {v}",
+    ),
+    "int64": (
+        "if type({v}) is not int or -2147483648 <= {v} <= 2147483647 "
+        "or not -9223372036854775808 <= {v} <= 9223372036854775807: return None",
+        8,
+        None,
+        "{a!r}: 'Edm.Int64', {n!r}: str({v})",
+    ),
+    "float": (
+        # repr's positional notation, which msgspec writes alike (see wire.json._POS_MIN)
+        "if type({v}) is not float or not (1e-4 <= {v} < 1e16 or -1e16 < {v} <= -1e-4 "
+        "or {v} == 0.0): return None",
+        8,
+        None,
+        "{a!r}: 'Edm.Double', {n!r}: {v}",
+    ),
+    "bool": ("if type({v}) is not bool: return None", 1, None, "{n!r}: {v}"),
+    "datetime": (
+        "if type({v}) is not datetime or {v}.tzinfo is not UTC or {v}.year < 1601: return None",
+        8,
+        None,
+        "{a!r}: 'Edm.DateTime', {n!r}: _iso({v}, 'T', 'microseconds')[:26] + '0Z'",
+    ),
+    "EdmDateTime": (
+        "if type({v}) is not EdmDateTime or {v}.year < 1601: return None",
+        8,
+        None,
+        "{a!r}: 'Edm.DateTime', {n!r}: {v}.to_wire()",
+    ),
+    "UUID": (
+        "if type({v}) is not UUID: return None",
+        16,
+        None,
+        "{a!r}: 'Edm.Guid', {n!r}: str({v})",
+    ),
+    "bytes": (
+        f"if type({{v}}) is not bytes or len({{v}}) > {MAX_BINARY_BYTES}: return None",
+        4,
+        "len({v})",
+        "{a!r}: 'Edm.Binary', {n!r}: b64({v}, newline=False).decode('ascii')",
+    ),
+}
+_KEY_CHECK: Final = (
+    "if type({v}) is not str: return None\n"
+    "u{i} = len({v}) if {v}.isascii() else utf16_len({v})\n"
+    f"if u{{i}} > {MAX_KEY_UTF16} or forbidden({{v}}) is not None: return None"
+)
+_GLOBALS: Final[dict[str, Any]] = {
+    "utf16_len": utf16_len,
+    "forbidden": _KEY_FORBIDDEN.search,
+    "datetime": datetime,
+    "EdmDateTime": EdmDateTime,
+    "UUID": uuid.UUID,
+    "UTC": UTC,
+    "_iso": datetime.isoformat,
+    "b64": binascii.b2a_base64,
+}
+
+
+_KIND_OF: Final[dict[type, str]] = {
+    str: "str",
+    float: "float",
+    bool: "bool",
+    datetime: "datetime",
+    EdmDateTime: "EdmDateTime",
+    uuid.UUID: "UUID",
+    bytes: "bytes",
+}
+
+
+def _kind(value: Any) -> str | None:
+    """The writer kind of a sample value (``None``: not plain)."""
+    if type(value) is int:
+        if -(2**31) <= value < 2**31:
+            return "int32"
+        return "int64" if -(2**63) <= value < 2**63 else None
+    return _KIND_OF.get(type(value))
+
+
+def _generate(keys: tuple[Any, ...], sample: list[Any]) -> Writer | None:
+    """The writer of entities shaped as ``keys`` whose values are of the kinds ``sample``'s
+    are, or ``None`` when the shape or a sample value is not plain. Property names are
+    checked here, once, exactly as validate_entity checks them; the size it estimates is a
+    constant plus the lengths of the strings, keys and binaries."""
+    if "PartitionKey" not in keys or "RowKey" not in keys:
+        return None
+    lines: list[str] = []
+    members: list[str] = []
+    sizes: list[str] = []
+    fixed = 4
+    count = 0
+    for i, (name, value) in enumerate(zip(keys, sample, strict=True)):
+        v = f"v{i}"
+        if name == "PartitionKey" or name == "RowKey":
+            lines.append(_KEY_CHECK.format(v=v, i=i))
+            sizes.append(f"2 * u{i}")
+            members.append(f"{name!r}: {v}")
+            continue
+        if (
+            type(name) is not str
+            or name == "Timestamp"
+            or len(name) > MAX_NAME_LENGTH
+            or not name.isidentifier()
+        ):
+            return None
+        kind = _kind(value)
+        if kind is None:
+            return None
+        check, size, variable, member = _KINDS[kind]
+        lines.append(check.format(v=v, i=i))
+        fixed += 8 + 2 * len(name) + size
+        if variable is not None:
+            sizes.append(variable.format(v=v, i=i))
+        members.append(member.format(v=v, n=name, a=name + "@odata.type"))
+        count += 1
+    if count > MAX_PROPERTIES:
+        return None
+    lines.append(f"if {' + '.join([str(fixed), *sizes])} > {MAX_ENTITY_BYTES}: return None")
+    lines.append("return {" + ", ".join(members) + "}")
+    params = ", ".join(f"v{i}" for i in range(len(keys)))
+    source = f"def writer({params}):\n" + "".join(
+        f"    {line}\n" for text in lines for line in text.split("\n")
+    )
+    namespace = dict(_GLOBALS)
+    exec(compile(source, f"<azt entity writer {len(_writers)}>", "exec"), namespace)
+    writer: Writer = namespace["writer"]
+    return writer
