@@ -448,10 +448,8 @@ def test_no_content_inserts_answer_as_before(
 ) -> None:
     call: Any = SimpleNamespace(endpoint=endpoint, account="devstoreaccount1")
     op = WriteOp("insert", pk, rk)
-    part = fb.BatchPart("POST", f"/{table}", CIMultiDict(), b"", cid)
-    bop = hb._BatchOp(0, part, op, Operation.INSERT_ENTITY, Fmt.MINIMAL, False)
     result = WriteResult(Entity(pk, rk, ticks), created=True)
-    answer = hb._batch_success(call, table, bop, result, hb._Memo())
+    answer = hb._batch_success(call, table, op, False, Fmt.MINIMAL, cid, result.entity, hb._Memo())
     assert answer == ref_insert_answer(endpoint, table, op, etag_for(ticks), cid)
 
 
