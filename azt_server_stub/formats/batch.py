@@ -146,10 +146,12 @@ def _header_end(blob: bytes) -> tuple[int, int] | None:
     """``(start, end)`` of the first empty line ending a header block, or None.
 
     The first match of ``\\r?\\n\\r?\\n`` found with two ``bytes.find`` calls (a
-    regex search with an optional first character is tried at every offset: slow).
+    regex search with an optional first character is tried at every offset: slow). The
+    CRLF form is looked for first; the LF form then only before it (a CRLF block's
+    ``\n\n`` search would otherwise read the whole part, its body included).
     """
-    lf_lf = blob.find(b"\n\n")
     lf_crlf = blob.find(b"\n\r\n")
+    lf_lf = blob.find(b"\n\n", 0, lf_crlf + 1) if lf_crlf >= 0 else blob.find(b"\n\n")
     if lf_lf < 0 and lf_crlf < 0:
         return None
     if lf_crlf < 0 or 0 <= lf_lf < lf_crlf:

@@ -20,7 +20,7 @@ import uuid
 from typing import Any
 
 from ..errors import StubError
-from ..formats.json import _CONVERTERS, _KEY, _MEMBERS, _PROPERTY, _member
+from ..formats.json import _CONVERTERS, _INT64_RE, _KEY, _MEMBERS, _PROPERTY, _member
 from ..model import (
     INT32_MAX,
     INT32_MIN,
@@ -30,6 +30,7 @@ from ..model import (
     MIN_DATETIME_TICKS,
     Edm,
     TypedValue,
+    parse_datetime,
 )
 from ..validation import (
     _KEY_FORBIDDEN,
@@ -122,6 +123,36 @@ def plain_entity(
                     continue
                 else:
                     return None  # a long integer, an object, an array: the general path
+                continue
+            # The common annotated values first (what their converters do, without the
+            # calls); the others through the converters.
+            if annotation == "Edm.Int64":
+                if t is str and _INT64_RE.match(raw):
+                    number = int(raw)
+                elif t is int:
+                    number = raw
+                elif raw is None:
+                    continue
+                else:
+                    return None
+                props[name] = (_INT64, number)
+                if not INT64_MIN <= number <= INT64_MAX:
+                    checked = False
+                size += cost + 8
+                continue
+            if annotation == "Edm.Double" and t is float and raw - raw == 0.0:
+                props[name] = (_DOUBLE, raw)
+                size += cost + 8
+                continue
+            if annotation == "Edm.DateTime" and t is str:
+                try:
+                    ticks = parse_datetime(raw)
+                except (ValueError, OverflowError):
+                    return None
+                props[name] = (_DATETIME, ticks)
+                if not MIN_DATETIME_TICKS <= ticks <= MAX_DATETIME_TICKS:
+                    checked = False
+                size += cost + 8
                 continue
             if type(annotation) is not str:
                 return None
