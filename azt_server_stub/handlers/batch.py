@@ -31,7 +31,15 @@ from ..model import Entity, etag_for
 from ..request_state import ODATA_XML, REQUEST_ID, parse_query
 from ..writes import WriteKind
 from .batch_plain import plain_entity
-from .call import COMMON, COMMON_HEADERS, Call, authenticate, negotiate, write_batch
+from .call import (
+    COMMON,
+    COMMON_HEADERS,
+    Call,
+    authenticate,
+    header_safe,
+    negotiate,
+    write_batch,
+)
 from .entities import entity_location, parse_insert, parse_update, write_kind_and_operation
 from .error_payload import error_payload
 from .parsing import (
@@ -466,15 +474,32 @@ async def _plain_changeset(
         index = exc.index if exc.index is not None else 0
         fmt = fmts[index] if index < len(ops) else Fmt.MINIMAL
         return _batch_response([_part_error(call, exc.at(index), fmt)], changeset=True)
-    return _batch_response(
-        [
-            _batch_success(call, table, op, prefer, fmt, part.content_id, result.entity, memo)
-            for op, prefer, fmt, part, result in zip(
-                ops, prefers, fmts, parts, results, strict=True
+    answers: list[batch_fmt.PartResponse | bytes] = []
+    # A no-content insert's part as _batch_success writes it, from pieces made once.
+    prefix = call.endpoint + "/" + table + "(PartitionKey='"
+    last_timestamp = -1
+    etag_line = ""
+    for op, prefer, fmt, part, result in zip(ops, prefers, fmts, parts, results, strict=True):
+        entity = result.entity
+        if prefer is False and op.kind == "insert" and entity is not None:
+            if entity.timestamp != last_timestamp:
+                last_timestamp = entity.timestamp
+                etag_line = "\r\nETag: " + memo.etag(last_timestamp)
+            pk, rk = op.pk, op.rk
+            if "'" in pk:
+                pk = pk.replace("'", "''")
+            if "'" in rk:
+                rk = rk.replace("'", "''")
+            location = header_safe(prefix + pk + "',RowKey='" + rk + "')")
+            text = _NO_CONTENT_INSERT + location + "\r\nDataServiceId: " + location + etag_line
+            if part.content_id is not None:
+                text += "\r\nContent-ID: " + part.content_id
+            answers.append((text + "\r\n\r\n\r\n").encode())
+        else:
+            answers.append(
+                _batch_success(call, table, op, prefer, fmt, part.content_id, entity, memo)
             )
-        ],
-        changeset=True,
-    )
+    return _batch_response(answers, changeset=True)
 
 
 def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) -> web.Response:

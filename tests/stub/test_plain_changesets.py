@@ -92,7 +92,7 @@ def test_a_benchmark_entity_is_plain_and_checked() -> None:
 
 _ACCOUNT_PATH = f"/{DEV_ACCOUNT}"
 _STALE = "W/\"datetime'2001-01-01T00%3A00%3A00.0000000Z'\""
-_ROWS = ["a", "b", "c", "d", "e", "f", "g", "h"]
+_ROWS = ["a", "b", "c", "d", "e", "f", "O'k", "\u00e9 h"]
 
 _good_values = hs.one_of(
     hs.integers(-(2**31), 2**31 - 1),
