@@ -34,6 +34,7 @@ from azt_server_stub.handlers.batch_plain import plain_entity
 from azt_server_stub.validation import validate_entity
 
 from .conftest import JSON_FULL, JSON_MINIMAL, JSON_NONE, RawClient
+from .test_auth_sas import service_sas
 from .test_http_batch import BATCH_CT, envelope
 from .test_write_fastpath import member_dicts
 
@@ -266,7 +267,12 @@ def disk_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Pair]:
 
 
 async def _run(
-    plain: bool, server: ThreadedStubServer, table: str, seeded: list[str], parts: list[str]
+    plain: bool,
+    server: ThreadedStubServer,
+    table: str,
+    seeded: list[str],
+    parts: list[str],
+    sas: str | None = None,
 ) -> tuple[int, bytes, bytes]:
     async with aiohttp.ClientSession() as session:
         raw = RawClient(session, server.endpoint, DEV_ACCOUNT, DEV_KEY)
@@ -297,9 +303,14 @@ async def _run(
             texts.append(part)
         hb.PLAIN_CHANGESETS = plain
         try:
+            signed: dict[str, Any] = {}
+            if sas is not None:  # a service SAS: these permissions, RowKeys b to f of p
+                params = {**_SAS, "tn": table, "sp": sas}
+                signed = {"auth": "none", "raw_query": service_sas(params)}
             answer = await raw.request(
                 "POST",
                 "/$batch",
+                **signed,
                 headers={
                     "Content-Type": BATCH_CT,
                     "Accept": JSON_MINIMAL,
@@ -321,10 +332,14 @@ async def _run(
         )
 
 
-def _compare(pair: _Pair, seeded: list[str], texts: list[str]) -> None:
+_SAS = {"sv": "2019-02-02", "se": "2030-01-01T00:00:00Z", "spk": "p", "srk": "b"}
+_SAS |= {"epk": "p", "erk": "f"}
+
+
+def _compare(pair: _Pair, seeded: list[str], texts: list[str], sas: str | None = None) -> None:
     table = f"plain{next(pair.names)}"
-    plain = asyncio.run(_run(True, pair.servers[True], table, seeded, texts))
-    general = asyncio.run(_run(False, pair.servers[False], table, seeded, texts))
+    plain = asyncio.run(_run(True, pair.servers[True], table, seeded, texts, sas))
+    general = asyncio.run(_run(False, pair.servers[False], table, seeded, texts, sas))
     assert plain == general
 
 
@@ -345,6 +360,15 @@ def test_change_sets_answer_as_the_general_path_in_memory(
     memory_pair: _Pair, case: tuple[list[str], list[str]]
 ) -> None:
     _compare(memory_pair, *case)
+
+
+@_SETTINGS
+@given(change_sets(), hs.sampled_from(["au", "raud", "u"]))
+def test_change_sets_under_a_service_sas_answer_as_the_general_path(
+    memory_pair: _Pair, case: tuple[list[str], list[str]], permissions: str
+) -> None:
+    """A principal with a SAS: the plain loop asks it about each part as the general does."""
+    _compare(memory_pair, *case, sas=permissions)
 
 
 @_SETTINGS
