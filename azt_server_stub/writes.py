@@ -44,7 +44,9 @@ class WriteOp:
     ``if_match``: ``None`` (absent: replace/merge become upserts; delete is refused with
     ``400 InvalidInput``), ``"*"`` or an ETag string. Ignored by ``insert``.
     ``props``: custom properties, already parsed (no nulls; for merge, nulls were dropped
-    by the parser). The backend validates keys and properties itself.
+    by the parser). The backend validates keys and properties itself, unless ``checked``
+    says the writer already knows that validation accepts them (as they are: the flag
+    takes no part in comparisons).
 
     Example::
 
@@ -58,6 +60,7 @@ class WriteOp:
     rk: str
     props: dict[str, TypedValue] = field(default_factory=dict)
     if_match: str | None = None
+    checked: bool = field(default=False, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -155,17 +158,20 @@ def apply_write(op: WriteOp, current: Entity | None, timestamp: int) -> Entity |
     """
     kind = op.kind
     if kind == "insert":
-        validate_entity(op.pk, op.rk, op.props)
+        if not op.checked:
+            validate_entity(op.pk, op.rk, op.props)
         if current is not None:
             raise errors.entity_already_exists()
         return Entity(op.pk, op.rk, timestamp, dict(op.props))
     if kind == "replace":
-        validate_entity(op.pk, op.rk, op.props)
+        if not op.checked:
+            validate_entity(op.pk, op.rk, op.props)
         if op.if_match is not None:
             _check_if_match(op.if_match, current)
         return Entity(op.pk, op.rk, timestamp, dict(op.props))
     if kind == "merge":
-        validate_entity(op.pk, op.rk, op.props)
+        if not op.checked:
+            validate_entity(op.pk, op.rk, op.props)
         if op.if_match is not None:
             _check_if_match(op.if_match, current)
         if current is None:

@@ -146,10 +146,12 @@ def _header_end(blob: bytes) -> tuple[int, int] | None:
     """``(start, end)`` of the first empty line ending a header block, or None.
 
     The first match of ``\\r?\\n\\r?\\n`` found with two ``bytes.find`` calls (a
-    regex search with an optional first character is tried at every offset: slow).
+    regex search with an optional first character is tried at every offset: slow). The
+    CRLF form is looked for first; the LF form then only before it (a CRLF block's
+    ``\n\n`` search would otherwise read the whole part, its body included).
     """
-    lf_lf = blob.find(b"\n\n")
     lf_crlf = blob.find(b"\n\r\n")
+    lf_lf = blob.find(b"\n\n", 0, lf_crlf + 1) if lf_crlf >= 0 else blob.find(b"\n\n")
     if lf_lf < 0 and lf_crlf < 0:
         return None
     if lf_crlf < 0 or 0 <= lf_lf < lf_crlf:
@@ -271,8 +273,39 @@ def _content_type(headers: CIMultiDict[str]) -> str:
 _MEDIA_TYPES: dict[str, str] = {}
 
 
+def _mime_head(blob: bytes) -> tuple[str, str | None, bytes]:
+    """``(media type, Content-ID or None, rest)`` of a part's MIME header block and what
+    follows it: what :func:`_headers_and_rest` and :func:`_content_type` make of it, the
+    pair remembered per header block (a change set's parts repeat theirs but for the
+    Content-ID), so that no header dictionary is built for a block seen before."""
+    head = b""
+    rest_at = -1
+    if not blob.startswith((b"\r\n", b"\n")):
+        bounds = _header_end(blob)
+        if bounds is not None:
+            head, rest_at = blob[: bounds[0]], bounds[1]
+            known = _MIME_HEADS.get(head)
+            if known is not None:
+                return known[0], known[1], blob[rest_at:]
+    headers, rest = _headers_and_rest(blob)
+    media, content_id = _content_type(headers), headers.get("Content-ID")
+    if rest_at >= 0 and len(head) <= 1024 and len(_MIME_HEADS) < 1024:
+        _MIME_HEADS[head] = (media, content_id)
+    return media, content_id, rest
+
+
+#: MIME header blocks seen before -> (media type, Content-ID or None) (bounded).
+_MIME_HEADS: dict[bytes, tuple[str, str | None]] = {}
+
+
 def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
-    if _content_type(mime_headers) != "application/http":
+    return _http_request(_content_type(mime_headers), mime_headers.get("Content-ID"), blob)
+
+
+def _http_request(media: str, mime_content_id: str | None, blob: bytes) -> BatchPart:
+    """The inner request of a part whose MIME headers gave ``media`` and
+    ``mime_content_id`` (the part's Content-ID when not empty, else the inner one's)."""
+    if media != "application/http":
         raise _malformed("part is not application/http")
     # the request line
     found = _request_line(blob)
@@ -301,7 +334,7 @@ def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
         body = rest[:length]
     else:
         body = rest if rest.strip() else b""
-    content_id = mime_headers.get("Content-ID") or headers.get("Content-ID")
+    content_id = mime_content_id or headers.get("Content-ID")
     return BatchPart(method, target, headers, body, content_id)
 
 
@@ -327,8 +360,7 @@ def parse_batch(body: bytes, content_type: str | None) -> ParsedBatch:
         inner = _split(rest, boundary_of(ctype))
         parts = []
         for blob in inner:
-            part_headers, part_rest = _headers_and_rest(blob)
-            parts.append(_http_part(part_headers, part_rest))
+            parts.append(_http_request(*_mime_head(blob)))
         if not parts:
             raise _malformed("empty change set")
         for p in parts:

@@ -448,10 +448,8 @@ def test_no_content_inserts_answer_as_before(
 ) -> None:
     call: Any = SimpleNamespace(endpoint=endpoint, account="devstoreaccount1")
     op = WriteOp("insert", pk, rk)
-    part = fb.BatchPart("POST", f"/{table}", CIMultiDict(), b"", cid)
-    bop = hb._BatchOp(0, part, op, Operation.INSERT_ENTITY, Fmt.MINIMAL, False)
     result = WriteResult(Entity(pk, rk, ticks), created=True)
-    answer = hb._batch_success(call, table, bop, result, hb._Memo())
+    answer = hb._batch_success(call, table, op, False, Fmt.MINIMAL, cid, result.entity, hb._Memo())
     assert answer == ref_insert_answer(endpoint, table, op, etag_for(ticks), cid)
 
 
@@ -486,3 +484,23 @@ def test_an_unrestricted_principal_is_refused_nothing(scheme: str) -> None:
     for pk, rk in (("", ""), ("p", "r"), ("\U0001f600", "z" * 1024)):
         principal.check_key(pk, rk)
     assert not Principal("devstoreaccount1", scheme, secondary=True).unrestricted
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    hs.sampled_from([b"", b"Content-ID: 7\r\n", b"Content-ID:\r\n", b"content-id: a\n"]),
+    hs.one_of(chunks, header_blocks()),
+    hs.booleans(),
+)
+def test_mime_heads_read_as_header_blocks(cid: bytes, blob: bytes, twice: bool) -> None:
+    """A part's MIME block: the media type and Content-ID its header dictionary gives,
+    the same rest; the same again when the block was seen before."""
+
+    def ref(blob: bytes) -> tuple[str, str | None, bytes]:
+        headers, rest = ref_headers_and_rest(blob)
+        return fb._content_type(headers), headers.get("Content-ID"), rest
+
+    blob = cid + blob
+    if twice:
+        outcome(fb._mime_head, blob)
+    assert outcome(fb._mime_head, blob) == outcome(ref, blob)

@@ -17,6 +17,7 @@ MODULES = [
     "azt_server_stub.app",
     "azt_server_stub.connection",
     "azt_server_stub.flavors",
+    "azt_server_stub.handlers.batch_plain",
     "azt_server_stub.handlers.call",
     "azt_server_stub.handlers.entities",
     "azt_server_stub.handlers.cors",

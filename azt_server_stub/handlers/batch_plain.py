@@ -1,0 +1,193 @@
+"""A plain change-set part's JSON entity converted and checked in one loop (private).
+
+:func:`plain_entity` is what :func:`~azt_server_stub.formats.json.entity_from_members`
+returns, with the verdict of :func:`~azt_server_stub.validation.validate_entity` worked
+out in the same loop over the members: True only when that validation would accept the
+entity (so the backend may skip it); False leaves validation, and its error, to the
+backend. Anything unusual (an annotation other than the common ones, a value the
+converter would refuse, a key that is not a string) answers None: the caller then takes
+the general path, which decides the answer.
+
+Example::
+
+    >>> plain_entity({"PartitionKey": "p", "RowKey": "r", "N": 1}, None, None)[:3]
+    ('p', 'r', {'N': (<Edm.INT32: 'Edm.Int32'>, 1)})
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from ..errors import StubError
+from ..formats.json import _CONVERTERS, _INT64_RE, _KEY, _MEMBERS, _PROPERTY, _member
+from ..model import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    MAX_DATETIME_TICKS,
+    MIN_DATETIME_TICKS,
+    Edm,
+    TypedValue,
+    parse_datetime,
+)
+from ..validation import (
+    _KEY_FORBIDDEN,
+    _NAME_COSTS,
+    MAX_BINARY_BYTES,
+    MAX_ENTITY_BYTES,
+    MAX_KEY_UNITS,
+    MAX_PROPERTIES,
+    MAX_STRING_UNITS,
+)
+
+_STRING, _INT32, _INT64, _DOUBLE = Edm.STRING, Edm.INT32, Edm.INT64, Edm.DOUBLE
+_BOOLEAN, _DATETIME, _GUID, _BINARY = Edm.BOOLEAN, Edm.DATETIME, Edm.GUID, Edm.BINARY
+
+
+def _value_cost(edm: Edm, value: Any) -> int:
+    """What an annotated value adds to the accounted size beyond its name, or -1 when
+    validation would not accept it at once (the checks of ``validation._entity_passes``)."""
+    t = type(value)
+    if edm is _STRING:
+        if t is not str or not value.isascii() or len(value) > MAX_STRING_UNITS:
+            return -1
+        return 2 * len(value) + 4
+    if edm is _INT32:
+        return 4 if t is int and INT32_MIN <= value <= INT32_MAX else -1
+    if edm is _DOUBLE:
+        return 8 if t is float else -1
+    if edm is _BOOLEAN:
+        return 1 if t is bool else -1
+    if edm is _INT64:
+        return 8 if t is int and INT64_MIN <= value <= INT64_MAX else -1
+    if edm is _DATETIME:
+        ok = t is int and MIN_DATETIME_TICKS <= value <= MAX_DATETIME_TICKS
+        return 8 if ok else -1
+    if edm is _GUID:
+        return 16 if t is uuid.UUID else -1
+    if edm is _BINARY:
+        return len(value) + 4 if t is bytes and len(value) <= MAX_BINARY_BYTES else -1
+    return -1
+
+
+def plain_entity(
+    members: dict[str, Any], url_pk: str | None, url_rk: str | None
+) -> tuple[str, str, dict[str, TypedValue], bool] | None:
+    """``(PartitionKey, RowKey, properties, checked)`` of a decoded JSON entity, or None.
+
+    ``url_pk``/``url_rk`` None: an insert, whose keys are the body's (both strings, not
+    annotated otherwise than Edm.String); else the keys of the URL, the body's ignored
+    (update, merge). ``checked``: validation would accept the entity as it stands.
+    None: something :func:`entity_from_members` would refuse, or unusual.
+
+    Example::
+
+        >>> plain_entity({"PartitionKey": 1, "RowKey": "r"}, None, None) is None
+        True
+    """
+    props: dict[str, TypedValue] = {}
+    pk = url_pk
+    rk = url_rk
+    keys_required = url_pk is None
+    known = _MEMBERS
+    costs = _NAME_COSTS
+    size = 0
+    checked = True
+    for name, raw in members.items():
+        kind, annotation_key = known.get(name) or _member(name)
+        if kind == _PROPERTY:
+            cost = costs.get(name)
+            if cost is None:
+                checked = False
+                cost = 0
+            annotation = members.get(annotation_key)
+            t = type(raw)
+            if annotation is None:
+                if t is str:
+                    props[name] = (_STRING, raw)
+                    if not raw.isascii() or len(raw) > MAX_STRING_UNITS:
+                        checked = False
+                    size += cost + 2 * len(raw) + 4
+                elif t is int and INT32_MIN <= raw <= INT32_MAX:
+                    props[name] = (_INT32, raw)
+                    size += cost + 4
+                elif t is bool:
+                    props[name] = (_BOOLEAN, raw)
+                    size += cost + 1
+                elif t is float and raw - raw == 0.0:
+                    props[name] = (_DOUBLE, raw)
+                    size += cost + 8
+                elif raw is None:
+                    continue
+                else:
+                    return None  # a long integer, an object, an array: the general path
+                continue
+            # The common annotated values first (what their converters do, without the
+            # calls); the others through the converters.
+            if annotation == "Edm.Int64":
+                if t is str and _INT64_RE.match(raw):
+                    number = int(raw)
+                elif t is int:
+                    number = raw
+                elif raw is None:
+                    continue
+                else:
+                    return None
+                props[name] = (_INT64, number)
+                if not INT64_MIN <= number <= INT64_MAX:
+                    checked = False
+                size += cost + 8
+                continue
+            if annotation == "Edm.Double" and t is float and raw - raw == 0.0:
+                props[name] = (_DOUBLE, raw)
+                size += cost + 8
+                continue
+            if annotation == "Edm.DateTime" and t is str:
+                try:
+                    ticks = parse_datetime(raw)
+                except (ValueError, OverflowError):
+                    return None
+                props[name] = (_DATETIME, ticks)
+                if not MIN_DATETIME_TICKS <= ticks <= MAX_DATETIME_TICKS:
+                    checked = False
+                size += cost + 8
+                continue
+            if type(annotation) is not str:
+                return None
+            if raw is None:
+                continue
+            convert = _CONVERTERS.get(annotation)
+            if convert is None:
+                return None
+            try:
+                typed = convert(raw)
+            except StubError:
+                return None
+            props[name] = typed
+            value_cost = _value_cost(typed[0], typed[1])
+            if value_cost < 0:
+                checked = False
+            size += cost + value_cost
+        elif kind == _KEY and keys_required:
+            if type(raw) is not str or members.get(annotation_key) not in (None, "Edm.String"):
+                return None
+            if name == "PartitionKey":
+                pk = raw
+            else:
+                rk = raw
+    if pk is None or rk is None:
+        return None
+    if checked:
+        checked = (
+            len(props) <= MAX_PROPERTIES
+            and pk.isascii()
+            and rk.isascii()
+            and len(pk) <= MAX_KEY_UNITS
+            and len(rk) <= MAX_KEY_UNITS
+            and _KEY_FORBIDDEN.search(pk) is None
+            and _KEY_FORBIDDEN.search(rk) is None
+            and size + 4 + 2 * (len(pk) + len(rk)) <= MAX_ENTITY_BYTES
+        )
+    return pk, rk, props, checked

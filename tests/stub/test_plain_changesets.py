@@ -1,0 +1,405 @@
+"""Change sets of plain parts take one loop (``handlers.batch._plain_changeset``): the same
+answers and the same stored result as the general loop.
+
+Two stubs (in memory, and on disk) receive the same generated change sets, one with the
+plain loop and one without (``PLAIN_CHANGESETS``), from the same starting state: valid
+and invalid, mixed kinds, conflicts, ETag mismatches, bad values, oversize entities,
+duplicate keys, another partition, odd headers. Answers are compared byte for byte once
+the parts that differ by nature (boundaries, request ids, times, ETags) are masked; then
+both tables are read back and compared. The one-loop conversion and its validation
+verdict are compared with ``entity_from_members`` and ``validate_entity`` directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
+
+from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, ThreadedStubServer
+from azt_server_stub.errors import StubError
+from azt_server_stub.formats import json as jf
+from azt_server_stub.handlers import batch as hb
+from azt_server_stub.handlers.batch_plain import plain_entity
+from azt_server_stub.validation import validate_entity
+
+from .conftest import JSON_FULL, JSON_MINIMAL, JSON_NONE, RawClient
+from .test_auth_sas import service_sas
+from .test_http_batch import BATCH_CT, envelope
+from .test_write_fastpath import member_dicts
+
+# --- the one-loop conversion ---------------------------------------------------------------
+
+
+def _ref(members: dict[str, Any], keys_required: bool) -> tuple[object, ...] | None:
+    try:
+        return jf.entity_from_members(members, keys_required=keys_required)
+    except StubError:
+        return None
+
+
+@settings(max_examples=1500, deadline=None)
+@given(member_dicts(), hs.booleans())
+def test_plain_entities_convert_and_check_as_the_general_path(
+    members: dict[str, Any], insert: bool
+) -> None:
+    ref = _ref(members, insert)
+    url = (None, None) if insert else ("p", "r")
+    got = plain_entity(members, *url)
+    if ref is None:
+        assert got is None
+        return
+    if got is None:
+        return  # unusual: the general path decides
+    pk, rk, props, checked = got
+    if insert:
+        assert (pk, rk, props) == ref
+    else:
+        assert (pk, rk, props) == ("p", "r", ref[2])
+    try:
+        validate_entity(pk, rk, props)
+        valid = True
+    except StubError:
+        valid = False
+    if checked:
+        assert valid
+
+
+def test_a_benchmark_entity_is_plain_and_checked() -> None:
+    members = json.loads(
+        '{"PartitionKey":"pk","RowKey":"00000001","Name":"name-1","Count":1,'
+        '"Score@odata.type":"Edm.Double","Score":0.5,"Active":false,'
+        '"Big@odata.type":"Edm.Int64","Big":"1099511627777",'
+        '"When@odata.type":"Edm.DateTime","When":"2024-01-01T12:00:00.0010000Z",'
+        '"Note":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}'
+    )
+    ref = jf.entity_from_members(members, keys_required=True)
+    validate_entity(*ref)
+    got = plain_entity(members, None, None)
+    assert got == (*ref, True)
+
+
+# --- whole change sets: the plain loop against the general loop --------------------------
+
+_ACCOUNT_PATH = f"/{DEV_ACCOUNT}"
+_STALE = "W/\"datetime'2001-01-01T00%3A00%3A00.0000000Z'\""
+_ROWS = ["a", "b", "c", "d", "e", "f", "O'k", "\u00e9 h"]
+
+_good_values = hs.one_of(
+    hs.integers(-(2**31), 2**31 - 1),
+    hs.text(max_size=6),
+    hs.sampled_from(["x" * 40, "\u00e9t\u00e9"]),
+    hs.floats(allow_nan=False, allow_infinity=False),
+    hs.booleans(),
+)
+_odd_values = hs.one_of(
+    hs.integers(-(2**64), 2**64),
+    hs.sampled_from(["y" * 33_000]),
+    hs.none(),
+    hs.lists(hs.integers(), max_size=1),
+)
+_values = hs.integers(0, 9).flatmap(lambda n: _odd_values if n == 0 else _good_values)
+_annotated = hs.sampled_from(
+    [
+        ("Edm.Int64", "1099511627777"),
+        ("Edm.Int64", "99999999999999999999"),
+        ("Edm.Int64", 5),
+        ("Edm.Double", 0.5),
+        ("Edm.Double", "NaN"),
+        ("Edm.Double", 3),
+        ("Edm.DateTime", "2024-01-01T12:00:00.0010000Z"),
+        ("Edm.DateTime", "1500-01-01T00:00:00Z"),
+        ("Edm.DateTime", "yesterday"),
+        ("Edm.Guid", "c9da6455-213d-42c9-9a79-3e9149a57833"),
+        ("Edm.Binary", base64.b64encode(b"\x00\x01").decode()),
+        ("Edm.Binary", "not base64"),
+        ("Edm.String", "s"),
+        ("Edm.Int32", "12"),
+        ("Edm.Boolean", "true"),
+        ("Edm.Unknown", 1),
+    ]
+)
+_names = hs.sampled_from(["A", "B", "Name", "_x", "Größe"] * 12 + ["1bad", "odata.x", "Timestamp"])
+
+
+@hs.composite
+def _bodies(draw: hs.DrawFn, pk: str, rk: str) -> str:
+    shape = draw(hs.integers(0, 59))
+    if shape == 0:
+        return "{bad json"
+    if shape == 1:
+        return ""
+    if shape == 2:  # past 1 MiB in all
+        return json.dumps(
+            {"PartitionKey": pk, "RowKey": rk, **{f"S{i}": "z" * 32_000 for i in range(17)}}
+        )
+    members: dict[str, Any] = {}
+    if draw(hs.integers(0, 29)):
+        members["PartitionKey"] = pk
+    if draw(hs.integers(0, 29)):
+        members["RowKey"] = rk if draw(hs.integers(0, 29)) else 7
+    for name in draw(hs.lists(_names, max_size=4)):
+        if not draw(hs.integers(0, 3)):
+            edm, value = draw(_annotated)
+            members[name + "@odata.type"] = edm
+            members[name] = value
+        else:
+            members[name] = draw(_values)
+    text = json.dumps(members)
+    if shape == 3 and len(members) > 1:  # a member twice
+        text = text[:-1] + ', "A": 1}'
+    return text
+
+
+_EXTRA = [
+    *([{}] * 120),
+    {"Prefer": "return-content"},
+    {"Accept": JSON_FULL},
+    {"Accept": JSON_NONE},
+    {"Accept": "application/atom+xml"},
+    {"Content-Type": "application/atom+xml"},
+    {"DataServiceVersion": "9.0"},
+    {"MaxDataServiceVersion": "3.0;NetFx"},
+    {"If-None-Match": "*"},
+    {"Content-Encoding": "gzip"},
+    {"X-HTTP-Method": "MERGE"},
+    {"X-Custom": "1"},
+]
+
+
+@hs.composite
+def change_sets(draw: hs.DrawFn) -> tuple[list[str], list[str]]:
+    """(seeded RowKeys, parts: {BASE}, {TABLE} and {ETAG:rk} stand for what each stub has)."""
+    seeded = draw(hs.lists(hs.sampled_from(_ROWS[:4]), unique=True, max_size=4))
+    parts: list[str] = []
+    for _ in range(draw(hs.integers(1, 4))):
+        kind = draw(hs.sampled_from(["insert"] * 3 + ["put", "merge", "patch", "delete"]))
+        pk = "p" if draw(hs.integers(0, 29)) else "q"
+        near = _ROWS[4:] if kind == "insert" else seeded or _ROWS[:4]
+        rk = (
+            draw(hs.sampled_from(near)) if draw(hs.integers(0, 4)) else draw(hs.sampled_from(_ROWS))
+        )
+        table = "{TABLE}" if draw(hs.integers(0, 49)) else draw(hs.sampled_from(["t", "Other"]))
+        headers: dict[str, str] = {"DataServiceVersion": "3.0"}
+        if draw(hs.booleans()):
+            headers["Prefer"] = "return-no-content"
+        headers.update(draw(hs.sampled_from(_EXTRA)))
+        base = "{BASE}"
+        if kind == "insert":
+            target = f"{base}/{table}"
+            method = "POST"
+        else:
+            target = f"{base}/{table}(PartitionKey='{pk}',RowKey='{rk}')"
+            method = {"put": "PUT", "merge": "MERGE", "patch": "PATCH", "delete": "DELETE"}[kind]
+            if_match = draw(
+                hs.sampled_from(["*", "*", "{ETAG}", "{ETAG}", "{ETAG}", _STALE, "bad", None])
+            )
+            if if_match is not None:
+                headers["If-Match"] = if_match.replace("{ETAG}", "{ETAG:" + rk + "}")
+        body = "" if kind == "delete" else draw(_bodies(pk, rk))
+        if body:
+            headers.setdefault("Content-Type", "application/json")
+        parts.append(_part(method, target, body, headers))
+    return seeded, parts
+
+
+def _part(method: str, target: str, body: str, headers: dict[str, str]) -> str:
+    lines = [f"{method} {target} HTTP/1.1", f"Accept: {headers.pop('Accept', JSON_MINIMAL)}"]
+    if body:
+        headers["Content-Length"] = str(len(body.encode()))
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return "\r\n".join(lines) + "\r\n\r\n" + body
+
+
+_MASKS = [
+    (re.compile(rb"(batchresponse|changesetresponse)_[0-9a-f-]{36}"), rb"\1_B"),
+    (re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), b"U"),
+    (re.compile(rb"datetime'[^']*'"), b"datetime'D'"),
+    (re.compile(rb"Time:[0-9T:.Z-]+"), b"Time:T"),
+    (re.compile(rb'"Timestamp":"[^"]*"'), b'"Timestamp":"T"'),
+    (re.compile(rb"<d:Timestamp[^<]*</d:Timestamp>"), b"<d:Timestamp/>"),
+    (re.compile(rb"<updated>[^<]*</updated>"), b"<updated/>"),
+    (re.compile(rb'"odata.etag":"[^"]*"'), b'"odata.etag":"E"'),
+]
+
+
+def _masked(body: bytes) -> bytes:
+    for pattern, replacement in _MASKS:
+        body = pattern.sub(replacement, body)
+    return body
+
+
+class _Pair:
+    """The two stubs of one store kind and a counter for fresh table names."""
+
+    def __init__(self, plain: ThreadedStubServer, general: ThreadedStubServer) -> None:
+        self.servers = {True: plain, False: general}
+        self.names = itertools.count()
+
+
+def _pair(locations: tuple[Path, Path] | None) -> Iterator[_Pair]:
+    configs = [StubConfig(location=loc) for loc in locations] if locations else [None, None]
+    with ThreadedStubServer(configs[0]) as a, ThreadedStubServer(configs[1]) as b:
+        yield _Pair(a, b)
+
+
+@pytest.fixture(scope="module")
+def memory_pair() -> Iterator[_Pair]:
+    yield from _pair(None)
+
+
+@pytest.fixture(scope="module")
+def disk_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Pair]:
+    root = tmp_path_factory.mktemp("plain")
+    (root / "a").mkdir()
+    (root / "b").mkdir()
+    yield from _pair((root / "a", root / "b"))
+
+
+async def _run(
+    plain: bool,
+    server: ThreadedStubServer,
+    table: str,
+    seeded: list[str],
+    parts: list[str],
+    sas: str | None = None,
+) -> tuple[int, bytes, bytes]:
+    async with aiohttp.ClientSession() as session:
+        raw = RawClient(session, server.endpoint, DEV_ACCOUNT, DEV_KEY)
+        json_headers = {
+            "Accept": JSON_MINIMAL,
+            "Content-Type": "application/json",
+            "DataServiceVersion": "3.0",
+        }
+        r = await raw.request(
+            "POST", "/Tables", headers=json_headers, body=json.dumps({"TableName": table})
+        )
+        assert r.status == 201, r.body
+        etags: dict[str, str] = {}
+        for rk in seeded:
+            r = await raw.request(
+                "POST",
+                f"/{table}",
+                headers={**json_headers, "Prefer": "return-no-content"},
+                body=json.dumps({"PartitionKey": "p", "RowKey": rk, "A": 1, "Old": "o"}),
+            )
+            assert r.status == 204, r.body
+            etags[rk] = r.headers["ETag"]
+        texts = []
+        for part in parts:
+            part = part.replace("{BASE}", server.endpoint + _ACCOUNT_PATH).replace("{TABLE}", table)
+            for rk in _ROWS:
+                part = part.replace("{ETAG:" + rk + "}", etags.get(rk, _STALE))
+            texts.append(part)
+        hb.PLAIN_CHANGESETS = plain
+        try:
+            signed: dict[str, Any] = {}
+            if sas is not None:  # a service SAS: these permissions, RowKeys b to f of p
+                params = {**_SAS, "tn": table, "sp": sas}
+                signed = {"auth": "none", "raw_query": service_sas(params)}
+            answer = await raw.request(
+                "POST",
+                "/$batch",
+                **signed,
+                headers={
+                    "Content-Type": BATCH_CT,
+                    "Accept": JSON_MINIMAL,
+                    "DataServiceVersion": "3.0",
+                },
+                body=envelope(texts),
+            )
+        finally:
+            hb.PLAIN_CHANGESETS = True
+        rows = await raw.request("GET", f"/{table}()", headers={"Accept": JSON_NONE})
+        assert rows.status == 200
+        stored = [
+            {k: v for k, v in row.items() if k != "Timestamp"} for row in rows.json()["value"]
+        ]
+        return (
+            answer.status,
+            _masked(answer.body.replace(server.endpoint.encode(), b"BASE")),
+            json.dumps(stored).encode(),
+        )
+
+
+_SAS = {"sv": "2019-02-02", "se": "2030-01-01T00:00:00Z", "spk": "p", "srk": "b"}
+_SAS |= {"epk": "p", "erk": "f"}
+
+
+def _compare(pair: _Pair, seeded: list[str], texts: list[str], sas: str | None = None) -> None:
+    table = f"plain{next(pair.names)}"
+    plain = asyncio.run(_run(True, pair.servers[True], table, seeded, texts, sas))
+    general = asyncio.run(_run(False, pair.servers[False], table, seeded, texts, sas))
+    assert plain == general
+
+
+_SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
+
+
+@_SETTINGS
+@given(change_sets())
+def test_change_sets_answer_as_the_general_path_in_memory(
+    memory_pair: _Pair, case: tuple[list[str], list[str]]
+) -> None:
+    _compare(memory_pair, *case)
+
+
+@_SETTINGS
+@given(change_sets(), hs.sampled_from(["au", "raud", "u"]))
+def test_change_sets_under_a_service_sas_answer_as_the_general_path(
+    memory_pair: _Pair, case: tuple[list[str], list[str]], permissions: str
+) -> None:
+    """A principal with a SAS: the plain loop asks it about each part as the general does."""
+    _compare(memory_pair, *case, sas=permissions)
+
+
+@_SETTINGS
+@given(change_sets())
+def test_change_sets_answer_as_the_general_path_on_disk(
+    disk_pair: _Pair, case: tuple[list[str], list[str]]
+) -> None:
+    _compare(disk_pair, *case)
+
+
+def test_the_benchmark_change_set_takes_the_plain_loop(
+    memory_pair: _Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[bool] = []
+    plain_loop = hb._plain_changeset
+
+    async def spy(*args: Any) -> Any:
+        answer = await plain_loop(*args)
+        taken.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(hb, "_plain_changeset", spy)
+    body = json.dumps({"PartitionKey": "p", "RowKey": "{RK}", "N": 1, "S": "x" * 40})
+    headers = {
+        "DataServiceVersion": "3.0",
+        "Prefer": "return-no-content",
+        "Content-Type": "application/json",
+    }
+    parts = [
+        _part("POST", "{BASE}/{TABLE}", body.replace("{RK}", f"{i:03d}"), dict(headers))
+        for i in range(100)
+    ]
+    _compare(memory_pair, [], parts)
+    assert taken == [True]
