@@ -23,7 +23,7 @@ import msgspec
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
 from azt._edm.datetime import EdmDateTime
-from azt._edm.entity import TableEntity
+from azt._edm.entity import SharedEdmTypes, TableEntity
 from azt._edm.types import (
     INT32_MAX,
     INT32_MIN,
@@ -551,17 +551,17 @@ def _generate_row_decoder(keys: tuple[str, ...], sample: dict[str, Any]) -> RowD
     checks: list[str] = []
     reads: list[str] = []
     converts: list[str] = []
-    types: list[str] = []
+    types: dict[str, EdmType] = {}
     for i, (ann, name) in enumerate(conv):
         t = sample[ann]
         if type(t) is not str or t not in _DECODERS:
             return None
-        namespace[f"dec{i}"], namespace[f"edm{i}"] = _DECODERS[t]
+        namespace[f"dec{i}"] = _DECODERS[t][0]
         checks.append(f"o[{ann!r}] != {t!r}")
         reads.append(f"r{i} = o[{name!r}]")
         checks.append(f"r{i} is None")
         converts.append(f"c{i} = dec{i}(r{i})")
-        types.append(f"{name!r}: edm{i}")
+        types[name] = _DECODERS[t][1]
     lines = [*reads]
     if checks:
         lines.append(f"if {' or '.join(checks)}: return None")
@@ -571,7 +571,9 @@ def _generate_row_decoder(keys: tuple[str, ...], sample: dict[str, Any]) -> RowD
     lines += [f"del e[{k!r}]" for k in drop]
     lines += [f"e[{name!r}] = c{i}" for i, (_, name) in enumerate(conv)]
     if types:
-        lines.append("e._types = {" + ", ".join(types) + "}")
+        # one read-only mapping for every row of the shape (edm_types copies it on use)
+        namespace["types"] = SharedEdmTypes(types)
+        lines.append("e._types = types")
     if has_etag:
         lines.append('e._etag = o["odata.etag"]')
     if has_ts:
