@@ -10,6 +10,7 @@ import enum
 import math
 import pickle
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -567,23 +568,25 @@ def test_rows_of_a_shape_share_one_read_only_types_mapping() -> None:
         {"PartitionKey": "p", "RowKey": r, "Big@odata.type": "Edm.Int64", "Big": "5"}
         for r in ("a", "b", "c")
     ]
-    a, b, c = wire_json._decode_list(rows)
+    a, b, c = wire_json._decode_list([dict(r) for r in rows])
     assert a._types is b._types
     assert type(a._types) is SharedEdmTypes
     assert a._types == {"Big": EdmType.INT64}
     with pytest.raises(TypeError, match="read-only"):
         a._types["Big"] = EdmType.INT32
-    for mutate in (
-        lambda t: t.update(x=1),
-        lambda t: t.pop("Big"),
-        lambda t: t.popitem(),
-        lambda t: t.setdefault("x", 1),
-        lambda t: t.clear(),
-        lambda t: t.__delitem__("Big"),
-        lambda t: t.__ior__({"x": 1}),
-    ):
+    shared: Any = a._types
+    mutations: list[Callable[[], object]] = [
+        lambda: shared.update(x=1),
+        lambda: shared.pop("Big"),
+        lambda: shared.popitem(),
+        lambda: shared.setdefault("x", 1),
+        lambda: shared.clear(),
+        lambda: shared.__delitem__("Big"),
+        lambda: shared.__ior__({"x": 1}),
+    ]
+    for mutate in mutations:
         with pytest.raises(TypeError, match="read-only"):
-            mutate(a._types)
+            mutate()
     assert a._types == {"Big": EdmType.INT64}
     a.edm_types["Big"] = EdmType.INT32  # a's own copy from now on
     assert type(a.edm_types) is dict
@@ -606,3 +609,21 @@ def test_rows_of_a_shape_share_one_read_only_types_mapping() -> None:
         "Big@odata.type": "Edm.Int64",
         "Big": "5",
     }
+
+
+def test_decode_list_consumes_its_rows_and_keeps_their_order() -> None:
+    """Each JSON row is released as soon as its entity is built (the list is emptied);
+    the entities come out in the rows' order, through row decoders and the loop alike."""
+    wire_json._row_decoders.clear()
+    rows: list[dict[str, Any]] = [
+        {"PartitionKey": "p", "RowKey": str(i), "N@odata.type": "Edm.Int64", "N": str(i)}
+        for i in range(5)
+    ]
+    rows[2]["N"] = None  # the loop's row
+    rows.insert(3, {"PartitionKey": "p", "RowKey": "odd", "A": 1})  # another shape
+    expected = [r["RowKey"] for r in rows]
+    entities = wire_json._decode_list(rows)
+    assert rows == []
+    assert [e["RowKey"] for e in entities] == expected
+    assert entities[2]["N"] is None
+    assert entities[4]["N"] == 3

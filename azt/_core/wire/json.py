@@ -476,13 +476,19 @@ def _plan(
 def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
     # Entities of one page almost always share their key sequence, so the key analysis
     # is cached per shape; per entity there is one dict copy, a few deletions and the
-    # conversions of annotated values.
+    # conversions of annotated values. ``objs`` is consumed: each JSON object is released
+    # as soon as its entity is built, so that a page never holds both forms of all its
+    # rows (a thousand objects fewer alive at once, and fewer collections of the cyclic
+    # garbage collector, whose count of allocated objects they would raise).
     out: list[TableEntity] = []
     append = out.append
     decoders = _DECODERS
     plans = _plans
     rows = _row_decoders
-    for obj in objs:
+    objs.reverse()
+    pop = objs.pop
+    while objs:
+        obj = pop()
         keys = tuple(obj)
         row = rows.get(keys, _UNSET)
         if row is _UNSET:
