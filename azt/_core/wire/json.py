@@ -487,12 +487,16 @@ def _decode_list(objs: list[dict[str, Any]]) -> list[TableEntity]:
     rows = _row_decoders
     objs.reverse()
     pop = objs.pop
+    last: tuple[str, ...] | None = None  # the previous row's keys, and its decoder in row
+    row: RowDecoder | None = None
     while objs:
         obj = pop()
         keys = tuple(obj)
-        row = rows.get(keys, _UNSET)
-        if row is _UNSET:
-            row = _new_row_decoder(keys, obj)
+        if keys != last:
+            row = rows.get(keys, _UNSET)
+            if row is _UNSET:
+                row = _new_row_decoder(keys, obj)
+            last = keys
         if row is not None:
             done = row(obj)
             if done is not None:
