@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import gc
 import hashlib
 import hmac
 import json
@@ -382,6 +383,10 @@ async def measure_round(clients: list[Any], r: int, n: int) -> dict[tuple[str, s
     order = clients[r % len(clients) :] + clients[: r % len(clients)]
     for op, scenario in SCENARIOS.items():
         for client in order:
+            # Each measurement starts from the same state of the cyclic garbage collector:
+            # otherwise one client pays for full collections that the objects another
+            # client left behind made due (they all share this process).
+            gc.collect()
             per[(client.name, op)] = await scenario(client, r, n)
     return per
 

@@ -28,6 +28,7 @@ __all__ = [
     "EntityMetadata",
     "PartialRead",
     "PartialSlot",
+    "SharedEdmTypes",
     "TableEntity",
     "partial_of",
     "projected_rows",
@@ -242,6 +243,34 @@ class EntityMetadata:
 _EMPTY_METADATA: Final = EntityMetadata()
 
 
+class SharedEdmTypes(dict[str, EdmType]):
+    """The ``edm_types`` a page decoder gives every entity of one shape: one read-only
+    mapping shared by them all (one object fewer per decoded entity for the allocator and
+    the cyclic garbage collector to handle). ``entity.edm_types`` replaces it by the
+    entity's own mutable copy on first use, so that no caller ever sees it shared.
+
+    Example::
+
+        >>> shared = SharedEdmTypes({"Big": EdmType.INT64})
+        >>> e = TableEntity(Big=5)
+        >>> e._types = shared
+        >>> e.edm_types["Big"] is EdmType.INT64, type(e.edm_types) is dict
+        (True, True)
+        >>> shared["Big"] = EdmType.INT32
+        Traceback (most recent call last):
+        ...
+        TypeError: SharedEdmTypes is read-only
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *args: object, **kwargs: object) -> Any:
+        raise TypeError("SharedEdmTypes is read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+
 class TableEntity(dict[str, Any]):
     """A dict-shaped entity: property name -> plain Python value.
 
@@ -309,6 +338,8 @@ class TableEntity(dict[str, Any]):
         t: dict[str, EdmType] | None = getattr(self, "_types", None)
         if t is None:
             t = self._types = {}
+        elif type(t) is SharedEdmTypes:
+            t = self._types = dict(t)  # the decoder's shared mapping: this entity's own copy
         return t
 
     @edm_types.setter

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import enum
 import math
+import pickle
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +22,7 @@ from azt._core.wire import json as wire_json
 from azt._core.wire import writers
 from azt._core.wire.writers import encode_valid
 from azt._edm.datetime import EdmDateTime
-from azt._edm.entity import TableEntity
+from azt._edm.entity import SharedEdmTypes, TableEntity
 from azt._edm.types import (
     INT32_MAX,
     INT32_MIN,
@@ -555,3 +558,72 @@ def test_a_usual_page_takes_the_row_decoder() -> None:
     )
     assert decoder(dict(row, Big=None)) is None  # a null: the loop's
     assert decoder(dict(row, **{"Big@odata.type": "Edm.Int32"})) is None
+
+
+def test_rows_of_a_shape_share_one_read_only_types_mapping() -> None:
+    """Decoded entities of one shape share their ``_types`` (one object fewer per entity);
+    ``edm_types`` gives each its own mutable copy, so no caller ever sees the sharing."""
+    wire_json._row_decoders.clear()
+    rows = [
+        {"PartitionKey": "p", "RowKey": r, "Big@odata.type": "Edm.Int64", "Big": "5"}
+        for r in ("a", "b", "c")
+    ]
+    a, b, c = wire_json._decode_list([dict(r) for r in rows])
+    assert a._types is b._types
+    assert type(a._types) is SharedEdmTypes
+    assert a._types == {"Big": EdmType.INT64}
+    with pytest.raises(TypeError, match="read-only"):
+        a._types["Big"] = EdmType.INT32
+    shared: Any = a._types
+    mutations: list[Callable[[], object]] = [
+        lambda: shared.update(x=1),
+        lambda: shared.pop("Big"),
+        lambda: shared.popitem(),
+        lambda: shared.setdefault("x", 1),
+        lambda: shared.clear(),
+        lambda: shared.__delitem__("Big"),
+        lambda: shared.__ior__({"x": 1}),
+    ]
+    for mutate in mutations:
+        with pytest.raises(TypeError, match="read-only"):
+            mutate()
+    assert a._types == {"Big": EdmType.INT64}
+    a.edm_types["Big"] = EdmType.INT32  # a's own copy from now on
+    assert type(a.edm_types) is dict
+    assert a.edm_types == {"Big": EdmType.INT32}
+    assert b.edm_types == {"Big": EdmType.INT64}
+    assert b._types is not c._types
+    assert type(b._types) is dict
+    assert c._types == {"Big": EdmType.INT64}
+    # copies, pickles and the encoders read the shared mapping as the dict it replaced
+    d = wire_json._decode_list([dict(rows[0])])[0]
+    assert type(d._types) is SharedEdmTypes
+    assert type(d.copy()._types) is dict
+    assert d.copy().edm_types == {"Big": EdmType.INT64}
+    again = pickle.loads(pickle.dumps(d))
+    assert again == d
+    assert again.edm_types == {"Big": EdmType.INT64}
+    assert wire_json.entity_json(d) == {
+        "PartitionKey": "p",
+        "RowKey": "a",
+        "Big@odata.type": "Edm.Int64",
+        "Big": "5",
+    }
+
+
+def test_decode_list_consumes_its_rows_and_keeps_their_order() -> None:
+    """Each JSON row is released as soon as its entity is built (the list is emptied);
+    the entities come out in the rows' order, through row decoders and the loop alike."""
+    wire_json._row_decoders.clear()
+    rows: list[dict[str, Any]] = [
+        {"PartitionKey": "p", "RowKey": str(i), "N@odata.type": "Edm.Int64", "N": str(i)}
+        for i in range(5)
+    ]
+    rows[2]["N"] = None  # the loop's row
+    rows.insert(3, {"PartitionKey": "p", "RowKey": "odd", "A": 1})  # another shape
+    expected = [r["RowKey"] for r in rows]
+    entities = wire_json._decode_list(rows)
+    assert rows == []
+    assert [e["RowKey"] for e in entities] == expected
+    assert entities[2]["N"] is None
+    assert entities[4]["N"] == 3
