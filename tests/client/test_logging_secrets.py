@@ -221,6 +221,9 @@ def test_no_secret_reaches_the_debug_log() -> None:
         "tests/client",
         "tests/context",
         f"--ignore={HERE.relative_to(ROOT)}",
+        # pure encoder/decoder differential tests (Hypothesis): no request, no record
+        "--ignore=tests/client/test_wire_json_fast_paths.py",
+        "--ignore=tests/client/test_batch_fast_paths.py",
         "--deselect=tests/client/test_logging.py::test_module_examples_run",
     )
     assert scan.leaks() == []
