@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final, SupportsIndex, overload
 
@@ -26,6 +27,9 @@ _dt_new = datetime.__new__
 _iso = datetime.isoformat
 _TAIL: Final = tuple(f"{d}Z" for d in range(10))
 _fromiso = datetime.fromisoformat
+# the packed fields of a datetime, as pickle takes them: datetime.__new__(cls, state, tz)
+_dt_state = datetime.__reduce__
+_dt_unpack: Callable[..., Any] = datetime.__new__
 _ISO_RE: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
     r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?)?"
@@ -156,10 +160,12 @@ class EdmDateTime(datetime):
             0
         """
         # Fast path: the service's own forms, "YYYY-MM-DDTHH:MM:SS[.f{1,7}]Z" (Azure trims
-        # trailing zeros of the fraction, and the whole fraction when it is zero).
+        # trailing zeros of the fraction, and the whole fraction when it is zero): the
+        # fields read by datetime.fromisoformat (which truncates past six digits) and the
+        # value built from their packed state instead of seven attributes.
         n = len(text)
         if (
-            20 <= n <= 28
+            (n == 20 or (21 < n <= 28 and text[19] == "." and text[20 : n - 1].isdigit()))
             and text[n - 1] == "Z"
             and text.isascii()
             and text[10] == "T"
@@ -169,24 +175,19 @@ class EdmDateTime(datetime):
             and text[16] == ":"
         ):
             try:
-                if n == 20:
-                    b = _fromiso(text[:19])
-                    micro = hns = 0
-                elif text[19] == "." and n > 21 and text[20 : n - 1].isdigit():
-                    frac = text[20 : n - 1] + "0000000"[: 28 - n]
-                    b = _fromiso(text[:19])
-                    micro = int(frac[:6])
-                    hns = ord(frac[6]) - 48
-                else:
-                    b = None
-                if b is not None:
-                    self = _dt_new(
-                        cls, b.year, b.month, b.day, b.hour, b.minute, b.second, micro, UTC
-                    )
-                    self._hns = hns
-                    return self
+                b = _fromiso(text)
             except ValueError:
                 pass
+            else:
+                self: EdmDateTime = _dt_unpack(cls, _dt_state(b)[1][0], UTC)
+                self._hns = ord(text[26]) - 48 if n == 28 else 0
+                return self
+        return cls._parse_general(text)
+
+    @classmethod
+    def _parse_general(cls, text: str) -> EdmDateTime:
+        """:meth:`parse` by the ISO 8601 pattern alone (every form; what the fast path's
+        answers are checked against)."""
         m = _ISO_RE.fullmatch(text)
         if m is None:
             raise ValidationError(f"not an ISO 8601 DateTime: {text!r}")

@@ -389,44 +389,9 @@ def _dec_str(v: Any) -> str:
     return v
 
 
-_fromiso = datetime.fromisoformat
-# datetime(state, tzinfo): the constructor pickle uses, from a value's packed fields
-_dt_new: Callable[..., EdmDateTime] = datetime.__new__
-_dt_state = datetime.__reduce__
-_edm_parse = EdmDateTime.parse
-
-
-def parse_datetime(text: str) -> EdmDateTime:
-    """:meth:`EdmDateTime.parse`, about four times faster on the service's own form
-    ``YYYY-MM-DDTHH:MM:SS[.f{1,7}]Z`` (the fields read by ``datetime.fromisoformat`` and
-    the value built from their packed state instead of seven attributes); any other text
-    is parse's, result or error.
-
-    Example::
-
-        >>> t = parse_datetime("2020-09-15T23:02:10.4363943Z")
-        >>> t == EdmDateTime.parse("2020-09-15T23:02:10.4363943Z"), t.nanosecond
-        (True, 300)
-    """
-    n = len(text)
-    if (
-        (n == 20 or (21 < n <= 28 and text[19] == "." and text[20 : n - 1].isdigit()))
-        and text[n - 1] == "Z"
-        and text.isascii()
-        and text[10] == "T"
-        and text[4] == "-"
-        and text[7] == "-"
-        and text[13] == ":"
-        and text[16] == ":"
-    ):
-        try:
-            b = _fromiso(text)
-        except ValueError:
-            return _edm_parse(text)
-        value = _dt_new(EdmDateTime, _dt_state(b)[1][0], UTC)
-        value._hns = ord(text[26]) - 48 if n == 28 else 0
-        return value
-    return _edm_parse(text)
+#: the service's DateTime text read as EdmDateTime (its parse has the fast path for the
+#: service's own form)
+parse_datetime = EdmDateTime.parse
 
 
 # Annotation value -> (decoder, EdmType). Keys are the exact wire strings.
