@@ -217,17 +217,16 @@ def _left(writer: IntentWriter, row: Mapping[str, Any], exc: AztError) -> None:
     )
 
 
-async def apply_intent(writer: IntentWriter, intent: Intent, *, puts: bool = True) -> None:
-    """Write what ``intent`` lists: its key-only rows (unless ``puts`` is false), then its
-    deletions (a row already gone is fine). Idempotent, so a repair may run it again.
+async def apply_intent(writer: IntentWriter, intent: Intent) -> None:
+    """Write what ``intent`` lists: its key-only rows, then its deletions (a row already
+    gone is fine). Idempotent, so a repair may run it again.
 
     Example::
 
         await apply_intent(table, Intent(put=(("ix", "a"),)))
     """
-    if puts:
-        for pk, rk in intent.put:
-            await writer.upsert_entity(TableEntity(PartitionKey=pk, RowKey=rk), UpdateMode.REPLACE)
+    for pk, rk in intent.put:
+        await writer.upsert_entity(TableEntity(PartitionKey=pk, RowKey=rk), UpdateMode.REPLACE)
     for pk, rk in intent.delete:
         with contextlib.suppress(EntityNotFoundError):
             await writer.delete_entity(pk, rk, etag="*")
