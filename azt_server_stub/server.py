@@ -25,8 +25,8 @@ from aiohttp import web
 from .access_log import AccessLogger
 from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
 from .backend import Backend
-from .connection import ServiceAppRunner
 from .flavors import flavor_named
+from .front import FrontAppRunner
 
 
 class StubServer:
@@ -221,7 +221,7 @@ class StubServer:
             raise RuntimeError("the stub is already running")
         app = create_app(self.config)
         access = logging.getLogger("azt_server_stub.access") if self._access_log else None
-        runner = ServiceAppRunner(
+        runner = FrontAppRunner(
             app, access_log=access, access_log_class=AccessLogger, handle_signals=False
         )
         await runner.setup()

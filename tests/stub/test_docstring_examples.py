@@ -16,6 +16,7 @@ MODULES = [
     "azt_server_stub.addressing",
     "azt_server_stub.app",
     "azt_server_stub.connection",
+    "azt_server_stub.front",
     "azt_server_stub.flavors",
     "azt_server_stub.handlers.batch_plain",
     "azt_server_stub.handlers.call",

@@ -1,0 +1,560 @@
+"""The stub's HTTP/1.1 connection protocol: aiohttp's parser, requests and responses, less plumbing.
+
+aiohttp's connection handler (``web_protocol.RequestHandler``) spends about a tenth of a
+millisecond of CPU on every request outside the application: a waiter future and a new
+task per request (four event-loop passes from the request's bytes to the answer's),
+the per-request middleware wrapping (``functools.partial`` and ``update_wrapper`` per
+middleware), the router, and the general response writer. On a single insert that was a
+third of the stub's own time.
+
+:class:`FrontProtocol` keeps everything that decides what a request *is* and what the
+answer *says*: aiohttp's HTTP parser (the same C parser, limits and refusals), its
+payload streams and ``web.Request`` objects (built by the runner's own request factory),
+the application's middlewares in aiohttp's order, ``web.Response`` objects, aiohttp's
+header rules (``Content-Length``, ``Content-Type``, ``Date``, ``Server``, ``Connection``)
+and its handling of unread bodies (a lingering read, then close). What it changes is
+only the plumbing: one task per burst of requests on a connection (not a waiter and a
+task per request), the middleware chain composed once, one ``transport.write`` per
+plain answer. Anything unusual (an ``Expect`` header, a path that does not start with
+``/``, a streamed or compressed answer) takes aiohttp's own code for that step, so an
+unusual request is answered exactly as before.
+
+Example::
+
+    runner = ServiceAppRunner(create_app(StubConfig()))  # serves through FrontProtocol
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import hdrs, web
+from aiohttp.abc import AbstractAccessLogger
+from aiohttp.base_protocol import BaseProtocol
+from aiohttp.helpers import rfc822_formatted_time
+from aiohttp.http import HttpRequestParser, HttpVersion, HttpVersion10, HttpVersion11
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.http_writer import StreamWriter
+from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
+from aiohttp.web_exceptions import HTTPException
+from aiohttp.web_log import AccessLogger
+from aiohttp.web_protocol import RequestPayloadError
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_urldispatcher import UrlMappingMatchInfo
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
+
+from . import errors
+from .connection import ServiceAppRunner, refusal_error, refusal_response
+
+log = logging.getLogger("azt_server_stub")
+
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_Factory = Callable[..., BaseRequest]
+
+#: Statuses whose answers carry no body (RFC 9110: 1xx, 204, 304).
+_EMPTY_BODY_STATUSES = frozenset({204, 304, *range(100, 200)})
+
+#: The request aiohttp builds for a message its parser refused (its ``ERROR``).
+_REFUSED = RawRequestMessage(
+    "UNKNOWN",
+    "/",
+    HttpVersion10,
+    CIMultiDictProxy(CIMultiDict()),
+    (),
+    True,
+    None,
+    False,
+    False,
+    URL("/"),
+)
+
+#: aiohttp's defaults for the connection settings the front end honours.
+_DEFAULTS: dict[str, Any] = {
+    "keepalive_timeout": 3630.0,
+    "lingering_time": 10.0,
+    "read_bufsize": 2**16,
+    "max_line_size": 8190,
+    "max_headers": 128,
+    "max_field_size": 8190,
+    "auto_decompress": True,
+}
+
+
+class FrontServer(web.Server):
+    """The runner's protocol factory: one :class:`FrontProtocol` per connection.
+
+    Takes over what ``web.Server`` was given (the application's ``_handle``, the
+    runner's request factory and the connection settings) and composes the
+    application's middleware chain once.
+
+    Example::
+
+        server = FrontServer(plain_server, app)  # in ServiceAppRunner._make_server
+        await loop.create_server(server, "127.0.0.1", 0)
+    """
+
+    def __init__(self, plain: web.Server, app: web.Application) -> None:
+        super().__init__(
+            plain.request_handler,
+            request_factory=plain.request_factory,
+            handler_cancellation=plain.handler_cancellation,
+            loop=asyncio.get_running_loop(),
+            **plain._kwargs,
+        )
+        settings = {**_DEFAULTS, **plain._kwargs}
+        self.settings = settings
+        self.front_connections: set[FrontProtocol] = set()
+        logger = settings.get("access_log")
+        logger_class = settings.get("access_log_class")
+        self.access_logger: AbstractAccessLogger | None = None
+        if logger is not None and logger_class is not None:
+            fmt = settings.get("access_log_format", AccessLogger.LOG_FORMAT)
+            self.access_logger = logger_class(logger, fmt)
+        self.chain, self.match_info = _compose(app)
+
+    def __call__(self) -> FrontProtocol:  # type: ignore[override]
+        return FrontProtocol(self)
+
+    @property
+    def connections(self) -> list[Any]:
+        """The open connections (their protocols).
+
+        Example::
+
+            len(server.connections)  # 0 when idle and closed
+        """
+        return list(self.front_connections)
+
+    def pre_shutdown(self) -> None:
+        """Close the connections with no request in progress (the runner's first step).
+
+        Example::
+
+            server.pre_shutdown()
+        """
+        for conn in list(self.front_connections):
+            conn.close_when_idle()
+
+    async def shutdown(self, timeout: float | None = None) -> None:  # noqa: ASYNC109 (aiohttp's)
+        """Let requests in progress finish (at most ``timeout`` seconds), then close.
+
+        Example::
+
+            await server.shutdown(5.0)
+        """
+        pending = [c.worker for c in self.front_connections if c.worker is not None]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+        for conn in list(self.front_connections):
+            conn.abort()
+        self.front_connections.clear()
+
+
+def _compose(app: web.Application) -> tuple[_Handler | None, UrlMappingMatchInfo | None]:
+    """The application's handler wrapped in its middlewares, in aiohttp's order.
+
+    ``(None, None)`` unless the application has exactly one route for every method
+    and path (the stub's: ``/{tail:.*}``): anything else is served by ``app._handle``.
+    """
+    routes = list(app.router.routes())
+    if len(routes) != 1 or routes[0].method != hdrs.METH_ANY:
+        return None, None
+    route = routes[0]
+    if route.resource is None or route.resource.canonical != "/{tail}":
+        return None, None
+    handler: _Handler = route.handler
+    for middleware in reversed(app.middlewares):  # the first listed is the outermost
+        handler = functools.partial(middleware, handler=handler)
+    match_info = UrlMappingMatchInfo({}, route)
+    match_info.add_app(app)
+    match_info.freeze()
+    return handler, match_info
+
+
+class FrontProtocol(BaseProtocol):
+    """One client connection: parse, serve requests in order, answer, keep alive.
+
+    Example::
+
+        protocol = server()  # FrontServer makes one per accepted connection
+    """
+
+    def __init__(self, server: FrontServer) -> None:
+        loop = asyncio.get_running_loop()
+        settings = server.settings
+        parser = HttpRequestParser(
+            self,
+            loop,
+            settings["read_bufsize"],
+            max_line_size=settings["max_line_size"],
+            max_field_size=settings["max_field_size"],
+            max_headers=settings["max_headers"],
+            payload_exception=RequestPayloadError,
+            auto_decompress=settings["auto_decompress"],
+        )
+        super().__init__(loop, parser)
+        self._server = server
+        self._messages: deque[tuple[Any, StreamReader]] = deque()
+        self._refused: HttpProcessingError | None = None
+        self._closing = False
+        self._current: BaseRequest | None = None
+        self.worker: asyncio.Task[None] | None = None
+        self._idle_handle: asyncio.TimerHandle | None = None
+        self._idle_since = loop.time()
+        # what aiohttp's requests read from their protocol, fixed for the connection
+        self.ssl_context: Any = None
+        self.peername: Any = None
+        self.sockname: Any = None
+
+    # -- the connection --------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Register the connection and start its idle timer."""
+        super().connection_made(transport)
+        self.peername = transport.get_extra_info("peername")
+        self.sockname = transport.get_extra_info("sockname")
+        self.ssl_context = transport.get_extra_info("sslcontext")
+        self._server.front_connections.add(self)
+        self._arm_idle_timer()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        """Forget the connection; a request still reading its body sees the loss."""
+        self._server.front_connections.discard(self)
+        self._closing = True
+        super().connection_lost(exc)
+        if self._idle_handle is not None:
+            self._idle_handle.cancel()
+            self._idle_handle = None
+        if self._current is not None:
+            self._current._cancel(exc if exc is not None else ConnectionResetError("lost"))
+        for _, payload in self._messages:
+            payload.set_exception(ConnectionResetError("Connection lost"))
+        self._messages.clear()
+        parser = self._parser
+        self._parser = None
+        if parser is not None:
+            with contextlib.suppress(HttpProcessingError):
+                parser.feed_eof()
+
+    def eof_received(self) -> None:
+        """Half-close from the client: finish what is queued (the transport closes)."""
+
+    def close_when_idle(self) -> None:
+        """Close now if no request is in progress, else after the current one."""
+        self._closing = True
+        if self.worker is None and self.transport is not None:
+            self.transport.close()
+
+    def abort(self) -> None:
+        """Drop the connection at once."""
+        self._closing = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _arm_idle_timer(self) -> None:
+        timeout = float(self._server.settings["keepalive_timeout"])
+        if timeout > 0 and self._idle_handle is None:
+            self._idle_handle = self._loop.call_at(self._loop.time() + timeout, self._check_idle)
+
+    def _check_idle(self) -> None:
+        self._idle_handle = None
+        if self.transport is None:
+            return
+        timeout = float(self._server.settings["keepalive_timeout"])
+        idle_until = self._idle_since + timeout
+        if self.worker is None and not self._messages and self._loop.time() >= idle_until:
+            self.transport.close()
+            return
+        self._idle_handle = self._loop.call_at(
+            max(idle_until, self._loop.time() + 1.0), self._check_idle
+        )
+
+    # -- reading ---------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        """Parse what arrived and make sure a worker serves the queued requests."""
+        parser = self._parser
+        if self._closing or self._refused is not None or parser is None:
+            return
+        try:
+            messages, _upgraded, _tail = parser.feed_data(data)
+        except HttpProcessingError as exc:
+            self._refused = exc
+            messages = []
+        if messages:
+            self._messages.extend(messages)
+        if (messages or self._refused is not None) and self.worker is None:
+            self.worker = self._loop.create_task(self._serve())
+
+    # -- serving ---------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        server = self._server
+        try:
+            while self.transport is not None:
+                if not self._messages:
+                    if self._refused is not None:
+                        await self._answer_refusal(self._refused)
+                    return
+                message, payload = self._messages.popleft()
+                server.requests_count += 1
+                keep_alive = await self._serve_one(message, payload)
+                if not keep_alive or self._closing:
+                    if self.transport is not None:
+                        self.transport.close()
+                    return
+        except Exception:  # pragma: no cover - a bug in this module
+            log.exception("stub bug in the connection front end")
+            if self.transport is not None:
+                self.transport.abort()
+        finally:
+            self.worker = None
+            self._idle_since = self._loop.time()
+
+    async def _serve_one(self, message: Any, payload: StreamReader) -> bool:
+        """Serve one request; whether the connection stays open."""
+        server = self._server
+        loop = self._loop
+        writer = StreamWriter(self, loop)
+        task = asyncio.current_task(loop)
+        assert task is not None
+        # the request only reads the protocol's transport (and cancels through it)
+        request = server.request_factory(message, payload, self, writer, task)  # type: ignore[arg-type]
+        start = loop.time() if server.access_logger is not None else 0.0
+        self._current = request
+        try:
+            try:
+                if (
+                    server.chain is not None
+                    and message.path[:1] == "/"
+                    and hdrs.EXPECT not in message.headers
+                ):
+                    request._match_info = server.match_info  # type: ignore[attr-defined]
+                    response = await server.chain(request)  # type: ignore[arg-type]
+                else:  # aiohttp's own routing and Expect handling
+                    response = await server.request_handler(request)
+            except HTTPException as exc:
+                response = exc
+            except TimeoutError:
+                response = self._failure(writer, None, timed_out=True)
+            except Exception as exc:
+                response = self._failure(writer, exc)
+        finally:
+            self._current = None
+        if self.transport is None:
+            return False
+        keep_alive = await self._write(request, response, writer)
+        if server.access_logger is not None and server.access_logger.enabled:
+            server.access_logger.log(request, response, loop.time() - start)
+        if not payload.is_eof():
+            keep_alive = await self._linger(payload) and keep_alive
+        payload.set_exception(RuntimeError("the request body was read after the answer"))
+        return keep_alive
+
+    def _failure(
+        self, writer: StreamWriter, exc: BaseException | None, *, timed_out: bool = False
+    ) -> web.StreamResponse:
+        """The answer to a handler that escaped every middleware (a stub bug)."""
+        if writer.output_size > 0:
+            raise ConnectionError("the response has started; the error cannot be sent")
+        if timed_out:
+            return refusal_response(errors.operation_timed_out())
+        log.error("stub bug while serving a request", exc_info=exc)
+        return refusal_response(errors.internal_error())
+
+    async def _answer_refusal(self, exc: HttpProcessingError) -> None:
+        """Answer a request the parser refused, in the service's format, and close."""
+        log.debug("refused an unparsable request: %s", exc.message or exc)
+        writer = StreamWriter(self, self._loop)
+        task = asyncio.current_task(self._loop)
+        assert task is not None
+        factory = self._server.request_factory
+        request = factory(_REFUSED, EMPTY_PAYLOAD, self, writer, task)  # type: ignore[arg-type]
+        response = refusal_response(refusal_error(exc))
+        await self._write(request, response, writer)
+        if self.transport is not None:
+            self.transport.close()
+
+    async def _linger(self, payload: StreamReader) -> bool:
+        """Read and drop the rest of an unread body (aiohttp's lingering read).
+
+        Whether it ended within the lingering time (else the connection closes).
+        """
+        lingering = float(self._server.settings["lingering_time"])
+        if self._closing or lingering <= 0:
+            return False
+        deadline = self._loop.time() + lingering
+        try:
+            while not payload.is_eof():
+                left = deadline - self._loop.time()
+                if left <= 0:
+                    return False
+                async with asyncio.timeout(left):
+                    await payload.readany()
+        except (TimeoutError, RequestPayloadError, ConnectionError):
+            return False
+        return True
+
+    # -- writing ---------------------------------------------------------------
+
+    async def _write(
+        self, request: BaseRequest, response: web.StreamResponse, writer: StreamWriter
+    ) -> bool:
+        """Send ``response``; whether the connection may stay open."""
+        if response.prepared or not _plain(response):
+            await response.prepare(request)
+            await response.write_eof()
+            return bool(response.keep_alive)
+        transport = self.transport
+        assert transport is not None
+        head, body, keep_alive = render(request, response)  # type: ignore[arg-type]
+        transport.write(head + body if body else head)
+        return keep_alive
+
+
+def _plain(response: web.StreamResponse) -> bool:
+    """Whether ``render`` answers exactly as aiohttp's writer would."""
+    if type(response) is not web.Response:
+        return False
+    body = response._body
+    return (
+        (body is None or isinstance(body, bytes))
+        and not response._chunked
+        and not response._compression
+        and not response._cookies
+        and response._compressed_body is None
+    )
+
+
+#: The private attributes of aiohttp's objects that this module reads or sets.
+_RESPONSE_ATTRIBUTES = ("_body", "_chunked", "_compression", "_cookies", "_compressed_body")
+
+
+def front_supported() -> bool:
+    """Whether the installed aiohttp has what :class:`FrontProtocol` relies on.
+
+    Checked once per runner; where it is not (a future aiohttp that renamed one of
+    them), the runner serves through aiohttp's own connection handler instead.
+
+    Example::
+
+        >>> front_supported()
+        True
+    """
+    response = web.Response(body=b"")
+    return (
+        all(hasattr(response, name) for name in (*_RESPONSE_ATTRIBUTES, "_keep_alive"))
+        and hasattr(BaseRequest, "_cancel")
+        and callable(getattr(HttpRequestParser, "feed_data", None))
+    )
+
+
+class FrontAppRunner(ServiceAppRunner):
+    """The stub's runner: serves through :class:`FrontProtocol` (aiohttp's handler if
+    the installed aiohttp lacks what it needs), parser refusals in the service's format.
+
+    Example::
+
+        runner = FrontAppRunner(create_app(StubConfig()), handle_signals=False)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+    """
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        if not front_supported():  # pragma: no cover - depends on the aiohttp release
+            log.warning("this aiohttp release lacks what the stub's front end needs")
+            return server
+        return FrontServer(server, self.app)
+
+
+def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, bool]:
+    """The head and body bytes aiohttp would send for a plain ``response``, and keep-alive.
+
+    Applies aiohttp's rules: ``Content-Length`` (none on 1xx/204/304, none for an
+    empty body on HEAD or 304), ``Content-Type: application/octet-stream`` on a body
+    without one, ``Date``, ``Server``, and ``Connection`` (``keep-alive`` on an HTTP/1.0
+    request kept open, ``close`` on an HTTP/1.1 one that is not); no body on HEAD or on
+    1xx/204/304.
+
+    Example::
+
+        >>> from aiohttp.test_utils import make_mocked_request
+        >>> request = make_mocked_request("GET", "/a/t()")
+        >>> head, body, keep = render(request, web.Response(status=200, body=b"{}"))
+        >>> head.split(b"\\r\\n")[0], body, keep
+        (b'HTTP/1.1 200 OK', b'{}', True)
+        >>> b"Content-Length: 2" in head and b"Content-Type: application/octet-stream" in head
+        True
+    """
+    status = response.status
+    method = request.method
+    headers = response.headers
+    body = response._body
+    assert body is None or isinstance(body, bytes)  # _plain
+    empty = status in _EMPTY_BODY_STATUSES or method == hdrs.METH_HEAD
+    if hdrs.CONTENT_LENGTH in headers:
+        if status in _EMPTY_BODY_STATUSES:
+            del headers[hdrs.CONTENT_LENGTH]
+        length = int(headers.get(hdrs.CONTENT_LENGTH, 0))
+    else:
+        length = len(body) if body else 0
+        if length or (status != 304 and method != hdrs.METH_HEAD):
+            headers[hdrs.CONTENT_LENGTH] = str(length)
+    if empty:
+        headers.popall(hdrs.TRANSFER_ENCODING, None)
+    elif length != 0:
+        headers.setdefault(hdrs.CONTENT_TYPE, "application/octet-stream")
+    if hdrs.DATE not in headers:
+        headers[hdrs.DATE] = rfc822_formatted_time()
+    headers.setdefault(hdrs.SERVER, web_server_software())
+    keep_alive = response._keep_alive
+    if keep_alive is None:
+        keep_alive = request.keep_alive
+    version: HttpVersion = request.version
+    if hdrs.CONNECTION not in headers:
+        if keep_alive:
+            if version == HttpVersion10:
+                headers[hdrs.CONNECTION] = "keep-alive"
+        elif version == HttpVersion11:
+            headers[hdrs.CONNECTION] = "close"
+    lines = [f"HTTP/{version[0]}.{version[1]} {status} {response.reason}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    text = "\r\n".join(lines)
+    breaks = len(lines) - 1
+    if text.count("\n") != breaks or text.count("\r") != breaks:  # aiohttp refuses too
+        raise ValueError("Newline or carriage return character detected in a header")
+    head = (text + "\r\n\r\n").encode("utf-8")
+    return head, (b"" if empty or not body else body), bool(keep_alive)
+
+
+@functools.cache
+def web_server_software() -> str:
+    """aiohttp's default ``Server`` header (the stub always sets its own).
+
+    Example::
+
+        >>> web_server_software().startswith("Python/")
+        True
+    """
+    from aiohttp.http import SERVER_SOFTWARE
+
+    return str(SERVER_SOFTWARE)
+
+
+__all__ = [
+    "FrontAppRunner",
+    "FrontProtocol",
+    "FrontServer",
+    "front_supported",
+    "render",
+    "web_server_software",
+]
