@@ -282,8 +282,8 @@ class FrontProtocol(BaseProtocol):
     def data_received(self, data: bytes) -> None:
         """Parse what arrived and make sure a worker serves the queued requests."""
         parser = self._parser
-        if self._closing or self._refused is not None or parser is None:
-            return
+        if self._refused is not None or parser is None:
+            return  # (closing: the request in progress may still be reading its body)
         try:
             messages, _upgraded, _tail = parser.feed_data(data)
         except HttpProcessingError as exc:
@@ -291,7 +291,7 @@ class FrontProtocol(BaseProtocol):
             messages = []
         if messages:
             self._messages.extend(messages)
-        if (messages or self._refused is not None) and self.worker is None:
+        if (messages or self._refused is not None) and self.worker is None and not self._closing:
             self.worker = self._loop.create_task(self._serve())
 
     # -- serving ---------------------------------------------------------------
@@ -501,13 +501,14 @@ def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, 
     body = response._body
     assert body is None or isinstance(body, bytes)  # _plain
     empty = status in _EMPTY_BODY_STATUSES or method == hdrs.METH_HEAD
-    if hdrs.CONTENT_LENGTH in headers:
-        if status in _EMPTY_BODY_STATUSES:
-            del headers[hdrs.CONTENT_LENGTH]
-        length = int(headers.get(hdrs.CONTENT_LENGTH, 0))
+    if status in _EMPTY_BODY_STATUSES:
+        headers.popall(hdrs.CONTENT_LENGTH, None)
+        length = 0
+    elif hdrs.CONTENT_LENGTH in headers:
+        length = int(headers[hdrs.CONTENT_LENGTH])
     else:
         length = len(body) if body else 0
-        if length or (status != 304 and method != hdrs.METH_HEAD):
+        if length or method != hdrs.METH_HEAD:
             headers[hdrs.CONTENT_LENGTH] = str(length)
     if empty:
         headers.popall(hdrs.TRANSFER_ENCODING, None)
