@@ -217,7 +217,12 @@ class FrontProtocol(BaseProtocol):
     # -- the connection --------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        """Register the connection and start its idle timer."""
+        """Register the connection and start its idle timer (asyncio calls it).
+
+        Example::
+
+            protocol.connection_made(transport)
+        """
         super().connection_made(transport)
         self.peername = transport.get_extra_info("peername")
         self.sockname = transport.get_extra_info("sockname")
@@ -226,7 +231,12 @@ class FrontProtocol(BaseProtocol):
         self._arm_idle_timer()
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        """Forget the connection; a request still reading its body sees the loss."""
+        """Forget the connection; a request still reading its body sees the loss.
+
+        Example::
+
+            protocol.connection_lost(None)  # asyncio calls it once the socket is closed
+        """
         self._server.front_connections.discard(self)
         self._closing = True
         super().connection_lost(exc)
@@ -245,16 +255,31 @@ class FrontProtocol(BaseProtocol):
                 parser.feed_eof()
 
     def eof_received(self) -> None:
-        """Half-close from the client: finish what is queued (the transport closes)."""
+        """Half-close from the client: finish what is queued (the transport closes).
+
+        Example::
+
+            protocol.eof_received()  # None: asyncio closes the transport
+        """
 
     def close_when_idle(self) -> None:
-        """Close now if no request is in progress, else after the current one."""
+        """Close now if no request is in progress, else after the current one.
+
+        Example::
+
+            protocol.close_when_idle()  # FrontServer.pre_shutdown does this for each
+        """
         self._closing = True
         if self.worker is None and self.transport is not None:
             self.transport.close()
 
     def abort(self) -> None:
-        """Drop the connection at once."""
+        """Drop the connection at once.
+
+        Example::
+
+            protocol.abort()  # FrontServer.shutdown, once the timeout has passed
+        """
         self._closing = True
         if self.transport is not None:
             self.transport.abort()
@@ -280,7 +305,12 @@ class FrontProtocol(BaseProtocol):
     # -- reading ---------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        """Parse what arrived and make sure a worker serves the queued requests."""
+        """Parse what arrived and make sure a worker serves the queued requests.
+
+        Example::
+
+            protocol.data_received(b"GET /devstoreaccount1/Tables HTTP/1.1\r\n...")
+        """
         parser = self._parser
         if self._refused is not None or parser is None:
             return  # (closing: the request in progress may still be reading its body)
