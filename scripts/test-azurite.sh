@@ -17,7 +17,7 @@ AZURITE_JS="$PREFIX/node_modules/azurite/dist/src/table/main.js"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 # Pinned so that a new Azurite release cannot change what "passes against Azurite" means
 # without a commit here.
-AZURITE_VERSION="${AZURITE_VERSION:-3.35.0}"
+AZURITE_VERSION="${AZURITE_VERSION:-3.37.0}"
 
 installed=""
 if [[ -f "$PREFIX/node_modules/azurite/package.json" ]]; then
