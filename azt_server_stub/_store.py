@@ -35,7 +35,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
-from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, RowKey, entry_size
+from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, entry_size
 from .model import Edm, Entity, TypedValue
 
 DB_FILE = "azt-stub.sqlite3"
@@ -110,14 +110,6 @@ def key_text(blob: bytes) -> str:
 
 def encode_props(props: dict[str, TypedValue]) -> str:
     """Encode typed properties as the ASCII JSON text described in the module docstring."""
-    text = _encode_plain(props)
-    return _encode_list(props) if text is None else text
-
-
-def _encode_plain(props: dict[str, TypedValue]) -> str | None:
-    """:func:`encode_props` of properties whose values all have their type's own Python
-    type (``str``, ``int``, ``bool``, finite ``float``, ``UUID``), which
-    :func:`decode_props` reads back as equal values of the same types; None otherwise."""
     # What json.dumps writes for [[name, code, value], ...] with these separators, written
     # directly: names and their codes once per name, values by type. A value of another
     # Python type than its type's goes the way of the list for json.dumps (its text, or
@@ -141,7 +133,7 @@ def _encode_plain(props: dict[str, TypedValue]) -> str | None:
         elif t is uuid.UUID and edm is Edm.GUID:
             text = '"' + value.hex + '"'
         else:
-            return None
+            return _encode_list(props)
         pieces += (head, text, "],")
     if len(pieces) == 1:
         return "[]"
@@ -218,12 +210,6 @@ def _read_value(code: str, value: Any) -> TypedValue:
     return (edm, value)
 
 
-def _round_trips(key: str) -> bool:
-    """Whether :func:`key_text` of the stored key gives ``key`` back (not for a key
-    spelling an astral character as two surrogate code points)."""
-    return key.isascii() or key_text(key_blob(key)) == key
-
-
 @dataclass(slots=True)
 class LoadedTable:
     """A table's metadata as read back from disk (its entities stay on disk)."""
@@ -276,9 +262,9 @@ class SqliteStore:
     reads on the reader connection (after :meth:`close`, on a short-lived read-only
     connection, so a closed store still answers reads but refuses writes).
 
-    Decoded rows are kept in a :class:`~azt_server_stub._rowcache.RowCache` of at most
-    ``cache_bytes`` (estimated), which a read uses only where it is exactly the state the
-    read would see in SQLite (see that module).
+    Rows read are decoded once: a :class:`~azt_server_stub._rowcache.RowCache` of at most
+    ``cache_bytes`` (estimated) keeps the entities, each used again only for a row read
+    later with the same key and Timestamp (the same stored version).
     """
 
     def __init__(self, directory: Path, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
@@ -289,9 +275,7 @@ class SqliteStore:
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.RLock()
         self._tids: dict[tuple[str, str], int] = {}
-        self._cache = RowCache(cache_bytes)
-        #: The cache's generation when the open read transaction (snapshot) began.
-        self._snapshot_generation = 0
+        self._cache = RowCache(cache_bytes)  # used with the read lock held
         try:
             self._db = db = _connect(self.path, timeout=5.0)
             db.execute("PRAGMA journal_mode=WAL")
@@ -354,7 +338,6 @@ class SqliteStore:
                 yield
                 return
             reader.execute("BEGIN")
-            self._snapshot_generation = self._cache.generation
             try:
                 yield
             finally:
@@ -391,25 +374,24 @@ class SqliteStore:
 
     # -- reads -------------------------------------------------------------------------
 
-    def _generation(self, db: sqlite3.Connection) -> int:
-        """The cache generation of the state ``db`` reads (call with the read lock held)."""
-        return self._snapshot_generation if db.in_transaction else self._cache.generation
-
-    def _decode(
-        self, tid: int, rows: Iterable[tuple[bytes, bytes, int, str]], generation: int
-    ) -> list[Entity]:
-        """The entities of rows read from a state taken at ``generation``: a row whose
-        version is cached is its cached entity, others are decoded (and kept)."""
+    def _entities(self, tid: int, rows: Iterable[tuple[bytes, bytes, int, str]]) -> list[Entity]:
+        """The entities of rows of table ``tid`` (call with the read lock held): a row
+        whose stored version (key, Timestamp) was decoded before is that entity, others
+        are decoded and kept (a PartitionKey decoded once per run of rows sharing it)."""
         cache = self._cache
-        decoded = cache.decoded
-        remember = cache.remember
+        cached = cache.get
+        keep = cache.put
         out: list[Entity] = []
+        last_blob: bytes | None = None
+        pk = ""
         for pk_blob, rk_blob, ts, props in rows:
             key = (tid, pk_blob, rk_blob)
-            entity = decoded(key, ts)
+            entity = cached(key, ts)
             if entity is None:
-                entity = Entity(key_text(pk_blob), key_text(rk_blob), ts, decode_props(props))
-                remember(key, entity, entry_size(key, len(props)), generation)
+                if pk_blob != last_blob:
+                    last_blob, pk = pk_blob, key_text(pk_blob)
+                entity = Entity(pk, key_text(rk_blob), ts, decode_props(props))
+                keep(key, entity, entry_size(key, len(props)))
             out.append(entity)
         return out
 
@@ -421,14 +403,9 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             return None
-        key = (tid, key_blob(pk), key_blob(rk))
         with self._reading() as db:
-            if not db.in_transaction:
-                entity = self._cache.current(key)
-                if entity is not None:
-                    return entity
-            rows = db.execute(_GET, key).fetchall()
-            return self._decode(tid, rows, self._generation(db))[0] if rows else None
+            rows = db.execute(_GET, (tid, key_blob(pk), key_blob(rk))).fetchall()
+            return self._entities(tid, rows)[0] if rows else None
 
     def get_rows(self, account: str, lname: str, pk: str, rks: Sequence[str]) -> list[Entity]:
         """The stored entities of one partition among the RowKeys ``rks`` (those found, in
@@ -442,11 +419,10 @@ class SqliteStore:
         pk_blob = key_blob(pk)
         found: list[Entity] = []
         with self._reading() as db:
-            generation = self._generation(db)
             for at in range(0, len(rks), _ROWS_PER_READ):
                 chunk = [key_blob(rk) for rk in rks[at : at + _ROWS_PER_READ]]
                 sql = _GET_ROWS.format(", ".join("?" * len(chunk)))
-                found += self._decode(tid, db.execute(sql, (tid, pk_blob, *chunk)), generation)
+                found += self._entities(tid, db.execute(sql, (tid, pk_blob, *chunk)))
         return found
 
     def scan(
@@ -472,7 +448,7 @@ class SqliteStore:
             args += (key_blob(hi[0]), key_blob(hi[1]))
         with self._reading() as db:
             rows = db.execute(sql, (*args, limit)).fetchall()
-            return self._decode(tid, rows, self._generation(db))
+            return self._entities(tid, rows)
 
     # -- writes (each one transaction) ---------------------------------------------------
 
@@ -529,52 +505,25 @@ class SqliteStore:
     ) -> None:
         """Store and remove entities of several tables ``(account, lname, puts, deletes)``
         in one transaction (one fsync: the backend's group commit). A key appears at most
-        once per table across puts and deletes.
-
-        The row cache learns the stored entities once they are on disk (an entity whose
-        stored form reads back equal: see :func:`_encode_plain`); until then, reads of
-        the keys written go to SQLite."""
-        rows: list[tuple[int, bytes, bytes, int, str]] = []
-        deleted: list[RowKey] = []
-        kept: list[tuple[RowKey, Entity, int]] = []
-        forgotten: list[RowKey] = []  # written, not kept (read back from SQLite)
-        for account, lname, puts, deletes in groups:
-            tid = self._tids.get((account, lname))
-            if tid is None:
-                raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
-            for e in puts:
-                key = (tid, key_blob(e.pk), key_blob(e.rk))
-                text = _encode_plain(e.props)
-                if text is None:
-                    text = _encode_list(e.props)
-                    forgotten.append(key)
-                elif _round_trips(e.pk) and _round_trips(e.rk):
-                    kept.append((key, e, entry_size(key, len(text))))
-                else:
-                    forgotten.append(key)
-                rows.append((*key, e.timestamp, text))
-            deleted += [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
-        forgotten += deleted
-        cache = self._cache
-        with self._read_lock:
-            cache.begin_commit([row[:3] for row in rows])
-            cache.begin_commit(deleted)
-        try:
-            with self.transaction() as db:
+        once per table across puts and deletes."""
+        with self.transaction() as db:
+            for account, lname, puts, deletes in groups:
+                tid = self._tids.get((account, lname))
+                if tid is None:
+                    raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
+                rows = [
+                    (tid, key_blob(e.pk), key_blob(e.rk), e.timestamp, encode_props(e.props))
+                    for e in puts
+                ]
                 if rows:
                     db.executemany(_PUT, rows)
-                if deleted:
-                    db.executemany(_DELETE, deleted)
-                db.execute(
-                    "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)",
-                    (last_timestamp,),
-                )
-        except BaseException:
-            with self._read_lock:
-                cache.abandon_commit()
-            raise
-        with self._read_lock:
-            cache.end_commit(kept, forgotten)
+                gone = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
+                if gone:
+                    db.executemany(_DELETE, gone)
+            db.execute(
+                "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)",
+                (last_timestamp,),
+            )
 
 
 def _migrate_v1(db: sqlite3.Connection) -> None:
