@@ -58,6 +58,9 @@ _PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _GET = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _GET_ROWS = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk IN ({})"
+_ANY_ROW_BETWEEN = (
+    "SELECT 1 FROM entity_rows WHERE tid = ? AND pk = ? AND rk BETWEEN ? AND ? LIMIT 1"
+)
 #: Most RowKeys one read of :meth:`SqliteStore.get_rows` asks for (SQLite's parameter limit).
 _ROWS_PER_READ = 500
 _SCAN = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND (pk, rk) {op} (?, ?)"
@@ -417,10 +420,16 @@ class SqliteStore:
         if tid is None or not rks:
             return []
         pk_blob = key_blob(pk)
+        blobs = [key_blob(rk) for rk in rks]
         found: list[Entity] = []
         with self._reading() as db:
-            for at in range(0, len(rks), _ROWS_PER_READ):
-                chunk = [key_blob(rk) for rk in rks[at : at + _ROWS_PER_READ]]
+            # No row from the least to the greatest RowKey asked (a change set into a new
+            # partition, or appending to one): nothing to read, one index probe.
+            probe = (tid, pk_blob, min(blobs), max(blobs))
+            if db.execute(_ANY_ROW_BETWEEN, probe).fetchone() is None:
+                return found
+            for at in range(0, len(blobs), _ROWS_PER_READ):
+                chunk = blobs[at : at + _ROWS_PER_READ]
                 sql = _GET_ROWS.format(", ".join("?" * len(chunk)))
                 found += self._entities(tid, db.execute(sql, (tid, pk_blob, *chunk)))
         return found
