@@ -15,6 +15,13 @@ exactly one stored version: the entity decoded from it earlier is the entity dec
 again would give. Writes therefore need not touch the cache; an entry of an overwritten
 or deleted version is merely never used again, until it is evicted.
 
+One exception, for point reads: the store counts its write transactions (odd while one
+is open), and a point read outside a read transaction that found a row with no write
+open or begun meanwhile stamps the entry with that count (:meth:`RowCache.verify`). While
+the count stays the same, no write has begun since, so the row is still the stored one
+and a point read takes it from the cache (:meth:`RowCache.current`). Any write ends
+every entry's stamp at once, by changing the count.
+
 Example::
 
     >>> from azt_server_stub.model import Entity
@@ -22,6 +29,8 @@ Example::
     >>> cache.put((1, b"\\x00p", b"\\x00r"), Entity("p", "r", 7), 300)
     >>> cache.get((1, b"\\x00p", b"\\x00r"), 7).rk, cache.get((1, b"\\x00p", b"\\x00r"), 8)
     ('r', None)
+    >>> cache.current((1, b"\\x00p", b"\\x00r"), 0) is None  # not verified
+    True
 """
 
 from __future__ import annotations
@@ -68,7 +77,8 @@ class RowCache:
 
     def __init__(self, budget: int = DEFAULT_CACHE_BYTES) -> None:
         self.budget = budget
-        self._entries: dict[RowKey, tuple[Entity, int]] = {}
+        #: key -> (entity, estimated size, write count it was verified at, or -1)
+        self._entries: dict[RowKey, tuple[Entity, int, int]] = {}
         self._bytes = 0
 
     def __len__(self) -> int:
@@ -116,10 +126,39 @@ class RowCache:
             self._bytes -= old[1]
         if size > self.budget:
             return
-        entries[key] = (entity, size)
+        entries[key] = (entity, size, -1)
         self._bytes += size
         while self._bytes > self.budget:
             self._bytes -= entries.pop(next(iter(entries)))[1]
+
+    def verify(self, key: RowKey, entity: Entity, writes: int) -> None:
+        """Stamp ``key``'s entry, if it is ``entity``, as stored when the store's write
+        count was ``writes`` (even: no write open).
+
+        Example::
+
+            >>> cache = RowCache(); key = (1, b"p", b"r"); e = Entity("p", "r", 1)
+            >>> cache.put(key, e, 9); cache.verify(key, e, 4)
+            >>> cache.current(key, 4) is e, cache.current(key, 6)
+            (True, None)
+        """
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is entity:
+            self._entries[key] = (entity, entry[1], writes)  # keeps its place in the order
+
+    def current(self, key: RowKey, writes: int) -> Entity | None:
+        """The entity at ``key`` if verified at write count ``writes`` (so still stored
+        while the count has not changed), else None.
+
+        Example::
+
+            >>> RowCache().current((1, b"p", b"r"), 0) is None
+            True
+        """
+        entry = self._entries.get(key)
+        if entry is not None and entry[2] == writes:
+            return entry[0]
+        return None
 
     def forget_table(self, tid: int) -> None:
         """Drop every entry of a table (deleted or replaced: its id is never used again).

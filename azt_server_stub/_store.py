@@ -279,6 +279,8 @@ class SqliteStore:
         self._read_lock = threading.RLock()
         self._tids: dict[tuple[str, str], int] = {}
         self._cache = RowCache(cache_bytes)  # used with the read lock held
+        #: Write transactions begun and ended (odd: one is open); see _rowcache.
+        self._writes = 0
         try:
             self._db = db = _connect(self.path, timeout=5.0)
             db.execute("PRAGMA journal_mode=WAL")
@@ -323,13 +325,17 @@ class SqliteStore:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed (and synced) when the block ends."""
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
+        self._writes += 1  # before anything changes: the cache's verified rows lapse
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            self._writes += 1
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -406,9 +412,21 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             return None
+        key = (tid, key_blob(pk), key_blob(rk))
         with self._reading() as db:
-            rows = db.execute(_GET, (tid, key_blob(pk), key_blob(rk))).fetchall()
-            return self._entities(tid, rows)[0] if rows else None
+            writes = self._writes
+            latest = not db.in_transaction and not writes & 1  # reads the last commit
+            if latest:
+                entity = self._cache.current(key, writes)
+                if entity is not None:  # verified, and no write since
+                    return entity
+            rows = db.execute(_GET, key).fetchall()
+            if not rows:
+                return None
+            entity = self._entities(tid, rows)[0]
+            if latest and self._writes == writes:  # no write began meanwhile
+                self._cache.verify(key, entity, writes)
+            return entity
 
     def get_rows(self, account: str, lname: str, pk: str, rks: Sequence[str]) -> list[Entity]:
         """The stored entities of one partition among the RowKeys ``rks`` (those found, in

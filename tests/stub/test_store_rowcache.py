@@ -9,6 +9,7 @@ cache; a few entries: constant eviction; the default), and asks for the same ans
 from __future__ import annotations
 
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, get_args
 
@@ -245,3 +246,78 @@ def test_a_deleted_table_leaves_nothing_cached(tmp_path: Path) -> None:
         b.create_table(ACCOUNT, "Gone")
         with pytest.raises(StubError):
             b.get_entity(ACCOUNT, "Gone", "p", "r")
+
+
+def _selects(store: _store.SqliteStore) -> list[str]:
+    """The SELECTs the store's reader connection runs from now on."""
+    seen: list[str] = []
+    reader = store._reader
+    assert reader is not None
+    reader.set_trace_callback(lambda sql: seen.append(sql) if "SELECT" in sql else None)
+    return seen
+
+
+def test_a_point_read_skips_sqlite_only_while_no_write_began(tmp_path: Path) -> None:
+    store = _store_with_rows(tmp_path, 3)
+    try:
+        selects = _selects(store)
+        first = store.get(ACCOUNT, "t", "p", "001")
+        assert first is not None
+        assert len(selects) == 1
+        assert store.get(ACCOUNT, "t", "p", "001") is first
+        assert len(selects) == 1  # verified, nothing written since: not read again
+        store.create_table(ACCOUNT, "u", "U")  # any write, another table's too
+        assert store.get(ACCOUNT, "t", "p", "001") is first  # same version: still decoded once
+        assert len(selects) == 2
+        with store.transaction() as db:  # a write open: read, never verified
+            db.execute(
+                "UPDATE entity_rows SET ts = 9, props = '[]' WHERE rk = ?",
+                (_store.key_blob("001"),),
+            )
+            assert store.get(ACCOUNT, "t", "p", "001") is first  # the committed row
+            assert store.get(ACCOUNT, "t", "p", "001") is first
+            assert len(selects) == 4
+        changed = store.get(ACCOUNT, "t", "p", "001")
+        assert changed is not None
+        assert (changed.timestamp, changed.props) == (9, {})
+        assert store.get(ACCOUNT, "t", "p", "001") is changed
+        assert len(selects) == 5
+        with store.snapshot():  # a read transaction: its own state, always read
+            assert store.get(ACCOUNT, "t", "p", "001") is changed
+        assert sum("entity_rows" in sql for sql in selects) == 6
+    finally:
+        store.close()
+
+
+def test_point_reads_never_go_back_behind_a_committed_write(tmp_path: Path) -> None:
+    store = _store_with_rows(tmp_path, 1)
+    acked = 0
+    done = threading.Event()
+    failures: list[str] = []
+
+    def writer() -> None:
+        nonlocal acked
+        try:
+            for n in range(1, 301):
+                row = Entity("p", "000", 1 + n, {"N": (Edm.INT32, n)})
+                store.write_entity_groups([(ACCOUNT, "t", [row], [])], 1 + n)
+                acked = n
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        last = 0
+        while not done.is_set() or last < 300:
+            floor = acked
+            entity = store.get(ACCOUNT, "t", "p", "000")
+            assert entity is not None
+            n = entity.props["N"][1]
+            if n < floor or n < last:
+                failures.append(f"read {n} after {last}, {floor} committed")
+            last = n
+    finally:
+        thread.join()
+        store.close()
+    assert failures == []
