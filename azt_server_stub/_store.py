@@ -35,6 +35,8 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+
 from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, entry_size
 from .model import Edm, Entity, TypedValue
 
@@ -183,12 +185,20 @@ def _stored_value(edm: Edm, value: Any) -> Any:
 
 def decode_props(text: str) -> dict[str, TypedValue]:
     """Inverse of :func:`encode_props`."""
+    # msgspec reads what the store writes about twice as fast as json's scanner, into the
+    # same lists; what it refuses (NaN and Infinity, lone surrogates, out-of-range
+    # numbers) is read by json, as before.
     try:
-        items, end = _JSON_VALUE(text, 0)
-    except StopIteration:
-        items, end = None, -1
-    if end != len(text) or type(items) is not list:
-        items = json.loads(text)  # what the store never writes: json's own verdict
+        items = _FAST_JSON(text)
+    except (msgspec.DecodeError, ValueError):  # ValueError: a str no UTF-8 can encode
+        items = None
+    if type(items) is not list:
+        try:
+            items, end = _JSON_VALUE(text, 0)
+        except StopIteration:
+            items, end = None, -1
+        if end != len(text) or type(items) is not list:
+            items = json.loads(text)  # what the store never writes: json's own verdict
     edms = _EDM
     return {
         name: (edms[code], value) if code in _PLAIN_CODES else _read_value(code, value)
@@ -196,6 +206,8 @@ def decode_props(text: str) -> dict[str, TypedValue]:
     }
 
 
+#: msgspec's JSON decoder (any JSON value).
+_FAST_JSON: Callable[[str], Any] = msgspec.json.Decoder().decode
 #: Codes whose stored JSON value is the value itself.
 _PLAIN_CODES = frozenset({"s", "i", "l", "b", "t"})
 #: json's default decoder's scanner: one JSON value from an index -> (value, end index).

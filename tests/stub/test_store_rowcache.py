@@ -8,6 +8,7 @@ cache; a few entries: constant eviction; the default), and asks for the same ans
 
 from __future__ import annotations
 
+import json
 import tempfile
 import threading
 from pathlib import Path
@@ -321,3 +322,71 @@ def test_point_reads_never_go_back_behind_a_committed_write(tmp_path: Path) -> N
         thread.join()
         store.close()
     assert failures == []
+
+
+_SCAN_ONCE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _decode_before(text: str) -> dict[str, TypedValue]:
+    """``decode_props`` before msgspec: json's scanner, json.loads for the rest."""
+    try:
+        items, end = _SCAN_ONCE(text, 0)
+    except StopIteration:
+        items, end = None, -1
+    if end != len(text) or type(items) is not list:
+        items = json.loads(text)
+    return {
+        name: (_store._EDM[code], value)
+        if code in _store._PLAIN_CODES
+        else _store._read_value(code, value)
+        for name, code, value in items
+    }
+
+
+def _outcome(text: str, decode: Any) -> Any:
+    try:
+        return ("ok", _props(decode(text)))
+    except Exception as exc:  # a broken text: the same error type either way
+        return ("raised", type(exc))
+
+
+_ANY_TEXT = st.text(st.characters(codec=None), max_size=6)
+_STORED_VALUES: st.SearchStrategy[TypedValue] = st.one_of(
+    _VALUES,
+    st.tuples(st.just(Edm.DOUBLE), st.floats()),  # NaN and infinities: json's own words
+    st.tuples(st.just(Edm.STRING), _ANY_TEXT),  # lone surrogates
+    st.tuples(st.just(Edm.DATETIME), st.integers(0, 3_155_378_975_999_999_999)),
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | _ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@st.composite
+def _stored_text(draw: st.DrawFn) -> str:
+    """What the store writes, any JSON, and either bent by a character."""
+    if draw(st.booleans()):
+        names = st.text(max_size=4) | st.sampled_from(["A", "B"])
+        text = _store.encode_props(draw(st.dictionaries(names, _STORED_VALUES, max_size=4)))
+    else:
+        value = draw(_JSON)
+        text = json.dumps(
+            value, ensure_ascii=draw(st.booleans()), indent=draw(st.none() | st.just(1))
+        )
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(text)))
+        cut = draw(st.integers(0, 2))
+        text = (
+            text[:at]
+            + draw(st.text(st.sampled_from('[]",\\ 0.eE-uNaI\ud800x'), max_size=2))
+            + text[at + cut :]
+        )
+    return text
+
+
+@settings(max_examples=600, deadline=None)
+@given(_stored_text())
+def test_stored_texts_decode_as_before_msgspec(text: str) -> None:
+    assert _outcome(text, _store.decode_props) == _outcome(text, _decode_before)
