@@ -35,8 +35,6 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
-import msgspec
-
 from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, entry_size
 from .model import Edm, Entity, TypedValue
 
@@ -187,10 +185,10 @@ def decode_props(text: str) -> dict[str, TypedValue]:
     """Inverse of :func:`encode_props`."""
     # msgspec reads what the store writes about twice as fast as json's scanner, into the
     # same lists; what it refuses (NaN and Infinity, lone surrogates, out-of-range
-    # numbers) is read by json, as before.
+    # numbers, a str UTF-8 cannot encode) is read by json, as before.
     try:
-        items = _FAST_JSON(text)
-    except (msgspec.DecodeError, ValueError):  # ValueError: a str no UTF-8 can encode
+        items = _fast_json(text)
+    except _FAST_JSON_ERRORS:
         items = None
     if type(items) is not list:
         try:
@@ -206,8 +204,21 @@ def decode_props(text: str) -> dict[str, TypedValue]:
     }
 
 
-#: msgspec's JSON decoder (any JSON value).
-_FAST_JSON: Callable[[str], Any] = msgspec.json.Decoder().decode
+def _first_fast_json(text: str) -> Any:
+    """Import msgspec at the first stored row read (start-up does not pay its ~10 ms and
+    its memory), make its JSON decoder :func:`_fast_json`, and read ``text`` with it."""
+    global _fast_json, _FAST_JSON_ERRORS
+    import msgspec
+
+    _FAST_JSON_ERRORS = (msgspec.DecodeError, ValueError)
+    _fast_json = msgspec.json.Decoder().decode
+    return _fast_json(text)
+
+
+#: msgspec's JSON decoder (any JSON value) once imported.
+_fast_json: Callable[[str], Any] = _first_fast_json
+#: What it raises for a text it refuses (ValueError: a str no UTF-8 can encode).
+_FAST_JSON_ERRORS: tuple[type[Exception], ...] = (ValueError,)
 #: Codes whose stored JSON value is the value itself.
 _PLAIN_CODES = frozenset({"s", "i", "l", "b", "t"})
 #: json's default decoder's scanner: one JSON value from an index -> (value, end index).
