@@ -35,6 +35,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
+from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, entry_size
 from .model import Edm, Entity, TypedValue
 
 DB_FILE = "azt-stub.sqlite3"
@@ -57,6 +58,9 @@ _PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _GET = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _GET_ROWS = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk IN ({})"
+_ANY_ROW_BETWEEN = (
+    "SELECT 1 FROM entity_rows WHERE tid = ? AND pk = ? AND rk BETWEEN ? AND ? LIMIT 1"
+)
 #: Most RowKeys one read of :meth:`SqliteStore.get_rows` asks for (SQLite's parameter limit).
 _ROWS_PER_READ = 500
 _SCAN = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND (pk, rk) {op} (?, ?)"
@@ -179,12 +183,20 @@ def _stored_value(edm: Edm, value: Any) -> Any:
 
 def decode_props(text: str) -> dict[str, TypedValue]:
     """Inverse of :func:`encode_props`."""
+    # msgspec reads what the store writes about twice as fast as json's scanner, into the
+    # same lists; what it refuses (NaN and Infinity, lone surrogates, out-of-range
+    # numbers, a str UTF-8 cannot encode) is read by json, as before.
     try:
-        items, end = _JSON_VALUE(text, 0)
-    except StopIteration:
-        items, end = None, -1
-    if end != len(text) or type(items) is not list:
-        items = json.loads(text)  # what the store never writes: json's own verdict
+        items = _fast_json(text)
+    except _FAST_JSON_ERRORS:
+        items = None
+    if type(items) is not list:
+        try:
+            items, end = _JSON_VALUE(text, 0)
+        except StopIteration:
+            items, end = None, -1
+        if end != len(text) or type(items) is not list:
+            items = json.loads(text)  # what the store never writes: json's own verdict
     edms = _EDM
     return {
         name: (edms[code], value) if code in _PLAIN_CODES else _read_value(code, value)
@@ -192,6 +204,21 @@ def decode_props(text: str) -> dict[str, TypedValue]:
     }
 
 
+def _first_fast_json(text: str) -> Any:
+    """Import msgspec at the first stored row read (start-up does not pay its ~10 ms and
+    its memory), make its JSON decoder :func:`_fast_json`, and read ``text`` with it."""
+    global _fast_json, _FAST_JSON_ERRORS
+    import msgspec
+
+    _FAST_JSON_ERRORS = (msgspec.DecodeError, ValueError)
+    _fast_json = msgspec.json.Decoder().decode
+    return _fast_json(text)
+
+
+#: msgspec's JSON decoder (any JSON value) once imported.
+_fast_json: Callable[[str], Any] = _first_fast_json
+#: What it raises for a text it refuses (ValueError: a str no UTF-8 can encode).
+_FAST_JSON_ERRORS: tuple[type[Exception], ...] = (ValueError,)
 #: Codes whose stored JSON value is the value itself.
 _PLAIN_CODES = frozenset({"s", "i", "l", "b", "t"})
 #: json's default decoder's scanner: one JSON value from an index -> (value, end index).
@@ -207,24 +234,6 @@ def _read_value(code: str, value: Any) -> TypedValue:
     elif edm is Edm.DOUBLE:
         value = float(value)
     return (edm, value)
-
-
-def _entity(row: tuple[bytes, bytes, int, str]) -> Entity:
-    pk, rk, ts, props = row
-    return Entity(key_text(pk), key_text(rk), ts, decode_props(props))
-
-
-def _entities(rows: Iterable[tuple[bytes, bytes, int, str]]) -> list[Entity]:
-    """The entities of rows read in key order: a PartitionKey decoded once per run of rows
-    sharing it (a page's rows share few)."""
-    out: list[Entity] = []
-    last_blob: bytes | None = None
-    pk = ""
-    for pk_blob, rk_blob, ts, props in rows:
-        if pk_blob != last_blob:
-            last_blob, pk = pk_blob, key_text(pk_blob)
-        out.append(Entity(pk, key_text(rk_blob), ts, decode_props(props)))
-    return out
 
 
 @dataclass(slots=True)
@@ -278,9 +287,13 @@ class SqliteStore:
     Methods are thread-safe: writes run one at a time on the writer connection,
     reads on the reader connection (after :meth:`close`, on a short-lived read-only
     connection, so a closed store still answers reads but refuses writes).
+
+    Rows read are decoded once: a :class:`~azt_server_stub._rowcache.RowCache` of at most
+    ``cache_bytes`` (estimated) keeps the entities, each used again only for a row read
+    later with the same key and Timestamp (the same stored version).
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / DB_FILE
         self._lock_handle: IO[bytes] | None = _lock_directory(directory)
@@ -288,6 +301,9 @@ class SqliteStore:
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.RLock()
         self._tids: dict[tuple[str, str], int] = {}
+        self._cache = RowCache(cache_bytes)  # used with the read lock held
+        #: Write transactions begun and ended (odd: one is open); see _rowcache.
+        self._writes = 0
         try:
             self._db = db = _connect(self.path, timeout=5.0)
             db.execute("PRAGMA journal_mode=WAL")
@@ -325,19 +341,24 @@ class SqliteStore:
     def close(self) -> None:
         """Checkpoint and close the database and release the location; idempotent."""
         with self._read_lock:
+            self._cache.clear()
             self._close_connections()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed (and synced) when the block ends."""
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
+        self._writes += 1  # before anything changes: the cache's verified rows lapse
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            self._writes += 1
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -385,6 +406,27 @@ class SqliteStore:
 
     # -- reads -------------------------------------------------------------------------
 
+    def _entities(self, tid: int, rows: Iterable[tuple[bytes, bytes, int, str]]) -> list[Entity]:
+        """The entities of rows of table ``tid`` (call with the read lock held): a row
+        whose stored version (key, Timestamp) was decoded before is that entity, others
+        are decoded and kept (a PartitionKey decoded once per run of rows sharing it)."""
+        cache = self._cache
+        cached = cache.get
+        keep = cache.put
+        out: list[Entity] = []
+        last_blob: bytes | None = None
+        pk = ""
+        for pk_blob, rk_blob, ts, props in rows:
+            key = (tid, pk_blob, rk_blob)
+            entity = cached(key, ts)
+            if entity is None:
+                if pk_blob != last_blob:
+                    last_blob, pk = pk_blob, key_text(pk_blob)
+                entity = Entity(pk, key_text(rk_blob), ts, decode_props(props))
+                keep(key, entity, entry_size(key, len(props)))
+            out.append(entity)
+        return out
+
     def get(self, account: str, lname: str, pk: str, rk: str) -> Entity | None:
         """The stored entity at a key, or None (also for an unknown table).
 
@@ -393,9 +435,21 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             return None
+        key = (tid, key_blob(pk), key_blob(rk))
         with self._reading() as db:
-            row = db.execute(_GET, (tid, key_blob(pk), key_blob(rk))).fetchone()
-        return None if row is None else _entity(row)
+            writes = self._writes
+            latest = not db.in_transaction and not writes & 1  # reads the last commit
+            if latest:
+                entity = self._cache.current(key, writes)
+                if entity is not None:  # verified, and no write since
+                    return entity
+            rows = db.execute(_GET, key).fetchall()
+            if not rows:
+                return None
+            entity = self._entities(tid, rows)[0]
+            if latest and self._writes == writes:  # no write began meanwhile
+                self._cache.verify(key, entity, writes)
+            return entity
 
     def get_rows(self, account: str, lname: str, pk: str, rks: Sequence[str]) -> list[Entity]:
         """The stored entities of one partition among the RowKeys ``rks`` (those found, in
@@ -407,12 +461,18 @@ class SqliteStore:
         if tid is None or not rks:
             return []
         pk_blob = key_blob(pk)
+        blobs = [key_blob(rk) for rk in rks]
         found: list[Entity] = []
         with self._reading() as db:
-            for at in range(0, len(rks), _ROWS_PER_READ):
-                chunk = [key_blob(rk) for rk in rks[at : at + _ROWS_PER_READ]]
+            # No row from the least to the greatest RowKey asked (a change set into a new
+            # partition, or appending to one): nothing to read, one index probe.
+            probe = (tid, pk_blob, min(blobs), max(blobs))
+            if db.execute(_ANY_ROW_BETWEEN, probe).fetchone() is None:
+                return found
+            for at in range(0, len(blobs), _ROWS_PER_READ):
+                chunk = blobs[at : at + _ROWS_PER_READ]
                 sql = _GET_ROWS.format(", ".join("?" * len(chunk)))
-                found += map(_entity, db.execute(sql, (tid, pk_blob, *chunk)))
+                found += self._entities(tid, db.execute(sql, (tid, pk_blob, *chunk)))
         return found
 
     def scan(
@@ -438,7 +498,7 @@ class SqliteStore:
             args += (key_blob(hi[0]), key_blob(hi[1]))
         with self._reading() as db:
             rows = db.execute(sql, (*args, limit)).fetchall()
-        return _entities(rows)
+            return self._entities(tid, rows)
 
     # -- writes (each one transaction) ---------------------------------------------------
 
@@ -457,6 +517,9 @@ class SqliteStore:
                 (account, lname, name, tid),
             )
         self._tids[(account, lname)] = tid
+        if old is not None:
+            with self._read_lock:
+                self._cache.forget_table(old)
 
     def delete_table(self, account: str, lname: str) -> None:
         """Forget a table, its entities and its ACL."""
@@ -466,6 +529,9 @@ class SqliteStore:
             if tid is not None:
                 db.execute("DELETE FROM entity_rows WHERE tid = ?", (tid,))
         self._tids.pop((account, lname), None)
+        if tid is not None:
+            with self._read_lock:
+                self._cache.forget_table(tid)
 
     def set_acl(self, account: str, lname: str, acl: list[dict[str, str | None]]) -> None:
         """Replace a table's stored access policies."""

@@ -42,6 +42,7 @@ MODULES = [
     "azt_server_stub.versions",
     "azt_server_stub.model",
     "azt_server_stub.query_pages",
+    "azt_server_stub._rowcache",
     "azt_server_stub._rows",
     "azt_server_stub._store",
     "azt_server_stub.writes",
