@@ -97,6 +97,8 @@ _ODD_MIME_HEADS = [
     b"Content-Type: application/http\r\nno colon",
     b"Content-Type: application/http\nContent-Transfer-Encoding: binary",
     b"",
+    b"\x00",
+    b"Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n",
 ]
 
 

@@ -68,14 +68,22 @@ def change_set_outcome(content_type: str, body: bytes) -> list[tuple[int, str | 
     heads = _PLAIN_PART_HEADS
     signatures = _PLAIN_SIGNATURES
     table = _SIGNATURE_BYTES
+    # The previous part's MIME head and the blank line after it: a plain head holds no
+    # blank line and ends in no line break, so a piece starting with it has its head end
+    # there (where the search for the first CRLF CRLF would find it).
+    last_head = b""
     for k in range(1, len(pieces) - 1):
         piece = pieces[k]
         if not (piece.startswith(b"\r\n") and piece.endswith(b"\r\n")):
             return None
         # piece: CRLF, MIME head, CRLF CRLF, status line and headers, CRLF CRLF, body, CRLF
-        i = piece.find(b"\r\n\r\n", 2)
-        if i <= 2 or (piece[2:i] not in heads and not _plain_part_head(piece[2:i])):
-            return None
+        if last_head and piece.startswith(last_head, 2):
+            i = len(last_head) - 2
+        else:
+            i = piece.find(b"\r\n\r\n", 2)
+            if i <= 2 or (piece[2:i] not in heads and not _plain_part_head(piece[2:i])):
+                return None
+            last_head = piece[2 : i + 4]
         size = len(piece)
         if piece.endswith(b"\r\n\r\n\r\n") and size - 6 >= i + 4:
             # No body: the HTTP head ends where the piece's last six bytes begin (were an
