@@ -681,13 +681,19 @@ class TableClient(ClientBase):
         etag = resp.headers.get("ETag")
         codec = core.codec if headers is not core.typed_read or core.is_atom else wire_json
         entity: TableEntity = codec.decode_entry(resp.body, etag=etag)
-        timestamp = getattr(entity, "_ts", None)
-        if type(timestamp) is str:  # what entity.metadata parses, parsed faster
-            entity._ts = wire_json.parse_datetime(timestamp)
-        meta = entity.metadata
+        # What entity.metadata reads (its ETag and Timestamp, the Timestamp parsed), read
+        # here without the EntityMetadata it would build only for this one to replace it.
+        meta = getattr(entity, "_meta", None)
+        if meta is None:
+            entity_etag = getattr(entity, "_etag", None)
+            timestamp = getattr(entity, "_ts", None)
+            if isinstance(timestamp, str):
+                timestamp = entity._ts = wire_json.parse_datetime(timestamp)
+        else:
+            entity_etag, timestamp = meta.etag, meta.timestamp
         entity.metadata = ResponseMetadata(
-            etag=meta.etag or etag,
-            timestamp=meta.timestamp,
+            etag=entity_etag or etag,
+            timestamp=timestamp,
             request_id=resp.headers.get("x-ms-request-id"),
         )
         if select:

@@ -17,13 +17,15 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import io
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Protocol
+from typing import Protocol, cast
 
 import aiohttp
 import yarl
+from aiohttp.client_proto import ResponseHandler
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from azt._core.config import PoolLimits, Timeouts
@@ -58,6 +60,59 @@ def _payload(body: bytes | None) -> bytes | io.BytesIO | None:
     if body is not None and len(body) > _LARGE_BODY:
         return io.BytesIO(body)
     return body
+
+
+class _LazyReadTimeout(ResponseHandler):
+    """aiohttp's response protocol, its ``sock_read`` timer kept lazily.
+
+    aiohttp restarts the read timer on every chunk received (a cancelled timer and a new
+    one on the event loop's heap) and cancels it when the answer is complete: three timers
+    per request. Here a chunk only moves the deadline, and stopping only forgets it: the
+    one pending timer, when it fires, compares the clock with the deadline then in force
+    and either waits again until that deadline or times the read out as aiohttp would.
+    The timeout is the same (no data for ``read`` seconds while an answer is awaited); a
+    pooled connection's timer is made once per ``read`` seconds, not three per request.
+    """
+
+    _deadline: float | None = None
+
+    def _reschedule_timeout(self) -> None:
+        timeout = self._read_timeout
+        handle = self._read_timeout_handle
+        if not timeout:
+            self._deadline = None
+            if handle is not None:
+                handle.cancel()
+                self._read_timeout_handle = None
+            return
+        loop = self._loop
+        deadline = self._deadline = loop.time() + timeout
+        if handle is not None:
+            if handle.when() <= deadline:
+                return  # it fires first and waits again until the deadline
+            handle.cancel()
+        self._read_timeout_handle = loop.call_at(deadline, self._deadline_reached)
+
+    def _drop_timeout(self) -> None:
+        self._deadline = None  # the pending timer, if any, finds the read stopped
+
+    def _deadline_reached(self) -> None:
+        self._read_timeout_handle = None
+        deadline = self._deadline
+        if deadline is None:
+            return
+        loop = self._loop
+        if deadline > loop.time():  # data came meanwhile: wait until the newer deadline
+            self._read_timeout_handle = loop.call_at(deadline, self._deadline_reached)
+            return
+        self._deadline = None
+        self._on_read_timeout()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        super().connection_lost(exc)
+        handle, self._read_timeout_handle = self._read_timeout_handle, None
+        if handle is not None:  # a closed connection keeps no timer
+            handle.cancel()
 
 
 class HttpRequest:
@@ -247,6 +302,10 @@ class AiohttpTransport:
             ttl_dns_cache=limits.dns_cache_ttl,
             ssl=self._ssl if self._ssl is not None else True,  # type: ignore[arg-type]
         )
+        factory = getattr(connector, "_factory", None)
+        if isinstance(factory, functools.partial) and factory.func is ResponseHandler:
+            lazy = functools.partial(_LazyReadTimeout, *factory.args, **factory.keywords)
+            connector._factory = cast("functools.partial[ResponseHandler]", lazy)
         t = self._timeouts
         session = aiohttp.ClientSession(
             connector=connector,

@@ -163,17 +163,18 @@ class EdmDateTime(datetime):
         # trailing zeros of the fraction, and the whole fraction when it is zero): the
         # fields read by datetime.fromisoformat (which truncates past six digits) and the
         # value built from their packed state instead of seven attributes.
+        # text[4:20:3] is the characters at 4, 7, 10, 13, 16 (the separators) and 19.
         n = len(text)
+        form = text[4:20:3]
         if (
-            (n == 20 or (21 < n <= 28 and text[19] == "." and text[20 : n - 1].isdigit()))
-            and text[n - 1] == "Z"
-            and text.isascii()
-            and text[10] == "T"
-            and text[4] == "-"
-            and text[7] == "-"
-            and text[13] == ":"
-            and text[16] == ":"
-        ):
+            (n == 20 and form == "--T::Z")
+            or (
+                21 < n <= 28
+                and form == "--T::."
+                and text[n - 1] == "Z"
+                and text[20 : n - 1].isdigit()
+            )
+        ) and text.isascii():
             try:
                 b = _fromiso(text)
             except ValueError:

@@ -97,6 +97,8 @@ _ODD_MIME_HEADS = [
     b"Content-Type: application/http\r\nno colon",
     b"Content-Type: application/http\nContent-Transfer-Encoding: binary",
     b"",
+    b"\x00",
+    b"Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n",
 ]
 
 
@@ -115,7 +117,11 @@ def _part(draw: st.DrawFn) -> bytes:
     if draw(st.integers(0, 7)) == 0:
         headers.insert(draw(st.integers(0, len(headers))), draw(st.sampled_from(_ODD_LINES)))
     sep = _mostly(draw, [b"\r\n"], [b"\n"])
-    body = _mostly(draw, [b"", b'{"a":1}'], [b'{"a":\n1}', b"\r\n--x"])
+    body = _mostly(
+        draw,
+        [b"", b'{"a":1}', b'{"odata.etag":"W/\\"x\\""}'],
+        [b'{"a":\n1}', b"\r\n--x", b"\r\n\r\n", b"x\r\n\r\n", b"\r\n"],
+    )
     head = sep.join([status, *headers])
     return mime + b"\r\n\r\n" + head + sep + sep + body
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import math
 import pickle
+import re
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
@@ -18,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from azt._core.wire import decode_guid, writers
 from azt._core.wire import json as wire_json
-from azt._core.wire import writers
 from azt._core.wire.writers import encode_valid
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import SharedEdmTypes, TableEntity
@@ -627,3 +628,45 @@ def test_decode_list_consumes_its_rows_and_keeps_their_order() -> None:
     assert [e["RowKey"] for e in entities] == expected
     assert entities[2]["N"] is None
     assert entities[4]["N"] == 3
+
+
+# --- Guid reading ---------------------------------------------------------------------------
+
+_CANONICAL_GUID = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def _guid_reference(text: str) -> Any:
+    """What decode_guid reads, by the canonical pattern and ``uuid.UUID``."""
+    if _CANONICAL_GUID.fullmatch(text) is None:
+        return "ValueError"
+    value = uuid.UUID(text)
+    return (value, value.int, value.is_safe)
+
+
+def _guid_fast(text: str) -> Any:
+    try:
+        value = decode_guid(text)
+    except ValueError:
+        return "ValueError"
+    return (value, value.int, value.is_safe)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.one_of(
+        st.uuids().map(str),
+        st.uuids().map(lambda u: str(u).upper()),
+        st.text("0123456789abcdefABCDEF-_+ gx{}", min_size=30, max_size=40),
+        st.uuids()
+        .map(str)
+        .flatmap(
+            lambda s: st.tuples(st.integers(0, 35), st.sampled_from("-_+ g\u0660\uff11{")).map(
+                lambda p: s[: p[0]] + p[1] + s[p[0] + 1 :]
+            )
+        ),
+        st.text(max_size=40),
+    )
+)
+def test_decode_guid_reads_the_canonical_form_only(text: str) -> None:
+    # differential: the fast reading against the canonical pattern and uuid.UUID
+    assert _guid_fast(text) == _guid_reference(text)

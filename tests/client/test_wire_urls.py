@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import doctest
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pytest
 from hypothesis import given
@@ -56,6 +56,28 @@ def test_escape_key_round_trips(key: str) -> None:
     assert "'" not in esc
     assert "/" not in esc
     assert unquote(esc).replace("''", "'") == key.replace("\ud800", "")
+
+
+#: texts mostly of ASCII letters and digits (the paths' shortcut), sometimes anything else
+_NAMES = st.one_of(
+    st.text("abcXYZ0189", max_size=12),
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7F), max_size=12),
+    st.text(max_size=12),
+    st.sampled_from(["", "²", "٣", "ａ", "ǅ", "Ⅻ", "a b", "a'b", "a-b", "x~y_z.w"]),
+)
+
+
+@given(_NAMES, _NAMES, _NAMES)
+def test_paths_equal_quote_of_every_part(table: str, pk: str, rk: str) -> None:
+    # differential: the shortcut for ASCII letters and digits writes what quote writes
+    def esc(key: str) -> str:
+        return quote(key.replace("'", "''"), safe="")
+
+    expected = f"{quote(table, safe='')}(PartitionKey='{esc(pk)}',RowKey='{esc(rk)}')"
+    assert entity_path(table, pk, rk) == expected
+    assert escape_key(pk) == esc(pk)
+    assert table_path(table) == quote(table, safe="")
+    assert table_entity_path(table) == f"Tables('{esc(table)}')"
 
 
 def test_paths() -> None:

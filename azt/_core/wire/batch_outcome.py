@@ -68,30 +68,47 @@ def change_set_outcome(content_type: str, body: bytes) -> list[tuple[int, str | 
     heads = _PLAIN_PART_HEADS
     signatures = _PLAIN_SIGNATURES
     table = _SIGNATURE_BYTES
+    # The previous part's MIME head and the blank line after it: a plain head holds no
+    # blank line and ends in no line break, so a piece starting with it has its head end
+    # there (where the search for the first CRLF CRLF would find it).
+    last_head = b""
     for k in range(1, len(pieces) - 1):
         piece = pieces[k]
         if not (piece.startswith(b"\r\n") and piece.endswith(b"\r\n")):
             return None
         # piece: CRLF, MIME head, CRLF CRLF, status line and headers, CRLF CRLF, body, CRLF
-        i = piece.find(b"\r\n\r\n", 2)
-        if i <= 2 or (piece[2:i] not in heads and not _plain_part_head(piece[2:i])):
-            return None
-        j = piece.find(b"\r\n\r\n", i + 4)
-        if j < 0 or j + 4 > len(piece) - 2:
-            return None
+        if last_head and piece.startswith(last_head, 2):
+            i = len(last_head) - 2
+        else:
+            i = piece.find(b"\r\n\r\n", 2)
+            if i <= 2 or (piece[2:i] not in heads and not _plain_part_head(piece[2:i])):
+                return None
+            last_head = piece[2 : i + 4]
+        size = len(piece)
+        if piece.endswith(b"\r\n\r\n\r\n") and size - 6 >= i + 4:
+            # No body: the HTTP head ends where the piece's last six bytes begin (were an
+            # earlier CRLF CRLF the head's end, the head taken here would end in a line
+            # break or hold an empty line, and its signature would not be found plain).
+            j = size - 6
+        else:
+            j = piece.find(b"\r\n\r\n", i + 4)
+            if j < 0 or j + 4 > size - 2:
+                return None
         http = piece[i + 4 : j]
         if not (http.startswith(b"HTTP/1.1 2") and http[10:12].isdigit() and http[12:13] == b" "):
             return None  # not 2xx (or not a status line the general parser reads the same)
         signature = http.translate(None, table)
         if signature not in signatures and not _plain_signature(signature):
             return None
-        lowered = http.lower()
-        n = lowered.count(b"etag")
-        if n == 0:
+        # "etag" in any case exactly once in a head with an ETag line (the last one, looked
+        # for from the end), never in one without: anything else is the general parser's.
+        start = http.rfind(b"\r\nETag:")
+        if start < 0:
+            if b"etag" in http.lower():
+                return None
             append((int(http[9:12]), None))
             continue
-        start = http.find(b"\r\nETag:")
-        if n > 1 or start < 0:
+        if http.lower().count(b"etag") != 1:
             return None
         end = http.find(b"\r\n", start + 7)
         value = http[start + 7 : end] if end >= 0 else http[start + 7 :]

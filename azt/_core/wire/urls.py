@@ -46,6 +46,8 @@ def escape_key(key: str) -> str:
         >>> escape_key("é ~")
         '%C3%A9%20~'
     """
+    if key.isalnum() and key.isascii():  # letters and digits: nothing to escape
+        return key
     return quote(key.replace("'", "''"), safe="")
 
 
@@ -57,9 +59,21 @@ def entity_path(table: str, partition_key: str, row_key: str) -> str:
         >>> entity_path("t", "a'b", "")
         "t(PartitionKey='a%27%27b',RowKey='')"
     """
-    pk = quote(partition_key.replace("'", "''"), safe="")
-    rk = quote(row_key.replace("'", "''"), safe="")
-    return f"{quote(table, safe='')}(PartitionKey='{pk}',RowKey='{rk}')"
+    # ASCII letters and digits (every table name, most keys) are left as they are, as
+    # quote would leave them, without its call
+    pk = (
+        partition_key
+        if partition_key.isalnum() and partition_key.isascii()
+        else quote(partition_key.replace("'", "''"), safe="")
+    )
+    rk = (
+        row_key
+        if row_key.isalnum() and row_key.isascii()
+        else quote(row_key.replace("'", "''"), safe="")
+    )
+    if not (table.isalnum() and table.isascii()):
+        table = quote(table, safe="")
+    return f"{table}(PartitionKey='{pk}',RowKey='{rk}')"
 
 
 def table_path(table: str) -> str:
@@ -70,6 +84,8 @@ def table_path(table: str) -> str:
         >>> table_path("mytable")
         'mytable'
     """
+    if table.isalnum() and table.isascii():  # (every valid table name)
+        return table
     return quote(table, safe="")
 
 
