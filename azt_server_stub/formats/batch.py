@@ -46,6 +46,11 @@ class BatchPart:
     headers: CIMultiDict[str]
     body: bytes
     content_id: str | None = None
+    #: The (name, value) pairs ``headers`` was made from when the part was read from a
+    #: remembered header block: one object per distinct block, so parts with the same
+    #: headers share it (a handler may key what it works out from headers on its
+    #: identity); None otherwise. Takes no part in comparisons.
+    block: tuple[tuple[str, str], ...] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -342,15 +347,15 @@ def _change_set_part(blob: bytes) -> BatchPart:
         return _learn_part(blob)
     start = line_end + 2
     if blob.startswith(b"\r\n", start):
-        headers: CIMultiDict[str] = CIMultiDict()
+        pairs: tuple[tuple[str, str], ...] | None = _NO_HEADERS
         start += 2
     else:
         end = blob.find(b"\r\n\r\n", start)
         pairs = _STRICT_BLOCKS.get(blob[start:end]) if end >= 0 else None
         if pairs is None:
             return _learn_part(blob)
-        headers = CIMultiDict(pairs)
         start = end + 4
+    headers = CIMultiDict(pairs)
     length_text = headers.get("Content-Length")
     if length_text is not None:
         length = _LENGTHS.get(length_text, -1)
@@ -363,7 +368,12 @@ def _change_set_part(blob: bytes) -> BatchPart:
         body = blob[start:]
         if not body.strip():
             body = b""
-    return BatchPart(request[0], request[1], headers, body, known[1] or headers.get("Content-ID"))
+    content_id = known[1] or headers.get("Content-ID")
+    return BatchPart(request[0], request[1], headers, body, content_id, pairs)
+
+
+#: The pairs of an empty inner header block.
+_NO_HEADERS: tuple[tuple[str, str], ...] = ()
 
 
 def _learn_part(blob: bytes) -> BatchPart:
@@ -536,14 +546,15 @@ def part_head(status: int, headers: Sequence[tuple[str, str]]) -> str:
 
 
 def build_response(
-    responses: Sequence[PartResponse | bytes], *, changeset: bool
+    responses: Sequence[PartResponse | bytes | str], *, changeset: bool
 ) -> tuple[str, bytes]:
     """The ``(Content-Type, body)`` of a batch response.
 
     ``changeset``: wrap the parts in a ``changesetresponse_`` (write batches); a query
     batch's single part sits directly in the ``batchresponse_``. A part given as bytes
     is already encoded (as a :class:`PartResponse` encodes: :func:`part_head`, the
-    remaining header lines, a blank line, the body, CRLF).
+    remaining header lines, a blank line, the body, CRLF); a part given as text is those
+    bytes' UTF-8 text (a change set of text parts is encoded at once).
 
     Example::
 
@@ -552,6 +563,8 @@ def build_response(
         True
     """
     batch_b = f"batchresponse_{uuid.uuid4()}".encode("ascii")
+    if changeset and all(type(resp) is str for resp in responses):
+        return _text_change_set(batch_b.decode("ascii"), responses)  # type: ignore[arg-type]
     out = bytearray()
     if changeset:
         cs_b = f"changesetresponse_{uuid.uuid4()}".encode("ascii")
@@ -559,11 +572,32 @@ def build_response(
         out += b"Content-Type: multipart/mixed; boundary=" + cs_b + _CRLF + _CRLF
         for resp in responses:
             out += b"--" + cs_b + _CRLF
-            out += resp if isinstance(resp, bytes) else _part_bytes(resp)
+            out += _encoded(resp)
         out += b"--" + cs_b + b"--" + _CRLF
     else:
         for resp in responses:
             out += b"--" + batch_b + _CRLF
-            out += resp if isinstance(resp, bytes) else _part_bytes(resp)
+            out += _encoded(resp)
     out += b"--" + batch_b + b"--" + _CRLF
     return f"multipart/mixed; boundary={batch_b.decode('ascii')}", bytes(out)
+
+
+def _encoded(resp: PartResponse | bytes | str) -> bytes:
+    if isinstance(resp, bytes):
+        return resp
+    if isinstance(resp, str):
+        return resp.encode()
+    return _part_bytes(resp)
+
+
+def _text_change_set(batch_b: str, texts: Sequence[str]) -> tuple[str, bytes]:
+    """:func:`build_response` of a change set whose parts are all text: one join, one
+    encode (the same bytes as encoding part by part)."""
+    cs_b = f"changesetresponse_{uuid.uuid4()}"
+    delimiter = "--" + cs_b + "\r\n"
+    pieces = ["--" + batch_b + "\r\nContent-Type: multipart/mixed; boundary=" + cs_b + "\r\n\r\n"]
+    for text in texts:
+        pieces.append(delimiter)
+        pieces.append(text)
+    pieces.append("--" + cs_b + "--\r\n--" + batch_b + "--\r\n")
+    return "multipart/mixed; boundary=" + batch_b, "".join(pieces).encode()

@@ -363,6 +363,33 @@ def test_whole_responses_encode_as_before() -> None:
     assert body == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    hs.lists(
+        hs.sampled_from(["HTTP/1.1 204 No Content\r\n\r\n\r\n", "\u00e9\r\n", "", "x" * 70]),
+        max_size=5,
+    ),
+    hs.booleans(),
+)
+def test_text_parts_encode_as_their_bytes(texts: list[str], changeset: bool) -> None:
+    """Parts given as text (all of them: one join) or some as text: the body the same
+    parts give as bytes, but for the boundaries."""
+
+    def masked(result: tuple[str, bytes]) -> tuple[str, bytes]:
+        ctype, body = result
+        pattern = rb"(batch|changeset)response_[0-9a-f-]{36}"
+        return re.sub(r"batchresponse_[0-9a-f-]{36}", "B", ctype), re.sub(pattern, b"B", body)
+
+    as_bytes: list[fb.PartResponse | bytes | str] = [t.encode() for t in texts]
+    expected = masked(fb.build_response(as_bytes, changeset=changeset))
+    as_text: list[fb.PartResponse | bytes | str] = list(texts)
+    assert masked(fb.build_response(as_text, changeset=changeset)) == expected
+    mixed: list[fb.PartResponse | bytes | str] = [
+        t if i % 2 else t.encode() for i, t in enumerate(texts)
+    ]
+    assert masked(fb.build_response(mixed, changeset=changeset)) == expected
+
+
 def ref_loads_object(body: bytes) -> dict[str, object]:
     """``loads_object`` as it was: ``json.loads`` with the options, one decoder per call."""
     try:
