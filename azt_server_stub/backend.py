@@ -27,7 +27,7 @@ from pathlib import Path
 from sortedcontainers import SortedDict
 
 from . import errors
-from ._rows import MemoryRows, StoredRows, TableRows
+from ._rows import MemoryRows, StoredRows, TableRows, unordered_page
 from ._store import SqliteStore
 from .errors import StubError
 from .model import Entity
@@ -37,7 +37,6 @@ from .query_pages import (
     KeyRange,
     QueryPage,
     TablePage,
-    cosmos_order,
     page_size,
     range_lo,
     sort_key,
@@ -731,7 +730,7 @@ All commands in a batch must operate on same entity group.
             sorted_ranges.sort(key=range_lo)
             if not self._key_order:
                 with rows.snapshot():  # one committed state for the whole page
-                    return _unordered_page(
+                    return unordered_page(
                         rows, sorted_ranges, flt, limit, start_after, restrict, scan_budget
                     )
             start = sorted_ranges[0][0]
@@ -743,10 +742,17 @@ All commands in a batch must operate on same entity group.
                 i = bisect.bisect_right(bounds, start[0])
                 if i < len(bounds):
                     stop = (bounds[i], "")
-            matches = None if flt is None else flt.matches
+            # An exact filter's ranges hold only matches (the planner's promise).
+            matches = None if flt is None or getattr(flt, "exact", False) else flt.matches
             found: list[Entity] = []
             scanned = 0
             with rows.snapshot():
+                if stop is None and scan_budget is None and restrict is None and matches is None:
+                    # All in the ranges match: the page is their first ``limit``, the next
+                    # key the one after (what the loop below finds, without its steps).
+                    found = rows.take(sorted_ranges, start, limit + 1)
+                    after = found.pop() if len(found) > limit else None
+                    return QueryPage(found, None if after is None else after.key, len(found))
                 scan = rows.scan(sorted_ranges, start, limit + 1)
                 for key, entity in scan:
                     if (stop is not None and key >= stop) or scanned == scan_budget:
@@ -762,39 +768,3 @@ All commands in a batch must operate on same entity group.
                         next_key = None if following is None else following[1].key
                         return QueryPage(found, next_key, scanned)
                 return QueryPage(found, None, scanned)
-
-
-def _unordered_page(
-    rows: TableRows,
-    ranges: Sequence[KeyRange],
-    flt: EntityFilter | None,
-    limit: int,
-    start_after: tuple[str, str] | None,
-    restrict: Callable[[str, str], bool] | None,
-    scan_budget: int | None,
-) -> QueryPage:
-    """One page of a query in Cosmos order (see :meth:`Backend.query_entities`)."""
-    # Every row in the ranges, ordered by its Cosmos position: O(n log n) a page, which
-    # an emulator can afford (the durable store reads them through in key order).
-    order = [(cosmos_order(e.pk, e.rk), e) for _, e in rows.scan(ranges, ranges[0][0], 4096)]
-    order.sort(key=_position)
-    at = 0
-    if start_after is not None:
-        at = bisect.bisect_left(order, cosmos_order(*start_after), key=_position)
-    matches = None if flt is None else flt.matches
-    found: list[Entity] = []
-    scanned = 0
-    for i in range(at, len(order)):
-        entity = order[i][1]
-        if scanned == scan_budget or len(found) >= limit:
-            return QueryPage(found, entity.key, scanned)
-        scanned += 1
-        if restrict is not None and not restrict(entity.pk, entity.rk):
-            continue
-        if matches is None or matches(entity):
-            found.append(entity)
-    return QueryPage(found, None, scanned)
-
-
-def _position(item: tuple[tuple[int, Key], Entity]) -> tuple[int, Key]:
-    return item[0]
