@@ -663,20 +663,21 @@ All commands in a batch must operate on same entity group.
         timestamp = self._next_timestamp()
         changes: list[tuple[Key, Key, Entity | None]] = []
         results: list[WriteResult] = []
-        keys = [sort_key(op.pk, op.rk) for op in ops]
-        unread = [key[1] for key in keys if (id(tbl), key) not in overlay]  # read at once
-        stored = tbl.rows.get_partition_rows(keys[0][0], unread) if unread else {}
+        spk, tid = sort_str(pk), id(tbl)  # one partition: its sort string once
+        keys = [(spk, sort_str(op.rk)) for op in ops]
+        unread = [key[1] for key in keys if (tid, key) not in overlay]  # read at once
+        stored = tbl.rows.get_partition_rows(spk, unread) if unread else {}
         for i, (key, op) in enumerate(zip(keys, ops, strict=True)):
-            pending = overlay.get((id(tbl), key))
+            pending = overlay.get((tid, key)) if overlay else None
             current = pending[3] if pending is not None else stored.get(key)
             try:
                 new = apply_write(op, current, timestamp)
             except StubError as exc:
                 raise exc.at(i) from None
             changes.append((key, (op.pk, op.rk), new))
-            results.append(WriteResult(new, created=current is None and new is not None))
+            results.append(WriteResult(new, current is None and new is not None))
         for key, original, new in changes:  # only once every operation passed: all or nothing
-            overlay[(id(tbl), key)] = (tbl, key, original, new)
+            overlay[(tid, key)] = (tbl, key, original, new)
         return results
 
     def query_entities(
