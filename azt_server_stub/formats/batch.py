@@ -106,6 +106,37 @@ def _split(body: bytes, boundary: str) -> list[bytes]:
     precedes a delimiter belongs to it. Text after the close delimiter is ignored.
     """
     delim = b"--" + boundary.encode("latin-1")
+    parts = _split_strict(body, delim)
+    return parts if parts is not None else _split_general(body, delim)
+
+
+def _split_strict(body: bytes, delim: bytes) -> list[bytes] | None:
+    """:func:`_split` of a body in the form clients send, by one ``bytes.split``: the
+    body starts with the delimiter line, each delimiter is ``CRLF--boundary`` then CRLF
+    (a part follows) or ``--`` then CRLF or the end (the close), and the delimiter text
+    occurs nowhere else (before the close). None for any other body."""
+    if not body.startswith(delim + b"\r\n"):
+        return None
+    chunks = body[len(delim) + 2 :].split(b"\r\n" + delim)
+    last = len(chunks) - 1
+    close = chunks[last] if last else b""
+    if not last or not (close == b"--" or close.startswith(b"--\r\n")):
+        return None
+    parts = [chunks[0]]
+    for i in range(1, last):
+        chunk = chunks[i]
+        if not chunk.startswith(b"\r\n"):
+            return None
+        parts.append(chunk[2:])
+    # Every occurrence of the delimiter text up to the close is one of these delimiters
+    # (none inside a part, none after a bare LF): the general reading finds the same.
+    if body.count(delim, 0, len(body) - len(close)) != last + 1:
+        return None
+    return parts
+
+
+def _split_general(body: bytes, delim: bytes) -> list[bytes]:
+    """:func:`_split` of any body."""
     parts: list[bytes] = []
     start: int | None = None
     pos = 0

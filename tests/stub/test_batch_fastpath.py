@@ -305,6 +305,45 @@ def test_change_set_parts_read_as_before(blob: bytes, twice: bool) -> None:
         assert outcome(fb._change_set_part, other) == outcome(ref_change_set_part, other)
 
 
+@hs.composite
+def multipart_bodies(draw: hs.DrawFn) -> tuple[bytes, str]:
+    """Multipart bodies in the strict form (CRLF delimiter lines) and near it: parts that
+    hold the boundary text, bare LF, blanks after a delimiter, epilogues, self-overlapping
+    boundaries, bytes mutated anywhere."""
+    boundary = draw(hs.sampled_from(["b1", "changeset_x", "-", "--a", "a-a", "b"]))
+    content = hs.lists(
+        hs.sampled_from(["x", "\r\n", "\n", "--", boundary, "--" + boundary, " ", "\r"]),
+        max_size=6,
+    ).map("".join)
+    parts = draw(hs.lists(content, max_size=4))
+    delim = "--" + boundary
+    text = draw(hs.sampled_from(["", "preamble\r\n"])) + delim + "\r\n"
+    text += ("\r\n" + delim + "\r\n").join(parts)
+    text += "\r\n" + delim + draw(hs.sampled_from(["--", "--\r\n", "--\r\nepi", "-- \r\n", ""]))
+    raw = text.encode("latin-1")
+    for _ in range(draw(hs.sampled_from([0, 0, 0, 1, 2]))):
+        at = draw(hs.integers(0, len(raw)))
+        raw = (
+            raw[:at]
+            + draw(hs.sampled_from([b"\r", b"\n", b"-", b"\r\n", b" ", b""]))
+            + raw[at + 1 :]
+        )
+    return raw, boundary
+
+
+@settings(max_examples=1500, deadline=None)
+@given(multipart_bodies())
+def test_strict_multipart_bodies_split_as_the_general_reading(case: tuple[bytes, str]) -> None:
+    """Whenever the one-split reading answers, the general reading gives the same parts."""
+    body, boundary = case
+    delim = b"--" + boundary.encode("latin-1")
+    strict = fb._split_strict(body, delim)
+    general = outcome(fb._split_general, body, delim)
+    if strict is not None:
+        assert general == ("ok", strict)
+    assert outcome(fb._split, body, boundary) == general
+
+
 def test_the_azt_envelope_parses_as_before() -> None:
     """The shape the benchmarks send: 100 JSON inserts with absolute URLs, CRLF."""
     parts = [
