@@ -65,11 +65,12 @@ def _timestamp_text(ticks: int) -> str:
 #: remembered, and a text serves only the very object it was written from: the backend
 #: never changes a stored entity in place (a write stores a new one), so an object's text
 #: does not change either. Bounded in entities and in characters (all forgotten at once
-#: when full).
+#: when full): the durable store reads new entity objects for every page, which are then
+#: remembered in vain, so the bounds are what such a stub keeps beyond its pages.
 _TEXTS: tuple[dict[int, str], dict[int, str]] = ({}, {})
 _HELD: dict[int, Entity] = {}
-_MAX_REMEMBERED = 1 << 16
-_MAX_REMEMBERED_CHARS = 1 << 26
+_MAX_REMEMBERED = 1 << 14
+_MAX_REMEMBERED_CHARS = 1 << 24
 _remembered_chars = 0
 
 
