@@ -27,7 +27,7 @@ from pathlib import Path
 from sortedcontainers import SortedDict
 
 from . import errors
-from ._rows import MemoryRows, StoredRows, TableRows
+from ._rows import MemoryRows, StoredRows, TableRows, unordered_page
 from ._store import SqliteStore
 from .errors import StubError
 from .model import Entity
@@ -37,7 +37,6 @@ from .query_pages import (
     KeyRange,
     QueryPage,
     TablePage,
-    cosmos_order,
     page_size,
     range_lo,
     sort_key,
@@ -664,20 +663,21 @@ All commands in a batch must operate on same entity group.
         timestamp = self._next_timestamp()
         changes: list[tuple[Key, Key, Entity | None]] = []
         results: list[WriteResult] = []
-        keys = [sort_key(op.pk, op.rk) for op in ops]
-        unread = [key[1] for key in keys if (id(tbl), key) not in overlay]  # read at once
-        stored = tbl.rows.get_partition_rows(keys[0][0], unread) if unread else {}
+        spk, tid = sort_str(pk), id(tbl)  # one partition: its sort string once
+        keys = [(spk, sort_str(op.rk)) for op in ops]
+        unread = [key[1] for key in keys if (tid, key) not in overlay]  # read at once
+        stored = tbl.rows.get_partition_rows(spk, unread) if unread else {}
         for i, (key, op) in enumerate(zip(keys, ops, strict=True)):
-            pending = overlay.get((id(tbl), key))
+            pending = overlay.get((tid, key)) if overlay else None
             current = pending[3] if pending is not None else stored.get(key)
             try:
                 new = apply_write(op, current, timestamp)
             except StubError as exc:
                 raise exc.at(i) from None
             changes.append((key, (op.pk, op.rk), new))
-            results.append(WriteResult(new, created=current is None and new is not None))
+            results.append(WriteResult(new, current is None and new is not None))
         for key, original, new in changes:  # only once every operation passed: all or nothing
-            overlay[(id(tbl), key)] = (tbl, key, original, new)
+            overlay[(tid, key)] = (tbl, key, original, new)
         return results
 
     def query_entities(
@@ -731,7 +731,7 @@ All commands in a batch must operate on same entity group.
             sorted_ranges.sort(key=range_lo)
             if not self._key_order:
                 with rows.snapshot():  # one committed state for the whole page
-                    return _unordered_page(
+                    return unordered_page(
                         rows, sorted_ranges, flt, limit, start_after, restrict, scan_budget
                     )
             start = sorted_ranges[0][0]
@@ -743,10 +743,17 @@ All commands in a batch must operate on same entity group.
                 i = bisect.bisect_right(bounds, start[0])
                 if i < len(bounds):
                     stop = (bounds[i], "")
-            matches = None if flt is None else flt.matches
+            # An exact filter's ranges hold only matches (the planner's promise).
+            matches = None if flt is None or getattr(flt, "exact", False) else flt.matches
             found: list[Entity] = []
             scanned = 0
             with rows.snapshot():
+                if stop is None and scan_budget is None and restrict is None and matches is None:
+                    # All in the ranges match: the page is their first ``limit``, the next
+                    # key the one after (what the loop below finds, without its steps).
+                    found = rows.take(sorted_ranges, start, limit + 1)
+                    after = found.pop() if len(found) > limit else None
+                    return QueryPage(found, None if after is None else after.key, len(found))
                 scan = rows.scan(sorted_ranges, start, limit + 1)
                 for key, entity in scan:
                     if (stop is not None and key >= stop) or scanned == scan_budget:
@@ -762,39 +769,3 @@ All commands in a batch must operate on same entity group.
                         next_key = None if following is None else following[1].key
                         return QueryPage(found, next_key, scanned)
                 return QueryPage(found, None, scanned)
-
-
-def _unordered_page(
-    rows: TableRows,
-    ranges: Sequence[KeyRange],
-    flt: EntityFilter | None,
-    limit: int,
-    start_after: tuple[str, str] | None,
-    restrict: Callable[[str, str], bool] | None,
-    scan_budget: int | None,
-) -> QueryPage:
-    """One page of a query in Cosmos order (see :meth:`Backend.query_entities`)."""
-    # Every row in the ranges, ordered by its Cosmos position: O(n log n) a page, which
-    # an emulator can afford (the durable store reads them through in key order).
-    order = [(cosmos_order(e.pk, e.rk), e) for _, e in rows.scan(ranges, ranges[0][0], 4096)]
-    order.sort(key=_position)
-    at = 0
-    if start_after is not None:
-        at = bisect.bisect_left(order, cosmos_order(*start_after), key=_position)
-    matches = None if flt is None else flt.matches
-    found: list[Entity] = []
-    scanned = 0
-    for i in range(at, len(order)):
-        entity = order[i][1]
-        if scanned == scan_budget or len(found) >= limit:
-            return QueryPage(found, entity.key, scanned)
-        scanned += 1
-        if restrict is not None and not restrict(entity.pk, entity.rk):
-            continue
-        if matches is None or matches(entity):
-            found.append(entity)
-    return QueryPage(found, None, scanned)
-
-
-def _position(item: tuple[tuple[int, Key], Entity]) -> tuple[int, Key]:
-    return item[0]

@@ -46,6 +46,11 @@ class BatchPart:
     headers: CIMultiDict[str]
     body: bytes
     content_id: str | None = None
+    #: The (name, value) pairs ``headers`` was made from when the part was read from a
+    #: remembered header block: one object per distinct block, so parts with the same
+    #: headers share it (a handler may key what it works out from headers on its
+    #: identity); None otherwise. Takes no part in comparisons.
+    block: tuple[tuple[str, str], ...] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -101,6 +106,37 @@ def _split(body: bytes, boundary: str) -> list[bytes]:
     precedes a delimiter belongs to it. Text after the close delimiter is ignored.
     """
     delim = b"--" + boundary.encode("latin-1")
+    parts = _split_strict(body, delim)
+    return parts if parts is not None else _split_general(body, delim)
+
+
+def _split_strict(body: bytes, delim: bytes) -> list[bytes] | None:
+    """:func:`_split` of a body in the form clients send, by one ``bytes.split``: the
+    body starts with the delimiter line, each delimiter is ``CRLF--boundary`` then CRLF
+    (a part follows) or ``--`` then CRLF or the end (the close), and the delimiter text
+    occurs nowhere else (before the close). None for any other body."""
+    if not body.startswith(delim + b"\r\n"):
+        return None
+    chunks = body[len(delim) + 2 :].split(b"\r\n" + delim)
+    last = len(chunks) - 1
+    close = chunks[last] if last else b""
+    if not last or not (close == b"--" or close.startswith(b"--\r\n")):
+        return None
+    parts = [chunks[0]]
+    for i in range(1, last):
+        chunk = chunks[i]
+        if not chunk.startswith(b"\r\n"):
+            return None
+        parts.append(chunk[2:])
+    # Every occurrence of the delimiter text up to the close is one of these delimiters
+    # (none inside a part, none after a bare LF): the general reading finds the same.
+    if body.count(delim, 0, len(body) - len(close)) != last + 1:
+        return None
+    return parts
+
+
+def _split_general(body: bytes, delim: bytes) -> list[bytes]:
+    """:func:`_split` of any body."""
     parts: list[bytes] = []
     start: int | None = None
     pos = 0
@@ -213,11 +249,16 @@ def _headers_and_rest(blob: bytes) -> tuple[CIMultiDict[str], bytes]:
         head, rest = blob, b""
     else:
         head, rest = blob[: bounds[0]], blob[bounds[1] :]
+    return _header_block(head), rest
+
+
+def _header_block(head: bytes) -> CIMultiDict[str]:
+    """The headers of a header block (without the empty line that ends it)."""
     block = _HEADER_BLOCKS.get(head)
     if block is not None:
-        return CIMultiDict(block), rest
+        return CIMultiDict(block)
     if not head.isascii():
-        return CIMultiDict(_header_pairs(head)), rest
+        return CIMultiDict(_header_pairs(head))
     pairs: list[tuple[str, str]] = []
     known = _HEADER_LINES
     for line in head.decode("ascii").split("\n"):
@@ -229,7 +270,7 @@ def _headers_and_rest(blob: bytes) -> tuple[CIMultiDict[str], bytes]:
         pairs.append(pair)
     if len(head) <= 1024 and len(_HEADER_BLOCKS) < 1024:
         _HEADER_BLOCKS[head] = tuple(pairs)
-    return CIMultiDict(pairs), rest
+    return CIMultiDict(pairs)
 
 
 #: ASCII header blocks seen before -> their (name, value) pairs: the inner requests of a
@@ -302,6 +343,109 @@ def _http_part(mime_headers: CIMultiDict[str], blob: bytes) -> BatchPart:
     return _http_request(_content_type(mime_headers), mime_headers.get("Content-ID"), blob)
 
 
+def _strict_block(block: bytes) -> bool:
+    """Whether a header block (without its final CRLF) is lines ended by CRLF that hold no
+    other CR or LF, the first not empty: where the general reading finds the block's end
+    exactly at the first CRLF CRLF."""
+    return (
+        bool(block)
+        and block[:1] not in (b"\r", b"\n")
+        and block.count(b"\r") == block.count(b"\n") == block.count(b"\r\n")
+    )
+
+
+#: Strict MIME header blocks seen before (see :func:`_strict_block`) -> (media type,
+#: Content-ID or None); strict inner header blocks -> their (name, value) pairs; request
+#: lines -> (method, target). Only what read without error is remembered. Bounded.
+_STRICT_MIME: dict[bytes, tuple[str, str | None]] = {}
+_STRICT_BLOCKS: dict[bytes, tuple[tuple[str, str], ...]] = {}
+_REQUEST_LINES: dict[bytes, tuple[str, str]] = {}
+
+
+def _change_set_part(blob: bytes) -> BatchPart:
+    """One part of a change set: what ``_http_request(*_mime_head(blob))`` returns (or
+    raises). A part whose header blocks are strict (:func:`_strict_block`) and seen before,
+    and whose request line was read before, is read with a few ``find`` calls and lookups;
+    any other by the general reading."""
+    at = blob.find(b"\r\n\r\n")
+    known = _STRICT_MIME.get(blob[:at]) if at > 0 else None
+    if known is None:
+        return _learn_part(blob)
+    line_at = at + 4
+    line_end = blob.find(b"\r\n", line_at)
+    request = _REQUEST_LINES.get(blob[line_at:line_end]) if line_end >= 0 else None
+    if request is None:
+        return _learn_part(blob)
+    start = line_end + 2
+    if blob.startswith(b"\r\n", start):
+        pairs: tuple[tuple[str, str], ...] | None = _NO_HEADERS
+        start += 2
+    else:
+        end = blob.find(b"\r\n\r\n", start)
+        pairs = _STRICT_BLOCKS.get(blob[start:end]) if end >= 0 else None
+        if pairs is None:
+            return _learn_part(blob)
+        start = end + 4
+    headers = CIMultiDict(pairs)
+    length_text = headers.get("Content-Length")
+    if length_text is not None:
+        length = _LENGTHS.get(length_text, -1)
+        if length < 0:
+            length = _content_length(length_text)
+        if length > len(blob) - start:
+            raise _malformed("Content-Length beyond the part")
+        body = blob[start : start + length]
+    else:
+        body = blob[start:]
+        if not body.strip():
+            body = b""
+    content_id = known[1] or headers.get("Content-ID")
+    return BatchPart(request[0], request[1], headers, body, content_id, pairs)
+
+
+#: The pairs of an empty inner header block.
+_NO_HEADERS: tuple[tuple[str, str], ...] = ()
+
+
+def _learn_part(blob: bytes) -> BatchPart:
+    """A part read the general way; its strict blocks and request line then remembered."""
+    part = _http_request(*_mime_head(blob))
+    at = blob.find(b"\r\n\r\n")
+    mime = blob[:at]
+    if at <= 0 or not _strict_block(mime) or len(_STRICT_MIME) >= 1024 or len(mime) > 1024:
+        return part
+    line_at = at + 4
+    line_end = blob.find(b"\r\n", line_at)
+    line = blob[line_at:line_end]
+    if line_end < 0 or b"\n" in line or b"\r" in line:
+        return part
+    start = line_end + 2
+    block = None
+    if not blob.startswith(b"\r\n", start):
+        end = blob.find(b"\r\n\r\n", start)
+        block = blob[start:end]
+        if end < 0 or not _strict_block(block) or len(block) > 1024:
+            return part
+    # The general reading succeeded on these very blocks and line: remember what it read.
+    media, content_id = _mime_head(blob)[:2]
+    _STRICT_MIME[mime] = (media, content_id)
+    if len(line) <= 1024 and len(_REQUEST_LINES) < 1024:
+        _REQUEST_LINES[line] = (part.method, part.target)
+    if block is not None and len(_STRICT_BLOCKS) < 1024:
+        _STRICT_BLOCKS[block] = tuple(part.headers.items())
+    return part
+
+
+def _content_length(text: str) -> int:
+    """A part's Content-Length value (400 when malformed), remembered in :data:`_LENGTHS`."""
+    if not _LENGTH_RE.fullmatch(text.strip()):
+        raise _malformed("bad Content-Length")
+    length = int(text.strip())
+    if len(_LENGTHS) < 4096 and len(text) <= 24:
+        _LENGTHS[text] = length
+    return length
+
+
 def _http_request(media: str, mime_content_id: str | None, blob: bytes) -> BatchPart:
     """The inner request of a part whose MIME headers gave ``media`` and
     ``mime_content_id`` (the part's Content-ID when not empty, else the inner one's)."""
@@ -324,11 +468,7 @@ def _http_request(media: str, mime_content_id: str | None, blob: bytes) -> Batch
     if length_text is not None:
         length = _LENGTHS.get(length_text, -1)
         if length < 0:
-            if not _LENGTH_RE.fullmatch(length_text.strip()):
-                raise _malformed("bad Content-Length")
-            length = int(length_text.strip())
-            if len(_LENGTHS) < 4096 and len(length_text) <= 24:
-                _LENGTHS[length_text] = length
+            length = _content_length(length_text)
         if length > len(rest):
             raise _malformed("Content-Length beyond the part")
         body = rest[:length]
@@ -360,7 +500,7 @@ def parse_batch(body: bytes, content_type: str | None) -> ParsedBatch:
         inner = _split(rest, boundary_of(ctype))
         parts = []
         for blob in inner:
-            parts.append(_http_request(*_mime_head(blob)))
+            parts.append(_change_set_part(blob))
         if not parts:
             raise _malformed("empty change set")
         for p in parts:
@@ -437,14 +577,15 @@ def part_head(status: int, headers: Sequence[tuple[str, str]]) -> str:
 
 
 def build_response(
-    responses: Sequence[PartResponse | bytes], *, changeset: bool
+    responses: Sequence[PartResponse | bytes | str], *, changeset: bool
 ) -> tuple[str, bytes]:
     """The ``(Content-Type, body)`` of a batch response.
 
     ``changeset``: wrap the parts in a ``changesetresponse_`` (write batches); a query
     batch's single part sits directly in the ``batchresponse_``. A part given as bytes
     is already encoded (as a :class:`PartResponse` encodes: :func:`part_head`, the
-    remaining header lines, a blank line, the body, CRLF).
+    remaining header lines, a blank line, the body, CRLF); a part given as text is those
+    bytes' UTF-8 text (a change set of text parts is encoded at once).
 
     Example::
 
@@ -453,6 +594,8 @@ def build_response(
         True
     """
     batch_b = f"batchresponse_{uuid.uuid4()}".encode("ascii")
+    if changeset and all(type(resp) is str for resp in responses):
+        return _text_change_set(batch_b.decode("ascii"), responses)  # type: ignore[arg-type]
     out = bytearray()
     if changeset:
         cs_b = f"changesetresponse_{uuid.uuid4()}".encode("ascii")
@@ -460,11 +603,32 @@ def build_response(
         out += b"Content-Type: multipart/mixed; boundary=" + cs_b + _CRLF + _CRLF
         for resp in responses:
             out += b"--" + cs_b + _CRLF
-            out += resp if isinstance(resp, bytes) else _part_bytes(resp)
+            out += _encoded(resp)
         out += b"--" + cs_b + b"--" + _CRLF
     else:
         for resp in responses:
             out += b"--" + batch_b + _CRLF
-            out += resp if isinstance(resp, bytes) else _part_bytes(resp)
+            out += _encoded(resp)
     out += b"--" + batch_b + b"--" + _CRLF
     return f"multipart/mixed; boundary={batch_b.decode('ascii')}", bytes(out)
+
+
+def _encoded(resp: PartResponse | bytes | str) -> bytes:
+    if isinstance(resp, bytes):
+        return resp
+    if isinstance(resp, str):
+        return resp.encode()
+    return _part_bytes(resp)
+
+
+def _text_change_set(batch_b: str, texts: Sequence[str]) -> tuple[str, bytes]:
+    """:func:`build_response` of a change set whose parts are all text: one join, one
+    encode (the same bytes as encoding part by part)."""
+    cs_b = f"changesetresponse_{uuid.uuid4()}"
+    delimiter = "--" + cs_b + "\r\n"
+    pieces = ["--" + batch_b + "\r\nContent-Type: multipart/mixed; boundary=" + cs_b + "\r\n\r\n"]
+    for text in texts:
+        pieces.append(delimiter)
+        pieces.append(text)
+    pieces.append("--" + cs_b + "--\r\n--" + batch_b + "--\r\n")
+    return "multipart/mixed; boundary=" + batch_b, "".join(pieces).encode()

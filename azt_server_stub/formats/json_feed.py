@@ -58,6 +58,105 @@ def _timestamp_text(ticks: int) -> str:
     return f"{SECONDS_TEXT.get(seconds) or seconds_text(seconds)}.{frac:07d}Z"
 
 
+#: Entity texts written before, by the entity's ``id``, minimal metadata ([1]) or none
+#: ([0]): everything after the head (the ETag member and the ``"PartitionKey":`` name), so
+#: a stored entity is encoded once and a page of entities read before is mostly a join.
+#: Entries hold their entity (:data:`_HELD`), so an id is never reused while its text is
+#: remembered, and a text serves only the very object it was written from: the backend
+#: never changes a stored entity in place (a write stores a new one), so an object's text
+#: does not change either. Bounded in entities and in characters (all forgotten at once
+#: when full): the durable store reads new entity objects for every page, which are then
+#: remembered in vain, so the bounds are what such a stub keeps beyond its pages.
+_TEXTS: tuple[dict[int, str], dict[int, str]] = ({}, {})
+_HELD: dict[int, Entity] = {}
+_MAX_REMEMBERED = 1 << 14
+_MAX_REMEMBERED_CHARS = 1 << 24
+_remembered_chars = 0
+
+
+def _remember(e: Entity, meta: bool, text: str) -> None:
+    global _remembered_chars
+    if len(_HELD) >= _MAX_REMEMBERED or _remembered_chars + len(text) > _MAX_REMEMBERED_CHARS:
+        forget_texts()
+        if len(text) > _MAX_REMEMBERED_CHARS:
+            return
+    i = id(e)
+    _HELD[i] = e
+    _TEXTS[meta][i] = text
+    _remembered_chars += len(text)
+
+
+def forget_texts() -> None:
+    """Forget every remembered entity text (each is written again when next asked for).
+
+    Example::
+
+        >>> forget_texts()
+        >>> len(_HELD)
+        0
+    """
+    global _remembered_chars
+    _TEXTS[0].clear()
+    _TEXTS[1].clear()
+    _HELD.clear()
+    _remembered_chars = 0
+
+
+def _entity_body(e: Entity, meta: bool) -> str | None:
+    """An entity's JSON object text after its head (``"<pk>","RowKey":...}``), or None
+    when this writer leaves the entity to the dict path."""
+    pk, rk = e.pk, e.rk
+    if type(pk) is not str or type(rk) is not str:
+        return None
+    encode = encode_basestring_ascii
+    names = _NAMES
+    pieces = [encode(pk), ',"RowKey":', encode(rk), ',"Timestamp":"']
+    add = pieces.append
+    add(_timestamp_text(e.timestamp))
+    add('"')
+    for name, typed in e.props.items():
+        info = names.get(name) or _name(name)
+        if info is None or type(typed) is not tuple or len(typed) != 2:
+            return None
+        edm, value = typed
+        t = type(value)
+        if edm is _STRING and t is str:
+            add(info[0])
+            add(encode(value))
+            continue
+        if edm is _INT32 and t is int:
+            add(info[0])
+            add(str(value))
+            continue
+        if edm is _BOOLEAN and t is bool:
+            add(info[0])
+            add("true" if value else "false")
+            continue
+        if edm is _DOUBLE and t is float:
+            if value - value == 0.0:  # finite
+                add(info[0])
+                add(float.__repr__(value))
+                continue
+            text = "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+        elif edm is _INT64 and t is int:
+            text = str(value)
+        elif edm is _DATETIME and t is int:
+            seconds, frac = divmod(value, 10_000_000)
+            head_text = SECONDS_TEXT.get(seconds) or seconds_text(seconds)
+            text = f"{head_text}.{frac:07d}".rstrip("0") + "Z" if frac else head_text + "Z"
+        elif edm is _GUID and t is uuid.UUID:
+            text = str(value)
+        elif edm is _BINARY and t is bytes:
+            text = base64.b64encode(value).decode("ascii")
+        else:
+            return None
+        add((info[1] if meta else info[2])[edm])
+        add(text)
+        add('"')
+    add("}")
+    return "".join(pieces)
+
+
 def entity_texts(
     entities: Sequence[Entity], *, meta: bool, fallback: Callable[[Entity], str]
 ) -> list[str]:
@@ -71,66 +170,34 @@ def entity_texts(
         ['dict path']
     """
     out: list[str] = []
-    tails: dict[int, str] = {}  # Timestamp -> ',"Timestamp":"..."'
     heads: dict[int, str] = {}  # Timestamp -> '{"odata.etag":"...","PartitionKey":'
-    names = _NAMES
-    encode = encode_basestring_ascii
+    held = _HELD
+    texts = _TEXTS[meta]
     for e in entities:
-        pk, rk = e.pk, e.rk
-        if type(pk) is not str or type(rk) is not str:
-            out.append(fallback(e))
-            continue
-        tail = tails.get(e.timestamp)
-        if tail is None:
-            ts = _timestamp_text(e.timestamp)
-            tail = tails[e.timestamp] = ',"Timestamp":"' + ts + '"'
-            etag = "W/\"datetime'" + ts.replace(":", "%3A") + "'\""
-            heads[e.timestamp] = '{"odata.etag":' + encode(etag) + ',"PartitionKey":'
-        head = heads[e.timestamp] if meta else '{"PartitionKey":'
-        pieces = [head, encode(pk), ',"RowKey":', encode(rk), tail]
-        add = pieces.append
-        for name, typed in e.props.items():
-            info = names.get(name) or _name(name)
-            if info is None or type(typed) is not tuple or len(typed) != 2:
-                break
-            edm, value = typed
-            t = type(value)
-            if edm is _STRING and t is str:
-                add(info[0])
-                add(encode(value))
-                continue
-            if edm is _INT32 and t is int:
-                add(info[0])
-                add(str(value))
-                continue
-            if edm is _BOOLEAN and t is bool:
-                add(info[0])
-                add("true" if value else "false")
-                continue
-            if edm is _DOUBLE and t is float:
-                if value - value == 0.0:  # finite
-                    add(info[0])
-                    add(float.__repr__(value))
+        i = id(e)
+        if held.get(i) is e:
+            body = texts.get(i)
+            if body is None:
+                body = _entity_body(e, meta)
+                if body is None:
+                    out.append(fallback(e))
                     continue
-                text = "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
-            elif edm is _INT64 and t is int:
-                text = str(value)
-            elif edm is _DATETIME and t is int:
-                seconds, frac = divmod(value, 10_000_000)
-                head_text = SECONDS_TEXT.get(seconds) or seconds_text(seconds)
-                text = f"{head_text}.{frac:07d}".rstrip("0") + "Z" if frac else head_text + "Z"
-            elif edm is _GUID and t is uuid.UUID:
-                text = str(value)
-            elif edm is _BINARY and t is bytes:
-                text = base64.b64encode(value).decode("ascii")
-            else:
-                break
-            add((info[1] if meta else info[2])[edm])
-            add(text)
-            add('"')
+                _remember(e, meta, body)
         else:
-            add("}")
-            out.append("".join(pieces))
-            continue
-        out.append(fallback(e))
+            body = _entity_body(e, meta)
+            if body is None:
+                out.append(fallback(e))
+                continue
+            _remember(e, meta, body)
+        if meta:
+            ts = e.timestamp
+            head = heads.get(ts)
+            if head is None:
+                etag = "W/\"datetime'" + _timestamp_text(ts).replace(":", "%3A") + "'\""
+                head = heads[ts] = (
+                    '{"odata.etag":' + encode_basestring_ascii(etag) + ',"PartitionKey":'
+                )
+            out.append(head + body)
+        else:
+            out.append('{"PartitionKey":' + body)
     return out

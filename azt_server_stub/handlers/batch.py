@@ -239,7 +239,7 @@ def _batch_success(
 
 
 def _batch_response(
-    parts: list[batch_fmt.PartResponse | bytes], *, changeset: bool
+    parts: list[batch_fmt.PartResponse | bytes | str], *, changeset: bool
 ) -> web.Response:
     ctype, body = batch_fmt.build_response(parts, changeset=changeset)
     return web.Response(
@@ -403,30 +403,41 @@ async def _plain_changeset(
     prefers: list[bool | None] = []
     table: str | None = None
     collection, entity_kind = Kind.COLLECTION, Kind.ENTITY
+    # Parts read from a remembered header block share its pairs: their plan (and Accept)
+    # is looked up by the block's identity, without reading the headers.
+    by_block: dict[tuple[str, int], tuple[_Plan, str | None]] = {}
+    resources, formats = memo.resources, memo.formats
     try:
         for part in parts:
-            headers = part.headers
-            get = headers.get
-            key = (
-                part.method,
-                get("Accept"),
-                get("Content-Type"),
-                get("Prefer"),
-                get(_DSV),
-                get(_MAX_DSV),
-                get("If-Match"),
-                len(headers),
-                "Content-Length" in headers,
-                "Content-ID" in headers,
-            )
-            plan = plans.get(key)
-            if plan is None:
-                plan = _plain_plan(call, part, memo)
+            block = part.block
+            known = by_block.get((part.method, id(block))) if block is not None else None
+            if known is None:
+                headers = part.headers
+                get = headers.get
+                key = (
+                    part.method,
+                    get("Accept"),
+                    get("Content-Type"),
+                    get("Prefer"),
+                    get(_DSV),
+                    get(_MAX_DSV),
+                    get("If-Match"),
+                    len(headers),
+                    "Content-Length" in headers,
+                    "Content-ID" in headers,
+                )
+                plan = plans.get(key)
                 if plan is None:
-                    return None
-                plans[key] = plan
-            resource = memo.part_resource(call, part)
-            fmt = memo.part_format(part, version)
+                    plan = _plain_plan(call, part, memo)
+                    if plan is None:
+                        return None
+                    plans[key] = plan
+                known = (plan, key[1])
+                if block is not None:
+                    by_block[(part.method, id(block))] = known
+            plan = known[0]
+            resource = resources.get(part.target) or memo.part_resource(call, part)
+            fmt = formats.get((part.target, known[1])) or memo.part_format(part, version)
             kind = plan.kind
             if kind == "insert":
                 if resource.kind is not collection:
@@ -474,27 +485,43 @@ async def _plain_changeset(
         index = exc.index if exc.index is not None else 0
         fmt = fmts[index] if index < len(ops) else Fmt.MINIMAL
         return _batch_response([_part_error(call, exc.at(index), fmt)], changeset=True)
-    answers: list[batch_fmt.PartResponse | bytes] = []
-    # A no-content insert's part as _batch_success writes it, from pieces made once.
+    answers: list[batch_fmt.PartResponse | bytes | str] = []
+    # A no-content insert's part as _batch_success writes it (as text), from pieces made
+    # once: the Location up to the RowKey once per PartitionKey, the ETag line once per
+    # Timestamp.
     prefix = call.endpoint + "/" + table + "(PartitionKey='"
     last_timestamp = -1
     etag_line = ""
+    last_pk: str | None = None
+    pk_prefix = ""
     for op, prefer, fmt, part, result in zip(ops, prefers, fmts, parts, results, strict=True):
         entity = result.entity
         if prefer is False and op.kind == "insert" and entity is not None:
             if entity.timestamp != last_timestamp:
                 last_timestamp = entity.timestamp
-                etag_line = "\r\nETag: " + memo.etag(last_timestamp)
+                etag_line = "\r\nETag: " + memo.etag(last_timestamp) + "\r\n"
             pk, rk = op.pk, op.rk
-            if "'" in pk:
-                pk = pk.replace("'", "''")
+            if pk is not last_pk:
+                last_pk = pk
+                pk_prefix = prefix + (pk.replace("'", "''") if "'" in pk else pk) + "',RowKey='"
             if "'" in rk:
                 rk = rk.replace("'", "''")
-            location = header_safe(prefix + pk + "',RowKey='" + rk + "')")
-            text = _NO_CONTENT_INSERT + location + "\r\nDataServiceId: " + location + etag_line
-            if part.content_id is not None:
-                text += "\r\nContent-ID: " + part.content_id
-            answers.append((text + "\r\n\r\n\r\n").encode())
+            location = header_safe(pk_prefix + rk + "')")
+            content_id = part.content_id
+            answers.append(
+                "".join(
+                    (
+                        _NO_CONTENT_INSERT,
+                        location,
+                        "\r\nDataServiceId: ",
+                        location,
+                        etag_line,
+                        "\r\n\r\n"
+                        if content_id is None
+                        else "Content-ID: " + content_id + "\r\n\r\n\r\n",
+                    )
+                )
+            )
         else:
             answers.append(
                 _batch_success(call, table, op, prefer, fmt, part.content_id, entity, memo)

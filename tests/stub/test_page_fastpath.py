@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from azt_server_stub.formats import json as jf
+from azt_server_stub.formats import json_feed as jf_feed
 from azt_server_stub.formats.negotiation import Fmt
 from azt_server_stub.model import MAX_DATETIME_TICKS, Edm, Entity
 
@@ -126,3 +127,61 @@ def test_a_page_of_many_entities_sharing_timestamps() -> None:
     for fmt in (Fmt.MINIMAL, Fmt.NOMETADATA):
         writer = jf.EntityWriter(fmt, "http://127.0.0.1:10002/devstoreaccount1", "acct", "t")
         assert writer.feed(entities) == ref_feed(writer, entities, None)
+
+
+# --- remembered entity texts (formats/json_feed: an entity is encoded once) ------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    entity_lists(),
+    hs.lists(hs.sampled_from([Fmt.MINIMAL, Fmt.NOMETADATA, Fmt.FULL]), min_size=2, max_size=5),
+    hs.booleans(),
+)
+def test_pages_of_entities_written_before_read_as_before(
+    entities: list[Entity], fmts: list[Fmt], small: bool
+) -> None:
+    """The same entity objects written again (remembered texts), at each metadata level in
+    any order, with room for few texts or many, read exactly as the reference writes them."""
+    saved = jf_feed._MAX_REMEMBERED
+    if small:
+        jf_feed._MAX_REMEMBERED = 2  # forgotten again and again within one page
+    try:
+        for fmt in fmts:
+            writer = jf.EntityWriter(fmt, "http://h/acct", "acct", "t")
+            assert outcome(writer.feed, entities, None) == outcome(ref_feed, writer, entities, None)
+            # a page holding the same entity twice, and a shuffled copy of the page
+            twice = entities + entities[:2] + entities[::-1]
+            assert outcome(writer.feed, twice, None) == outcome(ref_feed, writer, twice, None)
+    finally:
+        jf_feed._MAX_REMEMBERED = saved
+        jf_feed.forget_texts()
+
+
+def test_remembered_texts_follow_the_stored_entities() -> None:
+    """A page read after a write shows the new entity (a write stores a new object), and
+    the memory of texts stays within its bounds."""
+    from azt_server_stub.backend import Backend, WriteOp
+
+    backend = Backend()
+    backend.create_table("a", "Texts1")
+    backend.write("a", "Texts1", WriteOp("insert", "p", "r", {"N": (Edm.INT64, 1)}))
+    writer = jf.EntityWriter(Fmt.MINIMAL, "http://h/a", "a", "t")
+    first = backend.query_entities("a", "Texts1", None, None, None).entities
+    assert writer.feed(first) == ref_feed(writer, first, None)
+    backend.write("a", "Texts1", WriteOp("merge", "p", "r", {"N": (Edm.INT64, 2)}, "*"))
+    second = backend.query_entities("a", "Texts1", None, None, None).entities
+    assert b'"N":"2"' in writer.feed(second)
+    assert writer.feed(second) == ref_feed(writer, second, None)
+    saved = jf_feed._MAX_REMEMBERED
+    jf_feed._MAX_REMEMBERED = 3
+    try:
+        many = [Entity("p", str(i), i, {"S": (Edm.STRING, "x" * i)}) for i in range(10)]
+        assert writer.feed(many) == ref_feed(writer, many, None)
+        assert len(jf_feed._HELD) <= 3
+        assert set(jf_feed._HELD) >= set(jf_feed._TEXTS[0]) | set(jf_feed._TEXTS[1])
+    finally:
+        jf_feed._MAX_REMEMBERED = saved
+        jf_feed.forget_texts()
+    assert not jf_feed._HELD
+    assert jf_feed._remembered_chars == 0
