@@ -26,8 +26,11 @@ from azt_server_stub import model
 from azt_server_stub.auth import _common
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import negotiation
+from azt_server_stub.formats.negotiation import Fmt
+from azt_server_stub.handlers import call as call_mod
 from azt_server_stub.handlers import parsing
-from azt_server_stub.request_state import parse_query
+from azt_server_stub.request_state import ODATA_XML, parse_query
+from azt_server_stub.versions import supports_format_option
 
 # --- the reference: the code the fast paths replaced -------------------------------------
 
@@ -203,3 +206,48 @@ def test_negotiate_response_memo_matches_the_function(
 @pytest.mark.parametrize("raw", ["", "a=1", "$format=json&$format=atom"])
 def test_parse_query_of_empty_and_present(raw: str) -> None:
     assert list(parse_query(raw).items()) == [tuple(i.split("=")) for i in raw.split("&") if i]
+
+
+# --- OData response headers and the negotiated error style --------------------------------
+
+
+def ref_odata_headers(fmt: Fmt, *, feed: bool = False, select: bool = False) -> dict[str, str]:
+    ctype = fmt.content_type
+    if fmt is Fmt.ATOM:
+        ctype = "application/atom+xml;type=feed;charset=utf-8" if feed else ctype
+        dsv = "2.0;" if select else "1.0;"
+    else:
+        dsv = "3.0;"
+    return {"Content-Type": ctype, "DataServiceVersion": dsv, **call_mod.COMMON}
+
+
+@pytest.mark.parametrize("fmt", list(Fmt))
+@pytest.mark.parametrize("feed", [False, True])
+@pytest.mark.parametrize("select", [False, True])
+def test_odata_headers_match_the_reference(fmt: Fmt, feed: bool, select: bool) -> None:
+    got = call_mod.odata_headers(fmt, feed=feed, select=select)
+    assert got == ref_odata_headers(fmt, feed=feed, select=select)
+    assert list(got) == list(ref_odata_headers(fmt, feed=feed, select=select))
+    got["ETag"] = "x"  # a caller's copy: the next caller gets a clean one
+    assert "ETag" not in call_mod.odata_headers(fmt, feed=feed, select=select)
+
+
+def ref_negotiated(accept: str | None, fmt_param: str | None, version: str) -> tuple[Fmt, str]:
+    if fmt_param is not None and not supports_format_option(version):
+        fmt_param = None
+    chosen = negotiation.negotiate_response.__wrapped__(accept, fmt_param, version)
+    if chosen.implicit:
+        return chosen.fmt, ODATA_XML
+    return chosen.fmt, chosen.fmt.value if chosen.fmt.is_json else ODATA_XML
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    accepts, hs.one_of(hs.none(), hs.sampled_from(["json", "atom", "xml", "bad", ""])), versions_
+)
+def test_negotiated_style_matches_the_reference(
+    accept: str | None, format_param: str | None, version: str
+) -> None:
+    for _ in range(2):
+        got = outcome(call_mod._negotiated, accept, format_param, version)
+        assert got == outcome(ref_negotiated, accept, format_param, version)
