@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from multidict import CIMultiDict
 
-from azt_server_stub import model
+from azt_server_stub import addressing, model
 from azt_server_stub.auth import _common
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import negotiation
@@ -58,11 +58,11 @@ def ref_data_service_version(headers: CIMultiDict[str], name: str) -> int | None
     return int(m.group(1))
 
 
-def outcome(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+def outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[str, Any]:
     try:
-        return ("ok", fn(*args))
+        return ("ok", fn(*args, **kwargs))
     except StubError as err:
-        return ("error", (err.status, err.code, dict(err.details)))
+        return ("error", (err.status, err.code, dict(err.details), err.message))
 
 
 # --- the request date ---------------------------------------------------------------------
@@ -251,3 +251,46 @@ def test_negotiated_style_matches_the_reference(
     for _ in range(2):
         got = outcome(call_mod._negotiated, accept, format_param, version)
         assert got == outcome(ref_negotiated, accept, format_param, version)
+
+
+# --- addressing -----------------------------------------------------------------------------
+
+path_pieces = hs.sampled_from(
+    [
+        "devstoreaccount1",
+        "acct-secondary",
+        "Tables",
+        "Tables('t')",
+        "t",
+        "t()",
+        "$batch",
+        "%41",
+        "%zz",
+        "%C3%A9",
+        "%FF",
+        "t(PartitionKey='p',RowKey='r')",
+        "t('p','r')",
+        "t('x')",
+        "",
+        "/",
+    ]
+)
+hosts = hs.one_of(
+    hs.none(),
+    hs.sampled_from(["127.0.0.1:10002", "acct.table.localhost", "[::1]:1", "localhost", ""]),
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(hosts, hs.lists(hs.one_of(path_pieces, hs.text(max_size=6)), max_size=4), hs.booleans())
+def test_addressing_memo_matches_the_functions(
+    host: str | None, pieces: list[str], product_style: bool
+) -> None:
+    raw_path = "/" + "/".join(pieces)
+    for _ in range(2):
+        got = outcome(addressing.split_account, host, raw_path, product_style=product_style)
+        plain = addressing.split_account.__wrapped__
+        assert got == outcome(plain, host, raw_path, product_style=product_style)
+        resource = "/".join(pieces)
+        got = outcome(addressing.parse_resource, resource)
+        assert got == outcome(addressing.parse_resource.__wrapped__, resource)
