@@ -91,8 +91,12 @@ def invalid_uri() -> StubError:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def split_account(host: str | None, raw_path: str, *, product_style: bool = True) -> AccountAddress:
     """Find the account and the resource path of a request (``raw_path`` without query).
+
+    Cached (the answer is immutable; a refusal is raised afresh each time): clients
+    address the same tables and entities over and over.
 
     Example::
 
@@ -212,8 +216,11 @@ def _scan_predicate(text: str) -> list[tuple[str | None, str]]:
     return items
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_resource(resource: str) -> Resource:
     """Parse the decoded resource path (after the account) into a :class:`Resource`.
+
+    Cached like :func:`split_account`.
 
     Example::
 

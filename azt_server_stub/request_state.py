@@ -103,8 +103,15 @@ def query_of(request: web.Request) -> MultiDictProxy[str]:
 
         q = query_of(request)
     """
-    parsed = request.get(QUERY)
-    if parsed is None:
-        parsed = parse_query(request.rel_url.raw_query_string)
-        request[QUERY] = parsed
+    try:
+        return request[QUERY]
+    except KeyError:
+        pass
+    raw = request.rel_url.raw_query_string
+    parsed = parse_query(raw) if raw else _NO_QUERY
+    request[QUERY] = parsed
     return parsed
+
+
+#: The query of every request without one (read-only, so one object serves them all).
+_NO_QUERY: MultiDictProxy[str] = MultiDictProxy(MultiDict())

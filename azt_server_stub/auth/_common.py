@@ -57,14 +57,82 @@ def primary_account(account: str, known: Container[str]) -> tuple[str, bool]:
     return account, False
 
 
-def parse_http_date(value: str) -> _dt.datetime | None:
-    """Parse an RFC 1123 date (``Mon, 27 Jun 2016 15:25:14 GMT``); None when malformed."""
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+
+
+_WEEKDAYS = frozenset({"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"})
+
+
+#: The last date parsed and its moment: a client sends the same x-ms-date for a whole
+#: second (a lone pair, replaced whole, so concurrent threads see a consistent entry).
+_last_date: tuple[str, _dt.datetime | None] = ("", None)
+
+
+def _parse_rfc1123(value: str) -> _dt.datetime | None:
+    """The form every client sends, ``Mon, 27 Jun 2016 15:25:14 GMT``, read by slicing;
+    None for anything else (then the general parser decides)."""
+    if (
+        len(value) != 29
+        or value[3:5] != ", "
+        or value[7] != " "
+        or value[11] != " "
+        or value[16] != " "
+        or value[19] != ":"
+        or value[22] != ":"
+        or value[25:] != " GMT"
+        or value[:3] not in _WEEKDAYS
+    ):
+        return None
+    month = _MONTHS.get(value[8:11])
+    digits = value[5:7] + value[12:16] + value[17:19] + value[20:22] + value[23:25]
+    if month is None or not (digits.isascii() and digits.isdigit()):
+        return None
+    year = int(value[12:16])
+    if year < 100:  # the general parser reads these as two-digit years (0099: 1999)
+        return None
+    try:
+        return _dt.datetime(
+            year,
+            month,
+            int(value[5:7]),
+            int(value[17:19]),
+            int(value[20:22]),
+            int(value[23:25]),
+            tzinfo=_dt.UTC,
+        )
+    except ValueError:
+        return None
+
+
+def _parse_http_date_general(value: str) -> _dt.datetime | None:
     try:
         moment = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.UTC)
+    return moment
+
+
+def parse_http_date(value: str) -> _dt.datetime | None:
+    """Parse an RFC 1123 date (``Mon, 27 Jun 2016 15:25:14 GMT``); None when malformed.
+
+    The exact RFC 1123 GMT form is read directly (and the last value is remembered);
+    any other text goes to :func:`email.utils.parsedate_to_datetime`, which decides.
+    """
+    global _last_date
+    last = _last_date
+    if value == last[0]:
+        return last[1]
+    moment = _parse_rfc1123(value)
+    if moment is None:
+        moment = _parse_http_date_general(value)
+    _last_date = (value, moment)
     return moment
 
 

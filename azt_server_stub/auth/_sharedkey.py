@@ -77,14 +77,15 @@ def verify(
             "Request date header not specified. Send x-ms-date or Date with Shared Key "
             "authorization."
         )
-    candidates = [
-        string_to_sign(method, headers, date, resource, lite=lite)
-        for resource in canonicalized_resources(primary, raw_path, comp)
-    ]
-    if not any(signer.matches(sts, signature) for sts in candidates):
+    resources = canonicalized_resources(primary, raw_path, comp)
+    first = string_to_sign(method, headers, date, resources[0], lite=lite)
+    if not signer.matches(first, signature) and not any(
+        signer.matches(string_to_sign(method, headers, date, resource, lite=lite), signature)
+        for resource in resources[1:]
+    ):
         raise authentication_failed(
             f"The MAC signature found in the HTTP request '{signature}' is not the same as any "
-            f"computed signature. Server used following string to sign: '{candidates[0]}'."
+            f"computed signature. Server used following string to sign: '{first}'."
         )
     if not check_skew:
         return

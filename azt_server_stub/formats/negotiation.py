@@ -149,8 +149,12 @@ _FORMAT_SHORTHANDS = {
 }
 
 
+@functools.lru_cache(maxsize=512)
 def negotiate_response(accept: str | None, format_param: str | None, version: str) -> Negotiated:
     """Choose the response format of an OData operation.
+
+    Cached: clients send the same few combinations over and over, the outcome is
+    immutable, and a refusal is raised afresh each time (errors are never cached).
 
     ``$format`` wins over ``Accept``; ``application/json`` without ``odata=`` means
     minimal metadata; no ``Accept`` and no ``$format`` means AtomPub before 2015-12-11

@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -167,6 +168,10 @@ def odata_headers(fmt: Fmt, *, feed: bool = False, select: bool = False) -> dict
         >>> odata_headers(Fmt.ATOM, select=True)["DataServiceVersion"]
         '2.0;'
     """
+    return dict(_ODATA_HEADERS[fmt, feed, select])
+
+
+def _odata_headers(fmt: Fmt, feed: bool, select: bool) -> dict[str, str]:
     ctype = fmt.content_type
     if fmt is Fmt.ATOM:
         ctype = "application/atom+xml;type=feed;charset=utf-8" if feed else ctype
@@ -174,6 +179,15 @@ def odata_headers(fmt: Fmt, *, feed: bool = False, select: bool = False) -> dict
     else:
         dsv = "3.0;"
     return {"Content-Type": ctype, "DataServiceVersion": dsv, **COMMON}
+
+
+#: Every combination :func:`odata_headers` answers, built once (callers get a copy).
+_ODATA_HEADERS = {
+    (fmt, feed, select): _odata_headers(fmt, feed, select)
+    for fmt in Fmt
+    for feed in (False, True)
+    for select in (False, True)
+}
 
 
 def no_content(extra: dict[str, str] | None = None) -> web.Response:
@@ -231,15 +245,22 @@ def negotiate(call: Call) -> Fmt:
         fmt = negotiate(call)
     """
     request = call.request
-    fmt_param = query_of(request).get("$format")
-    if fmt_param is not None and not versions.supports_format_option(call.version):
+    fmt, style = _negotiated(
+        request.headers.get("Accept"), query_of(request).get("$format"), call.version
+    )
+    request[ERR_STYLE] = style
+    return fmt
+
+
+@functools.lru_cache(maxsize=512)
+def _negotiated(accept: str | None, fmt_param: str | None, version: str) -> tuple[Fmt, str]:
+    """(format, error style) of an OData operation (cached; refusals are raised afresh)."""
+    if fmt_param is not None and not versions.supports_format_option(version):
         fmt_param = None
-    chosen: Negotiated = negotiate_response(request.headers.get("Accept"), fmt_param, call.version)
+    chosen: Negotiated = negotiate_response(accept, fmt_param, version)
     if chosen.implicit:
-        request[ERR_STYLE] = ODATA_XML
-    else:
-        request[ERR_STYLE] = chosen.fmt.value if chosen.fmt.is_json else ODATA_XML
-    return chosen.fmt
+        return chosen.fmt, ODATA_XML
+    return chosen.fmt, chosen.fmt.value if chosen.fmt.is_json else ODATA_XML
 
 
 def table_exists(call: Call, table: str) -> str:

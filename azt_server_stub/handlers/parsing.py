@@ -80,15 +80,30 @@ def data_service_version(
         ...                      "DataServiceVersion")
         3
     """
-    values = headers.getall(name, [])
+    values = headers.getall(name, ())
     if not values:
         return None
+    if len(values) == 1:
+        major = _DSV_SEEN.get(values[0])
+        if major is not None:
+            return major
     m = _DSV_RE.fullmatch(values[0]) if len(values) == 1 else None
     if m is None or (int(m.group(1)), int(m.group(2))) not in _DSV_KNOWN:
         err = errors.invalid_header_value()
         err.details.update({"HeaderName": name, "HeaderValue": ",".join(values)})
         raise err
-    return int(m.group(1))
+    major = int(m.group(1))
+    if len(_DSV_SEEN) < _DSV_SEEN_MAX:
+        _DSV_SEEN[values[0]] = major
+    return major
+
+
+#: Valid header values already read, with their major version: clients send the same
+#: few (``3.0``, ``3.0;NetFx``) on every request. Bounded; only valid values enter.
+_DSV_SEEN: dict[str, int] = {}
+
+
+_DSV_SEEN_MAX = 256
 
 
 def check_data_service_versions(headers: CIMultiDictProxy[str] | CIMultiDict[str]) -> None:
