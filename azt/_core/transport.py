@@ -115,6 +115,23 @@ class _LazyReadTimeout(ResponseHandler):
             handle.cancel()
 
 
+def _lazy_read_timeout_fits() -> bool:
+    """Whether this aiohttp's response protocol has the read-timer parts
+    :class:`_LazyReadTimeout` overrides and reads (else aiohttp's own protocol is kept).
+    """
+    methods = ("_reschedule_timeout", "_drop_timeout", "_on_read_timeout", "set_response_params")
+    if not all(callable(getattr(ResponseHandler, name, None)) for name in methods):
+        return False
+    try:
+        source = inspect.getsource(ResponseHandler.__init__)
+    except (OSError, TypeError):
+        return False
+    return "_read_timeout_handle" in source and "_read_timeout" in source
+
+
+_LAZY_READ_TIMEOUT_FITS = _lazy_read_timeout_fits()
+
+
 class HttpRequest:
     """One HTTP request exactly as it goes on the wire.
 
@@ -303,7 +320,11 @@ class AiohttpTransport:
             ssl=self._ssl if self._ssl is not None else True,  # type: ignore[arg-type]
         )
         factory = getattr(connector, "_factory", None)
-        if isinstance(factory, functools.partial) and factory.func is ResponseHandler:
+        if (
+            isinstance(factory, functools.partial)
+            and factory.func is ResponseHandler
+            and _LAZY_READ_TIMEOUT_FITS
+        ):
             lazy = functools.partial(_LazyReadTimeout, *factory.args, **factory.keywords)
             connector._factory = cast("functools.partial[ResponseHandler]", lazy)
         t = self._timeouts
