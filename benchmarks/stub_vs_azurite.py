@@ -14,6 +14,9 @@ the two servers flips every round; best of the rounds is kept), the throughput o
 * a key-range query returning 50 rows of one partition (queries/s).
 
 It prints each figure for both servers and the ratio stub / Azurite (higher is better),
+and, for single inserts and point reads in memory, the ceiling: the same client against
+a server that does no work (``benchmarks/_replay_server.py`` replays the stub's own
+answers), which bounds the ratio any server could reach against Azurite with this client,
 and, on Linux, each server process's own CPU time per unit (from ``/proc``): with the
 client's cost in every round trip and a shared machine, that is the steadier view of
 what a server change did. First with both stores in memory (``azt-stub`` /
@@ -317,11 +320,42 @@ class Figures:
     spread: float  # the stub's worst round below its best (0: no noise)
     stub_cpu: float | None  # server CPU milliseconds per unit, least of the rounds
     azurite_cpu: float | None
+    floor: float | None = None  # the same client against a server doing no work
 
 
 def _least(values: list[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return min(known) if known else None
+
+
+#: Operations whose ceiling is measured: single requests, where the client's own share of
+#: each round trip bounds the ratio any server can reach.
+CEILING_OPS = ("insert", "read")
+REPLAY = Path(__file__).resolve().parent / "_replay_server.py"
+
+
+async def ceiling(
+    replay: tuple[str, int], ops: list[str], rounds: int, seconds: float
+) -> dict[str, float]:
+    """Best throughput of the same client against a server that does no work.
+
+    ``benchmarks/_replay_server.py`` answers each kind of request with the stub's own
+    answer to the first one, recorded; what is left per round trip is the client's work
+    and the kernel's, which no server can take away.
+    """
+    target = Target("replay", *replay)
+    target.counter = 10**9  # its first insert reaches the stub: keys no other run used
+    best: dict[str, float] = {}
+    try:
+        for op in ops:
+            await measure(target, op, min(0.2, seconds))  # warm-up, and the recording
+        for _ in range(rounds):
+            for op in ops:
+                rate, _cpu = await measure(target, op, seconds)
+                best[op] = max(best.get(op, 0.0), rate)
+    finally:
+        await target.close()
+    return best
 
 
 async def compare(
@@ -373,6 +407,13 @@ def report(title: str, results: dict[str, Figures]) -> None:
             cpu_ratio = f"{f.azurite_cpu / f.stub_cpu:>7.2f}" if f.stub_cpu else f"{'-':>7}"
             line += f"{f.stub_cpu:>8.3f}ms{f.azurite_cpu:>7.3f}ms{cpu_ratio}"
         print(line)
+    for op, f in results.items():
+        if f.floor is not None:
+            print(
+                f"ceiling, {OPERATIONS[op]}: {f.floor:.1f} against a server doing no work"
+                f" (answers replayed), {f.floor / f.azurite:.2f}x azurite: the best ratio"
+                " any server reaches with this client"
+            )
     print(
         "throughput per second, best of the rounds; ratio: stub/azurite (higher is better);\n"
         "noise: the stub's worst round below its best; cpu: the server process's CPU per\n"
@@ -397,7 +438,16 @@ def run_store(
                 "azurite", azurite_argv(js, azurite_port, azurite_loc), azurite_port, work
             ) as azurite,
         ):
-            return asyncio.run(compare(stub, azurite, ops, rounds, seconds))
+            results = asyncio.run(compare(stub, azurite, ops, rounds, seconds))
+            floor_ops = [op for op in ops if op in CEILING_OPS]
+            if store == "memory" and floor_ops:
+                replay_port = free_port()
+                argv = [sys.executable, str(REPLAY), str(replay_port), str(stub_port)]
+                with server_process("replay", argv, replay_port, work) as replay:
+                    floors = asyncio.run(ceiling(replay, floor_ops, rounds, seconds))
+                for op, rate in floors.items():
+                    results[op].floor = rate
+            return results
 
 
 def main() -> int:

@@ -1,0 +1,100 @@
+"""A server that does no work: the floor under any server the benchmark client drives.
+
+It forwards the first request of each kind (method and path, keys masked) to an
+upstream server (the stub) and records the answer; every later request of that kind is
+answered with the recorded bytes at once, without parsing more than the request's
+framing. Driven by the same client as the real servers, it shows what the client and
+the kernel cost per round trip, and so the best ratio any server could reach against a
+peer (``benchmarks/stub_vs_azurite.py`` prints it as the ceiling).
+
+Usage (the benchmark starts it)::
+
+    python benchmarks/_replay_server.py LISTEN_PORT UPSTREAM_PORT
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+
+_KEYS = re.compile(rb"\([^)]+\)")
+
+
+def answer_key(head: bytes) -> bytes:
+    """Method and path, keys masked, no query: an insert, a point read, a query differ."""
+    method, target = head.split(b" ", 2)[:2]
+    return method + b" " + _KEYS.sub(b"(k)", target.split(b"?", 1)[0])
+
+
+class Replay(asyncio.Protocol):
+    """One client connection: framing only, answers replayed per kind of request."""
+
+    def __init__(self, upstream: int, answers: dict[bytes, bytes]) -> None:
+        self.upstream = upstream
+        self.answers = answers
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
+        self.busy = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.busy:
+            self.drain()
+
+    def drain(self) -> None:
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buffer[:end]
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            total = end + 4 + length
+            if len(self.buffer) < total:
+                return
+            request, self.buffer = self.buffer[:total], self.buffer[total:]
+            method = answer_key(head)
+            answer = self.answers.get(method)
+            if answer is None:
+                self.busy = True
+                asyncio.get_running_loop().create_task(self.record(method, request))
+                return
+            assert self.transport is not None
+            self.transport.write(answer)
+
+    async def record(self, method: bytes, request: bytes) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.upstream)
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        answer = head + await reader.readexactly(length)
+        writer.close()
+        self.answers[method] = answer
+        assert self.transport is not None
+        self.transport.write(answer)
+        self.busy = False
+        self.drain()
+
+
+async def main(port: int, upstream: int) -> None:
+    answers: dict[bytes, bytes] = {}
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: Replay(upstream, answers), "127.0.0.1", port)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
