@@ -54,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--location", type=Path, default=None, help="directory of a durable store")
     p.add_argument(
+        "--durability",
+        choices=["full", "process"],
+        default="full",
+        help="with --location, when a write is acknowledged: full (default) once fsynced, "
+        "surviving power loss; process once handed to the OS, surviving kill -9 of the stub "
+        "(an OS crash or power loss may lose the last writes, never half of one)",
+    )
+    p.add_argument(
         "--log-level",
         default="INFO",
         help="DEBUG, INFO (an access log line per request), WARNING, ERROR",
@@ -125,6 +133,7 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
     return StubConfig(
         accounts=accounts,
         location=args.location,
+        durability=str(args.durability),
         auth=auth,
         lenient_versions=bool(args.loose_versions),
         product_style_urls=not args.disable_product_style_url,

@@ -275,9 +275,17 @@ def _lock_directory(directory: Path) -> IO[bytes]:
     return handle
 
 
-def _connect(path: Path, *, timeout: float) -> sqlite3.Connection:
+#: ``durability`` -> SQLite's ``synchronous`` setting (WAL journal). ``full``: every
+#: commit is fsynced before it is acknowledged (survives power loss and OS crashes).
+#: ``process``: a commit is in the operating system's hands when acknowledged (survives
+#: the stub's process being killed, ``kill -9`` included; an OS crash or power loss may
+#: lose the last commits, never half of one).
+SYNCHRONOUS = {"full": "FULL", "process": "NORMAL"}
+
+
+def _connect(path: Path, *, timeout: float, durability: str = "full") -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout)
-    db.execute("PRAGMA synchronous=FULL")
+    db.execute(f"PRAGMA synchronous={SYNCHRONOUS[durability]}")
     return db
 
 
@@ -293,8 +301,17 @@ class SqliteStore:
     later with the same key and Timestamp (the same stored version).
     """
 
-    def __init__(self, directory: Path, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        durability: str = "full",
+    ) -> None:
+        if durability not in SYNCHRONOUS:
+            raise ValueError(f"durability must be one of {sorted(SYNCHRONOUS)}, not {durability!r}")
         directory.mkdir(parents=True, exist_ok=True)
+        self.durability = durability
         self.path = directory / DB_FILE
         self._lock_handle: IO[bytes] | None = _lock_directory(directory)
         self._db: sqlite3.Connection | None = None
@@ -305,11 +322,11 @@ class SqliteStore:
         #: Write transactions begun and ended (odd: one is open); see _rowcache.
         self._writes = 0
         try:
-            self._db = db = _connect(self.path, timeout=5.0)
+            self._db = db = _connect(self.path, timeout=5.0, durability=durability)
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
             _migrate_v1(db)
-            self._reader = _connect(self.path, timeout=5.0)
+            self._reader = _connect(self.path, timeout=5.0, durability=durability)
             self._reader.execute("PRAGMA query_only=ON")
             for account, lname, tid in db.execute("SELECT account, lname, tid FROM table_meta"):
                 self._tids[(account, lname)] = tid

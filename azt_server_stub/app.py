@@ -76,7 +76,11 @@ class StubConfig:
     """Everything a stub instance is configured with.
 
     ``accounts``: name -> base64 keys (key1, optional key2). ``location``: directory of
-    the durable store (None: memory). ``auth``: authentication switches.
+    the durable store (None: memory). ``durability``: with a location, when a write is
+    acknowledged: ``"full"`` (default) once it is fsynced (survives power loss),
+    ``"process"`` once SQLite has handed it to the operating system (survives ``kill -9``
+    of the stub; an OS crash or power loss may lose the last writes, never half of one).
+    ``auth``: authentication switches.
     ``lenient_versions``: newer unknown ``x-ms-version`` values apply the baseline
     instead of ``400 InvalidHeaderValue``. ``product_style_urls``: honour host-style
     addressing (``acct.table.localhost``). ``flavor``: the service the stub answers as,
@@ -94,6 +98,7 @@ class StubConfig:
 
     accounts: dict[str, list[str]] = field(default_factory=lambda: {DEV_ACCOUNT: [DEV_KEY]})
     location: Path | None = None
+    durability: str = "full"
     auth: AuthOptions = field(default_factory=AuthOptions)
     lenient_versions: bool = False
     product_style_urls: bool = True
@@ -246,6 +251,7 @@ def create_app(
             table_deletion_seconds=cfg.table_deletion_seconds,
             table_naming=flavor.table_naming,
             key_order=flavor.key_order,
+            durability=cfg.durability,
         )
     )
     authenticator = Authenticator(cfg.decoded_accounts(), _policies(store), cfg.auth)

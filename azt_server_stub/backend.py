@@ -203,6 +203,7 @@ class Backend:
         monotonic: Callable[[], float] = time.monotonic,
         table_naming: TableNaming = STORAGE_TABLE_NAMES,
         key_order: bool = True,
+        durability: str = "full",
     ) -> None:
         self._naming = table_naming
         self._key_order = key_order
@@ -216,7 +217,7 @@ class Backend:
         self._accounts: dict[str, _Account] = {}
         self._store: SqliteStore | None = None
         if location is not None:
-            self._store = SqliteStore(Path(location))
+            self._store = SqliteStore(Path(location), durability=durability)
             try:
                 self._load(self._store)
             except BaseException:
@@ -244,7 +245,7 @@ class Backend:
 
     @property
     def durable(self) -> bool:
-        """Whether writes go to a durable store (each commit then waits for an fsync).
+        """Whether writes go to a durable store.
 
         Example::
 
@@ -252,6 +253,17 @@ class Backend:
             False
         """
         return self._store is not None
+
+    @property
+    def fsyncs(self) -> bool:
+        """Whether each commit waits for an fsync (a durable store at ``full`` durability).
+
+        Example::
+
+            >>> Backend().fsyncs
+            False
+        """
+        return self._store is not None and self._store.durability == "full"
 
     def close(self) -> None:
         """Flush and close the durable store (no-op in memory). Idempotent.

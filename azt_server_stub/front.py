@@ -21,7 +21,7 @@ unusual request is answered exactly as before.
 
 Example::
 
-    runner = ServiceAppRunner(create_app(StubConfig()))  # serves through FrontProtocol
+    runner = FrontAppRunner(create_app(StubConfig()))  # serves through FrontProtocol
 """
 
 from __future__ import annotations

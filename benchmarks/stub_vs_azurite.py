@@ -20,8 +20,10 @@ answers), which bounds the ratio any server could reach against Azurite with thi
 and, on Linux, each server process's own CPU time per unit (from ``/proc``): with the
 client's cost in every round trip and a shared machine, that is the steadier view of
 what a server change did. First with both stores in memory (``azt-stub`` /
-``azurite --inMemoryPersistence``), then both on disk (``azt-stub --location`` /
-``azurite --location``).
+``azurite --inMemoryPersistence``), then both on disk (``azt-stub --location``, an fsync
+per acknowledged write / ``azurite --location``, which saves its in-memory database every
+few seconds), then the stub on disk with ``--durability process`` (acknowledged once
+handed to the operating system: survives ``kill -9``, not power loss).
 
 Azurite is installed as ``scripts/test-azurite.sh`` does (``.cache/azurite``, the
 version pinned there); without ``node``/``npm`` the script prints a notice and exits 0.
@@ -29,7 +31,7 @@ version pinned there); without ``node``/``npm`` the script prints a notice and e
 Usage::
 
     .venv/bin/python benchmarks/stub_vs_azurite.py [--rounds 3] [--seconds 1.0]
-        [--store memory|disk|both] [--ops insert,insert16,read,batch,batch16,page,range]
+        [--store memory|disk|process|both|all] [--ops insert,insert16,read,batch,batch16,page,range]
 """
 
 from __future__ import annotations
@@ -152,11 +154,11 @@ def server_process(
             proc.wait()
 
 
-def stub_argv(port: int, location: Path | None) -> list[str]:
+def stub_argv(port: int, location: Path | None, durability: str = "full") -> list[str]:
     argv = [sys.executable, "-m", "azt_server_stub", "--port", str(port)]
     argv += ["--log-level", "WARNING"]  # no access log line per request (Azurite: none either)
     if location is not None:
-        argv += ["--location", str(location)]
+        argv += ["--location", str(location), "--durability", durability]
     return argv
 
 
@@ -427,13 +429,18 @@ def run_store(
     with tempfile.TemporaryDirectory(prefix="azt-vs-azurite-") as tmp:
         work = Path(tmp)
         stub_loc = azurite_loc = None
-        if store == "disk":
+        if store in ("disk", "process"):
             stub_loc, azurite_loc = work / "stub-data", work / "azurite-data"
             stub_loc.mkdir()
             azurite_loc.mkdir()
         stub_port, azurite_port = free_port(), free_port()
         with (
-            server_process("stub", stub_argv(stub_port, stub_loc), stub_port, work) as stub,
+            server_process(
+                "stub",
+                stub_argv(stub_port, stub_loc, "process" if store == "process" else "full"),
+                stub_port,
+                work,
+            ) as stub,
             server_process(
                 "azurite", azurite_argv(js, azurite_port, azurite_loc), azurite_port, work
             ) as azurite,
@@ -454,7 +461,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (best kept)")
     parser.add_argument("--seconds", type=float, default=1.0, help="per operation per round")
-    parser.add_argument("--store", choices=["memory", "disk", "both"], default="both")
+    parser.add_argument(
+        "--store",
+        choices=["memory", "disk", "process", "both", "all"],
+        default="all",
+        help="memory; disk (--location, fsync per write); process (--location --durability "
+        "process); both: memory and disk; all: the three",
+    )
     parser.add_argument(
         "--ops", default=",".join(OPERATIONS), help="comma-separated: " + ",".join(OPERATIONS)
     )
@@ -467,12 +480,15 @@ def main() -> int:
     if js is None:
         print("stub_vs_azurite: skipped, node/npm not found (Azurite needs Node.js)")
         return 0
-    stores = ["memory", "disk"] if args.store == "both" else [args.store]
+    stores = {"both": ["memory", "disk"], "all": ["memory", "disk", "process"]}.get(
+        args.store, [args.store]
+    )
     for store in stores:
         results = run_store(js, store, ops, args.rounds, args.seconds)
         title = {
             "memory": "in memory: azt-stub vs azurite --inMemoryPersistence",
             "disk": "on disk: azt-stub --location vs azurite --location",
+            "process": "on disk: azt-stub --location --durability process vs azurite --location",
         }[store]
         report(f"{title} ({args.rounds} rounds x {args.seconds:g} s, alternated)", results)
     return 0

@@ -69,10 +69,14 @@ async def _write_until_killed(raw: RawClient, proc: StubProcess) -> tuple[set[st
     return acked, unknown
 
 
-async def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
+@pytest.mark.parametrize("durability", ["full", "process"])
+async def test_acknowledged_writes_survive_sigkill(tmp_path: Path, durability: str) -> None:
+    """Both durability levels keep every acknowledged write when the process is killed
+    (``process`` leaves the commit to the OS, which outlives the process)."""
     port = free_port()
     location = tmp_path / "store"
     args = ("--port", str(port), "--location", str(location), "--log-level", "WARNING")
+    args += ("--durability", durability)
     with StubProcess(*args) as proc:
         async with aiohttp.ClientSession() as session:
             raw = RawClient(session, proc.endpoint, DEV_ACCOUNT, DEV_KEY)
@@ -342,3 +346,27 @@ async def test_durable_disk_failure_answers_500_and_applies_nothing(
         assert await row_keys(raw) == ["kept"]
         await insert(raw, "mytable", {"PartitionKey": "p", "RowKey": "after"})  # recovers
         assert await row_keys(raw) == ["after", "kept"]
+
+
+@pytest.mark.parametrize(("durability", "synchronous"), [("full", 2), ("process", 1)])
+def test_durability_sets_when_sqlite_syncs(
+    tmp_path: Path, durability: str, synchronous: int
+) -> None:
+    """``full`` fsyncs every commit (SQLite FULL); ``process`` leaves commits to the OS
+    (NORMAL: in WAL mode durable across a killed process, not across power loss)."""
+    from azt_server_stub._store import SqliteStore
+
+    store = SqliteStore(tmp_path / "s", durability=durability)
+    try:
+        assert store.db.execute("PRAGMA synchronous").fetchone()[0] == synchronous
+        assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        store.close()
+
+
+def test_an_unknown_durability_is_refused(tmp_path: Path) -> None:
+    from azt_server_stub._store import SqliteStore
+
+    with pytest.raises(ValueError, match="durability"):
+        SqliteStore(tmp_path / "s", durability="sometimes")
+    assert StubConfig().durability == "full"
