@@ -113,6 +113,49 @@ _Plan = tuple[tuple[str, str | None, int], ...]
 _SHAPES: dict[tuple[str, ...], _Plan | None] = {}
 
 
+#: What :func:`_annotated` answers for a null value (the property is left out).
+_ABSENT: tuple[TypedValue, int] = ((_STRING, None), 0)  # compared by identity
+
+
+def _annotated(annotation: Any, raw: Any, t: type) -> tuple[TypedValue, int] | None:
+    """One annotated member's typed value and cost (negative: the size or range is to be
+    checked by the general rules), :data:`_ABSENT` for a null, or None: the general path.
+
+    The common annotations first (what their converters do, without the calls); the
+    others through the converters.
+    """
+    if annotation == "Edm.Int64":
+        if t is str and _INT64_RE.match(raw):
+            number = int(raw)
+        elif t is int:
+            number = raw
+        elif raw is None:
+            return _ABSENT
+        else:
+            return None
+        return (_INT64, number), (8 if INT64_MIN <= number <= INT64_MAX else -8)
+    if annotation == "Edm.Double" and t is float and raw - raw == 0.0:
+        return (_DOUBLE, raw), 8
+    if annotation == "Edm.DateTime" and t is str:
+        try:
+            ticks = parse_datetime(raw)
+        except (ValueError, OverflowError):
+            return None
+        return (_DATETIME, ticks), (8 if MIN_DATETIME_TICKS <= ticks <= MAX_DATETIME_TICKS else -8)
+    if type(annotation) is not str:
+        return None
+    if raw is None:
+        return _ABSENT
+    convert = _CONVERTERS.get(annotation)
+    if convert is None:
+        return None
+    try:
+        typed = convert(raw)
+    except StubError:
+        return None
+    return typed, _value_cost(typed[0], typed[1])
+
+
 def _plan(names: tuple[str, ...]) -> _Plan | None:
     """The plan of a shape (remembered), or None to leave it to :func:`_general_entity`."""
     present = set(names)
@@ -174,50 +217,16 @@ def _planned_entity(
             elif raw is not None:
                 return None  # a long integer, an object, an array: the general path
             continue
-        if annotation == "Edm.Int64":
-            if t is str and _INT64_RE.match(raw):
-                number = int(raw)
-            elif t is int:
-                number = raw
-            elif raw is None:
-                continue
-            else:
-                return None
-            props[name] = (_INT64, number)
-            if not INT64_MIN <= number <= INT64_MAX:
-                checked = False
-            size += cost + 8
-            continue
-        if annotation == "Edm.Double" and t is float and raw - raw == 0.0:
-            props[name] = (_DOUBLE, raw)
-            size += cost + 8
-            continue
-        if annotation == "Edm.DateTime" and t is str:
-            try:
-                ticks = parse_datetime(raw)
-            except (ValueError, OverflowError):
-                return None
-            props[name] = (_DATETIME, ticks)
-            if not MIN_DATETIME_TICKS <= ticks <= MAX_DATETIME_TICKS:
-                checked = False
-            size += cost + 8
-            continue
-        if type(annotation) is not str:
+        converted = _annotated(annotation, raw, t)
+        if converted is None:
             return None
-        if raw is None:
+        if converted is _ABSENT:
             continue
-        convert = _CONVERTERS.get(annotation)
-        if convert is None:
-            return None
-        try:
-            typed = convert(raw)
-        except StubError:
-            return None
+        typed, value_cost = converted
         props[name] = typed
-        value_cost = _value_cost(typed[0], typed[1])
         if value_cost < 0:
             checked = False
-        size += cost + value_cost
+        size += cost + abs(value_cost)
     if checked:
         checked = (
             len(props) <= MAX_PROPERTIES
@@ -273,52 +282,16 @@ def _general_entity(
                 else:
                     return None  # a long integer, an object, an array: the general path
                 continue
-            # The common annotated values first (what their converters do, without the
-            # calls); the others through the converters.
-            if annotation == "Edm.Int64":
-                if t is str and _INT64_RE.match(raw):
-                    number = int(raw)
-                elif t is int:
-                    number = raw
-                elif raw is None:
-                    continue
-                else:
-                    return None
-                props[name] = (_INT64, number)
-                if not INT64_MIN <= number <= INT64_MAX:
-                    checked = False
-                size += cost + 8
-                continue
-            if annotation == "Edm.Double" and t is float and raw - raw == 0.0:
-                props[name] = (_DOUBLE, raw)
-                size += cost + 8
-                continue
-            if annotation == "Edm.DateTime" and t is str:
-                try:
-                    ticks = parse_datetime(raw)
-                except (ValueError, OverflowError):
-                    return None
-                props[name] = (_DATETIME, ticks)
-                if not MIN_DATETIME_TICKS <= ticks <= MAX_DATETIME_TICKS:
-                    checked = False
-                size += cost + 8
-                continue
-            if type(annotation) is not str:
+            converted = _annotated(annotation, raw, t)
+            if converted is None:
                 return None
-            if raw is None:
+            if converted is _ABSENT:
                 continue
-            convert = _CONVERTERS.get(annotation)
-            if convert is None:
-                return None
-            try:
-                typed = convert(raw)
-            except StubError:
-                return None
+            typed, value_cost = converted
             props[name] = typed
-            value_cost = _value_cost(typed[0], typed[1])
             if value_cost < 0:
                 checked = False
-            size += cost + value_cost
+            size += cost + abs(value_cost)
         elif kind == _KEY and keys_required:
             if type(raw) is not str or members.get(annotation_key) not in (None, "Edm.String"):
                 return None
