@@ -75,8 +75,8 @@ async def test_acknowledged_writes_survive_sigkill(tmp_path: Path, durability: s
     (``process`` leaves the commit to the OS, which outlives the process)."""
     port = free_port()
     location = tmp_path / "store"
-    args = ("--port", str(port), "--location", str(location), "--log-level", "WARNING")
-    args += ("--durability", durability)
+    args: tuple[str, ...] = ("--port", str(port), "--location", str(location))
+    args = (*args, "--log-level", "WARNING", "--durability", durability)
     with StubProcess(*args) as proc:
         async with aiohttp.ClientSession() as session:
             raw = RawClient(session, proc.endpoint, DEV_ACCOUNT, DEV_KEY)
