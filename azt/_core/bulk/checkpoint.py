@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import contextlib
 import json
@@ -27,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from azt._errors import ValidationError
 
-__all__ = ["CheckpointStore", "DonePositions", "FileCheckpoint"]
+__all__ = ["CheckpointStore", "DonePositions", "FileCheckpoint", "OrderedSaves"]
 
 _VERSION = 1
 
@@ -117,6 +118,52 @@ class FileCheckpoint:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+class OrderedSaves:
+    """Saves to one :class:`CheckpointStore` from async code, each on a worker thread, one
+    at a time and in the order asked.
+
+    A save's thread runs to its end even when the coroutine that started it is cancelled;
+    the next save waits for it, so two saves never race and the store is never left at
+    an older state than the last one asked.
+
+    Example::
+
+        saves = OrderedSaves(FileCheckpoint("load.ckpt"))
+        await saves.save({"version": 1, "done_below": 10, "ranges": []})
+        await saves.failed()  # False: the last save reached the store
+    """
+
+    def __init__(self, store: CheckpointStore) -> None:
+        self.store = store
+        self._running: asyncio.Future[None] | None = None
+
+    async def failed(self) -> bool:
+        """Wait for the save in progress, if any; whether the last save raised (its state
+        did not reach the store).
+
+        Example::
+
+            if await saves.failed():
+                await saves.save(state)  # try again
+        """
+        running = self._running
+        if running is None:
+            return False
+        await asyncio.wait([running])
+        return not running.cancelled() and running.exception() is not None
+
+    async def save(self, state: dict[str, Any]) -> None:
+        """Save ``state`` after the save in progress; raises what the store raised.
+
+        Example::
+
+            await saves.save({"version": 1, "done_below": 0, "ranges": []})
+        """
+        await self.failed()
+        self._running = asyncio.ensure_future(asyncio.to_thread(self.store.save, state))
+        await asyncio.shield(self._running)
 
 
 def _start(item: list[int]) -> int:

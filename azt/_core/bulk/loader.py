@@ -53,7 +53,7 @@ from azt._core.batch import (
     update_operation,
     upsert_operation,
 )
-from azt._core.bulk.checkpoint import CheckpointStore, DonePositions
+from azt._core.bulk.checkpoint import CheckpointStore, DonePositions, OrderedSaves
 from azt._core.bulk.control import Aimd, LatencyTracker, RateLimiter, RateMeter
 from azt._core.bulk.outcomes import (
     WRITE_KINDS,
@@ -228,6 +228,7 @@ class _Loader:
         self._kind = kind
         self.options = options
         self._store = checkpoint
+        self._saves = None if checkpoint is None else OrderedSaves(checkpoint)
         self._progress = progress
         self._on_result = on_result
         self._clock = clock
@@ -664,9 +665,10 @@ class _Loader:
     # -- checkpoint and progress ------------------------------------------------------------
 
     async def _save(self) -> None:
-        if self._store is not None and self._dirty:
+        saves = self._saves  # one at a time, in order; a state that failed to save again
+        if saves is not None and (self._dirty or await saves.failed()):
             self._dirty = False
-            await asyncio.to_thread(self._store.save, self._done.state())
+            await saves.save(self._done.state())
 
     async def _saver(self) -> None:
         while True:
