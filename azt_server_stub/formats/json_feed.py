@@ -65,8 +65,9 @@ def _timestamp_text(ticks: int) -> str:
 #: remembered, and a text serves only the very object it was written from: the backend
 #: never changes a stored entity in place (a write stores a new one), so an object's text
 #: does not change either. Bounded in entities and in characters (all forgotten at once
-#: when full): the durable store reads new entity objects for every page, which are then
-#: remembered in vain, so the bounds are what such a stub keeps beyond its pages.
+#: when full). The durable store hands back the same entity object for a stored version
+#: its row cache still holds (``_rowcache``), so its pages reuse texts too; the bounds are
+#: what the stub keeps alive beyond that cache.
 _TEXTS: tuple[dict[int, str], dict[int, str]] = ({}, {})
 _HELD: dict[int, Entity] = {}
 _MAX_REMEMBERED = 1 << 14
