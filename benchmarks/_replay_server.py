@@ -7,9 +7,16 @@ framing. Driven by the same client as the real servers, it shows what the client
 the kernel cost per round trip, and so the best ratio any server could reach against a
 peer (``benchmarks/stub_vs_azurite.py`` prints it as the ceiling).
 
+With ``--front`` the same replay runs through the stub's own HTTP layer instead: its
+connection protocol (``azt_server_stub.front.FrontAppRunner``: aiohttp's C parser,
+``web.Request`` and ``web.Response`` objects) and one catch-all handler that returns the
+recorded status, headers and body. What the stub costs beyond that is the Table service
+itself (addressing, auth, negotiation, validation, storage, rendering); the ratio this
+mode reaches is the best a server built on that HTTP layer could reach.
+
 Usage (the benchmark starts it)::
 
-    python benchmarks/_replay_server.py LISTEN_PORT UPSTREAM_PORT
+    python benchmarks/_replay_server.py LISTEN_PORT UPSTREAM_PORT [--front]
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+from typing import Any
 
 _KEYS = re.compile(rb"\([^)]+\)")
 
@@ -88,6 +96,70 @@ class Replay(asyncio.Protocol):
         self.drain()
 
 
+#: response headers aiohttp writes itself (from the body, the clock and the connection)
+_OWN_HEADERS = frozenset(("content-length", "date", "server", "connection", "transfer-encoding"))
+
+
+def front_app(upstream: int) -> Any:
+    """The ``--front`` application: one handler replaying recorded answers by kind."""
+    import aiohttp
+    import yarl
+    from aiohttp import web
+
+    answers: dict[bytes, tuple[int, list[tuple[str, str]], bytes]] = {}
+    session: list[aiohttp.ClientSession] = []
+
+    async def record(request: web.Request) -> tuple[int, list[tuple[str, str]], bytes]:
+        if not session:
+            session.append(aiohttp.ClientSession(auto_decompress=False))
+        url = yarl.URL(f"http://127.0.0.1:{upstream}{request.raw_path}", encoded=True)
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
+        body = await request.read()
+        async with session[0].request(
+            request.method,
+            url,
+            headers=headers,
+            data=body or None,  # (an empty body would add a Content-Type to the signed request)
+            skip_auto_headers=("Content-Type", "Accept-Encoding", "User-Agent"),
+        ) as resp:
+            answer = await resp.read()
+            kept = [(k, v) for k, v in resp.headers.items() if k.lower() not in _OWN_HEADERS]
+            return resp.status, kept, answer
+
+    async def replay(request: web.Request) -> web.StreamResponse:
+        key = answer_key(f"{request.method} {request.raw_path}".encode())
+        answer = answers.get(key)
+        if answer is None:
+            answer = answers[key] = await record(request)
+        else:
+            await request.read()
+        status, headers, body = answer
+        return web.Response(status=status, headers=headers, body=body or None)
+
+    async def close(_app: web.Application) -> None:
+        for s in session:
+            await s.close()
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", replay)
+    app.on_cleanup.append(close)
+    return app
+
+
+async def main_front(port: int, upstream: int) -> None:
+    from aiohttp import web
+
+    from azt_server_stub.front import FrontAppRunner
+
+    runner = FrontAppRunner(front_app(upstream), handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
 async def main(port: int, upstream: int) -> None:
     answers: dict[bytes, bytes] = {}
     loop = asyncio.get_running_loop()
@@ -97,4 +169,5 @@ async def main(port: int, upstream: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+    serve = main_front if "--front" in sys.argv[3:] else main
+    asyncio.run(serve(int(sys.argv[1]), int(sys.argv[2])))
