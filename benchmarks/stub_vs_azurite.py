@@ -515,8 +515,10 @@ def main() -> int:
         results = run_store(js, store, ops, args.rounds, args.seconds)
         title = {
             "memory": "in memory: azt-stub vs azurite --inMemoryPersistence",
-            "disk": "on disk: azt-stub --location vs azurite --location",
-            "process": "on disk: azt-stub --location --durability process vs azurite --location",
+            "disk": "on disk: azt-stub --location (an fsync per acknowledged write) vs azurite"
+            " --location (no fsync; saves every 5 s)",
+            "process": "on disk: azt-stub --location --durability process (every acknowledged"
+            " write survives kill -9) vs azurite --location (a kill loses up to 5 s)",
         }[store]
         report(f"{title} ({args.rounds} rounds x {args.seconds:g} s, alternated)", results)
     return 0
