@@ -613,8 +613,17 @@ class EntityWriter:
             >>> w.single(Entity("p", "r", 0))[:54]
             b'{"odata.metadata":"http://h/acct/$metadata#t/@Element"'
         """
+        fmt = self._fmt
+        if self._select is None and fmt is not Fmt.FULL:
+            # the text a page writes for the entity (remembered while it is the stored one)
+            meta = fmt is not Fmt.NOMETADATA
+            text = entity_texts((e,), meta=meta, fallback=self._entity_text)[0]
+            if not meta:
+                return text.encode("ascii")
+            url = encode_basestring_ascii(self.metadata_url(element=True))
+            return ('{"odata.metadata":' + url + "," + text[1:]).encode("ascii")
         d = self.entity(e)
-        if self._fmt is not Fmt.NOMETADATA:
+        if fmt is not Fmt.NOMETADATA:
             d = {"odata.metadata": self.metadata_url(element=True), **d}
         return dumps(d)
 

@@ -185,3 +185,34 @@ def test_remembered_texts_follow_the_stored_entities() -> None:
         jf_feed.forget_texts()
     assert not jf_feed._HELD
     assert jf_feed._remembered_chars == 0
+
+
+# --- single-entity bodies (point reads, insert echoes) write the page text -------------------
+
+
+def ref_single(writer: jf.EntityWriter, e: Entity) -> bytes:
+    """``EntityWriter.single`` as it was: the entity's dict after the metadata URL."""
+    d = writer.entity(e)
+    if writer._fmt is not Fmt.NOMETADATA:
+        d = {"odata.metadata": writer.metadata_url(element=True), **d}
+    return json.dumps(d, separators=(",", ":")).encode("ascii")
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    entity_lists(),
+    hs.sampled_from([Fmt.MINIMAL, Fmt.NOMETADATA, Fmt.FULL]),
+    hs.sampled_from(["http://127.0.0.1:10002/devstoreaccount1", 'http://h/é"a']),
+    hs.sampled_from(["t", "Tablé"]),
+    hs.sampled_from([None, ["RowKey"], ["A", "Größe", "Missing"]]),
+)
+def test_single_entities_write_as_before(
+    entities: list[Entity], fmt: Fmt, endpoint: str, table: str, select: list[str] | None
+) -> None:
+    """Each entity alone, first and again (its remembered text), as the reference writes it."""
+    writer = jf.EntityWriter(fmt, endpoint, "acct", table, select)
+    try:
+        for e in entities + entities[:2]:
+            assert outcome(writer.single, e) == outcome(ref_single, writer, e)
+    finally:
+        jf_feed.forget_texts()
