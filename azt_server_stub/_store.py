@@ -56,6 +56,8 @@ CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL)
 
 _PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
+_SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
+_INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
 _GET = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _GET_ROWS = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk IN ({})"
 _ANY_ROW_BETWEEN = (
@@ -587,10 +589,10 @@ class SqliteStore:
                 gone = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
                 if gone:
                     db.executemany(_DELETE, gone)
-            db.execute(
-                "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)",
-                (last_timestamp,),
-            )
+            # An UPDATE rewrites the row in place: one page of the WAL, where INSERT OR
+            # REPLACE (a new rowid) rewrites the meta table's page and its key index's.
+            if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
+                db.execute(_INSERT_LAST, (last_timestamp,))
 
 
 def _migrate_v1(db: sqlite3.Connection) -> None:
