@@ -323,6 +323,8 @@ class SqliteStore:
         self._cache = RowCache(cache_bytes)  # used with the read lock held
         #: Write transactions begun and ended (odd: one is open); see _rowcache.
         self._writes = 0
+        #: The thread whose reads use the writer connection (:meth:`writer_reads`), or 0.
+        self._writer_reads = 0
         try:
             self._db = db = _connect(self.path, timeout=5.0, durability=durability)
             db.execute("PRAGMA journal_mode=WAL")
@@ -395,10 +397,32 @@ class SqliteStore:
                 reader.execute("COMMIT")
 
     @contextmanager
+    def writer_reads(self) -> Iterator[None]:
+        """Inside the block, this thread's reads use the writer connection (the last
+        committed state, as the reader's): call it with the store's writes serialized and
+        none running, as the backend's write checks are. The writer's page cache stays
+        warm across its own commits, where the reader's is dropped after each commit it
+        did not make, so the checks' probes read fewer pages."""
+        owner = self._writer_reads
+        self._writer_reads = threading.get_ident()
+        try:
+            yield
+        finally:
+            self._writer_reads = owner
+
+    def _connection(self) -> sqlite3.Connection | None:
+        """The connection this thread reads with (call with the read lock held): the
+        writer's inside :meth:`writer_reads`, else the reader's; None once closed."""
+        if self._writer_reads == threading.get_ident() and self._db is not None:
+            return self._db
+        return self._reader
+
+    @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
         with self._read_lock:
-            if self._reader is not None:
-                yield self._reader
+            db = self._connection()
+            if db is not None:
+                yield db
                 return
             uri = self.path.resolve().as_uri() + "?mode=ro"
             with closing(sqlite3.connect(uri, uri=True, check_same_thread=False)) as db:
