@@ -52,13 +52,18 @@ class WriteCommitter:
         self._pending: list[tuple[GroupWrite, asyncio.Future[list[WriteResult]]]] = []
         self._drainer: asyncio.Task[None] | None = None
         self._scheduled = False  # inline: a commit of the queue is due (call_soon)
+        self._turn_busy = False  # inline: a write was committed in this turn of the loop
+        self._grouping = False  # inline: writes come several a turn: queue them all
 
     async def submit(self, item: GroupWrite) -> list[WriteResult]:
         """Commit one write request; its results, or its ``StubError`` raised."""
         loop = asyncio.get_running_loop()
+        if self._inline and not (self._turn_busy or self._grouping or self._pending):
+            return self._commit_now(loop, item)
         future: asyncio.Future[list[WriteResult]] = loop.create_future()
         self._pending.append((item, future))
         if self._inline:
+            self._grouping = True
             # Commit what is queued once the requests ready now have queued theirs (the
             # same group a drain task's first step would take), without a task.
             if not self._scheduled:
@@ -68,9 +73,37 @@ class WriteCommitter:
             self._drainer = loop.create_task(self._drain())
         return await future
 
+    # Inline, writes that come one at a time (a client waiting for each answer) are
+    # committed at once by the handler (_commit_now: no future, no callback, the handler
+    # goes on in the same turn of the loop). A second write in the same turn of the loop
+    # means several clients write at once: from then on writes are queued and each
+    # turn's are committed as one group (_commit_queued), until a turn brings only one.
+    # Nothing is committed directly while anything is queued, so writes still commit in
+    # arrival order.
+
+    def _commit_now(self, loop: asyncio.AbstractEventLoop, item: GroupWrite) -> list[WriteResult]:
+        """Inline: commit one write request now, as the group of one it is."""
+        self._turn_busy = True
+        loop.call_soon(self._turn_ended)
+        try:
+            outcome = self._backend.commit_group([item])[0]
+        except StubError:  # the disk failed: nothing was applied
+            raise
+        except Exception:  # a stub bug: answer 500, keep serving
+            log.exception("stub bug while committing %d writes", 1)
+            raise errors.internal_error() from None
+        if isinstance(outcome, StubError):
+            raise outcome
+        return outcome
+
+    def _turn_ended(self) -> None:
+        self._turn_busy = False
+
     def _commit_queued(self) -> None:
         """Inline: commit everything queued, group by group, on the event loop."""
         self._scheduled = False
+        if len(self._pending) == 1:  # one write this turn: commit the next ones at once
+            self._grouping = False
         while self._pending:
             group = self._take_group()
             try:
