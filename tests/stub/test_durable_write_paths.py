@@ -20,7 +20,7 @@ import logging
 import sqlite3
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given, settings
@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from azt_server_stub import _store
 from azt_server_stub._commit import WriteCommitter
-from azt_server_stub.backend import Backend, GroupWrite, WriteOp
+from azt_server_stub.backend import Backend, GroupWrite, WriteKind, WriteOp
 from azt_server_stub.errors import StubError
 from azt_server_stub.model import Edm, Entity, TypedValue, etag_for
 
@@ -55,9 +55,12 @@ _IF_MATCH = st.one_of(
 )
 
 
+_KINDS: st.SearchStrategy[WriteKind] = st.sampled_from(get_args(WriteKind))
+
+
 @st.composite
 def _op(draw: st.DrawFn) -> WriteOp:
-    kind = draw(st.sampled_from(["insert", "replace", "merge", "delete"]))
+    kind = draw(_KINDS)
     return WriteOp(kind, draw(_PKS), draw(_RKS), draw(_PROPS), if_match=draw(_IF_MATCH))
 
 
