@@ -35,7 +35,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
-from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, entry_size
+from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, RowKey, entry_size
 from .model import Edm, Entity, TypedValue
 
 DB_FILE = "azt-stub.sqlite3"
@@ -478,21 +478,33 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             return None
-        key = (tid, key_blob(pk), key_blob(rk))
-        with self._reading() as db:
-            writes = self._writes
-            latest = not db.in_transaction and not writes & 1  # reads the last commit
-            if latest:
-                entity = self._cache.current(key, writes)
-                if entity is not None:  # verified, and no write since
-                    return entity
-            rows = db.execute(_GET, key).fetchall()
-            if not rows:
-                return None
-            entity = self._entities(tid, rows)[0]
-            if latest and self._writes == writes:  # no write began meanwhile
-                self._cache.verify(key, entity, writes)
-            return entity
+        key = (
+            tid,
+            pk.encode("utf-16-be", "surrogatepass"),
+            rk.encode("utf-16-be", "surrogatepass"),
+        )
+        with self._read_lock:
+            db = self._connection()
+            if db is not None:
+                return self._get_on(db, key)
+            with self._reading() as closed:  # a closed store's short-lived connection
+                return self._get_on(closed, key)
+
+    def _get_on(self, db: sqlite3.Connection, key: RowKey) -> Entity | None:
+        """:meth:`get` on ``db`` (call with the read lock held); ``key`` as stored."""
+        writes = self._writes
+        latest = not db.in_transaction and not writes & 1  # reads the last commit
+        if latest:
+            entity = self._cache.current(key, writes)
+            if entity is not None:  # verified, and no write since
+                return entity
+        rows = db.execute(_GET, key).fetchall()
+        if not rows:
+            return None
+        entity = self._entities(key[0], rows)[0]
+        if latest and self._writes == writes:  # no write began meanwhile
+            self._cache.verify(key, entity, writes)
+        return entity
 
     def get_rows(self, account: str, lname: str, pk: str, rks: Sequence[str]) -> list[Entity]:
         """The stored entities of one partition among the RowKeys ``rks`` (those found, in
@@ -599,24 +611,43 @@ class SqliteStore:
         """Store and remove entities of several tables ``(account, lname, puts, deletes)``
         in one transaction (one fsync: the backend's group commit). A key appears at most
         once per table across puts and deletes."""
-        with self.transaction() as db:
-            for account, lname, puts, deletes in groups:
-                tid = self._tids.get((account, lname))
-                if tid is None:
-                    raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
-                rows = [
-                    (tid, key_blob(e.pk), key_blob(e.rk), e.timestamp, encode_props(e.props))
-                    for e in puts
-                ]
-                if rows:
-                    db.executemany(_PUT, rows)
-                gone = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
-                if gone:
-                    db.executemany(_DELETE, gone)
-            # An UPDATE rewrites the row in place: one page of the WAL, where INSERT OR
-            # REPLACE (a new rowid) rewrites the meta table's page and its key index's.
-            if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
-                db.execute(_INSERT_LAST, (last_timestamp,))
+        # What transaction() does, spelled out: this runs for every write request.
+        db = self.db
+        self._writes += 1  # before anything changes: the cache's verified rows lapse
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for account, lname, puts, deletes in groups:
+                    tid = self._tids.get((account, lname))
+                    if tid is None:
+                        raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
+                    rows = [
+                        (
+                            tid,
+                            e.pk.encode("utf-16-be", "surrogatepass"),
+                            e.rk.encode("utf-16-be", "surrogatepass"),
+                            e.timestamp,
+                            encode_props(e.props),
+                        )
+                        for e in puts
+                    ]
+                    if rows:
+                        db.executemany(_PUT, rows)
+                    if deletes:
+                        db.executemany(
+                            _DELETE, [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
+                        )
+                # An UPDATE rewrites the row in place: one page of the WAL, where INSERT
+                # OR REPLACE (a new rowid) rewrites the meta table's page and its key
+                # index's.
+                if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
+                    db.execute(_INSERT_LAST, (last_timestamp,))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            self._writes += 1
 
 
 def _migrate_v1(db: sqlite3.Connection) -> None:
