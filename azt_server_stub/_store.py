@@ -11,7 +11,9 @@ O(log n + k).
 One writer connection (WAL journal, ``synchronous=FULL``) commits each write, or a
 group of writes, as one transaction; one reader connection serves reads from the
 last committed state, so readers never wait for an fsync and never see half a
-transaction. A lock file keeps a location to one store at a time.
+transaction (a write's own checks read through the writer connection, between its
+transactions: :meth:`SqliteStore.writer_reads`). A lock file keeps a location to one
+store at a time.
 
 Values are stored losslessly as JSON (ASCII only, so lone surrogates survive):
 ``[[name, code, value], ...]`` with codes ``s`` String, ``i`` Int32, ``l`` Int64
