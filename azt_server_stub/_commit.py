@@ -51,46 +51,85 @@ class WriteCommitter:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="azt-stub-writer")
         self._pending: list[tuple[GroupWrite, asyncio.Future[list[WriteResult]]]] = []
         self._drainer: asyncio.Task[None] | None = None
+        self._scheduled = False  # inline: a commit of the queue is due (call_soon)
+        self._turn_busy = False  # inline: a write was committed in this turn of the loop
+        self._grouping = False  # inline: writes come several a turn: queue them all
 
     async def submit(self, item: GroupWrite) -> list[WriteResult]:
         """Commit one write request; its results, or its ``StubError`` raised."""
         loop = asyncio.get_running_loop()
+        if self._inline and not (self._turn_busy or self._grouping or self._pending):
+            return self._commit_now(loop, item)
         future: asyncio.Future[list[WriteResult]] = loop.create_future()
         self._pending.append((item, future))
-        if self._drainer is None or self._drainer.done():
+        if self._inline:
+            self._grouping = True
+            # Commit what is queued once the requests ready now have queued theirs (the
+            # same group a drain task's first step would take), without a task.
+            if not self._scheduled:
+                self._scheduled = True
+                loop.call_soon(self._commit_queued)
+        elif self._drainer is None or self._drainer.done():
             self._drainer = loop.create_task(self._drain())
         return await future
+
+    # Inline, writes that come one at a time (a client waiting for each answer) are
+    # committed at once by the handler (_commit_now: no future, no callback, the handler
+    # goes on in the same turn of the loop). A second write in the same turn of the loop
+    # means several clients write at once: from then on writes are queued and each
+    # turn's are committed as one group (_commit_queued), until a turn brings only one.
+    # Nothing is committed directly while anything is queued, so writes still commit in
+    # arrival order.
+
+    def _commit_now(self, loop: asyncio.AbstractEventLoop, item: GroupWrite) -> list[WriteResult]:
+        """Inline: commit one write request now, as the group of one it is."""
+        self._turn_busy = True
+        loop.call_soon(self._turn_ended)
+        try:
+            outcome = self._backend.commit_group([item])[0]
+        except StubError:  # the disk failed: nothing was applied
+            raise
+        except Exception:  # a stub bug: answer 500, keep serving
+            log.exception("stub bug while committing %d writes", 1)
+            raise errors.internal_error() from None
+        if isinstance(outcome, StubError):
+            raise outcome
+        return outcome
+
+    def _turn_ended(self) -> None:
+        self._turn_busy = False
+
+    def _commit_queued(self) -> None:
+        """Inline: commit everything queued, group by group, on the event loop."""
+        self._scheduled = False
+        if len(self._pending) == 1:  # one write this turn: commit the next ones at once
+            self._grouping = False
+        while self._pending:
+            group = self._take_group()
+            try:
+                outcomes = self._backend.commit_group([item for item, _ in group])
+            except Exception as exc:
+                _fail(group, exc)
+                continue
+            _answer(group, outcomes)
+
+    def _take_group(self) -> list[tuple[GroupWrite, asyncio.Future[list[WriteResult]]]]:
+        group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
+        return group
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
         while self._pending:
-            group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
+            group = self._take_group()
             items = [item for item, _ in group]
             try:
-                if self._inline:
-                    outcomes = self._backend.commit_group(items)
-                else:
-                    outcomes = await loop.run_in_executor(
-                        self._executor, self._backend.commit_group, items
-                    )
-            except StubError as exc:  # the disk failed: nobody's write was applied
-                for _, future in group:
-                    if not future.done():
-                        future.set_exception(exc)
+                outcomes = await loop.run_in_executor(
+                    self._executor, self._backend.commit_group, items
+                )
+            except Exception as exc:
+                _fail(group, exc)
                 continue
-            except Exception:  # a stub bug: answer 500, keep serving
-                log.exception("stub bug while committing %d writes", len(group))
-                for _, future in group:
-                    if not future.done():
-                        future.set_exception(errors.internal_error())
-                continue
-            for (_, future), outcome in zip(group, outcomes, strict=True):
-                if future.done():  # the client went away; the write stands
-                    continue
-                if isinstance(outcome, StubError):
-                    future.set_exception(outcome)
-                else:
-                    future.set_result(outcome)
+            _answer(group, outcomes)
 
     async def call(self, write: Callable[..., _T], *args: Any) -> _T:
         """Run another durable write (table, ACL, service properties) on the writer thread."""
@@ -101,6 +140,34 @@ class WriteCommitter:
 
     async def close(self) -> None:
         """Finish every queued write, then stop the writer thread."""
+        if self._pending and self._inline:
+            self._commit_queued()
         if self._drainer is not None:
             await asyncio.shield(self._drainer)
         self._executor.shutdown(wait=True)
+
+
+_Group = list[tuple[GroupWrite, "asyncio.Future[list[WriteResult]]"]]
+
+
+def _fail(group: _Group, exc: Exception) -> None:
+    """Answer every request of a group whose commit raised ``exc``: nothing was applied."""
+    if isinstance(exc, StubError):  # the disk failed
+        error = exc
+    else:  # a stub bug: answer 500, keep serving
+        log.exception("stub bug while committing %d writes", len(group), exc_info=exc)
+        error = errors.internal_error()
+    for _, future in group:
+        if not future.done():
+            future.set_exception(error)
+
+
+def _answer(group: _Group, outcomes: list[list[WriteResult] | StubError]) -> None:
+    """Answer each request of a committed group with its outcome."""
+    for (_, future), outcome in zip(group, outcomes, strict=True):
+        if future.done():  # the client went away; the write stands
+            continue
+        if isinstance(outcome, StubError):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)

@@ -11,7 +11,9 @@ O(log n + k).
 One writer connection (WAL journal, ``synchronous=FULL``) commits each write, or a
 group of writes, as one transaction; one reader connection serves reads from the
 last committed state, so readers never wait for an fsync and never see half a
-transaction. A lock file keeps a location to one store at a time.
+transaction (a write's own checks read through the writer connection, between its
+transactions: :meth:`SqliteStore.writer_reads`). A lock file keeps a location to one
+store at a time.
 
 Values are stored losslessly as JSON (ASCII only, so lone surrogates survive):
 ``[[name, code, value], ...]`` with codes ``s`` String, ``i`` Int32, ``l`` Int64
@@ -35,7 +37,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
-from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, entry_size
+from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, RowKey, entry_size
 from .model import Edm, Entity, TypedValue
 
 DB_FILE = "azt-stub.sqlite3"
@@ -56,6 +58,8 @@ CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL)
 
 _PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
+_SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
+_INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
 _GET = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _GET_ROWS = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk IN ({})"
 _ANY_ROW_BETWEEN = (
@@ -321,6 +325,8 @@ class SqliteStore:
         self._cache = RowCache(cache_bytes)  # used with the read lock held
         #: Write transactions begun and ended (odd: one is open); see _rowcache.
         self._writes = 0
+        #: The thread whose reads use the writer connection (:meth:`writer_reads`), or 0.
+        self._writer_reads = 0
         try:
             self._db = db = _connect(self.path, timeout=5.0, durability=durability)
             db.execute("PRAGMA journal_mode=WAL")
@@ -393,10 +399,32 @@ class SqliteStore:
                 reader.execute("COMMIT")
 
     @contextmanager
+    def writer_reads(self) -> Iterator[None]:
+        """Inside the block, this thread's reads use the writer connection (the last
+        committed state, as the reader's): call it with the store's writes serialized and
+        none running, as the backend's write checks are. The writer's page cache stays
+        warm across its own commits, where the reader's is dropped after each commit it
+        did not make, so the checks' probes read fewer pages."""
+        owner = self._writer_reads
+        self._writer_reads = threading.get_ident()
+        try:
+            yield
+        finally:
+            self._writer_reads = owner
+
+    def _connection(self) -> sqlite3.Connection | None:
+        """The connection this thread reads with (call with the read lock held): the
+        writer's inside :meth:`writer_reads`, else the reader's; None once closed."""
+        if self._writer_reads == threading.get_ident() and self._db is not None:
+            return self._db
+        return self._reader
+
+    @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
         with self._read_lock:
-            if self._reader is not None:
-                yield self._reader
+            db = self._connection()
+            if db is not None:
+                yield db
                 return
             uri = self.path.resolve().as_uri() + "?mode=ro"
             with closing(sqlite3.connect(uri, uri=True, check_same_thread=False)) as db:
@@ -452,21 +480,33 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             return None
-        key = (tid, key_blob(pk), key_blob(rk))
-        with self._reading() as db:
-            writes = self._writes
-            latest = not db.in_transaction and not writes & 1  # reads the last commit
-            if latest:
-                entity = self._cache.current(key, writes)
-                if entity is not None:  # verified, and no write since
-                    return entity
-            rows = db.execute(_GET, key).fetchall()
-            if not rows:
-                return None
-            entity = self._entities(tid, rows)[0]
-            if latest and self._writes == writes:  # no write began meanwhile
-                self._cache.verify(key, entity, writes)
-            return entity
+        key = (
+            tid,
+            pk.encode("utf-16-be", "surrogatepass"),
+            rk.encode("utf-16-be", "surrogatepass"),
+        )
+        with self._read_lock:
+            db = self._connection()
+            if db is not None:
+                return self._get_on(db, key)
+            with self._reading() as closed:  # a closed store's short-lived connection
+                return self._get_on(closed, key)
+
+    def _get_on(self, db: sqlite3.Connection, key: RowKey) -> Entity | None:
+        """:meth:`get` on ``db`` (call with the read lock held); ``key`` as stored."""
+        writes = self._writes
+        latest = not db.in_transaction and not writes & 1  # reads the last commit
+        if latest:
+            entity = self._cache.current(key, writes)
+            if entity is not None:  # verified, and no write since
+                return entity
+        rows = db.execute(_GET, key).fetchall()
+        if not rows:
+            return None
+        entity = self._entities(key[0], rows)[0]
+        if latest and self._writes == writes:  # no write began meanwhile
+            self._cache.verify(key, entity, writes)
+        return entity
 
     def get_rows(self, account: str, lname: str, pk: str, rks: Sequence[str]) -> list[Entity]:
         """The stored entities of one partition among the RowKeys ``rks`` (those found, in
@@ -573,24 +613,43 @@ class SqliteStore:
         """Store and remove entities of several tables ``(account, lname, puts, deletes)``
         in one transaction (one fsync: the backend's group commit). A key appears at most
         once per table across puts and deletes."""
-        with self.transaction() as db:
-            for account, lname, puts, deletes in groups:
-                tid = self._tids.get((account, lname))
-                if tid is None:
-                    raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
-                rows = [
-                    (tid, key_blob(e.pk), key_blob(e.rk), e.timestamp, encode_props(e.props))
-                    for e in puts
-                ]
-                if rows:
-                    db.executemany(_PUT, rows)
-                gone = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
-                if gone:
-                    db.executemany(_DELETE, gone)
-            db.execute(
-                "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)",
-                (last_timestamp,),
-            )
+        # What transaction() does, spelled out: this runs for every write request.
+        db = self.db
+        self._writes += 1  # before anything changes: the cache's verified rows lapse
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for account, lname, puts, deletes in groups:
+                    tid = self._tids.get((account, lname))
+                    if tid is None:
+                        raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
+                    rows = [
+                        (
+                            tid,
+                            e.pk.encode("utf-16-be", "surrogatepass"),
+                            e.rk.encode("utf-16-be", "surrogatepass"),
+                            e.timestamp,
+                            encode_props(e.props),
+                        )
+                        for e in puts
+                    ]
+                    if rows:
+                        db.executemany(_PUT, rows)
+                    if deletes:
+                        db.executemany(
+                            _DELETE, [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
+                        )
+                # An UPDATE rewrites the row in place: one page of the WAL, where INSERT
+                # OR REPLACE (a new rowid) rewrites the meta table's page and its key
+                # index's.
+                if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
+                    db.execute(_INSERT_LAST, (last_timestamp,))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            self._writes += 1
 
 
 def _migrate_v1(db: sqlite3.Connection) -> None:

@@ -21,6 +21,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -344,6 +345,13 @@ class Backend:
         except (sqlite3.Error, OSError) as exc:  # disk full, I/O error
             raise errors.internal_error() from exc
 
+    def _checking(self) -> AbstractContextManager[None]:
+        """The block of a group's checks (write lock held, no write running): a durable
+        store's probes read through its writer connection (warm pages)."""
+        if self._store is None:
+            return nullcontext()
+        return self._store.writer_reads()
+
     def _persist(self, overlay: _Overlay) -> None:
         """Commit the final state of every changed key to disk in one transaction, if durable."""
         if self._store is None:
@@ -630,7 +638,7 @@ All commands in a batch must operate on same entity group.
         with self._write_lock:
             outcomes: list[list[WriteResult] | StubError] = []
             overlay: _Overlay = {}
-            with self._lock:
+            with self._lock, self._checking():
                 for item in items:
                     try:
                         outcomes.append(self._check_item(item, overlay))

@@ -1,0 +1,313 @@
+"""The durable store's single-write paths against the paths they replaced.
+
+* The group committer at ``--durability process`` commits a write that comes alone at
+  once and queues the writes of busy turns (``_commit``): generated bursts of concurrent
+  write requests (inserts, upserts, conditional writes with current, stale and malformed
+  ETags, deletes, change sets) must get the answers, and leave the state, that the same
+  requests applied one by one in arrival order give in memory, and at ``full`` (writer
+  thread) alike.
+* The store writes its last Timestamp with an UPDATE in place (``_store``) where it did
+  INSERT OR REPLACE: generated write groups leave the database's rows exactly as the old
+  statements do.
+* The checks probe through the writer connection (``SqliteStore.writer_reads``): covered
+  by the first test's answers (every conditional write reads the stored row first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from azt_server_stub import _store
+from azt_server_stub._commit import WriteCommitter
+from azt_server_stub.backend import Backend, GroupWrite, WriteKind, WriteOp
+from azt_server_stub.errors import StubError
+from azt_server_stub.model import Edm, Entity, TypedValue, etag_for
+
+ACCOUNT = "devstoreaccount1"
+TABLE = "Paths"
+
+_PKS = st.sampled_from(["p", "q"])
+_RKS = st.sampled_from(["a", "b", "c", "\U0001f600"])
+_PROPS: st.SearchStrategy[dict[str, TypedValue]] = st.dictionaries(
+    st.sampled_from(["A", "B"]),
+    st.one_of(
+        st.tuples(st.just(Edm.STRING), st.text(max_size=3)),
+        st.tuples(st.just(Edm.INT64), st.integers(-(2**63), 2**63 - 1)),
+    ),
+    max_size=2,
+)
+#: If-Match: absent, any, the ETag of Timestamp n (current, stale or never issued: the
+#: clock is fixed, so Timestamps are 1, 2, 3, ...), or malformed.
+_IF_MATCH = st.one_of(
+    st.none(),
+    st.just("*"),
+    st.integers(1, 30).map(etag_for),
+    st.just('W/"nonsense"'),
+)
+
+
+_KINDS: st.SearchStrategy[WriteKind] = st.sampled_from(get_args(WriteKind))
+
+
+@st.composite
+def _op(draw: st.DrawFn) -> WriteOp:
+    kind = draw(_KINDS)
+    return WriteOp(kind, draw(_PKS), draw(_RKS), draw(_PROPS), if_match=draw(_IF_MATCH))
+
+
+_REQUEST = st.one_of(
+    st.builds(lambda op: GroupWrite(ACCOUNT, TABLE, [op]), _op()),
+    st.builds(
+        lambda ops: GroupWrite(ACCOUNT, TABLE, ops, batch=True),
+        st.lists(_op(), min_size=1, max_size=3),
+    ),
+)
+#: Bursts of requests sent at once (a burst of one: a client waiting for each answer).
+_BURSTS = st.lists(st.lists(_REQUEST, min_size=1, max_size=5), min_size=1, max_size=8)
+
+
+def _seen(entity: Entity | None) -> Any:
+    if entity is None:
+        return None
+    return (entity.pk, entity.rk, entity.timestamp, sorted(entity.props.items()))
+
+
+def _answer(outcome: list[Any] | BaseException) -> Any:
+    if isinstance(outcome, StubError):
+        return (outcome.status, outcome.code, outcome.index)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return [(_seen(r.entity), r.created) for r in outcome]
+
+
+def _in_memory(bursts: list[list[GroupWrite]]) -> tuple[list[Any], Any, int]:
+    """The reference: every request applied alone, in order, in memory."""
+    b = Backend(clock=lambda: 1)
+    b.create_table(ACCOUNT, TABLE)
+    answers = []
+    for burst in bursts:
+        for item in burst:
+            try:
+                if item.batch:
+                    answers.append(_answer(b.execute_batch(ACCOUNT, TABLE, item.ops)))
+                else:
+                    answers.append(_answer([b.write(ACCOUNT, TABLE, item.ops[0])]))
+            except StubError as exc:
+                answers.append(_answer(exc))
+    return answers, _everything(b), b._last_ts
+
+
+def _everything(b: Backend) -> Any:
+    return [_seen(e) for e in b.query_entities(ACCOUNT, TABLE, None, 1000, None).entities]
+
+
+async def _committed(b: Backend, bursts: list[list[GroupWrite]]) -> list[Any]:
+    committer = WriteCommitter(b)
+    answers: list[Any] = []
+    try:
+        for burst in bursts:
+            outcomes = await asyncio.gather(
+                *(committer.submit(item) for item in burst), return_exceptions=True
+            )
+            answers += [_answer(o) for o in outcomes]
+    finally:
+        await committer.close()
+    return answers
+
+
+@pytest.mark.parametrize("durability", ["process", "full"])
+@settings(max_examples=40, deadline=None)
+@given(bursts=_BURSTS)
+def test_committed_bursts_answer_as_requests_applied_in_order(
+    durability: str, bursts: list[list[GroupWrite]]
+) -> None:
+    expected, state, last = _in_memory(bursts)
+    with tempfile.TemporaryDirectory() as folder:
+        b = Backend(Path(folder), clock=lambda: 1, durability=durability)
+        try:
+            b.create_table(ACCOUNT, TABLE)
+            assert asyncio.run(_committed(b, bursts)) == expected
+            assert _everything(b) == state
+            assert b._last_ts == last
+        finally:
+            b.close()
+        reopened = Backend(Path(folder), clock=lambda: 1)
+        try:
+            assert _everything(reopened) == state
+        finally:
+            reopened.close()
+
+
+def test_a_lone_write_is_committed_by_its_handler_and_a_busy_turn_is_grouped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = Backend(tmp_path, durability="process")
+    b.create_table(ACCOUNT, TABLE)
+    groups: list[int] = []
+    commit_group = b.commit_group
+
+    def counted(items: list[GroupWrite]) -> Any:
+        groups.append(len(items))
+        return commit_group(items)
+
+    monkeypatch.setattr(b, "commit_group", counted)
+
+    def insert(rk: str) -> GroupWrite:
+        return GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "p", rk)])
+
+    async def scenario() -> None:
+        committer = WriteCommitter(b)
+        for rk in "ab":  # one at a time: each committed alone, at once
+            await committer.submit(insert(rk))
+            await asyncio.sleep(0)
+        await asyncio.gather(*(committer.submit(insert(rk)) for rk in "cdef"))
+        await asyncio.sleep(0)
+        await committer.submit(insert("g"))  # the queue's turn brought one: alone again
+        await asyncio.sleep(0)
+        await committer.submit(insert("h"))
+        await committer.close()
+
+    try:
+        asyncio.run(scenario())
+        assert groups == [1, 1, 1, 3, 1, 1]
+        assert [e.rk for e in b.query_entities(ACCOUNT, TABLE, None, None, None).entities] == [
+            *"abcdefgh"
+        ]
+    finally:
+        b.close()
+
+
+@pytest.mark.parametrize("burst", [1, 3])
+def test_a_failed_commit_answers_500_and_the_committer_keeps_serving(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    burst: int,
+) -> None:
+    b = Backend(tmp_path, durability="process")
+    b.create_table(ACCOUNT, TABLE)
+    commit_group = b.commit_group
+    # Alone: its commit fails. A burst: the first goes alone, the other two's group fails.
+    failures = iter([RuntimeError("bug")] if burst == 1 else [None, RuntimeError("bug")])
+
+    def failing(items: list[GroupWrite]) -> Any:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return commit_group(items)
+
+    monkeypatch.setattr(b, "commit_group", failing)
+
+    async def scenario() -> list[Any]:
+        committer = WriteCommitter(b)
+        items = [GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "p", str(n))]) for n in range(3)]
+        first = await asyncio.gather(
+            *(committer.submit(item) for item in items[:burst]), return_exceptions=True
+        )
+        await asyncio.sleep(0)
+        again = await committer.submit(GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "p", "x")]))
+        await committer.close()
+        return [*first, again]
+
+    try:
+        with caplog.at_level(logging.ERROR, logger="azt_server_stub"):
+            outcomes = asyncio.run(scenario())
+        assert "stub bug while committing" in caplog.text
+        refused = outcomes[:1] if burst == 1 else outcomes[1:3]
+        assert all(isinstance(o, StubError) and o.status == 500 for o in refused)
+        if burst == 3:
+            assert outcomes[0][0].created
+        assert outcomes[-1][0].created
+        stored = b.query_entities(ACCOUNT, TABLE, None, None, None).entities
+        assert [e.rk for e in stored] == (["x"] if burst == 1 else ["0", "x"])
+    finally:
+        b.close()
+
+
+# -- the last Timestamp: UPDATE in place vs the old INSERT OR REPLACE --------------------
+
+
+def _old_write_entity_groups(
+    store: _store.SqliteStore,
+    groups: list[tuple[str, str, list[Entity], list[tuple[str, str]]]],
+    last_timestamp: int,
+) -> None:
+    """``SqliteStore.write_entity_groups`` as it was (INSERT OR REPLACE of the meta row)."""
+    with store.transaction() as db:
+        for account, lname, puts, deletes in groups:
+            tid = store._tids[(account, lname)]
+            rows = [
+                (
+                    tid,
+                    _store.key_blob(e.pk),
+                    _store.key_blob(e.rk),
+                    e.timestamp,
+                    _store.encode_props(e.props),
+                )
+                for e in puts
+            ]
+            if rows:
+                db.executemany(_store._PUT, rows)
+            gone = [(tid, _store.key_blob(pk), _store.key_blob(rk)) for pk, rk in deletes]
+            if gone:
+                db.executemany(_store._DELETE, gone)
+        db.execute(
+            "INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)", (last_timestamp,)
+        )
+
+
+_KEYS = st.tuples(_PKS, _RKS)
+_GROUPS = st.lists(
+    st.tuples(
+        st.dictionaries(_KEYS, _PROPS, max_size=3),  # puts
+        st.lists(_KEYS, max_size=2),  # deletes (keys also put are left out)
+        st.booleans(),  # the second table too
+    ),
+    max_size=6,
+)
+
+
+def _rows(path: Path) -> Any:
+    with sqlite3.connect(path) as db:
+        return (
+            db.execute("SELECT k, v FROM meta ORDER BY k").fetchall(),
+            db.execute("SELECT * FROM entity_rows ORDER BY tid, pk, rk").fetchall(),
+        )
+
+
+@settings(max_examples=40, deadline=None)
+@given(_GROUPS, st.sampled_from(["process", "full"]))
+def test_write_groups_store_what_the_old_statements_stored(
+    steps: list[tuple[dict[tuple[str, str], dict[str, TypedValue]], list[tuple[str, str]], bool]],
+    durability: str,
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        stores = [
+            _store.SqliteStore(Path(folder) / name, durability=durability)
+            for name in ("old", "new")
+        ]
+        try:
+            for store in stores:
+                store.create_table(ACCOUNT, "t", "T")
+                store.create_table(ACCOUNT, "u", "U")
+            for n, (puts, deletes, both) in enumerate(steps, start=1):
+                entities = [Entity(pk, rk, n, props) for (pk, rk), props in puts.items()]
+                gone = [key for key in dict.fromkeys(deletes) if key not in puts]
+                groups = [(ACCOUNT, "t", entities, gone)]
+                if both:
+                    groups.append((ACCOUNT, "u", entities[:1], []))
+                _old_write_entity_groups(stores[0], groups, 10 * n)
+                stores[1].write_entity_groups(groups, 10 * n)
+        finally:
+            for store in stores:
+                store.close()
+        assert _rows(stores[0].path) == _rows(stores[1].path)
