@@ -3,20 +3,22 @@
 #
 #   scripts/test-dependency-floor.sh [pytest arguments]
 #
-# Installs azt with the OLDEST version of each runtime dependency pyproject.toml declares
-# (every `name>=X` of [project].dependencies installed as `name==X`, so the floors are read
+# Installs azt with the OLDEST version of each dependency pyproject.toml declares, at run
+# time and in the [testing] extra (every `name>=X` of [project].dependencies and of
+# [project.optional-dependencies].testing installed as `name==X`, so the floors are read
 # from pyproject.toml and cannot drift from it) into a venv of its own, then runs a focused
 # subset of the suite there (under a minute): the stub's connection front end (front.py)
 # and its fallback to aiohttp's handler, the parser refusals, the client transport and its
 # lazy read timer, the retry policy (tenacity), the wire formats (lxml, msgspec), the ORM
-# codec (attrs, cattrs), the stub's queries (sortedcontainers) and its durable store. It
-# first prints which path the stub's front end and the client's read timer take there.
+# codec (attrs, cattrs), the stub's queries (sortedcontainers) and its durable store, and
+# the azt.testing pytest fixtures (pytest, pytest-asyncio). It first prints which path the
+# stub's front end and the client's read timer take there.
 #
 # The venv ($AZT_FLOOR_VENV, default .cache/floor-venv) is built from $AZT_FLOOR_BASE_PYTHON
 # (default python3.11, the oldest Python supported, else python3) and reused while the
 # floors and that Python are the same; it is rebuilt from scratch when they change. Needs
-# only PyPI. The test tools (pytest, pytest-asyncio, hypothesis) are whatever pip resolves
-# next to the floors.
+# only PyPI. The other test tools (hypothesis, azure-data-tables for the fixtures' tests) are
+# whatever pip resolves next to the floors.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,8 +33,8 @@ import re
 import tomllib
 
 with open("pyproject.toml", "rb") as f:
-    dependencies = tomllib.load(f)["project"]["dependencies"]
-for requirement in dependencies:
+    project = tomllib.load(f)["project"]
+for requirement in project["dependencies"] + project["optional-dependencies"]["testing"]:
     m = re.fullmatch(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][0-9A-Za-z.]*)\s*", requirement)
     if m is None:
         raise SystemExit(f"test-dependency-floor: not a plain floor: {requirement!r}")
@@ -69,7 +71,7 @@ if ! ready; then
   # This machine's pip config may name local mirrors that are absent; pip warns about
   # each one. Keep real errors, drop that noise.
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -e "$ROOT[testing]" "${PIN_ARRAY[@]}" hypothesis 2>&1 | { grep -v '^WARNING: Location' || true; }
+    -e "$ROOT" "${PIN_ARRAY[@]}" hypothesis azure-data-tables 2>&1 | { grep -v '^WARNING: Location' || true; }
   [[ "${PIPESTATUS[0]}" == 0 ]] || { echo "installing the floors failed" >&2; exit 1; }
   echo "$WANTED" >"$STAMP"
   ready || { echo "the floor venv does not hold the declared floors" >&2; exit 1; }
@@ -83,6 +85,7 @@ from azt._core import transport
 from azt_server_stub import front
 
 names = ("aiohttp", "attrs", "cattrs", "tenacity", "lxml", "sortedcontainers", "msgspec")
+names += ("pytest", "pytest-asyncio")
 print("dependency floor:", ", ".join(f"{n} {md.version(n)}" for n in names))
 print(
     "  stub front end:",
@@ -113,4 +116,5 @@ exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
   tests/orm/test_codec.py \
   tests/orm/test_query_decoding.py \
   tests/orm/test_decoder_differential.py \
+  tests/plugin \
   "$@"
