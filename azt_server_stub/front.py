@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -467,22 +468,119 @@ def _plain(response: web.StreamResponse) -> bool:
 #: The private attributes of aiohttp's objects that this module reads or sets.
 _RESPONSE_ATTRIBUTES = ("_body", "_chunked", "_compression", "_cookies", "_compressed_body")
 
+#: A request whose parse :func:`_parser_fits` checks (a keep-alive GET and a POST with a body).
+_PROBE = (
+    b"GET /a/Tables HTTP/1.1\r\nHost: h\r\n\r\n"
+    b"POST /a/t HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+)
 
+
+def _responses_fit() -> bool:
+    """Whether ``web.Response``'s private attributes mean what ``_plain``/``render`` read.
+
+    Each is checked by its meaning, not its name: the body set, the flags that the
+    chunked, compressed, cookie and force-close calls turn on.
+    """
+    plain = web.Response(body=b"x")
+    if not all(hasattr(plain, name) for name in (*_RESPONSE_ATTRIBUTES, "_keep_alive")):
+        return False
+    if not (
+        plain._body == b"x"
+        and plain._chunked is False
+        and not plain._compression
+        and not plain._cookies
+        and plain._compressed_body is None
+        and plain._keep_alive is None
+    ):
+        return False
+    chunked = web.Response(body=b"x")
+    chunked.enable_chunked_encoding()
+    compressed = web.Response(body=b"x")
+    compressed.enable_compression()
+    cookie = web.Response(body=b"x")
+    cookie.set_cookie("c", "v")
+    closing = web.Response(body=b"x")
+    closing.force_close()
+    return (
+        chunked._chunked is True
+        and bool(compressed._compression)
+        and bool(cookie._cookies)
+        and closing._keep_alive is False
+    )
+
+
+def _protocol_fits() -> bool:
+    """Whether aiohttp's ``BaseProtocol`` owns the parser as :class:`FrontProtocol` expects.
+
+    Since aiohttp 3.14 ``BaseProtocol(loop, parser)`` keeps the parser, and flow control
+    pauses it and resumes it through ``data_received(b"")``; older releases take only
+    the loop (the protocol could not even be built: asyncio drops that error silently
+    and closes each connection unanswered).
+    """
+    try:
+        parameters = inspect.signature(BaseProtocol.__init__).parameters
+    except (TypeError, ValueError):
+        return False
+    return (
+        "parser" in parameters
+        and "_parser" in getattr(BaseProtocol, "__slots__", ())
+        and callable(getattr(BaseProtocol, "pause_reading", None))
+        and "resume_parser" in inspect.signature(BaseProtocol.resume_reading).parameters
+    )
+
+
+def _parser_fits(protocol: FrontProtocol) -> bool:
+    """Whether ``protocol``'s parser hands back what :meth:`FrontProtocol.data_received`
+    and ``_serve_one`` read: ``(messages, upgraded, tail)``, each message a
+    ``(RawRequestMessage, StreamReader)`` pair with the request's method, target,
+    version, headers and keep-alive, the body in the payload stream.
+
+    Feeds :data:`_PROBE` to a protocol with no transport (no request is served).
+    """
+    parser = protocol._parser
+    if parser is None:
+        return False
+    try:
+        result = parser.feed_data(_PROBE)
+        messages, upgraded, _tail = result
+        (get, get_payload), (post, post_payload) = messages
+    except Exception:
+        return False
+    return (
+        isinstance(get, RawRequestMessage)
+        and isinstance(post, RawRequestMessage)
+        and (get.method, get.path, get.version) == ("GET", "/a/Tables", HttpVersion11)
+        and (post.method, post.path) == ("POST", "/a/t")
+        and get.headers.get(hdrs.HOST) == "h"
+        and get.should_close is False
+        and post.should_close is True
+        and not upgraded
+        and isinstance(get_payload, StreamReader)
+        and isinstance(post_payload, StreamReader)
+        and post_payload.read_nowait() == b"{}"
+        and post_payload.is_eof()
+    )
+
+
+@functools.cache
 def front_supported() -> bool:
-    """Whether the installed aiohttp has what :class:`FrontProtocol` relies on.
+    """Whether the installed aiohttp has what :class:`FrontProtocol` relies on, with the
+    meaning it relies on (the response attributes by their effect, the protocol's
+    parser ownership and flow control, the request's ``_cancel``).
 
-    Checked once per runner; where it is not (a future aiohttp that renamed one of
-    them), the runner serves through aiohttp's own connection handler instead.
+    Checked once per process; where it is not (an older aiohttp, or a future one that
+    changed one of them), the runner serves through aiohttp's own connection handler.
+    :class:`FrontAppRunner` also feeds a request to a new protocol's parser first.
 
     Example::
 
         >>> front_supported()
         True
     """
-    response = web.Response(body=b"")
     return (
-        all(hasattr(response, name) for name in (*_RESPONSE_ATTRIBUTES, "_keep_alive"))
-        and hasattr(BaseRequest, "_cancel")
+        _responses_fit()
+        and _protocol_fits()
+        and callable(getattr(BaseRequest, "_cancel", None))
         and callable(getattr(HttpRequestParser, "feed_data", None))
     )
 
@@ -490,6 +588,11 @@ def front_supported() -> bool:
 class FrontAppRunner(ServiceAppRunner):
     """The stub's runner: serves through :class:`FrontProtocol` (aiohttp's handler if
     the installed aiohttp lacks what it needs), parser refusals in the service's format.
+
+    Which one serves is decided once, when the runner is set up: :func:`front_supported`,
+    then a trial protocol (built without a connection) whose parser must read a probe
+    request as the front end expects. Either way the answers are the same (tests/stub/
+    test_front.py compares them byte for byte); aiohttp's handler is only slower.
 
     Example::
 
@@ -500,10 +603,39 @@ class FrontAppRunner(ServiceAppRunner):
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
-        if not front_supported():  # pragma: no cover - depends on the aiohttp release
-            log.warning("this aiohttp release lacks what the stub's front end needs")
+        if not front_supported():
+            log.warning(
+                "aiohttp %s lacks what the stub's front end needs: serving through "
+                "aiohttp's connection handler",
+                aiohttp_version(),
+            )
             return server
-        return FrontServer(server, self.app)
+        front = FrontServer(server, self.app)
+        try:
+            fits = _parser_fits(front())
+        except Exception:
+            fits = False
+        if not fits:
+            log.warning(
+                "aiohttp %s parses requests unlike the stub's front end expects: serving "
+                "through aiohttp's connection handler",
+                aiohttp_version(),
+            )
+            return server
+        return front
+
+
+def aiohttp_version() -> str:
+    """The installed aiohttp's version (named in the runner's fallback warning).
+
+    Example::
+
+        >>> aiohttp_version().startswith("3.")
+        True
+    """
+    from aiohttp import __version__
+
+    return __version__
 
 
 def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, bool]:
@@ -585,6 +717,7 @@ __all__ = [
     "FrontAppRunner",
     "FrontProtocol",
     "FrontServer",
+    "aiohttp_version",
     "front_supported",
     "render",
     "web_server_software",

@@ -3,8 +3,11 @@
 # ruff, mypy --strict, the client's end-to-end tests against Azurite (an independent peer;
 # needs Node.js and npm, skipped with a notice without them or with AZT_SKIP_AZURITE=1),
 # two legacy Python Table SDKs (JSON and AtomPub) driving the stub from their own venv in
-# .cache/ (AZT_SKIP_LEGACY_PEERS=1 skips them), and the whole pytest suite (warnings are
-# errors), which also builds the docs strictly and checks the package as a user installs it
+# .cache/ (AZT_SKIP_LEGACY_PEERS=1 skips them), the dependency floor (scripts/test-dependency-
+# floor.sh: the oldest version of each dependency pyproject.toml declares, in a venv in
+# .cache/, running the stub's front end, the client transport and the codecs there; under a
+# minute once the venv is built; AZT_SKIP_DEPENDENCY_FLOOR=1 skips it), and the whole pytest
+# suite (warnings are errors), which also builds the docs strictly and checks the package as a user installs it
 # (tests/packaging: builds the wheel, installs it with [testing] into a fresh venv outside
 # the repository, runs the getting-started programs, a user project's tests with the
 # fixtures and mypy --strict there; about 40 s; AZT_SKIP_PACKAGING=1 skips it, except in CI).
@@ -24,5 +27,10 @@ if [ "${AZT_SKIP_LEGACY_PEERS:-0}" != "1" ]; then
     bash scripts/test-legacy-peer.sh
 else
   echo "note: skipping the legacy-peer checks (AZT_SKIP_LEGACY_PEERS=1)" >&2
+fi
+if [ "${AZT_SKIP_DEPENDENCY_FLOOR:-0}" != "1" ]; then
+  bash scripts/test-dependency-floor.sh
+else
+  echo "note: skipping the dependency-floor leg (AZT_SKIP_DEPENDENCY_FLOOR=1)" >&2
 fi
 exec .venv/bin/python -m pytest "$@"

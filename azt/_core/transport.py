@@ -16,12 +16,14 @@ Example::
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import functools
 import inspect
 import io
+import textwrap
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 import aiohttp
 import yarl
@@ -115,18 +117,58 @@ class _LazyReadTimeout(ResponseHandler):
             handle.cancel()
 
 
-def _lazy_read_timeout_fits() -> bool:
-    """Whether this aiohttp's response protocol has the read-timer parts
-    :class:`_LazyReadTimeout` overrides and reads (else aiohttp's own protocol is kept).
+#: The methods of aiohttp's ``ResponseHandler`` that may touch ``_read_timeout_handle``: the
+#: ones :class:`_LazyReadTimeout` overrides (``connection_lost`` calls aiohttp's first, then
+#: cancels what is left).
+_TIMER_OWNERS = frozenset({"__init__", "_drop_timeout", "_reschedule_timeout", "connection_lost"})
+
+
+def _lazy_read_timeout_fits(handler: type[Any] = ResponseHandler) -> bool:
+    """Whether aiohttp's response protocol (``handler``) keeps its read timer as
+    :class:`_LazyReadTimeout` expects (else aiohttp's own protocol is kept).
+
+    Checked by meaning, in the class's source: ``set_response_params`` takes ``read_timeout``
+    and stores it in ``_read_timeout``; ``_reschedule_timeout`` (data received, answer
+    awaited) arms the timer from ``_read_timeout`` with ``_on_read_timeout``, a callback of
+    no arguments; ``_drop_timeout`` (answer complete, reading paused) cancels it; and no
+    other method arms or cancels ``_read_timeout_handle`` behind the override's back.
+
+    Example::
+
+        >>> _lazy_read_timeout_fits()
+        True
     """
-    methods = ("_reschedule_timeout", "_drop_timeout", "_on_read_timeout", "set_response_params")
-    if not all(callable(getattr(ResponseHandler, name, None)) for name in methods):
+    names = ("_reschedule_timeout", "_drop_timeout", "_on_read_timeout", "set_response_params")
+    if not all(callable(getattr(handler, name, None)) for name in names):
         return False
     try:
-        source = inspect.getsource(ResponseHandler.__init__)
-    except (OSError, TypeError):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(handler)))
+        set_params = inspect.signature(handler.set_response_params).parameters
+        if "read_timeout" not in set_params:
+            return False
+        on_timeout = inspect.signature(handler._on_read_timeout).parameters
+        if len(on_timeout) != 1:  # self only
+            return False
+    except (OSError, TypeError, ValueError, SyntaxError):
         return False
-    return "_read_timeout_handle" in source and "_read_timeout" in source
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    if len(classes) != 1:
+        return False
+    methods = {
+        node.name: ast.unparse(node)
+        for node in classes[0].body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    touching = {name for name, text in methods.items() if "_read_timeout_handle" in text}
+    reschedule = methods.get("_reschedule_timeout", "")
+    return (
+        touching <= _TIMER_OWNERS
+        and {"__init__", "_drop_timeout", "_reschedule_timeout"} <= touching
+        and "self._read_timeout = " in methods.get("set_response_params", "")
+        and "self._read_timeout" in reschedule
+        and "self._on_read_timeout" in reschedule
+        and ".cancel()" in methods.get("_drop_timeout", "")
+    )
 
 
 _LAZY_READ_TIMEOUT_FITS = _lazy_read_timeout_fits()
