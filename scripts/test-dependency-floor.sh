@@ -84,7 +84,8 @@ import importlib.metadata as md
 from azt._core import transport
 from azt_server_stub import front
 
-names = ("aiohttp", "attrs", "cattrs", "tenacity", "lxml", "sortedcontainers", "msgspec")
+names = ("aiohttp", "multidict", "yarl", "attrs", "cattrs", "tenacity", "lxml")
+names += ("sortedcontainers", "msgspec")
 names += ("pytest", "pytest-asyncio")
 print("dependency floor:", ", ".join(f"{n} {md.version(n)}" for n in names))
 print(
