@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -76,15 +77,20 @@ def _transport(read: float | None) -> AiohttpTransport:
     return AiohttpTransport(timeouts=azt.Timeouts(total=None, connect=5.0, read=read))
 
 
+def pooled_protocols(transport: AiohttpTransport) -> list[Any]:
+    """The connection protocols ``transport``'s session keeps for reuse."""
+    session = transport._session
+    assert session is not None
+    assert session.connector is not None
+    return [proto for protos in session.connector._conns.values() for proto, _ in protos]
+
+
 async def test_the_lazy_protocol_is_the_one_used(server: tuple[str, list[int]]) -> None:
     base, _ = server
     transport = _transport(0.3)
     try:
         assert (await transport.send(HttpRequest("GET", base + "/a", {}))).body == b"ok"
-        session = transport._session
-        assert session is not None
-        assert session.connector is not None
-        pooled = [proto for protos in session.connector._conns.values() for proto, _ in protos]
+        pooled = pooled_protocols(transport)
         assert pooled
         assert all(type(p) is _LazyReadTimeout for p in pooled)
     finally:

@@ -22,9 +22,9 @@ from aiohttp.client_proto import ResponseHandler
 
 import azt
 from azt._core import transport as transport_module
-from azt._core.transport import AiohttpTransport, HttpRequest, _LazyReadTimeout
+from azt._core.transport import HttpRequest, _LazyReadTimeout
 
-from .test_read_timeout import server  # noqa: F401 (the fixture)
+from .test_read_timeout import _transport, pooled_protocols, server  # noqa: F401 (the fixture)
 
 
 class Faithful:
@@ -190,13 +190,10 @@ async def test_either_protocol_times_reads_out_the_same(
 ) -> None:
     monkeypatch.setattr(transport_module, "_LAZY_READ_TIMEOUT_FITS", lazy)
     base, _ = server
-    transport = AiohttpTransport(timeouts=azt.Timeouts(total=None, connect=5.0, read=0.3))
+    transport = _transport(0.3)
     try:
         assert (await transport.send(HttpRequest("GET", base + "/a", {}))).body == b"ok"
-        session = transport._session
-        assert session is not None
-        assert session.connector is not None
-        pooled = [p for protos in session.connector._conns.values() for p, _ in protos]
+        pooled = pooled_protocols(transport)
         assert pooled
         assert all(type(p) is (_LazyReadTimeout if lazy else ResponseHandler) for p in pooled)
         await asyncio.sleep(0.5)  # idle past the read timeout: nothing times out
