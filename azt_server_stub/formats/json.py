@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
+import msgspec
+
 from .. import errors
 from ..model import (
     INT32_MAX,
@@ -79,6 +81,38 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_no_co
 _SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
+#: msgspec's decoder: about four times as fast as the standard library's scanner on an
+#: entity body (its strings, integers and floats come out the same), but it keeps the last
+#: of two members of one name and refuses some bodies the standard library reads.
+_FAST_DECODE: Callable[[bytes], Any] = msgspec.json.Decoder().decode
+
+
+def _fast_object(body: bytes) -> dict[str, Any] | None:
+    """The object ``body`` holds, when msgspec's reading of it is certainly the standard
+    library's; None leaves the body to the standard reading (:func:`_standard_object`).
+
+    Certain: a body without a backslash (no escapes: every ``"`` delimits a string, and
+    each string's text is its bytes) holding a flat object (no object or array values).
+    Its strings are then its member names and its string values, so its ``"`` count is
+    twice their number; a repeated member name adds a name (and perhaps a string value)
+    that msgspec's dict no longer holds, so the count tells duplicates apart exactly.
+    """
+    if b"\\" in body:
+        return None
+    try:
+        value = _FAST_DECODE(body)
+    except (ValueError, RecursionError):
+        return None  # not JSON to msgspec: the standard reading decides (1e400, BOM...)
+    if type(value) is not dict:
+        return None
+    kinds = list(map(type, value.values()))
+    if dict in kinds or list in kinds:
+        return None
+    if body.count(b'"') != 2 * (len(value) + kinds.count(str)):
+        return None  # a repeated member name
+    return value
+
+
 def loads_object(body: bytes) -> dict[str, Any]:
     """Decode a JSON object body, refusing duplicate members and bare NaN/Infinity.
 
@@ -89,6 +123,14 @@ def loads_object(body: bytes) -> dict[str, Any]:
         >>> loads_object(b'{"a":1}')
         {'a': 1}
     """
+    fast = _fast_object(body)
+    if fast is not None:
+        return fast
+    return _standard_object(body)
+
+
+def _standard_object(body: bytes) -> dict[str, Any]:
+    """:func:`loads_object` by the standard library's scanner (any body)."""
     try:
         if body[:1] == b"{" and body[1:2] != b"\x00":
             # An object in UTF-8 (what json.detect_encoding says of a body starting with

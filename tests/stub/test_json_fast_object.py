@@ -1,0 +1,132 @@
+"""The JSON entity-body reader's fast path (msgspec) against its standard reading.
+
+``loads_object`` reads a body with msgspec when that reading is certainly the standard
+library's (``_fast_object``); everything else goes to the standard scanner. These tests
+hold the two to the same answer on random bodies (duplicates, escapes, nesting, odd
+numbers, whitespace, broken text): the same object, with the same types and key order,
+or the same refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from azt_server_stub.errors import StubError
+from azt_server_stub.formats import json as jsonfmt
+
+
+def _outcome(read: Any, body: bytes) -> tuple[Any, ...]:
+    try:
+        value = read(body)
+    except StubError as err:
+        return ("refused", err.status, err.code)
+    return ("read", _typed(value))
+
+
+def _typed(value: Any) -> Any:
+    """A value with its types spelled out (1 != 1.0 != True, -0.0 != 0.0, order kept)."""
+    if isinstance(value, dict):
+        return ("object", [(k, _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("array", [_typed(v) for v in value])
+    if isinstance(value, float):
+        return ("float", "nan" if math.isnan(value) else value.hex())
+    return (type(value).__name__, value)
+
+
+_names = st.one_of(
+    st.sampled_from(["PartitionKey", "RowKey", "Name", "Name@odata.type", "odata.etag", ""]),
+    st.text(max_size=8),
+    st.text(alphabet='a:"\\,{}[] \u00e9\ud800', max_size=6),
+)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.text(alphabet='a:"\\/\n\t\u00e9\U0001f600\ud800', max_size=8),
+    st.sampled_from(["2024-01-01T12:00:00.313000Z", "1099511628089", "Edm.Int64"]),
+)
+_values = st.one_of(
+    _scalars,
+    st.lists(_scalars, max_size=3),
+    st.dictionaries(st.text(max_size=3), _scalars, max_size=3),
+)
+_separators = st.sampled_from([(",", ":"), (", ", ": "), (" ,", " :"), ("\n,\t", "\r:\n")])
+
+
+@st.composite
+def _bodies(draw: st.DrawFn) -> bytes:
+    """An object's text from member pairs (a name may repeat), perhaps then damaged."""
+    pairs: list[tuple[str, Any]] = draw(st.lists(st.tuples(_names, _values), max_size=8))
+    repeat: bool = draw(st.booleans())
+    if pairs and repeat:
+        pairs.insert(draw(st.integers(0, len(pairs))), draw(st.sampled_from(pairs)))
+    item, key = draw(_separators)
+    ascii_only = draw(st.booleans())
+
+    def dump(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=ascii_only, allow_nan=True)
+
+    text = "{" + item.join(dump(k) + key + dump(v) for k, v in pairs) + "}"
+    text = draw(st.sampled_from(["", " ", "\n\t"])) + text + draw(st.sampled_from(["", " \r\n"]))
+    body = text.encode("utf-8", "surrogatepass")
+    damage = draw(st.sampled_from(["none", "none", "cut", "insert", "trail"]))
+    if damage != "none" and body:
+        at = draw(st.integers(0, len(body)))
+        if damage == "cut":
+            body = body[:at] + body[at + 1 :]
+        elif damage == "insert":
+            body = body[:at] + draw(st.sampled_from([b'"', b"\\", b",", b":", b"\xff", b"1"]))
+            body += body[at:]
+        else:
+            body += draw(st.sampled_from([b"x", b"{}", b"\x00"]))
+    return body
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_bodies())
+@example(b'{"a":1,"a":2}')
+@example(b'{"a":"x:y","a":"z"}')
+@example(b'{"a":"\\u0022","a":1}')
+@example(b'{"a":1e400}')
+@example(b'{"a":NaN}')
+@example(b'\xef\xbb\xbf{"a":1}')
+@example(b'{"a":"\xed\xa0\x80"}')
+@example(b'{"a":{"b":1,"b":2}}')
+@example(b'{"a":[1,{"b":1}]}')
+@example(b'{"a":' + b"9" * 5000 + b"}")
+@example('{"a":1}'.encode("utf-16-le"))
+def test_fast_reading_is_the_standard_reading(body: bytes) -> None:
+    assert _outcome(jsonfmt.loads_object, body) == _outcome(jsonfmt._standard_object, body)
+
+
+def test_entity_bodies_take_the_fast_path() -> None:
+    """What SDKs send (annotations, DateTimes with colons, keys) is read by msgspec; a
+    repeated member, an escape or a nested value is not."""
+    body = (
+        b'{"PartitionKey":"p","RowKey":"r","Name":"n","Count":3,"Score@odata.type":"Edm.Double",'
+        b'"Score":1.5,"When@odata.type":"Edm.DateTime","When":"2024-01-01T12:00:00.313Z",'
+        b'"Big@odata.type":"Edm.Int64","Big":"1099511628089","On":true,"Nothing":null}'
+    )
+    assert jsonfmt._fast_object(body) == json.loads(body)
+    for other in (
+        b'{"a":"x","b":1,"a":"y"}',
+        b'{"a":1,"a":1}',
+        b'{"a":"\\u003a"}',
+        b'{"a":{"b":1}}',
+        b'{"a":[1]}',
+        b"[1]",
+    ):
+        assert jsonfmt._fast_object(other) is None, other
+    with pytest.raises(StubError) as caught:
+        jsonfmt.loads_object(b'{"a":"x:y","a":"z"}')
+    assert (caught.value.status, caught.value.code) == (400, "DuplicatePropertiesSpecified")
