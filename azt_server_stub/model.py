@@ -92,14 +92,18 @@ def parse_datetime(text: str) -> int:
         >>> parse_datetime("0001-01-01T00:00:00Z")
         0
     """
-    # The form clients send (``YYYY-MM-DDTHH:MM:SS.fffffffZ``) whose whole seconds were
-    # parsed before: the cached ticks of those seconds plus the seven fraction digits.
-    if len(text) == 28 and text[27] == "Z" and text[19] == ".":
+    # The forms clients send (``YYYY-MM-DDTHH:MM:SS.fffffffZ`` with one to seven fraction
+    # digits, or none and no point) whose whole seconds were parsed before: the cached
+    # ticks of those seconds plus the fraction's.
+    size = len(text)
+    if 20 <= size <= 28 and text[-1] == "Z":
         base = _SECOND_TICKS.get(text[:19])
         if base is not None:
-            frac = text[20:27]
-            if frac.isascii() and frac.isdigit():
-                return base + int(frac)
+            if size == 20:
+                return base
+            frac = text[20:-1]
+            if text[19] == "." and frac.isascii() and frac.isdigit():
+                return base + int(frac) * _FRACTION_SCALE[size - 22]
     m = _DT_RE.match(text)
     if m is None:
         raise ValueError(f"not an ISO 8601 DateTime: {text!r}")
@@ -113,7 +117,11 @@ def parse_datetime(text: str) -> int:
         base_dt = base_dt - sign * offset
     delta = base_dt - _EPOCH_0001
     ticks = (delta.days * 86_400 + delta.seconds) * TICKS_PER_SECOND
-    if frac is not None and len(frac) == 7 and zone == "Z" and len(text) == 28:
+    if (
+        zone == "Z"
+        and second is not None
+        and len(text) == 20 + (frac is not None) + len(frac or "")
+    ):
         if len(_SECOND_TICKS) >= 65_536:
             _SECOND_TICKS.clear()
         _SECOND_TICKS[text[:19]] = ticks
@@ -123,6 +131,9 @@ def parse_datetime(text: str) -> int:
 #: Ticks of ``YYYY-MM-DDTHH:MM:SS`` texts already parsed (UTC; bounded): a batch's
 #: DateTimes repeat the same few seconds.
 _SECOND_TICKS: dict[str, int] = {}
+
+#: Ticks per unit of a fraction of one to seven digits (index: digits - 1).
+_FRACTION_SCALE: tuple[int, ...] = tuple(10 ** (7 - digits) for digits in range(1, 8))
 
 
 #: ``YYYY-MM-DDTHH:MM:SS`` per whole second since 0001-01-01; pages and batches repeat the

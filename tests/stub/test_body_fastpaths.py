@@ -1,4 +1,4 @@
-"""The JSON entity-body reader's fast path (msgspec) against its standard reading.
+"""Entity-body fast paths against their standard readings: JSON objects, DateTimes.
 
 ``loads_object`` reads a body with msgspec when that reading is certainly the standard
 library's (``_fast_object``); everything else goes to the standard scanner. These tests
@@ -9,6 +9,7 @@ or the same refusal.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from azt_server_stub import model
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import json as jsonfmt
 
@@ -130,3 +132,47 @@ def test_entity_bodies_take_the_fast_path() -> None:
     with pytest.raises(StubError) as caught:
         jsonfmt.loads_object(b'{"a":"x:y","a":"z"}')
     assert (caught.value.status, caught.value.code) == (400, "DuplicatePropertiesSpecified")
+
+
+_digits = st.text(alphabet="0123456789", min_size=1, max_size=8)
+
+
+@st.composite
+def _datetime_texts(draw: st.DrawFn) -> str:
+    """DateTime texts near the forms clients send: every fraction length, with and
+    without a zone, offsets, and a few broken ones."""
+    when: datetime.datetime = draw(
+        st.datetimes(datetime.datetime(1601, 1, 1), datetime.datetime(9999, 12, 30))
+    )
+    text = when.strftime("%Y-%m-%dT%H:%M:%S")
+    digits = draw(st.integers(0, 8))
+    if digits:
+        text += "." + draw(_digits)[:digits]
+    elif draw(st.booleans()):
+        text += "."
+    text += draw(st.sampled_from(["Z", "Z", "", "+01:30", "-00:00", "z", "Z\n", " Z"]))
+    return text
+
+
+def _ticks(text: str) -> int | str:
+    try:
+        return model.parse_datetime(text)
+    except ValueError:
+        return "refused"
+
+
+@settings(max_examples=800, deadline=None)
+@given(_datetime_texts(), _datetime_texts())
+@example("2024-01-01T12:00:00.313000Z", "2024-01-01T12:00:00Z")
+@example("2024-01-01T12:00:00.Z", "2024-01-01T12:00:00.1Z")
+@example("2024-01-01T12:00:00.12345678Z", "2024-01-01T12:00:00Z")
+def test_datetime_ticks_do_not_depend_on_the_seconds_cache(text: str, other: str) -> None:
+    """A DateTime reads the same whether its whole seconds were cached (by itself or by
+    another text of the same second) or not."""
+    model._SECOND_TICKS.clear()
+    cold = _ticks(text)
+    same_second = other[:19] == text[:19]
+    _ticks(other)  # may cache the seconds text and other share
+    assert _ticks(text) == cold, (text, other, same_second)
+    assert _ticks(text) == cold
+    model._SECOND_TICKS.clear()
