@@ -17,7 +17,8 @@ Example::
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from ..errors import StubError
 from ..formats.json import _CONVERTERS, _INT64_RE, _KEY, _MEMBERS, _PROPERTY, _member
@@ -100,7 +101,13 @@ def plain_entity(
         plan = _plan(names)
         if plan is None:
             return _general_entity(members, url_pk, url_rk)
-    return _planned_entity(members, plan, url_pk, url_rk)
+    compiled = _COMPILED.get(names)
+    if compiled is None:
+        compiled = _COMPILED[names] = _compile(plan, members)
+    got = compiled(members, url_pk, url_rk)
+    if got is _UNSURE:
+        return _planned_entity(members, plan, url_pk, url_rk)
+    return cast(_Plain, got)
 
 
 #: A shape's plan: for each property member in order, (name, the name of its annotation
@@ -175,6 +182,149 @@ def _plan(names: tuple[str, ...]) -> _Plan | None:
     if len(_SHAPES) < 1024 and len(names) <= 256:
         _SHAPES[names] = plan
     return plan
+
+
+_Plain = tuple[str, str, dict[str, TypedValue], bool]
+
+#: A compiled plan's answer when the entity is not like the one it was compiled from.
+_UNSURE: Any = object()
+
+_Compiled = Callable[[dict[str, Any], "str | None", "str | None"], Any]
+
+#: Member-name tuples with a plan -> the plan compiled for the types and annotations of
+#: the first entity of that shape (the entities of a change set share them). Only shapes
+#: :data:`_SHAPES` holds a plan for: bounded as it is.
+_COMPILED: dict[tuple[str, ...], _Compiled] = {}
+
+
+def _compile(plan: _Plan, sample: dict[str, Any]) -> _Compiled:
+    """:func:`_planned_entity` as straight-line code for entities like ``sample``: each
+    member's JSON type and annotation as in ``sample``, checked first (any other entity
+    answers :data:`_UNSURE`, and the loop decides). The same conversions, costs and
+    verdict, in the same order, without the loop's per-member dispatch."""
+    namespace: dict[str, Any] = {
+        "UNSURE": _UNSURE,
+        "annotated": _annotated,
+        "ABSENT": _ABSENT,
+        "parse_datetime": parse_datetime,
+        "INT64_RE": _INT64_RE,
+        "KEY_FORBIDDEN": _KEY_FORBIDDEN,
+    }
+    constants = {
+        "STRING": _STRING,
+        "INT32": _INT32,
+        "INT64": _INT64,
+        "DOUBLE": _DOUBLE,
+        "BOOLEAN": _BOOLEAN,
+        "DATETIME": _DATETIME,
+    }
+    namespace.update(constants)
+    body: list[str] = []
+    items: list[str] = []
+    fixed = 0  # the costs known now: names and fixed-size values
+    for i, (name, annotation_key, cost) in enumerate(plan):
+        raw = sample[name]
+        t = type(raw)
+        r = f"r{i}"
+        body.append(f"{r} = m[{name!r}]")
+        annotation = None if annotation_key is None else sample[annotation_key]
+        if annotation_key is not None:
+            if type(annotation) is not str:
+                return _planned_unsure
+            body.append(f"if m[{annotation_key!r}] != {annotation!r}: return UNSURE")
+        if annotation is None and annotation_key is not None:
+            return _planned_unsure  # (a null annotation: the loop)
+        if annotation is None:
+            if t is str:
+                body.append(f"if type({r}) is not str: return UNSURE")
+                body.append(
+                    f"if not {r}.isascii() or len({r}) > {MAX_STRING_UNITS}: checked = False"
+                )
+                body.append(f"size += 2 * len({r})")
+                fixed += cost + 4
+                items.append(f"{name!r}: (STRING, {r})")
+            elif t is int and INT32_MIN <= raw <= INT32_MAX:
+                body.append(
+                    f"if type({r}) is not int or not {INT32_MIN} <= {r} <= {INT32_MAX}: "
+                    "return UNSURE"
+                )
+                fixed += cost + 4
+                items.append(f"{name!r}: (INT32, {r})")
+            elif t is bool:
+                body.append(f"if type({r}) is not bool: return UNSURE")
+                fixed += cost + 1
+                items.append(f"{name!r}: (BOOLEAN, {r})")
+            elif t is float and raw - raw == 0.0:
+                body.append(f"if type({r}) is not float or {r} - {r} != 0.0: return UNSURE")
+                fixed += cost + 8
+                items.append(f"{name!r}: (DOUBLE, {r})")
+            else:
+                return _planned_unsure  # a null, a long integer...: the loop
+            continue
+        if annotation == "Edm.Int64" and t is str:
+            body.append(f"if type({r}) is not str or not INT64_RE.match({r}): return UNSURE")
+            body.append(f"{r} = int({r})")
+            body.append(f"if not {INT64_MIN} <= {r} <= {INT64_MAX}: checked = False")
+            fixed += cost + 8
+            items.append(f"{name!r}: (INT64, {r})")
+        elif annotation == "Edm.Double" and t is float:
+            body.append(f"if type({r}) is not float or {r} - {r} != 0.0: return UNSURE")
+            fixed += cost + 8
+            items.append(f"{name!r}: (DOUBLE, {r})")
+        elif annotation == "Edm.DateTime" and t is str:
+            body += [
+                f"if type({r}) is not str: return UNSURE",
+                "try:",
+                f"    {r} = parse_datetime({r})",
+                "except (ValueError, OverflowError):",
+                "    return UNSURE",
+                f"if not {MIN_DATETIME_TICKS} <= {r} <= {MAX_DATETIME_TICKS}: checked = False",
+            ]
+            fixed += cost + 8
+            items.append(f"{name!r}: (DATETIME, {r})")
+        else:
+            if raw is None:
+                return _planned_unsure
+            body += [
+                f"c = annotated({annotation!r}, {r}, type({r}))",
+                "if c is None or c is ABSENT: return UNSURE",
+                f"{r}, v = c",
+                "if v < 0: checked = False",
+                "size += abs(v)",
+            ]
+            fixed += cost
+            items.append(f"{name!r}: {r}")
+    source = [
+        "def planned(m, pk, rk):",
+        "    if pk is None:",
+        '        pk = m.get("PartitionKey")',
+        "        if type(pk) is not str: return UNSURE",
+        '        if "RowKey" in m:',
+        '            rk = m["RowKey"]',
+        "            if type(rk) is not str: return UNSURE",
+        "    if pk is None or rk is None: return UNSURE",
+        "    checked = True",
+        "    size = 0",
+        *(f"    {line}" for line in body),
+        f"    props = {{{', '.join(items)}}}",
+        "    if checked:",
+        "        checked = (",
+        f"            len(props) <= {MAX_PROPERTIES}",
+        "            and pk.isascii() and rk.isascii()",
+        f"            and len(pk) <= {MAX_KEY_UNITS} and len(rk) <= {MAX_KEY_UNITS}",
+        "            and KEY_FORBIDDEN.search(pk) is None and KEY_FORBIDDEN.search(rk) is None",
+        f"            and {fixed} + size + 4 + 2 * (len(pk) + len(rk)) <= {MAX_ENTITY_BYTES}",
+        "        )",
+        "    return pk, rk, props, checked",
+    ]
+    exec(compile("\n".join(source) + "\n", "<azt-stub planned entity>", "exec"), namespace)
+    compiled: _Compiled = namespace["planned"]
+    return compiled
+
+
+def _planned_unsure(members: dict[str, Any], url_pk: str | None, url_rk: str | None) -> Any:
+    """The compiled plan of a shape whose first entity was unusual: the loop decides."""
+    return _UNSURE
 
 
 def _planned_entity(

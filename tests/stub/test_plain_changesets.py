@@ -17,6 +17,7 @@ import base64
 import contextlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,7 +39,7 @@ from azt_server_stub.validation import validate_entity, validate_property_name
 from .conftest import JSON_FULL, JSON_MINIMAL, JSON_NONE, RawClient
 from .test_auth_sas import service_sas
 from .test_http_batch import BATCH_CT, envelope
-from .test_write_fastpath import member_dicts
+from .test_write_fastpath import annotation_values, member_dicts, raw_values
 
 # --- the one-loop conversion ---------------------------------------------------------------
 
@@ -103,6 +104,133 @@ def test_planned_shapes_convert_as_member_by_member(
     plan = bp._SHAPES.get(tuple(members))
     if plan is not None:
         assert _same(bp._planned_entity(members, plan, *url), expected)
+
+
+_usual = hs.one_of(
+    hs.tuples(hs.none(), hs.text(max_size=5) | hs.sampled_from(["\u00e9t\u00e9", "y" * 33_000])),
+    hs.tuples(hs.none(), hs.integers(-(2**31), 2**31 - 1) | hs.booleans()),
+    hs.tuples(hs.none(), hs.floats(allow_nan=False, allow_infinity=False)),
+    hs.tuples(hs.just("Edm.Int64"), hs.integers(-(2**64), 2**64).map(str)),
+    hs.tuples(hs.just("Edm.Double"), hs.floats(allow_nan=False, allow_infinity=False)),
+    hs.tuples(
+        hs.just("Edm.DateTime"),
+        hs.sampled_from(["2024-01-01T12:00:00.313Z", "1600-01-01T00:00:00Z", "2024-01-01"]),
+    ),
+    hs.tuples(
+        hs.sampled_from(["Edm.Guid", "Edm.Binary", "Edm.Int32", "Edm.String", "Edm.Boolean"]),
+        hs.sampled_from(["c9da6455-213d-42c9-9a79-3e9149a57833", "AAE=", 5, "x", True]),
+    ),
+)
+
+
+#: Values just outside what a compiled plan takes for a member of the usual types.
+_near_misses = hs.sampled_from(
+    [2**31, -(2**31) - 1, 2**63, -(2**63) - 1, None, math.nan, math.inf, "1e5", 1.0, 1, True]
+) | hs.sampled_from(["9" * 20, "-9223372036854775809", "0001-01-01T00:00:00Z", "x\u00e9"])
+
+
+@hs.composite
+def usual_entities(draw: hs.DrawFn) -> dict[str, Any]:
+    """Entities such as SDKs send: string keys, then properties of the common types, some
+    annotated (the shapes the compiled plans are made for)."""
+    members: dict[str, Any] = {"PartitionKey": draw(hs.sampled_from(["p", "p'q", "\u00e9"]))}
+    members["RowKey"] = draw(hs.sampled_from(["r", "00000001", "a/b", "x" * 600]))
+    for name in draw(hs.lists(hs.sampled_from(["A", "B", "C", "Größe", "Name"]), unique=True)):
+        annotation, value = draw(_usual)
+        if annotation is not None:
+            members[name + "@odata.type"] = annotation
+        members[name] = value
+    return members
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    usual_entities() | member_dicts(),
+    hs.data(),
+    hs.sampled_from([(None, None), ("p", "r"), ("p", None), (None, "r")]),
+)
+def test_a_compiled_plan_answers_any_entity_of_its_shape(
+    first: dict[str, Any], data: hs.DataObject, url: tuple[str | None, str | None]
+) -> None:
+    """A shape's plan is compiled for the types and annotations of its first entity; a
+    later entity of that shape (the same member names, any values) answers what the
+    member-by-member loop answers, whether or not it is like the first."""
+    for name in first:
+        with contextlib.suppress(StubError):
+            validate_property_name(name)
+    bp._COMPILED.pop(tuple(first), None)
+    plain_entity(first, *url)  # compiles the plan (when the shape has one)
+    later: dict[str, Any] = {}
+    for name, value in first.items():
+        change = data.draw(hs.integers(0, 9 if name in ("PartitionKey", "RowKey") else 2))
+        if change > 1:
+            later[name] = value
+        elif name.endswith("@odata.type"):
+            later[name] = data.draw(annotation_values)
+        elif change:
+            later[name] = data.draw(_usual.map(lambda pair: pair[1]))
+        else:
+            later[name] = data.draw(raw_values | _near_misses)
+    assert _same(plain_entity(later, *url), bp._general_entity(later, *url))
+    assert _same(plain_entity(first, *url), bp._general_entity(first, *url))
+
+
+_EVERY_KIND = {
+    "PartitionKey": "p",
+    "RowKey": "r",
+    "S": "text",
+    "I": 7,
+    "F": 0.5,
+    "T": True,
+    "L@odata.type": "Edm.Int64",
+    "L": "1099511627777",
+    "D@odata.type": "Edm.Double",
+    "D": 2.5,
+    "W@odata.type": "Edm.DateTime",
+    "W": "2024-01-01T12:00:00.313Z",
+    "G@odata.type": "Edm.Guid",
+    "G": "c9da6455-213d-42c9-9a79-3e9149a57833",
+    "B@odata.type": "Edm.Binary",
+    "B": "AAE=",
+}
+_SUBSTITUTES = [
+    *[2**31, -(2**31) - 1, 2**63, -(2**63) - 1, 2**64, None, math.nan, math.inf, -0.0, 1, 1.0],
+    *[True, False, "", "x" * 33_000, "\u00e9", "1e5", "9" * 20, "-9223372036854775809"],
+    *["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.9999999Z", "AAE", [], {}],
+    *["Edm.Int32", "Edm.String", "Edm.Int64", "Edm.Bogus"],
+]
+
+
+@pytest.mark.parametrize("name", list(_EVERY_KIND))
+def test_a_compiled_plan_refers_entities_unlike_its_first(name: str) -> None:
+    """Each member of an entity of every usual kind replaced by values just outside what
+    its compiled plan takes (and by others): the loop's answer every time."""
+    for member in _EVERY_KIND:
+        with contextlib.suppress(StubError):
+            validate_property_name(member)
+    for url in ((None, None), ("p", "r")):
+        bp._COMPILED.pop(tuple(_EVERY_KIND), None)
+        assert plain_entity(_EVERY_KIND, *url) == bp._general_entity(_EVERY_KIND, *url)
+        assert bp._COMPILED[tuple(_EVERY_KIND)] is not bp._planned_unsure
+        for value in _SUBSTITUTES:
+            later = {**_EVERY_KIND, name: value}
+            assert _same(plain_entity(later, *url), bp._general_entity(later, *url)), value
+
+
+def test_a_compiled_plan_counts_the_size_of_strings() -> None:
+    """Seventeen strings of 32,000 characters: over the entity size limit only when each
+    character counts two bytes (UTF-16), as validation counts it."""
+    big = {"PartitionKey": "p", "RowKey": "r"}
+    big.update({f"S{i}": "x" * 32_000 for i in range(17)})
+    for member in big:
+        with contextlib.suppress(StubError):
+            validate_property_name(member)
+    bp._COMPILED.pop(tuple(big), None)
+    got = plain_entity(big, None, None)
+    assert got is not None
+    assert got == bp._general_entity(big, None, None)
+    assert got[3] is False
+    assert bp._COMPILED[tuple(big)] is not bp._planned_unsure
 
 
 def test_a_benchmark_entity_is_plain_and_checked() -> None:
