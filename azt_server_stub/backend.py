@@ -583,6 +583,16 @@ does not exist.
             azt_server_stub.errors.StubError: 404 ResourceNotFound: The specified resource \
 does not exist.
         """
+        if self._store is None:
+            # In memory: what commit_group does with this one write (the same checks, in
+            # the same order, under the same locks), without the group's bookkeeping.
+            with self._write_lock, self._lock:
+                tbl = self._table(account, table)
+                key = sort_key(op.pk, op.rk)
+                current = tbl.rows.get(key)
+                new = apply_write(op, current, self._next_timestamp())
+                tbl.rows.apply(key, new)
+                return WriteResult(new, created=current is None and new is not None)
         outcome = self.commit_group([GroupWrite(account, table, [op], batch=False)])[0]
         if isinstance(outcome, StubError):
             raise outcome

@@ -311,3 +311,25 @@ def test_write_groups_store_what_the_old_statements_stored(
             for store in stores:
                 store.close()
         assert _rows(stores[0].path) == _rows(stores[1].path)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=st.lists(_op(), min_size=1, max_size=12), missing_table=st.booleans())
+def test_memory_single_writes_answer_as_a_group_of_one(
+    ops: list[WriteOp], missing_table: bool
+) -> None:
+    """In memory ``Backend.write`` runs a single write without ``commit_group``'s
+    bookkeeping: the same answers, Timestamps and final state as a group of one."""
+    direct, grouped = Backend(clock=lambda: 1), Backend(clock=lambda: 1)
+    for b in (direct, grouped):
+        if not missing_table:
+            b.create_table(ACCOUNT, TABLE)
+    for op in ops:
+        try:
+            mine = _answer([direct.write(ACCOUNT, TABLE, op)])
+        except StubError as exc:
+            mine = _answer(exc)
+        assert mine == _answer(grouped.commit_group([GroupWrite(ACCOUNT, TABLE, [op])])[0])
+        assert direct._last_ts == grouped._last_ts
+    if not missing_table:
+        assert _everything(direct) == _everything(grouped)
