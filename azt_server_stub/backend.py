@@ -584,8 +584,7 @@ does not exist.
 does not exist.
         """
         if self._store is None:
-            # In memory: what commit_group does with this one write (the same checks, in
-            # the same order, under the same locks), without the group's bookkeeping.
+            # commit_group's checks and change for one write, without its bookkeeping
             with self._write_lock, self._lock:
                 tbl = self._table(account, table)
                 key = sort_key(op.pk, op.rk)
