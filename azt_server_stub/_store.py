@@ -117,6 +117,79 @@ def key_text(blob: bytes) -> str:
 
 def encode_props(props: dict[str, TypedValue]) -> str:
     """Encode typed properties as the ASCII JSON text described in the module docstring."""
+    # The entities of a table mostly share their property names and types: each tuple of
+    # names gets straight-line code for the types its first properties had, which answers
+    # None for properties of other types (then the loop below writes them).
+    names = tuple(props)
+    encoder: _Encoder | None = _ENCODERS.get(names, _UNSET)
+    if encoder is _UNSET:
+        encoder = _compile_encoder(names, props)
+    if encoder is not None:
+        text = encoder(props)
+        if text is not None:
+            return text
+    return _encode_loop(props)
+
+
+_Encoder = Callable[[dict[str, TypedValue]], "str | None"]
+_UNSET: Any = object()
+#: Property-name tuples -> :func:`encode_props` compiled for the types of the first
+#: properties seen with those names (None: an unusual first value, the loop). Bounded.
+_ENCODERS: dict[tuple[str, ...], _Encoder | None] = {}
+
+
+def _compile_encoder(names: tuple[str, ...], sample: dict[str, TypedValue]) -> _Encoder | None:
+    """What :func:`_encode_loop` writes for properties typed as ``sample``'s, compiled."""
+    if len(_ENCODERS) >= 1024:
+        _ENCODERS.clear()
+    _ENCODERS[names] = None
+    namespace: dict[str, Any] = {"esc": encode_basestring_ascii, "Edm": Edm, "uuid": uuid}
+    lines: list[str] = []
+    parts: list[str] = []
+    for i, name in enumerate(names):
+        typed = sample[name]
+        if type(name) is not str or type(typed) is not tuple or len(typed) != 2:
+            return None
+        edm, value = typed
+        t = type(value)
+        e, v, x = f"e{i}", f"v{i}", f"x{i}"
+        lines.append(f"{e}, {v} = p[{name!r}]")
+        if t is str and edm is Edm.STRING:
+            lines.append(f"if {e} is not Edm.STRING or type({v}) is not str: return None")
+            lines.append(f"{x} = esc({v})")
+        elif t is int and edm in _INT_CODED:
+            lines.append(f"if {e} is not Edm.{edm.name} or type({v}) is not int: return None")
+            lines.append(f"{x} = int.__repr__({v})")
+        elif t is bool and edm is Edm.BOOLEAN:
+            lines.append(f"if {e} is not Edm.BOOLEAN or type({v}) is not bool: return None")
+            lines.append(f'{x} = "true" if {v} else "false"')
+        elif t is float and edm is Edm.DOUBLE and value - value == 0.0:
+            lines.append(
+                f"if {e} is not Edm.DOUBLE or type({v}) is not float or {v} - {v} != 0.0: "
+                "return None"
+            )
+            lines.append(f"{x} = float.__repr__({v})")
+        elif t is uuid.UUID and edm is Edm.GUID:
+            lines.append(f"if {e} is not Edm.GUID or type({v}) is not uuid.UUID: return None")
+            lines.append(f"{x} = '\"' + {v}.hex + '\"'")
+        else:
+            return None
+        namespace[f"h{i}"] = ("[" if i == 0 else "],") + (
+            _HEADS.get((name, edm)) or _head(name, edm)
+        )
+        parts += [f"h{i}", x]
+    if not names:
+        return None
+    source = "def encode(p):\n" + "".join(f"    {line}\n" for line in lines)
+    source += f"    return ''.join(({', '.join(parts)}, ']]'))\n"
+    exec(compile(source, "<azt-stub property encoder>", "exec"), namespace)
+    encoder: _Encoder = namespace["encode"]
+    _ENCODERS[names] = encoder
+    return encoder
+
+
+def _encode_loop(props: dict[str, TypedValue]) -> str:
+    """:func:`encode_props` property by property (any properties)."""
     # What json.dumps writes for [[name, code, value], ...] with these separators, written
     # directly: names and their codes once per name, values by type. A value of another
     # Python type than its type's goes the way of the list for json.dumps (its text, or

@@ -461,6 +461,63 @@ def test_properties_encode_for_the_store_as_before(props: dict[str, model.TypedV
     assert same(_store.decode_props(text), ref_decode_props(text))
 
 
+@settings(max_examples=400, deadline=None)
+@given(hs.lists(hs.text(max_size=4), unique=True, max_size=6), hs.data())
+def test_a_compiled_encoder_writes_any_properties_of_its_names_as_before(
+    names: list[str], data: hs.DataObject
+) -> None:
+    """``encode_props`` compiles, per tuple of names, code for the types of the first
+    properties of those names; later properties of the same names (of any types, usual
+    or not) are written as the reference writes them, or fail alike."""
+    usual = hs.one_of(
+        hs.tuples(hs.just(M.STRING), hs.text(max_size=6)),
+        hs.tuples(hs.sampled_from([M.INT32, M.INT64, M.DATETIME]), hs.integers(-5, 2**62)),
+        hs.tuples(hs.just(M.DOUBLE), hs.floats(allow_nan=False, allow_infinity=False)),
+        hs.tuples(hs.just(M.BOOLEAN), hs.booleans()),
+        hs.tuples(hs.just(M.GUID), hs.uuids()),
+    )
+    first = {name: data.draw(usual) for name in names}
+    _store._ENCODERS.pop(tuple(first), None)
+    assert store_outcome(_store.encode_props, first) == store_outcome(ref_encode_props, first)
+    later = {name: data.draw(usual | stored_values) for name in names}
+    assert store_outcome(_store.encode_props, later) == store_outcome(ref_encode_props, later)
+    assert store_outcome(_store.encode_props, first) == store_outcome(ref_encode_props, first)
+
+
+_EVERY_STORED_KIND: dict[str, model.TypedValue] = {
+    "S": (M.STRING, "t\u00e9xt"),
+    "I": (M.INT32, 7),
+    "L": (M.INT64, 2**40),
+    "W": (M.DATETIME, 638397072003130000),
+    "D": (M.DOUBLE, 2.5),
+    "B": (M.BOOLEAN, True),
+    "G": (M.GUID, uuid.UUID(int=5)),
+    "X": (M.BINARY, b"\x00\x01"),
+}
+_STORED_SUBSTITUTES = [0, 2**63, True, 1.0, -0.0, math.nan, math.inf, "x", "", None]
+_STORED_SUBSTITUTES += [uuid.UUID(int=1), b"\xff"]
+
+
+@pytest.mark.parametrize("name", list(_EVERY_STORED_KIND))
+def test_a_compiled_encoder_writes_other_types_as_before(name: str) -> None:
+    """Each property of a compiled shape replaced by every type and value kind: written as
+    the reference writes it (or failing alike)."""
+    _store._ENCODERS.pop(tuple(_EVERY_STORED_KIND), None)
+    first = store_outcome(_store.encode_props, _EVERY_STORED_KIND)
+    assert first == store_outcome(ref_encode_props, _EVERY_STORED_KIND)
+    usual = {k: v for k, v in _EVERY_STORED_KIND.items() if k != "X"}  # Binary: the loop
+    _store._ENCODERS.pop(tuple(usual), None)
+    assert store_outcome(_store.encode_props, usual) == store_outcome(ref_encode_props, usual)
+    assert _store._ENCODERS[tuple(usual)] is not None
+    if name not in usual:
+        return
+    for edm in M:
+        for value in _STORED_SUBSTITUTES:
+            later = {**usual, name: (edm, value)}
+            got = store_outcome(_store.encode_props, later)
+            assert got == store_outcome(ref_encode_props, later), (edm, value)
+
+
 _STORED_TYPES: dict[model.Edm, tuple[type, ...]] = {
     M.STRING: (str,),
     M.INT32: (int,),
