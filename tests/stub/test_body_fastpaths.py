@@ -94,7 +94,7 @@ def _bodies(draw: st.DrawFn) -> bytes:
     return body
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(_bodies())
 @example(b'{"a":1,"a":2}')
 @example(b'{"a":"x:y","a":"z"}')

@@ -144,7 +144,7 @@ def usual_entities(draw: hs.DrawFn) -> dict[str, Any]:
     return members
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=700, deadline=None)
 @given(
     usual_entities() | member_dicts(),
     hs.data(),
