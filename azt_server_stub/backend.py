@@ -22,12 +22,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 
 from sortedcontainers import SortedDict
 
 from . import errors
+from ._acl import SignedIdentifier, acl_from_json, acl_to_json
 from ._rows import MemoryRows, StoredRows, TableRows, unordered_page
 from ._store import SqliteStore
 from .errors import StubError
@@ -68,22 +68,6 @@ __all__ = [
     "invalid_etag",
     "is_weak_etag",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class SignedIdentifier:
-    """A stored access policy of a table ACL (``si`` in a SAS). Times are kept verbatim.
-
-    Example::
-
-        >>> SignedIdentifier("readers", permission="r").id
-        'readers'
-    """
-
-    id: str
-    start: str | None = None
-    expiry: str | None = None
-    permission: str | None = None
 
 
 # --- helpers ------------------------------------------------------------------------
@@ -129,21 +113,6 @@ class _Account:
     def __init__(self) -> None:
         self.tables: SortedDict[str, _Table] = SortedDict()  # keyed by TableNaming.key
         self.service_properties: bytes | None = None
-
-
-def _acl_to_json(acl: Sequence[SignedIdentifier]) -> list[dict[str, str | None]]:
-    return [
-        {"id": s.id, "start": s.start, "expiry": s.expiry, "permission": s.permission} for s in acl
-    ]
-
-
-def _acl_from_json(data: list[dict[str, str | None]]) -> list[SignedIdentifier]:
-    out = []
-    for item in data:
-        ident = item["id"]
-        assert ident is not None
-        out.append(SignedIdentifier(ident, item["start"], item["expiry"], item["permission"]))
-    return out
 
 
 # Storage model:
@@ -232,7 +201,7 @@ class Backend:
             account = self._account(account_name)
             for lname, loaded in tables.items():
                 table = _Table(loaded.name, account_name, lname, store)
-                table.acl = _acl_from_json(loaded.acl)
+                table.acl = acl_from_json(loaded.acl)
                 key = self._naming.key(loaded.name)
                 if key in account.tables:
                     raise ValueError(
@@ -517,7 +486,7 @@ class Backend:
         with self._write_lock, self._lock:
             tbl = self._acl_table(account, table)
             if self._store is not None:
-                self._durably(self._store.set_acl, account, tbl.key, _acl_to_json(policies))
+                self._durably(self._store.set_acl, account, tbl.key, acl_to_json(policies))
             tbl.acl = policies
 
     def get_service_properties(self, account: str) -> bytes | None:

@@ -12,6 +12,7 @@ import pytest
 import azt_server_stub
 
 MODULES = [
+    "azt_server_stub._acl",
     "azt_server_stub.access_log",
     "azt_server_stub.addressing",
     "azt_server_stub.app",
