@@ -23,22 +23,20 @@ Values are stored losslessly as JSON (ASCII only, so lone surrogates survive):
 
 from __future__ import annotations
 
-import base64
 import json
 import sqlite3
 import sys
 import threading
-import uuid
 from codecs import utf_16_be_decode
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
+from ._props import decode_props, encode_props
 from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, RowKey, entry_size
-from .model import Edm, Entity, TypedValue
+from .model import Entity
 
 DB_FILE = "azt-stub.sqlite3"
 LOCK_FILE = "azt-stub.lock"
@@ -57,6 +55,7 @@ CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL)
 """
 
 _PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
+_PUT_NEW = "INSERT INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
 _INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
@@ -72,20 +71,6 @@ _SCAN_FROM = _SCAN.format(op=">=") + " ORDER BY pk, rk LIMIT ?"
 _SCAN_AFTER = _SCAN.format(op=">") + " ORDER BY pk, rk LIMIT ?"
 _SCAN_FROM_TO = _SCAN.format(op=">=") + " AND (pk, rk) < (?, ?) ORDER BY pk, rk LIMIT ?"
 _SCAN_AFTER_TO = _SCAN.format(op=">") + " AND (pk, rk) < (?, ?) ORDER BY pk, rk LIMIT ?"
-
-_CODE = {
-    Edm.STRING: "s",
-    Edm.INT32: "i",
-    Edm.INT64: "l",
-    Edm.DOUBLE: "d",
-    Edm.BOOLEAN: "b",
-    Edm.DATETIME: "t",
-    Edm.GUID: "g",
-    Edm.BINARY: "x",
-}
-_EDM = {code: edm for edm, code in _CODE.items()}
-#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def key_blob(key: str) -> bytes:
@@ -113,204 +98,6 @@ def key_text(blob: bytes) -> str:
         'é\\U0001f600'
     """
     return utf_16_be_decode(blob, "surrogatepass", True)[0]
-
-
-def encode_props(props: dict[str, TypedValue]) -> str:
-    """Encode typed properties as the ASCII JSON text described in the module docstring."""
-    # The entities of a table mostly share their property names and types: each tuple of
-    # names gets straight-line code for the types its first properties had, which answers
-    # None for properties of other types (then the loop below writes them).
-    names = tuple(props)
-    encoder: _Encoder | None = _ENCODERS.get(names, _UNSET)
-    if encoder is _UNSET:
-        encoder = _compile_encoder(names, props)
-    if encoder is not None:
-        text = encoder(props)
-        if text is not None:
-            return text
-    return _encode_loop(props)
-
-
-_Encoder = Callable[[dict[str, TypedValue]], "str | None"]
-_UNSET: Any = object()
-#: Property-name tuples -> :func:`encode_props` compiled for the types of the first
-#: properties seen with those names (None: an unusual first value, the loop). Bounded.
-_ENCODERS: dict[tuple[str, ...], _Encoder | None] = {}
-
-
-def _compile_encoder(names: tuple[str, ...], sample: dict[str, TypedValue]) -> _Encoder | None:
-    """What :func:`_encode_loop` writes for properties typed as ``sample``'s, compiled."""
-    if len(_ENCODERS) >= 1024:
-        _ENCODERS.clear()
-    _ENCODERS[names] = None
-    namespace: dict[str, Any] = {"esc": encode_basestring_ascii, "Edm": Edm, "uuid": uuid}
-    lines: list[str] = []
-    parts: list[str] = []
-    for i, name in enumerate(names):
-        typed = sample[name]
-        if type(name) is not str or type(typed) is not tuple or len(typed) != 2:
-            return None
-        edm, value = typed
-        t = type(value)
-        e, v, x = f"e{i}", f"v{i}", f"x{i}"
-        lines.append(f"{e}, {v} = p[{name!r}]")
-        if t is str and edm is Edm.STRING:
-            lines.append(f"if {e} is not Edm.STRING or type({v}) is not str: return None")
-            lines.append(f"{x} = esc({v})")
-        elif t is int and edm in _INT_CODED:
-            lines.append(f"if {e} is not Edm.{edm.name} or type({v}) is not int: return None")
-            lines.append(f"{x} = int.__repr__({v})")
-        elif t is bool and edm is Edm.BOOLEAN:
-            lines.append(f"if {e} is not Edm.BOOLEAN or type({v}) is not bool: return None")
-            lines.append(f'{x} = "true" if {v} else "false"')
-        elif t is float and edm is Edm.DOUBLE and value - value == 0.0:
-            lines.append(
-                f"if {e} is not Edm.DOUBLE or type({v}) is not float or {v} - {v} != 0.0: "
-                "return None"
-            )
-            lines.append(f"{x} = float.__repr__({v})")
-        elif t is uuid.UUID and edm is Edm.GUID:
-            lines.append(f"if {e} is not Edm.GUID or type({v}) is not uuid.UUID: return None")
-            lines.append(f"{x} = '\"' + {v}.hex + '\"'")
-        else:
-            return None
-        namespace[f"h{i}"] = ("[" if i == 0 else "],") + (
-            _HEADS.get((name, edm)) or _head(name, edm)
-        )
-        parts += [f"h{i}", x]
-    if not names:
-        return None
-    source = "def encode(p):\n" + "".join(f"    {line}\n" for line in lines)
-    source += f"    return ''.join(({', '.join(parts)}, ']]'))\n"
-    exec(compile(source, "<azt-stub property encoder>", "exec"), namespace)
-    encoder: _Encoder = namespace["encode"]
-    _ENCODERS[names] = encoder
-    return encoder
-
-
-def _encode_loop(props: dict[str, TypedValue]) -> str:
-    """:func:`encode_props` property by property (any properties)."""
-    # What json.dumps writes for [[name, code, value], ...] with these separators, written
-    # directly: names and their codes once per name, values by type. A value of another
-    # Python type than its type's goes the way of the list for json.dumps (its text, or
-    # the error that way raises).
-    pieces = ["["]
-    heads = _HEADS
-    for name, typed in props.items():
-        edm, value = typed
-        head = heads.get((name, edm))
-        if head is None:
-            head = _head(name, edm)
-        t = type(value)
-        if t is str and edm is Edm.STRING:
-            text = encode_basestring_ascii(value)
-        elif t is int and edm in _INT_CODED:
-            text = int.__repr__(value)
-        elif t is bool and edm is Edm.BOOLEAN:
-            text = "true" if value else "false"
-        elif t is float and edm is Edm.DOUBLE and value - value == 0.0:
-            text = float.__repr__(value)
-        elif t is uuid.UUID and edm is Edm.GUID:
-            text = '"' + value.hex + '"'
-        else:
-            return _encode_list(props)
-        pieces += (head, text, "],")
-    if len(pieces) == 1:
-        return "[]"
-    pieces[-1] = "]]"
-    return "".join(pieces)
-
-
-def _encode_list(props: dict[str, TypedValue]) -> str:
-    """:func:`encode_props` by way of the list of lists and the JSON encoder."""
-    codes = _CODE
-    return _ENCODE(
-        [
-            [name, codes[edm], _stored_value(edm, value) if edm in _TEXT_CODED else value]
-            for name, (edm, value) in props.items()
-        ]
-    )
-
-
-#: Types stored as JSON integers.
-_INT_CODED = frozenset({Edm.INT32, Edm.INT64, Edm.DATETIME})
-
-
-#: (name, type) -> the text of a stored property up to its value: ``[<name>,"<code>",``
-#: (with the leading comma the separator needs). Bounded.
-_HEADS: dict[tuple[str, Edm], str] = {}
-
-
-def _head(name: str, edm: Edm) -> str:
-    head = "[" + _ENCODE(name) + ',"' + _CODE[edm] + '",'
-    if len(_HEADS) < 4096 and isinstance(name, str):
-        _HEADS[(name, edm)] = head
-    return head
-
-
-#: Types whose values are stored as text (Guid as 32 hex digits, Binary as base64).
-_TEXT_CODED = frozenset({Edm.GUID, Edm.BINARY})
-
-
-def _stored_value(edm: Edm, value: Any) -> Any:
-    if edm is Edm.GUID:
-        return value.hex
-    return base64.b64encode(value).decode("ascii")
-
-
-def decode_props(text: str) -> dict[str, TypedValue]:
-    """Inverse of :func:`encode_props`."""
-    # msgspec reads what the store writes about twice as fast as json's scanner, into the
-    # same lists; what it refuses (NaN and Infinity, lone surrogates, out-of-range
-    # numbers, a str UTF-8 cannot encode) is read by json, as before.
-    try:
-        items = _fast_json(text)
-    except _FAST_JSON_ERRORS:
-        items = None
-    if type(items) is not list:
-        try:
-            items, end = _JSON_VALUE(text, 0)
-        except StopIteration:
-            items, end = None, -1
-        if end != len(text) or type(items) is not list:
-            items = json.loads(text)  # what the store never writes: json's own verdict
-    edms = _EDM
-    return {
-        name: (edms[code], value) if code in _PLAIN_CODES else _read_value(code, value)
-        for name, code, value in items
-    }
-
-
-def _first_fast_json(text: str) -> Any:
-    """Import msgspec at the first stored row read (start-up does not pay its ~10 ms and
-    its memory), make its JSON decoder :func:`_fast_json`, and read ``text`` with it."""
-    global _fast_json, _FAST_JSON_ERRORS
-    import msgspec
-
-    _FAST_JSON_ERRORS = (msgspec.DecodeError, ValueError)
-    _fast_json = msgspec.json.Decoder().decode
-    return _fast_json(text)
-
-
-#: msgspec's JSON decoder (any JSON value) once imported.
-_fast_json: Callable[[str], Any] = _first_fast_json
-#: What it raises for a text it refuses (ValueError: a str no UTF-8 can encode).
-_FAST_JSON_ERRORS: tuple[type[Exception], ...] = (ValueError,)
-#: Codes whose stored JSON value is the value itself.
-_PLAIN_CODES = frozenset({"s", "i", "l", "b", "t"})
-#: json's default decoder's scanner: one JSON value from an index -> (value, end index).
-_JSON_VALUE: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
-def _read_value(code: str, value: Any) -> TypedValue:
-    edm = _EDM[code]
-    if edm is Edm.GUID:
-        value = uuid.UUID(hex=value)
-    elif edm is Edm.BINARY:
-        value = base64.b64decode(value)
-    elif edm is Edm.DOUBLE:
-        value = float(value)
-    return (edm, value)
 
 
 @dataclass(slots=True)
@@ -677,6 +464,42 @@ class SqliteStore:
             db.execute(
                 "INSERT OR REPLACE INTO service (account, doc) VALUES (?, ?)", (account, document)
             )
+
+    def insert_new_entity(
+        self, account: str, lname: str, entity: Entity, last_timestamp: int
+    ) -> bool:
+        """Store an entity whose key is not stored yet, with the last Timestamp issued, in
+        one transaction; False (nothing changed) when the key is stored already. The
+        insert's own uniqueness check is the existence check: no read before it."""
+        tid = self._tids.get((account, lname))
+        if tid is None:
+            raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
+        row = (
+            tid,
+            entity.pk.encode("utf-16-be", "surrogatepass"),
+            entity.rk.encode("utf-16-be", "surrogatepass"),
+            entity.timestamp,
+            encode_props(entity.props),
+        )
+        db = self.db
+        self._writes += 1  # before anything changes: the cache's verified rows lapse
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                try:
+                    db.execute(_PUT_NEW, row)
+                except sqlite3.IntegrityError:
+                    db.execute("ROLLBACK")
+                    return False  # (the primary key: the only constraint a row can break)
+                if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
+                    db.execute(_INSERT_LAST, (last_timestamp,))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return True
+        finally:
+            self._writes += 1
 
     def write_entity_groups(
         self,

@@ -333,3 +333,41 @@ def test_memory_single_writes_answer_as_a_group_of_one(
         assert direct._last_ts == grouped._last_ts
     if not missing_table:
         assert _everything(direct) == _everything(grouped)
+
+
+_INSERTS = st.builds(
+    lambda pk, rk, props: WriteOp("insert", pk, rk, props),
+    _PKS,
+    _RKS,
+    _PROPS | st.just({"bad name": (Edm.INT32, 1)}),
+)
+
+
+@pytest.mark.parametrize("durability", ["process", "full"])
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(_INSERTS | _op(), min_size=1, max_size=12))
+def test_lone_inserts_on_disk_answer_as_in_memory(durability: str, ops: list[WriteOp]) -> None:
+    """A lone insert on disk is checked by the store's insert itself (no read before it):
+    the same answers, Timestamps and stored state as in memory, also after reopening;
+    a refused insert stores nothing."""
+    expected, state, last = _in_memory([[GroupWrite(ACCOUNT, TABLE, [op])] for op in ops])
+    with tempfile.TemporaryDirectory() as folder:
+        b = Backend(Path(folder), clock=lambda: 1, durability=durability)
+        try:
+            b.create_table(ACCOUNT, TABLE)
+            answers = []
+            for op in ops:
+                try:
+                    answers.append(_answer([b.write(ACCOUNT, TABLE, op)]))
+                except StubError as exc:
+                    answers.append(_answer(exc))
+            assert answers == expected
+            assert _everything(b) == state
+            assert b._last_ts == last
+        finally:
+            b.close()
+        reopened = Backend(Path(folder), clock=lambda: 1)
+        try:
+            assert _everything(reopened) == state
+        finally:
+            reopened.close()

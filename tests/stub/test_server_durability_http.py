@@ -329,6 +329,7 @@ async def test_durable_disk_failure_answers_500_and_applies_nothing(
             raise sqlite3.OperationalError("database or disk is full")
 
         monkeypatch.setattr(_store.SqliteStore, "write_entity_groups", full)
+        monkeypatch.setattr(_store.SqliteStore, "insert_new_entity", full)  # a lone insert
         results = await asyncio.gather(
             *(
                 raw.request(

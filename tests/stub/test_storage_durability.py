@@ -180,6 +180,7 @@ def test_failed_commit_changes_nothing_in_memory(
 
         for name in (
             "write_entity_groups",
+            "insert_new_entity",
             "create_table",
             "delete_table",
             "set_acl",

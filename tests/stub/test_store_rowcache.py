@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from azt_server_stub import _props as props_codec
 from azt_server_stub import _store
 from azt_server_stub._rowcache import RowCache, entry_size
 from azt_server_stub.backend import Backend, GroupWrite, WriteKind, WriteOp
@@ -336,9 +337,9 @@ def _decode_before(text: str) -> dict[str, TypedValue]:
     if end != len(text) or type(items) is not list:
         items = json.loads(text)
     return {
-        name: (_store._EDM[code], value)
-        if code in _store._PLAIN_CODES
-        else _store._read_value(code, value)
+        name: (props_codec._EDM[code], value)
+        if code in props_codec._PLAIN_CODES
+        else props_codec._read_value(code, value)
         for name, code, value in items
     }
 

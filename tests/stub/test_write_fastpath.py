@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from azt_server_stub import _rows, _store, errors, model
+from azt_server_stub import _props, _rows, _store, errors, model
 from azt_server_stub import validation as v
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import json as jf
@@ -477,7 +477,7 @@ def test_a_compiled_encoder_writes_any_properties_of_its_names_as_before(
         hs.tuples(hs.just(M.GUID), hs.uuids()),
     )
     first = {name: data.draw(usual) for name in names}
-    _store._ENCODERS.pop(tuple(first), None)
+    _props._ENCODERS.pop(tuple(first), None)
     assert store_outcome(_store.encode_props, first) == store_outcome(ref_encode_props, first)
     later = {name: data.draw(usual | stored_values) for name in names}
     assert store_outcome(_store.encode_props, later) == store_outcome(ref_encode_props, later)
@@ -502,13 +502,13 @@ _STORED_SUBSTITUTES += [uuid.UUID(int=1), b"\xff"]
 def test_a_compiled_encoder_writes_other_types_as_before(name: str) -> None:
     """Each property of a compiled shape replaced by every type and value kind: written as
     the reference writes it (or failing alike)."""
-    _store._ENCODERS.pop(tuple(_EVERY_STORED_KIND), None)
+    _props._ENCODERS.pop(tuple(_EVERY_STORED_KIND), None)
     first = store_outcome(_store.encode_props, _EVERY_STORED_KIND)
     assert first == store_outcome(ref_encode_props, _EVERY_STORED_KIND)
     usual = {k: v for k, v in _EVERY_STORED_KIND.items() if k != "X"}  # Binary: the loop
-    _store._ENCODERS.pop(tuple(usual), None)
+    _props._ENCODERS.pop(tuple(usual), None)
     assert store_outcome(_store.encode_props, usual) == store_outcome(ref_encode_props, usual)
-    assert _store._ENCODERS[tuple(usual)] is not None
+    assert _props._ENCODERS[tuple(usual)] is not None
     if name not in usual:
         return
     for edm in M:
