@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from aiohttp import web
+from multidict import MultiDictProxy
 
 from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
@@ -43,12 +44,13 @@ class Call:
 
         >>> from aiohttp.test_utils import make_mocked_request
         >>> from azt_server_stub.addressing import parse_resource, split_account
+        >>> from azt_server_stub.request_state import parse_query
         >>> from azt_server_stub.auth import Authenticator
         >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
         >>> addr = split_account("127.0.0.1:10002", "/acct/t(PartitionKey='p',RowKey='r')")
         >>> call = Call(make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')"),
         ...             services, addr, parse_resource(addr.resource), "GET", "2019-02-02",
-        ...             "http://127.0.0.1:10002/acct")
+        ...             "http://127.0.0.1:10002/acct", parse_query(""))
         >>> call.resource.kind, call.resource.table, call.resource.keys
         (<Kind.ENTITY: 'entity'>, 't', ('p', 'r'))
     """
@@ -60,6 +62,7 @@ class Call:
     method: str  # effective (after X-HTTP-Method)
     version: str
     endpoint: str
+    query: MultiDictProxy[str]  # the request's, per query_of
     principal: Principal | None = None
 
     @property
@@ -70,12 +73,14 @@ class Call:
 
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.request_state import parse_query
             >>> from azt_server_stub.auth import Authenticator
             >>> backend = Backend()
             >>> services = Services(backend, Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
             >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct")
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
+            ...             parse_query(""))
             >>> call.backend is backend
             True
         """
@@ -89,11 +94,13 @@ class Call:
 
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.request_state import parse_query
             >>> from azt_server_stub.auth import Authenticator
             >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct-secondary/Tables")
             >>> call = Call(make_mocked_request("GET", "/acct-secondary/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct")
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
+            ...             parse_query(""))
             >>> call.account, call.addr.secondary
             ('acct', True)
         """
@@ -229,10 +236,18 @@ def authenticate(call: Call, raw_path: str, table: str | None) -> Principal:
         principal = authenticate(call, raw_path, table)
         principal.authorize(Operation.QUERY_ENTITIES, table)
     """
-    addressed = call.account + SECONDARY_SUFFIX if call.addr.secondary else call.account
-    principal = call.services.authenticator.authenticate(
-        request_view(call.request, raw_path), addressed, table
-    )
+    addr = call.addr
+    authenticator = call.services.authenticator
+    request = call.request
+    if not addr.secondary:
+        fast = authenticator.shared_key(
+            request.method, raw_path, call.query, request.headers, addr.account
+        )
+        if fast is not None:
+            call.principal = fast
+            return fast
+    addressed = addr.account + SECONDARY_SUFFIX if addr.secondary else addr.account
+    principal = authenticator.authenticate(request_view(request, raw_path), addressed, table)
     call.principal = principal
     return principal
 
@@ -245,9 +260,7 @@ def negotiate(call: Call) -> Fmt:
         fmt = negotiate(call)
     """
     request = call.request
-    fmt, style = _negotiated(
-        request.headers.get("Accept"), query_of(request).get("$format"), call.version
-    )
+    fmt, style = _negotiated(request.headers.get("Accept"), call.query.get("$format"), call.version)
     request[ERR_STYLE] = style
     return fmt
 
@@ -294,7 +307,7 @@ def check_query_options(call: Call) -> None:
 
         check_query_options(call)  # before reading $filter, $top, $select
     """
-    query = query_of(call.request)
+    query = call.query
     if not query:
         return
     for name in _UNSUPPORTED_OPTIONS:

@@ -56,7 +56,8 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     )
     request[VERSION] = version
     effective = tunnelled_method(method, request.headers)
-    call = Call(request, services, addr, resource, effective, version, _endpoint(request, addr))
+    endpoint = _endpoint(request, addr)
+    call = Call(request, services, addr, resource, effective, version, endpoint, query)
     comp = query.get("comp")
     restype = query.get("restype")
     if resource.kind is Kind.SERVICE:

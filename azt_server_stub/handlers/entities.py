@@ -22,7 +22,6 @@ from ..formats import json as json_fmt
 from ..formats.negotiation import Fmt, parse_prefer, request_format
 from ..model import Entity, etag_for
 from ..realism import partitions
-from ..request_state import query_of
 from .call import (
     Call,
     authenticate,
@@ -38,7 +37,7 @@ from .parsing import data_service_version, if_match_of, read_body
 
 
 def _select(call: Call) -> tuple[list[str] | None, str | None]:
-    text = query_of(call.request).get("$select")
+    text = call.query.get("$select")
     if text is None or not text.strip():
         return None, None
     if not versions.supports_select(call.version):
@@ -70,7 +69,7 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     principal.authorize(Operation.QUERY_ENTITIES, table)
     fmt = negotiate(call)
     check_query_options(call)
-    q = query_of(call.request)
+    q = call.query
     flt_text = q.get("$filter")
     flt = odata.compile_entity_filter(flt_text) if flt_text and flt_text.strip() else None
     top = odata.parse_top(q["$top"]) if "$top" in q else None
@@ -131,7 +130,7 @@ def get_entity(call: Call, raw_path: str) -> web.Response:
     if not principal.key_allowed(*keys):
         raise errors.authorization_failure()
     entity = call.backend.get_entity(call.account, table, keys[0], keys[1])
-    headers = odata_headers(fmt, select="$select" in query_of(call.request))
+    headers = odata_headers(fmt, select="$select" in call.query)
     headers["ETag"] = etag_for(entity.timestamp)
     return web.Response(status=200, body=_entity_body(call, table, entity, fmt), headers=headers)
 

@@ -1,0 +1,200 @@
+"""The single-entity request shortcuts answer as the general code does.
+
+Each shortcut on the request path (the Shared Key check without the RequestView
+layers, the HMAC over pre-keyed SHA-256 states, the memo of a request's addressing)
+is compared here with the code it stands in for, on generated input: whenever the
+shortcut answers, its answer equals the general code's (and the general code still
+decides every refusal, with its own error).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import hmac
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
+
+from azt_server_stub.auth import Authenticator, AuthOptions, Principal, RequestView
+from azt_server_stub.auth._common import Signer
+from azt_server_stub.errors import StubError
+
+
+def ref_signature(key: bytes, text: str) -> str:
+    message = text.encode("utf-8", "surrogateescape")
+    return base64.b64encode(hmac.new(key, message, hashlib.sha256).digest()).decode("ascii")
+
+
+def outcome(fn: Any, *args: Any) -> tuple[str, Any]:
+    try:
+        return ("ok", fn(*args))
+    except StubError as err:
+        return ("error", (err.status, err.code, dict(err.details), err.message))
+
+
+# --- the HMAC ------------------------------------------------------------------------------
+
+keys = hs.binary(min_size=0, max_size=200)
+texts = hs.text(max_size=300) | hs.sampled_from(["", "GET\n\n\nMon\n/a/a/t", "\udcff\udc80x"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(hs.lists(keys, min_size=1, max_size=2), texts, hs.text(max_size=4))
+def test_signer_matches_the_hmac_module(key_list: list[bytes], text: str, noise: str) -> None:
+    signer = Signer(key_list)
+    for key in key_list:
+        assert signer.matches(text, ref_signature(key, text))
+        assert signer.matches(text, ref_signature(key, text) + noise) is (noise == "")
+        assert signer.matches(text + noise, ref_signature(key, text)) is (noise == "")
+    other = ref_signature(b"another key" * 9, text)
+    assert signer.matches(text, other) is any(ref_signature(k, text) == other for k in key_list)
+    assert signer.matches(text, "") is False
+
+
+@settings(max_examples=200, deadline=None)
+@given(hs.integers(60, 70), texts)
+def test_signer_keys_around_the_block_size(size: int, text: str) -> None:
+    key = bytes(range(size))
+    assert Signer([key]).matches(text, ref_signature(key, text))
+
+
+# --- the Shared Key shortcut ---------------------------------------------------------------
+
+KEY1, KEY2 = b"k" * 64, b"second key"
+ACCOUNTS = {"acct": [KEY1, KEY2], "acct-secondary": [KEY1], "empty": [], "other": [KEY2]}
+NOW = dt.datetime(2026, 11, 26, 1, 0, 0, tzinfo=dt.UTC)
+DATES = [
+    "Thu, 26 Nov 2026 01:00:00 GMT",
+    "Thu, 26 Nov 2026 00:45:00 GMT",  # exactly the skew limit
+    "Thu, 26 Nov 2026 00:44:59 GMT",  # past it
+    "Thu, 26 Nov 2026 01:15:01 GMT",  # ahead
+    "Thu, 26 Nov 2026 01:14:00 GMT",
+    "26 Nov 2026 01:00:00 +0000",
+    "not a date",
+    "",
+]
+PATHS = [
+    "/acct/t",
+    "/acct/t(PartitionKey='p',RowKey='r')",
+    "/acct-secondary/t",
+    "/acct-secondary",
+    "/acct-secondaryx/t",
+    "/t()",
+    "/other/Tables",
+    "/acct/caf%C3%A9",
+]
+
+
+@hs.composite
+def requests(draw: hs.DrawFn) -> tuple[Any, ...]:
+    typical = draw(hs.booleans())  # a well-formed request: mostly accepted
+    account = draw(hs.sampled_from(["acct", "other", "empty", "missing", "acct-secondary"]))
+    if typical:
+        account = "acct"
+    method = draw(hs.sampled_from(["GET", "POST", "PUT", "MERGE", "DELETE"]))
+    raw_path = draw(hs.sampled_from(PATHS))
+    query: MultiDict[str] = MultiDict()
+    for name in draw(hs.lists(hs.sampled_from(["comp", "sig", "sv", "$top", "comp"]), max_size=3)):
+        query.add(name, draw(hs.sampled_from(["acl", "1", "", "x y"])))
+    headers: CIMultiDict[str] = CIMultiDict()
+    date = draw(hs.sampled_from(DATES[:2] if typical else DATES))
+    where = draw(hs.sampled_from(["x-ms-date", "Date", "both", "empty-x-ms-date"]))
+    if typical and where == "empty-x-ms-date":
+        where = "x-ms-date"
+    if where in ("x-ms-date", "both"):
+        headers["x-ms-date"] = date
+    if where in ("Date", "both"):
+        headers["Date"] = draw(hs.sampled_from(DATES))
+    if where == "empty-x-ms-date":
+        headers["x-ms-date"] = ""
+        headers["Date"] = date
+    for name in ("Content-Type", "Content-MD5"):
+        if draw(hs.booleans()):
+            headers[name] = draw(hs.sampled_from(["application/json", "", "x"]))
+    lite = draw(hs.booleans())
+    signed_date = headers.get("x-ms-date") or headers.get("Date") or ""
+    form = "sent" if typical else draw(hs.sampled_from(["sent", "dropped", "wrong-account"]))
+    prefix = {"sent": "/acct", "dropped": "/acct", "wrong-account": "/other"}[form]
+    path = raw_path
+    if form == "dropped" and raw_path.startswith("/acct-secondary"):
+        path = "/acct" + raw_path[len("/acct-secondary") :]
+    comp = query.get("comp")
+    resource = prefix + path + ("" if comp is None else "?comp=" + comp)
+    if lite:
+        sts = signed_date + "\n" + resource
+    else:
+        sts = "\n".join(
+            [
+                method,
+                headers.get("Content-MD5", ""),
+                headers.get("Content-Type", ""),
+                signed_date,
+                resource,
+            ]
+        )
+    key = draw(hs.sampled_from([KEY1, KEY2] if typical else [KEY1, KEY2, b"wrong"]))
+    signature = ref_signature(key, sts)
+    name = account if typical else draw(hs.sampled_from([account, "acct", "other", "", "ACCT"]))
+    scheme = draw(
+        hs.sampled_from(
+            ["SharedKey", "SharedKeyLite"] if lite else ["SharedKey", "sharedkey", "Bearer"]
+        )
+    )
+    shapes = ["plain", "plain", "spaces", "trailing", "no-colon", "none"]
+    shape = "plain" if typical else draw(hs.sampled_from(shapes))
+    if shape != "none":
+        value = {
+            "plain": f"{scheme} {name}:{signature}",
+            "spaces": f"  {scheme}   {name}:{signature} ",
+            "trailing": f"{scheme} {name}:{signature}\t",
+            "no-colon": f"{scheme} {name}{signature}",
+        }[shape]
+        headers["Authorization"] = value
+        if draw(hs.integers(0, 9)) == 0:
+            headers.add("Authorization", value)
+    skew_check = draw(hs.booleans())
+    return account, method, raw_path, query, headers, skew_check
+
+
+@settings(max_examples=3000, deadline=None)
+@given(requests())
+def test_shared_key_shortcut_agrees_with_authenticate(request: tuple[Any, ...]) -> None:
+    account, method, raw_path, query, headers, skew_check = request
+    options = AuthOptions(check_clock_skew=skew_check)
+    auth = Authenticator(ACCOUNTS, lambda a, t: [], options, clock=lambda: NOW)
+    query_proxy = MultiDictProxy(query)
+    header_proxy = CIMultiDictProxy(headers)
+    view = RequestView(method, raw_path, query_proxy, header_proxy, "http", "127.0.0.1")
+    general = outcome(auth.authenticate, view, account, None)
+    for _ in range(2):  # and again, from the memo of the last verified signature
+        fast = auth.shared_key(method, raw_path, query_proxy, header_proxy, account)
+        if fast is not None:
+            assert general == ("ok", fast)
+            assert isinstance(fast, Principal)
+
+
+def test_shared_key_shortcut_takes_the_common_request() -> None:
+    auth = Authenticator(ACCOUNTS, lambda a, t: [], clock=lambda: NOW)
+    date = "Thu, 26 Nov 2026 01:00:00 GMT"
+    sts = f"POST\n\napplication/json\n{date}\n/acct/acct/t"
+    headers = CIMultiDict(
+        {
+            "x-ms-date": date,
+            "Content-Type": "application/json",
+            "Authorization": "SharedKey acct:" + ref_signature(KEY2, sts),
+        }
+    )
+    query = MultiDictProxy(MultiDict[str]())
+    got = auth.shared_key("POST", "/acct/t", query, CIMultiDictProxy(headers), "acct")
+    assert got == Principal("acct", "SharedKey")
+    # a key rotated away is no longer accepted, not even from the memo
+    proxy = CIMultiDictProxy(headers)
+    keys = {"acct": [KEY2]}
+    live = Authenticator(keys, lambda a, t: [], clock=lambda: NOW)
+    assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is not None
+    keys["acct"] = [KEY1]
+    assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is None
