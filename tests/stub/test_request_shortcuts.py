@@ -198,3 +198,83 @@ def test_shared_key_shortcut_takes_the_common_request() -> None:
     assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is not None
     keys["acct"] = [KEY1]
     assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is None
+
+
+# --- the addressing memo -------------------------------------------------------------------
+
+ROUTE_HOSTS = ["127.0.0.1:10002", "acct.table.localhost", "ACCT-secondary.table.x:1", "[::1]:9"]
+ROUTE_HOSTS += ["localhost", "host.docker.internal:10002", "", "a..b"]
+ROUTE_PIECES = ["devstoreaccount1", "acct-secondary", "Tables", "t()", "t", "$batch", "", "%C3%A9"]
+ROUTE_PIECES += ["Tables('t')", "t(PartitionKey='a%27%27b',RowKey='')", "t('x')", "%ZZ", "a b"]
+ROUTE_PIECES += ["t(PartitionKey='p',RowKey='r')", "t(RowKey='r',PartitionKey='p')", "$metadata"]
+ROUTE_QUERIES = ["", "?", "?comp=acl", "?$filter=a+eq+%27b%27&$top=1", "?sv=x&sv=y", "#f", "?a#f"]
+ROUTE_FRONTS = ["", "", "http://acct.table.core:1", "https://127.0.0.1:5"]
+
+
+def general_route(request: Any, raw_target: str, product_style: bool) -> Any:
+    from azt_server_stub.addressing import parse_resource, split_account
+    from azt_server_stub.handlers.parsing import split_target
+    from azt_server_stub.request_state import parse_query
+
+    url_host, raw_path, _ = split_target(raw_target)
+    addr = split_account.__wrapped__(
+        url_host or request.host, raw_path, product_style=product_style
+    )
+    resource = parse_resource.__wrapped__(addr.resource)
+    query = parse_query(request.rel_url.raw_query_string)
+    return raw_path, addr, resource, list(query.items()), f"://{request.host}{addr.prefix}"
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    hs.sampled_from(ROUTE_HOSTS),
+    hs.sampled_from(ROUTE_FRONTS),
+    hs.lists(hs.sampled_from(ROUTE_PIECES) | hs.text(max_size=5), max_size=3),
+    hs.sampled_from(ROUTE_QUERIES),
+    hs.booleans(),
+)
+def test_addressing_memo_matches_the_general_steps(
+    host: str, front: str, pieces: list[str], query: str, product_style: bool
+) -> None:
+    from aiohttp.test_utils import make_mocked_request
+
+    from azt_server_stub.auth import Authenticator
+    from azt_server_stub.backend import Backend
+    from azt_server_stub.handlers import dispatch
+    from azt_server_stub.request_state import ACCOUNT, Services
+
+    raw_target = front + "/" + "/".join(pieces) + query
+    services = Services(Backend(), Authenticator({}, lambda a, t: []))
+    services.product_style_urls = product_style
+    answers = []
+    for _ in range(3):  # a miss, then the memo
+        try:
+            request = make_mocked_request("GET", raw_target, headers={"Host": host})
+        except ValueError:
+            return  # not a target aiohttp builds a request for
+        expected = outcome(general_route, request, raw_target, product_style)
+        request = make_mocked_request("GET", raw_target, headers={"Host": host})
+        key = (raw_target, request.host, product_style)
+        remembered = dispatch._ROUTES.get(key)
+        try:
+            route = remembered or dispatch._resolve(
+                request, raw_target, request.host, services, "GET"
+            )
+        except StubError as err:
+            got: tuple[str, Any] = ("error", (err.status, err.code, dict(err.details), err.message))
+        else:
+            got = (
+                "ok",
+                (
+                    route.raw_path,
+                    route.addr,
+                    route.resource,
+                    list(route.query.items()),
+                    route.endpoint_tail,
+                ),
+            )
+            if remembered is None:
+                assert request.get(ACCOUNT) == route.addr.account
+        assert got == expected
+        answers.append(got)
+    assert answers[0] == answers[1] == answers[2]
