@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -456,6 +457,15 @@ class Authenticator:
         # the signer that verified them), and one Principal per (account, scheme)
         self._last_verified: tuple[Signer | None, str, str] = (None, "", "")
         self._key_principals: dict[tuple[str, str], Principal] = {}
+        # the last request date read: (text, skew limit, earliest and latest POSIX time
+        # it is accepted at, less a millisecond each, its moment)
+        self._date_window: tuple[str, int, float, float, _dt.datetime] = (
+            "",
+            0,
+            0.0,
+            0.0,
+            _dt.datetime.min,
+        )
 
     def _signer(self, primary: str) -> Signer:
         keys = self._accounts.get(primary)
@@ -538,13 +548,21 @@ class Authenticator:
             self._last_verified = (signer, sts, signature)
         options = self.options
         if options.check_clock_skew:
-            moment = parse_http_date(date)
-            if moment is None:
-                return None
-            skew = (self._clock() - moment).total_seconds()
             limit = options.max_clock_skew_seconds
-            if skew > limit or -skew > limit:
-                return None
+            window = self._date_window
+            if window[0] != date or window[1] != limit:
+                moment = parse_http_date(date)
+                if moment is None:
+                    return None
+                stamp = moment.timestamp()
+                # a millisecond inside the window: no clock reading disagrees at its edges
+                window = (date, limit, stamp - limit + 0.001, stamp + limit - 0.001, moment)
+                self._date_window = window
+            if self._clock is not _utcnow or not window[2] < time.time() < window[3]:
+                # near an edge, or a clock of the caller's: the exact comparison
+                skew = (self._clock() - window[4]).total_seconds()
+                if skew > limit or -skew > limit:
+                    return None
         principal = self._key_principals.get((account, scheme))
         if principal is None:
             principal = Principal(account, scheme)

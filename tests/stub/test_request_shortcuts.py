@@ -200,6 +200,32 @@ def test_shared_key_shortcut_takes_the_common_request() -> None:
     assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is None
 
 
+def test_shared_key_shortcut_with_the_real_clock() -> None:
+    """The default clock: dates well inside the skew window pass, well outside do not,
+    both as authenticate decides; the remembered window follows a changed limit."""
+    from email.utils import formatdate
+
+    auth = Authenticator(ACCOUNTS, lambda a, t: [])
+    query = MultiDictProxy(MultiDict[str]())
+    now = dt.datetime.now(dt.UTC).timestamp()
+    for limit in (900, 900, 60, 900):
+        auth.options.max_clock_skew_seconds = limit
+        cases = [(0, True), (limit - 5, True), (5 - limit, True)]
+        cases += [(limit + 5, False), (-limit - 5, False)]
+        for offset, accepted in cases:
+            date = formatdate(now - offset, usegmt=True)
+            sts = f"GET\n\n\n{date}\n/acct/acct/t()"
+            signed = "SharedKey acct:" + ref_signature(KEY1, sts)
+            headers = CIMultiDictProxy(CIMultiDict({"x-ms-date": date, "Authorization": signed}))
+            view = RequestView("GET", "/acct/t()", query, headers, "http", "127.0.0.1")
+            general = outcome(auth.authenticate, view, "acct", None)
+            fast = auth.shared_key("GET", "/acct/t()", query, headers, "acct")
+            assert (general[0] == "ok") is accepted
+            assert (fast is not None) is accepted
+            if fast is not None:
+                assert general == ("ok", fast)
+
+
 # --- the addressing memo -------------------------------------------------------------------
 
 ROUTE_HOSTS = ["127.0.0.1:10002", "acct.table.localhost", "ACCT-secondary.table.x:1", "[::1]:9"]
