@@ -678,7 +678,8 @@ def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, 
         headers.setdefault(hdrs.CONTENT_TYPE, "application/octet-stream")
     if hdrs.DATE not in headers:
         headers[hdrs.DATE] = rfc822_formatted_time()
-    headers.setdefault(hdrs.SERVER, web_server_software())
+    if hdrs.SERVER not in headers:
+        headers[hdrs.SERVER] = web_server_software()
     keep_alive = response._keep_alive
     if keep_alive is None:
         keep_alive = request.keep_alive
@@ -689,14 +690,29 @@ def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, 
                 headers[hdrs.CONNECTION] = "keep-alive"
         elif version == HttpVersion11:
             headers[hdrs.CONNECTION] = "close"
-    lines = [f"HTTP/{version[0]}.{version[1]} {status} {response.reason}"]
-    lines += [f"{name}: {value}" for name, value in headers.items()]
-    text = "\r\n".join(lines)
-    breaks = len(lines) - 1
+    reason = response.reason
+    status_line = _STATUS_LINES.get((version, status, reason))
+    if status_line is None:
+        status_line = f"HTTP/{version[0]}.{version[1]} {status} {reason}"
+        if len(_STATUS_LINES) < 256:
+            _STATUS_LINES[version, status, reason] = status_line
+    breaks = len(headers)
+    if breaks:
+        try:
+            fields = "\r\n".join(map(": ".join, headers.items()))
+        except TypeError:  # a value that is not text: as it formats
+            fields = "\r\n".join([f"{name}: {value}" for name, value in headers.items()])
+        text = status_line + "\r\n" + fields
+    else:
+        text = status_line
     if text.count("\n") != breaks or text.count("\r") != breaks:  # aiohttp refuses too
         raise ValueError("Newline or carriage return character detected in a header")
     head = (text + "\r\n\r\n").encode("utf-8")
     return head, (b"" if empty or not body else body), bool(keep_alive)
+
+
+#: Status lines written before, by (HTTP version, status, reason). Bounded.
+_STATUS_LINES: dict[tuple[HttpVersion, int, str], str] = {}
 
 
 @functools.cache

@@ -13,6 +13,7 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
+import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -381,3 +382,110 @@ def test_single_entity_bodies_match_the_writers(
             assert got == any_outcome(ref_entity_body, call, table, e, fmt)
     finally:
         json_feed.forget_texts()
+
+
+# --- the response head ---------------------------------------------------------------------
+
+
+def ref_render(request: Any, response: Any) -> tuple[bytes, bytes, bool]:
+    """``front.render`` as it was: one f-string per line."""
+    from aiohttp import hdrs
+    from aiohttp.helpers import rfc822_formatted_time
+    from aiohttp.http import HttpVersion10, HttpVersion11
+
+    from azt_server_stub.front import _EMPTY_BODY_STATUSES, web_server_software
+
+    status = response.status
+    method = request.method
+    headers = response.headers
+    body = response._body
+    empty = status in _EMPTY_BODY_STATUSES or method == hdrs.METH_HEAD
+    if status in _EMPTY_BODY_STATUSES:
+        headers.popall(hdrs.CONTENT_LENGTH, None)
+        length = 0
+    elif hdrs.CONTENT_LENGTH in headers:
+        length = int(headers[hdrs.CONTENT_LENGTH])
+    else:
+        length = len(body) if body else 0
+        if length or method != hdrs.METH_HEAD:
+            headers[hdrs.CONTENT_LENGTH] = str(length)
+    if empty:
+        headers.popall(hdrs.TRANSFER_ENCODING, None)
+    elif length != 0:
+        headers.setdefault(hdrs.CONTENT_TYPE, "application/octet-stream")
+    if hdrs.DATE not in headers:
+        headers[hdrs.DATE] = rfc822_formatted_time()
+    headers.setdefault(hdrs.SERVER, web_server_software())
+    keep_alive = response._keep_alive
+    if keep_alive is None:
+        keep_alive = request.keep_alive
+    version = request.version
+    if hdrs.CONNECTION not in headers:
+        if keep_alive:
+            if version == HttpVersion10:
+                headers[hdrs.CONNECTION] = "keep-alive"
+        elif version == HttpVersion11:
+            headers[hdrs.CONNECTION] = "close"
+    lines = [f"HTTP/{version[0]}.{version[1]} {status} {response.reason}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    text = "\r\n".join(lines)
+    breaks = len(lines) - 1
+    if text.count("\n") != breaks or text.count("\r") != breaks:
+        raise ValueError("Newline or carriage return character detected in a header")
+    head = (text + "\r\n\r\n").encode("utf-8")
+    return head, (b"" if empty or not body else body), bool(keep_alive)
+
+
+header_names = hs.sampled_from(["X-A", "x-a", "Content-Type", "Server", "Date", "Connection"])
+header_names |= hs.sampled_from(["Content-Length", "Transfer-Encoding", "é", "A\nB", ""])
+header_values = hs.sampled_from(["v", "", "a\r\nb", "close", "é", "0", "5"]) | hs.integers(0, 9)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    hs.lists(hs.tuples(header_names, header_values), max_size=6),
+    hs.sampled_from([200, 201, 204, 304, 404, 101]),
+    hs.sampled_from(["GET", "HEAD", "POST"]),
+    hs.sampled_from([None, b"", b"{}"]),
+    hs.sampled_from([None, "Custom Reason"]),
+    hs.booleans(),
+    hs.booleans(),
+    hs.booleans(),
+)
+def test_render_matches_the_reference(
+    fields: list[tuple[str, Any]],
+    status: int,
+    method: str,
+    body: bytes | None,
+    reason: str | None,
+    http10: bool,
+    closing: bool,
+    force_close: bool,
+) -> None:
+    from aiohttp import web
+    from aiohttp.http import HttpVersion10, HttpVersion11
+    from aiohttp.test_utils import make_mocked_request
+
+    from azt_server_stub.front import render
+
+    outcomes = []
+    for fn in (render, ref_render, render):  # (and the remembered status line)
+        headers = {"Connection": "close"} if closing else None
+        request = make_mocked_request(
+            method, "/a/t", headers=headers, version=HttpVersion10 if http10 else HttpVersion11
+        )
+        response = web.Response(status=status, reason=reason, body=body)
+        for name, value in fields:
+            response.headers.add(name, value)
+        if force_close:
+            response.force_close()
+        try:
+            got: Any = fn(request, response)
+        except Exception as err:
+            got = (type(err), str(err))
+        outcomes.append(got)
+    masked_ = [
+        x if not isinstance(x[0], bytes) else (re.sub(rb"Date: [^\r]*", b"", x[0]), *x[1:])
+        for x in outcomes
+    ]
+    assert masked_[0] == masked_[1] == masked_[2]
