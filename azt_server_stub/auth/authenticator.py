@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from multidict import CIMultiDictProxy, MultiDictProxy
+from multidict import CIMultiDictProxy, MultiDictProxy, istr
 
 from ..errors import (
     StubError,
@@ -142,6 +142,13 @@ class AuthOptions:
     bearer_leeway_seconds: int = 5 * 60
     bearer_allow_http: bool = False
 
+
+#: Header names as multidict keys that carry their case-folded form (cheaper lookups).
+_AUTHORIZATION = istr("Authorization")
+_X_MS_DATE = istr("x-ms-date")
+_DATE = istr("Date")
+_CONTENT_MD5 = istr("Content-MD5")
+_CONTENT_TYPE = istr("Content-Type")
 
 _SCHEMES = {"sharedkey": "SharedKey", "sharedkeylite": "SharedKeyLite", "bearer": "Bearer"}
 
@@ -424,6 +431,10 @@ def _utcnow() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
+#: The clock ``shared_key`` may read as ``time.time()`` (the default, as it was at import).
+_SYSTEM_CLOCK = _utcnow
+
+
 class Authenticator:
     """Verifies SharedKey, SharedKeyLite, service/account SAS and (opt-in) bearer tokens.
 
@@ -510,7 +521,7 @@ class Authenticator:
             >>> auth.shared_key("PUT", "/acct/Tables", query, headers, "acct") is None
             True
         """
-        header = headers.get("Authorization")
+        header = headers.get(_AUTHORIZATION)
         if header is None:
             return None
         if header.startswith("SharedKey "):
@@ -528,15 +539,15 @@ class Authenticator:
         # secondary) and the header names it.
         if name != account or not self._accounts.get(account) or not signature:
             return None
-        date = headers.get("x-ms-date") or headers.get("Date")
+        date = headers.get(_X_MS_DATE) or headers.get(_DATE)
         if not date or raw_path.startswith("/" + account + SECONDARY_SUFFIX):
             return None  # (a path naming the secondary: two resource forms to try)
         comp = query.get("comp") if query else None
         resource = "/" + account + raw_path if comp is None else f"/{account}{raw_path}?comp={comp}"
         if scheme == "SharedKey":
             sts = (
-                f"{method}\n{headers.get('Content-MD5', '')}\n"
-                f"{headers.get('Content-Type', '')}\n{date}\n{resource}"
+                f"{method}\n{headers.get(_CONTENT_MD5, '')}\n"
+                f"{headers.get(_CONTENT_TYPE, '')}\n{date}\n{resource}"
             )
         else:
             sts = date + "\n" + resource
@@ -558,7 +569,7 @@ class Authenticator:
                 # a millisecond inside the window: no clock reading disagrees at its edges
                 window = (date, limit, stamp - limit + 0.001, stamp + limit - 0.001, moment)
                 self._date_window = window
-            if self._clock is not _utcnow or not window[2] < time.time() < window[3]:
+            if self._clock is not _SYSTEM_CLOCK or not window[2] < time.time() < window[3]:
                 # near an edge, or a clock of the caller's: the exact comparison
                 skew = (self._clock() - window[4]).total_seconds()
                 if skew > limit or -skew > limit:

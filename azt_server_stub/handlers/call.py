@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from aiohttp import web
-from multidict import MultiDictProxy
+from aiohttp import hdrs, web
+from multidict import MultiDictProxy, istr
 
 from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
@@ -27,10 +27,16 @@ from ..backend import Backend, GroupWrite, WriteOp, WriteResult
 from ..formats.negotiation import Fmt, Negotiated, negotiate_response
 from ..request_state import ERR_STYLE, ODATA_XML, Services, query_of
 
-COMMON_HEADERS = (("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"))
+COMMON_HEADERS: tuple[tuple[str, str], ...] = (
+    (istr("Cache-Control"), "no-cache"),
+    (istr("X-Content-Type-Options"), "nosniff"),
+)
 
 
-COMMON = dict(COMMON_HEADERS)
+COMMON: dict[str, str] = dict(COMMON_HEADERS)
+
+
+_DSV: str = istr("DataServiceVersion")
 
 
 _UNSUPPORTED_OPTIONS = ("$orderby", "$skip", "$expand", "$inlinecount", "$count", "$skiptoken")
@@ -185,7 +191,7 @@ def _odata_headers(fmt: Fmt, feed: bool, select: bool) -> dict[str, str]:
         dsv = "2.0;" if select else "1.0;"
     else:
         dsv = "3.0;"
-    return {"Content-Type": ctype, "DataServiceVersion": dsv, **COMMON}
+    return {hdrs.CONTENT_TYPE: ctype, _DSV: dsv, **COMMON}
 
 
 #: Every combination :func:`odata_headers` answers, built once (callers get a copy).
@@ -260,7 +266,9 @@ def negotiate(call: Call) -> Fmt:
         fmt = negotiate(call)
     """
     request = call.request
-    fmt, style = _negotiated(request.headers.get("Accept"), call.query.get("$format"), call.version)
+    fmt, style = _negotiated(
+        request.headers.get(hdrs.ACCEPT), call.query.get("$format"), call.version
+    )
     request[ERR_STYLE] = style
     return fmt
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from aiohttp import web
-from multidict import MultiDictProxy
+from multidict import MultiDictProxy, istr
 
 from .. import errors, versions
 from ..addressing import AccountAddress, Kind, Resource, parse_resource, split_account
@@ -35,6 +35,9 @@ from .entities import delete_entity, get_entity, insert_entity, query_entities, 
 from .parsing import check_data_service_versions, check_timeout, split_target, tunnelled_method
 from .service import acl_operation, service_operation
 from .tables import create_table, delete_table, get_table, query_tables
+
+_X_MS_VERSION = istr("x-ms-version")
+
 
 _KNOWN_VERBS = {"GET", "HEAD", "POST", "PUT", "MERGE", "PATCH", "DELETE", "OPTIONS"}
 
@@ -109,7 +112,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return preflight(request, services, addr)
     headers = request.headers
     version = versions.request_version(
-        headers.get("x-ms-version"), query.get("sv"), lenient=services.lenient_versions
+        headers.get(_X_MS_VERSION), query.get("sv"), lenient=services.lenient_versions
     )
     request[VERSION] = version
     effective = tunnelled_method(method, headers)
