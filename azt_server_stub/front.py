@@ -380,9 +380,14 @@ class FrontProtocol(BaseProtocol):
                 response = self._failure(writer, exc)
         finally:
             self._current = None
-        if self.transport is None:
+        transport = self.transport
+        if transport is None:
             return False
-        keep_alive = await self._write(request, response, writer)
+        if not response.prepared and _plain(response):  # _write's plain answer, inline
+            head, body, keep_alive = render(request, response)  # type: ignore[arg-type]
+            transport.write(head + body if body else head)
+        else:
+            keep_alive = await self._write(request, response, writer)
         if server.access_logger is not None and server.access_logger.enabled:
             server.access_logger.log(request, response, loop.time() - start)
         if not payload.is_eof():
