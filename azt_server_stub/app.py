@@ -22,7 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aiohttp import web
+from aiohttp import hdrs, web
+from multidict import istr
 
 from . import errors, flavors
 from ._commit import WriteCommitter
@@ -133,18 +134,22 @@ def _policies(backend: Backend) -> Callable[[str, str], list[SignedIdentifier]]:
     return lookup
 
 
-def _common_headers(request: web.Request, response: web.StreamResponse) -> None:
+#: Header names as multidict keys that carry their case-folded form (cheaper lookups).
+_REQUEST_ID = istr("x-ms-request-id")
+_VERSION = istr("x-ms-version")
+_CLIENT_REQUEST_ID = istr("x-ms-client-request-id")
+
+
+def _common_headers(request: web.Request, response: web.StreamResponse, rid: str) -> None:
     headers = response.headers
-    rid = request.get(REQUEST_ID)
-    if rid is not None:
-        headers["x-ms-request-id"] = rid
+    headers[_REQUEST_ID] = rid
     version = request.get(VERSION) or BASELINE_VERSION
     if returns_version_header(version):
-        headers["x-ms-version"] = version
-    client_id = request.headers.get("x-ms-client-request-id")
+        headers[_VERSION] = version
+    client_id = request.headers.get(_CLIENT_REQUEST_ID)
     if client_id is not None:
-        headers["x-ms-client-request-id"] = client_id
-    headers["Server"] = SERVER_HEADER
+        headers[_CLIENT_REQUEST_ID] = client_id
+    headers[hdrs.SERVER] = SERVER_HEADER
 
 
 def error_response(request: web.Request, err: StubError) -> web.Response:
@@ -190,7 +195,7 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
 
         app = web.Application(middlewares=[service_middleware])
     """
-    request[REQUEST_ID] = new_guid()
+    rid = request[REQUEST_ID] = new_guid()
     try:
         response = await handler(request)
     except StubError as err:
@@ -208,14 +213,16 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
     except Exception:
         log.exception("stub bug while serving %s %s", request.method, request.rel_url)
         response = error_response(request, errors.internal_error())
-    _common_headers(request, response)
-    if request.method != "OPTIONS" and ACCOUNT in request:
+    _common_headers(request, response, rid)
+    method = request.method
+    account = None if method == "OPTIONS" else request.get(ACCOUNT)
+    if account is not None:
         # Also without Origin: a GET/HEAD gets Vary: Origin when the account has CORS
         # rules (handlers/cors.py has the table).
         backend = request.app[BACKEND_KEY]
-        origin = request.headers.get("Origin") or None
+        origin = request.headers.get(hdrs.ORIGIN) or None
         try:
-            extra = cors_response_headers(backend, request[ACCOUNT], origin, request.method)
+            extra = cors_response_headers(backend, account, origin, method)
         except StubError:
             extra = {}
         if extra:

@@ -380,9 +380,14 @@ class FrontProtocol(BaseProtocol):
                 response = self._failure(writer, exc)
         finally:
             self._current = None
-        if self.transport is None:
+        transport = self.transport
+        if transport is None:
             return False
-        keep_alive = await self._write(request, response, writer)
+        if not response.prepared and _plain(response):  # _write's plain answer, inline
+            head, body, keep_alive = render(request, response)  # type: ignore[arg-type]
+            transport.write(head + body if body else head)
+        else:
+            keep_alive = await self._write(request, response, writer)
         if server.access_logger is not None and server.access_logger.enabled:
             server.access_logger.log(request, response, loop.time() - start)
         if not payload.is_eof():
@@ -678,7 +683,8 @@ def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, 
         headers.setdefault(hdrs.CONTENT_TYPE, "application/octet-stream")
     if hdrs.DATE not in headers:
         headers[hdrs.DATE] = rfc822_formatted_time()
-    headers.setdefault(hdrs.SERVER, web_server_software())
+    if hdrs.SERVER not in headers:
+        headers[hdrs.SERVER] = web_server_software()
     keep_alive = response._keep_alive
     if keep_alive is None:
         keep_alive = request.keep_alive
@@ -689,14 +695,29 @@ def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, 
                 headers[hdrs.CONNECTION] = "keep-alive"
         elif version == HttpVersion11:
             headers[hdrs.CONNECTION] = "close"
-    lines = [f"HTTP/{version[0]}.{version[1]} {status} {response.reason}"]
-    lines += [f"{name}: {value}" for name, value in headers.items()]
-    text = "\r\n".join(lines)
-    breaks = len(lines) - 1
+    reason = response.reason
+    status_line = _STATUS_LINES.get((version, status, reason))
+    if status_line is None:
+        status_line = f"HTTP/{version[0]}.{version[1]} {status} {reason}"
+        if len(_STATUS_LINES) < 256:
+            _STATUS_LINES[version, status, reason] = status_line
+    breaks = len(headers)
+    if breaks:
+        try:
+            fields = "\r\n".join(map(": ".join, headers.items()))
+        except TypeError:  # a value that is not text: as it formats
+            fields = "\r\n".join([f"{name}: {value}" for name, value in headers.items()])
+        text = status_line + "\r\n" + fields
+    else:
+        text = status_line
     if text.count("\n") != breaks or text.count("\r") != breaks:  # aiohttp refuses too
         raise ValueError("Newline or carriage return character detected in a header")
     head = (text + "\r\n\r\n").encode("utf-8")
     return head, (b"" if empty or not body else body), bool(keep_alive)
+
+
+#: Status lines written before, by (HTTP version, status, reason). Bounded.
+_STATUS_LINES: dict[tuple[HttpVersion, int, str], str] = {}
 
 
 @functools.cache

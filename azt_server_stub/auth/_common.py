@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import datetime as _dt
 import hashlib
 import hmac
@@ -20,13 +21,31 @@ def sign(key: bytes, string_to_sign: str) -> str:
     return base64.b64encode(digest).decode("ascii")
 
 
-class Signer:
-    """HMAC-SHA256 with pre-keyed state per account key (saves the key schedule per request)."""
+_SHA256_BLOCK = 64
+_INNER_PAD = bytes(x ^ 0x36 for x in range(256))
+_OUTER_PAD = bytes(x ^ 0x5C for x in range(256))
 
-    __slots__ = ("_macs",)
+
+def _keyed_sha256(key: bytes) -> tuple[hashlib._Hash, hashlib._Hash]:
+    """The inner and outer SHA-256 states of HMAC under ``key`` (RFC 2104), keyed once."""
+    if len(key) > _SHA256_BLOCK:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(_SHA256_BLOCK, b"\0")
+    return hashlib.sha256(key.translate(_INNER_PAD)), hashlib.sha256(key.translate(_OUTER_PAD))
+
+
+class Signer:
+    """HMAC-SHA256 with pre-keyed state per account key (saves the key schedule per request).
+
+    The HMAC construction is spelled out over two pre-keyed SHA-256 states (what
+    ``hmac.HMAC`` does inside, without its Python-level ``copy``/``update``/``digest``
+    layers); :func:`sign` is the reference it equals.
+    """
+
+    __slots__ = ("_states",)
 
     def __init__(self, keys: Sequence[bytes]) -> None:
-        self._macs = [hmac.new(key, digestmod=hashlib.sha256) for key in keys]
+        self._states = [_keyed_sha256(key) for key in keys]
 
     def matches(self, string_to_sign: str, signature: str) -> bool:
         """Whether ``signature`` equals the signature of ``string_to_sign`` under any key.
@@ -38,11 +57,12 @@ class Signer:
         given = signature.encode("utf-8", "surrogateescape")
         message = string_to_sign.encode("utf-8", "surrogateescape")
         ok = False
-        for mac in self._macs:
-            m = mac.copy()
-            m.update(message)
-            expected = base64.b64encode(m.digest())
-            ok |= hmac.compare_digest(expected, given)
+        for inner, outer in self._states:
+            state = inner.copy()
+            state.update(message)
+            final = outer.copy()
+            final.update(state.digest())
+            ok |= hmac.compare_digest(binascii.b2a_base64(final.digest(), newline=False), given)
         return ok
 
 

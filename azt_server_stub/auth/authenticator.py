@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from multidict import CIMultiDictProxy, MultiDictProxy
+from multidict import CIMultiDictProxy, MultiDictProxy, istr
 
 from ..errors import (
     StubError,
@@ -42,7 +43,7 @@ from ..errors import (
 from ..versions import resolve_version, supports_bearer
 from . import _bearer, _sas, _sharedkey
 from ._bearer import BEARER_CHALLENGE
-from ._common import Signer, primary_account, sign
+from ._common import SECONDARY_SUFFIX, Signer, parse_http_date, primary_account, sign
 from ._sas import KeyRange, PolicyLike, SasGrant
 
 if TYPE_CHECKING:
@@ -141,6 +142,13 @@ class AuthOptions:
     bearer_leeway_seconds: int = 5 * 60
     bearer_allow_http: bool = False
 
+
+#: Header names as multidict keys that carry their case-folded form (cheaper lookups).
+_AUTHORIZATION = istr("Authorization")
+_X_MS_DATE = istr("x-ms-date")
+_DATE = istr("Date")
+_CONTENT_MD5 = istr("Content-MD5")
+_CONTENT_TYPE = istr("Content-Type")
 
 _SCHEMES = {"sharedkey": "SharedKey", "sharedkeylite": "SharedKeyLite", "bearer": "Bearer"}
 
@@ -423,6 +431,10 @@ def _utcnow() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
+#: The clock ``shared_key`` may read as ``time.time()`` (the default, as it was at import).
+_SYSTEM_CLOCK = _utcnow
+
+
 class Authenticator:
     """Verifies SharedKey, SharedKeyLite, service/account SAS and (opt-in) bearer tokens.
 
@@ -452,6 +464,19 @@ class Authenticator:
         self.options = options or AuthOptions()
         self._clock = clock or _utcnow
         self._signers: dict[str, tuple[tuple[bytes, ...], Signer]] = {}
+        # shared_key's memory: the last string-to-sign and signature it verified (with
+        # the signer that verified them), and one Principal per (account, scheme)
+        self._last_verified: tuple[Signer | None, str, str] = (None, "", "")
+        self._key_principals: dict[tuple[str, str], Principal] = {}
+        # the last request date read: (text, skew limit, earliest and latest POSIX time
+        # it is accepted at, less a millisecond each, its moment)
+        self._date_window: tuple[str, int, float, float, _dt.datetime] = (
+            "",
+            0,
+            0.0,
+            0.0,
+            _dt.datetime.min,
+        )
 
     def _signer(self, primary: str) -> Signer:
         keys = self._accounts.get(primary)
@@ -464,6 +489,96 @@ class Authenticator:
         signer = Signer(frozen)
         self._signers[primary] = (frozen, signer)
         return signer
+
+    def shared_key(
+        self,
+        method: str,
+        raw_path: str,
+        query: MultiDictProxy[str],
+        headers: CIMultiDictProxy[str],
+        account: str,
+    ) -> Principal | None:
+        """The principal of a request that :meth:`authenticate` accepts with a valid Shared
+        Key (or Lite) header, found with less work; None for anything else.
+
+        A shortcut for the common case, never a second opinion: whenever it answers, its
+        answer equals :meth:`authenticate`'s for the same request (``account`` addressed
+        without ``-secondary``); on None the caller asks :meth:`authenticate`, which then
+        accepts or refuses the request with its own error.
+
+        Example::
+
+            >>> from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
+            >>> auth = Authenticator({"acct": [b"key"]}, lambda a, t: [],
+            ...                      AuthOptions(check_clock_skew=False))
+            >>> date = "Mon, 27 Jun 2016 15:25:14 GMT"
+            >>> sts = "GET\\n\\n\\n" + date + "\\n/acct/acct/Tables"
+            >>> headers = CIMultiDictProxy(CIMultiDict({"x-ms-date": date,
+            ...     "Authorization": "SharedKey acct:" + compute_signature(b"key", sts)}))
+            >>> query = MultiDictProxy(MultiDict())
+            >>> auth.shared_key("GET", "/acct/Tables", query, headers, "acct").scheme
+            'SharedKey'
+            >>> auth.shared_key("PUT", "/acct/Tables", query, headers, "acct") is None
+            True
+        """
+        header = headers.get(_AUTHORIZATION)
+        if header is None:
+            return None
+        if header.startswith("SharedKey "):
+            scheme = "SharedKey"
+            credentials = header[10:]
+        elif header.startswith("SharedKeyLite "):
+            scheme = "SharedKeyLite"
+            credentials = header[14:]
+        else:
+            return None
+        if "sig" in query or " " in credentials:
+            return None
+        name, _, signature = credentials.partition(":")
+        # The addressed account is a configured one (so it is its own primary, not a
+        # secondary) and the header names it.
+        if name != account or not self._accounts.get(account) or not signature:
+            return None
+        date = headers.get(_X_MS_DATE) or headers.get(_DATE)
+        if not date or raw_path.startswith("/" + account + SECONDARY_SUFFIX):
+            return None  # (a path naming the secondary: two resource forms to try)
+        comp = query.get("comp") if query else None
+        resource = "/" + account + raw_path if comp is None else f"/{account}{raw_path}?comp={comp}"
+        if scheme == "SharedKey":
+            sts = (
+                f"{method}\n{headers.get(_CONTENT_MD5, '')}\n"
+                f"{headers.get(_CONTENT_TYPE, '')}\n{date}\n{resource}"
+            )
+        else:
+            sts = date + "\n" + resource
+        signer = self._signer(account)
+        last = self._last_verified
+        if last[0] is not signer or last[2] != signature or last[1] != sts:
+            if not signer.matches(sts, signature):
+                return None
+            self._last_verified = (signer, sts, signature)
+        options = self.options
+        if options.check_clock_skew:
+            limit = options.max_clock_skew_seconds
+            window = self._date_window
+            if window[0] != date or window[1] != limit:
+                moment = parse_http_date(date)
+                if moment is None:
+                    return None
+                stamp = moment.timestamp()
+                # a millisecond inside the window: no clock reading disagrees at its edges
+                window = (date, limit, stamp - limit + 0.001, stamp + limit - 0.001, moment)
+                self._date_window = window
+            if self._clock is not _SYSTEM_CLOCK or not window[2] < time.time() < window[3]:
+                # near an edge, or a clock of the caller's: the exact comparison
+                skew = (self._clock() - window[4]).total_seconds()
+                if skew > limit or -skew > limit:
+                    return None
+        principal = self._key_principals.get((account, scheme))
+        if principal is None:
+            principal = Principal(account, scheme)
+            self._key_principals[account, scheme] = principal
+        return principal
 
     def authenticate(self, request: RequestView, account: str, table: str | None) -> Principal:
         """Verify the request's credentials for ``account`` (``table``: the addressed table).

@@ -24,7 +24,7 @@ from json.encoder import encode_basestring_ascii
 
 from ..model import SECONDS_TEXT, Edm, Entity, seconds_text
 
-__all__ = ["entity_texts"]
+__all__ = ["entity_etag", "entity_texts"]
 
 _STRING, _INT32, _INT64, _DOUBLE = Edm.STRING, Edm.INT32, Edm.INT64, Edm.DOUBLE
 _BOOLEAN, _DATETIME, _GUID, _BINARY = Edm.BOOLEAN, Edm.DATETIME, Edm.GUID, Edm.BINARY
@@ -56,6 +56,36 @@ def _name(name: str) -> tuple[str, dict[Edm, str], dict[Edm, str]] | None:
 def _timestamp_text(ticks: int) -> str:
     seconds, frac = divmod(ticks, 10_000_000)
     return f"{SECONDS_TEXT.get(seconds) or seconds_text(seconds)}.{frac:07d}Z"
+
+
+#: Timestamp ticks -> (the ETag of an entity with that Timestamp, the head of its minimal
+#: metadata text: ``{"odata.etag":"...","PartitionKey":``). Bounded (emptied when full).
+_HEADS: dict[int, tuple[str, str]] = {}
+_MAX_HEADS = 1 << 12
+
+
+def _head(ticks: int) -> tuple[str, str]:
+    got = _HEADS.get(ticks)
+    if got is None:
+        etag = "W/\"datetime'" + _timestamp_text(ticks).replace(":", "%3A") + "'\""
+        got = (etag, '{"odata.etag":' + encode_basestring_ascii(etag) + ',"PartitionKey":')
+        if len(_HEADS) >= _MAX_HEADS:
+            _HEADS.clear()
+        _HEADS[ticks] = got
+    return got
+
+
+def entity_etag(ticks: int) -> str:
+    """The ETag of an entity whose Timestamp is ``ticks`` (``model.etag_for``'s text),
+    remembered with the head :func:`entity_texts` writes for it.
+
+    Example::
+
+        >>> entity_etag(0)
+        'W/"datetime\\'0001-01-01T00%3A00%3A00.0000000Z\\'"'
+    """
+    got = _HEADS.get(ticks)
+    return (got if got is not None else _head(ticks))[0]
 
 
 #: Entity texts written before, by the entity's ``id``, minimal metadata ([1]) or none
@@ -171,7 +201,7 @@ def entity_texts(
         ['dict path']
     """
     out: list[str] = []
-    heads: dict[int, str] = {}  # Timestamp -> '{"odata.etag":"...","PartitionKey":'
+    heads = _HEADS
     held = _HELD
     texts = _TEXTS[meta]
     for e in entities:
@@ -192,13 +222,8 @@ def entity_texts(
             _remember(e, meta, body)
         if meta:
             ts = e.timestamp
-            head = heads.get(ts)
-            if head is None:
-                etag = "W/\"datetime'" + _timestamp_text(ts).replace(":", "%3A") + "'\""
-                head = heads[ts] = (
-                    '{"odata.etag":' + encode_basestring_ascii(etag) + ',"PartitionKey":'
-                )
-            out.append(head + body)
+            head = heads.get(ts) or _head(ts)
+            out.append(head[1] + body)
         else:
             out.append('{"PartitionKey":' + body)
     return out

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from aiohttp import web
+from aiohttp import hdrs, web
+from multidict import MultiDictProxy, istr
 
 from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
@@ -26,10 +27,16 @@ from ..backend import Backend, GroupWrite, WriteOp, WriteResult
 from ..formats.negotiation import Fmt, Negotiated, negotiate_response
 from ..request_state import ERR_STYLE, ODATA_XML, Services, query_of
 
-COMMON_HEADERS = (("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"))
+COMMON_HEADERS: tuple[tuple[str, str], ...] = (
+    (istr("Cache-Control"), "no-cache"),
+    (istr("X-Content-Type-Options"), "nosniff"),
+)
 
 
-COMMON = dict(COMMON_HEADERS)
+COMMON: dict[str, str] = dict(COMMON_HEADERS)
+
+
+_DSV: str = istr("DataServiceVersion")
 
 
 _UNSUPPORTED_OPTIONS = ("$orderby", "$skip", "$expand", "$inlinecount", "$count", "$skiptoken")
@@ -43,12 +50,13 @@ class Call:
 
         >>> from aiohttp.test_utils import make_mocked_request
         >>> from azt_server_stub.addressing import parse_resource, split_account
+        >>> from azt_server_stub.request_state import parse_query
         >>> from azt_server_stub.auth import Authenticator
         >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
         >>> addr = split_account("127.0.0.1:10002", "/acct/t(PartitionKey='p',RowKey='r')")
         >>> call = Call(make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')"),
         ...             services, addr, parse_resource(addr.resource), "GET", "2019-02-02",
-        ...             "http://127.0.0.1:10002/acct")
+        ...             "http://127.0.0.1:10002/acct", parse_query(""))
         >>> call.resource.kind, call.resource.table, call.resource.keys
         (<Kind.ENTITY: 'entity'>, 't', ('p', 'r'))
     """
@@ -60,6 +68,7 @@ class Call:
     method: str  # effective (after X-HTTP-Method)
     version: str
     endpoint: str
+    query: MultiDictProxy[str]  # the request's, per query_of
     principal: Principal | None = None
 
     @property
@@ -70,12 +79,14 @@ class Call:
 
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.request_state import parse_query
             >>> from azt_server_stub.auth import Authenticator
             >>> backend = Backend()
             >>> services = Services(backend, Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
             >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct")
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
+            ...             parse_query(""))
             >>> call.backend is backend
             True
         """
@@ -89,11 +100,13 @@ class Call:
 
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.request_state import parse_query
             >>> from azt_server_stub.auth import Authenticator
             >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct-secondary/Tables")
             >>> call = Call(make_mocked_request("GET", "/acct-secondary/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct")
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
+            ...             parse_query(""))
             >>> call.account, call.addr.secondary
             ('acct', True)
         """
@@ -178,7 +191,7 @@ def _odata_headers(fmt: Fmt, feed: bool, select: bool) -> dict[str, str]:
         dsv = "2.0;" if select else "1.0;"
     else:
         dsv = "3.0;"
-    return {"Content-Type": ctype, "DataServiceVersion": dsv, **COMMON}
+    return {hdrs.CONTENT_TYPE: ctype, _DSV: dsv, **COMMON}
 
 
 #: Every combination :func:`odata_headers` answers, built once (callers get a copy).
@@ -229,10 +242,18 @@ def authenticate(call: Call, raw_path: str, table: str | None) -> Principal:
         principal = authenticate(call, raw_path, table)
         principal.authorize(Operation.QUERY_ENTITIES, table)
     """
-    addressed = call.account + SECONDARY_SUFFIX if call.addr.secondary else call.account
-    principal = call.services.authenticator.authenticate(
-        request_view(call.request, raw_path), addressed, table
-    )
+    addr = call.addr
+    authenticator = call.services.authenticator
+    request = call.request
+    if not addr.secondary:
+        fast = authenticator.shared_key(
+            request.method, raw_path, call.query, request.headers, addr.account
+        )
+        if fast is not None:
+            call.principal = fast
+            return fast
+    addressed = addr.account + SECONDARY_SUFFIX if addr.secondary else addr.account
+    principal = authenticator.authenticate(request_view(request, raw_path), addressed, table)
     call.principal = principal
     return principal
 
@@ -246,7 +267,7 @@ def negotiate(call: Call) -> Fmt:
     """
     request = call.request
     fmt, style = _negotiated(
-        request.headers.get("Accept"), query_of(request).get("$format"), call.version
+        request.headers.get(hdrs.ACCEPT), call.query.get("$format"), call.version
     )
     request[ERR_STYLE] = style
     return fmt
@@ -294,7 +315,7 @@ def check_query_options(call: Call) -> None:
 
         check_query_options(call)  # before reading $filter, $top, $select
     """
-    query = query_of(call.request)
+    query = call.query
     if not query:
         return
     for name in _UNSUPPORTED_OPTIONS:

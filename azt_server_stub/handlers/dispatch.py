@@ -11,11 +11,23 @@ Example::
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from aiohttp import web
+from multidict import MultiDictProxy, istr
 
 from .. import errors, versions
-from ..addressing import AccountAddress, Kind, parse_resource, split_account
-from ..request_state import ACCOUNT, ERR_STYLE, SERVICES_KEY, STORAGE_XML, VERSION, query_of
+from ..addressing import AccountAddress, Kind, Resource, parse_resource, split_account
+from ..request_state import (
+    ACCOUNT,
+    ERR_STYLE,
+    QUERY,
+    SERVICES_KEY,
+    STORAGE_XML,
+    VERSION,
+    Services,
+    query_of,
+)
 from .batch import batch_operation
 from .call import Call, authenticate
 from .cors import preflight
@@ -24,11 +36,53 @@ from .parsing import check_data_service_versions, check_timeout, split_target, t
 from .service import acl_operation, service_operation
 from .tables import create_table, delete_table, get_table, query_tables
 
+_X_MS_VERSION = istr("x-ms-version")
+
+
 _KNOWN_VERBS = {"GET", "HEAD", "POST", "PUT", "MERGE", "PATCH", "DELETE", "OPTIONS"}
 
 
-def _endpoint(request: web.Request, addr: AccountAddress, host: str | None = None) -> str:
-    return f"{request.scheme}://{host or request.host}{addr.prefix}"
+class _Route(NamedTuple):
+    """What a request's target and host resolve to (see :data:`_ROUTES`)."""
+
+    raw_path: str
+    addr: AccountAddress
+    resource: Resource
+    query: MultiDictProxy[str]
+    endpoint_tail: str  # the endpoint after the scheme: "://host/account"
+
+
+#: The addressing of recent requests by (raw target, ``request.host``, product-style
+#: URLs): what ``split_target``, ``split_account``, ``parse_resource``, the parsed query
+#: and the endpoint's host part make of them, all functions of that key alone. Only
+#: targets that resolve enter (a refusal is raised afresh by the general steps), and
+#: only short ones; bounded, emptied when full.
+_ROUTES: dict[tuple[str, str, bool], _Route] = {}
+
+
+_ROUTES_MAX = 4096
+
+
+#: Longest target and host remembered (together): a few MiB for a full memo.
+_ROUTE_KEY_MAX = 1024
+
+
+def _resolve(
+    request: web.Request, raw_target: str, host: str, services: Services, method: str
+) -> _Route:
+    """The general steps of :func:`dispatch` up to the resource (errors in their order)."""
+    url_host, raw_path, _ = split_target(raw_target)
+    addr = split_account(url_host or host, raw_path, product_style=services.product_style_urls)
+    request[ACCOUNT] = addr.account
+    if method not in _KNOWN_VERBS:
+        raise errors.unsupported_http_verb()
+    resource = parse_resource(addr.resource)
+    route = _Route(raw_path, addr, resource, query_of(request), f"://{host}{addr.prefix}")
+    if len(raw_target) + len(host) <= _ROUTE_KEY_MAX:
+        if len(_ROUTES) >= _ROUTES_MAX:
+            _ROUTES.clear()
+        _ROUTES[raw_target, host, services.product_style_urls] = route
+    return route
 
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
@@ -40,23 +94,30 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     """
     services = request.app[SERVICES_KEY]
     raw_target = request.raw_path
-    host, raw_path, _ = split_target(raw_target)
-    addr = split_account(host or request.host, raw_path, product_style=services.product_style_urls)
-    request[ACCOUNT] = addr.account
+    host = request.host
     method = request.method.upper()
-    if method not in _KNOWN_VERBS:
-        raise errors.unsupported_http_verb()
-    resource = parse_resource(addr.resource)
+    route = _ROUTES.get((raw_target, host, services.product_style_urls))
+    if route is None:
+        route = _resolve(request, raw_target, host, services, method)
+        query = route.query
+    else:
+        request[ACCOUNT] = route.addr.account
+        if method not in _KNOWN_VERBS:
+            raise errors.unsupported_http_verb()
+        query = route.query
+        request[QUERY] = query
+    raw_path, addr, resource = route.raw_path, route.addr, route.resource
     if method == "OPTIONS":
         request[ERR_STYLE] = STORAGE_XML
         return preflight(request, services, addr)
-    query = query_of(request)
+    headers = request.headers
     version = versions.request_version(
-        request.headers.get("x-ms-version"), query.get("sv"), lenient=services.lenient_versions
+        headers.get(_X_MS_VERSION), query.get("sv"), lenient=services.lenient_versions
     )
     request[VERSION] = version
-    effective = tunnelled_method(method, request.headers)
-    call = Call(request, services, addr, resource, effective, version, _endpoint(request, addr))
+    effective = tunnelled_method(method, headers)
+    endpoint = request.scheme + route.endpoint_tail
+    call = Call(request, services, addr, resource, effective, version, endpoint, query)
     comp = query.get("comp")
     restype = query.get("restype")
     if resource.kind is Kind.SERVICE:
@@ -71,8 +132,9 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return await acl_operation(call, raw_path)
     # OData operations: errors follow the negotiated format (until negotiate runs,
     # error_style_of guesses it from Accept/$format)
-    check_timeout(query)
-    check_data_service_versions(request.headers)
+    if query:
+        check_timeout(query)
+    check_data_service_versions(headers)
     if resource.kind is Kind.TABLES:
         if effective == "GET":
             return query_tables(call, raw_path)

@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+from json.encoder import encode_basestring_ascii
 from typing import Any
 from urllib.parse import quote
 
@@ -19,12 +20,13 @@ from ..auth import Operation
 from ..backend import WriteOp
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
+from ..formats.json_feed import entity_etag, entity_texts
 from ..formats.negotiation import Fmt, parse_prefer, request_format
 from ..model import Entity, etag_for
 from ..realism import partitions
-from ..request_state import query_of
 from .batch_plain import plain_entity
 from .call import (
+    COMMON,
     Call,
     authenticate,
     check_query_options,
@@ -39,7 +41,7 @@ from .parsing import data_service_version, if_match_of, read_body
 
 
 def _select(call: Call) -> tuple[list[str] | None, str | None]:
-    text = query_of(call.request).get("$select")
+    text = call.query.get("$select")
     if text is None or not text.strip():
         return None, None
     if not versions.supports_select(call.version):
@@ -71,7 +73,7 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     principal.authorize(Operation.QUERY_ENTITIES, table)
     fmt = negotiate(call)
     check_query_options(call)
-    q = query_of(call.request)
+    q = call.query
     flt_text = q.get("$filter")
     flt = odata.compile_entity_filter(flt_text) if flt_text and flt_text.strip() else None
     top = odata.parse_top(q["$top"]) if "$top" in q else None
@@ -106,8 +108,36 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     return web.Response(status=200, body=body, headers=headers)
 
 
+def _no_text(_: Entity) -> str:
+    return ""
+
+
+#: (endpoint, table) -> what precedes a single entity's members in a minimal metadata
+#: body: ``{"odata.metadata":"<endpoint>/$metadata#<table>/@Element",``. Bounded.
+_ELEMENT_PREFIXES: dict[tuple[str, str], str] = {}
+
+
+def _element_prefix(endpoint: str, table: str) -> str:
+    prefix = _ELEMENT_PREFIXES.get((endpoint, table))
+    if prefix is None:
+        url = json_fmt.EntityWriter(Fmt.MINIMAL, endpoint, "", table).metadata_url(element=True)
+        prefix = '{"odata.metadata":' + encode_basestring_ascii(url) + ","
+        if len(_ELEMENT_PREFIXES) >= 1024:
+            _ELEMENT_PREFIXES.clear()
+        _ELEMENT_PREFIXES[endpoint, table] = prefix
+    return prefix
+
+
 def _entity_body(call: Call, table: str, entity: Entity, fmt: Fmt) -> bytes:
     select, _ = _select(call) if call.method == "GET" else (None, None)
+    if select is None and (fmt is Fmt.MINIMAL or fmt is Fmt.NOMETADATA):
+        # EntityWriter.single's text (the remembered entity text), without the writer
+        meta = fmt is Fmt.MINIMAL
+        text = entity_texts((entity,), meta=meta, fallback=_no_text)[0]
+        if text:
+            if meta:
+                text = _element_prefix(call.endpoint, table) + text[1:]
+            return text.encode("ascii")
     if fmt is Fmt.ATOM:
         return atom_fmt.AtomWriter(call.endpoint, call.account, table, select).single(entity)
     return json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select).single(entity)
@@ -125,15 +155,17 @@ def get_entity(call: Call, raw_path: str) -> web.Response:
     assert table is not None
     assert keys is not None
     principal = authenticate(call, raw_path, table)
-    principal.authorize(Operation.QUERY_ENTITIES, table)
+    restricted = principal.grant is not None or principal.secondary  # (else nothing refuses)
+    if restricted:
+        principal.authorize(Operation.QUERY_ENTITIES, table)
     fmt = negotiate(call)
     check_query_options(call)
     table_exists(call, table)
-    if not principal.key_allowed(*keys):
+    if restricted and not principal.key_allowed(*keys):
         raise errors.authorization_failure()
     entity = call.backend.get_entity(call.account, table, keys[0], keys[1])
-    headers = odata_headers(fmt, select="$select" in query_of(call.request))
-    headers["ETag"] = etag_for(entity.timestamp)
+    headers = odata_headers(fmt, select="$select" in call.query)
+    headers["ETag"] = entity_etag(entity.timestamp)
     return web.Response(status=200, body=_entity_body(call, table, entity, fmt), headers=headers)
 
 
@@ -220,28 +252,33 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
     table = call.resource.table
     assert table is not None
     principal = authenticate(call, raw_path, table)
-    principal.authorize(Operation.INSERT_ENTITY, table)
+    restricted = principal.grant is not None or principal.secondary  # (else nothing refuses)
+    if restricted:
+        principal.authorize(Operation.INSERT_ENTITY, table)
     fmt = negotiate(call)
-    body = await read_body(call.request)
+    request = call.request
+    body = await read_body(request)
     table_exists(call, table)
-    op = insert_op(body, call.request.headers.get("Content-Type"), call.version)
+    sent = request.headers
+    op = insert_op(body, sent.get("Content-Type"), call.version)
     pk, rk = op.pk, op.rk
-    principal.check_key(pk, rk)
+    if restricted:
+        principal.check_key(pk, rk)
     result = await write_entity(call, table, op)
     entity = result.entity
     assert entity is not None
-    prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
+    prefer = parse_prefer(sent.get("Prefer"), call.version)
     location = entity_location(call.endpoint, table, pk, rk)
-    if prefer is False:
-        return no_content(
-            {
-                "Preference-Applied": "return-no-content",
-                "DataServiceVersion": "3.0;",
-                "Location": location,
-                "DataServiceId": location,
-                "ETag": etag_for(entity.timestamp),
-            }
-        )
+    if prefer is False:  # no_content's headers, in one step
+        no_content_headers = {
+            **COMMON,
+            "Preference-Applied": "return-no-content",
+            "DataServiceVersion": "3.0;",
+            "Location": location,
+            "DataServiceId": location,
+            "ETag": etag_for(entity.timestamp),
+        }
+        return web.Response(status=204, headers=no_content_headers)
     headers = odata_headers(fmt)
     if prefer is True:
         headers["Preference-Applied"] = "return-content"

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from aiohttp import web
-from multidict import CIMultiDict, CIMultiDictProxy, MultiDictProxy
+from aiohttp import hdrs, web
+from multidict import CIMultiDict, CIMultiDictProxy, MultiDictProxy, istr
 
 from .. import errors
 from ..backend import invalid_etag, is_weak_etag
@@ -33,7 +33,10 @@ _DSV_RE = re.compile(r"\s*([0-9]+)\.([0-9]+)\s*(?:;.*)?", re.ASCII | re.DOTALL)
 _DSV_KNOWN = frozenset({(1, 0), (2, 0), (3, 0)})
 
 
-_DSV_HEADERS = ("DataServiceVersion", "MaxDataServiceVersion")
+_X_HTTP_METHOD = istr("X-HTTP-Method")
+
+
+_DSV_HEADERS = (istr("DataServiceVersion"), istr("MaxDataServiceVersion"))
 
 
 def check_timeout(query: MultiDictProxy[str]) -> None:
@@ -90,7 +93,7 @@ def data_service_version(
     m = _DSV_RE.fullmatch(values[0]) if len(values) == 1 else None
     if m is None or (int(m.group(1)), int(m.group(2))) not in _DSV_KNOWN:
         err = errors.invalid_header_value()
-        err.details.update({"HeaderName": name, "HeaderValue": ",".join(values)})
+        err.details.update({"HeaderName": str(name), "HeaderValue": ",".join(values)})
         raise err
     major = int(m.group(1))
     if len(_DSV_SEEN) < _DSV_SEEN_MAX:
@@ -179,7 +182,7 @@ def tunnelled_method(method: str, headers: CIMultiDictProxy[str] | CIMultiDict[s
         >>> tunnelled_method("POST", CIMultiDict({"X-HTTP-Method": "merge"}))
         'MERGE'
     """
-    tunnel = headers.getall("X-HTTP-Method", [])
+    tunnel = headers.getall(_X_HTTP_METHOD, [])
     if not tunnel:
         return method
     if len(tunnel) > 1:
@@ -209,9 +212,9 @@ def check_content_encoding(headers: CIMultiDictProxy[str] | CIMultiDict[str]) ->
         ...
         azt_server_stub.errors.StubError: 400 UnsupportedHeader: ...
     """
-    if "Content-Encoding" not in headers:
+    if hdrs.CONTENT_ENCODING not in headers:
         return
-    values = headers.getall("Content-Encoding", [])
+    values = headers.getall(hdrs.CONTENT_ENCODING, [])
     codings = [c.strip().lower() for v in values for c in v.split(",")]
     if any(c not in ("", "identity") for c in codings):
         raise errors.unsupported_header("Content-Encoding", ",".join(values))

@@ -14,7 +14,6 @@ from ..auth import Operation
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
 from ..formats.negotiation import Fmt, parse_prefer, request_format
-from ..request_state import query_of
 from .call import (
     Call,
     authenticate,
@@ -39,7 +38,7 @@ def query_tables(call: Call, raw_path: str) -> web.Response:
     principal.authorize(Operation.QUERY_TABLES, None)
     fmt = negotiate(call)
     check_query_options(call)
-    q = query_of(call.request)
+    q = call.query
     flt_text = q.get("$filter")
     predicate = odata.compile_table_filter(flt_text) if flt_text else None
     top = odata.parse_top(q["$top"]) if "$top" in q else None
