@@ -224,7 +224,19 @@ def etag_for(timestamp_ticks: int) -> str:
         >>> etag_for(parse_datetime("2020-09-15T23:02:10.4363943Z"))
         'W/"datetime\\'2020-09-15T23%3A02%3A10.4363943Z\\'"'
     """
-    return "W/\"datetime'" + format_datetime_7(timestamp_ticks).replace(":", "%3A") + "'\""
+    seconds, frac = divmod(timestamp_ticks, TICKS_PER_SECOND)
+    head = _ETAG_HEADS.get(seconds)
+    if head is None:
+        head = "W/\"datetime'" + seconds_text(seconds).replace(":", "%3A") + "."
+        if len(_ETAG_HEADS) >= 4096:
+            _ETAG_HEADS.clear()
+        _ETAG_HEADS[seconds] = head
+    return f"{head}{frac:07d}Z'\""
+
+
+#: Whole seconds -> the ETag text up to the fraction of a Timestamp in that second
+#: (writes of one second share it). Bounded.
+_ETAG_HEADS: dict[int, str] = {}
 
 
 # --- entities ---------------------------------------------------------------

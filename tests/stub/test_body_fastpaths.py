@@ -176,3 +176,17 @@ def test_datetime_ticks_do_not_depend_on_the_seconds_cache(text: str, other: str
     assert _ticks(text) == cold, (text, other, same_second)
     assert _ticks(text) == cold
     model._SECOND_TICKS.clear()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, model.MAX_DATETIME_TICKS), st.integers(0, 10_000_000 - 1))
+def test_etags_from_remembered_seconds_are_the_formatted_ones(ticks: int, other: int) -> None:
+    """``etag_for`` reuses the text of a Timestamp's whole second: the same ETag as
+    formatting the whole Timestamp, for the first Timestamp of a second and later ones."""
+
+    def formatted(t: int) -> str:
+        return "W/\"datetime'" + model.format_datetime_7(t).replace(":", "%3A") + "'\""
+
+    same_second = ticks - ticks % 10_000_000 + other
+    for t in (ticks, same_second, ticks):
+        assert model.etag_for(t) == formatted(t)
