@@ -491,8 +491,7 @@ class SqliteStore:
                 except sqlite3.IntegrityError:
                     db.execute("ROLLBACK")
                     return False  # (the primary key: the only constraint a row can break)
-                if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
-                    db.execute(_INSERT_LAST, (last_timestamp,))
+                _write_last(db, last_timestamp)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -535,17 +534,21 @@ class SqliteStore:
                         db.executemany(
                             _DELETE, [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
                         )
-                # An UPDATE rewrites the row in place: one page of the WAL, where INSERT
-                # OR REPLACE (a new rowid) rewrites the meta table's page and its key
-                # index's.
-                if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
-                    db.execute(_INSERT_LAST, (last_timestamp,))
+                _write_last(db, last_timestamp)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
         finally:
             self._writes += 1
+
+
+def _write_last(db: sqlite3.Connection, last_timestamp: int) -> None:
+    """Record the last Timestamp issued, in the write transaction open on ``db``."""
+    # An UPDATE rewrites the row in place: one page of the WAL, where INSERT OR REPLACE
+    # (a new rowid) rewrites the meta table's page and its key index's.
+    if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
+        db.execute(_INSERT_LAST, (last_timestamp,))
 
 
 def _migrate_v1(db: sqlite3.Connection) -> None:

@@ -110,6 +110,15 @@ def _everything(b: Backend) -> Any:
     return [_seen(e) for e in b.query_entities(ACCOUNT, TABLE, None, 1000, None).entities]
 
 
+def _assert_reopened(folder: Path, state: Any) -> None:
+    """The store in ``folder``, opened again, holds ``state``."""
+    reopened = Backend(folder, clock=lambda: 1)
+    try:
+        assert _everything(reopened) == state
+    finally:
+        reopened.close()
+
+
 async def _committed(b: Backend, bursts: list[list[GroupWrite]]) -> list[Any]:
     committer = WriteCommitter(b)
     answers: list[Any] = []
@@ -140,11 +149,7 @@ def test_committed_bursts_answer_as_requests_applied_in_order(
             assert b._last_ts == last
         finally:
             b.close()
-        reopened = Backend(Path(folder), clock=lambda: 1)
-        try:
-            assert _everything(reopened) == state
-        finally:
-            reopened.close()
+        _assert_reopened(Path(folder), state)
 
 
 def test_a_lone_write_is_committed_by_its_handler_and_a_busy_turn_is_grouped(
@@ -366,8 +371,4 @@ def test_lone_inserts_on_disk_answer_as_in_memory(durability: str, ops: list[Wri
             assert b._last_ts == last
         finally:
             b.close()
-        reopened = Backend(Path(folder), clock=lambda: 1)
-        try:
-            assert _everything(reopened) == state
-        finally:
-            reopened.close()
+        _assert_reopened(Path(folder), state)
