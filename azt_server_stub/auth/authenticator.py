@@ -222,7 +222,7 @@ def _secondary_write_refused() -> StubError:
     )
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Principal:
     """Who is calling and what they may do; returned by ``authenticate``.
 
