@@ -100,6 +100,7 @@ exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
   tests/stub/test_front_fallback.py \
   tests/stub/test_http_parser_refusals.py \
   tests/stub/test_http_robustness.py \
+  tests/stub/test_body_fastpaths.py \
   tests/stub/test_access_log.py \
   tests/stub/test_faults.py \
   tests/stub/test_backend_query.py \

@@ -101,8 +101,10 @@ def _fast_object(body: bytes) -> dict[str, Any] | None:
         return None
     try:
         value = _FAST_DECODE(body)
-    except (ValueError, RecursionError):
-        return None  # not JSON to msgspec: the standard reading decides (1e400, BOM...)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        # not JSON to msgspec: the standard reading decides (1e400, BOM...); before
+        # msgspec 0.19 its errors are not ValueErrors
+        return None
     if type(value) is not dict:
         return None
     kinds = list(map(type, value.values()))
