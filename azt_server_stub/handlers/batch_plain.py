@@ -209,8 +209,6 @@ def _compile(plan: _Plan, sample: dict[str, Any]) -> _Compiled:
         "parse_datetime": parse_datetime,
         "INT64_RE": _INT64_RE,
         "KEY_FORBIDDEN": _KEY_FORBIDDEN,
-    }
-    constants = {
         "STRING": _STRING,
         "INT32": _INT32,
         "INT64": _INT64,
@@ -218,7 +216,6 @@ def _compile(plan: _Plan, sample: dict[str, Any]) -> _Compiled:
         "BOOLEAN": _BOOLEAN,
         "DATETIME": _DATETIME,
     }
-    namespace.update(constants)
     body: list[str] = []
     items: list[str] = []
     fixed = 0  # the costs known now: names and fixed-size values
