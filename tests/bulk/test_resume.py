@@ -31,6 +31,18 @@ class Recorder(FileCheckpoint):
         self.saved.append(state)
 
 
+def _earlier_than(final: dict[str, Any]) -> dict[str, Any]:
+    """A smaller state the load passed through before ``final``: half its done prefix;
+    or, while its first items are not acknowledged yet (their partition's batch retried
+    after a fault, so ``done_below`` is 0 or 1 though later ranges are done), its ranges
+    with the last one cut to its first half."""
+    if final["done_below"] >= 2:
+        return {"version": 1, "done_below": final["done_below"] // 2, "ranges": []}
+    *kept, (lo, hi) = final["ranges"]
+    last = [lo, lo + max(1, (hi - lo) // 2)]
+    return {"version": 1, "done_below": final["done_below"], "ranges": [*kept, last]}
+
+
 @pytest.mark.parametrize("stale", [False, True], ids=["cancelled", "died-before-last-save"])
 async def test_killed_load_resumes_from_its_checkpoint(tmp_path: Path, stale: bool) -> None:
     inj = chaos(seed=3)
@@ -60,12 +72,11 @@ async def test_killed_load_resumes_from_its_checkpoint(tmp_path: Path, stale: bo
         assert final == ckpt.saved[-1]
         if stale:  # as if killed before the last save: an earlier, smaller checkpoint
             # (how many saves happened before the cancel depends on timing: when none of
-            # them has work done that the final one lacks, take half of the final done
-            # prefix, which is an earlier state the load passed through)
+            # them has work done that the final one lacks, one made from the final one)
             earlier = next(
                 (s for s in ckpt.saved if s != final and 0 < s["done_below"] < final["done_below"]),
-                {"version": 1, "done_below": final["done_below"] // 2, "ranges": []},
-            )
+                None,
+            ) or _earlier_than(final)
             FileCheckpoint(path).save(earlier)
         state = json.loads(path.read_text())
         done_before = state["done_below"] + sum(b - a for a, b in state["ranges"])
