@@ -29,7 +29,7 @@ from . import errors, flavors
 from ._commit import WriteCommitter
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
-from .connection import SERVER_HEADER, handler_args
+from .connection import SERVER_HEADER, SERVES_WITHOUT_TASK, handler_args
 from .errors import StubError
 from .handlers.cors import cors_response_headers
 from .handlers.dispatch import dispatch
@@ -269,6 +269,7 @@ def create_app(
     )
     app[CONFIG_KEY] = cfg
     app[BACKEND_KEY] = store
+    app[SERVES_WITHOUT_TASK] = True  # (no handler or middleware asks for its task)
     committer = WriteCommitter(store) if store.durable else None
     app[SERVICES_KEY] = Services(
         store, authenticator, cfg.lenient_versions, cfg.product_style_urls, committer

@@ -40,6 +40,12 @@ from .handlers.error_payload import error_payload
 from .model import new_guid
 from .request_state import STORAGE_XML
 
+#: Set on an application whose handlers and middlewares never need the current task
+#: (``asyncio.current_task()``, ``asyncio.timeout``) before their first wait: its front end
+#: (:mod:`azt_server_stub.front`) may then serve a request in the callback that received it.
+#: ``create_app`` sets it for the stub's own application; leave it unset for any other.
+SERVES_WITHOUT_TASK = web.AppKey("azt.serves_without_task", bool)
+
 #: The ``Server`` header of every response.
 SERVER_HEADER = "Windows-Azure-Table/1.0 azt-stub/0.1"
 

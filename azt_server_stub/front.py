@@ -13,11 +13,12 @@ payload streams and ``web.Request`` objects (built by the runner's own request f
 the application's middlewares in aiohttp's order, ``web.Response`` objects, aiohttp's
 header rules (``Content-Length``, ``Content-Type``, ``Date``, ``Server``, ``Connection``)
 and its handling of unread bodies (a lingering read, then close). What it changes is
-only the plumbing: one task per burst of requests on a connection (not a waiter and a
-task per request), the middleware chain composed once, one ``transport.write`` per
-plain answer. Anything unusual (an ``Expect`` header, a path that does not start with
-``/``, a streamed or compressed answer) takes aiohttp's own code for that step, so an
-unusual request is answered exactly as before.
+only the plumbing: no task per request (a burst of requests on a connection is served
+in the callback that received it, up to the first real wait, then by one task; see
+:meth:`FrontProtocol._start_worker`), not a waiter per request, the middleware chain
+composed once, one ``transport.write`` per plain answer. Anything unusual (an ``Expect``
+header, a path that does not start with ``/``, a streamed or compressed answer) takes
+aiohttp's own code for that step, so an unusual request is answered exactly as before.
 
 Example::
 
@@ -53,7 +54,8 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from . import errors
-from .connection import ServiceAppRunner, refusal_error, refusal_response
+from ._eager import start_eagerly
+from .connection import SERVES_WITHOUT_TASK, ServiceAppRunner, refusal_error, refusal_response
 
 log = logging.getLogger("azt_server_stub")
 
@@ -112,6 +114,8 @@ class FrontServer(web.Server):
         )
         settings = {**_DEFAULTS, **plain._kwargs}
         self.settings = settings
+        #: whether requests may be served in ``data_received`` (the application says so)
+        self.eager = bool(app.get(SERVES_WITHOUT_TASK, False))
         self.front_connections: set[FrontProtocol] = set()
         logger = settings.get("access_log")
         logger_class = settings.get("access_log_class")
@@ -208,6 +212,7 @@ class FrontProtocol(BaseProtocol):
         self._closing = False
         self._current: BaseRequest | None = None
         self.worker: asyncio.Task[None] | None = None
+        self._eager = False  # serving inside data_received (see _start_worker)
         self._idle_handle: asyncio.TimerHandle | None = None
         self._idle_since = loop.time()
         # what aiohttp's requests read from their protocol, fixed for the connection
@@ -271,7 +276,7 @@ class FrontProtocol(BaseProtocol):
             protocol.close_when_idle()  # FrontServer.pre_shutdown does this for each
         """
         self._closing = True
-        if self.worker is None and self.transport is not None:
+        if self.worker is None and not self._eager and self.transport is not None:
             self.transport.close()
 
     def abort(self) -> None:
@@ -322,8 +327,40 @@ class FrontProtocol(BaseProtocol):
             messages = []
         if messages:
             self._messages.extend(messages)
-        if (messages or self._refused is not None) and self.worker is None and not self._closing:
-            self.worker = self._loop.create_task(self._serve())
+        if self.worker is not None or self._eager or self._closing:
+            return  # (the worker, or the request being served now, goes on to these)
+        if messages or self._refused is not None:
+            if self._server.eager:
+                self._start_worker()
+            else:
+                self.worker = self._loop.create_task(self._serve())
+
+    def resume_reading(self, resume_parser: bool = True) -> None:
+        """Resume reading, unless nothing was paused (a body read calls it after every chunk).
+
+        aiohttp's resume re-feeds the parser (``data_received(b"")``) for data held back
+        while paused; with nothing paused nothing is held back, so there is nothing to do.
+
+        Example::
+
+            protocol.resume_reading()  # aiohttp's payload streams call it
+        """
+        if self._reading_paused or self._buffer_paused:
+            super().resume_reading(resume_parser)
+
+    def _start_worker(self) -> None:
+        """Serve the queued requests now, in this callback, up to their first real wait.
+
+        A request that never waits (a memory-store read or write whose body came with
+        its head) is answered before ``data_received`` returns: no task, no second pass
+        of the event loop before the answer leaves. From the first wait on, a task
+        (``self.worker``) goes on with it (:func:`~azt_server_stub._eager.start_eagerly`).
+        """
+        self._eager = True
+        try:
+            self.worker = start_eagerly(self._serve(), self._loop)
+        finally:
+            self._eager = False
 
     # -- serving ---------------------------------------------------------------
 
@@ -355,8 +392,7 @@ class FrontProtocol(BaseProtocol):
         server = self._server
         loop = self._loop
         writer = StreamWriter(self, loop)
-        task = asyncio.current_task(loop)
-        assert task is not None
+        task = asyncio.current_task(loop)  # None while served in data_received on 3.11
         # the request only reads the protocol's transport (and cancels through it)
         request = server.request_factory(message, payload, self, writer, task)  # type: ignore[arg-type]
         start = loop.time() if server.access_logger is not None else 0.0
@@ -411,7 +447,6 @@ class FrontProtocol(BaseProtocol):
         log.debug("refused an unparsable request: %s", exc.message or exc)
         writer = StreamWriter(self, self._loop)
         task = asyncio.current_task(self._loop)
-        assert task is not None
         factory = self._server.request_factory
         request = factory(_REFUSED, EMPTY_PAYLOAD, self, writer, task)  # type: ignore[arg-type]
         response = refusal_response(refusal_error(exc))
@@ -427,6 +462,8 @@ class FrontProtocol(BaseProtocol):
         lingering = float(self._server.settings["lingering_time"])
         if self._closing or lingering <= 0:
             return False
+        if asyncio.current_task(self._loop) is None:
+            await asyncio.sleep(0)  # leave data_received: asyncio.timeout needs the task
         deadline = self._loop.time() + lingering
         try:
             while not payload.is_eof():
