@@ -13,6 +13,7 @@ import azt_server_stub
 
 MODULES = [
     "azt_server_stub._acl",
+    "azt_server_stub._eager",
     "azt_server_stub._props",
     "azt_server_stub.access_log",
     "azt_server_stub.addressing",
