@@ -19,6 +19,7 @@ import asyncio
 import logging
 import sqlite3
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, get_args
 
@@ -189,6 +190,64 @@ def test_a_lone_write_is_committed_by_its_handler_and_a_busy_turn_is_grouped(
         ]
     finally:
         b.close()
+
+
+def test_at_full_durability_a_lone_write_commits_on_the_loop_and_concurrent_ones_on_the_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = Backend(tmp_path, durability="full")
+    b.create_table(ACCOUNT, TABLE)
+    loop_thread = threading.get_ident()
+    groups: list[tuple[str, list[str]]] = []
+    release = threading.Event()
+    commit_group = b.commit_group
+
+    def recorded(items: list[GroupWrite]) -> Any:
+        where = "loop" if threading.get_ident() == loop_thread else "thread"
+        groups.append((where, [item.ops[0].rk for item in items]))
+        if where == "thread":
+            assert release.wait(10)  # held until the test lets it go
+        return commit_group(items)
+
+    monkeypatch.setattr(b, "commit_group", recorded)
+
+    def insert(rk: str) -> GroupWrite:
+        return GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "p", rk)])
+
+    async def scenario() -> None:
+        committer = WriteCommitter(b)
+        await committer.submit(insert("a"))  # alone: at once, on the loop
+        await asyncio.sleep(0)
+        # "b" goes at once; "c" and "d" came in the same turn: grouped, on the thread
+        burst = asyncio.gather(*(committer.submit(insert(rk)) for rk in "bcd"))
+        await asyncio.sleep(0.05)
+        # the thread is committing: a write now waits its turn (order), not at once
+        late = asyncio.ensure_future(committer.submit(insert("e")))
+        await asyncio.sleep(0.05)
+        assert not late.done()
+        release.set()
+        await burst
+        await late
+        await asyncio.sleep(0)
+        await committer.submit(insert("f"))  # the last group was one write: at once again
+        await committer.close()
+
+    try:
+        asyncio.run(scenario())
+        assert groups == [
+            ("loop", ["a"]),
+            ("loop", ["b"]),
+            ("thread", ["c", "d"]),
+            ("thread", ["e"]),
+            ("loop", ["f"]),
+        ]
+        assert [e.rk for e in b.query_entities(ACCOUNT, TABLE, None, None, None).entities] == [
+            *"abcdef"
+        ]
+        state = _everything(b)
+    finally:
+        b.close()
+    _assert_reopened(tmp_path, state)  # each acknowledged write is on disk
 
 
 @pytest.mark.parametrize("burst", [1, 3])
