@@ -9,10 +9,11 @@ peer (``benchmarks/stub_vs_azurite.py`` prints it as the ceiling).
 
 With ``--front`` the same replay runs through the stub's own HTTP layer instead: its
 connection protocol (``azt_server_stub.front.FrontAppRunner``: aiohttp's C parser,
-``web.Request`` and ``web.Response`` objects) and one catch-all handler that returns the
-recorded status, headers and body. What the stub costs beyond that is the Table service
-itself (addressing, auth, negotiation, validation, storage, rendering); the ratio this
-mode reaches is the best a server built on that HTTP layer could reach.
+``web.Request`` and ``web.Response`` objects, requests served in the callback that
+received them) and one catch-all handler that returns the recorded status, headers and
+body. What the stub costs beyond that is the Table service itself (addressing, auth,
+negotiation, validation, storage, rendering); the ratio this mode reaches is the best a
+server built on that HTTP layer could reach.
 
 Usage (the benchmark starts it)::
 
@@ -110,6 +111,7 @@ def front_app(upstream: int) -> Any:
     session: list[aiohttp.ClientSession] = []
 
     async def record(request: web.Request) -> tuple[int, list[tuple[str, str]], bytes]:
+        await asyncio.sleep(0)  # out of data_received: the client's timeouts need a task
         if not session:
             session.append(aiohttp.ClientSession(auto_decompress=False))
         url = yarl.URL(f"http://127.0.0.1:{upstream}{request.raw_path}", encoded=True)
@@ -140,7 +142,10 @@ def front_app(upstream: int) -> Any:
         for s in session:
             await s.close()
 
+    from azt_server_stub.connection import SERVES_WITHOUT_TASK
+
     app = web.Application()
+    app[SERVES_WITHOUT_TASK] = True  # served as the stub's own requests are (see front.py)
     app.router.add_route("*", "/{tail:.*}", replay)
     app.on_cleanup.append(close)
     return app
