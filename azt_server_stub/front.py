@@ -340,12 +340,14 @@ class FrontProtocol(BaseProtocol):
 
         aiohttp's resume re-feeds the parser (``data_received(b"")``) for data held back
         while paused; with nothing paused nothing is held back, so there is nothing to do.
+        Only :meth:`pause_reading` pauses this protocol's parser and transport (it never
+        holds reading for a message queue); ``_buffer_paused`` exists from aiohttp 3.14.3.
 
         Example::
 
             protocol.resume_reading()  # aiohttp's payload streams call it
         """
-        if self._reading_paused or self._buffer_paused:
+        if self._reading_paused or getattr(self, "_buffer_paused", False):
             super().resume_reading(resume_parser)
 
     def _start_worker(self) -> None:
