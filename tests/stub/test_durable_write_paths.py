@@ -153,6 +153,11 @@ def test_committed_bursts_answer_as_requests_applied_in_order(
         _assert_reopened(Path(folder), state)
 
 
+def _insert(rk: str) -> GroupWrite:
+    """A single insert into partition "p" of the test table."""
+    return GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "p", rk)])
+
+
 def test_a_lone_write_is_committed_by_its_handler_and_a_busy_turn_is_grouped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -167,19 +172,16 @@ def test_a_lone_write_is_committed_by_its_handler_and_a_busy_turn_is_grouped(
 
     monkeypatch.setattr(b, "commit_group", counted)
 
-    def insert(rk: str) -> GroupWrite:
-        return GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "p", rk)])
-
     async def scenario() -> None:
         committer = WriteCommitter(b)
         for rk in "ab":  # one at a time: each committed alone, at once
-            await committer.submit(insert(rk))
+            await committer.submit(_insert(rk))
             await asyncio.sleep(0)
-        await asyncio.gather(*(committer.submit(insert(rk)) for rk in "cdef"))
+        await asyncio.gather(*(committer.submit(_insert(rk)) for rk in "cdef"))
         await asyncio.sleep(0)
-        await committer.submit(insert("g"))  # the queue's turn brought one: alone again
+        await committer.submit(_insert("g"))  # the queue's turn brought one: alone again
         await asyncio.sleep(0)
-        await committer.submit(insert("h"))
+        await committer.submit(_insert("h"))
         await committer.close()
 
     try:
@@ -211,25 +213,22 @@ def test_at_full_durability_a_lone_write_commits_on_the_loop_and_concurrent_ones
 
     monkeypatch.setattr(b, "commit_group", recorded)
 
-    def insert(rk: str) -> GroupWrite:
-        return GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "p", rk)])
-
     async def scenario() -> None:
         committer = WriteCommitter(b)
-        await committer.submit(insert("a"))  # alone: at once, on the loop
+        await committer.submit(_insert("a"))  # alone: at once, on the loop
         await asyncio.sleep(0)
         # "b" goes at once; "c" and "d" came in the same turn: grouped, on the thread
-        burst = asyncio.gather(*(committer.submit(insert(rk)) for rk in "bcd"))
+        burst = asyncio.gather(*(committer.submit(_insert(rk)) for rk in "bcd"))
         await asyncio.sleep(0.05)
         # the thread is committing: a write now waits its turn (order), not at once
-        late = asyncio.ensure_future(committer.submit(insert("e")))
+        late = asyncio.ensure_future(committer.submit(_insert("e")))
         await asyncio.sleep(0.05)
         assert not late.done()
         release.set()
         await burst
         await late
         await asyncio.sleep(0)
-        await committer.submit(insert("f"))  # the last group was one write: at once again
+        await committer.submit(_insert("f"))  # the last group was one write: at once again
         await committer.close()
 
     try:
