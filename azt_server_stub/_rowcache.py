@@ -17,10 +17,13 @@ or deleted version is merely never used again, until it is evicted.
 
 One exception, for point reads: the store counts its write transactions (odd while one
 is open), and a point read outside a read transaction that found a row with no write
-open or begun meanwhile stamps the entry with that count (:meth:`RowCache.verify`). While
-the count stays the same, no write has begun since, so the row is still the stored one
-and a point read takes it from the cache (:meth:`RowCache.current`). Any write ends
-every entry's stamp at once, by changing the count.
+open or begun meanwhile stamps the entry with that count (:meth:`RowCache.verify`). The
+store also notes, for each partition a write changes, the count at which that write
+began (before it changes anything). While no write is open and none has begun to change
+the entry's partition since its stamp, the row is still the stored one and a point read
+takes it from the cache (:meth:`RowCache.current`, given the oldest stamp still good).
+Writes to other partitions leave it be; a write the store does not track by partition
+(table-level ones) ends every entry's stamp at once.
 
 Example::
 
@@ -139,16 +142,16 @@ class RowCache:
 
             >>> cache = RowCache(); key = (1, b"p", b"r"); e = Entity("p", "r", 1)
             >>> cache.put(key, e, 9); cache.verify(key, e, 4)
-            >>> cache.current(key, 4) is e, cache.current(key, 6)
-            (True, None)
+            >>> cache.current(key, 4) is e, cache.current(key, 2) is e, cache.current(key, 6)
+            (True, True, None)
         """
         entry = self._entries.get(key)
         if entry is not None and entry[0] is entity:
             self._entries[key] = (entity, entry[1], writes)  # keeps its place in the order
 
-    def current(self, key: RowKey, writes: int) -> Entity | None:
-        """The entity at ``key`` if verified at write count ``writes`` (so still stored
-        while the count has not changed), else None.
+    def current(self, key: RowKey, since: int) -> Entity | None:
+        """The entity at ``key`` if verified at a write count of at least ``since`` (the
+        caller knows no write to it began from then on), else None.
 
         Example::
 
@@ -156,7 +159,7 @@ class RowCache:
             True
         """
         entry = self._entries.get(key)
-        if entry is not None and entry[2] == writes:
+        if entry is not None and entry[2] >= since >= 0:
             return entry[0]
         return None
 

@@ -185,6 +185,12 @@ class SqliteStore:
         self._cache = RowCache(cache_bytes)  # used with the read lock held
         #: Write transactions begun and ended (odd: one is open); see _rowcache.
         self._writes = 0
+        #: (tid, PartitionKey blob) -> the write count when a write last began to change a
+        #: row of that partition (odd); bounded, see :meth:`_touch`.
+        self._touched: dict[tuple[int, bytes], int] = {}
+        #: Verified entries stamped below this count lapse whatever their partition: a
+        #: write whose rows are not tracked (:meth:`transaction`) or a forgotten map.
+        self._touch_floor = 0
         #: The thread whose reads use the writer connection (:meth:`writer_reads`), or 0.
         self._writer_reads = 0
         try:
@@ -232,6 +238,7 @@ class SqliteStore:
         """One write transaction, committed (and synced) when the block ends."""
         db = self.db
         self._writes += 1  # before anything changes: the cache's verified rows lapse
+        self._touch_floor = self._writes + 1  # (rows of any partition may change)
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -357,8 +364,10 @@ class SqliteStore:
         writes = self._writes
         latest = not db.in_transaction and not writes & 1  # reads the last commit
         if latest:
-            entity = self._cache.current(key, writes)
-            if entity is not None:  # verified, and no write since
+            touched = self._touched.get((key[0], key[1]), -1)
+            since = max(touched + 1, self._touch_floor)
+            entity = self._cache.current(key, since)
+            if entity is not None:  # verified, and no write to its partition since
                 return entity
         rows = db.execute(_GET, key).fetchall()
         if not rows:
@@ -483,6 +492,7 @@ class SqliteStore:
         )
         db = self.db
         self._writes += 1  # before anything changes: the cache's verified rows lapse
+        self._touch(tid, row[1])
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -529,11 +539,14 @@ class SqliteStore:
                         for e in puts
                     ]
                     if rows:
+                        for row in rows:
+                            self._touch(tid, row[1])
                         db.executemany(_PUT, rows)
                     if deletes:
-                        db.executemany(
-                            _DELETE, [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
-                        )
+                        removed = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
+                        for gone in removed:
+                            self._touch(tid, gone[1])
+                        db.executemany(_DELETE, removed)
                 _write_last(db, last_timestamp)
             except BaseException:
                 db.execute("ROLLBACK")
@@ -541,6 +554,20 @@ class SqliteStore:
             db.execute("COMMIT")
         finally:
             self._writes += 1
+
+    def _touch(self, tid: int, pk_blob: bytes) -> None:
+        """Note that the write open now (odd count) changes a row of the partition, before
+        it changes it: the partition's verified cache entries lapse (see :meth:`_get_on`).
+        Past :data:`_TOUCHED_MAX` partitions the map is forgotten and every entry lapses."""
+        touched = self._touched
+        if len(touched) >= _TOUCHED_MAX and (tid, pk_blob) not in touched:
+            touched.clear()
+            self._touch_floor = self._writes + 1
+        touched[tid, pk_blob] = self._writes
+
+
+#: Most partitions :meth:`SqliteStore._touch` remembers (about 2 MiB of keys).
+_TOUCHED_MAX = 16_384
 
 
 def _write_last(db: sqlite3.Connection, last_timestamp: int) -> None:

@@ -291,7 +291,57 @@ def test_a_point_read_skips_sqlite_only_while_no_write_began(tmp_path: Path) -> 
         store.close()
 
 
-def test_point_reads_never_go_back_behind_a_committed_write(tmp_path: Path) -> None:
+def test_a_verified_read_outlives_writes_to_other_partitions_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store_with_rows(tmp_path, 3)
+    store.create_table(ACCOUNT, "u", "U")
+    try:
+        selects = _selects(store)
+
+        def read() -> Entity:
+            entity = store.get(ACCOUNT, "t", "p", "001")
+            assert entity is not None
+            return entity
+
+        first = read()
+        assert read() is first
+        assert len(selects) == 1
+        other = Entity("q", "001", 5, {"N": (Edm.INT32, 5)})
+        store.write_entity_groups([(ACCOUNT, "t", [other], [])], 5)  # another partition
+        store.write_entity_groups([(ACCOUNT, "t", [], [("q", "001")])], 6)
+        assert store.insert_new_entity(ACCOUNT, "u", Entity("p", "001", 7), 7)  # another table
+        assert read() is first
+        assert len(selects) == 1  # still verified: not read again
+        store.write_entity_groups([(ACCOUNT, "t", [Entity("p", "002", 8)], [])], 8)
+        assert read() is first  # its partition changed: read again (the same version)
+        assert len(selects) == 2
+        assert read() is first
+        store.write_entity_groups([(ACCOUNT, "t", [], [("p", "000")])], 9)  # a delete there
+        assert read() is first
+        assert len(selects) == 3
+        assert store.insert_new_entity(ACCOUNT, "t", Entity("p", "003", 10), 10)
+        assert read() is first
+        assert len(selects) == 4
+        store.create_table(ACCOUNT, "v", "V")  # not tracked by partition: everything lapses
+        assert read() is first
+        assert len(selects) == 5
+        monkeypatch.setattr(_store, "_TOUCHED_MAX", 2)
+        for pk in ("a", "b", "c"):  # the map is full, then forgotten: everything lapses
+            store.write_entity_groups([(ACCOUNT, "u", [Entity(pk, "r", 11)], [])], 11)
+        assert read() is first
+        assert len(selects) == 6
+        changed = Entity("p", "001", 12, {"N": (Edm.INT32, 12)})
+        store.write_entity_groups([(ACCOUNT, "t", [changed], [])], 12)
+        assert read().props == changed.props
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("partitions", [("p",), ("p", "q")])
+def test_point_reads_never_go_back_behind_a_committed_write(
+    tmp_path: Path, partitions: tuple[str, ...]
+) -> None:
     store = _store_with_rows(tmp_path, 1)
     acked = 0
     done = threading.Event()
@@ -301,9 +351,11 @@ def test_point_reads_never_go_back_behind_a_committed_write(tmp_path: Path) -> N
         nonlocal acked
         try:
             for n in range(1, 301):
-                row = Entity("p", "000", 1 + n, {"N": (Edm.INT32, n)})
+                pk = partitions[n % len(partitions)]  # ("p", "q"): every other write elsewhere
+                row = Entity(pk, "000", 1 + n, {"N": (Edm.INT32, n)})
                 store.write_entity_groups([(ACCOUNT, "t", [row], [])], 1 + n)
-                acked = n
+                if pk == "p":
+                    acked = n
         finally:
             done.set()
 
@@ -311,7 +363,8 @@ def test_point_reads_never_go_back_behind_a_committed_write(tmp_path: Path) -> N
     thread.start()
     try:
         last = 0
-        while not done.is_set() or last < 300:
+        final = max(n for n in range(1, 301) if partitions[n % len(partitions)] == "p")
+        while not done.is_set() or last < final:
             floor = acked
             entity = store.get(ACCOUNT, "t", "p", "000")
             assert entity is not None
