@@ -538,14 +538,12 @@ class SqliteStore:
                         )
                         for e in puts
                     ]
+                    removed = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
+                    for pk_blob in {row[1] for row in rows} | {row[1] for row in removed}:
+                        self._touch(tid, pk_blob)  # once per partition (a change set: one)
                     if rows:
-                        for row in rows:
-                            self._touch(tid, row[1])
                         db.executemany(_PUT, rows)
-                    if deletes:
-                        removed = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
-                        for gone in removed:
-                            self._touch(tid, gone[1])
+                    if removed:
                         db.executemany(_DELETE, removed)
                 _write_last(db, last_timestamp)
             except BaseException:
