@@ -19,9 +19,12 @@ a server that does no work (``benchmarks/_replay_server.py`` replays the stub's 
 answers), which bounds the ratio any server could reach against Azurite with this client,
 and the same replay served through the stub's own HTTP layer (``--front``: its connection
 protocol, aiohttp's parser and request/response objects, one handler), which bounds what
-the Table service's own work may cost for a given ratio; and, on Linux, each server
-process's own CPU time per unit (from ``/proc``): with the client's cost in every round
-trip and a shared machine, that is the steadier view of what a server change did.
+the Table service's own work may cost for a given ratio, and a minimal Table server in
+Python (``benchmarks/_minimal_server.py``: only the framing, SharedKey verification, the
+entity's JSON and a dict), which shows what the least Table work costs on asyncio; and,
+on Linux, each server process's own CPU time per unit (from ``/proc``): with the client's
+cost in every round trip and a shared machine, that is the steadier view of what a server
+change did.
 
 First with both stores in memory (``azt-stub`` / ``azurite --inMemoryPersistence``), then
 both on disk (``azt-stub --location``, an fsync per acknowledged write / ``azurite
@@ -230,6 +233,12 @@ class Target:
                 batch.create(make_entity(QUERY_PK, f"{i:08d}", i))
             await self.table.submit_transaction(batch)
 
+    async def seed_singly(self) -> None:
+        """The table and the rows ``read`` reads, one insert each (no transactions)."""
+        await self.table.create_table()
+        for i in range(QUERY_ROWS):
+            await self.table.insert_entity(make_entity(QUERY_PK, f"{i:08d}", i))
+
     async def insert(self) -> int:
         n = self.next()
         await self.table.insert_entity(make_entity("ins", f"{n:010d}", n))
@@ -331,6 +340,9 @@ class Figures:
     # the same through the stub's own HTTP layer (FrontAppRunner + one replaying handler)
     front_floor: float | None = None
     front_floor_cpu: float | None = None  # that server's CPU milliseconds per unit
+    # a minimal Table server in Python (framing, SharedKey, JSON, a dict)
+    minimal: float | None = None
+    minimal_cpu: float | None = None
 
 
 def _least(values: list[float | None]) -> float | None:
@@ -342,10 +354,17 @@ def _least(values: list[float | None]) -> float | None:
 #: each round trip bounds the ratio any server can reach.
 CEILING_OPS = ("insert", "read")
 REPLAY = Path(__file__).resolve().parent / "_replay_server.py"
+MINIMAL = Path(__file__).resolve().parent / "_minimal_server.py"
 
 
 async def ceiling(
-    replay: tuple[str, int], ops: list[str], rounds: int, seconds: float, *, counter: int
+    replay: tuple[str, int],
+    ops: list[str],
+    rounds: int,
+    seconds: float,
+    *,
+    counter: int,
+    seed: bool = False,
 ) -> dict[str, tuple[float, float | None]]:
     """(best throughput, least server CPU ms per unit) of the same client against a
     server that does no work.
@@ -354,12 +373,15 @@ async def ceiling(
     answer to the first one, recorded; what is left per round trip is the client's work
     and the kernel's, which no server can take away (with ``--front``: and the stub's
     HTTP layer's). ``counter``: where the keys of its inserts start (its first insert
-    reaches the stub: keys no other run used).
+    reaches the stub: keys no other run used). ``seed``: the server keeps its own rows
+    (``_minimal_server.py``): create the table and the rows reads read first.
     """
     target = Target("replay", *replay)
     target.counter = counter
     best: dict[str, tuple[float, float | None]] = {}
     try:
+        if seed:
+            await target.seed_singly()
         for op in ops:
             await measure(target, op, min(0.2, seconds))  # warm-up, and the recording
         for _ in range(rounds):
@@ -435,6 +457,13 @@ def report(title: str, results: dict[str, Figures]) -> None:
                 f" {f.front_floor:.1f}{cpu}, {f.front_floor / f.azurite:.2f}x azurite: the"
                 " best any server on that layer reaches"
             )
+        if f.minimal is not None:
+            cpu = f", {f.minimal_cpu:.3f}ms cpu" if f.minimal_cpu is not None else ""
+            print(
+                f"  a minimal Table server in Python (_minimal_server.py: framing, SharedKey,"
+                f" JSON, a dict): {f.minimal:.1f}{cpu}, {f.minimal / f.azurite:.2f}x azurite,"
+                f" the stub {f.stub / f.minimal:.2f}x of it"
+            )
     print(
         "throughput per second, best of the rounds; ratio: stub/azurite (higher is better);\n"
         "noise: the stub's worst round below its best; cpu: the server process's CPU per\n"
@@ -482,6 +511,15 @@ def run_store(
                             results[op].front_floor_cpu = cpu
                         else:
                             results[op].floor = rate
+                minimal_port = free_port()
+                argv = [sys.executable, str(MINIMAL), str(minimal_port)]
+                with server_process("minimal", argv, minimal_port, work) as minimal:
+                    floors = asyncio.run(
+                        ceiling(minimal, floor_ops, rounds, seconds, counter=0, seed=True)
+                    )
+                for op, (rate, cpu) in floors.items():
+                    results[op].minimal = rate
+                    results[op].minimal_cpu = cpu
             return results
 
 
