@@ -11,6 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import errors
+
+#: The most stored access policies a table holds, and the permission letters one may grant.
+MAX_ACL = 5
+_ACL_PERMISSIONS = frozenset("raud")
+
 
 @dataclass(frozen=True, slots=True)
 class SignedIdentifier:
@@ -26,6 +32,38 @@ class SignedIdentifier:
     start: str | None = None
     expiry: str | None = None
     permission: str | None = None
+
+
+def checked_acl(acl: Sequence[SignedIdentifier]) -> list[SignedIdentifier]:
+    """The policies of a Set Table ACL, checked as the service does.
+
+    More than 5 policies, an Id that is empty or longer than 64 characters, a repeated
+    Id, or permission letters outside ``raud`` -> ``400 InvalidXmlDocument``.
+
+    Example::
+
+        >>> checked_acl([SignedIdentifier("p1", permission="ra")])[0].id
+        'p1'
+        >>> try:
+        ...     checked_acl([SignedIdentifier("p1", permission="x")])
+        ... except errors.StubError as exc:
+        ...     print(exc.status, exc.code)
+        400 InvalidXmlDocument
+    """
+    policies = list(acl)
+    if len(policies) > MAX_ACL:
+        raise errors.invalid_xml_document(
+            "XML specified is not syntactically valid. At most 5 signed identifiers "
+            "(stored access policies) are allowed."
+        )
+    seen: set[str] = set()
+    for policy in policies:
+        if not 1 <= len(policy.id) <= 64 or policy.id in seen:
+            raise errors.invalid_xml_document()
+        seen.add(policy.id)
+        if policy.permission is not None and not set(policy.permission) <= _ACL_PERMISSIONS:
+            raise errors.invalid_xml_document()
+    return policies
 
 
 def acl_to_json(acl: Sequence[SignedIdentifier]) -> list[dict[str, str | None]]:

@@ -430,3 +430,62 @@ def test_lone_inserts_on_disk_answer_as_in_memory(durability: str, ops: list[Wri
         finally:
             b.close()
         _assert_reopened(Path(folder), state)
+
+
+def test_a_groups_inserts_read_their_partition_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The single inserts of a durable write group that share a partition are read in one
+    indexed read, not a point read each, and answer as in memory: a stored key, a key two
+    inserts of the group share, a key an earlier change set of the group wrote, a missing
+    table (refused in its place), and a partition with one insert (its own point read)."""
+    group = [
+        _insert("a"),  # stored before the group: 409
+        _insert("b"),
+        _insert("b"),  # written by the insert before it: 409
+        GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "p", "d")], batch=True),
+        _insert("d"),  # written by the change set before it: 409
+        GroupWrite(ACCOUNT, "Missing", [WriteOp("insert", "p", "e")]),  # 404
+        GroupWrite(ACCOUNT, TABLE, [WriteOp("insert", "q", "c")]),  # alone in "q"
+        _insert("\U0001f600"),  # sorts after "d" in UTF-16 and is read with the others
+    ]
+
+    def run(backend: Backend) -> Any:
+        try:
+            backend.create_table(ACCOUNT, TABLE)
+            backend.commit_group([_insert("a")])
+            if backend._store is not None:
+                counted(backend._store, "get")
+                counted(backend._store, "get_rows")
+            return [_answer(o) for o in backend.commit_group(group)], _everything(backend)
+        finally:
+            backend.close()
+
+    reads: list[str] = []
+
+    def counted(store: _store.SqliteStore, name: str) -> None:
+        method = getattr(store, name)
+
+        def count(*args: Any) -> Any:
+            reads.append(name)
+            return method(*args)
+
+        monkeypatch.setattr(store, name, count)
+
+    memory = run(Backend(clock=lambda: 1))
+    disk = run(Backend(tmp_path, clock=lambda: 1))
+    # partition "p": one read for the inserts, one for the change set's key; partition
+    # "q": the point read of its one insert
+    assert sorted(reads) == ["get", "get_rows", "get_rows"]
+    assert disk == memory
+    codes = [a[1] if isinstance(a, tuple) else "ok" for a in memory[0]]
+    assert codes == [
+        "EntityAlreadyExists",
+        "ok",
+        "EntityAlreadyExists",
+        "ok",
+        "EntityAlreadyExists",
+        "TableNotFound",
+        "ok",
+        "ok",
+    ]
