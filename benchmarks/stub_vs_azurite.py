@@ -21,10 +21,11 @@ and the same replay served through the stub's own HTTP layer (``--front``: its c
 protocol, aiohttp's parser and request/response objects, one handler), which bounds what
 the Table service's own work may cost for a given ratio, and a minimal Table server in
 Python (``benchmarks/_minimal_server.py``: only the framing, SharedKey verification, the
-entity's JSON and a dict), which shows what the least Table work costs on asyncio; and,
-on Linux, each server process's own CPU time per unit (from ``/proc``): with the client's
-cost in every round trip and a shared machine, that is the steadier view of what a server
-change did.
+entity's JSON and a dict), which shows what the least Table work costs on asyncio (the
+three measured in the same alternated rounds as the stub and Azurite); and, on Linux,
+each server process's own CPU time per unit (from ``/proc``): with the client's cost in
+every round trip and a shared machine, that is the steadier view of what a server change
+did.
 
 First with both stores in memory (``azt-stub`` / ``azurite --inMemoryPersistence``), then
 both on disk (``azt-stub --location``, an fsync per acknowledged write / ``azurite
@@ -56,7 +57,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -357,74 +358,82 @@ REPLAY = Path(__file__).resolve().parent / "_replay_server.py"
 MINIMAL = Path(__file__).resolve().parent / "_minimal_server.py"
 
 
-async def ceiling(
-    replay: tuple[str, int],
-    ops: list[str],
-    rounds: int,
-    seconds: float,
-    *,
-    counter: int,
-    seed: bool = False,
-) -> dict[str, tuple[float, float | None]]:
-    """(best throughput, least server CPU ms per unit) of the same client against a
-    server that does no work.
+@dataclass
+class FloorServer:
+    """A server measured beside the two for single requests only, in the same rounds.
 
-    ``benchmarks/_replay_server.py`` answers each kind of request with the stub's own
-    answer to the first one, recorded; what is left per round trip is the client's work
-    and the kernel's, which no server can take away (with ``--front``: and the stub's
-    HTTP layer's). ``counter``: where the keys of its inserts start (its first insert
-    reaches the stub: keys no other run used). ``seed``: the server keeps its own rows
-    (``_minimal_server.py``): create the table and the rows reads read first.
+    ``kind``: ``replay`` (``_replay_server.py``: the stub's answers replayed, no work),
+    ``front`` (the same through the stub's own HTTP layer) or ``minimal``
+    (``_minimal_server.py``: the least Table work). ``counter``: where the keys of its
+    inserts start (a replay's first insert reaches the stub: keys no other target uses).
+    ``seed``: the server keeps its own rows: create the table and the rows reads read.
     """
-    target = Target("replay", *replay)
-    target.counter = counter
-    best: dict[str, tuple[float, float | None]] = {}
-    try:
-        if seed:
-            await target.seed_singly()
-        for op in ops:
-            await measure(target, op, min(0.2, seconds))  # warm-up, and the recording
-        for _ in range(rounds):
-            for op in ops:
-                rate, cpu = await measure(target, op, seconds)
-                old_rate, old_cpu = best.get(op, (0.0, None))
-                best[op] = (max(old_rate, rate), _least([old_cpu, cpu]))
-    finally:
-        await target.close()
-    return best
+
+    kind: str
+    server: tuple[str, int]
+    counter: int
+    seed: bool = False
 
 
 async def compare(
-    stub: tuple[str, int], azurite: tuple[str, int], ops: list[str], rounds: int, seconds: float
+    stub: tuple[str, int],
+    azurite: tuple[str, int],
+    ops: list[str],
+    rounds: int,
+    seconds: float,
+    floors: list[FloorServer] | None = None,
 ) -> dict[str, Figures]:
-    """Run the operations in alternated rounds against both servers."""
+    """Run the operations in alternated rounds against both servers (and, for the
+    operations in :data:`CEILING_OPS`, against the ``floors`` in the same rounds, so that
+    a host that speeds up or slows down between phases moves every figure alike)."""
     targets = [Target("stub", *stub), Target("azurite", *azurite)]
-    for target in targets:
-        await target.setup()
-        for op in ops:  # warm-up: connections, code paths, JITs
-            await measure(target, op, min(0.2, seconds))
+    extra: list[Target] = []
+    for floor in floors or []:
+        extra.append(Target(floor.kind, *floor.server))
+        extra[-1].counter = floor.counter
+    floor_ops = [op for op in ops if op in CEILING_OPS]
     runs: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
     try:
+        for target in targets:
+            await target.setup()
+            for op in ops:  # warm-up: connections, code paths, JITs
+                await measure(target, op, min(0.2, seconds))
+        for target, floor in zip(extra, floors or [], strict=True):
+            if floor.seed:
+                await target.seed_singly()
+            for op in floor_ops:  # warm-up, and a replay's recording
+                await measure(target, op, min(0.2, seconds))
         for r in range(rounds):
             for op in ops:
-                order = targets if r % 2 == 0 else targets[::-1]
-                for target in order:
+                order = targets + (extra if op in CEILING_OPS else [])
+                for target in order if r % 2 == 0 else order[::-1]:
                     runs.setdefault((target.name, op), []).append(
                         await measure(target, op, seconds)
                     )
     finally:
-        for target in targets:
+        for target in targets + extra:
             await target.close()
     out: dict[str, Figures] = {}
     for op in ops:
         stub_rates = [rate for rate, _ in runs[("stub", op)]]
-        out[op] = Figures(
+        out[op] = f = Figures(
             stub=max(stub_rates),
             azurite=max(rate for rate, _ in runs[("azurite", op)]),
             spread=1 - min(stub_rates) / max(stub_rates),
             stub_cpu=_least([cpu for _, cpu in runs[("stub", op)]]),
             azurite_cpu=_least([cpu for _, cpu in runs[("azurite", op)]]),
         )
+        best = {
+            kind: (
+                max(rate for rate, _ in runs[(kind, op)]),
+                _least([c for _, c in runs[(kind, op)]]),
+            )
+            for kind in ("replay", "front", "minimal")
+            if (kind, op) in runs
+        }
+        f.floor = best["replay"][0] if "replay" in best else None
+        f.front_floor, f.front_floor_cpu = best.get("front", (None, None))
+        f.minimal, f.minimal_cpu = best.get("minimal", (None, None))
     return out
 
 
@@ -493,33 +502,17 @@ def run_store(
                 "azurite", azurite_argv(js, azurite_port, azurite_loc), azurite_port, work
             ) as azurite,
         ):
-            results = asyncio.run(compare(stub, azurite, ops, rounds, seconds))
-            floor_ops = [op for op in ops if op in CEILING_OPS]
-            if store == "memory" and floor_ops:
-                for front in (False, True):
-                    replay_port = free_port()
-                    argv = [sys.executable, str(REPLAY), str(replay_port), str(stub_port)]
-                    argv += ["--front"] if front else []
-                    counter = 2 * 10**9 if front else 10**9
-                    with server_process("replay", argv, replay_port, work) as replay:
-                        floors = asyncio.run(
-                            ceiling(replay, floor_ops, rounds, seconds, counter=counter)
-                        )
-                    for op, (rate, cpu) in floors.items():
-                        if front:
-                            results[op].front_floor = rate
-                            results[op].front_floor_cpu = cpu
-                        else:
-                            results[op].floor = rate
-                minimal_port = free_port()
-                argv = [sys.executable, str(MINIMAL), str(minimal_port)]
-                with server_process("minimal", argv, minimal_port, work) as minimal:
-                    floors = asyncio.run(
-                        ceiling(minimal, floor_ops, rounds, seconds, counter=0, seed=True)
-                    )
-                for op, (rate, cpu) in floors.items():
-                    results[op].minimal = rate
-                    results[op].minimal_cpu = cpu
+            floors: list[FloorServer] = []
+            with ExitStack() as stack:
+                if store == "memory" and any(op in CEILING_OPS for op in ops):
+                    for kind, counter in (("replay", 10**9), ("front", 2 * 10**9), ("minimal", 0)):
+                        port = free_port()
+                        argv = [sys.executable, str(MINIMAL if kind == "minimal" else REPLAY)]
+                        argv += [str(port)] if kind == "minimal" else [str(port), str(stub_port)]
+                        argv += ["--front"] if kind == "front" else []
+                        server = stack.enter_context(server_process(kind, argv, port, work))
+                        floors.append(FloorServer(kind, server, counter, kind == "minimal"))
+                results = asyncio.run(compare(stub, azurite, ops, rounds, seconds, floors))
             return results
 
 
