@@ -74,7 +74,6 @@ __all__ = [
 
 #: Most operations in one change set.
 MAX_BATCH = 100
-#: Most stored access policies per table.
 _UNIX_EPOCH_TICKS = 621_355_968_000_000_000
 
 
@@ -103,8 +102,9 @@ class _Table:
 
 
 _Overlay = dict[tuple[int, Key], tuple[_Table, Key, Key, "Entity | None"]]
-_Read = dict[tuple[int, Key], "Entity | None"]
 """Changes of a group so far: (table id, sort key) -> (table, sort key, key, new entity)."""
+_Read = dict[tuple[int, Key], "Entity | None"]
+"""Stored entities read ahead for a group: (table id, sort key) -> entity or None."""
 
 
 class _Account:
