@@ -14,18 +14,19 @@ the two servers flips every round; best of the rounds is kept), the throughput o
 * a key-range query returning 50 rows of one partition (queries/s).
 
 It prints each figure for both servers and the ratio stub / Azurite (higher is better),
-and, for single inserts and point reads in memory, the ceiling: the same client against
-a server that does no work (``benchmarks/_replay_server.py`` replays the stub's own
-answers), which bounds the ratio any server could reach against Azurite with this client,
-and the same replay served through the stub's own HTTP layer (``--front``: its connection
-protocol, aiohttp's parser and request/response objects, one handler), which bounds what
-the Table service's own work may cost for a given ratio, and a minimal Table server in
-Python (``benchmarks/_minimal_server.py``: only the framing, SharedKey verification, the
-entity's JSON and a dict), which shows what the least Table work costs on asyncio (the
-three measured in the same alternated rounds as the stub and Azurite); and, on Linux,
-each server process's own CPU time per unit (from ``/proc``): with the client's cost in
-every round trip and a shared machine, that is the steadier view of what a server change
-did.
+and, in memory, for single inserts, point reads and transactions sent one at a time, the
+ceiling: the same client against a server that does no work
+(``benchmarks/_replay_server.py`` replays the stub's own answers), which bounds the ratio
+any server could reach against Azurite with this client; the same replay served through
+the stub's own HTTP layer (``--front``: its connection protocol, aiohttp's parser and
+request/response objects, one handler), which bounds what the Table service's own work
+may cost for a given ratio; and, for single inserts and point reads, a minimal Table
+server in Python (``benchmarks/_minimal_server.py``: only the framing, SharedKey
+verification, the entity's JSON and a dict), which shows what the least Table work costs
+on asyncio (all three measured in the same alternated rounds as the stub and Azurite).
+On Linux it also prints each server process's own CPU time per unit (from ``/proc``):
+with the client's cost in every round trip and a shared machine, that is the steadier
+view of what a server change did.
 
 First with both stores in memory (``azt-stub`` / ``azurite --inMemoryPersistence``), then
 both on disk (``azt-stub --location``, an fsync per acknowledged write / ``azurite
@@ -351,9 +352,9 @@ def _least(values: list[float | None]) -> float | None:
     return min(known) if known else None
 
 
-#: Operations whose ceiling is measured: single requests, where the client's own share of
-#: each round trip bounds the ratio any server can reach.
-CEILING_OPS = ("insert", "read")
+#: Operations whose ceiling is measured: requests sent one at a time, where the client's own
+#: share of each round trip bounds the ratio any server can reach.
+CEILING_OPS = ("insert", "read", "batch")
 REPLAY = Path(__file__).resolve().parent / "_replay_server.py"
 MINIMAL = Path(__file__).resolve().parent / "_minimal_server.py"
 
@@ -367,12 +368,14 @@ class FloorServer:
     (``_minimal_server.py``: the least Table work). ``counter``: where the keys of its
     inserts start (a replay's first insert reaches the stub: keys no other target uses).
     ``seed``: the server keeps its own rows: create the table and the rows reads read.
+    ``ops``: the operations it serves (the minimal server: no transactions).
     """
 
     kind: str
     server: tuple[str, int]
     counter: int
     seed: bool = False
+    ops: tuple[str, ...] = CEILING_OPS
 
 
 async def compare(
@@ -387,25 +390,26 @@ async def compare(
     operations in :data:`CEILING_OPS`, against the ``floors`` in the same rounds, so that
     a host that speeds up or slows down between phases moves every figure alike)."""
     targets = [Target("stub", *stub), Target("azurite", *azurite)]
+    floors = floors or []
     extra: list[Target] = []
-    for floor in floors or []:
+    for floor in floors:
         extra.append(Target(floor.kind, *floor.server))
         extra[-1].counter = floor.counter
-    floor_ops = [op for op in ops if op in CEILING_OPS]
     runs: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
     try:
         for target in targets:
             await target.setup()
             for op in ops:  # warm-up: connections, code paths, JITs
                 await measure(target, op, min(0.2, seconds))
-        for target, floor in zip(extra, floors or [], strict=True):
+        for target, floor in zip(extra, floors, strict=True):
             if floor.seed:
                 await target.seed_singly()
-            for op in floor_ops:  # warm-up, and a replay's recording
-                await measure(target, op, min(0.2, seconds))
+            for op in ops:  # warm-up, and a replay's recording
+                if op in floor.ops:
+                    await measure(target, op, min(0.2, seconds))
         for r in range(rounds):
             for op in ops:
-                order = targets + (extra if op in CEILING_OPS else [])
+                order = targets + [t for t, f in zip(extra, floors, strict=True) if op in f.ops]
                 for target in order if r % 2 == 0 else order[::-1]:
                     runs.setdefault((target.name, op), []).append(
                         await measure(target, op, seconds)
@@ -505,13 +509,17 @@ def run_store(
             floors: list[FloorServer] = []
             with ExitStack() as stack:
                 if store == "memory" and any(op in CEILING_OPS for op in ops):
-                    for kind, counter in (("replay", 10**9), ("front", 2 * 10**9), ("minimal", 0)):
+                    for kind, counter, served in (
+                        ("replay", 10**9, CEILING_OPS),
+                        ("front", 2 * 10**9, CEILING_OPS),
+                        ("minimal", 0, ("insert", "read")),  # (it serves no transactions)
+                    ):
                         port = free_port()
                         argv = [sys.executable, str(MINIMAL if kind == "minimal" else REPLAY)]
                         argv += [str(port)] if kind == "minimal" else [str(port), str(stub_port)]
                         argv += ["--front"] if kind == "front" else []
                         server = stack.enter_context(server_process(kind, argv, port, work))
-                        floors.append(FloorServer(kind, server, counter, kind == "minimal"))
+                        floors.append(FloorServer(kind, server, counter, kind == "minimal", served))
                 results = asyncio.run(compare(stub, azurite, ops, rounds, seconds, floors))
             return results
 
