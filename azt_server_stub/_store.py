@@ -37,6 +37,7 @@ from typing import IO, Any
 from ._props import decode_props, encode_props
 from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, RowKey, entry_size
 from .model import Entity
+from .query_pages import sort_str
 
 DB_FILE = "azt-stub.sqlite3"
 LOCK_FILE = "azt-stub.lock"
@@ -387,14 +388,21 @@ class SqliteStore:
         if tid is None or not rks:
             return []
         pk_blob = key_blob(pk)
-        blobs = [key_blob(rk) for rk in rks]
         found: list[Entity] = []
         with self._reading() as db:
             # No row from the least to the greatest RowKey asked (a change set into a new
-            # partition, or appending to one): nothing to read, one index probe.
-            probe = (tid, pk_blob, min(blobs), max(blobs))
+            # partition, or appending to one): nothing to read, one index probe. The least
+            # and greatest are found among the sort strings (code-point order is UTF-16
+            # order there), so only those two are encoded for it.
+            if len(rks) > 1:
+                ordered = list(map(sort_str, rks))
+                lo, hi = min(ordered), max(ordered)
+            else:
+                lo = hi = rks[0]
+            probe = (tid, pk_blob, key_blob(lo), key_blob(hi))
             if db.execute(_ANY_ROW_BETWEEN, probe).fetchone() is None:
                 return found
+            blobs = [key_blob(rk) for rk in rks]
             for at in range(0, len(blobs), _ROWS_PER_READ):
                 chunk = blobs[at : at + _ROWS_PER_READ]
                 sql = _GET_ROWS.format(", ".join("?" * len(chunk)))
@@ -528,18 +536,17 @@ class SqliteStore:
                     tid = self._tids.get((account, lname))
                     if tid is None:
                         raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
-                    rows = [
-                        (
-                            tid,
-                            e.pk.encode("utf-16-be", "surrogatepass"),
-                            e.rk.encode("utf-16-be", "surrogatepass"),
-                            e.timestamp,
-                            encode_props(e.props),
-                        )
-                        for e in puts
-                    ]
+                    # Each PartitionKey encoded once (a change set's puts share one).
+                    pk_blobs: dict[str, bytes] = {}
+                    rows = []
+                    for e in puts:
+                        pk_blob = pk_blobs.get(e.pk)
+                        if pk_blob is None:
+                            pk_blob = pk_blobs[e.pk] = e.pk.encode("utf-16-be", "surrogatepass")
+                        rk_blob = e.rk.encode("utf-16-be", "surrogatepass")
+                        rows.append((tid, pk_blob, rk_blob, e.timestamp, encode_props(e.props)))
                     removed = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
-                    for pk_blob in {row[1] for row in rows} | {row[1] for row in removed}:
+                    for pk_blob in {*pk_blobs.values()} | {row[1] for row in removed}:
                         self._touch(tid, pk_blob)  # once per partition (a change set: one)
                     if rows:
                         db.executemany(_PUT, rows)
