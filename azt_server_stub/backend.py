@@ -680,17 +680,20 @@ All commands in a batch must operate on same entity group.
         for i, op in enumerate(ops):
             if op.pk != pk:
                 raise errors.commands_in_batch_act_on_different_partitions().at(i)
-        seen: set[str] = set()
-        for i, op in enumerate(ops):
-            if op.rk in seen:
-                raise errors.invalid_duplicate_row().at(i)
-            seen.add(op.rk)
+        rks = [op.rk for op in ops]
+        if len(set(rks)) != len(rks):  # the first repeated RowKey's operation is the culprit
+            seen: set[str] = set()
+            for i, rk in enumerate(rks):
+                if rk in seen:
+                    raise errors.invalid_duplicate_row().at(i)
+                seen.add(rk)
         timestamp = self._next_timestamp()
         changes: list[tuple[Key, Key, Entity | None]] = []
         results: list[WriteResult] = []
         spk, tid = sort_str(pk), id(tbl)  # one partition: its sort string once
-        keys = [(spk, sort_str(op.rk)) for op in ops]
-        unread = [key[1] for key in keys if (tid, key) not in overlay]  # read at once
+        keys = [(spk, sort_str(rk)) for rk in rks]
+        # read at once what the group has not written yet
+        unread = [key[1] for key in keys if not overlay or (tid, key) not in overlay]
         stored = tbl.rows.get_partition_rows(spk, unread) if unread else {}
         for i, (key, op) in enumerate(zip(keys, ops, strict=True)):
             pending = overlay.get((tid, key)) if overlay else None

@@ -85,6 +85,11 @@ _SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignor
 #: entity body (its strings, integers and floats come out the same), but it keeps the last
 #: of two members of one name and refuses some bodies the standard library reads.
 _FAST_DECODE: Callable[[bytes], Any] = msgspec.json.Decoder().decode
+#: The same, for a flat object only: another value (an object, an array) or another body
+#: fails to decode (a ``ValidationError``), so no pass over the values is needed for them.
+_FLAT_DECODE: Callable[[bytes], dict[str, Any]] = msgspec.json.Decoder(
+    dict[str, str | int | float | bool | None]
+).decode
 
 
 def _fast_object(body: bytes) -> dict[str, Any] | None:
@@ -100,17 +105,12 @@ def _fast_object(body: bytes) -> dict[str, Any] | None:
     if b"\\" in body:
         return None
     try:
-        value = _FAST_DECODE(body)
+        value = _FLAT_DECODE(body)
     except (msgspec.MsgspecError, ValueError, RecursionError):
-        # not JSON to msgspec: the standard reading decides (1e400, BOM...); before
-        # msgspec 0.19 its errors are not ValueErrors
+        # not a flat object, or not JSON to msgspec: the standard reading decides (1e400,
+        # BOM...); before msgspec 0.19 its errors are not ValueErrors
         return None
-    if type(value) is not dict:
-        return None
-    kinds = list(map(type, value.values()))
-    if dict in kinds or list in kinds:
-        return None
-    if body.count(b'"') != 2 * (len(value) + kinds.count(str)):
+    if body.count(b'"') != 2 * (len(value) + list(map(type, value.values())).count(str)):
         return None  # a repeated member name
     return value
 
