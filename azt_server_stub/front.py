@@ -62,6 +62,14 @@ log = logging.getLogger("azt_server_stub")
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _Factory = Callable[..., BaseRequest]
 
+#: Most bytes one read of a plain TCP connection asks for. asyncio's selector transport
+#: reads with ``sock.recv(transport.max_size)``, 256 KiB by default: CPython allocates the
+#: whole buffer before the read, and above glibc's mmap threshold (128 KiB) that is a fresh
+#: mapping each time (mmap, then mremap to the bytes read, then munmap: three system calls
+#: and a page fault for every request). Below the threshold the buffer comes from the heap.
+#: A larger request is read in several reads, as before.
+READ_SIZE = 64 * 1024
+
 #: Statuses whose answers carry no body (RFC 9110: 1xx, 204, 304).
 _EMPTY_BODY_STATUSES = frozenset({204, 304, *range(100, 200)})
 
@@ -230,6 +238,8 @@ class FrontProtocol(BaseProtocol):
             protocol.connection_made(transport)
         """
         super().connection_made(transport)
+        if type(getattr(transport, "max_size", None)) is int:
+            transport.max_size = READ_SIZE  # type: ignore[attr-defined]
         self.peername = transport.get_extra_info("peername")
         self.sockname = transport.get_extra_info("sockname")
         self.ssl_context = transport.get_extra_info("sslcontext")
