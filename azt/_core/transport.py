@@ -64,6 +64,15 @@ def _payload(body: bytes | None) -> bytes | io.BytesIO | None:
     return body
 
 
+#: Most bytes one read of a plain TCP connection asks for. asyncio's selector transport
+#: reads with ``sock.recv(transport.max_size)``, 256 KiB by default: CPython allocates the
+#: whole buffer before the read, and above glibc's mmap threshold (128 KiB) that is a fresh
+#: memory mapping each time (mmap, mremap to the bytes read, munmap: three system calls and
+#: a page fault per response). Below the threshold the buffer comes from the heap; a larger
+#: response is read in several reads, as before.
+_READ_SIZE = 64 * 1024
+
+
 class _LazyReadTimeout(ResponseHandler):
     """aiohttp's response protocol, its ``sock_read`` timer kept lazily.
 
@@ -74,9 +83,17 @@ class _LazyReadTimeout(ResponseHandler):
     and either waits again until that deadline or times the read out as aiohttp would.
     The timeout is the same (no data for ``read`` seconds while an answer is awaited); a
     pooled connection's timer is made once per ``read`` seconds, not three per request.
+
+    It also reads at most :data:`_READ_SIZE` bytes at a time from a plain TCP connection
+    (see there: a smaller buffer, not a fresh memory mapping per read).
     """
 
     _deadline: float | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if type(getattr(transport, "max_size", None)) is int:  # asyncio's TCP transport
+            transport.max_size = _READ_SIZE  # type: ignore[attr-defined]
 
     def _reschedule_timeout(self) -> None:
         timeout = self._read_timeout
