@@ -14,14 +14,18 @@ from typing import Any
 import pytest
 
 import azt
-from azt._core.transport import AiohttpTransport, HttpRequest, _LazyReadTimeout
+from azt._core.transport import _READ_SIZE, AiohttpTransport, HttpRequest, _LazyReadTimeout
 
 
 async def _answer(path: str, writer: asyncio.StreamWriter) -> None:
     """``/stall``: the head, then nothing; ``/late/<s>``: the whole answer after ``s``
     seconds; ``/trickle/<n>/<s>``: the head, then ``n`` body bytes one every ``s`` seconds;
-    anything else: at once."""
+    ``/big/<n>``: ``n`` bytes at once; anything else: at once."""
     parts = path.strip("/").split("/")
+    if parts[0] == "big":
+        n = int(parts[1])
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % n + b"y" * n)
+        return
     if parts[0] == "late":
         await asyncio.sleep(float(parts[1]))
     if parts[0] == "trickle":
@@ -93,6 +97,25 @@ async def test_the_lazy_protocol_is_the_one_used(server: tuple[str, list[int]]) 
         pooled = pooled_protocols(transport)
         assert pooled
         assert all(type(p) is _LazyReadTimeout for p in pooled)
+    finally:
+        await transport.aclose()
+
+
+async def test_responses_are_read_in_small_reads(server: tuple[str, list[int]]) -> None:
+    """asyncio's TCP transport asks for 256 KiB a read, a buffer allocated before each read
+    (above glibc's mmap threshold: a fresh mapping per response); azt's protocol asks for
+    less, and a larger answer still arrives whole."""
+    base, _ = server
+    transport = _transport(0.3)
+    try:
+        assert _READ_SIZE < 128 * 1024
+        assert (await transport.send(HttpRequest("GET", base + "/a", {}))).body == b"ok"
+        pooled = pooled_protocols(transport)
+        assert pooled
+        assert all(p.transport.max_size == _READ_SIZE for p in pooled)
+        size = 3 * _READ_SIZE + 5
+        resp = await transport.send(HttpRequest("GET", base + f"/big/{size}", {}))
+        assert resp.body == b"y" * size
     finally:
         await transport.aclose()
 
