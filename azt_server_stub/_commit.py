@@ -59,10 +59,15 @@ class WriteCommitter:
         self._scheduled = False  # inline: a commit of the queue is due (call_soon)
         self._turn_busy = False  # inline: a write was committed in this turn of the loop
         self._grouping = False  # inline: writes come several a turn: queue them all
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the last write
 
     async def submit(self, item: GroupWrite) -> list[WriteResult]:
         """Commit one write request; its results, or its ``StubError`` raised."""
-        loop = asyncio.get_running_loop()
+        # The loop of the last write, while it runs: on Python 3.11, get_running_loop() is
+        # a getpid() system call (its check for a fork) on every write.
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
         if not (self._turn_busy or self._grouping or self._pending or self._offloaded):
             return self._commit_now(loop, item)
         future: asyncio.Future[list[WriteResult]] = loop.create_future()
