@@ -252,7 +252,7 @@ class Backend:
         """
         with self._write_lock, self._lock:
             if self._store is not None:
-                self._store.close()
+                self._store.close(self._last_ts)
 
     def __enter__(self) -> Backend:
         """Use as a context manager that closes the store on exit.

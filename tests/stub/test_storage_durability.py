@@ -145,6 +145,88 @@ def test_timestamps_stay_increasing_across_restart_with_slow_clock(tmp_path: Pat
         assert entity.timestamp > last.timestamp
 
 
+def _stored_bound(folder: Path) -> int:
+    with sqlite3.connect(folder / _store.DB_FILE) as db:
+        row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
+    db.close()
+    return int(row[0])
+
+
+class _Ticks:
+    """A clock that moves one tick a call from ``start``."""
+
+    def __init__(self, start: int) -> None:
+        self.now = start
+
+    def __call__(self) -> int:
+        self.now += 1
+        return self.now
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_the_stored_timestamp_bound_is_written_once_per_reserve(
+    tmp_path: Path, batch: bool
+) -> None:
+    """Commits store a bound TIMESTAMP_RESERVE ahead of their Timestamp, rewritten only
+    once a Timestamp passes it; a crash restarts above every Timestamp issued, a clean
+    close from the exact last one."""
+    start = parse_datetime("2030-01-01T00:00:00Z")
+    reserve = _store.TIMESTAMP_RESERVE
+    b = Backend(tmp_path, clock=_Ticks(start), durability="process")
+    issued = []
+    try:
+        b.create_table(ACCOUNT, "Bound")
+        for i in range(50):
+            op = WriteOp("insert", "p", f"{i:03d}")
+            if batch:
+                got = b.execute_batch(ACCOUNT, "Bound", [op])
+            else:
+                got = [b.write(ACCOUNT, "Bound", op)]
+            assert got[0].entity is not None
+            issued.append(got[0].entity.timestamp)
+        assert _stored_bound(tmp_path) == issued[0] + reserve  # written by the first commit only
+        b._clock = lambda: issued[0] + reserve + 10
+        passed = b.write(ACCOUNT, "Bound", WriteOp("insert", "p", "z")).entity
+        assert passed is not None
+        issued.append(passed.timestamp)
+        assert _stored_bound(tmp_path) == passed.timestamp + reserve
+    finally:
+        assert b._store is not None
+        b._store._close_connections()  # a crash: the exact last Timestamp is never stored
+    assert _stored_bound(tmp_path) == issued[-1] + reserve
+    with Backend(tmp_path, clock=lambda: start) as again:  # the clock went back, too
+        after_crash = again.write(ACCOUNT, "Bound", WriteOp("insert", "q", "1")).entity
+    assert after_crash is not None
+    assert after_crash.timestamp == issued[-1] + reserve + 1
+    assert _stored_bound(tmp_path) == after_crash.timestamp  # closed cleanly: exact
+    with Backend(tmp_path, clock=lambda: start) as clean:
+        after_close = clean.write(ACCOUNT, "Bound", WriteOp("insert", "q", "2")).entity
+    assert after_close is not None
+    assert after_close.timestamp == after_crash.timestamp + 1
+    assert sorted(issued) == issued
+    assert len(set(issued)) == len(issued)
+
+
+def test_a_refused_commit_does_not_move_the_stored_bound(tmp_path: Path) -> None:
+    """A write the store refuses (its insert finds the key taken, after a Timestamp past
+    the bound was issued) rolls back and leaves the bound, on disk and in memory."""
+    start = parse_datetime("2030-01-01T00:00:00Z")
+    reserve = _store.TIMESTAMP_RESERVE
+    with Backend(tmp_path, clock=_Ticks(start), durability="process") as b:
+        b.create_table(ACCOUNT, "Refused")
+        first = b.write(ACCOUNT, "Refused", WriteOp("insert", "p", "r")).entity
+        assert first is not None
+        assert b._store is not None
+        b._clock = lambda: first.timestamp + 2 * reserve
+        with pytest.raises(StubError) as taken:
+            b.write(ACCOUNT, "Refused", WriteOp("insert", "p", "r"))
+        assert taken.value.code == "EntityAlreadyExists"
+        with pytest.raises(StubError):
+            b.execute_batch(ACCOUNT, "Refused", [WriteOp("insert", "p", "r")])
+        assert b._last_ts > first.timestamp + reserve  # (the refused writes' Timestamps)
+        assert b._store._reserved == _stored_bound(tmp_path) == first.timestamp + reserve
+
+
 def test_refused_writes_and_batches_leave_disk_unchanged(tmp_path: Path) -> None:
     with Backend(tmp_path) as b:
         b.create_table(ACCOUNT, "Refused")
