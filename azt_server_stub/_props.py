@@ -12,7 +12,7 @@ Example::
     >>> text
     '[["n","l",1099511627776],["ok","b",true]]'
     >>> decode_props(text)["n"]
-    (<Edm.INT64: 'Edm.Int64'>, 1099511627776)
+    ('Edm.Int64', 1099511627776)
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from .model import Edm, TypedValue
+from .model import EDM_NAMES, EDM_TYPES, Edm, EdmType, TypedValue
 
-_CODE = {
+_CODE: dict[EdmType, str] = {
     Edm.STRING: "s",
     Edm.INT32: "i",
     Edm.INT64: "l",
@@ -36,7 +36,7 @@ _CODE = {
     Edm.GUID: "g",
     Edm.BINARY: "x",
 }
-_EDM = {code: edm for edm, code in _CODE.items()}
+_EDM: dict[str, EdmType] = {code: edm for edm, code in _CODE.items()}
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -72,7 +72,7 @@ def _compile_encoder(names: tuple[str, ...], sample: dict[str, TypedValue]) -> _
     # Each type as a global of its own: an Enum member looked up as Edm.X costs more than
     # the rest of a property's line.
     namespace: dict[str, Any] = {"esc": encode_basestring_ascii, "uuid": uuid}
-    namespace.update((edm.name, edm) for edm in Edm)
+    namespace.update((EDM_NAMES[edm], edm) for edm in EDM_TYPES)
     lines: list[str] = []
     # The text is one f-string: each property's head (``[<name>,"<code>",``, a default
     # argument: a fast local, and no escaping of the name into the source) and its value.
@@ -91,7 +91,7 @@ def _compile_encoder(names: tuple[str, ...], sample: dict[str, TypedValue]) -> _
             lines.append(f"if {e} is not STRING or type({v}) is not str: return None")
             x = f"esc({v})"
         elif t is int and edm in _INT_CODED:
-            lines.append(f"if {e} is not {edm.name} or type({v}) is not int: return None")
+            lines.append(f"if {e} is not {EDM_NAMES[edm]} or type({v}) is not int: return None")
             x = v  # an exact int: formatted as its repr
         elif t is bool and edm is Edm.BOOLEAN:
             lines.append(f"if {e} is not BOOLEAN or type({v}) is not bool: return None")
@@ -172,10 +172,10 @@ _INT_CODED = frozenset({Edm.INT32, Edm.INT64, Edm.DATETIME})
 
 #: (name, type) -> the text of a stored property up to its value: ``[<name>,"<code>",``
 #: (with the leading comma the separator needs). Bounded.
-_HEADS: dict[tuple[str, Edm], str] = {}
+_HEADS: dict[tuple[str, EdmType], str] = {}
 
 
-def _head(name: str, edm: Edm) -> str:
+def _head(name: str, edm: EdmType) -> str:
     head = "[" + _ENCODE(name) + ',"' + _CODE[edm] + '",'
     if len(_HEADS) < 4096 and isinstance(name, str):
         _HEADS[(name, edm)] = head
@@ -186,7 +186,7 @@ def _head(name: str, edm: Edm) -> str:
 _TEXT_CODED = frozenset({Edm.GUID, Edm.BINARY})
 
 
-def _stored_value(edm: Edm, value: Any) -> Any:
+def _stored_value(edm: EdmType, value: Any) -> Any:
     if edm is Edm.GUID:
         return value.hex
     return base64.b64encode(value).decode("ascii")

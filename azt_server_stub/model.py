@@ -15,30 +15,98 @@ Example::
 from __future__ import annotations
 
 import datetime as _dt
-import enum
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
+
+EdmType: TypeAlias = Literal[
+    "Edm.String",
+    "Edm.Int32",
+    "Edm.Int64",
+    "Edm.Double",
+    "Edm.Boolean",
+    "Edm.DateTime",
+    "Edm.Guid",
+    "Edm.Binary",
+]
+"""The type of a stored property: one of the eight constants of :class:`Edm`."""
 
 
-class Edm(enum.StrEnum):
-    """The eight EDM types the Table service stores.
+class Edm:
+    """The eight EDM types the Table service stores: their names, as plain strings.
+
+    Plain strings, not Enum members: a stored property is ``(type, value)``, and the
+    cyclic garbage collector leaves a tuple of plain values alone, where a tuple holding
+    an Enum member (itself a collected object) stays tracked, so every property of every
+    entity an in-memory store held was traversed by each full collection. Compare types
+    with ``is``: every type the stub makes is one of these objects (:func:`edm_type`
+    turns a name into it).
 
     Example::
 
-        >>> Edm("Edm.Int64") is Edm.INT64
+        >>> edm_type("Edm.Int64") is Edm.INT64
         True
+        >>> Edm.INT64
+        'Edm.Int64'
     """
 
-    STRING = "Edm.String"
-    INT32 = "Edm.Int32"
-    INT64 = "Edm.Int64"
-    DOUBLE = "Edm.Double"
-    BOOLEAN = "Edm.Boolean"
-    DATETIME = "Edm.DateTime"
-    GUID = "Edm.Guid"
-    BINARY = "Edm.Binary"
+    STRING: Final[EdmType] = "Edm.String"
+    INT32: Final[EdmType] = "Edm.Int32"
+    INT64: Final[EdmType] = "Edm.Int64"
+    DOUBLE: Final[EdmType] = "Edm.Double"
+    BOOLEAN: Final[EdmType] = "Edm.Boolean"
+    DATETIME: Final[EdmType] = "Edm.DateTime"
+    GUID: Final[EdmType] = "Edm.Guid"
+    BINARY: Final[EdmType] = "Edm.Binary"
+
+
+#: The eight types, in :class:`Edm`'s order.
+EDM_TYPES: tuple[EdmType, ...] = (
+    Edm.STRING,
+    Edm.INT32,
+    Edm.INT64,
+    Edm.DOUBLE,
+    Edm.BOOLEAN,
+    Edm.DATETIME,
+    Edm.GUID,
+    Edm.BINARY,
+)
+#: Each type -> its attribute name in :class:`Edm` (``"Edm.Int64"`` -> ``"INT64"``).
+EDM_NAMES: dict[str, str] = {
+    edm: attr for attr, edm in vars(Edm).items() if attr.isupper() and attr.isidentifier()
+}
+_BY_NAME: dict[str, EdmType] = {edm: edm for edm in EDM_TYPES}
+
+
+def edm_type(name: str) -> EdmType:
+    """The type named ``name`` (the :class:`Edm` constant itself); ``ValueError`` for
+    any other name.
+
+    Example::
+
+        >>> edm_type("Edm.Guid") is Edm.GUID
+        True
+        >>> edm_type("Edm.Single")
+        Traceback (most recent call last):
+        ...
+        ValueError: 'Edm.Single' is not an EDM type
+    """
+    edm = _BY_NAME.get(name) if type(name) is str else None
+    if edm is None:
+        raise ValueError(f"{name!r} is not an EDM type")
+    return edm
+
+
+def is_edm_type(edm: object) -> bool:
+    """Whether ``edm`` is one of the :class:`Edm` constants (the objects, not equal text).
+
+    Example::
+
+        >>> is_edm_type(Edm.INT32), is_edm_type("Edm." + "Int32"), is_edm_type(1)
+        (True, False, False)
+    """
+    return type(edm) is str and _BY_NAME.get(edm) is edm
 
 
 Value: TypeAlias = Any
@@ -58,7 +126,7 @@ The Python type per EDM type:
 ==============  ==============================================================
 """
 
-TypedValue: TypeAlias = tuple[Edm, Value]
+TypedValue: TypeAlias = tuple[EdmType, Value]
 """An EDM type with its value, e.g. ``(Edm.INT64, 255)``."""
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -254,7 +322,7 @@ class Entity:
 
         >>> e = Entity("pk", "rk", 0, {"Age": (Edm.INT32, 23)})
         >>> e.props["Age"]
-        (<Edm.INT32: 'Edm.Int32'>, 23)
+        ('Edm.Int32', 23)
     """
 
     pk: str
@@ -293,7 +361,7 @@ class Entity:
         Example::
 
             >>> Entity("a", "b", 0).get("PartitionKey")
-            (<Edm.STRING: 'Edm.String'>, 'a')
+            ('Edm.String', 'a')
         """
         if name == "PartitionKey":
             return (Edm.STRING, self.pk)

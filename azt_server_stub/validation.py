@@ -32,7 +32,9 @@ from .model import (
     MAX_DATETIME_TICKS,
     MIN_DATETIME_TICKS,
     Edm,
+    EdmType,
     TypedValue,
+    is_edm_type,
 )
 
 # Choices where the service's behaviour is not pinned down (see PROTOCOL.md):
@@ -336,7 +338,7 @@ def validate_property_name(name: str) -> None:
         _NAME_COSTS[name] = 8 + 2 * utf16_len(name)
 
 
-def _value_size(edm: Edm, value: Any) -> int:
+def _value_size(edm: EdmType, value: Any) -> int:
     """Size of a validated value by the accounting described after the imports."""
     if edm is Edm.STRING:
         return 2 * utf16_len(value) + 4
@@ -345,7 +347,7 @@ def _value_size(edm: Edm, value: Any) -> int:
     return _FIXED_VALUE_SIZE[edm]
 
 
-def validate_value(edm: Edm, value: object) -> None:
+def validate_value(edm: EdmType, value: object) -> None:
     """Refuse a value that is not a legal ``edm`` value (PROTOCOL.md 5.1-5.2).
 
     The Python type must be the one ``model`` prescribes (``400 InvalidInput``
@@ -418,7 +420,7 @@ def validate_properties(props: Mapping[str, TypedValue]) -> int:
         if type(typed) is not tuple or len(typed) != 2:
             raise errors.invalid_input()
         edm, value = typed
-        if type(edm) is not Edm:
+        if not is_edm_type(edm):
             raise errors.invalid_input()
         validate_value(edm, value)
         size += 8 + 2 * utf16_len(name) + _value_size(edm, value)

@@ -8,7 +8,7 @@ Example::
     >>> body = ENTRY_SAMPLE
     >>> pk, rk, props = parse_entity(body)
     >>> (pk, rk, props["Age"])
-    ('p', 'r', (<Edm.INT32: 'Edm.Int32'>, 23))
+    ('p', 'r', ('Edm.Int32', 23))
 """
 
 from __future__ import annotations
@@ -22,7 +22,16 @@ from collections.abc import Sequence
 from lxml import etree
 
 from .. import errors
-from ..model import Edm, Entity, TypedValue, etag_for, format_datetime, format_datetime_7
+from ..model import (
+    Edm,
+    EdmType,
+    Entity,
+    TypedValue,
+    edm_type,
+    etag_for,
+    format_datetime,
+    format_datetime_7,
+)
 from .json import (
     DOUBLE_RE,
     entity_path,
@@ -85,12 +94,12 @@ def convert_text(edm_name: str | None, text: str) -> TypedValue:
     Example::
 
         >>> convert_text("Edm.Double", "INF")
-        (<Edm.DOUBLE: 'Edm.Double'>, inf)
+        ('Edm.Double', inf)
     """
     if edm_name is None:
         return (Edm.STRING, text)
     try:
-        edm = Edm(edm_name)
+        edm = edm_type(edm_name)
     except ValueError:
         raise errors.invalid_input() from None
     stripped = text.strip()
@@ -183,7 +192,7 @@ def parse_entity_update(body: bytes, pk: str, rk: str) -> dict[str, TypedValue]:
     Example::
 
         >>> parse_entity_update(ENTRY_SAMPLE, "p", "r")["Age"]
-        (<Edm.INT32: 'Edm.Int32'>, 23)
+        ('Edm.Int32', 23)
     """
     if not body.strip():
         props: dict[str, TypedValue] = {}
@@ -239,7 +248,7 @@ def xml_text(text: str) -> str:
     return _XML_INVALID.sub("\ufffd", text)
 
 
-def _lexical(edm: Edm, value: object) -> str:
+def _lexical(edm: EdmType, value: object) -> str:
     if edm is Edm.STRING:
         assert isinstance(value, str)
         return xml_text(value)
@@ -334,7 +343,7 @@ class AtomWriter:
             for name, (edm, value) in items:
                 el = etree.SubElement(props, _D + name)
                 if edm is not Edm.STRING:
-                    el.set(_M + "type", edm.value)
+                    el.set(_M + "type", edm)
                 el.text = _lexical(edm, value)
         else:
             for name in self._select:
@@ -349,7 +358,7 @@ class AtomWriter:
                     el.text = ts
                     continue
                 if edm is not Edm.STRING:
-                    el.set(_M + "type", edm.value)
+                    el.set(_M + "type", edm)
                 el.text = _lexical(edm, value)
         return entry
 

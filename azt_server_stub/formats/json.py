@@ -10,7 +10,7 @@ Example::
 
     >>> pk, rk, props = parse_entity(b'{"PartitionKey":"p","RowKey":"r","n":5}')
     >>> props["n"]
-    (<Edm.INT32: 'Edm.Int32'>, 5)
+    ('Edm.Int32', 5)
 """
 
 from __future__ import annotations
@@ -184,9 +184,9 @@ def convert_value(name: str, edm_name: str | None, raw: Any) -> TypedValue | Non
     Example::
 
         >>> convert_value("n", "Edm.Int64", "255")
-        (<Edm.INT64: 'Edm.Int64'>, 255)
+        ('Edm.Int64', 255)
         >>> convert_value("b", "Edm.Boolean", "FALSE"), convert_value("i", "Edm.Int32", "-7")
-        ((<Edm.BOOLEAN: 'Edm.Boolean'>, False), (<Edm.INT32: 'Edm.Int32'>, -7))
+        (('Edm.Boolean', False), ('Edm.Int32', -7))
     """
     if raw is None:
         return None
@@ -292,14 +292,14 @@ def _to_binary(raw: Any) -> TypedValue:
 
 #: ``odata.type`` text -> the converter of a (non-null) value annotated with it.
 _CONVERTERS: dict[str, Callable[[Any], TypedValue]] = {
-    Edm.STRING.value: _to_string,
-    Edm.INT32.value: _to_int32,
-    Edm.INT64.value: _to_int64,
-    Edm.DOUBLE.value: _to_double,
-    Edm.BOOLEAN.value: _to_boolean,
-    Edm.DATETIME.value: _to_datetime,
-    Edm.GUID.value: _to_guid,
-    Edm.BINARY.value: _to_binary,
+    Edm.STRING: _to_string,
+    Edm.INT32: _to_int32,
+    Edm.INT64: _to_int64,
+    Edm.DOUBLE: _to_double,
+    Edm.BOOLEAN: _to_boolean,
+    Edm.DATETIME: _to_datetime,
+    Edm.GUID: _to_guid,
+    Edm.BINARY: _to_binary,
 }
 
 
@@ -437,7 +437,7 @@ def parse_entity(body: bytes) -> tuple[str, str, dict[str, TypedValue]]:
 
         >>> parse_entity(b'{"PartitionKey":"p","RowKey":"r","x@odata.type":"Edm.Guid",'
         ...              b'"x":"c9da6455-213d-42c9-9a79-3e9149a57833"}')[2]["x"][0]
-        <Edm.GUID: 'Edm.Guid'>
+        'Edm.Guid'
     """
     pk, rk, props = entity_from_members(loads_object(body), keys_required=True)
     assert pk is not None
@@ -453,7 +453,7 @@ def parse_entity_update(body: bytes, pk: str, rk: str) -> dict[str, TypedValue]:
     Example::
 
         >>> parse_entity_update(b'{"a":true}', "p", "r")
-        {'a': (<Edm.BOOLEAN: 'Edm.Boolean'>, True)}
+        {'a': ('Edm.Boolean', True)}
     """
     if not body.strip():
         props: dict[str, TypedValue] = {}

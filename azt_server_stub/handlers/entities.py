@@ -209,7 +209,7 @@ def insert_op(body: bytes, content_type: str | None, version: str) -> WriteOp:
         >>> body = b'{"PartitionKey": "p", "RowKey": "r", "n": 1}'
         >>> op = insert_op(body, "application/json", "2019-02-02")
         >>> op.kind, op.pk, op.rk, op.props
-        ('insert', 'p', 'r', {'n': (<Edm.INT32: 'Edm.Int32'>, 1)})
+        ('insert', 'p', 'r', {'n': ('Edm.Int32', 1)})
     """
     if request_format(content_type, version) is Fmt.ATOM:
         pk, rk, props = atom_fmt.parse_entity(body)

@@ -27,12 +27,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..model import Edm, Entity
+from ..model import Edm, EdmType, Entity
 from ._ast import PY_OPS, And, BoolProp, Compare, Const, Node, Not, Or
 from ._utf16 import to_units
 
 #: Stored types a literal of each type compares with.
-ACCEPTS: dict[Edm, tuple[Edm, ...]] = {
+ACCEPTS: dict[EdmType, tuple[EdmType, ...]] = {
     Edm.STRING: (Edm.STRING,),
     Edm.INT32: (Edm.INT32, Edm.INT64, Edm.DOUBLE),
     Edm.INT64: (Edm.INT64,),
@@ -64,6 +64,15 @@ class _Gen:
             return repr(value)
         if kind is float and math.isfinite(value):
             return f"({value!r})"
+        return self.bound(value)
+
+    def edm(self, edm: EdmType) -> str:
+        """The name of a closure variable holding the type ``edm`` itself: types are
+        compared by identity, and a string literal in the source would be another object."""
+        return self.bound(edm)
+
+    def bound(self, value: Any) -> str:
+        """The name of a closure variable holding ``value`` (never inlined)."""
         name = f"c{len(self.consts)}"
         self.consts[name] = value
         return name
@@ -104,7 +113,7 @@ def _needs_units(value: str) -> bool:
     return not value.isascii() and any(ord(ch) >= 0xD800 for ch in value)
 
 
-def _value_expr(gen: _Gen, op: str, edm: Edm, value: Any, var: str) -> tuple[str, str]:
+def _value_expr(gen: _Gen, op: str, edm: EdmType, value: Any, var: str) -> tuple[str, str]:
     """The (stored value expression, literal constant) pair to compare for one type.
 
     ``var`` must be a plain name or a subscript (it may be evaluated twice).
@@ -123,7 +132,7 @@ def _entity_leaf(gen: _Gen, node: Compare | BoolProp) -> str:
             return "False"  # keys are strings and Timestamp a DateTime, never Boolean
         t = gen.temp()
         name = gen.const(node.prop)
-        boolean = gen.const(Edm.BOOLEAN)
+        boolean = gen.edm(Edm.BOOLEAN)
         return (
             f"(({t} := e.props.get({name})) is not None and {t}[0] is {boolean} and {t}[1] is True)"
         )
@@ -143,7 +152,7 @@ def _entity_leaf(gen: _Gen, node: Compare | BoolProp) -> str:
     name = gen.const(node.prop)
     accepts = ACCEPTS[lit.edm]
     if len(accepts) == 1:
-        type_test = f"{t}[0] is {gen.const(accepts[0])}"
+        type_test = f"{t}[0] is {gen.edm(accepts[0])}"
     else:
         type_test = f"{t}[0] in {gen.const(accepts)}"
     stored, literal = _value_expr(gen, node.op, lit.edm, lit.value, f"{t}[1]")

@@ -26,7 +26,7 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from ..errors import StubError, invalid_input, not_implemented
-from ..model import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Edm, Value, parse_datetime
+from ..model import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Edm, EdmType, Value, parse_datetime
 from ..validation import extend_name, is_property_name
 
 
@@ -50,7 +50,7 @@ class Token(NamedTuple):
     kind: Tok
     text: str
     pos: int
-    edm: Edm | None = None
+    edm: EdmType | None = None
     value: Value = None
 
 
@@ -62,7 +62,12 @@ _STRING_BODY = re.compile(r"(?:[^']|'')*'")
 # \Z, not $: $ also matches before a trailing newline (guid'...%0A' was a 500).
 _GUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\Z")
 _HEX = re.compile(r"(?:[0-9A-Fa-f]{2})*\Z")
-_PREFIXES = {"datetime": Edm.DATETIME, "guid": Edm.GUID, "binary": Edm.BINARY, "x": Edm.BINARY}
+_PREFIXES: dict[str, EdmType] = {
+    "datetime": Edm.DATETIME,
+    "guid": Edm.GUID,
+    "binary": Edm.BINARY,
+    "x": Edm.BINARY,
+}
 _UNSUPPORTED_PREFIXES = {"datetimeoffset", "time", "decimal", "single", "byte", "sbyte", "int16"}
 _SPECIAL_DOUBLES = {"INF": math.inf, "NaN": math.nan}
 

@@ -60,7 +60,7 @@ def parse_filter(text: str) -> Node:
     Example::
 
         >>> parse_filter("'a' lt PartitionKey")
-        Compare(op='gt', prop='PartitionKey', lit=Lit(edm=<Edm.STRING: 'Edm.String'>, value='a', \
+        Compare(op='gt', prop='PartitionKey', lit=Lit(edm='Edm.String', value='a', \
 text="'a'", pos=0))
     """
     return _Parser(text).parse()
@@ -311,7 +311,7 @@ class _Parser:
             raise syntax_error(
                 self._text,
                 parsed.pos,
-                f"the operand of '{context}' must be a condition, found the {parsed.edm.value} "
+                f"the operand of '{context}' must be a condition, found the {parsed.edm} "
                 f"literal {parsed.text}",
             )
         return parsed
