@@ -24,9 +24,9 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from .model import EDM_NAMES, EDM_TYPES, Edm, EdmType, TypedValue
+from .model import EDM_NAMES, EDM_TYPES, Edm, EdmName, TypedValue
 
-_CODE: dict[EdmType, str] = {
+_CODE: dict[EdmName, str] = {
     Edm.STRING: "s",
     Edm.INT32: "i",
     Edm.INT64: "l",
@@ -36,7 +36,7 @@ _CODE: dict[EdmType, str] = {
     Edm.GUID: "g",
     Edm.BINARY: "x",
 }
-_EDM: dict[str, EdmType] = {code: edm for edm, code in _CODE.items()}
+_EDM: dict[str, EdmName] = {code: edm for edm, code in _CODE.items()}
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -172,10 +172,10 @@ _INT_CODED = frozenset({Edm.INT32, Edm.INT64, Edm.DATETIME})
 
 #: (name, type) -> the text of a stored property up to its value: ``[<name>,"<code>",``
 #: (with the leading comma the separator needs). Bounded.
-_HEADS: dict[tuple[str, EdmType], str] = {}
+_HEADS: dict[tuple[str, EdmName], str] = {}
 
 
-def _head(name: str, edm: EdmType) -> str:
+def _head(name: str, edm: EdmName) -> str:
     head = "[" + _ENCODE(name) + ',"' + _CODE[edm] + '",'
     if len(_HEADS) < 4096 and isinstance(name, str):
         _HEADS[(name, edm)] = head
@@ -186,7 +186,7 @@ def _head(name: str, edm: EdmType) -> str:
 _TEXT_CODED = frozenset({Edm.GUID, Edm.BINARY})
 
 
-def _stored_value(edm: EdmType, value: Any) -> Any:
+def _stored_value(edm: EdmName, value: Any) -> Any:
     if edm is Edm.GUID:
         return value.hex
     return base64.b64encode(value).decode("ascii")

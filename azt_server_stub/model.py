@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
-EdmType: TypeAlias = Literal[
+EdmName: TypeAlias = Literal[
     "Edm.String",
     "Edm.Int32",
     "Edm.Int64",
@@ -51,18 +51,18 @@ class Edm:
         'Edm.Int64'
     """
 
-    STRING: Final[EdmType] = "Edm.String"
-    INT32: Final[EdmType] = "Edm.Int32"
-    INT64: Final[EdmType] = "Edm.Int64"
-    DOUBLE: Final[EdmType] = "Edm.Double"
-    BOOLEAN: Final[EdmType] = "Edm.Boolean"
-    DATETIME: Final[EdmType] = "Edm.DateTime"
-    GUID: Final[EdmType] = "Edm.Guid"
-    BINARY: Final[EdmType] = "Edm.Binary"
+    STRING: Final[EdmName] = "Edm.String"
+    INT32: Final[EdmName] = "Edm.Int32"
+    INT64: Final[EdmName] = "Edm.Int64"
+    DOUBLE: Final[EdmName] = "Edm.Double"
+    BOOLEAN: Final[EdmName] = "Edm.Boolean"
+    DATETIME: Final[EdmName] = "Edm.DateTime"
+    GUID: Final[EdmName] = "Edm.Guid"
+    BINARY: Final[EdmName] = "Edm.Binary"
 
 
 #: The eight types, in :class:`Edm`'s order.
-EDM_TYPES: tuple[EdmType, ...] = (
+EDM_TYPES: tuple[EdmName, ...] = (
     Edm.STRING,
     Edm.INT32,
     Edm.INT64,
@@ -76,10 +76,10 @@ EDM_TYPES: tuple[EdmType, ...] = (
 EDM_NAMES: dict[str, str] = {
     edm: attr for attr, edm in vars(Edm).items() if attr.isupper() and attr.isidentifier()
 }
-_BY_NAME: dict[str, EdmType] = {edm: edm for edm in EDM_TYPES}
+_BY_NAME: dict[str, EdmName] = {edm: edm for edm in EDM_TYPES}
 
 
-def edm_type(name: str) -> EdmType:
+def edm_type(name: str) -> EdmName:
     """The type named ``name`` (the :class:`Edm` constant itself); ``ValueError`` for
     any other name.
 
@@ -126,7 +126,7 @@ The Python type per EDM type:
 ==============  ==============================================================
 """
 
-TypedValue: TypeAlias = tuple[EdmType, Value]
+TypedValue: TypeAlias = tuple[EdmName, Value]
 """An EDM type with its value, e.g. ``(Edm.INT64, 255)``."""
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1

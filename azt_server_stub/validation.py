@@ -32,7 +32,7 @@ from .model import (
     MAX_DATETIME_TICKS,
     MIN_DATETIME_TICKS,
     Edm,
-    EdmType,
+    EdmName,
     TypedValue,
     is_edm_type,
 )
@@ -338,7 +338,7 @@ def validate_property_name(name: str) -> None:
         _NAME_COSTS[name] = 8 + 2 * utf16_len(name)
 
 
-def _value_size(edm: EdmType, value: Any) -> int:
+def _value_size(edm: EdmName, value: Any) -> int:
     """Size of a validated value by the accounting described after the imports."""
     if edm is Edm.STRING:
         return 2 * utf16_len(value) + 4
@@ -347,7 +347,7 @@ def _value_size(edm: EdmType, value: Any) -> int:
     return _FIXED_VALUE_SIZE[edm]
 
 
-def validate_value(edm: EdmType, value: object) -> None:
+def validate_value(edm: EdmName, value: object) -> None:
     """Refuse a value that is not a legal ``edm`` value (PROTOCOL.md 5.1-5.2).
 
     The Python type must be the one ``model`` prescribes (``400 InvalidInput``

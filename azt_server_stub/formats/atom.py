@@ -24,7 +24,7 @@ from lxml import etree
 from .. import errors
 from ..model import (
     Edm,
-    EdmType,
+    EdmName,
     Entity,
     TypedValue,
     edm_type,
@@ -248,7 +248,7 @@ def xml_text(text: str) -> str:
     return _XML_INVALID.sub("\ufffd", text)
 
 
-def _lexical(edm: EdmType, value: object) -> str:
+def _lexical(edm: EdmName, value: object) -> str:
     if edm is Edm.STRING:
         assert isinstance(value, str)
         return xml_text(value)

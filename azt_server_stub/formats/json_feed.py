@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring_ascii
 
-from ..model import SECONDS_TEXT, Edm, EdmType, Entity, seconds_text
+from ..model import SECONDS_TEXT, Edm, EdmName, Entity, seconds_text
 
 __all__ = ["entity_etag", "entity_texts"]
 
@@ -34,11 +34,11 @@ _SYSTEM = frozenset({"PartitionKey", "RowKey", "Timestamp"})
 #: the annotated ones, by EDM type, ``,"name@odata.type":"Edm.X","name":"`` (minimal
 #: metadata) and ``,"name":"`` (none); None for a name this writer leaves to the dict
 #: path. Bounded.
-_NAMES: dict[str, tuple[str, dict[EdmType, str], dict[EdmType, str]] | None] = {}
-_ANNOTATED: tuple[EdmType, ...] = (_INT64, _DOUBLE, _DATETIME, _GUID, _BINARY)
+_NAMES: dict[str, tuple[str, dict[EdmName, str], dict[EdmName, str]] | None] = {}
+_ANNOTATED: tuple[EdmName, ...] = (_INT64, _DOUBLE, _DATETIME, _GUID, _BINARY)
 
 
-def _name(name: str) -> tuple[str, dict[EdmType, str], dict[EdmType, str]] | None:
+def _name(name: str) -> tuple[str, dict[EdmName, str], dict[EdmName, str]] | None:
     if not isinstance(name, str) or not name.isidentifier() or name in _SYSTEM:
         return None
     key = "," + encode_basestring_ascii(name) + ":"
@@ -46,7 +46,7 @@ def _name(name: str) -> tuple[str, dict[EdmType, str], dict[EdmType, str]] | Non
     info = (
         key,
         {edm: annotation + edm + '"' + key + '"' for edm in _ANNOTATED},
-        dict[EdmType, str].fromkeys(_ANNOTATED, key + '"'),
+        dict[EdmName, str].fromkeys(_ANNOTATED, key + '"'),
     )
     if len(_NAMES) < 4096:
         _NAMES[name] = info

@@ -30,7 +30,7 @@ from ..model import (
     MAX_DATETIME_TICKS,
     MIN_DATETIME_TICKS,
     Edm,
-    EdmType,
+    EdmName,
     TypedValue,
     parse_datetime,
 )
@@ -48,7 +48,7 @@ _STRING, _INT32, _INT64, _DOUBLE = Edm.STRING, Edm.INT32, Edm.INT64, Edm.DOUBLE
 _BOOLEAN, _DATETIME, _GUID, _BINARY = Edm.BOOLEAN, Edm.DATETIME, Edm.GUID, Edm.BINARY
 
 
-def _value_cost(edm: EdmType, value: Any) -> int:
+def _value_cost(edm: EdmName, value: Any) -> int:
     """What an annotated value adds to the accounted size beyond its name, or -1 when
     validation would not accept it at once (the checks of ``validation._entity_passes``)."""
     t = type(value)

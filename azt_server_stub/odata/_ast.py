@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from ..model import EdmType, Value
+from ..model import EdmName, Value
 
 #: Comparison operators, and the operator each becomes when its operands swap sides.
 FLIPPED = {"eq": "eq", "ne": "ne", "gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}
@@ -34,7 +34,7 @@ class Prop:
 class Lit:
     """A typed literal (operand); ``text`` is its source spelling."""
 
-    edm: EdmType
+    edm: EdmName
     value: Value
     text: str
     pos: int

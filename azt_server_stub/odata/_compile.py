@@ -27,12 +27,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..model import Edm, EdmType, Entity
+from ..model import Edm, EdmName, Entity
 from ._ast import PY_OPS, And, BoolProp, Compare, Const, Node, Not, Or
 from ._utf16 import to_units
 
 #: Stored types a literal of each type compares with.
-ACCEPTS: dict[EdmType, tuple[EdmType, ...]] = {
+ACCEPTS: dict[EdmName, tuple[EdmName, ...]] = {
     Edm.STRING: (Edm.STRING,),
     Edm.INT32: (Edm.INT32, Edm.INT64, Edm.DOUBLE),
     Edm.INT64: (Edm.INT64,),
@@ -66,7 +66,7 @@ class _Gen:
             return f"({value!r})"
         return self.bound(value)
 
-    def edm(self, edm: EdmType) -> str:
+    def edm(self, edm: EdmName) -> str:
         """The name of a closure variable holding the type ``edm`` itself: types are
         compared by identity, and a string literal in the source would be another object."""
         return self.bound(edm)
@@ -113,7 +113,7 @@ def _needs_units(value: str) -> bool:
     return not value.isascii() and any(ord(ch) >= 0xD800 for ch in value)
 
 
-def _value_expr(gen: _Gen, op: str, edm: EdmType, value: Any, var: str) -> tuple[str, str]:
+def _value_expr(gen: _Gen, op: str, edm: EdmName, value: Any, var: str) -> tuple[str, str]:
     """The (stored value expression, literal constant) pair to compare for one type.
 
     ``var`` must be a plain name or a subscript (it may be evaluated twice).

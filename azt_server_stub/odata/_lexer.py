@@ -26,7 +26,7 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from ..errors import StubError, invalid_input, not_implemented
-from ..model import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Edm, EdmType, Value, parse_datetime
+from ..model import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Edm, EdmName, Value, parse_datetime
 from ..validation import extend_name, is_property_name
 
 
@@ -50,7 +50,7 @@ class Token(NamedTuple):
     kind: Tok
     text: str
     pos: int
-    edm: EdmType | None = None
+    edm: EdmName | None = None
     value: Value = None
 
 
@@ -62,7 +62,7 @@ _STRING_BODY = re.compile(r"(?:[^']|'')*'")
 # \Z, not $: $ also matches before a trailing newline (guid'...%0A' was a 500).
 _GUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\Z")
 _HEX = re.compile(r"(?:[0-9A-Fa-f]{2})*\Z")
-_PREFIXES: dict[str, EdmType] = {
+_PREFIXES: dict[str, EdmName] = {
     "datetime": Edm.DATETIME,
     "guid": Edm.GUID,
     "binary": Edm.BINARY,

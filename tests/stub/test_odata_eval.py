@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from azt_server_stub.model import Edm, EdmType, Entity, TypedValue, parse_datetime
+from azt_server_stub.model import Edm, EdmName, Entity, TypedValue, parse_datetime
 from azt_server_stub.odata import compile_entity_filter, compile_table_filter
 
 G1 = uuid.UUID("00000000-0000-0000-0000-0000000000ff")
@@ -71,7 +71,7 @@ def expected(stored: object, literal: object) -> dict[str, bool]:
     ],
 )
 def test_same_type_comparisons(
-    edm: EdmType, stored: object, literal_text: str, literal_value: object
+    edm: EdmName, stored: object, literal_text: str, literal_value: object
 ) -> None:
     e = entity(P=(edm, stored))
     if edm is Edm.GUID:

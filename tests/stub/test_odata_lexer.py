@@ -8,11 +8,11 @@ import uuid
 import pytest
 
 from azt_server_stub.errors import StubError
-from azt_server_stub.model import Edm, EdmType, parse_datetime
+from azt_server_stub.model import Edm, EdmName, parse_datetime
 from azt_server_stub.odata._lexer import Tok, tokenize
 
 
-def lit(text: str) -> tuple[EdmType | None, object]:
+def lit(text: str) -> tuple[EdmName | None, object]:
     tokens = tokenize(text)
     assert len(tokens) == 2, tokens
     assert tokens[0].kind is Tok.LITERAL
@@ -69,7 +69,7 @@ def lit(text: str) -> tuple[EdmType | None, object]:
         ("X''", Edm.BINARY, b""),
     ],
 )
-def test_literals(text: str, edm: EdmType, value: object) -> None:
+def test_literals(text: str, edm: EdmName, value: object) -> None:
     assert lit(text) == (edm, value)
 
 

@@ -23,7 +23,7 @@ from azt_server_stub import _store
 from azt_server_stub._rowcache import RowCache, entry_size
 from azt_server_stub.backend import Backend, GroupWrite, WriteKind, WriteOp
 from azt_server_stub.errors import StubError
-from azt_server_stub.model import Edm, EdmType, Entity, TypedValue
+from azt_server_stub.model import Edm, EdmName, Entity, TypedValue
 
 ACCOUNT = "devstoreaccount1"
 TABLE = "Cached"
@@ -63,7 +63,7 @@ _STEPS = st.lists(
 )
 
 
-def _props(props: dict[str, TypedValue]) -> list[tuple[str, EdmType, str]]:
+def _props(props: dict[str, TypedValue]) -> list[tuple[str, EdmName, str]]:
     """Properties compared with their values' types and exact text (-0.0 is not 0.0)."""
     return [(name, edm, f"{type(v).__name__}:{v!r}") for name, (edm, v) in props.items()]
 

@@ -12,7 +12,7 @@ from azt_server_stub.model import (
     MAX_DATETIME_TICKS,
     MIN_DATETIME_TICKS,
     Edm,
-    EdmType,
+    EdmName,
     TypedValue,
     parse_datetime,
 )
@@ -169,7 +169,7 @@ def test_property_names(name: str, code: str | None) -> None:
         (Edm.BINARY, bytearray(b"x"), "InvalidInput"),
     ],
 )
-def test_values(edm: EdmType, value: object, code: str | None) -> None:
+def test_values(edm: EdmName, value: object, code: str | None) -> None:
     assert _code(v.validate_value, edm, value) == code
 
 

@@ -520,7 +520,7 @@ def test_a_compiled_encoder_writes_other_types_as_before(name: str) -> None:
             assert got == store_outcome(ref_encode_props, later), (edm, value)
 
 
-_STORED_TYPES: dict[model.EdmType, tuple[type, ...]] = {
+_STORED_TYPES: dict[model.EdmName, tuple[type, ...]] = {
     M.STRING: (str,),
     M.INT32: (int,),
     M.INT64: (int,),
