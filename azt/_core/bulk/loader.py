@@ -249,7 +249,11 @@ class _Loader:
         self.result = BulkResult()
         self._done = DonePositions()
         self._resumed = False
-        self._dirty = False
+        #: Acknowledgements counted (each adds a position to ``_done``), and that count as
+        #: of the state last saved: a state counts as saved only once its save returned,
+        #: so a save cancelled or failed before it reached the store is made again.
+        self._acknowledged = 0
+        self._saved_at = 0
         now = clock()
         self._start = now
         rate = options.account_rate
@@ -629,7 +633,7 @@ class _Loader:
     def _succeed(self, entry: _Op, write: WriteResult) -> None:
         self.result.written += 1
         self._done.add(entry.index)
-        self._dirty = True
+        self._acknowledged += 1
         self._finish(entry)
         if self._on_result is not None:
             self._on_result(entry.index, write)
@@ -665,10 +669,21 @@ class _Loader:
     # -- checkpoint and progress ------------------------------------------------------------
 
     async def _save(self) -> None:
-        saves = self._saves  # one at a time, in order; a state that failed to save again
-        if saves is not None and (self._dirty or await saves.failed()):
-            self._dirty = False
-            await saves.save(self._done.state())
+        """Save the done positions unless the state saved last already holds them all.
+
+        Saves go one at a time and in order (:class:`OrderedSaves`). A save counts only
+        once it returned: the periodic saver, cancelled when the load ends, may be
+        cancelled while it waits for the save before it (its state never saved) or while
+        its own thread writes; either way the load's last call saves again.
+        """
+        saves = self._saves
+        if saves is None:
+            return
+        acknowledged = self._acknowledged
+        if acknowledged == self._saved_at and not await saves.failed():
+            return
+        await saves.save(self._done.state())
+        self._saved_at = acknowledged
 
     async def _saver(self) -> None:
         while True:
