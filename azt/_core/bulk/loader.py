@@ -35,7 +35,7 @@ import collections
 import contextlib
 import copy
 import time
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable
 from typing import Any
 
 from azt._core.base import write_back
@@ -63,6 +63,7 @@ from azt._core.bulk.outcomes import (
     BulkResult,
     TableWrite,
     WriteKind,
+    describe_item,
 )
 from azt._core.bulk.settle import read_back, reflects
 from azt._core.config import AmbiguousOutcomePolicy, RetryPolicy
@@ -249,11 +250,8 @@ class _Loader:
         self.result = BulkResult()
         self._done = DonePositions()
         self._resumed = False
-        #: Acknowledgements counted (each adds a position to ``_done``), and that count as
-        #: of the state last saved: a state counts as saved only once its save returned,
-        #: so a save cancelled or failed before it reached the store is made again.
-        self._acknowledged = 0
-        self._saved_at = 0
+        self._acknowledged = 0  # positions added to _done; and that count as of the last
+        self._saved_at = 0  # state whose save returned (see _save)
         now = clock()
         self._start = now
         rate = options.account_rate
@@ -349,7 +347,7 @@ class _Loader:
             table, op = self._operation(item)
             prepared = encode_operation(table.probe, op)
         except ValidationError as exc:
-            self._fail(index, _describe_item(item, self._default_table), exc)
+            self._fail(index, describe_item(item, self._default_table), exc)
             return
         entry = _Op(index, prepared)
         opts = self.options
@@ -669,13 +667,8 @@ class _Loader:
     # -- checkpoint and progress ------------------------------------------------------------
 
     async def _save(self) -> None:
-        """Save the done positions unless the state saved last already holds them all.
-
-        Saves go one at a time and in order (:class:`OrderedSaves`). A save counts only
-        once it returned: the periodic saver, cancelled when the load ends, may be
-        cancelled while it waits for the save before it (its state never saved) or while
-        its own thread writes; either way the load's last call saves again.
-        """
+        # One at a time, in order (OrderedSaves); a state counts as saved only once its save
+        # returned: a saver cancelled while it waited (the load ended) saved nothing.
         saves = self._saves
         if saves is None:
             return
@@ -748,23 +741,6 @@ def _describe_op(entry: _Op, part: _Partition) -> tuple[str, str | None, str | N
     op = entry.prepared.operation
     kind = op.kind if op.mode is None else f"{op.kind}-{op.mode.value}"
     return part.table.name, op.partition_key, op.row_key, kind
-
-
-def _describe_item(item: Any, table: str | None) -> tuple[str, str | None, str | None, str]:
-    if isinstance(item, TableWrite):
-        table, item = item.table, item.item
-    kind = item.kind if isinstance(item, BatchOperation) else "entity"
-    data = item.entity if isinstance(item, BatchOperation) else item
-    pk = rk = None
-    if isinstance(data, Mapping):
-        pk = data.get("PartitionKey")
-        rk = data.get("RowKey")
-    return (
-        table or "",
-        pk if isinstance(pk, str) else None,
-        rk if isinstance(rk, str) else None,
-        kind,
-    )
 
 
 async def load(

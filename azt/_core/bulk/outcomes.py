@@ -11,10 +11,12 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
 
+from azt._core.batch import BatchOperation
 from azt._core.config import AmbiguousOutcomePolicy
 from azt._errors import AztError, ValidationError
 
@@ -142,6 +144,33 @@ class BulkFailure:
     code: str | None
     message: str
     error: BaseException | None = attrs.field(eq=False, repr=False)
+
+
+def describe_item(item: Any, table: str | None) -> tuple[str, str | None, str | None, str]:
+    """``(table, PartitionKey, RowKey, kind)`` of an input item, as a :class:`BulkFailure`
+    names it when the item is refused before it becomes an operation (keys that are not
+    strings: None; ``table``: the load's default table unless a :class:`TableWrite`
+    names one).
+
+    Example::
+
+        >>> describe_item({"PartitionKey": "p", "RowKey": 7}, "movies")
+        ('movies', 'p', None, 'entity')
+    """
+    if isinstance(item, TableWrite):
+        table, item = item.table, item.item
+    kind = item.kind if isinstance(item, BatchOperation) else "entity"
+    data = item.entity if isinstance(item, BatchOperation) else item
+    pk = rk = None
+    if isinstance(data, Mapping):
+        pk = data.get("PartitionKey")
+        rk = data.get("RowKey")
+    return (
+        table or "",
+        pk if isinstance(pk, str) else None,
+        rk if isinstance(rk, str) else None,
+        kind,
+    )
 
 
 @attrs.frozen
