@@ -61,21 +61,10 @@ class Edm:
     BINARY: Final[EdmName] = "Edm.Binary"
 
 
-#: The eight types, in :class:`Edm`'s order.
-EDM_TYPES: tuple[EdmName, ...] = (
-    Edm.STRING,
-    Edm.INT32,
-    Edm.INT64,
-    Edm.DOUBLE,
-    Edm.BOOLEAN,
-    Edm.DATETIME,
-    Edm.GUID,
-    Edm.BINARY,
-)
 #: Each type -> its attribute name in :class:`Edm` (``"Edm.Int64"`` -> ``"INT64"``).
-EDM_NAMES: dict[str, str] = {
-    edm: attr for attr, edm in vars(Edm).items() if attr.isupper() and attr.isidentifier()
-}
+EDM_NAMES: dict[EdmName, str] = {edm: attr for attr, edm in vars(Edm).items() if attr.isupper()}
+#: The eight types, in :class:`Edm`'s order.
+EDM_TYPES: tuple[EdmName, ...] = tuple(EDM_NAMES)
 _BY_NAME: dict[str, EdmName] = {edm: edm for edm in EDM_TYPES}
 
 
