@@ -48,6 +48,7 @@ MODULES = [
     "azt._core.config",
     "azt._core.connection_string",
     "azt._errors",
+    "azt._azure_bases",
     "azt._core.pipeline",
     "azt._core.retry",
     "azt._core.signing",
