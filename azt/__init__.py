@@ -42,7 +42,13 @@ from azt._core.connection_string import (
 from azt._core.hooks import EventHooks, RequestHook, RequestInfo, ResponseHook, ResponseInfo
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
 from azt._core.queries import format_filter
-from azt._core.results import AccessPolicies, ResponseMetadata, UpdateMode, WriteResult
+from azt._core.results import (
+    AccessPolicies,
+    ResponseMetadata,
+    TableItem,
+    UpdateMode,
+    WriteResult,
+)
 from azt._core.sas import (
     AccountSasPermissions,
     AccountSasResourceTypes,
@@ -235,6 +241,7 @@ __all__ = [
     "TableClient",
     "TableContext",
     "TableEntity",
+    "TableItem",
     "TableNotFoundError",
     "TableSasPermissions",
     "TableServiceClient",

@@ -40,7 +40,7 @@ from azt._core.hooks import (
 )
 from azt._core.pagination import AsyncPager as _AsyncPager
 from azt._core.pagination import ContinuationToken, Fetch, Page, T
-from azt._core.results import AccessPolicies, UpdateMode, WriteResult
+from azt._core.results import AccessPolicies, TableItem, UpdateMode, WriteResult
 from azt._core.retry import Sleep
 from azt._core.service_client import TableServiceClient as _AsyncTableServiceClient
 from azt._core.table_client import _E, _R
@@ -333,12 +333,24 @@ class TableClient(Wrapper):
         """
         return self._rt.run(self._inner.insert_entity(entity, return_content=return_content))
 
+    def create_entity(self, entity: EntityArg, *, return_content: bool = False) -> WriteResult:
+        """:meth:`insert_entity` under ``azure-data-tables``' name: insert a new entity,
+        :class:`azt.EntityAlreadyExistsError` (an ``azure.core`` ``ResourceExistsError``
+        where azure-core is installed) if the keys exist.
+
+        Example::
+
+            table.create_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
+        """
+        return self._rt.run(self._inner.create_entity(entity, return_content=return_content))
+
     def update_entity(
         self,
         entity: EntityArg,
         mode: UpdateMode = UpdateMode.MERGE,
         *,
         etag: str | None = None,
+        match_condition: object = None,
         allow_property_loss: bool = False,
     ) -> WriteResult:
         """Merge into or replace an existing entity.
@@ -352,6 +364,9 @@ class TableClient(Wrapper):
         ``ETag`` and ``Timestamp`` written back. ``UpdateMode.REPLACE`` of an entity read
         with ``select`` raises :class:`azt.PropertyLossError` (nothing is sent) unless
         ``allow_property_loss``: it would delete what was not selected.
+        ``match_condition`` takes ``azure-data-tables``' spelling
+        (``azure.core.MatchConditions.IfNotModified``: ``etag``, else the ETag the entity
+        was read with; ``Unconditionally``: ``"*"``).
 
         Example::
 
@@ -363,7 +378,11 @@ class TableClient(Wrapper):
         """
         return self._rt.run(
             self._inner.update_entity(
-                entity, mode, etag=etag, allow_property_loss=allow_property_loss
+                entity,
+                mode,
+                etag=etag,
+                match_condition=match_condition,
+                allow_property_loss=allow_property_loss,
             )
         )
 
@@ -391,21 +410,34 @@ class TableClient(Wrapper):
 
     @overload
     def delete_entity(
-        self, partition_key: str, row_key: str, *, etag: str | None = None
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        etag: str | None = None,
+        match_condition: object = None,
     ) -> WriteResult: ...
 
     @overload
-    def delete_entity(self, entity: EntityArg, /, *, etag: str | None = None) -> WriteResult: ...
+    def delete_entity(
+        self, entity: EntityArg, /, *, etag: str | None = None, match_condition: object = None
+    ) -> WriteResult: ...
 
     def delete_entity(
-        self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
+        self,
+        partition_key: str | EntityArg,
+        row_key: str | None = None,
+        *,
+        etag: str | None = None,
+        match_condition: object = None,
     ) -> WriteResult:
         """Delete an entity, by its keys or given the entity (a mapping or an entity object).
 
         ``etag`` is the ``If-Match``: ``"*"`` deletes unconditionally, an ETag only the
         version it names (:class:`azt.PreconditionFailedError` otherwise). Left out, it is
         the ETag an entity object carries, else ``"*"``. :class:`azt.EntityNotFoundError`
-        if it does not exist.
+        if it does not exist (``azure-data-tables`` ignores that 404; azt does not).
+        ``match_condition``: as :meth:`update_entity`.
 
         Example::
 
@@ -414,7 +446,7 @@ class TableClient(Wrapper):
         """
         inner: Any = self._inner
         coro: Coroutine[Any, Any, WriteResult] = inner.delete_entity(
-            partition_key, row_key, etag=etag
+            partition_key, row_key, etag=etag, match_condition=match_condition
         )
         return self._rt.run(coro)
 
@@ -473,6 +505,7 @@ class TableClient(Wrapper):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: None = None,
     ) -> Pager[TableEntity]: ...
 
@@ -485,6 +518,7 @@ class TableClient(Wrapper):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: Callable[[list[dict[str, Any]]], list[_R]],
     ) -> Pager[_R]: ...
 
@@ -496,13 +530,16 @@ class TableClient(Wrapper):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: Callable[[list[dict[str, Any]]], list[Any]] | None = None,
     ) -> Pager[Any]:
         """Query entities with an OData filter; iterate for entities or page by page.
 
         ``parameters`` fill ``@name`` placeholders with escaped literals (see
-        :func:`format_filter`); ``select`` projects properties; ``results_per_page`` sets
-        ``$top`` (1-1000, per page); ``continuation`` resumes where an earlier page ended.
+        :func:`format_filter`); ``select`` projects properties (a sequence of names, or
+        one ``str`` of comma-separated names); ``results_per_page`` sets ``$top`` (1-1000,
+        per page); ``continuation`` resumes where an earlier page ended. ``query_filter``
+        is ``filter`` under ``azure-data-tables``' name (give one or the other).
 
         ``page_decoder`` (optional) replaces the :class:`~azt.edm.TableEntity` decoding:
         it receives each page's rows as JSON objects (``json.loads(body)["value"]``: a
@@ -533,6 +570,7 @@ class TableClient(Wrapper):
                 select=select,
                 results_per_page=results_per_page,
                 continuation=continuation,
+                query_filter=query_filter,
                 page_decoder=page_decoder,
             ),
         )
@@ -592,7 +630,9 @@ class TableClient(Wrapper):
             self._rt, self._inner.batch_writer(max_buffer_bytes=max_buffer_bytes)
         )
 
-    def submit_transaction(self, batch: TableBatch | Iterable[BatchOperation]) -> list[WriteResult]:
+    def submit_transaction(
+        self, batch: TableBatch | Iterable[BatchOperation | tuple[Any, ...]]
+    ) -> list[WriteResult]:
         """Run an entity group transaction: all operations succeed or none is applied.
 
         Returns one :class:`WriteResult` per operation, in order; entity objects the
@@ -601,6 +641,9 @@ class TableClient(Wrapper):
         ``operation``) with the specific error in ``error``. An operation that writes an
         intent row (``azt._core.intents``: a cross-partition index's rows to write
         elsewhere) has its intent carried out once the transaction has committed.
+        ``azure-data-tables``' operation tuples are taken too: ``("create", entity)``,
+        ``("upsert", entity, {"mode": UpdateMode.REPLACE})``, ``("update", entity,
+        {"etag": ..., "match_condition": ...})``, ``("delete", entity)``.
 
         Example::
 
@@ -900,8 +943,13 @@ class TableServiceClient(Wrapper):
         parameters: Mapping[str, Any] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
-    ) -> Pager[str]:
+        query_filter: str | None = None,
+    ) -> Pager[TableItem]:
         """Table names matching a filter on ``TableName``, following ``NextTableName``.
+
+        Each name is a :class:`TableItem`: a ``str`` whose ``.name`` is itself (the
+        ``azure-data-tables`` spelling). ``query_filter`` is ``filter`` under that SDK's
+        name (give one or the other).
 
         Example::
 
@@ -915,6 +963,7 @@ class TableServiceClient(Wrapper):
                 parameters=parameters,
                 results_per_page=results_per_page,
                 continuation=continuation,
+                query_filter=query_filter,
             ),
         )
 
@@ -923,13 +972,14 @@ class TableServiceClient(Wrapper):
         *,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
-    ) -> Pager[str]:
-        """All table names of the account.
+    ) -> Pager[TableItem]:
+        """All table names of the account, each a :class:`TableItem` (a ``str`` that also
+        has ``azure-data-tables``' ``.name``).
 
         Example::
 
             for name in service.list_tables():
-                print(name)
+                print(name)          # or name.name, as azure-data-tables spells it
         """
         return Pager._from_inner(
             self._rt,

@@ -57,6 +57,7 @@ MODULES = [
     "azt._core.batch",
     "azt._core.intents",
     "azt._core.queries",
+    "azt._core.spellings",
     "azt._core.results",
     "azt._core.service_client",
     "azt._core.table_client",

@@ -24,6 +24,7 @@ from azt import (
     ServiceStats,
     TableBatch,
     TableEntity,
+    TableItem,
     WriteResult,
     prop,
 )
@@ -43,8 +44,8 @@ def _clients(conn: str) -> None:  # type-checked, not run (needs a server)
     assert_type(service.create_table_if_not_exists("t"), TableClient)
     assert_type(service.get_table_client("t"), TableClient)
     assert_type(service.delete_table_if_exists("t"), bool)
-    assert_type(service.list_tables(), Pager[str])
-    assert_type(list(service.query_tables("TableName eq 'a'")), list[str])
+    assert_type(service.list_tables(), Pager[TableItem])
+    assert_type(list(service.query_tables("TableName eq 'a'")), list[TableItem])
     assert_type(service.get_service_properties(), ServiceProperties)
     assert_type(service.set_service_properties(ServiceProperties()), WriteResult)
     assert_type(service.get_service_stats(), ServiceStats)
