@@ -6,11 +6,15 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import urllib.parse
+from datetime import UTC, datetime
 
 import pytest
 from azure.core import MatchConditions
-from azure.data.tables import TransactionOperation
+from azure.core.credentials import AzureNamedKeyCredential
+from azure.data.tables import TableSasPermissions, TransactionOperation
 from azure.data.tables import UpdateMode as AdtUpdateMode
+from azure.data.tables import generate_table_sas as adt_generate_table_sas
 
 import azt
 from azt import (
@@ -22,6 +26,7 @@ from azt import (
     UpdateMode,
     ValidationError,
 )
+from azt._core.connection_string import DEV_ACCOUNT_KEY
 from azt._core.queries import select_names
 from azt._core.spellings import add_transaction_tuple, if_match, merge_filter
 from azt.entity import Entity
@@ -260,3 +265,30 @@ async def test_submit_transaction_takes_tuples(table: azt.TableClient) -> None:
         await table.submit_transaction([("upsert", _e("4")), ("create", _e("1"))])
     assert info.value.index == 1
     assert [r["RowKey"] for r in await table.list_entities().to_list()] == ["1", "3"]
+
+
+# -- SAS from an AzureNamedKeyCredential -----------------------------------------------------
+
+
+def test_sas_from_an_azure_named_key_credential_signs_as_azure_data_tables() -> None:
+    named = AzureNamedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+    expiry = datetime(2030, 1, 1, tzinfo=UTC)
+    ours = azt.generate_table_sas(
+        named, "movies", permission=azt.TableSasPermissions(read=True), expiry=expiry
+    )
+    theirs = adt_generate_table_sas(
+        named, "movies", permission=TableSasPermissions(read=True), expiry=expiry
+    )
+
+    def fields(token: str) -> dict[str, str]:
+        return {k: urllib.parse.unquote(v) for k, v in (p.split("=", 1) for p in token.split("&"))}
+
+    assert fields(ours) == fields(theirs)
+    keyed = azt.SharedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+    assert ours == azt.generate_table_sas(keyed, "movies", permission="r", expiry=expiry)
+    account = azt.generate_account_sas(named, resource_types="sco", permission="r", expiry=expiry)
+    assert account == azt.generate_account_sas(
+        keyed, resource_types="sco", permission="r", expiry=expiry
+    )
+    with pytest.raises(ValidationError, match="AzureNamedKeyCredential, got str"):
+        azt.generate_table_sas("key", "movies", permission="r", expiry=expiry)  # type: ignore[arg-type]
