@@ -57,6 +57,15 @@ def _clients(conn: str) -> None:  # type-checked, not run (needs a server)
     assert_type(table.insert_entity({"PartitionKey": "a", "RowKey": "b"}), WriteResult)
     assert_type(table.get_entity("a", "b"), TableEntity)
     assert_type(table.get_access_policy(), AccessPolicies)
+    # azure-data-tables' spellings (docs/porting-azure-data-tables.md)
+    assert_type(table.create_entity({"PartitionKey": "a", "RowKey": "b"}), WriteResult)
+    assert_type(next(iter(service.list_tables())).name, str)
+    assert_type(table.query_entities(query_filter="a eq 1", select="A,B"), Pager[TableEntity])
+    assert_type(table.get_entity("a", "b").metadata["etag"], Any)
+    assert_type(
+        table.submit_transaction([("create", {"PartitionKey": "a", "RowKey": "b"})]),
+        list[WriteResult],
+    )
     pager = table.query_entities("PartitionKey eq 'a'")
     assert_type(pager, Pager[TableEntity])
     assert_type(pager.by_page(), Iterator[Page[TableEntity]])
