@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 import pytest
 from azure.core import MatchConditions
 from azure.core.credentials import AzureNamedKeyCredential
+from azure.data.tables import EdmType as AdtEdmType
+from azure.data.tables import EntityProperty as AdtEntityProperty
 from azure.data.tables import TableSasPermissions, TransactionOperation
 from azure.data.tables import UpdateMode as AdtUpdateMode
 from azure.data.tables import generate_table_sas as adt_generate_table_sas
@@ -292,3 +294,22 @@ def test_sas_from_an_azure_named_key_credential_signs_as_azure_data_tables() -> 
     )
     with pytest.raises(ValidationError, match="AzureNamedKeyCredential, got str"):
         azt.generate_table_sas("key", "movies", permission="r", expiry=expiry)  # type: ignore[arg-type]
+
+
+# -- what is refused, and that the refusal names azt's spelling ------------------------------
+
+
+async def test_refusals_name_the_azt_spelling(table: azt.TableClient) -> None:
+    with pytest.raises(TypeError, match="'connection_string'"):
+        azt.TableServiceClient.from_connection_string(conn_str="UseDevelopmentStorage=true")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'entity'"):
+        await table.delete_entity(entity={"PartitionKey": "p", "RowKey": "r"})  # type: ignore[call-overload]
+    with pytest.raises(ValidationError, match="Typed"):
+        await table.create_entity(
+            {"PartitionKey": "p", "RowKey": "r", "n": AdtEntityProperty(5, AdtEdmType.INT64)}
+        )
+    assert await table.list_entities().to_list() == []
+    assert not hasattr(azt.TableClient, "close")  # async clients close with aclose()
+    # what azure-data-tables ignores, azt raises (the guide's "Deletes of what is not there")
+    with pytest.raises(azt.EntityNotFoundError):
+        await table.delete_entity("p", "missing")
