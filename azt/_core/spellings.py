@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import enum
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from azt._core.results import UpdateMode
 from azt._edm.entity import TableEntity
 from azt._errors import BatchValidationError, ValidationError
 
-__all__ = ["add_transaction_tuple", "if_match", "merge_filter"]
+__all__ = ["add_transaction_tuple", "if_match", "merge_filter", "split_table_url"]
 
 #: ``azure.core.MatchConditions`` members the Table service can honour, by name (azt reads
 #: the member's ``name``, so azure-core need not be installed for azt to take them)
@@ -50,6 +51,31 @@ def merge_filter(filter: str | None, query_filter: str | None, what: str) -> str
             "query_filter= (azure-data-tables' name), not both"
         )
     return query_filter
+
+
+def split_table_url(table_url: str) -> tuple[str, str]:
+    """``(endpoint, table name)`` of a table's URL, as ``azure-data-tables``'
+    ``TableClient.from_table_url`` takes it: the last path segment is the table, the rest
+    (with the query string, where a SAS token may ride) the endpoint.
+
+    Example::
+
+        >>> split_table_url("https://acct.table.core.windows.net/movies?sv=x&sig=y")
+        ('https://acct.table.core.windows.net?sv=x&sig=y', 'movies')
+        >>> split_table_url("http://127.0.0.1:10002/devstoreaccount1/movies")
+        ('http://127.0.0.1:10002/devstoreaccount1', 'movies')
+    """
+    if not isinstance(table_url, str):
+        raise ValidationError(f"table_url must be a str, got {type(table_url).__name__}")
+    parts = urllib.parse.urlsplit(table_url.strip())
+    head, _, name = parts.path.rstrip("/").rpartition("/")
+    if parts.scheme not in ("http", "https") or not parts.netloc or not name:
+        raise ValidationError(
+            f"{table_url!r} is not a table URL (http(s)://host[/account]/table); azt: "
+            "TableClient(endpoint, table_name, credential)"
+        )
+    endpoint = urllib.parse.urlunsplit((parts.scheme, parts.netloc, head, parts.query, ""))
+    return endpoint, urllib.parse.unquote(name)
 
 
 def _condition_name(match_condition: object) -> str:

@@ -75,7 +75,7 @@ from azt._core.results import (
     written,
 )
 from azt._core.retry import Sleep
-from azt._core.spellings import add_transaction_tuple, if_match, merge_filter
+from azt._core.spellings import add_transaction_tuple, if_match, merge_filter, split_table_url
 from azt._core.tracing import TracingOptions, traced
 from azt._core.transport import Transport
 from azt._core.wire import json as wire_json
@@ -204,6 +204,24 @@ class TableClient(ClientBase):
         endpoint, credential = endpoint_and_credential(
             connection_string, use_shared_key_lite, kwargs
         )
+        return cls(endpoint, table_name, credential, **kwargs)
+
+    @classmethod
+    def from_table_url(
+        cls, table_url: str, *, credential: object = None, **kwargs: Any
+    ) -> TableClient:
+        """A table client from the table's URL, as ``azure-data-tables`` spells it: the last
+        path segment is the table name, the rest the endpoint; a SAS token in the URL's
+        query is the credential when ``credential`` is omitted. Other keyword arguments
+        are those of the constructor.
+
+        Example::
+
+            table = TableClient.from_table_url(
+                "https://myaccount.table.core.windows.net/movies", credential=key_credential
+            )
+        """
+        endpoint, table_name = split_table_url(table_url)
         return cls(endpoint, table_name, credential, **kwargs)
 
     async def aclose(self) -> None:

@@ -239,6 +239,28 @@ class TableClient(Wrapper):
         track_transport(runtime, inner)
         return self
 
+    @classmethod
+    def from_table_url(
+        cls, table_url: str, *, credential: object = None, **kwargs: Any
+    ) -> TableClient:
+        """A table client from the table's URL, as ``azure-data-tables`` spells it: the last
+        path segment is the table name, the rest the endpoint; a SAS token in the URL's
+        query is the credential when ``credential`` is omitted. Other keyword arguments
+        are those of the constructor.
+
+        Example::
+
+            table = TableClient.from_table_url(
+                "https://myaccount.table.core.windows.net/movies", credential=key_credential
+            )
+        """
+        inner = _AsyncTableClient.from_table_url(table_url, credential=credential, **kwargs)
+        rt = None
+        runtime = Runtime() if rt is None else rt
+        self = cls._from_inner(runtime, inner, owns=rt is None)
+        track_transport(runtime, inner)
+        return self
+
     def close(self) -> None:
         """Close the client (and its connections, if it owns them). Idempotent.
 

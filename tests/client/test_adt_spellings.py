@@ -30,7 +30,7 @@ from azt import (
 )
 from azt._core.connection_string import DEV_ACCOUNT_KEY
 from azt._core.queries import select_names
-from azt._core.spellings import add_transaction_tuple, if_match, merge_filter
+from azt._core.spellings import add_transaction_tuple, if_match, merge_filter, split_table_url
 from azt.entity import Entity
 
 # -- TableItem ------------------------------------------------------------------------------
@@ -313,3 +313,31 @@ async def test_refusals_name_the_azt_spelling(table: azt.TableClient) -> None:
     # what azure-data-tables ignores, azt raises (the guide's "Deletes of what is not there")
     with pytest.raises(azt.EntityNotFoundError):
         await table.delete_entity("p", "missing")
+
+
+# -- from_table_url --------------------------------------------------------------------------
+
+
+def test_split_table_url() -> None:
+    assert split_table_url("https://acct.table.core.windows.net/movies/") == (
+        "https://acct.table.core.windows.net",
+        "movies",
+    )
+    assert split_table_url("http://127.0.0.1:10002/devstoreaccount1/movies?sv=1&sig=a%2Fb") == (
+        "http://127.0.0.1:10002/devstoreaccount1?sv=1&sig=a%2Fb",
+        "movies",
+    )
+    for bad in ("movies", "ftp://h/movies", "https://acct.table.core.windows.net/", "http:///t"):
+        with pytest.raises(ValidationError, match=r"not a table URL.*TableClient\(endpoint"):
+            split_table_url(bad)
+    with pytest.raises(ValidationError, match="must be a str"):
+        split_table_url(b"https://h/t")  # type: ignore[arg-type]
+
+
+async def test_from_table_url_reaches_the_table(table: azt.TableClient) -> None:
+    url = f"{table.endpoint}/{table.table_name}"
+    credential = AzureNamedKeyCredential("devstoreaccount1", DEV_ACCOUNT_KEY)
+    async with azt.TableClient.from_table_url(url, credential=credential) as same:
+        assert same.table_name == table.table_name
+        await same.create_entity({"PartitionKey": "p", "RowKey": "r"})
+    assert [e["RowKey"] for e in await table.list_entities().to_list()] == ["r"]

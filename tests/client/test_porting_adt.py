@@ -309,6 +309,42 @@ SNIPPETS: dict[str, Snippet] = {
                 out.append(("refused", isinstance(error, (HttpResponseError, ValueError))))
         """
     ),
+    "table_url_and_sas": Snippet(
+        """
+        from datetime import datetime, timedelta, timezone
+
+        from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
+        from azure.core.exceptions import HttpResponseError
+        from azure.data.tables.aio import TableClient, TableServiceClient
+        from azure.data.tables import TableSasPermissions, generate_table_sas
+
+        async with TableServiceClient.from_connection_string(conn_str) as service:
+            await service.create_table("shared")
+        sas = generate_table_sas(
+            AzureNamedKeyCredential(account_name, account_key),
+            "shared",
+            permission=TableSasPermissions(read=True, add=True),
+            expiry=datetime.now(timezone.utc) + timedelta(hours=1),
+        )
+        table_url = endpoint + "/shared"
+        async with TableClient.from_table_url(table_url, credential=AzureSasCredential(sas)) as t:
+            await t.create_entity({"PartitionKey": "p", "RowKey": "r"})
+            out.append([e["RowKey"] async for e in t.list_entities()])
+            try:
+                await t.delete_entity("p", "r")  # the SAS grants read and add only
+            except HttpResponseError as error:
+                out.append(error.status_code)
+        async with TableClient.from_table_url(table_url + "?" + sas) as t:  # SAS in the URL
+            out.append([e["RowKey"] async for e in t.list_entities()])
+        """,
+        edits=[
+            *AIO_IMPORTS,
+            (
+                "from azure.data.tables import TableSasPermissions, generate_table_sas",
+                "from azt import TableSasPermissions, generate_table_sas",
+            ),
+        ],
+    ),
     "sync_crud": Snippet(
         """
         from azure.data.tables import TableServiceClient, UpdateMode
