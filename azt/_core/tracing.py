@@ -10,7 +10,7 @@ Span tree of one operation (kinds per the OpenTelemetry conventions, as the Azur
 * the **operation** span (INTERNAL), named ``"{db.operation.name} {table}"``: database
   client attributes (``db.system.name``, ``az.namespace``, ``db.operation.name``,
   ``db.collection.name``, ``db.namespace`` (the account), ``server.address``/``port``,
-  ``db.response.status_code``), ``azt.entity_count``, ``azt.retry_count``, and
+  ``db.response.status_code``), ``azt.entity_count`` (on success only), ``azt.retry_count``, and
   ``azt.partition_key`` only with ``TracingOptions(trace_partition_key=True)``;
 * one **attempt** span (CLIENT) per HTTP attempt, named after the method: HTTP client
   attributes (``http.request.method``, ``url.full`` (redacted), ``server.address``/``port``,
@@ -329,7 +329,10 @@ class Operation:
                         span.set_attribute("azt.error_code", exc.code)
                 if status is not None:
                     span.set_attribute("db.response.status_code", str(status))
-                if self.entities is not None:
+                # The count of entities written or read: only an operation that succeeded
+                # wrote or read them (a failed get_entity read none, a refused insert wrote
+                # none), whether the count was known up front or came from the result.
+                if self.entities is not None and exc is None:
                     span.set_attribute("azt.entity_count", self.entities)
                 span.set_attribute("azt.retry_count", self.resends)
                 if exc is not None:
