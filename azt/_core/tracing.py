@@ -1,7 +1,7 @@
 """OpenTelemetry tracing: one span per public operation, a child span per HTTP attempt,
 W3C ``traceparent`` on every request; nothing at all when tracing is off.
 
-``opentelemetry-api`` is optional (``pip install "azt[otel]"``). Without it, or while no
+``opentelemetry-api`` is optional (``pip install "azt-tables[otel]"``). Without it, or while no
 tracer provider is configured (the API's default proxy / no-op provider), an operation
 costs one cheap check (:meth:`Tracing.tracer` returns ``None``) and no span object is made.
 
@@ -92,7 +92,7 @@ _KEY_IN_QUERY = re.compile(r"(?i)([?&](?:\$filter|%24filter|NextPartitionKey|Nex
 
 @attrs.frozen
 class TracingOptions:
-    """How a client traces (OpenTelemetry; needs ``pip install "azt[otel]"``).
+    """How a client traces (OpenTelemetry; needs ``pip install "azt-tables[otel]"``).
 
     * ``tracer_provider``: an OpenTelemetry ``TracerProvider`` to use; ``None`` (default)
       uses the global one (``opentelemetry.trace.set_tracer_provider``), and while none
