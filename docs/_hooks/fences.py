@@ -19,9 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_MARKED = re.compile(
-    r"^(\s*```[\w+-]+)[ \t]+(?:test-sync|test|pytest|norun:[^\n]*?)[ \t]*$", re.M
-)
+_MARKED = re.compile(r"^(\s*```[\w+-]+)[ \t]+(?:test-sync|test|pytest|norun:[^\n]*?)[ \t]*$", re.M)
 
 
 def strip_markers(markdown: str) -> str:

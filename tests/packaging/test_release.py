@@ -192,10 +192,13 @@ def test_the_metadata(built: Built) -> None:
     assert meta["Requires-Python"] == ">=3.11"
     assert meta["Description-Content-Type"] == "text/markdown"
     assert meta.get_payload() == (ROOT / "README.md").read_text(encoding="utf-8")
-    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    urls: dict[str, str] = {}
+    for entry in meta.get_all("Project-URL", []):
+        label, url = str(entry).split(", ", 1)
+        urls[label] = url
     assert urls == PYPROJECT["project"]["urls"]
-    assert set(meta.get_all("Provides-Extra")) == {"testing", "otel", "dev"}
-    assert "Typing :: Typed" in meta.get_all("Classifier")
+    assert set(meta.get_all("Provides-Extra", [])) == {"testing", "otel", "dev"}
+    assert "Typing :: Typed" in meta.get_all("Classifier", [])
     files = _wheel_files(built.wheel)
     entry_points = files[f"{FILE_NAME}-{azt.__version__}.dist-info/entry_points.txt"]
     text = entry_points.decode("utf-8")
