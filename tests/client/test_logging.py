@@ -336,6 +336,9 @@ async def test_attempt_numbers_count_every_send_across_a_refresh_and_retries(
         (4, 204),
     ]
     assert hooked == [1, 2, 3, 4]
+    retries = capture.named("azt.retry")
+    assert [r.__dict__["attempt"] for r in retries] == [2, 3]  # the sends that failed
+    assert "attempt 2 failed" in retries[0].getMessage()
 
 
 async def test_nothing_is_built_when_debug_is_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -407,6 +407,36 @@ async def test_a_refused_argument_is_recorded_and_nothing_is_sent(
     assert "db.response.status_code" not in (op.attributes or {})
 
 
+async def test_the_resend_after_a_refused_bearer_token_is_an_attempt_of_its_own(
+    rec: Recorder,
+) -> None:
+    """A 401 to a bearer token, then the resend with a fresh one: two attempt spans, the
+    second a resend (as azt.http numbers it attempt 2)."""
+    tokens = iter(["first", "second"])
+
+    class Identity:
+        async def get_token(self, *scopes: str, **kwargs: object) -> object:
+            return type("T", (), {"token": next(tokens), "expires_on": 4e9})()
+
+    def handler(request: azt.HttpRequest) -> azt.HttpResponse:
+        if request.headers["Authorization"] == "Bearer first":
+            return azt.HttpResponse(401, {"x-ms-error-code": "InvalidAuthenticationInfo"})
+        return azt.HttpResponse(204, {"x-ms-request-id": "ok"})
+
+    async with azt.TableServiceClient(
+        "http://127.0.0.1:10002/devstoreaccount1",
+        Identity(),
+        transport=azt.MockTransport(handler),
+        tracing=azt.TracingOptions(tracer_provider=rec.provider),
+    ) as service:
+        await service.delete_table("gone")
+    (op,) = rec.named("delete_table")
+    attempts = rec.children(op)
+    assert [(a.attributes or {})["http.response.status_code"] for a in attempts] == [401, 204]
+    assert [(a.attributes or {}).get("http.request.resend_count") for a in attempts] == [None, 1]
+    assert (op.attributes or {})["azt.retry_count"] == 1
+
+
 async def test_a_failed_operation_carries_no_entity_count(
     stub: CapturingStub, rec: Recorder
 ) -> None:
