@@ -18,12 +18,15 @@ how the tests treat it:
 
 A block with any other fence fails :func:`test_every_block_is_run_or_says_why_not`, so a
 new example cannot slip in untested. Whatever the fence, every ``azt`` and ``azt-stub``
-command line shown in a shell block is parsed by the command's own parser.
+command line shown in a shell block is parsed by the command's own parser, and Python that
+does not run still compiles and imports only names azt has.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import importlib
 import io
 import os
 import re
@@ -327,3 +330,30 @@ def test_every_command_line_shown_parses(command: CommandLine) -> None:
         return
     if command.program == "azt-stub":
         config_from_args(args)  # values the stub refuses raise here
+
+
+# --- Python that does not run --------------------------------------------------------------
+
+_NORUN_PYTHON = [b for b in ALL if b.info.startswith("python norun:")]
+
+
+def test_there_is_python_that_does_not_run() -> None:
+    assert len(_NORUN_PYTHON) >= 5  # the Entra ID examples, among others
+
+
+@pytest.mark.parametrize("block", _NORUN_PYTHON, ids=str)
+def test_python_that_does_not_run_still_compiles_and_imports_what_exists(block: Block) -> None:
+    """A block that cannot run (a real account, a real identity) is still valid Python
+    (top-level ``await`` allowed, as in an async REPL), and every name it imports from azt
+    exists, so a rename breaks the page's test, not its reader."""
+    tree = compile(
+        block.body, str(block), "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in (
+            "azt",
+            "azt_server_stub",
+        ):
+            module = importlib.import_module(node.module or "")
+            for alias in node.names:
+                assert hasattr(module, alias.name), f"{block}: {node.module}.{alias.name}"
