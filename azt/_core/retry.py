@@ -130,17 +130,24 @@ def _log_retry(method: str, url: str) -> Callable[[RetryCallState], None]:
         exc = outcome.exception() if outcome is not None else None
         delay = retry_state.next_action.sleep if retry_state.next_action is not None else 0.0
         reason = _describe(exc)
+        # The attempt number of azt.http's records: the pipeline's count of sends (a resend
+        # after a refused bearer token included), which tenacity's count of tries is not.
+        failed = (
+            exc.attempts
+            if isinstance(exc, ServiceError | TransportError)
+            else retry_state.attempt_number
+        )
         RETRY_LOGGER.warning(
             "retrying %s %s: attempt %d failed (%s); next attempt in %.3f s",
             method,
             url,
-            retry_state.attempt_number,
+            failed,
             reason,
             delay,
             extra={
                 "method": method,
                 "url": url,
-                "attempt": retry_state.attempt_number,
+                "attempt": failed,
                 "reason": reason,
                 "wait": delay,
                 "status": exc.status if isinstance(exc, ServiceError) else None,

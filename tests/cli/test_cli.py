@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed
+from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed, __version__
 from azt._core.connection_string import parse_connection_string
 from azt.cli import (
     EXIT_BROKEN_PIPE,
@@ -169,6 +169,11 @@ def test_version_and_module_entry_point() -> None:
     for command in ("tables", "query", "export", "import"):
         assert command in proc.stdout
     assert run("--version").status == 0
+    # The version is azt.__version__ (one source, whatever the distribution is named).
+    proc = subprocess.run(
+        [sys.executable, "-m", "azt", "--version"], capture_output=True, text=True, check=False
+    )
+    assert proc.stdout == f"azt {__version__}\n"
 
 
 # ------------------------------------------------------------------------------- query

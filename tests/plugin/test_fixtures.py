@@ -411,7 +411,7 @@ def test_sync(azt_connection_string: str) -> None:
     out = result.stdout.str()
     assert (
         "test_save uses the azt_table fixture, which is async and needs pytest-asyncio: "
-        'pip install "azt[testing]"'
+        'pip install "azt-tables[testing]"'
     ) in out
     assert "test_stub uses the azt_stub fixture" in out
     assert "azt_service_client" not in out
