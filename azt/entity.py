@@ -48,18 +48,21 @@ Design, in short:
   take part in ``==``.
 """
 
-from azt._orm.columns import EntityInfo, Int64, Prop, entity_info, prop
-from azt._orm.entity import Entity, EntityMeta
+from azt._orm.columns import EntityInfo, Int64, Prop, entity_info, partition_key, prop, row_key
+from azt._orm.entity import Entity, EntityBase, EntityMeta
 from azt._orm.values import Converter, register_converter
 
 __all__ = [
     "Converter",
     "Entity",
+    "EntityBase",
     "EntityInfo",
     "EntityMeta",
     "Int64",
     "Prop",
     "entity_info",
+    "partition_key",
     "prop",
     "register_converter",
+    "row_key",
 ]
