@@ -113,9 +113,10 @@ from azt._errors import (
     ValidationError,
     register_error_code,
 )
-from azt._orm.columns import Int64, Prop, entity_info, prop
+from azt._orm.columns import Int64, Prop, entity_info, partition_key, prop, row_key
 from azt._orm.dynamic import DynamicEntity, Resolver
-from azt._orm.entity import Entity
+from azt._orm.entity import Entity, EntityBase
+from azt._orm.entity_table import EntityTable
 from azt._orm.pages import QueryPage
 from azt._orm.planner import PlanKind, QueryPlan
 from azt._orm.query import MultipleResultsError, Query, QueryDeleteError
@@ -171,10 +172,12 @@ __all__ = [
     "EdmType",
     "Endpoint",
     "Entity",
+    "EntityBase",
     "EntityAlreadyExistsError",
     "EntityMetadata",
     "EntityNotFoundError",
     "EntityState",
+    "EntityTable",
     "EventHooks",
     "Flavor",
     "GeoReplication",
@@ -259,7 +262,9 @@ __all__ = [
     "generate_table_sas",
     "is_cosmos_endpoint",
     "parse_connection_string",
+    "partition_key",
     "prop",
     "register_converter",
     "register_error_code",
+    "row_key",
 ]

@@ -50,6 +50,7 @@ Design, in short:
 
 from azt._orm.columns import EntityInfo, Int64, Prop, entity_info, partition_key, prop, row_key
 from azt._orm.entity import Entity, EntityBase, EntityMeta
+from azt._orm.entity_table import EntityTable
 from azt._orm.values import Converter, register_converter
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "EntityBase",
     "EntityInfo",
     "EntityMeta",
+    "EntityTable",
     "Int64",
     "Prop",
     "entity_info",
