@@ -46,6 +46,11 @@ Design, in short:
   ``TableServiceEntity``: ``PartitionKey``, ``RowKey``, ``Timestamp`` (server-set) and
   ``ETag`` (from the response; never sent as a property). ``Timestamp`` and ``ETag`` do not
   take part in ``==``.
+* Keys with domain names: derive from :class:`EntityBase` (the base of every entity class,
+  without keys) and declare them with :func:`partition_key` / :func:`row_key`
+  (``customer_id: Prop[str] = partition_key()``); the column and the value also answer to
+  ``PartitionKey`` / ``RowKey``. :class:`EntityTable` binds a class to a table for
+  PynamoDB-style class-level calls (``get``, ``query``, ``scan``, ``save``, ``delete``).
 """
 
 from azt._orm.columns import EntityInfo, Int64, Prop, entity_info, partition_key, prop, row_key
