@@ -115,8 +115,8 @@ def main() -> None:
         ),
     }
     fns: dict[str, Callable[[], object]] = {}
-    for name, (p, d) in cases.items():
-        fns["plain " + name], fns["domain " + name] = p, d
+    for name, (plain_fn, domain_fn) in cases.items():
+        fns["plain " + name], fns["domain " + name] = plain_fn, domain_fn
     best = _best(fns)
     print(f"{N} entities x 10 properties, best of {ROUNDS} interleaved rounds")
     print(f"  {'':<28}{'plain us/entity':>16}{'domain/plain':>14}")

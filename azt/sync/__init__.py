@@ -1,8 +1,9 @@
 """The blocking API: the same clients, queries and context as :mod:`azt`, without ``await``.
 
 ``azt.sync.TableServiceClient``, ``TableClient``, ``Query``, ``TableContext``,
-``ContextQuery`` and ``EntityTable`` take the same arguments and return the same results (entities, write
-results, pages) as their async twins, and raise the same :mod:`azt` errors; pagers
+``ContextQuery`` and ``EntityTable`` take the same arguments and return the same results
+(entities, write results, pages) as their async twins, and raise the same :mod:`azt`
+errors; pagers
 (:class:`Pager`) and queries are iterated with ``for``, clients closed with ``with`` or
 ``close()``. Everything else (entities, conditions, EDM values, options, errors) is used
 from :mod:`azt` as it is.
