@@ -11,28 +11,12 @@ import pytest
 import azt
 from azt import TableClient, TableServiceClient
 from azt.context import TableContext
-from azt.entity import EntityBase, Prop, partition_key, prop, row_key
-from azt.indexes import Holds, Index, index_row_keys, is_index_row_key, verify_index
+from azt.entity import EntityBase, Prop, partition_key, row_key
+from azt.indexes import Index, index_row_keys, is_index_row_key, verify_index
 from azt.query import PlanKind, Query
 from azt_server_stub import StubServer
 
-
-class Ticket(EntityBase):
-    """PartitionKey project, RowKey ticket_id; an index by state (keys), one by
-    (priority, state) holding a copy, and one across partitions by reporter."""
-
-    project: Prop[str] = partition_key()
-    ticket_id: Prop[str] = row_key()
-    state: Prop[str] = prop(name="State", default="open")
-    priority: Prop[int] = prop(default=0)
-    reporter: Prop[str | None] = prop(default=None)
-
-    class Meta:
-        indexes = (
-            Index("by_state", "state"),
-            Index("by_priority", "priority", "state", holds=Holds.ENTITY),
-            Index("by_reporter", "reporter", across_partitions=True),
-        )
+from .models import Ticket
 
 
 @pytest.fixture
