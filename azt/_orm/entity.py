@@ -161,6 +161,7 @@ class EntityMeta(type):
         for attr_name, p in own.items():
             props.setdefault(attr_name, p)
         these: dict[str, Any] = {}
+        positional: dict[str, bool] = {}
         for p in props.values():
             p.owner = cls  # provisional, for messages while the class is built
         for attr_name, p in props.items():
@@ -183,6 +184,8 @@ class EntityMeta(type):
                 kw_only=kw_only,
                 eq=eq,
             )
+            positional[attr_name] = not kw_only
+        these = _keys_first(these, props, positional)
         token = _BUILDING.set(True)
         try:
             built = attrs.define(cls, these=these, slots=True, weakref_slot=True, repr=False)
@@ -267,6 +270,24 @@ class EntityMeta(type):
         def __delattr__(cls, name):
             _refuse_column_change(cls, name)
             type.__delattr__(cls, name)
+
+
+def _keys_first(
+    these: dict[str, Any], props: Mapping[str, Prop[Any]], positional: Mapping[str, bool]
+) -> dict[str, Any]:
+    """The attrs fields with the keys first (the order of ``attrs.fields()`` and
+    ``attrs.asdict()``; ``Entity``'s keys follow the ``Timestamp`` and ``ETag`` of
+    ``EntityBase`` in declaration order), unless that would move a key ahead of a
+    positional property declared before it: ``__init__`` takes positional arguments in
+    declaration order, as type checkers see it."""
+    keys = [a for a in these if props[a].is_key]
+    for key in keys:
+        for a in these:
+            if a == key:
+                break
+            if positional[a] and not props[a].is_key:
+                return these
+    return {a: these[a] for a in [*keys, *(a for a in these if a not in keys)]}
 
 
 def _by_wire(name: str, props: Mapping[str, Prop[Any]]) -> dict[str, Prop[Any]]:

@@ -7,6 +7,7 @@ import textwrap
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import attrs
 import pytest
 
 from azt import ValidationError
@@ -294,3 +295,32 @@ def test_subclass_inherits_domain_keys() -> None:
         "rush": True,
     }
     assert Big.from_entity(b.to_entity()) == b
+
+
+def test_field_order_keys_first_unless_a_positional_property_comes_before() -> None:
+    class Plain(Entity):
+        n: Prop[int] = prop(default=0)
+
+    assert [a.name for a in attrs.fields(cast(Any, Plain))] == [
+        "PartitionKey",
+        "RowKey",
+        "Timestamp",
+        "ETag",
+        "n",
+    ]
+    assert [a.name for a in attrs.fields(cast(Any, Order))][:4] == [
+        "customer_id",
+        "order_id",
+        "Timestamp",
+        "ETag",
+    ]
+
+    class Early(EntityBase):
+        version: Prop[int] = prop(kw_only=False)
+        tenant: Prop[str] = partition_key(kw_only=False)
+        doc: Prop[str] = row_key(kw_only=False)
+
+    # __init__ takes positional arguments in declaration order, as type checkers see it
+    e = Early(3, "t", "d")
+    assert (e.version, e.tenant, e.doc) == (3, "t", "d")
+    assert repr(e) == "Early(tenant='t', doc='d', Timestamp=None, ETag=None, version=3)"
