@@ -16,6 +16,7 @@ from azt._uow.access import access_for
 from azt.dynamic import by_row_key_prefix
 from azt.edm import TableEntity
 from azt.entity import Entity, EntityBase, Int64, Prop, entity_info, partition_key, prop, row_key
+from azt.keys import all_buckets, composite_key, composite_prefix
 from azt.query import PlanKind, Query
 
 
@@ -173,6 +174,13 @@ def test_queries_plan_by_domain_key_names() -> None:
     assert multi.kind is PlanKind.MULTI
     scan = Query(Order).where(Order.total > 1.0).explain()
     assert scan.kind is PlanKind.FULL_SCAN
+    # the composite key helpers (azt.keys) with domain-named columns
+    ranged = Query(Order).where(Order.customer_id.startswith(composite_prefix("eu"))).explain()
+    assert ranged.kind is PlanKind.PARTITION_RANGE
+    assert ranged.filter == "PartitionKey ge 'eu;' and PartitionKey lt 'eu<'"
+    buckets = Query(Order).where(Order.customer_id.in_(all_buckets(4, "c"))).explain()
+    assert buckets.kind is PlanKind.MULTI
+    assert Order(customer_id=composite_key("eu", "c-1"), order_id="o").PartitionKey == "eu;c-1"
     # the service's name builds the same condition
     assert str(Order.PartitionKey == "c") == str(Order.customer_id == "c")
     assert Query(Order).table_name == "orders"
