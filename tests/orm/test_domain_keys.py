@@ -259,8 +259,10 @@ def _declare(body: str, base: str = "EntityBase") -> None:
         # the key's own Python name stored under another name
         ("EntityBase", "PartitionKey: Prop[str] = prop(name='pk')", "key's own"),
         ("EntityBase", "RowKey: Prop[str] = prop(name='Code')", "key's own"),
-        # the other system names stay reserved
+        # the other system names stay reserved, as Python names and as stored names
         ("EntityBase", "stamp: Prop[str] = prop(name='Timestamp')", "reserved"),
+        ("EntityBase", "Timestamp: Prop[str] = partition_key()", "redefines a system property"),
+        ("EntityBase", "ETag: Prop[str] = row_key()", "redefines a system property"),
     ],
 )
 def test_ambiguous_declarations_are_refused(base: str, body: str, message: str) -> None:
