@@ -119,9 +119,10 @@ from azt._errors import (
     ValidationError,
     register_error_code,
 )
-from azt._orm.columns import Int64, Prop, entity_info, prop
+from azt._orm.columns import Int64, Prop, entity_info, partition_key, prop, row_key
 from azt._orm.dynamic import DynamicEntity, Resolver
-from azt._orm.entity import Entity
+from azt._orm.entity import Entity, EntityBase
+from azt._orm.entity_table import EntityTable
 from azt._orm.pages import QueryPage
 from azt._orm.planner import PlanKind, QueryPlan
 from azt._orm.query import MultipleResultsError, Query, QueryDeleteError
@@ -178,9 +179,11 @@ __all__ = [
     "Endpoint",
     "Entity",
     "EntityAlreadyExistsError",
+    "EntityBase",
     "EntityMetadata",
     "EntityNotFoundError",
     "EntityState",
+    "EntityTable",
     "EventHooks",
     "Flavor",
     "GeoReplication",
@@ -266,7 +269,9 @@ __all__ = [
     "generate_table_sas",
     "is_cosmos_endpoint",
     "parse_connection_string",
+    "partition_key",
     "prop",
     "register_converter",
     "register_error_code",
+    "row_key",
 ]

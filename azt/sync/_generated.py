@@ -50,6 +50,8 @@ from azt._core.transport import Transport
 from azt._core.wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt._edm.entity import TableEntity
 from azt._orm.columns import Prop
+from azt._orm.entity_table import E
+from azt._orm.entity_table import EntityTable as _AsyncEntityTable
 from azt._orm.expr import Condition, Conditional
 from azt._orm.pages import QueryPage, QueryTarget
 from azt._orm.planner import QueryPlan
@@ -67,6 +69,7 @@ from azt.sync._runtime import UNBOUND, Runtime, Wrapper, runtime_of, track_trans
 __all__ = [
     "BatchWriter",
     "ContextQuery",
+    "EntityTable",
     "Pager",
     "Query",
     "TableClient",
@@ -1551,6 +1554,137 @@ class Query(Wrapper, Generic[R]):
             gone = Query(Movie, table).where(Movie.rating < 1.0).delete()
         """
         return self._rt.run(self._inner.delete(dry_run=dry_run))
+
+
+class EntityTable(Wrapper, Generic[E]):
+    """An entity class bound to one table: typed point reads, partition queries, scans and
+    writes of that class, through a :class:`TableClient`. Give it a table client, or a
+    service client and the class's own table (``class Order(EntityBase, table="orders")``,
+    as PynamoDB's ``Meta.table_name``). It holds no state of its own beyond the two: make
+    one where it is needed, or keep one per class.
+
+    Writes go straight to the service; for tracked objects and changes sent together, use
+    :class:`azt.context.TableContext` instead.
+
+    Example::
+
+        orders = EntityTable(Order, service)     # the table Order names
+        order = orders.get("c-1", "o-7")
+        order.total += 1.0
+        orders.save(order)                 # replaced if unchanged since read
+    """
+
+    __slots__ = ()
+    _inner: _AsyncEntityTable[E]
+
+    def __init__(self, cls: type[E], table: TableClient | TableServiceClient) -> None:
+        self._inner = _AsyncEntityTable(cls, unwrap(table))
+        rt = runtime_of(table)
+        self._owns = False
+        self._rt = UNBOUND if rt is None else rt
+
+    @property
+    def entity_class(self) -> type[E]:
+        """The bound entity class.
+
+        Example::
+
+            assert EntityTable(Order, table).entity_class is Order
+        """
+        return self._inner.entity_class
+
+    @property
+    def table(self) -> TableClient:
+        """The table client the calls go through (for batches, the batch writer, ...).
+
+        Example::
+
+            with orders.table.batch_writer() as writer:
+                writer.upsert(Order(customer_id="c-1", order_id="o-8"))
+        """
+        return TableClient._from_inner(self._rt, self._inner.table)
+
+    def get(self, partition_key: str, row_key: str) -> E:
+        """The entity with these keys, as an instance of the class
+        (:class:`azt.EntityNotFoundError` when there is none; PynamoDB's
+        ``Model.get(hash_key, range_key)``).
+
+        Example::
+
+            order = orders.get("c-1", "o-7")
+        """
+        return self._rt.run(self._inner.get(partition_key, row_key))
+
+    def get_or_none(self, partition_key: str, row_key: str) -> E | None:
+        """The entity with these keys, or ``None`` when there is none.
+
+        Example::
+
+            if orders.get_or_none("c-1", "o-404") is None:
+                print("no such order")
+        """
+        return self._rt.run(self._inner.get_or_none(partition_key, row_key))
+
+    def query(self, partition_key: str, *conditions: Conditional) -> Query[E]:
+        """The entities of one partition matching ``conditions`` (PynamoDB's
+        ``Model.query(hash_key, range_key_condition, filter_condition)``): a
+        :class:`azt.query.Query`, so ``take``, ``select``, ``first``, ``pages`` and
+        ``explain`` work as on any query.
+
+        Example::
+
+            for o in orders.query("c-1", Order.order_id.startswith("2024-")):
+                print(o.order_id, o.total)
+        """
+        return Query._from_inner(self._rt, self._inner.query(partition_key, *conditions))
+
+    def scan(self, *conditions: Conditional) -> Query[E]:
+        """Every entity of the table matching ``conditions``, across partitions (PynamoDB's
+        ``Model.scan(filter_condition)``); a query whose plan is a table scan unless the
+        conditions name keys.
+
+        Example::
+
+            big = orders.scan(Order.total > 100.0).to_list()
+        """
+        return Query._from_inner(self._rt, self._inner.scan(*conditions))
+
+    def insert(self, obj: E) -> WriteResult:
+        """Insert a new entity (:class:`azt.EntityAlreadyExistsError` if its keys exist);
+        the object gets its ETag and Timestamp.
+
+        Example::
+
+            orders.insert(Order(customer_id="c-1", order_id="o-9"))
+        """
+        return self._rt.run(self._inner.insert(obj))
+
+    def save(self, obj: E, *, overwrite: bool = False) -> WriteResult:
+        """Write the object whole. An object read from the table (it has an ETag) replaces
+        the stored entity only if that is unchanged since (:class:`azt.PreconditionFailedError`
+        otherwise); a new object (no ETag) is inserted (:class:`azt.EntityAlreadyExistsError`
+        if its keys exist). ``overwrite=True`` writes it unconditionally, inserted or
+        replacing whatever is there: PynamoDB's ``save()`` without a condition.
+
+        Example::
+
+            order = orders.get("c-1", "o-7")
+            order.total = 12.0
+            orders.save(order)                     # If-Match: order.ETag
+            orders.save(Order(customer_id="c-1", order_id="o-7"), overwrite=True)
+        """
+        return self._rt.run(self._inner.save(obj, overwrite=overwrite))
+
+    def delete(self, obj: E, *, etag: str | None = None) -> WriteResult:
+        """Delete the object's entity; conditional on its ETag when it has one
+        (:class:`azt.PreconditionFailedError` if the entity changed since it was read);
+        ``etag="*"`` deletes unconditionally.
+
+        Example::
+
+            orders.delete(order)
+        """
+        return self._rt.run(self._inner.delete(obj, etag=etag))
 
 
 class ContextQuery(Wrapper, Generic[_query_R]):
