@@ -33,7 +33,7 @@ from .connection import SERVER_HEADER, SERVES_WITHOUT_TASK, handler_args
 from .errors import StubError
 from .handlers.cors import cors_response_headers
 from .handlers.dispatch import dispatch
-from .handlers.error_payload import error_payload, error_style_of
+from .handlers.error_payload import request_error
 from .handlers.parsing import MAX_BODY_BYTES
 from .model import new_guid
 from .realism import fault_middleware, partitions, throttle_middleware
@@ -168,9 +168,7 @@ def error_response(request: web.Request, err: StubError) -> web.Response:
     """
     rid = request.get(REQUEST_ID) or new_guid()
     flavor = flavors.flavor_of(request.app)
-    style = error_style_of(request)
-    payload = flavor.error_payload(err, rid, style)
-    ctype, body = payload if payload is not None else error_payload(err, rid, style)
+    ctype, body = request_error(request, err, rid)
     headers = {"Content-Type": ctype}
     if flavor.error_code_header:
         headers["x-ms-error-code"] = err.code

@@ -35,7 +35,7 @@ from . import errors
 from .addressing import Kind, parse_resource, split_account
 from .errors import StubError
 from .formats.batch import parse_batch
-from .formats.negotiation import Fmt
+from .formats.negotiation import cosmos_error_format
 from .handlers.parsing import split_target
 from .request_state import SERVICES_KEY, query_of
 from .validation import COSMOS_TABLE_NAMES, STORAGE_TABLE_NAMES, TableNaming
@@ -177,24 +177,26 @@ class StubFlavor:
         return f"{text}\nRequestId:{request_id}\nTime:{time_text}"
 
     def error_payload(
-        self, err: StubError, request_id: str, style: Fmt | str
+        self, err: StubError, request_id: str, accept: str | None, format_param: str | None
     ) -> tuple[str, bytes] | None:
         """``(Content-Type, body)`` of an error as this flavour writes it, or ``None`` for
-        Storage's own rendering. Cosmos answers JSON only: the negotiated JSON level (else
-        minimal metadata), ``lang`` ``en-us`` and the ``RequestID`` line.
+        Storage's own rendering. Cosmos answers JSON only, at the level
+        :func:`~azt_server_stub.formats.negotiation.cosmos_error_format` picks from
+        ``Accept``/``$format`` (full metadata unless the client named a level), with
+        ``lang`` ``en-us``, the ``RequestID`` line and a CRLF after the JSON, as recorded.
 
         Example::
 
-            >>> ctype, body = COSMOS.error_payload(errors.table_not_found(), "r1", "storage-xml")
+            >>> ctype, body = COSMOS.error_payload(errors.table_not_found(), "r1", "*/*", None)
             >>> ctype
-            'application/json;odata=minimalmetadata'
-            >>> body[:52]
-            b'{"odata.error":{"code":"TableNotFound","message":{"l'
+            'application/json;odata=fullmetadata'
+            >>> body[:52], body[-2:]
+            (b'{"odata.error":{"code":"TableNotFound","message":{"l', b'\\r\\n')
         """
         if not self.json_only:
             return None
-        fmt = style if isinstance(style, Fmt) and style.is_json else Fmt.MINIMAL
-        prefix = f"{err.index}:" if err.index is not None else ""
+        fmt = cosmos_error_format(accept, format_param)
+        prefix = f"{err.index}:" if err.index else ""
         message = self.error_message(prefix + err.message, request_id, "")
         inner: dict[str, object] = {
             "code": err.code,
@@ -202,7 +204,8 @@ class StubFlavor:
         }
         inner.update(err.details)
         ctype = f"application/json;odata={fmt.value}"  # as recorded from Cosmos: no charset
-        return ctype, json.dumps({"odata.error": inner}, separators=(",", ":")).encode()
+        body = json.dumps({"odata.error": inner}, separators=(",", ":")).encode() + b"\r\n"
+        return ctype, body
 
     # -- request checks ------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from yarl import URL
 from . import errors
 from ._eager import start_eagerly
 from .connection import SERVES_WITHOUT_TASK, ServiceAppRunner, refusal_error, refusal_response
+from .flavors import flavor_of
 
 log = logging.getLogger("azt_server_stub")
 
@@ -132,6 +133,8 @@ class FrontServer(web.Server):
             fmt = settings.get("access_log_format", AccessLogger.LOG_FORMAT)
             self.access_logger = logger_class(logger, fmt)
         self.chain, self.match_info = _compose(app)
+        #: the flavour whose error format refusals are written in
+        self.flavor = flavor_of(app)
 
     def __call__(self) -> FrontProtocol:  # type: ignore[override]
         return FrontProtocol(self)
@@ -449,10 +452,11 @@ class FrontProtocol(BaseProtocol):
         """The answer to a handler that escaped every middleware (a stub bug)."""
         if writer.output_size > 0:
             raise ConnectionError("the response has started; the error cannot be sent")
+        flavor = self._server.flavor
         if timed_out:
-            return refusal_response(errors.operation_timed_out())
+            return refusal_response(errors.operation_timed_out(), flavor)
         log.error("stub bug while serving a request", exc_info=exc)
-        return refusal_response(errors.internal_error())
+        return refusal_response(errors.internal_error(), flavor)
 
     async def _answer_refusal(self, exc: HttpProcessingError) -> None:
         """Answer a request the parser refused, in the service's format, and close."""
@@ -461,7 +465,7 @@ class FrontProtocol(BaseProtocol):
         task = asyncio.current_task(self._loop)
         factory = self._server.request_factory
         request = factory(_REFUSED, EMPTY_PAYLOAD, self, writer, task)  # type: ignore[arg-type]
-        response = refusal_response(refusal_error(exc))
+        response = refusal_response(refusal_error(exc), self._server.flavor)
         await self._write(request, response, writer)
         if self.transport is not None:
             self.transport.close()

@@ -279,7 +279,7 @@ def _negotiated(accept: str | None, fmt_param: str | None, version: str) -> tupl
     if fmt_param is not None and not versions.supports_format_option(version):
         fmt_param = None
     chosen: Negotiated = negotiate_response(accept, fmt_param, version)
-    if chosen.implicit:
+    if chosen.implicit or chosen.wildcard:  # Storage: OData XML errors (Negotiated)
         return chosen.fmt, ODATA_XML
     return chosen.fmt, chosen.fmt.value if chosen.fmt.is_json else ODATA_XML
 
