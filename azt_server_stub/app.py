@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +40,14 @@ from .realism import fault_middleware, partitions, throttle_middleware
 from .realism.faults import FaultInjector
 from .realism.partitions import PartitionLayout
 from .realism.throttle import Throttle
-from .request_state import ACCOUNT, REQUEST_ID, SERVICES_KEY, VERSION, Services
+from .request_state import (
+    ACCOUNT,
+    PREFERENCE_APPLIED,
+    REQUEST_ID,
+    SERVICES_KEY,
+    VERSION,
+    Services,
+)
 from .versions import BASELINE_VERSION, returns_version_header
 
 log = logging.getLogger("azt_server_stub")
@@ -140,6 +147,33 @@ _VERSION = istr("x-ms-version")
 _CLIENT_REQUEST_ID = istr("x-ms-client-request-id")
 
 
+def check_header_text(headers: Mapping[str, str]) -> None:
+    """Refuse a request any of whose header values is not UTF-8 text
+    (``400 InvalidHeaderValue`` naming the header).
+
+    The HTTP parser keeps undecodable bytes as lone surrogates; such a value cannot be
+    written back (``x-ms-client-request-id`` is echoed, CORS headers are): checked before
+    the request is served, so no write is applied whose answer could not be written.
+    ASCII headers, the usual case, cost one join.
+
+    Example::
+
+        >>> check_header_text({"x-ms-client-request-id": "r\udcff"})
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidHeaderValue: ...
+    """
+    if "".join(headers.values()).isascii():
+        return
+    for name, value in headers.items():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            err = errors.invalid_header_value()
+            err.details["HeaderName"] = name if name.isascii() else "?"
+            raise err from None
+
+
 def _common_headers(request: web.Request, response: web.StreamResponse, rid: str) -> None:
     headers = response.headers
     headers[_REQUEST_ID] = rid
@@ -147,7 +181,7 @@ def _common_headers(request: web.Request, response: web.StreamResponse, rid: str
     if returns_version_header(version):
         headers[_VERSION] = version
     client_id = request.headers.get(_CLIENT_REQUEST_ID)
-    if client_id is not None:
+    if client_id is not None and (client_id.isascii() or _writable(client_id)):
         headers[_CLIENT_REQUEST_ID] = client_id
     headers[hdrs.SERVER] = SERVER_HEADER
 
@@ -174,12 +208,23 @@ def error_response(request: web.Request, err: StubError) -> web.Response:
         headers["x-ms-error-code"] = err.code
     if isinstance(err, flavors.FlavoredError):
         headers.update(err.headers)
+    applied = request.get(PREFERENCE_APPLIED)
+    if applied is not None:
+        headers["Preference-Applied"] = applied
     challenge = www_authenticate(err)
     if challenge is not None:
         headers["WWW-Authenticate"] = challenge
     return web.Response(
         status=err.status, body=None if request.method == "HEAD" else body, headers=headers
     )
+
+
+def _writable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -195,6 +240,7 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
     """
     rid = request[REQUEST_ID] = new_guid()
     try:
+        check_header_text(request.headers)
         response = await handler(request)
     except StubError as err:
         response = error_response(request, err)

@@ -37,7 +37,8 @@ from .errors import StubError
 from .formats.batch import parse_batch
 from .formats.negotiation import cosmos_error_format
 from .handlers.parsing import split_target
-from .request_state import SERVICES_KEY, query_of
+from .model import new_guid
+from .request_state import REQUEST_ID, SERVICES_KEY, query_of
 from .validation import COSMOS_TABLE_NAMES, STORAGE_TABLE_NAMES, TableNaming
 
 __all__ = [
@@ -83,7 +84,11 @@ class StubFlavor:
     ``throttle_status``: the status of a throttled request. ``error_code_header``:
     whether errors carry ``x-ms-error-code``. ``table_naming``: valid table names and
     whether they are case-sensitive. ``key_order``: whether query results come in
-    PartitionKey/RowKey order (the backend takes both).
+    PartitionKey/RowKey order (the backend takes both). ``refuses_patch_in_batch``: a
+    change set with a ``PATCH`` part is refused whole, before any part is looked at
+    (top-level ``400 InvalidInput``). ``numbers_batch_parts``: every change-set answer
+    part carries ``Content-ID`` numbered from 1 (else a Content-ID sent as an inner
+    header is echoed).
 
     Example::
 
@@ -103,6 +108,8 @@ class StubFlavor:
     error_code_header: bool = True
     table_naming: TableNaming = STORAGE_TABLE_NAMES
     key_order: bool = True
+    refuses_patch_in_batch: bool = False
+    numbers_batch_parts: bool = False
 
     @property
     def checks_requests(self) -> bool:
@@ -248,7 +255,7 @@ class StubFlavor:
         if body is None:
             return
         if resource.kind is Kind.BATCH:
-            self._check_batch(body, request.headers.get("Content-Type"))
+            self._check_batch(body, request.headers.get("Content-Type"), request.get(REQUEST_ID))
         elif resource.kind is Kind.COLLECTION:
             self.check_entity_body(body)
 
@@ -317,7 +324,23 @@ class StubFlavor:
                     f"The property name '{name}' is reserved by {self.service}.",
                 )
 
-    def _check_batch(self, body: bytes, content_type: str | None) -> None:
+    def invalid_input(self, activity_id: str | None) -> StubError:
+        """Cosmos's own ``400 InvalidInput`` (its message names the activity, as recorded).
+
+        Example::
+
+            >>> COSMOS.invalid_input("a1").message.splitlines()[1]
+            'ActivityId: a1, documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0'
+        """
+        return StubError(
+            400,
+            "InvalidInput",
+            "One of the input values is invalid.\r\n"
+            f"ActivityId: {activity_id or new_guid()}, documentdb-dotnet-sdk/2.11.0 "
+            "Host/64-bit MicrosoftWindowsNT/6.2.9200.0",
+        )
+
+    def _check_batch(self, body: bytes, content_type: str | None, request_id: str | None) -> None:
         cap = self.max_batch_bytes
         if cap is not None and len(body) > cap:
             raise StubError(
@@ -329,6 +352,9 @@ class StubFlavor:
             batch = parse_batch(body, content_type)
         except StubError:
             return  # the batch handler answers a malformed batch
+        if self.refuses_patch_in_batch and any(p.method == "PATCH" for p in batch.parts):
+            # recorded: the whole batch refused, a top-level JSON error, no multipart
+            raise self.invalid_input(request_id)
         for index, part in enumerate(batch.parts):
             try:
                 _, path = _split_part_target(part.target)
@@ -372,6 +398,8 @@ COSMOS = StubFlavor(
     error_code_header=False,
     table_naming=COSMOS_TABLE_NAMES,
     key_order=False,
+    refuses_patch_in_batch=True,
+    numbers_batch_parts=True,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 

@@ -765,8 +765,22 @@ def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, 
         text = status_line
     if text.count("\n") != breaks or text.count("\r") != breaks:  # aiohttp refuses too
         raise ValueError("Newline or carriage return character detected in a header")
-    head = (text + "\r\n\r\n").encode("utf-8")
+    try:
+        head = (text + "\r\n\r\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (undecodable request bytes): as received
+        head = _encode_head(text + "\r\n\r\n")
     return head, (b"" if empty or not body else body), bool(keep_alive)
+
+
+def _encode_head(text: str) -> bytes:
+    """A response head holding lone surrogates, encoded anyway: the bytes they stand for
+    (the parser's ``surrogateescape``), any other as ``?``. The service middleware refuses
+    such header values before serving (``check_header_text``); this keeps an answer
+    writable should one reach a header all the same."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
 
 
 #: Status lines written before, by (HTTP version, status, reason). Bounded.

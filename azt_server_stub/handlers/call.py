@@ -24,8 +24,8 @@ from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
 from ..auth import Principal, RequestView
 from ..backend import Backend, GroupWrite, WriteOp, WriteResult
-from ..formats.negotiation import Fmt, Negotiated, negotiate_response
-from ..request_state import ERR_STYLE, ODATA_XML, Services, query_of
+from ..formats.negotiation import Fmt, Negotiated, negotiate_response, parse_prefer
+from ..request_state import ERR_STYLE, ODATA_XML, PREFERENCE_APPLIED, Services, query_of
 
 COMMON_HEADERS: tuple[tuple[str, str], ...] = (
     (istr("Cache-Control"), "no-cache"),
@@ -271,6 +271,23 @@ def negotiate(call: Call) -> Fmt:
     )
     request[ERR_STYLE] = style
     return fmt
+
+
+def preference(call: Call) -> bool | None:
+    """The request's ``Prefer`` (an insert's or Create Table's), remembered for the answer.
+
+    True for return-content, False for return-no-content, None for neither. The
+    ``Preference-Applied`` it earns is sent on an error answer too, as Storage does
+    (:func:`~azt_server_stub.app.error_response`).
+
+    Example::
+
+        prefer = preference(call)
+    """
+    prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
+    if prefer is not None:
+        call.request[PREFERENCE_APPLIED] = "return-content" if prefer else "return-no-content"
+    return prefer
 
 
 @functools.lru_cache(maxsize=512)
