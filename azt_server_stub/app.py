@@ -36,6 +36,7 @@ from .handlers.dispatch import dispatch
 from .handlers.error_payload import request_error
 from .handlers.parsing import MAX_BODY_BYTES
 from .model import new_guid
+from .read_limits import READ_LIMITS, ReadLimits
 from .realism import fault_middleware, partitions, throttle_middleware
 from .realism.faults import FaultInjector
 from .realism.partitions import PartitionLayout
@@ -97,6 +98,8 @@ class StubConfig:
     ``partitions``: fault injection, scalability-target throttling and range-partition page breaks
     (PROTOCOL.md 7.6, 12; None: off). ``table_deletion_seconds``: how long a deleted
     table's name answers ``409 TableBeingDeleted`` (about 40 s on Azure; default 0).
+    ``read_limits``: how long a client may take to send a request's head and body, and
+    how a refused request's connection is drained (:mod:`azt_server_stub.read_limits`).
 
     Example::
 
@@ -115,6 +118,7 @@ class StubConfig:
     partitions: PartitionLayout | None = None
     table_deletion_seconds: float = 0.0
     flavor: str = "storage"
+    read_limits: ReadLimits = field(default_factory=ReadLimits)
 
     def decoded_accounts(self) -> dict[str, list[bytes]]:
         """Accounts with decoded keys, as the authenticator wants them.
@@ -314,6 +318,7 @@ def create_app(
     app[CONFIG_KEY] = cfg
     app[BACKEND_KEY] = store
     app[SERVES_WITHOUT_TASK] = True  # (no handler or middleware asks for its task)
+    app[READ_LIMITS] = cfg.read_limits
     committer = WriteCommitter(store) if store.durable else None
     app[SERVICES_KEY] = Services(
         store, authenticator, cfg.lenient_versions, cfg.product_style_urls, committer

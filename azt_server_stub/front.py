@@ -57,6 +57,7 @@ from . import errors
 from ._eager import start_eagerly
 from .connection import SERVES_WITHOUT_TASK, ServiceAppRunner, refusal_error, refusal_response
 from .flavors import flavor_of
+from .read_limits import Drain, ReadWatch, limits_of
 
 log = logging.getLogger("azt_server_stub")
 
@@ -135,6 +136,8 @@ class FrontServer(web.Server):
         self.chain, self.match_info = _compose(app)
         #: the flavour whose error format refusals are written in
         self.flavor = flavor_of(app)
+        #: the bounds on slow clients (read_limits.py)
+        self.read_limits = limits_of(app)
 
     def __call__(self) -> FrontProtocol:  # type: ignore[override]
         return FrontProtocol(self)
@@ -226,6 +229,8 @@ class FrontProtocol(BaseProtocol):
         self._eager = False  # serving inside data_received (see _start_worker)
         self._idle_handle: asyncio.TimerHandle | None = None
         self._idle_since = loop.time()
+        self._watch = ReadWatch(loop, server.read_limits, self._read_timed_out)
+        self._drain: Drain | None = None
         # what aiohttp's requests read from their protocol, fixed for the connection
         self.ssl_context: Any = None
         self.peername: Any = None
@@ -262,6 +267,9 @@ class FrontProtocol(BaseProtocol):
         if self._idle_handle is not None:
             self._idle_handle.cancel()
             self._idle_handle = None
+        self._watch.cancel()
+        if self._drain is not None:
+            self._drain.close()
         if self._current is not None:
             self._current._cancel(exc if exc is not None else ConnectionResetError("lost"))
         for _, payload in self._messages:
@@ -332,6 +340,8 @@ class FrontProtocol(BaseProtocol):
         """
         parser = self._parser
         if self._refused is not None or parser is None:
+            if self._drain is not None:  # refused and answered: dropped, up to a bound
+                self._drain.dropped(len(data))
             return  # (closing: the request in progress may still be reading its body)
         try:
             messages, _upgraded, _tail = parser.feed_data(data)
@@ -340,6 +350,9 @@ class FrontProtocol(BaseProtocol):
             messages = []
         if messages:
             self._messages.extend(messages)
+            self._watch.parsed(messages[-1][1])
+        elif self._refused is None:
+            self._watch.received()
         if self.worker is not None or self._eager or self._closing:
             return  # (the worker, or the request being served now, goes on to these)
         if messages or self._refused is not None:
@@ -467,6 +480,20 @@ class FrontProtocol(BaseProtocol):
         request = factory(_REFUSED, EMPTY_PAYLOAD, self, writer, task)  # type: ignore[arg-type]
         response = refusal_response(refusal_error(exc), self._server.flavor)
         await self._write(request, response, writer)
+        self._watch.cancel()
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            # a client still sending would lose the answer to a reset: drain, then close
+            self._drain = Drain(self._loop, transport, self._server.read_limits)
+
+    def _read_timed_out(self, what: str) -> None:
+        """A client took longer than the read limits allow to send a head or a body:
+        the connection is closed, unanswered (as Azure's HTTP server does)."""
+        log.debug("closing a connection whose request %s is too slow to arrive", what)
+        self._closing = True
+        body = self._watch.body
+        if body is not None:
+            body.set_exception(RequestPayloadError(f"the request {what} arrived too slowly"))
         if self.transport is not None:
             self.transport.close()
 

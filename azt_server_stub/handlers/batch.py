@@ -379,8 +379,8 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
     except StubError as exc:
         index = exc.index if exc.index is not None else 0
         fmt = ops[index].fmt if index < len(ops) else Fmt.MINIMAL
-        part = ops[index].part if index < len(ops) else None
-        return _batch_response([_part_error(call, exc.at(index), fmt, part)], changeset=True)
+        failed = ops[index].part if index < len(ops) else None
+        return _batch_response([_part_error(call, exc.at(index), fmt, failed)], changeset=True)
     return _batch_response(
         [
             _batch_success(
@@ -546,8 +546,8 @@ async def _plain_changeset(
     except StubError as exc:
         index = exc.index if exc.index is not None else 0
         fmt = fmts[index] if index < len(ops) else Fmt.MINIMAL
-        part = parts[index] if index < len(ops) else None
-        return _batch_response([_part_error(call, exc.at(index), fmt, part)], changeset=True)
+        failed = parts[index] if index < len(ops) else None
+        return _batch_response([_part_error(call, exc.at(index), fmt, failed)], changeset=True)
     answers: list[batch_fmt.PartResponse | bytes | str] = []
     # A no-content insert's part as _batch_success writes it (as text), from pieces made
     # once: the Location up to the RowKey once per PartitionKey, the ETag line once per
