@@ -162,7 +162,7 @@ def check_header_text(headers: Mapping[str, str]) -> None:
 
     Example::
 
-        >>> check_header_text({"x-ms-client-request-id": "r\udcff"})
+        >>> check_header_text({"x-ms-client-request-id": "r" + chr(0xDCFF)})
         Traceback (most recent call last):
         ...
         azt_server_stub.errors.StubError: 400 InvalidHeaderValue: ...
