@@ -217,12 +217,15 @@ def cosmos_error_format(accept: str | None, format_param: str | None) -> Fmt:
 def error_format_guess(accept: str | None, format_param: str | None) -> Fmt | None:
     """Best-effort format for an error body when negotiation itself failed or never ran.
 
-    Returns None when the error should be OData XML (no usable JSON preference).
+    Returns None when the error should be OData XML: the best range the stub knows is
+    XML or a wildcard (as :func:`negotiate_response` decides, ``Negotiated.wildcard``).
 
     Example::
 
         >>> error_format_guess("application/json;odata=verbose", None)
         <Fmt.MINIMAL: 'minimalmetadata'>
+        >>> error_format_guess("*/*, application/json", None) is None
+        True
     """
     for text in (format_param, accept):
         if not text:
@@ -236,7 +239,7 @@ def error_format_guess(accept: str | None, format_param: str | None) -> Fmt | No
                 if level == "fullmetadata":
                     return Fmt.FULL
                 return Fmt.MINIMAL
-            if mtype in ("application/atom+xml", "application/xml", "text/xml"):
+            if mtype in ("application/atom+xml", "application/xml", "text/xml", *_WILDCARDS):
                 return None
     return None
 

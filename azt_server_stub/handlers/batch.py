@@ -37,6 +37,7 @@ from .call import (
     COMMON_HEADERS,
     Call,
     authenticate,
+    error_style_for,
     header_safe,
     negotiate,
     write_batch,
@@ -185,6 +186,8 @@ def _part_error(
     call: Call, err: StubError, fmt: Fmt | None, part: batch_fmt.BatchPart | None = None
 ) -> batch_fmt.PartResponse:
     style: Fmt | str = fmt if fmt is not None and fmt.is_json else ODATA_XML
+    if part is not None:  # the part's Accept, negotiated as a request's (*/*: OData XML)
+        style = error_style_for(part.headers.get("Accept"), None, call.version)
     if err.index is None:
         err = err.at(0)
     lead, tail = _answer_ids(call, part, err.index or 0)

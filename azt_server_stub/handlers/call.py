@@ -24,7 +24,13 @@ from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
 from ..auth import Principal, RequestView
 from ..backend import Backend, GroupWrite, WriteOp, WriteResult
-from ..formats.negotiation import Fmt, Negotiated, negotiate_response, parse_prefer
+from ..formats.negotiation import (
+    Fmt,
+    Negotiated,
+    error_format_guess,
+    negotiate_response,
+    parse_prefer,
+)
 from ..request_state import ERR_STYLE, ODATA_XML, PREFERENCE_APPLIED, Services, query_of
 
 COMMON_HEADERS: tuple[tuple[str, str], ...] = (
@@ -288,6 +294,25 @@ def preference(call: Call) -> bool | None:
     if prefer is not None:
         call.request[PREFERENCE_APPLIED] = "return-content" if prefer else "return-no-content"
     return prefer
+
+
+def error_style_for(accept: str | None, fmt_param: str | None, version: str) -> Fmt | str:
+    """The Storage error style of an OData request (or change-set part) with this
+    ``Accept``/``$format``: what :func:`negotiate` would fix; a guess if it refuses.
+
+    Example::
+
+        >>> error_style_for("*/*", None, "2019-02-02")
+        'odata-xml'
+        >>> error_style_for("application/json", None, "2019-02-02")
+        <Fmt.MINIMAL: 'minimalmetadata'>
+    """
+    try:
+        style = _negotiated(accept, fmt_param, version)[1]
+    except errors.StubError:
+        guess = error_format_guess(accept, fmt_param)
+        return guess if guess is not None else ODATA_XML
+    return style if style == ODATA_XML else Fmt(style)
 
 
 @functools.lru_cache(maxsize=512)

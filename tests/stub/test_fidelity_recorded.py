@@ -333,3 +333,22 @@ async def test_an_empty_access_policy_is_not_written_back(storage: RawClient) ->
         b"<SignedIdentifier><Id>partial</Id><AccessPolicy><Permission>r</Permission>"
         b"</AccessPolicy></SignedIdentifier></SignedIdentifiers>"
     ), got.body
+
+
+async def test_one_negotiation_before_and_after_the_operation_chose_its_format(
+    storage: RawClient,
+) -> None:
+    accept = "*/*, application/json"  # the wildcard ranks first: OData XML errors
+    refused = await storage.request("GET", "/Tables", headers={"Accept": accept}, auth="none")
+    missing = await storage.request("DELETE", MISSING, headers={"Accept": accept, "If-Match": "*"})
+    for r in (refused, missing):
+        assert r.headers["Content-Type"] == "application/xml;charset=utf-8", r.body
+    # a change-set part's Accept is negotiated the same way
+    part = request_part(
+        "DELETE", f"{T}(PartitionKey='p',RowKey='none')", "", {"If-Match": "*", "Accept": "*/*"}
+    )
+    r = await post_batch(storage, _mime_id_envelope([part]))
+    [(status, headers, payload)] = parts_of(r.body)
+    assert status == 404
+    assert headers["Content-Type"] == "application/xml;charset=utf-8"
+    assert ODATA_XML_ERROR.match(payload), payload
