@@ -142,10 +142,14 @@ class ReadWatch:
             watch.received()
         """
         body = self._body
-        if body is not None and not body.is_eof():
-            self._body_last = self._loop.time()
+        if body is not None:
+            if body.is_eof():
+                # this data ended the body (reported on every arrival: the first time the
+                # end shows is the arrival that made it): no next head has begun
+                self._body = None
+            else:
+                self._body_last = self._loop.time()
             return
-        self._body = None
         if self._head_started is None and self._limits.header_seconds > 0:
             self._head_started = self._loop.time()
             self._arm(self._head_started + self._limits.header_seconds)

@@ -209,6 +209,23 @@ async def test_a_connection_idle_between_requests_is_not_a_slow_head() -> None:
         writer.close()
 
 
+async def test_a_body_sent_in_pieces_then_an_idle_connection_is_not_a_slow_head() -> None:
+    limits = ReadLimits(header_seconds=0.3, body_seconds=2.0)
+    async with StubServer(StubConfig(read_limits=limits)) as stub:
+        await create_table(stub)
+        body = b'{"a":1,"b":"' + b"x" * 100 + b'"}'
+        reader, writer = await asyncio.open_connection(stub.host, stub.port)
+        for _ in range(2):
+            head = signed_head("PUT", ENTITY, "", "application/json")
+            writer.write(head + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+            await asyncio.sleep(0.05)
+            writer.write(body[10:])  # the arrival that ends the body
+            answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5)
+            assert status_of(answer) == 204, answer
+            await asyncio.sleep(0.6)  # idle past the head bound: the connection stays open
+        writer.close()
+
+
 def test_the_cli_sets_the_bounds() -> None:
     args = build_parser().parse_args(["--header-timeout", "3", "--body-timeout", "0"])
     limits = config_from_args(args).read_limits
