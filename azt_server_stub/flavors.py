@@ -35,9 +35,10 @@ from . import errors
 from .addressing import Kind, parse_resource, split_account
 from .errors import StubError
 from .formats.batch import parse_batch
-from .formats.negotiation import Fmt
+from .formats.negotiation import cosmos_error_format
 from .handlers.parsing import split_target
-from .request_state import SERVICES_KEY, query_of
+from .model import new_guid
+from .request_state import REQUEST_ID, SERVICES_KEY, query_of
 from .validation import COSMOS_TABLE_NAMES, STORAGE_TABLE_NAMES, TableNaming
 
 __all__ = [
@@ -83,7 +84,11 @@ class StubFlavor:
     ``throttle_status``: the status of a throttled request. ``error_code_header``:
     whether errors carry ``x-ms-error-code``. ``table_naming``: valid table names and
     whether they are case-sensitive. ``key_order``: whether query results come in
-    PartitionKey/RowKey order (the backend takes both).
+    PartitionKey/RowKey order (the backend takes both). ``refuses_patch_in_batch``: a
+    change set with a ``PATCH`` part is refused whole, before any part is looked at
+    (top-level ``400 InvalidInput``). ``numbers_batch_parts``: every change-set answer
+    part carries ``Content-ID`` numbered from 1 (else a Content-ID sent as an inner
+    header is echoed).
 
     Example::
 
@@ -103,6 +108,8 @@ class StubFlavor:
     error_code_header: bool = True
     table_naming: TableNaming = STORAGE_TABLE_NAMES
     key_order: bool = True
+    refuses_patch_in_batch: bool = False
+    numbers_batch_parts: bool = False
 
     @property
     def checks_requests(self) -> bool:
@@ -177,24 +184,26 @@ class StubFlavor:
         return f"{text}\nRequestId:{request_id}\nTime:{time_text}"
 
     def error_payload(
-        self, err: StubError, request_id: str, style: Fmt | str
+        self, err: StubError, request_id: str, accept: str | None, format_param: str | None
     ) -> tuple[str, bytes] | None:
         """``(Content-Type, body)`` of an error as this flavour writes it, or ``None`` for
-        Storage's own rendering. Cosmos answers JSON only: the negotiated JSON level (else
-        minimal metadata), ``lang`` ``en-us`` and the ``RequestID`` line.
+        Storage's own rendering. Cosmos answers JSON only, at the level
+        :func:`~azt_server_stub.formats.negotiation.cosmos_error_format` picks from
+        ``Accept``/``$format`` (full metadata unless the client named a level), with
+        ``lang`` ``en-us``, the ``RequestID`` line and a CRLF after the JSON, as recorded.
 
         Example::
 
-            >>> ctype, body = COSMOS.error_payload(errors.table_not_found(), "r1", "storage-xml")
+            >>> ctype, body = COSMOS.error_payload(errors.table_not_found(), "r1", "*/*", None)
             >>> ctype
-            'application/json;odata=minimalmetadata'
-            >>> body[:52]
-            b'{"odata.error":{"code":"TableNotFound","message":{"l'
+            'application/json;odata=fullmetadata'
+            >>> body[:52], body[-2:]
+            (b'{"odata.error":{"code":"TableNotFound","message":{"l', b'\\r\\n')
         """
         if not self.json_only:
             return None
-        fmt = style if isinstance(style, Fmt) and style.is_json else Fmt.MINIMAL
-        prefix = f"{err.index}:" if err.index is not None else ""
+        fmt = cosmos_error_format(accept, format_param)
+        prefix = f"{err.index}:" if err.index else ""
         message = self.error_message(prefix + err.message, request_id, "")
         inner: dict[str, object] = {
             "code": err.code,
@@ -202,7 +211,8 @@ class StubFlavor:
         }
         inner.update(err.details)
         ctype = f"application/json;odata={fmt.value}"  # as recorded from Cosmos: no charset
-        return ctype, json.dumps({"odata.error": inner}, separators=(",", ":")).encode()
+        body = json.dumps({"odata.error": inner}, separators=(",", ":")).encode() + b"\r\n"
+        return ctype, body
 
     # -- request checks ------------------------------------------------------------------------
 
@@ -245,7 +255,7 @@ class StubFlavor:
         if body is None:
             return
         if resource.kind is Kind.BATCH:
-            self._check_batch(body, request.headers.get("Content-Type"))
+            self._check_batch(body, request.headers.get("Content-Type"), request.get(REQUEST_ID))
         elif resource.kind is Kind.COLLECTION:
             self.check_entity_body(body)
 
@@ -314,7 +324,23 @@ class StubFlavor:
                     f"The property name '{name}' is reserved by {self.service}.",
                 )
 
-    def _check_batch(self, body: bytes, content_type: str | None) -> None:
+    def invalid_input(self, activity_id: str | None) -> StubError:
+        """Cosmos's own ``400 InvalidInput`` (its message names the activity, as recorded).
+
+        Example::
+
+            >>> COSMOS.invalid_input("a1").message.splitlines()[1]
+            'ActivityId: a1, documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0'
+        """
+        return StubError(
+            400,
+            "InvalidInput",
+            "One of the input values is invalid.\r\n"
+            f"ActivityId: {activity_id or new_guid()}, documentdb-dotnet-sdk/2.11.0 "
+            "Host/64-bit MicrosoftWindowsNT/6.2.9200.0",
+        )
+
+    def _check_batch(self, body: bytes, content_type: str | None, request_id: str | None) -> None:
         cap = self.max_batch_bytes
         if cap is not None and len(body) > cap:
             raise StubError(
@@ -326,6 +352,9 @@ class StubFlavor:
             batch = parse_batch(body, content_type)
         except StubError:
             return  # the batch handler answers a malformed batch
+        if self.refuses_patch_in_batch and any(p.method == "PATCH" for p in batch.parts):
+            # recorded: the whole batch refused, a top-level JSON error, no multipart
+            raise self.invalid_input(request_id)
         for index, part in enumerate(batch.parts):
             try:
                 _, path = _split_part_target(part.target)
@@ -369,6 +398,8 @@ COSMOS = StubFlavor(
     error_code_header=False,
     table_naming=COSMOS_TABLE_NAMES,
     key_order=False,
+    refuses_patch_in_batch=True,
+    numbers_batch_parts=True,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 

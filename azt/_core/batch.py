@@ -789,6 +789,19 @@ def _raise_batch(core: ClientCore, table_name: str, error: TransactionError) -> 
 
 
 def failed_index(message: str, n_ops: int, position: int, n_parts: int) -> int | None:
+    """The failed operation of a change-set answer's error part.
+
+    The ``<index>:`` prefix of the message names it; the service writes none for the
+    first operation (recorded 2017 and 2021), so a lone error part without one is
+    operation 0.
+
+    Example::
+
+        >>> failed_index("2:The specified entity already exists.", 3, 0, 1)
+        2
+        >>> failed_index("The specified resource does not exist.", 3, 0, 1)
+        0
+    """
     head = message.split(":", 1)[0].strip() if message else ""
     if head.isdigit():
         index = int(head)
@@ -796,4 +809,6 @@ def failed_index(message: str, n_ops: int, position: int, n_parts: int) -> int |
             return index
     if n_parts == n_ops:
         return position
+    if n_parts == 1 and n_ops > 0:
+        return 0
     return None

@@ -21,7 +21,7 @@ from ..backend import WriteOp
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
 from ..formats.json_feed import entity_etag, entity_texts
-from ..formats.negotiation import Fmt, parse_prefer, request_format
+from ..formats.negotiation import Fmt, request_format
 from ..model import Entity, etag_for
 from ..realism import partitions
 from .batch_plain import plain_entity
@@ -34,6 +34,7 @@ from .call import (
     negotiate,
     no_content,
     odata_headers,
+    preference,
     table_exists,
     write_entity,
 )
@@ -255,6 +256,7 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
     restricted = principal.grant is not None or principal.secondary  # (else nothing refuses)
     if restricted:
         principal.authorize(Operation.INSERT_ENTITY, table)
+    prefer = preference(call)
     fmt = negotiate(call)
     request = call.request
     body = await read_body(request)
@@ -267,7 +269,6 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
     result = await write_entity(call, table, op)
     entity = result.entity
     assert entity is not None
-    prefer = parse_prefer(sent.get("Prefer"), call.version)
     location = entity_location(call.endpoint, table, pk, rk)
     if prefer is False:  # no_content's headers, in one step
         no_content_headers = {

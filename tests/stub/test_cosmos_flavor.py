@@ -69,7 +69,9 @@ async def test_cosmos_refuses_what_it_lacks_with_a_cosmos_error_body(
 ) -> None:
     r = await cosmos.request(method, path, query=query, body=body)
     assert r.status == 501
-    assert r.headers["Content-Type"] == "application/json;odata=minimalmetadata"
+    # no Accept: full metadata, as for */* (docs/cosmos.md, "Fidelity decisions")
+    assert r.headers["Content-Type"] == "application/json;odata=fullmetadata"
+    assert r.body.endswith(b"}}}\r\n")  # Cosmos ends an error body with CRLF (recorded)
     assert "x-ms-error-code" not in r.headers  # Cosmos puts the code in the body only
     error = odata_error(r.body)
     assert error["code"] == "NotImplemented"
