@@ -57,7 +57,9 @@ def _select(call: Call) -> tuple[list[str] | None, str | None]:
     names = odata.parse_select(text)
     if not names or names == ["*"]:
         return None, None
-    return names, quote(text, safe=",*$")
+    # Storage names the $select in odata.metadata (feeds and single entities); Cosmos
+    # does not (both recorded, docs/cosmos.md).
+    return names, quote(text, safe=",*$") if call.flavor.select_in_metadata else None
 
 
 def query_entities(call: Call, raw_path: str) -> web.Response:
@@ -103,7 +105,14 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     if fmt is Fmt.ATOM:
         body = atom_fmt.AtomWriter(call.endpoint, call.account, table, select).feed(page.entities)
     else:
-        writer = json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select)
+        writer = json_fmt.EntityWriter(
+            fmt,
+            call.endpoint,
+            call.account,
+            table,
+            select,
+            fixed_fraction=call.flavor.fixed_fraction,
+        )
         body = writer.feed(page.entities, select_text)
     return web.Response(status=200, body=body, headers=headers)
 
@@ -129,18 +138,22 @@ def _element_prefix(endpoint: str, table: str) -> str:
 
 
 def _entity_body(call: Call, table: str, entity: Entity, fmt: Fmt) -> bytes:
-    select, _ = _select(call) if call.method == "GET" else (None, None)
+    select, select_text = _select(call) if call.method == "GET" else (None, None)
+    fixed = call.flavor.fixed_fraction
     if select is None and (fmt is Fmt.MINIMAL or fmt is Fmt.NOMETADATA):
         # EntityWriter.single's text (the remembered entity text), without the writer
         meta = fmt is Fmt.MINIMAL
-        text = entity_texts((entity,), meta=meta, fallback=_no_text)[0]
+        text = entity_texts((entity,), meta=meta, fallback=_no_text, fixed=fixed)[0]
         if text:
             if meta:
                 text = _element_prefix(call.endpoint, table) + text[1:]
             return text.encode("ascii")
     if fmt is Fmt.ATOM:
         return atom_fmt.AtomWriter(call.endpoint, call.account, table, select).single(entity)
-    return json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select).single(entity)
+    writer = json_fmt.EntityWriter(
+        fmt, call.endpoint, call.account, table, select, fixed_fraction=fixed
+    )
+    return writer.single(entity, select_text)
 
 
 def get_entity(call: Call, raw_path: str) -> web.Response:
