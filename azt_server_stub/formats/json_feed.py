@@ -90,8 +90,9 @@ def entity_etag(ticks: int) -> str:
 
 #: Entity texts written before, by the entity's ``id``, minimal metadata ([1], [3]) or
 #: none ([0], [2]), DateTimes as the service writes them ([0], [1]) or with seven
-#: fractional digits always ([2], [3], the Cosmos DB Table API's form): everything after the head (the ETag member and the ``"PartitionKey":`` name), so
-#: a stored entity is encoded once and a page of entities read before is mostly a join.
+#: fractional digits always ([2], [3], the Cosmos DB Table API's form): everything
+#: after the head (the ETag member and the ``"PartitionKey":`` name), so a stored entity
+#: is encoded once and a page of entities read before is mostly a join.
 #: Entries hold their entity (:data:`_HELD`), so an id is never reused while its text is
 #: remembered, and a text serves only the very object it was written from: the backend
 #: never changes a stored entity in place (a write stores a new one), so an object's text
