@@ -114,6 +114,19 @@ class Flavor(enum.Enum):
         """
         return _COSMOS_UNSUPPORTED if self is Flavor.COSMOS else frozenset()
 
+    @property
+    def tunnels_merge(self) -> bool:
+        """Whether a merge goes out as ``POST`` with ``X-HTTP-Method: MERGE`` (Cosmos DB,
+        whose recorded answers accept that form and refuse ``PATCH``) instead of the
+        ``MERGE`` verb (Azure Table storage), in a request and in a change set part.
+
+        Example::
+
+            >>> Flavor.COSMOS.tunnels_merge, Flavor.STORAGE.tunnels_merge
+            (True, False)
+        """
+        return self is Flavor.COSMOS
+
     def require(self, operation: str) -> None:
         """Raise :class:`azt.UnsupportedOperationError` if the flavour lacks ``operation``.
 

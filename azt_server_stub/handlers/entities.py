@@ -83,19 +83,26 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     npk = q.get("NextPartitionKey")
     nrk = q.get("NextRowKey")
     start: tuple[str, str] | None = None
+    cosmos_tokens = call.flavor.cosmos_tokens
     # Present but empty is a malformed token (400 InvalidInput), not "absent".
     if npk is not None:
-        start = (
-            odata.decode_continuation(npk),
-            odata.decode_continuation(nrk) if nrk is not None else "",
-        )
+        start = odata.decode_cosmos_continuation(npk) if cosmos_tokens else None
+        if start is None:
+            start = (
+                odata.decode_continuation(npk),
+                odata.decode_continuation(nrk) if nrk is not None else "",
+            )
     elif nrk is not None:
         raise errors.invalid_input()
     page = partitions.query(
         call.request, call.backend, call.account, table, flt, top, start, principal.key_filter
     )
     headers = odata_headers(fmt, feed=True, select=select is not None)
-    if page.next_key is not None:
+    if page.next_key is not None and cosmos_tokens:
+        npk, nrk = odata.encode_cosmos_continuation(page.next_key)
+        headers["x-ms-continuation-NextPartitionKey"] = npk
+        headers["x-ms-continuation-NextRowKey"] = nrk
+    elif page.next_key is not None:
         headers["x-ms-continuation-NextPartitionKey"] = odata.encode_continuation(page.next_key[0])
         # An empty RowKey means "the start of that partition" (a range-partition boundary):
         # the service then sends NextPartitionKey alone (PROTOCOL.md 7.7), which resumes
