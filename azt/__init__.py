@@ -117,7 +117,7 @@ from azt._orm.columns import Int64, Prop, entity_info, prop
 from azt._orm.dynamic import DynamicEntity, Resolver
 from azt._orm.entity import Entity
 from azt._orm.pages import QueryPage
-from azt._orm.planner import PlanKind, QueryPlan
+from azt._orm.planner import FanOut, PlanKind, QueryPlan
 from azt._orm.query import MultipleResultsError, Query, QueryDeleteError
 from azt._orm.values import Converter, register_converter
 from azt._uow.context import TableContext
@@ -176,6 +176,7 @@ __all__ = [
     "EntityNotFoundError",
     "EntityState",
     "EventHooks",
+    "FanOut",
     "Flavor",
     "GeoReplication",
     "HttpRequest",
