@@ -151,7 +151,7 @@ async def test_cosmos_upserts_a_plain_json_put(
     assert "old" not in got
 
 
-# -- item 5: what a client sees ---------------------------------------------------------------------
+# -- item 5: what a client sees ----------------------------------------------------------------
 
 
 async def test_datetimes_have_seven_fractional_digits_on_cosmos(
@@ -255,7 +255,7 @@ async def test_cosmos_continuation_tokens_have_the_recorded_shape(cosmos: RawCli
     assert json.loads(r.body)["odata.error"]["code"] == "InvalidInput"
 
 
-# -- item 6: reserved property names on every write path --------------------------------------------
+# -- item 6: reserved property names on every write path ---------------------------------------
 
 
 WRITES = [
