@@ -699,11 +699,15 @@ All commands in a batch must operate on same entity group.
             pending = overlay.get((tid, key)) if overlay else None
             current = pending[3] if pending is not None else stored.get(key)
             try:
-                new = apply_write(op, current, timestamp)
+                # rows created by one change set rank in the order of its parts
+                new = apply_write(op, current, timestamp, timestamp + i)
             except StubError as exc:
                 raise exc.at(i) from None
             changes.append((key, (op.pk, op.rk), new))
             results.append(WriteResult(new, current is None and new is not None))
+        if not self._key_order:
+            # ranks are unique: the next Timestamp (and rank) comes after this set's ranks
+            self._last_ts = max(self._last_ts, timestamp + len(ops) - 1)
         for key, original, new in changes:  # only once every operation passed: all or nothing
             overlay[(tid, key)] = (tbl, key, original, new)
         return results
@@ -719,6 +723,7 @@ All commands in a batch must operate on same entity group.
         *,
         scan_budget: int | None = None,
         boundaries: Sequence[str] | None = None,
+        start_rank: int | None = None,
     ) -> QueryPage:
         """One page in ordinal order, at most ``top`` (default and max 1000).
 
@@ -733,8 +738,10 @@ All commands in a batch must operate on same entity group.
         page may then be empty). ``scan_budget`` must be >= 1.
 
         Without ``key_order`` (the Cosmos flavour) the page is cut the same way from the
-        matching ranges in :func:`~azt_server_stub.query_pages.cosmos_order` (the
-        continuation is still the next entity's key; ``boundaries`` do not apply).
+        matching ranges in :func:`~azt_server_stub.query_pages.cosmos_order` (creation
+        order; the continuation is the next entity's key and its creation rank,
+        ``QueryPage.next_rank``, passed back as ``start_rank``; ``boundaries`` do not
+        apply).
 
         Example::
 
@@ -760,7 +767,14 @@ All commands in a batch must operate on same entity group.
             if not self._key_order:
                 with rows.snapshot():  # one committed state for the whole page
                     return unordered_page(
-                        rows, sorted_ranges, flt, limit, start_after, restrict, scan_budget
+                        rows,
+                        sorted_ranges,
+                        flt,
+                        limit,
+                        start_after,
+                        restrict,
+                        scan_budget,
+                        start_rank,
                     )
             start = sorted_ranges[0][0]
             if start_after is not None:

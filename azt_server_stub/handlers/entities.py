@@ -83,11 +83,14 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     npk = q.get("NextPartitionKey")
     nrk = q.get("NextRowKey")
     start: tuple[str, str] | None = None
+    start_rank: int | None = None
     cosmos_tokens = call.flavor.cosmos_tokens
     # Present but empty is a malformed token (400 InvalidInput), not "absent".
     if npk is not None:
-        start = odata.decode_cosmos_continuation(npk) if cosmos_tokens else None
-        if start is None:
+        position = odata.decode_cosmos_continuation(npk) if cosmos_tokens else None
+        if position is not None:
+            start_rank, start = position
+        else:
             start = (
                 odata.decode_continuation(npk),
                 odata.decode_continuation(nrk) if nrk is not None else "",
@@ -95,11 +98,19 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     elif nrk is not None:
         raise errors.invalid_input()
     page = partitions.query(
-        call.request, call.backend, call.account, table, flt, top, start, principal.key_filter
+        call.request,
+        call.backend,
+        call.account,
+        table,
+        flt,
+        top,
+        start,
+        principal.key_filter,
+        start_rank,
     )
     headers = odata_headers(fmt, feed=True, select=select is not None)
     if page.next_key is not None and cosmos_tokens:
-        npk, nrk = odata.encode_cosmos_continuation(page.next_key)
+        npk, nrk = odata.encode_cosmos_continuation(page.next_key, page.next_rank or 0)
         headers["x-ms-continuation-NextPartitionKey"] = npk
         headers["x-ms-continuation-NextRowKey"] = nrk
     elif page.next_key is not None:

@@ -110,29 +110,30 @@ _COSMOS_RANGE = {"min": "", "max": "FF"}
 COSMOS_NEXT_ROW_KEY = "NA"
 
 
-def encode_cosmos_continuation(key: tuple[str, str]) -> tuple[str, str]:
+def encode_cosmos_continuation(key: tuple[str, str], rank: int) -> tuple[str, str]:
     """``(NextPartitionKey, NextRowKey)`` in the Cosmos DB Table API's shape: a JSON object
     with a base64 ``token`` and the partition key ``range``, and ``NA`` (recorded:
     ``{"token":"+iBeAJJv6IgCAAAAAAAAAA==","range":{"min":"","max":"FF"}}`` / ``NA``).
-    The stub's token is the base64 of the next entity's key, opaque to clients as
-    Cosmos's is.
+    The stub's token is the base64 of the next entity's creation rank and key, opaque to
+    clients as Cosmos's is.
 
     Example::
 
-        >>> npk, nrk = encode_cosmos_continuation(("p", "r"))
+        >>> npk, nrk = encode_cosmos_continuation(("p", "r"), 7)
         >>> npk, nrk
-        ('{"token":"WyJwIiwiciJd","range":{"min":"","max":"FF"}}', 'NA')
+        ('{"token":"WzcsInAiLCJyIl0=","range":{"min":"","max":"FF"}}', 'NA')
         >>> decode_cosmos_continuation(npk)
-        ('p', 'r')
+        (7, ('p', 'r'))
     """
-    payload = json.dumps(list(key), separators=(",", ":")).encode("ascii")
+    payload = json.dumps([rank, *key], separators=(",", ":")).encode("ascii")
     token = {"token": base64.b64encode(payload).decode("ascii"), "range": _COSMOS_RANGE}
     return json.dumps(token, separators=(",", ":")), COSMOS_NEXT_ROW_KEY
 
 
-def decode_cosmos_continuation(token: str) -> tuple[str, str] | None:
-    """The key a Cosmos-shaped NextPartitionKey names; None when ``token`` is not
-    Cosmos-shaped (a JSON object); ``400 InvalidInput`` when it is but does not decode.
+def decode_cosmos_continuation(token: str) -> tuple[int, tuple[str, str]] | None:
+    """The creation rank and key a Cosmos-shaped NextPartitionKey names; None when
+    ``token`` is not Cosmos-shaped (a JSON object); ``400 InvalidInput`` when it is but
+    does not decode.
 
     Example::
 
@@ -149,9 +150,9 @@ def decode_cosmos_continuation(token: str) -> tuple[str, str] | None:
         outer = json.loads(token)
         # '+' may arrive as a space when a client did not percent-encode it.
         raw = base64.b64decode(str(outer["token"]).replace(" ", "+"), validate=True)
-        pk, rk = json.loads(raw.decode("ascii"))
+        rank, pk, rk = json.loads(raw.decode("ascii"))
     except (ValueError, KeyError, TypeError, binascii.Error):
         raise invalid_input() from None
-    if not isinstance(pk, str) or not isinstance(rk, str):
+    if type(rank) is not int or not isinstance(pk, str) or not isinstance(rk, str):
         raise invalid_input()
-    return pk, rk
+    return rank, (pk, rk)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
+from typing import Any
 
 import aiohttp
 import pytest
@@ -46,7 +47,7 @@ async def storage() -> AsyncIterator[RawClient]:
         yield raw
 
 
-async def _get(raw: RawClient, path: str = ENTITY, **query: str) -> dict[str, object]:
+async def _get(raw: RawClient, path: str = ENTITY, **query: str) -> Any:
     r = await raw.request("GET", path, query=query, headers={"Accept": JSON_MINIMAL})
     assert r.status == 200, r.body
     got = r.json()
@@ -175,7 +176,7 @@ async def test_datetimes_have_seven_fractional_digits_on_cosmos(
         assert r.status == 201
         echoed = r.json()
         point = await _get(raw)
-        (row,) = (await _get(raw, "/mytable()"))["value"]  # type: ignore[misc]
+        (row,) = (await _get(raw, "/mytable()"))["value"]
         full = await raw.request(
             "GET", ENTITY, headers={"Accept": "application/json;odata=fullmetadata"}
         )
@@ -309,4 +310,45 @@ async def test_cosmos_reserved_names_are_refused_in_change_set_updates(
     assert error["code"] == "PropertyNameInvalid"
     assert str(error["message"]["value"]).startswith("1:")
     rows = (await _get(cosmos, "/mytable()"))["value"]
-    assert [(row["RowKey"], row.get("rid")) for row in rows] == [("1", None)]  # type: ignore[union-attr]
+    assert [(row["RowKey"], row.get("rid")) for row in rows] == [("1", None)]
+
+
+# -- item 5: row order -------------------------------------------------------------------------
+
+
+async def test_cosmos_lists_rows_in_creation_order_as_recorded(
+    cosmos: RawClient, storage: RawClient
+) -> None:
+    # REC 9 (test_table_batch_cosmos.pyTestTableBatchCosmostest_batch_inserts.json, entry 2,
+    # 2022): RowKeys "0".."99" created by one change set come back "0", "1", ..., "99"
+    base = "http://127.0.0.1/devstoreaccount1/mytable"
+    parts = [
+        request_part("POST", base, json.dumps({"PartitionKey": "batch_inserts", "RowKey": str(i)}))
+        for i in range(100)
+    ]
+    for raw in (cosmos, storage):
+        r = await raw.request(
+            "POST", "/$batch", headers={"Content-Type": BATCH_CT}, body=envelope(parts)
+        )
+        assert r.status == 202
+    rows = [str(e["RowKey"]) for e in (await _get(cosmos, "/mytable()"))["value"]]
+    assert rows == [str(i) for i in range(100)]
+    rows = [str(e["RowKey"]) for e in (await _get(storage, "/mytable()"))["value"]]
+    assert rows == sorted(str(i) for i in range(100))  # Storage: key order ("0", "1", "10", ...)
+
+
+async def test_cosmos_top_pages_follow_creation_order(cosmos: RawClient) -> None:
+    # REC 5 (test_query_entities_with_top_and_next.yaml, interactions 7-9): $top=2 pages of
+    # rows in the order they were inserted (here inserted out of key order)
+    for rk in ("rk12345", "rk1", "rk123", "rk12", "rk1234"):
+        await insert(cosmos, "mytable", {"PartitionKey": "pk", "RowKey": rk})
+    pages: list[list[str]] = []
+    query = {"$top": "2"}
+    while True:
+        r = await cosmos.request("GET", "/mytable()", query=query, headers=JSON_HEADERS)
+        pages.append([str(e["RowKey"]) for e in r.json()["value"]])
+        npk = r.headers.get("x-ms-continuation-NextPartitionKey")
+        if npk is None:
+            break
+        query = {"$top": "2", "NextPartitionKey": npk, "NextRowKey": "NA"}
+    assert pages == [["rk12345", "rk1"], ["rk123", "rk12"], ["rk1234"]]
