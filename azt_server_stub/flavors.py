@@ -77,6 +77,10 @@ class FlavoredError(StubError):
 GATEWAY_AGENT = "documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0"
 
 
+#: The message of the gateway's ``415 MediaTypeNotSupported`` (recorded, REC 6).
+MEDIA_TYPES_REFUSED = "None of the provided media types are supported"
+
+
 class GatewayError(StubError):
     """An error the Cosmos DB Table API's gateway answers itself: its message carries an
     ``ActivityId`` line before the ``RequestID`` line and its body ends with CRLF, as
@@ -297,11 +301,8 @@ class StubFlavor:
         if not self.patch_merges and _effective_verb(request) == "PATCH":
             raise self.patch_refused()
         if self.json_only and _is_atom(request.headers, query_of(request).get("$format")):
-            raise StubError(
-                415,
-                "UnsupportedMediaType",
-                f"{self.service} accepts JSON payloads only (no AtomPub).",
-            )
+            # the gateway's recorded 415 (docs/cosmos.md, REC 6), for what it cannot read
+            raise GatewayError(415, "MediaTypeNotSupported", MEDIA_TYPES_REFUSED)
         if resource.keys is not None:
             self.check_key("RowKey", resource.keys[1])
         if body is None:

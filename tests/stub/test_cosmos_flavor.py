@@ -105,7 +105,16 @@ async def test_cosmos_speaks_json_only(cosmos: RawClient, storage: RawClient) ->
     atom = {"Accept": "application/atom+xml"}
     r = await cosmos.request("GET", "/mytable()", headers=atom, version="2015-04-05")
     assert r.status == 415
-    assert odata_error(r.body)["code"] == "UnsupportedMediaType"
+    error = odata_error(r.body)  # the gateway's recorded 415 (docs/cosmos.md, REC 6)
+    assert error["code"] == "MediaTypeNotSupported"
+    rid = r.headers["x-ms-request-id"]
+    message = error["message"]
+    assert isinstance(message, dict)
+    assert message["value"] == (
+        "None of the provided media types are supported\r\nActivityId: "
+        f"{rid}, documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0"
+        f"\nRequestID:{rid}\n"
+    )
     r = await storage.request("GET", "/mytable()", headers=atom, version="2015-04-05")
     assert r.status == 200
     assert r.body.startswith(b"<?xml")
