@@ -4,7 +4,7 @@ Cosmos DB Table API, with every difference between the two kept here.
 A :class:`StubFlavor` says what its service lacks (service properties and statistics,
 table ACLs, CORS preflight, AtomPub, the ``-secondary`` endpoint), its own limits (RowKey
 bytes, reserved property names, batch body size), how it throttles (Storage: ``503
-ServerBusy`` without a retry hint; Cosmos: ``429 TooManyRequests`` with
+ServerBusy`` without a retry hint; Cosmos: ``429`` "Request rate is large" with
 ``x-ms-retry-after-ms``) and how its error bodies read. :func:`install` puts the
 flavour's request checks on an application (nothing for Storage, whose rules live in the
 handlers); the service middleware asks :func:`flavor_of` how to render errors.
@@ -81,10 +81,11 @@ GATEWAY_AGENT = "documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2
 MEDIA_TYPES_REFUSED = "None of the provided media types are supported"
 
 
-class GatewayError(StubError):
+class GatewayError(FlavoredError):
     """An error the Cosmos DB Table API's gateway answers itself: its message carries an
-    ``ActivityId`` line before the ``RequestID`` line and its body ends with CRLF, as
-    recorded (``test_table_entity_cosmos.test_merge_entity``, interaction 2).
+    ``ActivityId`` line (``tail`` after the id) before the ``RequestID`` line and its body
+    ends with CRLF, as recorded (``test_table_entity_cosmos.test_merge_entity``,
+    interaction 2; ``docs/cosmos.md``).
 
     Example::
 
@@ -92,6 +93,27 @@ class GatewayError(StubError):
         >>> body.endswith(b'\\\\nRequestID:r1\\\\n"}}}\\r\\n')
         True
     """
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tail: str = GATEWAY_AGENT,
+    ) -> None:
+        super().__init__(status, code, message, headers=headers or {})
+        self.tail = tail
+
+
+#: What follows the ActivityId of a throttled request's answer (recorded 2020,
+#: ``test_table_cosmos.test_query_tables_with_num_results``, interaction 3; the stub's
+#: own names in the Request URI).
+_THROTTLE_TAIL = (
+    "Request URI: /apps/azt-stub/services/azt-stub/partitions/azt-stub/replicas/1p, "
+    "RequestStats: , SDK: Microsoft.Azure.Documents.Common/2.11.0, " + GATEWAY_AGENT
+)
 
 
 #: Operations a flavour may lack, by the name the refusal uses.
@@ -182,7 +204,10 @@ class StubFlavor:
         """A throttled request's answer, telling the client when to come back.
 
         Storage: ``503 ServerBusy`` with the service's text and no retry hint. Cosmos:
-        ``429 TooManyRequests`` ("Request rate is large") with ``x-ms-retry-after-ms``.
+        ``429`` with the recorded body (its code is ``"429"``, "Request rate is large",
+        the gateway's ActivityId line) and ``x-ms-retry-after-ms``, which Cosmos's
+        rate-limiting guidance documents (the one 2020 recording shows none; azt retries
+        a ``429`` either way).
 
         Example::
 
@@ -194,12 +219,14 @@ class StubFlavor:
         if self.throttle_status != 429:
             return errors.server_busy(message)
         millis = max(1, math.ceil(wait_seconds * 1000))
-        return FlavoredError(
+        return GatewayError(
             429,
-            "TooManyRequests",
+            "429",
             'Message: {"Errors":["Request rate is large. More Request Units may be needed, '
-            'so no changes were made. Please retry this request later."]}',
+            "so no changes were made. Please retry this request later. Learn more: "
+            'http://aka.ms/cosmosdb-error-429"]}',
             headers={"x-ms-retry-after-ms": str(millis)},
+            tail=_THROTTLE_TAIL,
         )
 
     def error_message(self, text: str, request_id: str, time_text: str) -> str:
@@ -238,8 +265,8 @@ class StubFlavor:
         prefix = f"{err.index}:" if err.index is not None else ""
         text = prefix + err.message
         gateway = isinstance(err, GatewayError)
-        if gateway:
-            text += f"\r\nActivityId: {request_id}, {GATEWAY_AGENT}"
+        if isinstance(err, GatewayError):
+            text += f"\r\nActivityId: {request_id}, {err.tail}"
         message = self.error_message(text, request_id, "")
         inner: dict[str, object] = {
             "code": err.code,

@@ -259,11 +259,11 @@ class RetryPolicy:
     ``x-ms-retry-after-ms`` sent by the service is a floor: the wait is at least the hint
     plus a random time (``hint + U(0, span)``, the span ``max(hint, 50 ms)`` doubling with
     each retry, at most ``maximum``), so that clients refused together do not retry
-    together. A ``429`` with ``x-ms-retry-after-ms`` (Cosmos DB's throttling) waits that
-    hinted time instead of the back-off (whose 3 s would idle far longer than asked).
+    together. A ``429`` (Cosmos DB's throttling, with or without ``x-ms-retry-after-ms``)
+    waits that hinted time (hint 0 without one) instead of the back-off, whose 3 s would
+    idle far longer than asked.
 
-    A request throttled by Cosmos DB (``429`` with ``x-ms-retry-after-ms``) gets its own
-    budget, the Cosmos DB SDKs' defaults
+    A throttled request (``429``) gets its own budget, the Cosmos DB SDKs' defaults
     (``MaxRetryAttemptsOnRateLimitedRequests`` 9, ``MaxRetryWaitTimeOnRateLimitedRequests``
     30 s): ``throttled_attempts`` attempts in all (default 10) while its waits stay within
     ``throttled_total_delay`` seconds (default 30).

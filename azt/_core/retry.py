@@ -108,20 +108,19 @@ def hinted_wait(
 
 
 def is_throttled(exc: BaseException | None) -> bool:
-    """Whether ``exc`` is the Cosmos DB Table API's throttling answer: a ``429`` with
-    ``x-ms-retry-after-ms`` (Azure Table storage throttles with ``503 ServerBusy``; a
-    ``429`` without that hint is retried like any other retryable answer).
+    """Whether ``exc`` is a ``429 Too Many Requests``: the Cosmos DB Table API's
+    throttling, with ``x-ms-retry-after-ms`` or (as recorded in 2020) without it. Azure
+    Table storage throttles with ``503 ServerBusy`` instead.
 
     Example::
 
         >>> from azt._errors import error_from_response
-        >>> is_throttled(error_from_response(429, "TooManyRequests", "slow down",
-        ...                                  headers={"x-ms-retry-after-ms": "20"}))
+        >>> is_throttled(error_from_response(429, "429", "Request rate is large"))
         True
-        >>> is_throttled(error_from_response(429, "TooManyRequests", "slow down"))
+        >>> is_throttled(error_from_response(503, "ServerBusy", "busy"))
         False
     """
-    return isinstance(exc, ServiceError) and exc.status == 429 and _has_ms_hint(exc)
+    return isinstance(exc, ServiceError) and exc.status == 429
 
 
 class BackoffWait(wait_base):
@@ -147,19 +146,20 @@ class BackoffWait(wait_base):
     def delay(self, retry_number: int, exc: BaseException | None) -> float:
         """The delay before retry ``retry_number`` (1 for the first) after ``exc``.
 
-        A ``429`` carrying ``x-ms-retry-after-ms`` (the Cosmos DB Table API's throttling
-        answer) waits :func:`hinted_wait` of the hint: never less than the service asks
-        (its request units are not back before), and not the policy's back-off, which (3 s
-        at least by default) would idle far longer than the milliseconds it asks for. Any
-        other hint is a floor too: the wait is the longer of the policy's back-off and
+        A ``429`` (the Cosmos DB Table API's throttling answer) waits :func:`hinted_wait`
+        of its hint (0 without one): never less than the service asks (its request units
+        are not back before), and not the policy's back-off, which (3 s at least by
+        default) would idle far longer than the milliseconds Cosmos asks for. Any other
+        hint is a floor too: the wait is the longer of the policy's back-off and
         :func:`hinted_wait`. The random part keeps clients throttled together from coming
         back in lockstep.
         """
         policy = self.policy
         if isinstance(exc, ServiceError):
             hint = exc.retry_after
-            if hint is not None and is_throttled(exc):
-                return hinted_wait(hint, retry_number, policy.maximum, self.uniform)
+            if is_throttled(exc):
+                floor = hint if hint is not None else 0.0
+                return hinted_wait(floor, retry_number, policy.maximum, self.uniform)
             delay = policy.backoff(retry_number, self.uniform)
             if hint is None:
                 return delay
@@ -170,10 +170,6 @@ class BackoffWait(wait_base):
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
         return self.delay(retry_state.attempt_number, exc)
-
-
-def _has_ms_hint(exc: ServiceError) -> bool:
-    return any(name.lower() == "x-ms-retry-after-ms" for name in exc.headers)
 
 
 def _log_retry(method: str, url: str) -> Callable[[RetryCallState], None]:
@@ -214,8 +210,8 @@ _RETRY_PREDICATE = retry_if_exception(is_retryable)
 
 
 class StopPolicy(stop_base):
-    """tenacity stop: the policy's attempts (``max_attempts``; after Cosmos's throttling
-    answer, :func:`is_throttled`, ``throttled_attempts``, with the waits within
+    """tenacity stop: the policy's attempts (``max_attempts``; after a ``429``,
+    :func:`is_throttled`, ``throttled_attempts``, with the waits within
     ``throttled_total_delay``, as the Cosmos DB SDKs budget rate-limited requests) and its
     ``max_total_delay``.
 

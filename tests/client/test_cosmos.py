@@ -229,7 +229,9 @@ def test_a_429_waits_the_cosmos_hint_as_a_floor_not_the_back_off() -> None:
     busy = error_from_response(503, "ServerBusy", "busy", headers={"x-ms-retry-after-ms": "12"})
     assert wait.delay(1, busy) == 3.0
     plain_429 = error_from_response(429, None, "x", headers={"Retry-After": "1"})
-    assert wait.delay(1, plain_429) == 3.0
+    assert wait.delay(1, plain_429) == 1.0  # any 429 is throttling: its hint, no back-off
+    recorded = error_from_response(429, "429", "Request rate is large")  # 2020: no hint
+    assert wait.delay(1, recorded) == 0.0
 
 
 # -- against the stub's Cosmos flavour ---------------------------------------------------------

@@ -56,8 +56,13 @@ def test_other_hints_are_floors_on_the_back_off_with_jitter() -> None:
     assert wait.delay(1, busy) == pytest.approx(7.0 + 7.0)  # hint + span
     short = error_from_response(503, "ServerBusy", "busy", headers={"Retry-After": "1"})
     assert wait.delay(1, short) == pytest.approx(3.0)  # the back-off is longer
+    # a 429 is throttling whatever its hint's header: the hint plus jitter, no back-off
     plain_429 = error_from_response(429, None, "x", headers={"Retry-After": "1"})
-    assert wait.delay(1, plain_429) == pytest.approx(3.0)  # no ms hint: the usual rule
+    assert wait.delay(1, plain_429) == pytest.approx(1.0 + 1.0)
+    # the recorded Cosmos 429 (2020) has no hint: jitter alone, from a 50 ms span
+    recorded = error_from_response(429, "429", "Request rate is large")
+    assert wait.delay(1, recorded) == pytest.approx(0.05)
+    assert wait.delay(3, recorded) == pytest.approx(0.2)
 
 
 async def test_a_throttled_request_gets_ten_attempts_whatever_max_attempts() -> None:

@@ -236,7 +236,19 @@ async def test_throttling_answer_follows_the_flavor(flavor: str) -> None:
         assert refused is not None
         if flavor == "cosmos":
             assert refused.status == 429
-            assert odata_error(refused.body)["code"] == "TooManyRequests"
+            # as recorded (test_table_cosmos.test_query_tables_with_num_results, 2020)
+            error = odata_error(refused.body)
+            assert error["code"] == "429"
+            message = error["message"]
+            assert isinstance(message, dict)
+            value = str(message["value"])
+            assert value.startswith(
+                'Message: {"Errors":["Request rate is large. More Request Units may be '
+                "needed, so no changes were made. Please retry this request later. Learn "
+                'more: http://aka.ms/cosmosdb-error-429"]}\r\nActivityId: '
+            )
+            assert "RequestStats: , SDK: Microsoft.Azure.Documents.Common/2.11.0" in value
+            assert refused.body.endswith(b"}}}\r\n")
             # the bucket is empty: one token comes back after 1/4 s
             assert refused.headers["x-ms-retry-after-ms"] == "250"
         else:
