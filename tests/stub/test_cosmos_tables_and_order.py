@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import aiohttp
 import pytest
 
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubServer
+from azt_server_stub._store import DB_FILE
 from azt_server_stub.backend import Backend, WriteOp
 from azt_server_stub.errors import StubError
 from azt_server_stub.odata import compile_entity_filter
@@ -290,3 +292,22 @@ def test_cosmos_scan_budget_cuts_pages_that_still_resume() -> None:
             break
     assert sorted(found) == sorted(k for k in keys if k[1] == "r007")
     assert pages == -(-len(keys) // 40)
+
+
+def test_a_store_written_before_creation_ranks_opens_with_its_rows_first(tmp_path: Path) -> None:
+    old = cosmos_backend(tmp_path)
+    try:
+        old.create_table(A, "Rows")
+        for rk in ("b", "a"):
+            old.write(A, "Rows", WriteOp("insert", "p", rk, {}))
+    finally:
+        old.close()
+    with sqlite3.connect(tmp_path / DB_FILE) as db:  # the layout before ranks were kept
+        db.execute("ALTER TABLE entity_rows DROP COLUMN created")
+    reopened = cosmos_backend(tmp_path)
+    try:
+        reopened.write(A, "Rows", WriteOp("insert", "p", "0", {}))
+        # the old rows rank 0 (in key order), before every row created since
+        assert _pages(reopened, 1000)[0] == [("p", "a"), ("p", "b"), ("p", "0")]
+    finally:
+        reopened.close()
