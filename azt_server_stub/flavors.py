@@ -137,6 +137,7 @@ class StubFlavor:
     is named in ``odata.metadata``. ``no_content_type``: the ``Content-Type`` of ``204``
     answers (None: none). ``table_etag``: whether Create Table answers with an ETag.
     ``cosmos_tokens``: continuation tokens in the Cosmos DB Table API's shape.
+    ``bare_json_type``: JSON answers typed ``application/json;odata=<level>`` alone.
 
     Example::
 
@@ -162,6 +163,7 @@ class StubFlavor:
     no_content_type: str | None = None
     table_etag: bool = False
     cosmos_tokens: bool = False
+    bare_json_type: bool = False
 
     @property
     def checks_requests(self) -> bool:
@@ -342,8 +344,9 @@ class StubFlavor:
 
     def finish(self, request: web.Request, kind: Kind | None, response: web.StreamResponse) -> None:
         """Give a successful answer the headers the flavour adds: Cosmos's
-        ``Content-Type: application/json`` on every ``204`` and the new table's ETag on
-        Create Table (both as recorded; ``docs/cosmos.md``).
+        ``Content-Type: application/json`` on every ``204``, its JSON content types
+        without Storage's ``;streaming=true;charset=utf-8`` and the new table's ETag on
+        Create Table (all as recorded; ``docs/cosmos.md``).
 
         Example::
 
@@ -352,6 +355,10 @@ class StubFlavor:
         status = response.status
         if status == 204 and self.no_content_type is not None:
             response.headers.setdefault("Content-Type", self.no_content_type)
+        if self.bare_json_type:
+            ctype = response.headers.get("Content-Type", "")
+            if ctype.endswith(_JSON_PARAMETERS) and ctype.startswith("application/json;"):
+                response.headers["Content-Type"] = ctype[: -len(_JSON_PARAMETERS)]
         if (
             self.table_etag
             and kind is Kind.TABLES
@@ -452,6 +459,10 @@ class StubFlavor:
                 continue  # addressing errors are the batch handler's to answer
 
 
+#: What Azure Table storage adds after a JSON answer's ``odata=<level>`` (Cosmos does not).
+_JSON_PARAMETERS = ";streaming=true;charset=utf-8"
+
+
 def _effective_verb(request: web.Request) -> str:
     """The request's verb after ``X-HTTP-Method`` tunnelling (a malformed tunnel: the
     verb as sent, the dispatcher refuses it)."""
@@ -496,6 +507,7 @@ COSMOS = StubFlavor(
     no_content_type="application/json",
     table_etag=True,
     cosmos_tokens=True,
+    bare_json_type=True,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 

@@ -352,3 +352,27 @@ async def test_cosmos_top_pages_follow_creation_order(cosmos: RawClient) -> None
             break
         query = {"$top": "2", "NextPartitionKey": npk, "NextRowKey": "NA"}
     assert pages == [["rk12345", "rk1"], ["rk123", "rk12"], ["rk1234"]]
+
+
+async def test_cosmos_json_answers_are_typed_without_storage_s_parameters(
+    cosmos: RawClient, storage: RawClient
+) -> None:
+    # every Cosmos recording: content-type application/json;odata=minimalmetadata (REC 1)
+    table = json.dumps({"TableName": "typed"})
+    row = json.dumps({"PartitionKey": "p", "RowKey": "r"})
+    for name, raw in (("cosmos", cosmos), ("storage", storage)):
+        answers = [
+            await raw.request("POST", "/Tables", headers=JSON_HEADERS, body=table),
+            await raw.request("POST", "/mytable", headers=JSON_HEADERS, body=row),
+            await raw.request("GET", ENTITY, headers=JSON_HEADERS),
+            await raw.request("GET", "/mytable()", headers=JSON_HEADERS),
+            await raw.request("GET", "/Tables", headers=JSON_HEADERS),
+        ]
+        for r in answers:
+            assert r.status in (200, 201), r.body
+            if name == "cosmos":
+                assert r.headers["Content-Type"] == "application/json;odata=minimalmetadata"
+            else:
+                assert r.headers["Content-Type"] == (
+                    "application/json;odata=minimalmetadata;streaming=true;charset=utf-8"
+                )
