@@ -124,7 +124,7 @@ from azt._orm.dynamic import DynamicEntity, Resolver
 from azt._orm.entity import Entity, EntityBase
 from azt._orm.entity_table import EntityTable
 from azt._orm.pages import QueryPage
-from azt._orm.planner import PlanKind, QueryPlan
+from azt._orm.planner import FanOut, PlanKind, QueryPlan
 from azt._orm.query import MultipleResultsError, Query, QueryDeleteError
 from azt._orm.values import Converter, register_converter
 from azt._uow.context import TableContext
@@ -185,6 +185,7 @@ __all__ = [
     "EntityState",
     "EntityTable",
     "EventHooks",
+    "FanOut",
     "Flavor",
     "GeoReplication",
     "HttpRequest",

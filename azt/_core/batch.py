@@ -147,7 +147,8 @@ class OperationEncoder:
                 body = self._codec.encode_entity(op.entity)
                 return b"".join((heads[0], b"%d\r\n\r\n" % len(body), body, _CRLF))
             etag = op.etag or "*"
-            if etag.isascii() and "\r" not in etag and "\n" not in etag:
+            tunnel = op.mode is UpdateMode.MERGE and kind != "delete" and self.flavor.tunnels_merge
+            if not tunnel and etag.isascii() and "\r" not in etag and "\n" not in etag:
                 url = self._core.pipeline.url_for(
                     "/" + urls.entity_path(self._table_name, op.partition_key, op.row_key)
                 ).encode()
@@ -724,7 +725,7 @@ def batch_part(
     headers["Content-Type"] = core.body_type
     if op.kind == "update":
         headers["If-Match"] = op.etag or "*"
-    method = "MERGE" if op.mode is UpdateMode.MERGE else "PUT"
+    method = core.write_verb(op.mode is UpdateMode.MERGE, headers)
     return wire_batch.BatchPart(method, url, headers, core.codec.encode_entity(op.entity))
 
 

@@ -497,7 +497,7 @@ class TableClient(ClientBase):
         core = self._core
         headers = dict(core.odata_write)
         headers["If-Match"] = etag
-        method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
+        method = core.write_verb(mode is UpdateMode.MERGE, headers)
         try:
             resp = await core.send(
                 method,
@@ -545,11 +545,12 @@ class TableClient(ClientBase):
             op = BatchOperation("upsert", data, mode=mode, source=obj)
             return await self._write_group(op, extra)
         core = self._core
-        method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
+        headers = dict(core.odata_write)
+        method = core.write_verb(mode is UpdateMode.MERGE, headers)
         resp = await core.send(
             method,
             "/" + urls.entity_path(self.table_name, pk, rk),
-            headers=core.odata_write,
+            headers=headers,
             body=self._encode(data),
             resource="entity",
         )

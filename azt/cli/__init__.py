@@ -200,7 +200,10 @@ def _retry(args: argparse.Namespace) -> RetryPolicy:
     retries = 3 if args.retries is None else args.retries
     if retries < 0:
         raise UsageError("--retries must be 0 or more")
-    return RetryPolicy(max_attempts=retries + 1, base=1.0, minimum=0.5, maximum=10.0)
+    # an explicit --retries caps throttled requests (429) too; by default they get the
+    # Cosmos DB SDKs' budget (RetryPolicy.throttled_attempts)
+    throttled = {} if args.retries is None else {"throttled_attempts": retries + 1}
+    return RetryPolicy(max_attempts=retries + 1, base=1.0, minimum=0.5, maximum=10.0, **throttled)
 
 
 # ----------------------------------------------------------------------------- commands

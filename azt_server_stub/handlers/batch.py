@@ -285,7 +285,11 @@ def _batch_success(
         if fmt is Fmt.ATOM:
             body = atom_fmt.AtomWriter(call.endpoint, call.account, table).single(entity)
         else:
-            body = json_fmt.EntityWriter(fmt, call.endpoint, call.account, table).single(entity)
+            fixed = call.flavor.fixed_fraction
+            writer = json_fmt.EntityWriter(
+                fmt, call.endpoint, call.account, table, fixed_fraction=fixed
+            )
+            body = writer.single(entity)
     else:
         status = 204
         headers.append(("DataServiceVersion", "1.0;"))
@@ -618,9 +622,13 @@ def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) ->
     if fmt is Fmt.ATOM:
         body = atom_fmt.AtomWriter(call.endpoint, call.account, resource.table).single(entity)
     else:
-        body = json_fmt.EntityWriter(fmt, call.endpoint, call.account, resource.table).single(
-            entity
-        )
+        body = json_fmt.EntityWriter(
+            fmt,
+            call.endpoint,
+            call.account,
+            resource.table,
+            fixed_fraction=call.flavor.fixed_fraction,
+        ).single(entity)
     headers = [
         *COMMON_HEADERS,
         ("DataServiceVersion", "3.0;"),

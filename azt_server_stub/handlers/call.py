@@ -24,6 +24,7 @@ from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
 from ..auth import Principal, RequestView
 from ..backend import Backend, GroupWrite, WriteOp, WriteResult
+from ..flavors import StubFlavor, flavor_of
 from ..formats.negotiation import (
     Fmt,
     Negotiated,
@@ -97,6 +98,26 @@ class Call:
             True
         """
         return self.services.backend
+
+    @property
+    def flavor(self) -> StubFlavor:
+        """The service flavour the application answers as (``flavors.flavor_of``).
+
+        Example::
+
+            >>> from aiohttp.test_utils import make_mocked_request
+            >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.request_state import parse_query
+            >>> from azt_server_stub.auth import Authenticator
+            >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
+            >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
+            >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
+            ...             parse_query(""))
+            >>> call.flavor.name
+            'storage'
+        """
+        return flavor_of(self.request.app)
 
     @property
     def account(self) -> str:

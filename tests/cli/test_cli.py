@@ -26,6 +26,7 @@ from azt.cli import (
     EXIT_INPUT,
     EXIT_SERVICE,
     EXIT_USAGE,
+    _retry,
     build_parser,
 )
 from azt_server_stub import StubConfig, ThreadedStubServer
@@ -666,3 +667,10 @@ def test_index_commands(conn: str, table_name: str) -> None:
     r = run("index", "repair", table_name, *cls)
     assert r.status == 0, r.err
     assert "missing 0, stale 0, orphans 0, pending intents 0; wrote 0, deleted 0" in r.out
+
+
+def test_an_explicit_retries_caps_throttled_requests_too() -> None:
+    default = _retry(build_parser().parse_args(["tables", "list"]))
+    assert (default.max_attempts, default.throttled_attempts) == (4, 10)  # Cosmos budget
+    capped = _retry(build_parser().parse_args(["tables", "list", "--retries", "0"]))
+    assert (capped.max_attempts, capped.throttled_attempts) == (1, 1)
