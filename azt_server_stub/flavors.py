@@ -36,7 +36,7 @@ from . import errors
 from .addressing import Kind, parse_resource, split_account
 from .errors import StubError
 from .formats.batch import parse_batch
-from .formats.negotiation import Fmt, cosmos_error_format
+from .formats.negotiation import cosmos_error_format
 from .handlers.parsing import split_target, tunnelled_method
 from .model import etag_for, new_guid, ticks_from_datetime
 from .request_state import REQUEST_ID, SERVICES_KEY, query_of
