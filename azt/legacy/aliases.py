@@ -68,10 +68,8 @@ def install_import_aliases() -> None:
 
     Example::
 
-        >>> install_import_aliases()
-        >>> import azure.cosmosdb.table.tableservice as legacy
-        >>> legacy.TableService.__module__
-        'azt.legacy.table_service'
+        install_import_aliases()
+        from azure.cosmosdb.table.tableservice import TableService  # azt.legacy's
     """
     azure = _package("azure")
     cosmosdb = _package("azure.cosmosdb")
