@@ -31,6 +31,7 @@ from azt._core.wire.batch import (
     encode_request,
 )
 from azt._core.wire.xml import decode_signed_identifiers
+from azt._errors import ServiceError
 from azt.legacy._encryption import EncryptionResolver, write_body
 from azt.legacy._models import (
     AzureBatchOperationError,
@@ -47,9 +48,11 @@ __all__ = [
     "delete_table",
     "get_acl",
     "get_row",
+    "list_table_names",
     "query_rows",
     "send_entity",
     "set_acl",
+    "table_exists",
 ]
 
 _JSON = "application/json"
@@ -458,3 +461,47 @@ async def get_acl(core: ClientCore, table: str) -> dict[str, Any]:
         "GET", path, query="comp=acl", comp="acl", headers=headers, resource="table"
     )
     return dict(decode_signed_identifiers(resp.body))
+
+
+async def table_exists(core: ClientCore, name: str) -> bool:
+    """``GET /Tables('name')``: whether it answers (``False`` for a 404).
+
+    Example::
+
+        found = await table_exists(core, "tasks")
+    """
+    try:
+        await core.send(
+            "GET", "/" + urls.table_entity_path(name), headers=_headers(core), resource="table"
+        )
+    except ServiceError as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return True
+
+
+async def list_table_names(
+    core: ClientCore, top: int | None, next_name: str | None
+) -> tuple[list[str], str | None]:
+    """One page of ``GET /Tables``: the names and the next table name (or ``None``).
+    ``top`` is sent as given (the service refuses 0 or over 1000).
+
+    Example::
+
+        names, following = await list_table_names(core, 100, None)
+    """
+    params: dict[str, str] = {}
+    if top is not None:
+        params["$top"] = str(top)
+    if next_name:
+        params["NextTableName"] = next_name
+    resp = await core.send(
+        "GET",
+        "/" + urls.TABLES_PATH,
+        query=urls.encode_query(params),
+        headers=_headers(core),
+        resource="table",
+    )
+    rows = json.loads(resp.body.decode("utf-8"))["value"]
+    return [row["TableName"] for row in rows], resp.headers.get("x-ms-continuation-NextTableName")

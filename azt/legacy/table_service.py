@@ -36,7 +36,6 @@ from azt._core.auth import SasCredential, SharedKeyCredential
 from azt._core.base import ClientCore
 from azt._core.config import RetryPolicy, Timeouts
 from azt._core.connection_string import DEV_ACCOUNT_KEY, parse_connection_string
-from azt._core.pagination import ContinuationToken
 from azt._core.sas import generate_account_sas, generate_table_sas
 from azt._core.service_client import TableServiceClient
 from azt._errors import AmbiguousOutcomeError, ServiceError, TransportError
@@ -218,8 +217,12 @@ class TableService:
         return client
 
     def _core(self, timeout: int | None) -> ClientCore:
-        core: ClientCore = self._service(timeout)._core
-        return core
+        core: ClientCore = self._client._core
+        if timeout is None:
+            return core
+        view = core.view()
+        view.server_timeout = timeout  # sent as given: the service judges it
+        return view
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -251,11 +254,6 @@ class TableService:
             if legacy is exc:
                 raise
             raise legacy from exc
-
-    def _service(self, timeout: int | None) -> TableServiceClient:
-        if timeout is None:
-            return self._client
-        return self._client.with_options(server_timeout=timeout)
 
     def _read(self, row: Mapping[str, Any], resolver: PropertyResolver | None) -> Entity:
         return read_entity(
@@ -328,16 +326,7 @@ class TableService:
                 service.create_table("tasks")
         """
         _not_none("table_name", table_name)
-
-        async def look() -> bool:
-            pager = self._service(timeout).query_tables(
-                "TableName eq @name", parameters={"name": table_name}
-            )
-            async for _ in pager:
-                return True
-            return False
-
-        return self._run(look())
+        return self._run(wire.table_exists(self._core(timeout), table_name))
 
     def list_tables(
         self, num_results: int | None = None, marker: str | None = None, timeout: int | None = None
@@ -349,19 +338,16 @@ class TableService:
 
             names = [table.name for table in service.list_tables()]
         """
-        service = self._service(timeout)
+        core = self._core(timeout)
 
         def fetch(next_name: Any, max_results: int | None) -> tuple[list[Any], Any]:
-            token = ContinuationToken(next_table_name=next_name) if next_name else None
-            pager = service.list_tables(results_per_page=max_results, continuation=token)
-            page = self._run(pager.first_page())
+            names, following = self._run(wire.list_table_names(core, max_results, next_name))
             tables = []
-            for name in page:
+            for name in names:
                 table = Table()
                 table.name = name
                 tables.append(table)
-            nxt = page.continuation.next_table_name if page.continuation else None
-            return tables, nxt
+            return tables, following
 
         items, next_marker = fetch(marker, num_results)
         return ListGenerator(items, next_marker, fetch, num_results)

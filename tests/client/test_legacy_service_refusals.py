@@ -176,3 +176,26 @@ def test_the_emulator_form_drops_a_sas_as_the_legacy_sdk_did() -> None:
         assert svc.account_name == "devstoreaccount1"
         assert svc.account_key is not None
         assert svc.primary_endpoint == "127.0.0.1:10002/devstoreaccount1"
+
+
+@pytest.mark.parametrize("num_results", [0, 1001])
+def test_list_tables_sends_num_results_as_given(service: TableService, num_results: int) -> None:
+    with pytest.raises(AzureHttpError) as caught:
+        service.list_tables(num_results=num_results)
+    assert caught.value.error_code == "OutOfRangeQueryParameterValue"
+
+
+def test_timeout_is_sent_as_given(service: TableService, table: str) -> None:
+    assert service.exists(table, timeout=5)
+    with pytest.raises(AzureHttpError) as caught:
+        service.list_tables(timeout=0)
+    assert caught.value.status_code == 400
+
+
+def test_exists_and_list_tables(service: TableService, table: str) -> None:
+    assert service.exists(table)
+    assert not service.exists("nosuchtable")
+    first = service.list_tables(num_results=1)
+    assert len(first.items) == 1
+    names = [t.name for t in service.list_tables()]
+    assert table in names
