@@ -24,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
@@ -109,6 +110,11 @@ def legacy_error(exc: Exception) -> Exception:
 def _default_retry(context: Any) -> int | None:
     """Stands for azt's default retry policy (the legacy default was exponential)."""
     return None
+
+
+async def _close_all(clients: Mapping[Any, TableServiceClient]) -> None:
+    for client in list(clients.values()):
+        await client.aclose()
 
 
 class TableService:
@@ -197,12 +203,11 @@ class TableService:
         }
         self._clients: dict[RetryPolicy | None, TableServiceClient] = {}
         self._runner = LoopThread()
-        self._finalizer = weakref.finalize(self, self._runner.close, self._close_clients)
+        # the cleanup holds the clients, not self, so an unclosed service is still collected
+        self._finalizer = weakref.finalize(
+            self, self._runner.close, functools.partial(_close_all, self._clients)
+        )
         self._client  # noqa: B018 - the default client is made now, as before
-
-    async def _close_clients(self) -> None:
-        for client in list(self._clients.values()):
-            await client.aclose()
 
     @property
     def _client(self) -> TableServiceClient:

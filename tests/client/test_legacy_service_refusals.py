@@ -8,6 +8,8 @@ given; empty batches are sent; ACL times as strings; ``nometadata`` reads and
 
 from __future__ import annotations
 
+import gc
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -199,3 +201,14 @@ def test_exists_and_list_tables(service: TableService, table: str) -> None:
     assert len(first.items) == 1
     names = [t.name for t in service.list_tables()]
     assert table in names
+
+
+def test_an_unclosed_service_is_collected_with_its_loop_thread(stub: ThreadedStubServer) -> None:
+    before = threading.active_count()
+    svc = TableService(connection_string=stub.connection_string)
+    svc.retry = LinearRetry(backoff=1, max_attempts=1).retry  # a second client, made later
+    assert not svc.exists("nosuchtable")
+    assert threading.active_count() == before + 1
+    del svc
+    gc.collect()
+    assert threading.active_count() == before
