@@ -53,10 +53,11 @@ from azt.legacy._models import (
     EntityProperty,
     ListGenerator,
     Table,
-    TableBatch,
     TablePayloadFormat,
     TablePermissions,
 )
+from azt.legacy._requests import TableBatch
+from azt.legacy.aliases import install_import_aliases
 from azt.legacy.table_service import TableService
 
 __all__ = [
@@ -88,4 +89,5 @@ __all__ = [
     "TableService",
     "TableServiceContext",
     "TableServiceEntity",
+    "install_import_aliases",
 ]

@@ -1,16 +1,7 @@
-"""The value types of the legacy Python Table SDK (azure-cosmosdb-table 1.0.x) and the
-conversions between them and azt's: ``Entity``, ``EntityProperty``, ``EdmType``,
-``TablePermissions``, ``AccessPolicy``, ``ListGenerator``, ``TableBatch`` and the
-``azure.common`` error classes, with the legacy SDK's typing rules.
-
-Writing (legacy rules): a Python ``int`` is sent as ``Edm.Int64``, ``float`` as
-``Edm.Double``, ``bool``, ``str`` and ``datetime`` (naive = UTC) as themselves,
-``None`` is left out; anything else (``bytes``, ``uuid.UUID``, ...) needs an
-``EntityProperty`` and otherwise raises ``TypeError``. Reading: ``Edm.Int32`` comes back
-as ``EntityProperty(EdmType.INT32, n)``, ``Edm.Int64`` as a plain ``int``, ``Edm.Guid``
-as ``EntityProperty(EdmType.GUID, "<text>")``, ``Edm.Binary`` as
-``EntityProperty(EdmType.BINARY, b"...")``, ``Edm.DateTime`` as an aware ``datetime``;
-``entity.etag`` holds the ETag.
+"""The value types of the legacy Python Table SDK (azure-cosmosdb-table 1.0.x):
+``Entity``, ``EntityProperty``, ``EdmType``, ``TablePermissions``, ``AccessPolicy``,
+``ResourceTypes``, ``AccountPermissions``, ``ListGenerator`` and the ``azure.common``
+error classes. How entities are written and read is :mod:`azt.legacy._wire`.
 
 Example::
 
@@ -22,20 +13,12 @@ Example::
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
-
-from azt._core.batch import BatchOperation
-from azt._core.results import UpdateMode
-from azt._edm.datetime import EdmDateTime
-from azt._edm.entity import TableEntity
-from azt._edm.types import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Typed
-from azt._edm.types import EdmType as _Edm
 
 __all__ = [
     "AccessPolicy",
+    "AccountPermissions",
     "AzureBatchOperationError",
     "AzureBatchValidationError",
     "AzureConflictHttpError",
@@ -46,12 +29,10 @@ __all__ = [
     "Entity",
     "EntityProperty",
     "ListGenerator",
+    "ResourceTypes",
     "Table",
-    "TableBatch",
     "TablePayloadFormat",
     "TablePermissions",
-    "from_azt_entity",
-    "to_azt_entity",
 ]
 
 # --------------------------------------------------------------------------- errors
@@ -186,7 +167,8 @@ class Entity(dict[str, Any]):
 
 class EntityProperty:
     """A property value with an explicit EDM type (``type`` is an :class:`EdmType`
-    string). ``encrypt`` belongs to client-side encryption, which azt does not support.
+    string). ``encrypt=True`` marks a string property for client-side encryption (the
+    ``azt-tables[legacy-encryption]`` extra).
 
     Example::
 
@@ -224,8 +206,9 @@ class EdmType:
 
 
 class TablePayloadFormat:
-    """The ``Accept`` values of reads (azt reads minimal metadata whatever is asked; the
-    values are kept so that legacy calls passing ``accept=`` still work).
+    """The ``Accept`` values of reads (``accept=`` of ``get_entity``/``query_entities``):
+    with no metadata, values come back untyped (an Int64 as a string, a date as its text,
+    binary as base64) unless a ``property_resolver`` types them.
 
     Example::
 
@@ -360,228 +343,68 @@ class ListGenerator(Iterable[Any]):
             yield from self.items
 
 
-# --------------------------------------------------------------------------- writing
+class _Letters:
+    """Flags written as a string of letters (``str()``), combined with ``+`` or ``|``."""
+
+    _LETTERS = ""
+
+    def __init__(self, _str: str | None = None, **flags: bool) -> None:
+        self._on = {letter for letter in self._LETTERS if letter in (_str or "")}
+        for letter, name in zip(self._LETTERS, self._NAMES, strict=True):
+            if flags.get(name):
+                self._on.add(letter)
+
+    _NAMES: tuple[str, ...] = ()
+
+    def __add__(self, other: object) -> Any:
+        return type(self)(_str=str(self) + str(other))
+
+    __or__ = __add__
+
+    def __str__(self) -> str:
+        return "".join(letter for letter in self._LETTERS if letter in self._on)
 
 
-def _check_range(value: Any, low: int, high: int, edm: str) -> int:
-    number = int(value)
-    if number > high or number < low:
-        raise TypeError(f"{value} is too large to be cast to type {edm}.")
-    return number
-
-
-def _aware(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
-def _typed_property(prop: EntityProperty) -> Any:
-    edm, value = prop.type, prop.value
-    if edm == EdmType.BINARY:
-        return Typed(value.encode("utf-8") if isinstance(value, str) else value, _Edm.BINARY)
-    if edm == EdmType.BOOLEAN:
-        return Typed(value, _Edm.BOOLEAN)
-    if edm == EdmType.DATETIME:
-        return Typed(_aware(value), _Edm.DATETIME)
-    if edm == EdmType.DOUBLE:
-        return Typed(float(value), _Edm.DOUBLE)
-    if edm == EdmType.GUID:
-        return Typed(str(value), _Edm.GUID)
-    if edm == EdmType.INT32:
-        return Typed(_check_range(value, INT32_MIN, INT32_MAX, edm), _Edm.INT32)
-    if edm == EdmType.INT64:
-        return Typed(_check_range(value, INT64_MIN, INT64_MAX, edm), _Edm.INT64)
-    if edm == EdmType.STRING:
-        return Typed(value, _Edm.STRING)
-    raise TypeError(f"Type not supported when sending data to the service: {edm}.")
-
-
-def _typed_python(value: Any) -> Any:
-    kind = type(value)
-    if kind is int:
-        return Typed(_check_range(value, INT64_MIN, INT64_MAX, EdmType.INT64), _Edm.INT64)
-    if kind is datetime:
-        return _aware(value)
-    if kind in (bool, float, str) or value is None:
-        return value
-    raise TypeError(
-        f"Cannot serialize the specified value ({kind.__name__}) to an entity.  Please use "
-        "an EntityProperty (which can specify custom types), int, str, bool, or datetime."
-    )
-
-
-def to_azt_entity(entity: object) -> dict[str, Any]:
-    """A legacy entity (dict or :class:`Entity`) as azt writes it, checked as the legacy
-    SDK checks it (``TypeError`` / ``ValueError``). ``etag`` and ``Timestamp`` are the
-    entity's metadata, not data, and are not sent.
+class ResourceTypes(_Letters):
+    """The resource types of an account SAS: ``SERVICE`` (``s``), ``CONTAINER``
+    (``c``), ``OBJECT`` (``o``).
 
     Example::
 
-        >>> to_azt_entity({"PartitionKey": "p", "RowKey": "r", "n": 5})["n"]
-        Typed(value=5, edm_type=<EdmType.INT64: 'Edm.Int64'>)
+        >>> str(ResourceTypes.OBJECT + ResourceTypes.SERVICE)
+        'so'
     """
-    if entity is None:
-        raise ValueError("entity should not be None.")
-    if not isinstance(entity, dict):
-        raise TypeError("The entity must be either in dict format or an entity object.")
-    for key in ("PartitionKey", "RowKey"):
-        if entity.get(key) is None:
-            raise ValueError(f"{key} should not be None or empty.")
-    if len(entity) > 255 or (len(entity) == 255 and "Timestamp" not in entity):
-        raise ValueError("The entity contains more properties than allowed.")
-    out: dict[str, Any] = {}
-    for name, value in entity.items():
-        if len(name) > 255:
-            raise ValueError("The property name exceeds the maximum allowed length.")
-        if name in ("etag", "Timestamp"):
-            continue
-        if isinstance(value, EntityProperty):
-            out[name] = _typed_property(value)
-        else:
-            out[name] = _typed_python(value)
-    return out
+
+    _LETTERS = "sco"
+    _NAMES = ("service", "container", "object")
+    SERVICE: ResourceTypes
+    CONTAINER: ResourceTypes
+    OBJECT: ResourceTypes
 
 
-# --------------------------------------------------------------------------- reading
-
-
-def _plain_datetime(value: Any) -> datetime:
-    if isinstance(value, EdmDateTime):
-        return value.to_datetime()
-    if isinstance(value, datetime):
-        return _aware(value)
-    return EdmDateTime.parse(str(value)).to_datetime()
-
-
-def from_azt_entity(entity: TableEntity) -> Entity:
-    """An entity azt read, in the legacy SDK's shapes (see the module docstring).
+class AccountPermissions(_Letters):
+    """The permissions of an account SAS: ``READ`` (``r``), ``WRITE`` (``w``),
+    ``DELETE`` (``d``), ``LIST`` (``l``), ``ADD`` (``a``), ``CREATE`` (``c``),
+    ``UPDATE`` (``u``), ``PROCESS`` (``p``).
 
     Example::
 
-        >>> e = TableEntity(PartitionKey="p", RowKey="r", n=5)
-        >>> from_azt_entity(e)["n"]
-        EntityProperty('Edm.Int32', 5)
-    """
-    types = entity.edm_types
-    meta = entity.metadata
-    out = Entity()
-    for key in ("PartitionKey", "RowKey"):
-        if entity.get(key):
-            out[key] = entity[key]
-    stamp = entity.get("Timestamp", meta.timestamp)
-    if stamp is not None:
-        out["Timestamp"] = _plain_datetime(stamp)
-    for name, value in entity.items():
-        if name in ("PartitionKey", "RowKey", "Timestamp"):
-            continue
-        edm = types.get(name)
-        if isinstance(value, bool) or value is None:
-            out[name] = value
-        elif isinstance(value, int):
-            if edm is _Edm.INT64:
-                out[name] = value
-            else:
-                out[name] = EntityProperty(EdmType.INT32, value)
-        elif isinstance(value, uuid.UUID):
-            out[name] = EntityProperty(EdmType.GUID, str(value))
-        elif isinstance(value, bytes):
-            out[name] = EntityProperty(EdmType.BINARY, value)
-        elif isinstance(value, datetime):
-            out[name] = _plain_datetime(value)
-        else:
-            out[name] = value
-    out["etag"] = meta.etag
-    return out
-
-
-# --------------------------------------------------------------------------- batches
-
-
-class TableBatch:
-    """Operations on one partition, committed together with ``commit_batch`` (or by
-    leaving a ``with service.batch(table) as batch:`` block): all succeed or none.
-
-    At most 100 operations, one partition key, each row key once
-    (:class:`AzureBatchValidationError` otherwise). The encryption arguments exist for
-    signature compatibility; azt does not support client-side encryption.
-
-    Example::
-
-        batch = TableBatch()
-        batch.insert_entity({"PartitionKey": "a", "RowKey": "1", "n": 1})
-        batch.delete_entity("a", "0")
-        etags = service.commit_batch("movies", batch)
+        >>> str(AccountPermissions.READ | AccountPermissions.LIST)
+        'rl'
     """
 
-    def __init__(
-        self,
-        require_encryption: bool = False,
-        key_encryption_key: object = None,
-        encryption_resolver: object = None,
-    ) -> None:
-        if require_encryption or key_encryption_key is not None:
-            raise AzureException("azt.legacy does not support client-side encryption")
-        self._operations: list[BatchOperation] = []
-        self._partition_key: str | None = None
-        self._row_keys: list[str] = []
+    _LETTERS = "rwdlacup"
+    _NAMES = ("read", "write", "delete", "list", "add", "create", "update", "process")
+    READ: AccountPermissions
+    WRITE: AccountPermissions
+    DELETE: AccountPermissions
+    LIST: AccountPermissions
+    ADD: AccountPermissions
+    CREATE: AccountPermissions
+    UPDATE: AccountPermissions
+    PROCESS: AccountPermissions
 
-    def insert_entity(self, entity: Mapping[str, Any]) -> None:
-        """Add an insert. Example: ``batch.insert_entity({"PartitionKey": "a", "RowKey": "1"})``"""
-        self._add(BatchOperation("create", to_azt_entity(entity)))
 
-    def update_entity(self, entity: Mapping[str, Any], if_match: str = "*") -> None:
-        """Add a replace. Example: ``batch.update_entity(entity, if_match=entity.etag)``"""
-        self._add(self._update(entity, if_match, UpdateMode.REPLACE))
-
-    def merge_entity(self, entity: Mapping[str, Any], if_match: str = "*") -> None:
-        """Add a merge. Example: ``batch.merge_entity({"PartitionKey": "a", "RowKey": "1"})``"""
-        self._add(self._update(entity, if_match, UpdateMode.MERGE))
-
-    def delete_entity(self, partition_key: str, row_key: str, if_match: str = "*") -> None:
-        """Add a delete. Example: ``batch.delete_entity("a", "1")``"""
-        if if_match is None:
-            raise ValueError("if_match should not be None.")
-        keys = {"PartitionKey": partition_key, "RowKey": row_key}
-        self._add(BatchOperation("delete", keys, etag=if_match))
-
-    def insert_or_replace_entity(self, entity: Mapping[str, Any]) -> None:
-        """Add an upsert (replace). Example: ``batch.insert_or_replace_entity(entity)``"""
-        self._add(BatchOperation("upsert", to_azt_entity(entity), mode=UpdateMode.REPLACE))
-
-    def insert_or_merge_entity(self, entity: Mapping[str, Any]) -> None:
-        """Add an upsert (merge). Example: ``batch.insert_or_merge_entity(entity)``"""
-        self._add(BatchOperation("upsert", to_azt_entity(entity), mode=UpdateMode.MERGE))
-
-    @staticmethod
-    def _update(entity: Mapping[str, Any], if_match: str, mode: UpdateMode) -> BatchOperation:
-        if if_match is None:
-            raise ValueError("if_match should not be None.")
-        return BatchOperation("update", to_azt_entity(entity), mode=mode, etag=if_match)
-
-    def _add(self, operation: BatchOperation) -> None:
-        pk, rk = operation.entity["PartitionKey"], operation.entity["RowKey"]
-        if self._partition_key:
-            if self._partition_key != pk:
-                raise AzureBatchValidationError(
-                    "Partition Key should be the same in a batch operations"
-                )
-        else:
-            self._partition_key = pk
-        if rk in self._row_keys:
-            raise AzureBatchValidationError("Row Keys should not be the same in a batch operations")
-        self._row_keys.append(rk)
-        if len(self._operations) >= 100:
-            raise AzureBatchValidationError("Batches may only contain 100 operations")
-        self._operations.append(operation)
-
-    @property
-    def operations(self) -> list[BatchOperation]:
-        """The operations added so far, as azt batch operations.
-
-        Example::
-
-            >>> b = TableBatch()
-            >>> b.delete_entity("a", "1")
-            >>> b.operations[0].kind
-            'delete'
-        """
-        return list(self._operations)
+for _cls in (ResourceTypes, AccountPermissions):
+    for _letter, _name in zip(_cls._LETTERS, _cls._NAMES, strict=True):
+        setattr(_cls, _name.upper(), _cls(_str=_letter))

@@ -24,32 +24,27 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
+from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from azt._core.auth import SasCredential, SharedKeyCredential
+from azt._core.base import ClientCore
 from azt._core.config import RetryPolicy, Timeouts
 from azt._core.connection_string import DEV_ACCOUNT_KEY, parse_connection_string
-from azt._core.pagination import ContinuationToken
-from azt._core.results import UpdateMode
 from azt._core.sas import generate_account_sas, generate_table_sas
 from azt._core.service_client import TableServiceClient
-from azt._core.table_client import TableClient
-from azt._core.wire.xml import AccessPolicy as _AztPolicy
-from azt._errors import (
-    AmbiguousOutcomeError,
-    ServiceError,
-    TransactionError,
-    TransportError,
-)
+from azt._errors import AmbiguousOutcomeError, ServiceError, TransportError
+from azt.legacy import _requests as wire
+from azt.legacy._encryption import read_entity, write_body
 from azt.legacy._loop import LoopThread
 from azt.legacy._models import (
     AccessPolicy,
-    AzureBatchOperationError,
     AzureConflictHttpError,
     AzureException,
     AzureHttpError,
@@ -57,13 +52,13 @@ from azt.legacy._models import (
     Entity,
     ListGenerator,
     Table,
-    TableBatch,
     TablePayloadFormat,
-    from_azt_entity,
-    to_azt_entity,
 )
+from azt.legacy._requests import TableBatch
+from azt.legacy._retry import no_retry, retry_policy_for
+from azt.legacy._wire import PropertyResolver
 
-__all__ = ["TableService", "no_retry"]
+__all__ = ["TableService", "legacy_error", "no_retry"]
 
 T = TypeVar("T")
 
@@ -82,15 +77,28 @@ def _not_none(name: str, value: object) -> None:
         raise ValueError(f"{name} should not be None.")
 
 
-def _legacy_error(exc: Exception) -> Exception:
-    """The legacy SDK's error for an azt error (others are returned unchanged)."""
-    if isinstance(exc, TransactionError):
-        inner = exc.error if isinstance(exc.error, ServiceError) else exc
-        return AzureBatchOperationError(inner.message, inner.status, inner.code)
+def legacy_error(exc: Exception) -> Exception:
+    """The legacy SDK's error for an azt error (others are returned unchanged): a
+    :class:`ServiceError` becomes :class:`AzureHttpError` (404 and 409 its subclasses) with
+    ``status_code``, ``error_code`` and the message ``"<reason> ErrorCode: <code>"`` followed
+    by the service's message (the legacy SDK followed it with the raw response body).
+
+    Example::
+
+        >>> from azt._errors import error_from_response
+        >>> err = legacy_error(error_from_response(409, "EntityAlreadyExists", "Exists."))
+        >>> type(err).__name__, err.status_code, err.error_code, str(err)
+        ('AzureConflictHttpError', 409, 'EntityAlreadyExists', 'Conflict ErrorCode: EntityAlreadyExists\\nExists.')
+    """  # noqa: E501
     if isinstance(exc, ServiceError):
-        text = exc.message or ""
+        try:
+            text = HTTPStatus(exc.status).phrase
+        except ValueError:
+            text = str(exc.status)
         if exc.code:
             text += f" ErrorCode: {exc.code}"
+        if exc.message:
+            text += "\n" + exc.message
         err = AzureHttpError(text, exc.status)
         err.error_code = exc.code
         return err
@@ -99,48 +107,14 @@ def _legacy_error(exc: Exception) -> Exception:
     return exc
 
 
-def _marker_token(marker: Any) -> ContinuationToken | None:
-    if not marker:
-        return None
-    if not isinstance(marker, Mapping):
-        raise TypeError(f"marker must be the next_marker dict of a query, got {marker!r}")
-    pk, rk = marker.get("nextpartitionkey"), marker.get("nextrowkey")
-    if pk is None and rk is None:
-        return None
-    return ContinuationToken(next_partition_key=pk, next_row_key=rk)
-
-
-def _select(select: str | None) -> list[str] | None:
-    if select is None or select.strip() in ("", "*"):
-        return None
-    return [name.strip() for name in select.split(",") if name.strip()]
-
-
-def _policy_time(value: Any) -> Any:
-    if isinstance(value, datetime) and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
-
-
-def no_retry(context: Any) -> int | None:
-    """The legacy SDK's ``no_retry`` policy: assign it to ``service.retry`` to send each
-    request once.
-
-    Example::
-
-        service.retry = no_retry
-    """
-    return None
-
-
 def _default_retry(context: Any) -> int | None:
     """Stands for azt's default retry policy (the legacy default was exponential)."""
     return None
 
 
-def _no_resolver(property_resolver: object) -> None:
-    if property_resolver is not None:
-        raise AzureException("azt.legacy does not support property_resolver")
+async def _close_all(clients: Mapping[Any, TableServiceClient]) -> None:
+    for client in list(clients.values()):
+        await client.aclose()
 
 
 class TableService:
@@ -148,11 +122,16 @@ class TableService:
 
     Constructor forms (as in the legacy SDK): ``TableService(account_name, account_key)``,
     ``TableService(account_name, sas_token=token)``, ``TableService(is_emulated=True)``
-    (``http://127.0.0.1:10002/devstoreaccount1``) and
+    (``http://127.0.0.1:10002/devstoreaccount1`` with the emulator's key: a ``sas_token``
+    given with it is dropped, as the legacy SDK did) and
     ``TableService(connection_string=...)``; ``protocol`` and ``endpoint_suffix`` build
     ``{protocol}://{account}.table.{endpoint_suffix}``; ``socket_timeout`` (seconds)
     bounds connecting and each read. ``request_session`` (a ``requests`` session) cannot
     be used by azt's aiohttp transport and is ignored.
+
+    Client-side encryption (the ``azt-tables[legacy-encryption]`` extra) uses the legacy
+    attributes: ``key_encryption_key``, ``key_resolver_function``,
+    ``encryption_resolver_function`` and ``require_encryption``.
 
     Example::
 
@@ -181,8 +160,8 @@ class TableService:
             endpoint, secondary = settings.endpoint, settings.secondary_endpoint
             is_emulated = "127.0.0.1:10002" in endpoint and account_name == _DEV_ACCOUNT
         elif is_emulated:
-            account_name = _DEV_ACCOUNT
-            account_key = None if sas_token else DEV_ACCOUNT_KEY
+            # the legacy SDK's emulator settings: its account and key, any SAS dropped
+            account_name, account_key, sas_token = _DEV_ACCOUNT, DEV_ACCOUNT_KEY, None
             endpoint = f"{_EMULATOR}/{_DEV_ACCOUNT}"
         elif account_name:
             endpoint = f"{protocol or 'https'}://{account_name}.table.{endpoint_suffix}"
@@ -205,36 +184,50 @@ class TableService:
         self.primary_endpoint = endpoint.split("://", 1)[1]
         self.request_session = request_session
         self.socket_timeout = socket_timeout
-        # client-side encryption is not supported; setting these makes calls raise
+        #: client-side encryption, as in the legacy SDK (``azt-tables[legacy-encryption]``)
         self.require_encryption = False
-        self.key_encryption_key: object = None
-        self.key_resolver_function: object = None
-        self.encryption_resolver_function: object = None
+        self.key_encryption_key: Any = None
+        self.key_resolver_function: Callable[[str], Any] | None = None
+        self.encryption_resolver_function: Callable[[str, str, str], bool] | None = None
         timeouts = None
         if socket_timeout is not None:
             timeouts = Timeouts(connect=socket_timeout, read=socket_timeout)
-        #: ``no_retry`` (from ``azt.legacy.cosmosdb_table.common.retry``) turns retries
-        #: off; anything else keeps azt's default retry policy.
+        #: ``no_retry``, ``LinearRetry(...).retry`` or ``ExponentialRetry(...).retry``
+        #: (``azt.legacy.cosmosdb_table.common.retry``); anything else keeps azt's default.
         self.retry: Callable[[Any], int | None] = _default_retry
-        retryless = RetryPolicy.no_retries()
-        kwargs: dict[str, Any] = {
+        self._endpoint, self._credential = endpoint, credential
+        self._options: dict[str, Any] = {
             "secondary_endpoint": secondary,
             "api_version": LEGACY_API_VERSION,
             "timeouts": timeouts,
         }
-        self._clients = (
-            TableServiceClient(endpoint, credential, **kwargs),
-            TableServiceClient(endpoint, credential, retry=retryless, **kwargs),
-        )
-        self._tables: dict[tuple[str, int | None, bool], TableClient] = {}
+        self._clients: dict[RetryPolicy | None, TableServiceClient] = {}
         self._runner = LoopThread()
+        # the cleanup holds the clients, not self, so an unclosed service is still collected
         self._finalizer = weakref.finalize(
-            self, self._runner.close, *(client.aclose for client in self._clients)
+            self, self._runner.close, functools.partial(_close_all, self._clients)
         )
+        self._client  # noqa: B018 - the default client is made now, as before
 
     @property
     def _client(self) -> TableServiceClient:
-        return self._clients[self.retry is no_retry]
+        policy = retry_policy_for(self.retry)
+        client = self._clients.get(policy)
+        if client is None:
+            options = dict(self._options)
+            if policy is not None:
+                options["retry"] = policy
+            client = TableServiceClient(self._endpoint, self._credential, **options)
+            self._clients[policy] = client
+        return client
+
+    def _core(self, timeout: int | None) -> ClientCore:
+        core: ClientCore = self._client._core
+        if timeout is None:
+            return core
+        view = core.view()
+        view.server_timeout = timeout  # sent as given: the service judges it
+        return view
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -259,32 +252,34 @@ class TableService:
         self.close()
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self.require_encryption or self.key_encryption_key or self.key_resolver_function:
-            coro.close()
-            raise AzureException("azt.legacy does not support client-side encryption")
         try:
             return self._runner.run(coro)
         except Exception as exc:
-            legacy = _legacy_error(exc)
+            legacy = legacy_error(exc)
             if legacy is exc:
                 raise
             raise legacy from exc
 
-    def _table(self, table_name: str, timeout: int | None) -> TableClient:
-        _not_none("table_name", table_name)
-        key = (table_name, timeout, self.retry is no_retry)
-        table = self._tables.get(key)
-        if table is None:
-            table = self._client.get_table_client(table_name)
-            if timeout is not None:
-                table = table.with_options(server_timeout=timeout)
-            self._tables[key] = table
-        return table
+    def _read(self, row: Mapping[str, Any], resolver: PropertyResolver | None) -> Entity:
+        return read_entity(
+            row,
+            resolver,
+            self.require_encryption,
+            self.key_encryption_key,
+            self.key_resolver_function,
+        )
 
-    def _service(self, timeout: int | None) -> TableServiceClient:
-        if timeout is None:
-            return self._client
-        return self._client.with_options(server_timeout=timeout)
+    def _write_body(self, entity: Mapping[str, Any], *, encryptable: bool) -> bytes:
+        return write_body(
+            entity,
+            encryptable=encryptable,
+            require_encryption=self.require_encryption,
+            kek=self.key_encryption_key,
+            resolver=self.encryption_resolver_function,
+        )
+
+    def _decrypting(self) -> bool:
+        return self.key_encryption_key is not None or self.key_resolver_function is not None
 
     # -- tables -----------------------------------------------------------------------------
 
@@ -292,7 +287,8 @@ class TableService:
         self, table_name: str, fail_on_exist: bool = False, timeout: int | None = None
     ) -> bool:
         """Create a table; ``False`` if it exists (or :class:`AzureConflictHttpError` with
-        ``fail_on_exist=True``).
+        ``fail_on_exist=True``). The name is the service's to judge
+        (``AzureHttpError`` 400 for an invalid one).
 
         Example::
 
@@ -300,7 +296,7 @@ class TableService:
         """
         _not_none("table", table_name)
         try:
-            self._run(self._service(timeout).create_table(table_name))
+            self._run(wire.create_table(self._core(timeout), table_name))
         except AzureConflictHttpError:
             if fail_on_exist:
                 raise
@@ -319,7 +315,7 @@ class TableService:
         """
         _not_none("table_name", table_name)
         try:
-            self._run(self._service(timeout).delete_table(table_name))
+            self._run(wire.delete_table(self._core(timeout), table_name))
         except AzureMissingResourceHttpError:
             if fail_not_exist:
                 raise
@@ -335,16 +331,7 @@ class TableService:
                 service.create_table("tasks")
         """
         _not_none("table_name", table_name)
-
-        async def look() -> bool:
-            pager = self._service(timeout).query_tables(
-                "TableName eq @name", parameters={"name": table_name}
-            )
-            async for _ in pager:
-                return True
-            return False
-
-        return self._run(look())
+        return self._run(wire.table_exists(self._core(timeout), table_name))
 
     def list_tables(
         self, num_results: int | None = None, marker: str | None = None, timeout: int | None = None
@@ -356,19 +343,16 @@ class TableService:
 
             names = [table.name for table in service.list_tables()]
         """
-        service = self._service(timeout)
+        core = self._core(timeout)
 
         def fetch(next_name: Any, max_results: int | None) -> tuple[list[Any], Any]:
-            token = ContinuationToken(next_table_name=next_name) if next_name else None
-            pager = service.list_tables(results_per_page=max_results, continuation=token)
-            page = self._run(pager.first_page())
+            names, following = self._run(wire.list_table_names(core, max_results, next_name))
             tables = []
-            for name in page:
+            for name in names:
                 table = Table()
                 table.name = name
                 tables.append(table)
-            nxt = page.continuation.next_table_name if page.continuation else None
-            return tables, nxt
+            return tables, following
 
         items, next_marker = fetch(marker, num_results)
         return ListGenerator(items, next_marker, fetch, num_results)
@@ -381,7 +365,8 @@ class TableService:
 
             policies = service.get_table_acl("tasks")
         """
-        policies = self._run(self._table(table_name, timeout).get_access_policy())
+        _not_none("table_name", table_name)
+        policies = self._run(wire.get_acl(self._core(timeout), table_name))
         out: dict[str, Any] = {}
         for name, policy in policies.items():
             legacy = AccessPolicy()
@@ -399,6 +384,7 @@ class TableService:
         timeout: int | None = None,
     ) -> None:
         """Replace the table's stored access policies (at most 5; ``None`` clears them).
+        ``start`` and ``expiry`` are datetimes (naive = UTC) or strings sent as given.
 
         Example::
 
@@ -412,18 +398,7 @@ class TableService:
                 "Too many access policies provided. The server does not support setting "
                 "more than 5 access policies on a single resource."
             )
-        policies: dict[str, _AztPolicy | None] = {}
-        for name, policy in identifiers.items():
-            if policy is None:
-                policies[name] = None
-                continue
-            permission = str(policy.permission) if policy.permission else None
-            policies[name] = _AztPolicy(
-                permission=permission,
-                start=_policy_time(policy.start) or None,
-                expiry=_policy_time(policy.expiry) or None,
-            )
-        self._run(self._table(table_name, timeout).set_access_policy(policies))
+        self._run(wire.set_acl(self._core(timeout), table_name, identifiers))
 
     # -- entities ---------------------------------------------------------------------------
 
@@ -435,40 +410,34 @@ class TableService:
         num_results: int | None = None,
         marker: Mapping[str, str] | None = None,
         accept: str = TablePayloadFormat.JSON_MINIMAL_METADATA,
-        property_resolver: object = None,
+        property_resolver: PropertyResolver | None = None,
         timeout: int | None = None,
     ) -> ListGenerator:
         """Entities matching an OData ``filter`` (all without), with ``select`` (comma
-        separated names), at most ``num_results``, resuming at ``marker`` (a previous
-        generator's ``next_marker``). Iterating follows continuations.
+        separated names), at most ``num_results`` (sent as ``$top``: the service refuses
+        0 or over 1000), resuming at ``marker`` (a previous generator's ``next_marker``),
+        read with ``accept`` (a :class:`TablePayloadFormat`) and typed by
+        ``property_resolver(pk, rk, name, value, edm_type)``. Iterating follows
+        continuations.
 
         Example::
 
             done = service.query_entities("tasks", filter="Done eq true", select="RowKey")
             print([task.RowKey for task in done], done.next_marker)
         """
-        _no_resolver(property_resolver)
+        _not_none("table_name", table_name)
         _not_none("accept", accept)
-        table = self._table(table_name, timeout)
-        names = _select(select)
+        if self._decrypting() and select and select.strip() != "*":
+            select += ",_ClientEncryptionMetadata1,_ClientEncryptionMetadata2"
+        core = self._core(timeout)
 
         def fetch(next_marker: Any, max_results: int | None) -> tuple[list[Any], Any]:
-            pager = table.query_entities(
-                filter,
-                select=names,
-                results_per_page=max_results,
-                continuation=_marker_token(next_marker),
+            rows, following = self._run(
+                wire.query_rows(
+                    core, table_name, filter, select or None, max_results, next_marker, accept
+                )
             )
-            page = self._run(pager.first_page())
-            items = [from_azt_entity(entity) for entity in page]
-            nxt: dict[str, str] = {}
-            token = page.continuation
-            if token is not None:
-                if token.next_partition_key is not None:
-                    nxt["nextpartitionkey"] = token.next_partition_key
-                if token.next_row_key is not None:
-                    nxt["nextrowkey"] = token.next_row_key
-            return items, nxt
+            return [self._read(row, property_resolver) for row in rows], following
 
         items, next_marker = fetch(marker, num_results)
         return ListGenerator(items, next_marker, fetch, num_results)
@@ -480,22 +449,48 @@ class TableService:
         row_key: str,
         select: str | None = None,
         accept: str = TablePayloadFormat.JSON_MINIMAL_METADATA,
-        property_resolver: object = None,
+        property_resolver: PropertyResolver | None = None,
         timeout: int | None = None,
     ) -> Entity:
-        """One entity (:class:`AzureMissingResourceHttpError` if it does not exist).
+        """One entity (:class:`AzureMissingResourceHttpError` if it does not exist), read
+        with ``accept`` and typed by ``property_resolver`` as in :meth:`query_entities`.
 
         Example::
 
             task = service.get_entity("tasks", "todo", "1", select="Description")
         """
-        _no_resolver(property_resolver)
+        _not_none("table_name", table_name)
         _not_none("partition_key", partition_key)
         _not_none("row_key", row_key)
         _not_none("accept", accept)
-        table = self._table(table_name, timeout)
-        entity = self._run(table.get_entity(partition_key, row_key, select=_select(select)))
-        return from_azt_entity(entity)
+        if self._decrypting() and select and select.strip() != "*":
+            select += ",_ClientEncryptionMetadata1,_ClientEncryptionMetadata2"
+        row = self._run(
+            wire.get_row(
+                self._core(timeout), table_name, partition_key, row_key, select or None, accept
+            )
+        )
+        return self._read(row, property_resolver)
+
+    def _write(
+        self,
+        method: str,
+        table_name: str,
+        entity: Mapping[str, Any],
+        *,
+        encryptable: bool,
+        if_match: str | None,
+        timeout: int | None,
+    ) -> str | None:
+        _not_none("table_name", table_name)
+        body = self._write_body(entity, encryptable=encryptable)
+        pk, rk = entity["PartitionKey"], entity["RowKey"]
+        core = self._core(timeout)
+        if method == "POST":
+            return self._run(wire.send_entity(core, "POST", table_name, body=body))
+        return self._run(
+            wire.send_entity(core, method, table_name, pk, rk, body=body, if_match=if_match)
+        )
 
     def insert_entity(
         self, table_name: str, entity: Mapping[str, Any], timeout: int | None = None
@@ -506,8 +501,9 @@ class TableService:
 
             etag = service.insert_entity("tasks", {"PartitionKey": "todo", "RowKey": "2"})
         """
-        table = self._table(table_name, timeout)
-        return self._run(table.insert_entity(to_azt_entity(entity))).etag
+        return self._write(
+            "POST", table_name, entity, encryptable=True, if_match=None, timeout=timeout
+        )
 
     def update_entity(
         self,
@@ -522,7 +518,10 @@ class TableService:
 
             etag = service.update_entity("tasks", task, if_match=task.etag)
         """
-        return self._update(table_name, entity, if_match, timeout, UpdateMode.REPLACE)
+        _not_none("if_match", if_match)
+        return self._write(
+            "PUT", table_name, entity, encryptable=True, if_match=if_match, timeout=timeout
+        )
 
     def merge_entity(
         self,
@@ -532,27 +531,16 @@ class TableService:
         timeout: int | None = None,
     ) -> str | None:
         """Merge properties into an existing entity (conditional on ``if_match``); its
-        new ETag.
+        new ETag. Not with client-side encryption (``ValueError``).
 
         Example::
 
             service.merge_entity("tasks", {"PartitionKey": "todo", "RowKey": "1", "Done": True})
         """
-        return self._update(table_name, entity, if_match, timeout, UpdateMode.MERGE)
-
-    def _update(
-        self,
-        table_name: str,
-        entity: Mapping[str, Any],
-        if_match: str,
-        timeout: int | None,
-        mode: UpdateMode,
-    ) -> str | None:
-        _not_none("table_name", table_name)
         _not_none("if_match", if_match)
-        body = to_azt_entity(entity)
-        table = self._table(table_name, timeout)
-        return self._run(table.update_entity(body, mode, etag=if_match)).etag
+        return self._write(
+            "MERGE", table_name, entity, encryptable=False, if_match=if_match, timeout=timeout
+        )
 
     def delete_entity(
         self,
@@ -568,11 +556,14 @@ class TableService:
 
             service.delete_entity("tasks", "todo", "1", if_match=task.etag)
         """
+        _not_none("table_name", table_name)
         _not_none("if_match", if_match)
         _not_none("partition_key", partition_key)
         _not_none("row_key", row_key)
-        table = self._table(table_name, timeout)
-        self._run(table.delete_entity(partition_key, row_key, etag=if_match))
+        core = self._core(timeout)
+        self._run(
+            wire.send_entity(core, "DELETE", table_name, partition_key, row_key, if_match=if_match)
+        )
 
     def insert_or_replace_entity(
         self, table_name: str, entity: Mapping[str, Any], timeout: int | None = None
@@ -583,22 +574,23 @@ class TableService:
 
             etag = service.insert_or_replace_entity("tasks", task)
         """
-        body = to_azt_entity(entity)
-        table = self._table(table_name, timeout)
-        return self._run(table.upsert_entity(body, UpdateMode.REPLACE)).etag
+        return self._write(
+            "PUT", table_name, entity, encryptable=True, if_match=None, timeout=timeout
+        )
 
     def insert_or_merge_entity(
         self, table_name: str, entity: Mapping[str, Any], timeout: int | None = None
     ) -> str | None:
-        """Insert the entity or merge into the existing one; its ETag.
+        """Insert the entity or merge into the existing one; its ETag. Not with
+        client-side encryption (``ValueError``).
 
         Example::
 
             etag = service.insert_or_merge_entity("tasks", {"PartitionKey": "a", "RowKey": "1"})
         """
-        body = to_azt_entity(entity)
-        table = self._table(table_name, timeout)
-        return self._run(table.upsert_entity(body, UpdateMode.MERGE)).etag
+        return self._write(
+            "MERGE", table_name, entity, encryptable=False, if_match=None, timeout=timeout
+        )
 
     # -- batches ----------------------------------------------------------------------------
 
@@ -606,7 +598,8 @@ class TableService:
         self, table_name: str, batch: TableBatch, timeout: int | None = None
     ) -> list[str | None]:
         """Run a batch as one transaction; the operations' ETags in order (``None`` for
-        deletes). :class:`AzureBatchOperationError` if an operation failed (nothing applied).
+        deletes). :class:`AzureBatchOperationError` if an operation failed (nothing
+        applied). An empty batch is sent too (the service accepts an empty change set).
 
         Example::
 
@@ -614,13 +607,13 @@ class TableService:
             batch.insert_entity({"PartitionKey": "a", "RowKey": "1"})
             etags = service.commit_batch("tasks", batch)
         """
-        table = self._table(table_name, timeout)
-        results = self._run(table.submit_transaction(batch.operations))
-        return [result.etag for result in results]
+        _not_none("table_name", table_name)
+        return self._run(wire.commit_batch(self._core(timeout), table_name, batch.requests))
 
     @contextmanager
     def batch(self, table_name: str, timeout: int | None = None) -> Iterator[TableBatch]:
-        """A batch committed when the ``with`` block ends (not when it raises).
+        """A batch committed when the ``with`` block ends (not when it raises); it
+        encrypts as this service is set to.
 
         Example::
 
@@ -628,7 +621,9 @@ class TableService:
                 batch.insert_entity({"PartitionKey": "a", "RowKey": "1"})
                 batch.insert_entity({"PartitionKey": "a", "RowKey": "2"})
         """
-        batch = TableBatch()
+        batch = TableBatch(
+            self.require_encryption, self.key_encryption_key, self.encryption_resolver_function
+        )
         yield batch
         self.commit_batch(table_name, batch, timeout=timeout)
 

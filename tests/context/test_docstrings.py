@@ -16,6 +16,12 @@ import pytest
         "azt._uow.descriptor",
         "azt._uow.tracker",
         "azt.legacy._dotnet",
+        "azt.legacy._wire",
+        "azt.legacy._requests",
+        "azt.legacy._retry",
+        "azt.legacy._models",
+        "azt.legacy._encryption",
+        "azt.legacy.table_service",
     ],
 )
 def test_docstring_examples(module: str) -> None:

@@ -15,12 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from azt._edm.entity import EntityMetadata, TableEntity
-from azt._edm.types import EdmType as AztEdm
-from azt._edm.types import Typed
 from azt.legacy import (
     AzureBatchValidationError,
     AzureConflictHttpError,
+    AzureException,
     AzureHttpError,
     AzureMissingResourceHttpError,
     EdmType,
@@ -31,7 +29,7 @@ from azt.legacy import (
     TableService,
 )
 from azt.legacy._loop import LoopThread
-from azt.legacy._models import from_azt_entity, to_azt_entity
+from azt.legacy._wire import check_entity, entity_json, json_entity
 from azt.legacy.cosmosdb_table.tableservice import TableService as PathTableService
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,38 +57,93 @@ def test_http_errors_pick_their_class_by_status() -> None:
 
 
 def test_writing_follows_the_legacy_typing_rules() -> None:
-    body = to_azt_entity(
+    body = entity_json(
         {"PartitionKey": "p", "RowKey": "r", "n": 5, "etag": "W/x", "Timestamp": 1, "x": None}
     )
-    assert body["n"] == Typed(5, AztEdm.INT64)
+    assert body["n"] == "5"
+    assert body["n@odata.type"] == "Edm.Int64"
+    assert body["x"] is None  # sent as null, as the legacy SDK did (the service drops it)
     assert "etag" not in body
     assert "Timestamp" not in body
     with pytest.raises(TypeError):
-        to_azt_entity({"PartitionKey": "p", "RowKey": "r", "b": b"raw"})
-    with pytest.raises(TypeError):
-        to_azt_entity(
-            {"PartitionKey": "p", "RowKey": "r", "n": EntityProperty(EdmType.INT32, 2**31)}
-        )
+        entity_json({"PartitionKey": "p", "RowKey": "r", "b": b"raw"})
+    with pytest.raises(TypeError, match=r"too large to be cast to type Edm\.Int32"):
+        entity_json({"PartitionKey": "p", "RowKey": "r", "n": EntityProperty(EdmType.INT32, 2**31)})
     with pytest.raises(ValueError, match="RowKey"):
-        to_azt_entity({"PartitionKey": "p"})
+        check_entity({"PartitionKey": "p"})
+
+
+def test_typed_values_are_sent_as_the_legacy_sdk_sent_them() -> None:
+    # EntityProperty(BOOLEAN, 'true') and (STRING, 5) go unannotated, as given; the service
+    # then stores a string and an Int32, as it did for the legacy SDK
+    body = entity_json(
+        {
+            "PartitionKey": "p",
+            "RowKey": "r",
+            "flag": EntityProperty(EdmType.BOOLEAN, "true"),
+            "text": EntityProperty(EdmType.STRING, 5),
+            "big": EntityProperty(EdmType.INT64, "1234567890"),
+            "id": EntityProperty(EdmType.GUID, "not-a-guid"),
+            "nan": float("nan"),
+        }
+    )
+    assert body["flag"] == "true"
+    assert "flag@odata.type" not in body
+    assert body["text"] == 5
+    assert (body["big"], body["big@odata.type"]) == ("1234567890", "Edm.Int64")
+    assert (body["id"], body["id@odata.type"]) == ("not-a-guid", "Edm.Guid")
+    assert (body["nan"], body["nan@odata.type"]) == ("NaN", "Edm.Double")
 
 
 def test_datetimes_keep_their_microseconds() -> None:
     # the legacy SDK truncated written datetimes to whole seconds; azt keeps them
     when = datetime(2020, 1, 2, 3, 4, 5, 123456)
-    body = to_azt_entity({"PartitionKey": "p", "RowKey": "r", "d": when})
-    assert body["d"] == when.replace(tzinfo=UTC)
+    body = entity_json({"PartitionKey": "p", "RowKey": "r", "d": when})
+    assert body["d"] == "2020-01-02T03:04:05.123456Z"
+    assert body["d@odata.type"] == "Edm.DateTime"
 
 
 def test_reading_gives_the_legacy_shapes() -> None:
-    entity = TableEntity(PartitionKey="p", RowKey="r", small=1, big=2**40, flag=True)
-    entity.edm_types["big"] = AztEdm.INT64
-    entity.metadata = EntityMetadata(etag="W/etag")
-    legacy = from_azt_entity(entity)
+    row = {
+        "odata.etag": "W/etag",
+        "PartitionKey": "p",
+        "RowKey": "r",
+        "small": 1,
+        "big": str(2**40),
+        "big@odata.type": "Edm.Int64",
+        "flag": True,
+    }
+    legacy = json_entity(row)
     assert isinstance(legacy["small"], EntityProperty)
     assert legacy["small"].type == EdmType.INT32
     assert legacy["big"] == 2**40
     assert legacy.etag == "W/etag"
+
+
+def test_a_timestamp_gives_the_etag_as_the_legacy_sdk_derived_it() -> None:
+    row = {"PartitionKey": "p", "RowKey": "r", "Timestamp": "2020-01-02T03:04:05.1234567Z"}
+    legacy = json_entity(row)
+    assert legacy.etag == "W/\"datetime'2020-01-02T03%3A04%3A05.1234567Z'\""
+    assert legacy.Timestamp == datetime(2020, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
+
+
+def test_nometadata_rows_stay_untyped_unless_a_resolver_types_them() -> None:
+    row = {"PartitionKey": "p", "RowKey": "r", "big": "39", "when": "1973-10-04T00:00:00Z"}
+    assert json_entity(row).big == "39"
+    seen: list[tuple[object, ...]] = []
+
+    def resolver(pk: object, rk: object, name: str, value: object, edm: object) -> str | None:
+        seen.append((pk, rk, name, value, edm))
+        return {"big": EdmType.INT64, "when": EdmType.DATETIME}.get(name)
+
+    typed = json_entity(row, resolver)
+    assert typed.big == 39
+    assert typed.when == datetime(1973, 10, 4, tzinfo=UTC)
+    assert ("p", "r", "big", "39", None) in seen
+    with pytest.raises(AzureException, match="Type not supported"):
+        json_entity(row, lambda *args: "badType")
+    with pytest.raises(AzureException, match="property resolver returned an invalid type"):
+        json_entity({"PartitionKey": "p", "RowKey": "r", "s": "x"}, lambda *a: EdmType.INT64)
 
 
 def test_batch_validation() -> None:
@@ -100,7 +153,7 @@ def test_batch_validation() -> None:
         batch.insert_entity({"PartitionKey": "b", "RowKey": "2"})
     with pytest.raises(AzureBatchValidationError):
         batch.delete_entity("a", "1")
-    assert len(batch.operations) == 1
+    assert len(batch.requests) == 1
 
 
 def test_list_generator_stops_at_num_results() -> None:

@@ -17,10 +17,10 @@ from azt.legacy._models import (
     Entity,
     EntityProperty,
     Table,
-    TableBatch,
     TablePayloadFormat,
     TablePermissions,
 )
+from azt.legacy._requests import TableBatch
 from azt.legacy.table_service import TableService
 
 __all__ = [

@@ -5,6 +5,6 @@ Example::
     from azt.legacy.cosmosdb_table.tablebatch import TableBatch
 """
 
-from azt.legacy._models import TableBatch
+from azt.legacy._requests import TableBatch
 
 __all__ = ["TableBatch"]

@@ -2,9 +2,17 @@
 
 Example::
 
-    from azt.legacy.cosmosdb_table.common import AccessPolicy
+    from azt.legacy.cosmosdb_table.common import AccessPolicy, ResourceTypes, AccountPermissions
 """
 
-from azt.legacy._models import AccessPolicy, ListGenerator
+from azt.legacy._models import AccessPolicy, AccountPermissions, ListGenerator, ResourceTypes
+from azt.legacy._retry import ExponentialRetry, LinearRetry
 
-__all__ = ["AccessPolicy", "ListGenerator"]
+__all__ = [
+    "AccessPolicy",
+    "AccountPermissions",
+    "ExponentialRetry",
+    "LinearRetry",
+    "ListGenerator",
+    "ResourceTypes",
+]

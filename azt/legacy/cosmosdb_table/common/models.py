@@ -5,6 +5,6 @@ Example::
     from azt.legacy.cosmosdb_table.common.models import AccessPolicy, ListGenerator
 """
 
-from azt.legacy._models import AccessPolicy, ListGenerator
+from azt.legacy._models import AccessPolicy, AccountPermissions, ListGenerator, ResourceTypes
 
-__all__ = ["AccessPolicy", "ListGenerator"]
+__all__ = ["AccessPolicy", "AccountPermissions", "ListGenerator", "ResourceTypes"]
