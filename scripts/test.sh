@@ -22,8 +22,10 @@ if [ "${AZT_SKIP_AZURITE:-0}" != "1" ] && command -v node >/dev/null && command 
 else
   echo "note: skipping the Azurite leg (needs node and npm; AZT_SKIP_AZURITE=${AZT_SKIP_AZURITE:-0})" >&2
 fi
+# The legacy venv is exported: tests/client/test_legacy_encryption.py drives the real SDK in it.
+export LEGACY_VENV="${LEGACY_VENV:-$PWD/.cache/legacy-venv}"
 if [ "${AZT_SKIP_LEGACY_PEERS:-0}" != "1" ]; then
-  LEGACY_VENV="${LEGACY_VENV:-$PWD/.cache/legacy-venv}" LEGACY_BASE_PYTHON="${LEGACY_BASE_PYTHON:-python3}" \
+  LEGACY_BASE_PYTHON="${LEGACY_BASE_PYTHON:-python3}" \
     bash scripts/test-legacy-peer.sh
 else
   echo "note: skipping the legacy-peer checks (AZT_SKIP_LEGACY_PEERS=1)" >&2

@@ -94,7 +94,8 @@ ERROR_INVALID_KID = (
 )
 ERROR_ENTITY_NOT_ENCRYPTED = "Entity was not encrypted."
 _NEEDS_EXTRA = (
-    'client-side encryption needs the cryptography package: pip install "azt-tables[legacy-encryption]"'
+    "client-side encryption needs the cryptography package: "
+    'pip install "azt-tables[legacy-encryption]"'
 )
 
 EncryptionResolver = Callable[[str, str, str], bool]

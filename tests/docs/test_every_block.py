@@ -45,6 +45,7 @@ import azt.sync
 from azt_server_stub import ThreadedStubServer
 from azt_server_stub.__main__ import build_parser as stub_parser
 from azt_server_stub.__main__ import config_from_args
+from tests.context.test_porting_doc import _BLOCKING as PORTING_BLOCKING
 from tests.context.test_porting_doc import snippets as porting_snippets
 from tests.docs import test_docs
 from tests.packaging.programs import PAGES as PROGRAM_PAGES
@@ -142,7 +143,7 @@ def _ran_python(page: str, text: str) -> tuple[int, int]:
     if page == "README.md":
         return len(test_docs._BLOCK.findall(text)), 0  # test_readme_quick_start_runs
     if page == "docs/porting.md":
-        return len(porting_snippets()), 0
+        return len(porting_snippets()), len(PORTING_BLOCKING.findall(text))
     if page.removeprefix("docs/") in PROGRAM_PAGES:
         n = len([p for p in programs() if p.page == page.removeprefix("docs/")]) // 2
         return n, n
