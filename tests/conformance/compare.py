@@ -60,7 +60,11 @@ def strip_root(text: str, live_root: str) -> str:
 
 
 def media(content_type: str | None) -> str | None:
-    """``type/subtype`` and the ``odata=`` level of a Content-Type, e.g. ``application/json;odata=minimalmetadata``."""
+    """``type/subtype`` and the ``odata=`` level of a Content-Type.
+
+    ``application/json;odata=minimalmetadata;streaming=true`` gives
+    ``application/json;odata=minimalmetadata``.
+    """
     if not content_type:
         return None
     parts = [p.strip().lower() for p in content_type.split(";")]
@@ -134,7 +138,7 @@ def _error_of_json(data: Any) -> tuple[str | None, str | None]:
 
 def _xml(body: bytes) -> ElementTree.Element | None:
     try:
-        return ElementTree.fromstring(body)  # noqa: S314 - our own recordings and stub
+        return ElementTree.fromstring(body)
     except ElementTree.ParseError:
         return None
 

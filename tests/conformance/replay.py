@@ -88,7 +88,8 @@ def _batch_tables(interaction: Interaction) -> list[str]:
 def _table_not_found(interaction: Interaction) -> bool:
     body = interaction.response_body
     return interaction.status == 404 and (
-        b"TableNotFound" in body or interaction.response_headers.get("x-ms-error-code") == "TableNotFound"
+        b"TableNotFound" in body
+        or interaction.response_headers.get("x-ms-error-code") == "TableNotFound"
     )
 
 
@@ -96,7 +97,7 @@ _STORAGE_TABLE_TOKEN = re.compile(r"^1!\d+!(?P<data>[A-Za-z0-9+/=]+)$")
 
 
 def _next_table(interaction: Interaction) -> list[tuple[str, bool]]:
-    """The table a real Storage ``NextTableName`` token points at (it exists: the page ends before it).
+    """The table a real Storage ``NextTableName`` token points at (it exists: the page ends there).
 
     Storage's token is ``1!{length}!{base64 of the name, U+0001, more}``; others are not read.
     """
@@ -130,7 +131,10 @@ def _events(interaction: Interaction) -> list[tuple[str, bool]]:
         return [(name, not _table_not_found(interaction)) for name in _batch_tables(interaction)]
     table = _TABLE_PATH.match(unquote(path))
     if table:
-        existed = not (interaction.status == 404 and (_table_not_found(interaction) or "comp=acl" in interaction.uri))
+        existed = not (
+            interaction.status == 404
+            and (_table_not_found(interaction) or "comp=acl" in interaction.uri)
+        )
         return [(table.group("name"), existed)]
     return []
 
@@ -183,7 +187,7 @@ class Replayer:
         base = self.root + (match.group("secondary") or "")
         pieces = []
         for piece in parts.query.split("&") if parts.query else []:
-            name, sep, value = piece.partition("=")
+            name, _, value = piece.partition("=")
             live = self.tokens.get((unquote(name).lower(), unquote(value)))
             pieces.append(f"{name}={quote(live, safe='')}" if live is not None else piece)
         query = ("?" + "&".join(pieces)) if pieces else ""
@@ -197,7 +201,13 @@ class Replayer:
         resource = "/" + DEV_ACCOUNT + parts.path + ("?comp=" + comp if comp else "")
         lookup = {k.lower(): v for k, v in headers.items()}
         to_sign = "\n".join(
-            [method, lookup.get("content-md5", ""), lookup.get("content-type", ""), lookup["x-ms-date"], resource]
+            [
+                method,
+                lookup.get("content-md5", ""),
+                lookup.get("content-type", ""),
+                lookup["x-ms-date"],
+                resource,
+            ]
         )
         digest = hmac.new(self.key, to_sign.encode("utf-8"), hashlib.sha256).digest()
         headers["Authorization"] = f"SharedKey {DEV_ACCOUNT}:{base64.b64encode(digest).decode()}"
@@ -277,7 +287,7 @@ async def replay_recording(recording: Recording) -> list[Outcome]:
         for name in preexisting(recording):
             try:
                 stub.backend.create_table(stub.account, name)
-            except Exception:  # noqa: BLE001 - a name this flavour refuses stays absent
+            except Exception:
                 continue
         async with aiohttp.ClientSession(auto_decompress=True) as session:
             replayer = Replayer(stub, session)

@@ -1,0 +1,121 @@
+"""Agreement figures of the recorded-traffic suite, per flavour, and a draft of the known list.
+
+Run from the repository root::
+
+    python -m tests.conformance.figures            # "Storage: N of M interactions agree; ..."
+    python -m tests.conformance.figures --detail   # every difference, one line each
+    python -m tests.conformance.figures --draft    # KNOWN_DIFFERENCES entries for today's stub
+
+``--draft`` suggests the issue-35 item of each difference from its kind (:func:`suggest_item`);
+a maintainer reads the suggestion before pasting it into ``known_differences.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from dataclasses import dataclass
+
+from .cassettes import Recording, load_all
+from .compare import Difference
+from .replay import Outcome, replay_all
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Replayed and agreeing interactions of one flavour, and the skipped ones by rule."""
+
+    flavor: str
+    replayed: int
+    agree: int
+    skipped: dict[str, int]
+
+    def sentence(self) -> str:
+        """``Storage: N of M interactions agree`` (the form docs/conformance.md states)."""
+        return f"{self.flavor.capitalize()}: {self.agree} of {self.replayed} interactions agree"
+
+
+def figures(recordings: list[Recording], outcomes: dict[str, list[Outcome]]) -> list[Figures]:
+    """Figures per flavour (Storage first), from replayed outcomes."""
+    found: list[Figures] = []
+    for flavor in ("storage", "cosmos"):
+        replayed = agree = 0
+        skipped: Counter[str] = Counter()
+        for recording in recordings:
+            if recording.flavor != flavor:
+                continue
+            for outcome in outcomes[recording.name]:
+                if outcome.skipped is not None:
+                    skipped[outcome.skipped] += 1
+                    continue
+                replayed += 1
+                agree += outcome.agrees
+        found.append(Figures(flavor, replayed, agree, dict(sorted(skipped.items()))))
+    return found
+
+
+def suggest_item(flavor: str, method: str, differences: list[Difference]) -> str:
+    """The issue-35 item a difference most likely belongs to (a draft for a human to check)."""
+    kinds = {kind for kind, _, _ in differences}
+    values = {kind: (want, got) for kind, want, got in differences}
+    items: list[str] = []
+    if flavor == "cosmos":
+        want_status = values.get("status", ("", ""))[0]
+        if want_status == "400" and method == "PATCH":
+            items.append("1")
+        if want_status == "400" and "batch:part-count" in kinds:
+            items.append("2")
+        if want_status == "415":
+            items.append("4")
+        if kinds == {"etag"} and method == "POST":
+            items.append("3")
+        if kinds & {"metadata", "datetime-form", "body", "batch:content-type"} or (
+            "fullmetadata" in values.get("content-type", ("", ""))[0]
+        ):
+            items.append("5")
+        if "batch:content-id" in kinds:
+            items.append("8")
+    else:
+        content_type = values.get("content-type", ("", ""))
+        if "xml" in content_type[0] and "json" in content_type[1]:
+            items.append("7")
+        if kinds & {"batch:content-id", "batch:error-index"}:
+            items.append("8")
+        if values.get("status") == ("202", "400"):
+            items.append("9")
+        if "preference-applied" in kinds:
+            items.append("10")
+        if "body" in kinds and "acl" in values["body"][0]:
+            items.append("11")
+        if "metadata" in kinds and "$select" in values["metadata"][0]:
+            items.append("12")
+    return ",".join(items) or "?"
+
+
+def main() -> None:
+    """Print the figures (and, on request, every difference or a draft of the known list)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--detail", action="store_true", help="print every difference")
+    parser.add_argument("--draft", action="store_true", help="print KNOWN_DIFFERENCES entries")
+    args = parser.parse_args()
+    recordings = load_all()
+    outcomes = replay_all(recordings)
+    print("; ".join(f.sentence() for f in figures(recordings, outcomes)))
+    for f in figures(recordings, outcomes):
+        print(f"  {f.flavor}: not replayable by rule: {f.skipped or 'none'}")
+    for recording in recordings:
+        for outcome in outcomes[recording.name]:
+            if outcome.skipped is not None or outcome.agrees:
+                continue
+            if args.detail:
+                print(f"{recording.name} {outcome.index} {outcome.method} {outcome.path}")
+                for kind, want, got in outcome.differences:
+                    print(f"    {kind}: recorded {want[:200]} / stub {got[:200]}")
+            if args.draft:
+                kinds = ",".join(sorted({k for k, _, _ in outcome.differences}))
+                item = suggest_item(recording.flavor, outcome.method, outcome.differences)
+                print(f"{recording.name} {outcome.index} {item} {kinds}")
+
+
+if __name__ == "__main__":
+    main()
