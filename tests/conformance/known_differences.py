@@ -62,6 +62,8 @@ cosmosdb_table/test_table_entity.test_get_entity_with_select 1 12 metadata
 cosmosdb_table/test_table_entity.test_insert_entity_conflict 1 10 preference-applied
 cosmosdb_table/test_table_entity.test_query_zero_entities 1 9 content-type,error-code,status
 data_tables/test_table.test_delete_table_with_non_existing_table_fail_not_exist 0 7 content-type
+data_tables/test_table.test_set_table_acl_with_empty_signed_identifier 2 11 body
+data_tables/test_table_batch.test_batch_update_if_doesnt_match 2 8 batch:error-index
 data_tables/test_table_batch_cosmos.test_batch_delete 0 3 etag
 data_tables/test_table_batch_cosmos.test_batch_delete 1 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_delete 2 5 datetime-form,metadata
@@ -79,6 +81,8 @@ data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 3 5 dateti
 data_tables/test_table_cosmos.test_create_table 0 3 etag
 data_tables/test_table_cosmos.test_create_table_fail_on_exist 0 3 etag
 data_tables/test_table_cosmos.test_query_tables 0 3 etag
+data_tables/test_table_entity.test_delete_entity_not_existing 1 7 content-type
+data_tables/test_table_entity.test_merge_entity_not_existing 1 7 content-type
 data_tables/test_table_entity.test_update_entity_with_if_doesnt_match 2 7 content-type
 data_tables/test_table_entity_cosmos.test_delete_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_delete_entity 1 5 datetime-form,metadata
@@ -86,22 +90,27 @@ data_tables/test_table_entity_cosmos.test_get_entity_not_existing 0 3 etag
 data_tables/test_table_entity_cosmos.test_insert_or_replace_entity_with_existing_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_insert_or_replace_entity_with_existing_entity 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_insert_or_replace_entity_with_existing_entity 2 4,5 content-type,error-code,etag,status
-data_tables/test_table_entity_cosmos.test_insert_or_replace_entity_with_existing_entity 4 5 body
 data_tables/test_table_entity_cosmos.test_merge_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_merge_entity 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_merge_entity 2 1,5 content-type,error-code,etag,status
-data_tables/test_table_entity_cosmos.test_merge_entity 4 5 body
 data_tables/test_table_entity_cosmos.test_merge_entity_not_existing 0 3 etag
 data_tables/test_table_entity_cosmos.test_merge_entity_not_existing 1 1,5 content-type,error-code,status
-data_tables/test_table_entity_cosmos.test_merge_entity_not_existing 3 5 body
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 0 3 etag
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 2 1,5 content-type,error-code,etag,status
-data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 4 5 body
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 0 3 etag
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 1 3 etag
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 2 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 3 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 4 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 5 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 6 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 7 5 body,datetime-form
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 8 5 body,datetime-form
+data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 9 5 body,datetime-form
 data_tables/test_table_entity_cosmos.test_update_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_update_entity 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_update_entity 3 5 datetime-form,metadata
-data_tables/test_table_entity_cosmos.test_update_entity 5 5 body
 """
 
 #: Why an entry of item ``env`` cannot agree.
