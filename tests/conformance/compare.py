@@ -191,14 +191,14 @@ def _read_body(
             view.metadata = strip_root(str(data.get("odata.metadata", "")), live_root)
             found = [entity(r, live_root) for r in rows]
             view.body = {"rows": found if ordered else sorted(found, key=repr)}
-            view.datetime_form = tuple(f for r in rows for f in _datetime_form(r))
+            view.datetime_form = tuple(sorted(f for r in rows for f in _datetime_form(r)))
             for r in rows:
                 if "odata.etag" in r:
                     view.etags[f"{r.get('PartitionKey')}\n{r.get('RowKey')}"] = r["odata.etag"]
         else:
             view.body = entity(data, live_root)
             view.metadata = view.body.pop("odata.metadata", None)
-            view.datetime_form = tuple(_datetime_form(data))
+            view.datetime_form = tuple(sorted(_datetime_form(data)))
             if "odata.etag" in data:
                 view.etags["entity"] = data["odata.etag"]
     elif kind.endswith("xml"):

@@ -63,6 +63,7 @@ cosmosdb_table/test_table_entity.test_insert_entity_conflict 1 10 preference-app
 cosmosdb_table/test_table_entity.test_query_zero_entities 1 9 content-type,error-code,status
 data_tables/test_table.test_delete_table_with_non_existing_table_fail_not_exist 0 7 content-type
 data_tables/test_table.test_set_table_acl_with_empty_signed_identifier 2 11 body
+data_tables/test_table_batch.test_batch_insert 1 8 batch:content-id
 data_tables/test_table_batch.test_batch_update_if_doesnt_match 2 8 batch:error-index
 data_tables/test_table_batch_cosmos.test_batch_delete 0 3 etag
 data_tables/test_table_batch_cosmos.test_batch_delete 1 5 datetime-form,metadata
@@ -74,19 +75,33 @@ data_tables/test_table_batch_cosmos.test_batch_insert 2 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_same_row_operations_fail 0 3 etag
 data_tables/test_table_batch_cosmos.test_batch_same_row_operations_fail 1 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_same_row_operations_fail 2 2,5 batch:part-count,content-type,error-code,status
+data_tables/test_table_batch_cosmos.test_batch_update 0 3 etag
+data_tables/test_table_batch_cosmos.test_batch_update 1 5 datetime-form,metadata
+data_tables/test_table_batch_cosmos.test_batch_update 2 5 datetime-form,metadata
+data_tables/test_table_batch_cosmos.test_batch_update 3 8 batch:content-id
+data_tables/test_table_batch_cosmos.test_batch_update 4 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 0 3 etag
 data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 1 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 2 2,5 batch:part-count,content-type,error-code,status
 data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 3 5 datetime-form,metadata
 data_tables/test_table_cosmos.test_create_table 0 3 etag
 data_tables/test_table_cosmos.test_create_table_fail_on_exist 0 3 etag
+data_tables/test_table_cosmos.test_delete_table_with_non_existing_table_fail_not_exist 0 5 content-type
 data_tables/test_table_cosmos.test_query_tables 0 3 etag
 data_tables/test_table_entity.test_delete_entity_not_existing 1 7 content-type
 data_tables/test_table_entity.test_merge_entity_not_existing 1 7 content-type
 data_tables/test_table_entity.test_update_entity_with_if_doesnt_match 2 7 content-type
 data_tables/test_table_entity_cosmos.test_delete_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_delete_entity 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 0 3 etag
+data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 2 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_get_entity_not_existing 0 3 etag
+data_tables/test_table_entity_cosmos.test_insert_entity_conflict 0 3 etag
+data_tables/test_table_entity_cosmos.test_insert_entity_conflict 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_insert_or_merge_entity_with_existing_entity 0 3 etag
+data_tables/test_table_entity_cosmos.test_insert_or_merge_entity_with_existing_entity 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_insert_or_merge_entity_with_existing_entity 2 1,5 content-type,error-code,etag,status
 data_tables/test_table_entity_cosmos.test_insert_or_replace_entity_with_existing_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_insert_or_replace_entity_with_existing_entity 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_insert_or_replace_entity_with_existing_entity 2 4,5 content-type,error-code,etag,status
@@ -98,6 +113,9 @@ data_tables/test_table_entity_cosmos.test_merge_entity_not_existing 1 1,5 conten
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 0 3 etag
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 2 1,5 content-type,error-code,etag,status
+data_tables/test_table_entity_cosmos.test_query_entities_with_filter 0 3 etag
+data_tables/test_table_entity_cosmos.test_query_entities_with_filter 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_query_entities_with_filter 2 5 datetime-form
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 0 3 etag
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 1 3 etag
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 2 5 datetime-form,metadata
@@ -111,6 +129,9 @@ data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 9 5 b
 data_tables/test_table_entity_cosmos.test_update_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_update_entity 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_update_entity 3 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_update_entity_with_if_doesnt_match 0 3 etag
+data_tables/test_table_entity_cosmos.test_update_entity_with_if_doesnt_match 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_update_entity_with_if_doesnt_match 2 5 content-type
 """
 
 #: Why an entry of item ``env`` cannot agree.
