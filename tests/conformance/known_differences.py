@@ -69,6 +69,8 @@ data_tables/test_table_batch_cosmos.test_batch_delete 0 3 etag
 data_tables/test_table_batch_cosmos.test_batch_delete 1 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_delete 2 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_delete 3 8 batch:content-id
+data_tables/test_table_batch_cosmos.test_batch_different_partition_operations_fail 0 3 etag
+data_tables/test_table_batch_cosmos.test_batch_different_partition_operations_fail 1 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_insert 0 3 etag
 data_tables/test_table_batch_cosmos.test_batch_insert 1 5,8 batch:content-id,batch:content-type
 data_tables/test_table_batch_cosmos.test_batch_insert 2 5 datetime-form,metadata
@@ -96,6 +98,9 @@ data_tables/test_table_entity_cosmos.test_delete_entity 1 5 datetime-form,metada
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 0 3 etag
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 2 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_get_entity_if_match 0 3 etag
+data_tables/test_table_entity_cosmos.test_get_entity_if_match 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_get_entity_if_match 2 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_get_entity_not_existing 0 3 etag
 data_tables/test_table_entity_cosmos.test_insert_entity_conflict 0 3 etag
 data_tables/test_table_entity_cosmos.test_insert_entity_conflict 1 5 datetime-form,metadata
