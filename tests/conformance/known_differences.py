@@ -131,6 +131,10 @@ data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 6 5 d
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 7 5 body,datetime-form
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 8 5 body,datetime-form
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 9 5 body,datetime-form
+data_tables/test_table_entity_cosmos.test_unicode_property_value 0 3 etag
+data_tables/test_table_entity_cosmos.test_unicode_property_value 1 5 metadata
+data_tables/test_table_entity_cosmos.test_unicode_property_value 2 5 metadata
+data_tables/test_table_entity_cosmos.test_unicode_property_value 3 5 body
 data_tables/test_table_entity_cosmos.test_update_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_update_entity 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_update_entity 3 5 datetime-form,metadata
