@@ -115,6 +115,9 @@ data_tables/test_table_entity_cosmos.test_merge_entity 1 5 datetime-form,metadat
 data_tables/test_table_entity_cosmos.test_merge_entity 2 1,5 content-type,error-code,etag,status
 data_tables/test_table_entity_cosmos.test_merge_entity_not_existing 0 3 etag
 data_tables/test_table_entity_cosmos.test_merge_entity_not_existing 1 1,5 content-type,error-code,status
+data_tables/test_table_entity_cosmos.test_none_property_value 0 3 etag
+data_tables/test_table_entity_cosmos.test_none_property_value 1 5 metadata
+data_tables/test_table_entity_cosmos.test_none_property_value 2 5 metadata
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 0 3 etag
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_operations_on_entity_with_partition_key_having_single_quote 2 1,5 content-type,error-code,etag,status
@@ -141,6 +144,9 @@ data_tables/test_table_entity_cosmos.test_update_entity 3 5 datetime-form,metada
 data_tables/test_table_entity_cosmos.test_update_entity_with_if_doesnt_match 0 3 etag
 data_tables/test_table_entity_cosmos.test_update_entity_with_if_doesnt_match 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_update_entity_with_if_doesnt_match 2 5 content-type
+data_tables/test_table_entity_cosmos_async.test_merge_entity 0 3 etag
+data_tables/test_table_entity_cosmos_async.test_merge_entity 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos_async.test_merge_entity 3 5 datetime-form,metadata
 """
 
 #: Why an entry of item ``env`` cannot agree.
