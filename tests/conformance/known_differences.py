@@ -63,6 +63,7 @@ cosmosdb_table/test_table_entity.test_insert_entity_conflict 1 10 preference-app
 cosmosdb_table/test_table_entity.test_query_zero_entities 1 9 content-type,error-code,status
 data_tables/test_table.test_delete_table_with_non_existing_table_fail_not_exist 0 7 content-type
 data_tables/test_table.test_set_table_acl_with_empty_signed_identifier 2 11 body
+data_tables/test_table_batch.test_batch_delete 3 8 batch:content-id
 data_tables/test_table_batch.test_batch_insert 1 8 batch:content-id
 data_tables/test_table_batch.test_batch_update_if_doesnt_match 2 8 batch:error-index
 data_tables/test_table_batch_cosmos.test_batch_delete 0 3 etag
@@ -92,7 +93,11 @@ data_tables/test_table_cosmos.test_delete_table_with_non_existing_table_fail_not
 data_tables/test_table_cosmos.test_query_tables 0 3 etag
 data_tables/test_table_entity.test_delete_entity_not_existing 1 7 content-type
 data_tables/test_table_entity.test_merge_entity_not_existing 1 7 content-type
+data_tables/test_table_entity.test_query_entities_with_filter 2 12 metadata
 data_tables/test_table_entity.test_update_entity_with_if_doesnt_match 2 7 content-type
+data_tables/test_table_entity_cosmos.test_binary_property_value 0 3 etag
+data_tables/test_table_entity_cosmos.test_binary_property_value 1 5 metadata
+data_tables/test_table_entity_cosmos.test_binary_property_value 2 5 metadata
 data_tables/test_table_entity_cosmos.test_delete_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_delete_entity 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 0 3 etag
@@ -134,6 +139,8 @@ data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 6 5 d
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 7 5 body,datetime-form
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 8 5 body,datetime-form
 data_tables/test_table_entity_cosmos.test_query_entities_with_top_and_next 9 5 body,datetime-form
+data_tables/test_table_entity_cosmos.test_query_zero_entities 0 3 etag
+data_tables/test_table_entity_cosmos.test_query_zero_entities 1 3 etag
 data_tables/test_table_entity_cosmos.test_unicode_property_value 0 3 etag
 data_tables/test_table_entity_cosmos.test_unicode_property_value 1 5 metadata
 data_tables/test_table_entity_cosmos.test_unicode_property_value 2 5 metadata
