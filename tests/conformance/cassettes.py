@@ -160,6 +160,7 @@ def not_replayable(interaction: Interaction) -> str | None:
 
     - ``sas``: the request is authorised by a shared access signature (``sig=``) made with
       the real account's key and long expired; re-signing it would test a different request.
+      (The replayer still sends it, signed with Shared Key, so the state follows the recording.)
     - ``bearer``: the request carried an OAuth bearer token (a token credential's test),
       which the recordings scrub and the stub cannot check as Azure AD would.
     - ``other-account``: the request addresses a host that is not a Table service endpoint
