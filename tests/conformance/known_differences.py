@@ -87,8 +87,13 @@ data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 0 3 etag
 data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 1 5 datetime-form,metadata
 data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 2 2,5 batch:part-count,content-type,error-code,status
 data_tables/test_table_batch_cosmos.test_batch_update_if_doesnt_match 3 5 datetime-form,metadata
+data_tables/test_table_batch_cosmos.test_batch_update_if_match 0 3 etag
+data_tables/test_table_batch_cosmos.test_batch_update_if_match 1 5 datetime-form,metadata
+data_tables/test_table_batch_cosmos.test_batch_update_if_match 2 8 batch:content-id
+data_tables/test_table_batch_cosmos.test_batch_update_if_match 3 5 datetime-form,metadata
 data_tables/test_table_cosmos.test_create_table 0 3 etag
 data_tables/test_table_cosmos.test_create_table_fail_on_exist 0 3 etag
+data_tables/test_table_cosmos.test_delete_table_with_existing_table 0 3 etag
 data_tables/test_table_cosmos.test_delete_table_with_non_existing_table_fail_not_exist 0 5 content-type
 data_tables/test_table_cosmos.test_query_tables 0 3 etag
 data_tables/test_table_entity.test_delete_entity_not_existing 1 7 content-type
@@ -100,6 +105,9 @@ data_tables/test_table_entity_cosmos.test_binary_property_value 1 5 metadata
 data_tables/test_table_entity_cosmos.test_binary_property_value 2 5 metadata
 data_tables/test_table_entity_cosmos.test_delete_entity 0 3 etag
 data_tables/test_table_entity_cosmos.test_delete_entity 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_get_entity 0 3 etag
+data_tables/test_table_entity_cosmos.test_get_entity 1 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos.test_get_entity 2 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 0 3 etag
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 2 5 datetime-form,metadata
