@@ -65,6 +65,7 @@ data_tables/test_table.test_delete_table_with_non_existing_table_fail_not_exist 
 data_tables/test_table.test_set_table_acl_with_empty_signed_identifier 2 11 body
 data_tables/test_table_batch.test_batch_delete 3 8 batch:content-id
 data_tables/test_table_batch.test_batch_insert 1 8 batch:content-id
+data_tables/test_table_batch.test_batch_update 3 8 batch:content-id
 data_tables/test_table_batch.test_batch_update_if_doesnt_match 2 8 batch:error-index
 data_tables/test_table_batch_cosmos.test_batch_delete 0 3 etag
 data_tables/test_table_batch_cosmos.test_batch_delete 1 5 datetime-form,metadata
