@@ -97,6 +97,7 @@ data_tables/test_table_cosmos.test_create_table_fail_on_exist 0 3 etag
 data_tables/test_table_cosmos.test_delete_table_with_existing_table 0 3 etag
 data_tables/test_table_cosmos.test_delete_table_with_non_existing_table_fail_not_exist 0 5 content-type
 data_tables/test_table_cosmos.test_query_tables 0 3 etag
+data_tables/test_table_cosmos_async.test_delete_table_with_non_existing_table_fail_not_exist 0 5 content-type
 data_tables/test_table_entity.test_delete_entity_not_existing 1 7 content-type
 data_tables/test_table_entity.test_merge_entity_not_existing 1 7 content-type
 data_tables/test_table_entity.test_query_entities_with_filter 2 12 metadata
@@ -163,6 +164,8 @@ data_tables/test_table_entity_cosmos.test_update_entity_with_if_doesnt_match 2 5
 data_tables/test_table_entity_cosmos_async.test_merge_entity 0 3 etag
 data_tables/test_table_entity_cosmos_async.test_merge_entity 1 5 datetime-form,metadata
 data_tables/test_table_entity_cosmos_async.test_merge_entity 3 5 datetime-form,metadata
+data_tables/test_table_entity_cosmos_async.test_merge_entity_not_existing 0 3 etag
+data_tables/test_table_entity_cosmos_async.test_merge_entity_not_existing 1 5 content-type
 """
 
 #: What each item of issue 35 is about, as docs/conformance.md's table of known differences says.
