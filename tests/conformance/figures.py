@@ -7,7 +7,7 @@ Run from the repository root::
     python -m tests.conformance.figures --draft    # KNOWN_DIFFERENCES entries for today's stub
     python -m tests.conformance.figures --update   # rewrite the known list and the docs' figures
 
-``--draft`` keeps the item of an entry already listed and suggests one for a new difference
+``--draft`` keeps the item of an entry listed with the same aspects and suggests one otherwise
 from its kind (:func:`suggest_item`; ``?`` when none fits). ``--update`` writes the same lines
 into ``known_differences.py`` and the figures and the table by item into docs/conformance.md
 (between its ``<!-- figures -->`` and ``<!-- by-item -->`` markers); read the diff before
@@ -113,9 +113,10 @@ def known_lines(recordings: list[Recording], outcomes: dict[str, list[Outcome]])
                 continue
             kinds = ",".join(sorted({k for k, _, _ in outcome.differences}))
             entry = listed.get((recording.name, outcome.index))
+            same = entry is not None and ",".join(sorted(entry.kinds)) == kinds
             item = (
                 entry.item
-                if entry is not None
+                if same and entry is not None
                 else suggest_item(recording.flavor, outcome.method, outcome.differences)
             )
             lines.append(f"{recording.name} {outcome.index} {item} {kinds}")
