@@ -165,7 +165,11 @@ def not_replayable(interaction: Interaction) -> str | None:
       which the recordings scrub and the stub cannot check as Azure AD would.
     - ``other-account``: the request addresses a host that is not a Table service endpoint
       of the recorded account (a test of a made-up or misconfigured endpoint).
+    - ``throttled``: the real service answered 429 or 503: its load at that moment, which no
+      replay reproduces; it made no change, so the request is not sent either.
     """
+    if interaction.status in (429, 503):
+        return "throttled"
     if "sig" in query_of(interaction.uri):
         return "sas"
     auth = interaction.headers.get("Authorization", "")

@@ -97,6 +97,9 @@ data_tables/test_table_cosmos.test_create_table_fail_on_exist 0 3 etag
 data_tables/test_table_cosmos.test_delete_table_with_existing_table 0 3 etag
 data_tables/test_table_cosmos.test_delete_table_with_non_existing_table_fail_not_exist 0 5 content-type
 data_tables/test_table_cosmos.test_query_tables 0 3 etag
+data_tables/test_table_cosmos.test_query_tables_with_num_results 0 3 etag
+data_tables/test_table_cosmos.test_query_tables_with_num_results 1 3 etag
+data_tables/test_table_cosmos.test_query_tables_with_num_results 2 3 etag
 data_tables/test_table_cosmos_async.test_delete_table_with_non_existing_table_fail_not_exist 0 5 content-type
 data_tables/test_table_entity.test_delete_entity_not_existing 1 7 content-type
 data_tables/test_table_entity.test_merge_entity_not_existing 1 7 content-type

@@ -38,12 +38,13 @@ def interaction(
     )
 
 
-def test_a_sas_request_a_bearer_token_and_a_foreign_host_are_not_compared() -> None:
+def test_sas_bearer_foreign_hosts_and_throttled_answers_are_not_compared() -> None:
     assert not_replayable(interaction(f"{ROOT}/t?sv=2019-07-07&sig=abc")) == "sas"
     bearer = interaction(f"{ROOT}/t", headers={"Authorization": "Bearer xyz"})
     assert not_replayable(bearer) == "bearer"
     assert not_replayable(interaction("https://example.com/t")) == "other-account"
     assert not_replayable(interaction(f"{ROOT}/t()?$filter=a%20eq%201")) is None
+    assert not_replayable(interaction(f"{ROOT}/Tables", method="POST", status=429)) == "throttled"
 
 
 def test_service_properties_are_account_state() -> None:
