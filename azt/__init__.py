@@ -42,7 +42,13 @@ from azt._core.connection_string import (
 from azt._core.hooks import EventHooks, RequestHook, RequestInfo, ResponseHook, ResponseInfo
 from azt._core.pagination import AsyncPager, ContinuationToken, Page
 from azt._core.queries import format_filter
-from azt._core.results import AccessPolicies, ResponseMetadata, UpdateMode, WriteResult
+from azt._core.results import (
+    AccessPolicies,
+    ResponseMetadata,
+    TableItem,
+    UpdateMode,
+    WriteResult,
+)
 from azt._core.sas import (
     AccountSasPermissions,
     AccountSasResourceTypes,
@@ -113,11 +119,12 @@ from azt._errors import (
     ValidationError,
     register_error_code,
 )
-from azt._orm.columns import Int64, Prop, entity_info, prop
+from azt._orm.columns import Int64, Prop, entity_info, partition_key, prop, row_key
 from azt._orm.dynamic import DynamicEntity, Resolver
-from azt._orm.entity import Entity
+from azt._orm.entity import Entity, EntityBase
+from azt._orm.entity_table import EntityTable
 from azt._orm.pages import QueryPage
-from azt._orm.planner import PlanKind, QueryPlan
+from azt._orm.planner import FanOut, PlanKind, QueryPlan
 from azt._orm.query import MultipleResultsError, Query, QueryDeleteError
 from azt._orm.values import Converter, register_converter
 from azt._uow.context import TableContext
@@ -172,10 +179,13 @@ __all__ = [
     "Endpoint",
     "Entity",
     "EntityAlreadyExistsError",
+    "EntityBase",
     "EntityMetadata",
     "EntityNotFoundError",
     "EntityState",
+    "EntityTable",
     "EventHooks",
+    "FanOut",
     "Flavor",
     "GeoReplication",
     "HttpRequest",
@@ -235,6 +245,7 @@ __all__ = [
     "TableClient",
     "TableContext",
     "TableEntity",
+    "TableItem",
     "TableNotFoundError",
     "TableSasPermissions",
     "TableServiceClient",
@@ -259,7 +270,9 @@ __all__ = [
     "generate_table_sas",
     "is_cosmos_endpoint",
     "parse_connection_string",
+    "partition_key",
     "prop",
     "register_converter",
     "register_error_code",
+    "row_key",
 ]

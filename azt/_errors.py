@@ -52,13 +52,19 @@ Every error azt raises derives from :class:`AztError`::
 
 Service errors are chosen by ``x-ms-error-code`` (see :func:`register_error_code`) and fall
 back by HTTP status. Each carries ``status``, ``code``, ``message``, ``request_id`` and the
-response ``headers``.
+response ``headers`` (``status_code``, ``error_code`` and ``reason`` are the same under
+azure-core's names). Where azure-core is importable, the classes also derive from the
+matching ``azure.core.exceptions`` class (``azt._azure_bases``), so handlers written for
+``azure-data-tables`` catch them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any, Literal, TypeVar
+
+from azt import _azure_bases as _az
 
 ResourceKind = Literal["entity", "table", "service"]
 """What an operation addressed; decides how ``ResourceNotFound`` is classified."""
@@ -195,7 +201,7 @@ class UnsupportedOperationError(AztError, NotImplementedError):
         self.flavor = flavor
 
 
-class TransportError(AztError):
+class TransportError(AztError, _az.AzureError):
     """No HTTP response was obtained: the request failed in the network or timed out.
 
     ``method`` and ``url`` name the request (the SAS signature is redacted from ``url``).
@@ -208,14 +214,16 @@ class TransportError(AztError):
     """
 
     def __init__(self, message: str, *, method: str = "", url: str = "") -> None:
-        super().__init__(message)
+        # Exception's own __init__, never azure-core's (see azt._azure_bases)
+        Exception.__init__(self, message)
+        self.message = message
         self.method = method
         self.url = url
         self.attempts = 1
         self.earlier_attempt_may_have_applied = False
 
 
-class ServiceConnectionError(TransportError):
+class ServiceConnectionError(TransportError, _az.ServiceConnectionFailure):
     """The connection failed (refused, reset, closed early, DNS). Retried by the pipeline.
 
     ``sent`` is ``False`` when the failure happened before any byte of the request could
@@ -232,7 +240,7 @@ class ServiceConnectionError(TransportError):
         self.sent = sent
 
 
-class ServiceTimeoutError(TransportError):
+class ServiceTimeoutError(TransportError, _az.ServiceTimeoutFailure):
     """The client-side timeout fired before the response arrived. Retried by the pipeline.
 
     Example::
@@ -242,7 +250,7 @@ class ServiceTimeoutError(TransportError):
     """
 
 
-class ServiceError(AztError):
+class ServiceError(AztError, _az.HttpResponseError):
     """The service answered with an error status.
 
     Attributes: ``status`` (HTTP status), ``code`` (``x-ms-error-code`` or the body's code,
@@ -279,7 +287,9 @@ class ServiceError(AztError):
         self.headers: Mapping[str, str] = headers if headers is not None else {}
         self.attempts = 1
         self.earlier_attempt_may_have_applied = False
-        super().__init__(self._render())
+        # Exception's own __init__, never azure-core's: that would replace ``message`` and
+        # set ``status_code`` (here a property reading ``status``); see azt._azure_bases
+        Exception.__init__(self, self._render())
 
     def _render(self) -> str:
         first_line = self.message.split("\n", 1)[0] if self.message else ""
@@ -287,6 +297,45 @@ class ServiceError(AztError):
         if self.request_id:
             text += f" (request id {self.request_id})"
         return text
+
+    @property
+    def status_code(self) -> int:
+        """The HTTP status: ``status`` under azure-core's name (``HttpResponseError``), so
+        handlers written for ``azure-data-tables`` read it unchanged.
+
+        Example::
+
+            >>> error_from_response(404, "TableNotFound", "x").status_code
+            404
+        """
+        return self.status
+
+    @property
+    def error_code(self) -> str | None:
+        """The service's error code: ``code`` under ``azure-data-tables``' name (it is a
+        plain ``str``; ``azure.data.tables.TableErrorCode`` members compare equal to it).
+
+        Example::
+
+            >>> error_from_response(409, "EntityAlreadyExists", "x").error_code
+            'EntityAlreadyExists'
+        """
+        return self.code
+
+    @property
+    def reason(self) -> str | None:
+        """The HTTP reason phrase of ``status`` (azure-core's ``reason``), ``None`` for a
+        status without one.
+
+        Example::
+
+            >>> error_from_response(412, "UpdateConditionNotSatisfied", "x").reason
+            'Precondition Failed'
+        """
+        try:
+            return HTTPStatus(self.status).phrase
+        except ValueError:
+            return None
 
     @property
     def retry_after(self) -> float | None:
@@ -340,7 +389,7 @@ class InvalidResourceNameError(BadRequestError):
     """
 
 
-class AuthenticationError(ServiceError):
+class AuthenticationError(ServiceError, _az.ClientAuthenticationError):
     """401/403: the request could not be authenticated (key, SAS signature, token, clock).
 
     Example::
@@ -360,7 +409,7 @@ class AuthorizationError(ServiceError):
     """
 
 
-class ResourceNotFoundError(ServiceError):
+class ResourceNotFoundError(ServiceError, _az.ResourceNotFoundError):
     """404: the addressed table, entity or resource does not exist.
 
     Example::
@@ -400,7 +449,7 @@ class MethodNotAllowedError(ServiceError):
     """
 
 
-class ConflictError(ServiceError):
+class ConflictError(ServiceError, _az.ResourceExistsError):
     """409: the request conflicts with the current state.
 
     Example::
@@ -440,7 +489,7 @@ class TableBeingDeletedError(ConflictError):
     """
 
 
-class PreconditionFailedError(ServiceError):
+class PreconditionFailedError(ServiceError, _az.ResourceModifiedError):
     """412 ``UpdateConditionNotSatisfied``: the ETag no longer matches (re-read and retry).
 
     Example::

@@ -46,20 +46,30 @@ Design, in short:
   ``TableServiceEntity``: ``PartitionKey``, ``RowKey``, ``Timestamp`` (server-set) and
   ``ETag`` (from the response; never sent as a property). ``Timestamp`` and ``ETag`` do not
   take part in ``==``.
+* Keys with domain names: derive from :class:`EntityBase` (the base of every entity class,
+  without keys) and declare them with :func:`partition_key` / :func:`row_key`
+  (``customer_id: Prop[str] = partition_key()``); the column and the value also answer to
+  ``PartitionKey`` / ``RowKey``. :class:`EntityTable` binds a class to a table for
+  PynamoDB-style class-level calls (``get``, ``query``, ``scan``, ``save``, ``delete``).
 """
 
-from azt._orm.columns import EntityInfo, Int64, Prop, entity_info, prop
-from azt._orm.entity import Entity, EntityMeta
+from azt._orm.columns import EntityInfo, Int64, Prop, entity_info, partition_key, prop, row_key
+from azt._orm.entity import Entity, EntityBase, EntityMeta
+from azt._orm.entity_table import EntityTable
 from azt._orm.values import Converter, register_converter
 
 __all__ = [
     "Converter",
     "Entity",
+    "EntityBase",
     "EntityInfo",
     "EntityMeta",
+    "EntityTable",
     "Int64",
     "Prop",
     "entity_info",
+    "partition_key",
     "prop",
     "register_converter",
+    "row_key",
 ]

@@ -26,7 +26,9 @@ Plans follow the seed article's efficiency classes (:class:`PlanKind`): point, r
 partition range, full scan. A filter that is an ``or`` of conditions each pinned to key
 ranges (``PartitionKey eq 'A' or PartitionKey eq 'B'``) runs as parallel sub-queries, one
 per branch, merged in (PartitionKey, RowKey) order without duplicates, instead of the table
-scan the service would do.
+scan the service would do. On Cosmos DB, whose results are not in key order, the branches
+are not merged (:class:`FanOut`: run one after another, or as the one filter when they
+overlap); ``explain()`` on a Cosmos client says which.
 """
 
 from azt._orm.expr import (
@@ -40,7 +42,7 @@ from azt._orm.expr import (
     prefix_upper_bound,
 )
 from azt._orm.pages import QueryPage, QueryTarget, decoder_for, page_decoder_for
-from azt._orm.planner import KeyRange, PlanKind, QueryPlan, make_plan, plan_conjunction
+from azt._orm.planner import FanOut, KeyRange, PlanKind, QueryPlan, make_plan, plan_conjunction
 from azt._orm.query import (
     CompiledQuery,
     MultipleResultsError,
@@ -55,6 +57,7 @@ __all__ = [
     "Comparison",
     "CompiledQuery",
     "Condition",
+    "FanOut",
     "KeyRange",
     "MultipleResultsError",
     "Not",

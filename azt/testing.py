@@ -41,7 +41,7 @@ error bodies, ``429`` throttling; see ``docs/cosmos.md``) and ``azt_service_clie
 ``azt_table`` are clients of :attr:`azt.Flavor.COSMOS`. The ``azt_flavor`` fixture gives the
 flavour, for clients you open yourself (``flavor=azt_flavor``). Default: ``storage``.
 
-The async fixtures run on ``pytest-asyncio``, which ``pip install "azt[testing]"`` brings.
+The async fixtures run on ``pytest-asyncio``, which ``pip install "azt-tables[testing]"`` brings.
 An ``async def`` test that requests one of these fixtures (as an argument or with
 ``usefixtures``) runs in pytest-asyncio's event loop without any configuration: the plugin
 marks it ``asyncio`` unless it already carries an ``asyncio``, ``anyio`` or ``trio`` mark.
@@ -125,7 +125,7 @@ _FIXTURES = (
 _ASYNCIO_PLUGIN = "asyncio"
 #: Marks with which a test already chose how it runs: the plugin leaves such tests alone.
 _RUNNER_MARKS = frozenset({"asyncio", "anyio", "trio"})
-_INSTALL = 'pip install "azt[testing]"'
+_INSTALL = 'pip install "azt-tables[testing]"'
 
 
 def _async_fixture(fn: F) -> F:
@@ -234,10 +234,10 @@ def pytest_fixture_setup(
 
     Example::
 
-        $ pip install azt pytest          # no pytest-asyncio
+        $ pip install azt-tables pytest   # no pytest-asyncio
         $ pytest
         E   test_save uses the azt_table fixture, which is async and needs pytest-asyncio:
-            pip install "azt[testing]" ...
+            pip install "azt-tables[testing]" ...
     """
     if fixturedef.argname not in _ASYNC_FIXTURES:
         return

@@ -29,6 +29,7 @@ from .cli import (
     throttle_from_args,
 )
 from .flavors import FLAVORS
+from .read_limits import ReadLimits
 from .server import StubServer, load_ssl_context
 
 
@@ -101,6 +102,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="a deleted table's name stays taken (409 TableBeingDeleted) this long; Azure: ~40",
     )
     p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=ReadLimits().header_seconds,
+        metavar="SECONDS",
+        help="close a connection whose request head takes longer to arrive "
+        "(default 120, Azure's HTTP server's; 0: never)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=ReadLimits().body_seconds,
+        metavar="SECONDS",
+        help="close a connection whose request body pauses longer between two arrivals "
+        "of data (default 120, Azure's HTTP server's; 0: never)",
+    )
+    p.add_argument(
         "--flavor",
         choices=sorted(FLAVORS),
         default="storage",
@@ -142,6 +159,9 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
         partitions=partitions_from_args(args),
         table_deletion_seconds=max(0.0, float(args.table_deletion_delay)),
         flavor=str(getattr(args, "flavor", "storage")),
+        read_limits=ReadLimits(
+            header_seconds=float(args.header_timeout), body_seconds=float(args.body_timeout)
+        ),
     )
 
 

@@ -341,34 +341,42 @@ def unordered_page(
     start_after: tuple[str, str] | None,
     restrict: Callable[[str, str], bool] | None,
     scan_budget: int | None,
+    start_rank: int | None = None,
 ) -> QueryPage:
     """One page of a query in Cosmos order (see ``Backend.query_entities``): the rows of
     ``ranges`` ordered by :func:`~azt_server_stub.query_pages.cosmos_order`, the page cut
-    after ``start_after`` by ``limit``, ``restrict``, ``flt`` and ``scan_budget``.
+    at the continuation (``start_after`` with ``start_rank``; without a rank, the rank of
+    the entity ``start_after`` names, or 0 when there is none) by ``limit``,
+    ``restrict``, ``flt`` and ``scan_budget``.
 
     Example::
 
         >>> rows = MemoryRows()
-        >>> for rk in "abcd":
-        ...     rows.apply(("p", rk), Entity("p", rk, 1))
+        >>> for rank, rk in enumerate("dcba"):
+        ...     rows.apply(("p", rk), Entity("p", rk, 1, {}, rank))
         >>> page = unordered_page(rows, [(("", ""), None)], None, 2, None, None, None)
-        >>> [e.rk for e in page.entities], page.next_key
-        (['b', 'c'], ('p', 'a'))
+        >>> [e.rk for e in page.entities], page.next_key, page.next_rank
+        (['d', 'c'], ('p', 'b'), 2)
     """
     # Every row in the ranges, ordered by its Cosmos position: O(n log n) a page, which
     # an emulator can afford (the durable store reads them through in key order).
-    order = [(cosmos_order(e.pk, e.rk), e) for _, e in rows.scan(ranges, ranges[0][0], 4096)]
+    order = [
+        (cosmos_order(e.created, e.pk, e.rk), e) for _, e in rows.scan(ranges, ranges[0][0], 4096)
+    ]
     order.sort(key=_position)
     at = 0
     if start_after is not None:
-        at = bisect.bisect_left(order, cosmos_order(*start_after), key=_position)
+        if start_rank is None:
+            named = rows.get(sort_key(*start_after))
+            start_rank = named.created if named is not None else 0
+        at = bisect.bisect_left(order, cosmos_order(start_rank, *start_after), key=_position)
     matches = None if flt is None else flt.matches
     found: list[Entity] = []
     scanned = 0
     for i in range(at, len(order)):
         entity = order[i][1]
         if scanned == scan_budget or len(found) >= limit:
-            return QueryPage(found, entity.key, scanned)
+            return QueryPage(found, entity.key, scanned, entity.created)
         scanned += 1
         if restrict is not None and not restrict(entity.pk, entity.rk):
             continue

@@ -50,18 +50,20 @@ CREATE TABLE IF NOT EXISTS table_meta (
     PRIMARY KEY (account, lname)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS entity_rows (
     tid INTEGER NOT NULL, pk BLOB NOT NULL, rk BLOB NOT NULL,
-    ts INTEGER NOT NULL, props TEXT NOT NULL,
+    ts INTEGER NOT NULL, props TEXT NOT NULL, created INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tid, pk, rk)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID;
 """
 
-_PUT = "INSERT OR REPLACE INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
-_PUT_NEW = "INSERT INTO entity_rows (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)"
+_COLUMNS = "(tid, pk, rk, ts, props, created) VALUES (?, ?, ?, ?, ?, ?)"
+_PUT = "INSERT OR REPLACE INTO entity_rows " + _COLUMNS
+_PUT_NEW = "INSERT INTO entity_rows " + _COLUMNS
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
 _INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
-_GET = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
-_GET_ROWS = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND pk = ? AND rk IN ({})"
+_ROW = "SELECT pk, rk, ts, props, created FROM entity_rows WHERE tid = ? AND "
+_GET = _ROW + "pk = ? AND rk = ?"
+_GET_ROWS = _ROW + "pk = ? AND rk IN ({})"
 _ANY_ROW_BETWEEN = (
     "SELECT 1 FROM entity_rows WHERE tid = ? AND pk = ? AND rk BETWEEN ? AND ? LIMIT 1"
 )
@@ -75,7 +77,7 @@ _ANY_ROW_BETWEEN = (
 TIMESTAMP_RESERVE = 1_000_000
 #: Most RowKeys one read of :meth:`SqliteStore.get_rows` asks for (SQLite's parameter limit).
 _ROWS_PER_READ = 500
-_SCAN = "SELECT pk, rk, ts, props FROM entity_rows WHERE tid = ? AND (pk, rk) {op} (?, ?)"
+_SCAN = _ROW + "(pk, rk) {op} (?, ?)"
 _SCAN_FROM = _SCAN.format(op=">=") + " ORDER BY pk, rk LIMIT ?"
 _SCAN_AFTER = _SCAN.format(op=">") + " ORDER BY pk, rk LIMIT ?"
 _SCAN_FROM_TO = _SCAN.format(op=">=") + " AND (pk, rk) < (?, ?) ORDER BY pk, rk LIMIT ?"
@@ -226,6 +228,7 @@ class SqliteStore:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
             _migrate_v1(db)
+            _add_created(db)
             self._reader = _connect(self.path, timeout=5.0, durability=durability)
             self._reader.execute("PRAGMA query_only=ON")
             for account, lname, tid in db.execute("SELECT account, lname, tid FROM table_meta"):
@@ -359,7 +362,9 @@ class SqliteStore:
 
     # -- reads -------------------------------------------------------------------------
 
-    def _entities(self, tid: int, rows: Iterable[tuple[bytes, bytes, int, str]]) -> list[Entity]:
+    def _entities(
+        self, tid: int, rows: Iterable[tuple[bytes, bytes, int, str, int]]
+    ) -> list[Entity]:
         """The entities of rows of table ``tid`` (call with the read lock held): a row
         whose stored version (key, Timestamp) was decoded before is that entity, others
         are decoded and kept (a PartitionKey decoded once per run of rows sharing it)."""
@@ -369,13 +374,13 @@ class SqliteStore:
         out: list[Entity] = []
         last_blob: bytes | None = None
         pk = ""
-        for pk_blob, rk_blob, ts, props in rows:
+        for pk_blob, rk_blob, ts, props, created in rows:
             key = (tid, pk_blob, rk_blob)
             entity = cached(key, ts)
             if entity is None:
                 if pk_blob != last_blob:
                     last_blob, pk = pk_blob, key_text(pk_blob)
-                entity = Entity(pk, key_text(rk_blob), ts, decode_props(props))
+                entity = Entity(pk, key_text(rk_blob), ts, decode_props(props), created)
                 keep(key, entity, entry_size(key, len(props)))
             out.append(entity)
         return out
@@ -537,6 +542,7 @@ class SqliteStore:
             key_param(entity.rk),
             entity.timestamp,
             encode_props(entity.props),
+            entity.created,
         )
         db = self.db
         self._writes += 1  # before anything changes: the cache's verified rows lapse
@@ -589,7 +595,8 @@ class SqliteStore:
                         if pk_param is None:
                             pk_param = pk_params[e.pk] = key_param(e.pk)
                         rk_param = key_param(e.rk)
-                        rows.append((tid, pk_param, rk_param, e.timestamp, encode_props(e.props)))
+                        props = encode_props(e.props)
+                        rows.append((tid, pk_param, rk_param, e.timestamp, props, e.created))
                     removed = []
                     partitions = set(pk_params)
                     for pk, rk in deletes:
@@ -643,6 +650,14 @@ def _write_last(db: sqlite3.Connection, last_timestamp: int) -> None:
         db.execute(_INSERT_LAST, (last_timestamp,))
 
 
+def _add_created(db: sqlite3.Connection) -> None:
+    """Give a store written before creation ranks were kept their column (its rows rank
+    0: in key order, before every row created since); no-op for a current store."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(entity_rows)")}
+    if "created" not in columns:
+        db.execute("ALTER TABLE entity_rows ADD COLUMN created INTEGER NOT NULL DEFAULT 0")
+
+
 def _migrate_v1(db: sqlite3.Connection) -> None:
     """Convert a store written before read-through (``tables``/``entities`` keyed by UTF-8
     key BLOBs) to the current layout, in one transaction; no-op for a current store."""
@@ -681,6 +696,7 @@ def _migrate_v1(db: sqlite3.Connection) -> None:
                         key_blob(bytes(rk).decode("utf-8", "surrogatepass")),
                         ts,
                         props,
+                        ts,
                     )
                 )
             db.executemany(_PUT, puts)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,14 +33,22 @@ from .connection import SERVER_HEADER, SERVES_WITHOUT_TASK, handler_args
 from .errors import StubError
 from .handlers.cors import cors_response_headers
 from .handlers.dispatch import dispatch
-from .handlers.error_payload import error_payload, error_style_of
+from .handlers.error_payload import request_error
 from .handlers.parsing import MAX_BODY_BYTES
 from .model import new_guid
+from .read_limits import READ_LIMITS, ReadLimits
 from .realism import fault_middleware, partitions, throttle_middleware
 from .realism.faults import FaultInjector
 from .realism.partitions import PartitionLayout
 from .realism.throttle import Throttle
-from .request_state import ACCOUNT, REQUEST_ID, SERVICES_KEY, VERSION, Services
+from .request_state import (
+    ACCOUNT,
+    PREFERENCE_APPLIED,
+    REQUEST_ID,
+    SERVICES_KEY,
+    VERSION,
+    Services,
+)
 from .versions import BASELINE_VERSION, returns_version_header
 
 log = logging.getLogger("azt_server_stub")
@@ -90,6 +98,8 @@ class StubConfig:
     ``partitions``: fault injection, scalability-target throttling and range-partition page breaks
     (PROTOCOL.md 7.6, 12; None: off). ``table_deletion_seconds``: how long a deleted
     table's name answers ``409 TableBeingDeleted`` (about 40 s on Azure; default 0).
+    ``read_limits``: how long a client may take to send a request's head and body, and
+    how a refused request's connection is drained (:mod:`azt_server_stub.read_limits`).
 
     Example::
 
@@ -108,6 +118,7 @@ class StubConfig:
     partitions: PartitionLayout | None = None
     table_deletion_seconds: float = 0.0
     flavor: str = "storage"
+    read_limits: ReadLimits = field(default_factory=ReadLimits)
 
     def decoded_accounts(self) -> dict[str, list[bytes]]:
         """Accounts with decoded keys, as the authenticator wants them.
@@ -140,6 +151,33 @@ _VERSION = istr("x-ms-version")
 _CLIENT_REQUEST_ID = istr("x-ms-client-request-id")
 
 
+def check_header_text(headers: Mapping[str, str]) -> None:
+    """Refuse a request any of whose header values is not UTF-8 text
+    (``400 InvalidHeaderValue`` naming the header).
+
+    The HTTP parser keeps undecodable bytes as lone surrogates; such a value cannot be
+    written back (``x-ms-client-request-id`` is echoed, CORS headers are): checked before
+    the request is served, so no write is applied whose answer could not be written.
+    ASCII headers, the usual case, cost one join.
+
+    Example::
+
+        >>> check_header_text({"x-ms-client-request-id": "r" + chr(0xDCFF)})
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidHeaderValue: ...
+    """
+    if "".join(headers.values()).isascii():
+        return
+    for name, value in headers.items():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            err = errors.invalid_header_value()
+            err.details["HeaderName"] = name if name.isascii() else "?"
+            raise err from None
+
+
 def _common_headers(request: web.Request, response: web.StreamResponse, rid: str) -> None:
     headers = response.headers
     headers[_REQUEST_ID] = rid
@@ -147,7 +185,7 @@ def _common_headers(request: web.Request, response: web.StreamResponse, rid: str
     if returns_version_header(version):
         headers[_VERSION] = version
     client_id = request.headers.get(_CLIENT_REQUEST_ID)
-    if client_id is not None:
+    if client_id is not None and (client_id.isascii() or _writable(client_id)):
         headers[_CLIENT_REQUEST_ID] = client_id
     headers[hdrs.SERVER] = SERVER_HEADER
 
@@ -168,20 +206,29 @@ def error_response(request: web.Request, err: StubError) -> web.Response:
     """
     rid = request.get(REQUEST_ID) or new_guid()
     flavor = flavors.flavor_of(request.app)
-    style = error_style_of(request)
-    payload = flavor.error_payload(err, rid, style)
-    ctype, body = payload if payload is not None else error_payload(err, rid, style)
+    ctype, body = request_error(request, err, rid)
     headers = {"Content-Type": ctype}
     if flavor.error_code_header:
         headers["x-ms-error-code"] = err.code
     if isinstance(err, flavors.FlavoredError):
         headers.update(err.headers)
+    applied = request.get(PREFERENCE_APPLIED)
+    if applied is not None:
+        headers["Preference-Applied"] = applied
     challenge = www_authenticate(err)
     if challenge is not None:
         headers["WWW-Authenticate"] = challenge
     return web.Response(
         status=err.status, body=None if request.method == "HEAD" else body, headers=headers
     )
+
+
+def _writable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -197,6 +244,7 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
     """
     rid = request[REQUEST_ID] = new_guid()
     try:
+        check_header_text(request.headers)
         response = await handler(request)
     except StubError as err:
         response = error_response(request, err)
@@ -270,6 +318,7 @@ def create_app(
     app[CONFIG_KEY] = cfg
     app[BACKEND_KEY] = store
     app[SERVES_WITHOUT_TASK] = True  # (no handler or middleware asks for its task)
+    app[READ_LIMITS] = cfg.read_limits
     committer = WriteCommitter(store) if store.durable else None
     app[SERVICES_KEY] = Services(
         store, authenticator, cfg.lenient_versions, cfg.product_style_urls, committer

@@ -296,11 +296,11 @@ class Backend:
             raise errors.resource_not_found()
         return table
 
-    def _next_timestamp(self) -> int:
-        now = self._clock()
+    def _next_timestamp(self, ranks: int = 1) -> int:
+        now = self._clock()  # (ranks: new rows' creation ranks from it, unique in Cosmos order)
         if now <= self._last_ts:
             now = self._last_ts + 1
-        self._last_ts = now
+        self._last_ts = now if self._key_order else now + ranks - 1
         return now
 
     def _durably(self, write: Callable[..., None], *args: object) -> None:
@@ -687,7 +687,7 @@ All commands in a batch must operate on same entity group.
                 if rk in seen:
                     raise errors.invalid_duplicate_row().at(i)
                 seen.add(rk)
-        timestamp = self._next_timestamp()
+        timestamp = self._next_timestamp(len(ops))
         changes: list[tuple[Key, Key, Entity | None]] = []
         results: list[WriteResult] = []
         spk, tid = sort_str(pk), id(tbl)  # one partition: its sort string once
@@ -699,7 +699,7 @@ All commands in a batch must operate on same entity group.
             pending = overlay.get((tid, key)) if overlay else None
             current = pending[3] if pending is not None else stored.get(key)
             try:
-                new = apply_write(op, current, timestamp)
+                new = apply_write(op, current, timestamp, timestamp + i)
             except StubError as exc:
                 raise exc.at(i) from None
             changes.append((key, (op.pk, op.rk), new))
@@ -719,6 +719,7 @@ All commands in a batch must operate on same entity group.
         *,
         scan_budget: int | None = None,
         boundaries: Sequence[str] | None = None,
+        start_rank: int | None = None,
     ) -> QueryPage:
         """One page in ordinal order, at most ``top`` (default and max 1000).
 
@@ -733,8 +734,8 @@ All commands in a batch must operate on same entity group.
         page may then be empty). ``scan_budget`` must be >= 1.
 
         Without ``key_order`` (the Cosmos flavour) the page is cut the same way from the
-        matching ranges in :func:`~azt_server_stub.query_pages.cosmos_order` (the
-        continuation is still the next entity's key; ``boundaries`` do not apply).
+        matching ranges in :func:`~azt_server_stub.query_pages.cosmos_order` (creation order;
+        the continuation: ``next_key`` and ``next_rank``; ``boundaries`` do not apply).
 
         Example::
 
@@ -758,10 +759,9 @@ All commands in a batch must operate on same entity group.
                 return QueryPage([], None, 0)
             sorted_ranges.sort(key=range_lo)
             if not self._key_order:
+                cut = (limit, start_after, restrict, scan_budget, start_rank)
                 with rows.snapshot():  # one committed state for the whole page
-                    return unordered_page(
-                        rows, sorted_ranges, flt, limit, start_after, restrict, scan_budget
-                    )
+                    return unordered_page(rows, sorted_ranges, flt, *cut)
             start = sorted_ranges[0][0]
             if start_after is not None:
                 start = max(start, sort_key(*start_after))

@@ -36,7 +36,8 @@ from aiohttp.web_request import BaseRequest
 
 from . import errors
 from .errors import StubError
-from .handlers.error_payload import error_payload
+from .flavors import STORAGE, StubFlavor, flavor_of
+from .handlers.error_payload import render_error
 from .model import new_guid
 from .request_state import STORAGE_XML
 
@@ -130,8 +131,9 @@ def refusal_error(exc: BaseException | None) -> StubError:
     return errors.invalid_input()
 
 
-def refusal_response(err: StubError) -> web.Response:
-    """A Storage XML error response that closes the connection (the parser's state is lost).
+def refusal_response(err: StubError, flavor: StubFlavor = STORAGE) -> web.Response:
+    """An error response that closes the connection (the parser's state is lost), in
+    ``flavor``'s error format (Storage XML; Cosmos JSON, without ``x-ms-error-code``).
 
     Example::
 
@@ -140,13 +142,14 @@ def refusal_response(err: StubError) -> web.Response:
         (400, 'InvalidInput')
     """
     request_id = new_guid()
-    ctype, body = error_payload(err, request_id, STORAGE_XML)
+    ctype, body = render_error(flavor, err, request_id, STORAGE_XML, None, None)
     headers = {
         "Content-Type": ctype,
-        "x-ms-error-code": err.code,
         "x-ms-request-id": request_id,
         "Server": SERVER_HEADER,
     }
+    if flavor.error_code_header:
+        headers["x-ms-error-code"] = err.code
     response = web.Response(status=err.status, body=body, headers=headers)
     response.force_close()
     return response
@@ -187,7 +190,7 @@ class ServiceRequestHandler(RequestHandler):
         else:
             self.log_debug("refused an unparsable request: %s", message or exc)
             err = refusal_error(exc)
-        return refusal_response(err)
+        return refusal_response(err, getattr(self._manager, "flavor", STORAGE))
 
 
 class ServiceServer(web.Server):
@@ -197,6 +200,9 @@ class ServiceServer(web.Server):
 
         server = ServiceServer(handler, request_factory=factory, **handler_args())
     """
+
+    #: The flavour whose error format refusals are written in (set by the runner).
+    flavor: StubFlavor = STORAGE
 
     def __call__(self) -> RequestHandler:
         return ServiceRequestHandler(self, loop=self._loop, **self._kwargs)
@@ -213,13 +219,15 @@ class ServiceAppRunner(web.AppRunner):
 
     async def _make_server(self) -> web.Server:
         plain = await super()._make_server()  # starts the app up and freezes it
-        return ServiceServer(
+        server = ServiceServer(
             plain.request_handler,
             request_factory=plain.request_factory,
             handler_cancellation=plain.handler_cancellation,
             loop=asyncio.get_running_loop(),
             **plain._kwargs,
         )
+        server.flavor = flavor_of(self.app)
+        return server
 
 
 __all__ = [

@@ -4,7 +4,7 @@ Cosmos DB Table API, with every difference between the two kept here.
 A :class:`StubFlavor` says what its service lacks (service properties and statistics,
 table ACLs, CORS preflight, AtomPub, the ``-secondary`` endpoint), its own limits (RowKey
 bytes, reserved property names, batch body size), how it throttles (Storage: ``503
-ServerBusy`` without a retry hint; Cosmos: ``429 TooManyRequests`` with
+ServerBusy`` without a retry hint; Cosmos: ``429`` "Request rate is large" with
 ``x-ms-retry-after-ms``) and how its error bodies read. :func:`install` puts the
 flavour's request checks on an application (nothing for Storage, whose rules live in the
 handlers); the service middleware asks :func:`flavor_of` how to render errors.
@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 from collections.abc import Mapping
@@ -35,9 +36,10 @@ from . import errors
 from .addressing import Kind, parse_resource, split_account
 from .errors import StubError
 from .formats.batch import parse_batch
-from .formats.negotiation import Fmt
-from .handlers.parsing import split_target
-from .request_state import SERVICES_KEY, query_of
+from .formats.negotiation import cosmos_error_format
+from .handlers.parsing import split_target, tunnelled_method
+from .model import etag_for, new_guid, ticks_from_datetime
+from .request_state import REQUEST_ID, SERVICES_KEY, query_of
 from .validation import COSMOS_TABLE_NAMES, STORAGE_TABLE_NAMES, TableNaming
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "FLAVORS",
     "STORAGE",
     "FlavoredError",
+    "GatewayError",
     "StubFlavor",
     "flavor_named",
     "flavor_of",
@@ -68,6 +71,51 @@ class FlavoredError(StubError):
         self.headers = dict(headers)
 
 
+#: What the Cosmos DB Table API's gateway appends, after ``ActivityId: <id>,``, to the
+#: errors it raises itself (recorded 2020-09-17: ``PATCH`` refused, ``415``; see
+#: ``docs/cosmos.md``).
+GATEWAY_AGENT = "documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0"
+
+
+#: The message of the gateway's ``415 MediaTypeNotSupported`` (recorded, REC 6).
+MEDIA_TYPES_REFUSED = "None of the provided media types are supported"
+
+
+class GatewayError(FlavoredError):
+    """An error the Cosmos DB Table API's gateway answers itself: its message carries an
+    ``ActivityId`` line (``tail`` after the id) before the ``RequestID`` line and its body
+    ends with CRLF, as recorded (``test_table_entity_cosmos.test_merge_entity``,
+    interaction 2; ``docs/cosmos.md``).
+
+    Example::
+
+        >>> _, body = COSMOS.error_payload(COSMOS.patch_refused(), "r1", "application/json", None)
+        >>> body.endswith(b'\\\\nRequestID:r1\\\\n"}}}\\r\\n')
+        True
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tail: str = GATEWAY_AGENT,
+    ) -> None:
+        super().__init__(status, code, message, headers=headers or {})
+        self.tail = tail
+
+
+#: What follows the ActivityId of a throttled request's answer (recorded 2020,
+#: ``test_table_cosmos.test_query_tables_with_num_results``, interaction 3; the stub's
+#: own names in the Request URI).
+_THROTTLE_TAIL = (
+    "Request URI: /apps/azt-stub/services/azt-stub/partitions/azt-stub/replicas/1p, "
+    "RequestStats: , SDK: Microsoft.Azure.Documents.Common/2.11.0, " + GATEWAY_AGENT
+)
+
+
 #: Operations a flavour may lack, by the name the refusal uses.
 OPERATIONS = ("service properties", "service stats", "table ACL", "CORS preflight", "AtomPub")
 
@@ -83,7 +131,17 @@ class StubFlavor:
     ``throttle_status``: the status of a throttled request. ``error_code_header``:
     whether errors carry ``x-ms-error-code``. ``table_naming``: valid table names and
     whether they are case-sensitive. ``key_order``: whether query results come in
-    PartitionKey/RowKey order (the backend takes both).
+    PartitionKey/RowKey order (the backend takes both). ``refuses_patch_in_batch``: a
+    change set with a ``PATCH`` part is refused whole, before any part is looked at
+    (top-level ``400 InvalidInput``). ``numbers_batch_parts``: every change-set answer
+    part carries ``Content-ID`` numbered from 1 (else a Content-ID sent as an inner
+    header is echoed). ``patch_merges``: whether the ``PATCH`` verb merges (Cosmos
+    refuses it). ``fixed_fraction``: user DateTime values written with seven fractional
+    digits. ``select_in_metadata``: whether a ``$select`` is named in ``odata.metadata``.
+    ``no_content_type``: the ``Content-Type`` of ``204`` answers (None: none).
+    ``table_etag``: whether Create Table answers with an ETag. ``cosmos_tokens``:
+    continuation tokens in the Cosmos DB Table API's shape. ``bare_json_type``: JSON
+    answers typed ``application/json;odata=<level>`` alone.
 
     Example::
 
@@ -103,10 +161,20 @@ class StubFlavor:
     error_code_header: bool = True
     table_naming: TableNaming = STORAGE_TABLE_NAMES
     key_order: bool = True
+    refuses_patch_in_batch: bool = False
+    numbers_batch_parts: bool = False
+    patch_merges: bool = True
+    fixed_fraction: bool = False
+    select_in_metadata: bool = True
+    no_content_type: str | None = None
+    table_etag: bool = False
+    cosmos_tokens: bool = False
+    bare_json_type: bool = False
 
     @property
     def checks_requests(self) -> bool:
-        """Whether the flavour needs its request middleware (Storage does not).
+        """Whether the flavour needs its middleware (request checks and answer headers;
+        Storage needs none).
 
         Example::
 
@@ -120,6 +188,9 @@ class StubFlavor:
             or self.max_row_key_bytes is not None
             or self.reserved_names
             or self.max_batch_bytes is not None
+            or not self.patch_merges
+            or self.no_content_type is not None
+            or self.table_etag
         )
 
     def not_supported(self, operation: str) -> StubError:
@@ -141,7 +212,10 @@ class StubFlavor:
         """A throttled request's answer, telling the client when to come back.
 
         Storage: ``503 ServerBusy`` with the service's text and no retry hint. Cosmos:
-        ``429 TooManyRequests`` ("Request rate is large") with ``x-ms-retry-after-ms``.
+        ``429`` with the recorded body (its code is ``"429"``, "Request rate is large",
+        the gateway's ActivityId line) and ``x-ms-retry-after-ms``, which Cosmos's
+        rate-limiting guidance documents (the one 2020 recording shows none; azt retries
+        a ``429`` either way).
 
         Example::
 
@@ -153,12 +227,14 @@ class StubFlavor:
         if self.throttle_status != 429:
             return errors.server_busy(message)
         millis = max(1, math.ceil(wait_seconds * 1000))
-        return FlavoredError(
+        return GatewayError(
             429,
-            "TooManyRequests",
+            "429",
             'Message: {"Errors":["Request rate is large. More Request Units may be needed, '
-            'so no changes were made. Please retry this request later."]}',
+            "so no changes were made. Please retry this request later. Learn more: "
+            'http://aka.ms/cosmosdb-error-429"]}',
             headers={"x-ms-retry-after-ms": str(millis)},
+            tail=_THROTTLE_TAIL,
         )
 
     def error_message(self, text: str, request_id: str, time_text: str) -> str:
@@ -177,38 +253,62 @@ class StubFlavor:
         return f"{text}\nRequestId:{request_id}\nTime:{time_text}"
 
     def error_payload(
-        self, err: StubError, request_id: str, style: Fmt | str
+        self, err: StubError, request_id: str, accept: str | None, format_param: str | None
     ) -> tuple[str, bytes] | None:
         """``(Content-Type, body)`` of an error as this flavour writes it, or ``None`` for
-        Storage's own rendering. Cosmos answers JSON only: the negotiated JSON level (else
-        minimal metadata), ``lang`` ``en-us`` and the ``RequestID`` line.
+        Storage's own rendering. Cosmos answers JSON only, at the level
+        :func:`~azt_server_stub.formats.negotiation.cosmos_error_format` picks from
+        ``Accept``/``$format`` (full metadata unless the client named a level), with
+        ``lang`` ``en-us``, the ``RequestID`` line and a CRLF after the JSON, as recorded.
 
         Example::
 
-            >>> ctype, body = COSMOS.error_payload(errors.table_not_found(), "r1", "storage-xml")
+            >>> ctype, body = COSMOS.error_payload(errors.table_not_found(), "r1", "*/*", None)
             >>> ctype
-            'application/json;odata=minimalmetadata'
-            >>> body[:52]
-            b'{"odata.error":{"code":"TableNotFound","message":{"l'
+            'application/json;odata=fullmetadata'
+            >>> body[:52], body[-2:]
+            (b'{"odata.error":{"code":"TableNotFound","message":{"l', b'\\r\\n')
         """
         if not self.json_only:
             return None
-        fmt = style if isinstance(style, Fmt) and style.is_json else Fmt.MINIMAL
-        prefix = f"{err.index}:" if err.index is not None else ""
-        message = self.error_message(prefix + err.message, request_id, "")
+        fmt = cosmos_error_format(accept, format_param)
+        prefix = f"{err.index}:" if err.index else ""
+        text = prefix + err.message
+        if isinstance(err, GatewayError):
+            text += f"\r\nActivityId: {request_id}, {err.tail}"
+        message = self.error_message(text, request_id, "")
         inner: dict[str, object] = {
             "code": err.code,
             "message": {"lang": "en-us", "value": message},
         }
         inner.update(err.details)
         ctype = f"application/json;odata={fmt.value}"  # as recorded from Cosmos: no charset
-        return ctype, json.dumps({"odata.error": inner}, separators=(",", ":")).encode()
+        body = json.dumps({"odata.error": inner}, separators=(",", ":")).encode() + b"\r\n"
+        return ctype, body
+
+    def patch_refused(self) -> StubError:
+        """The answer to a ``PATCH`` where the flavour does not merge with it: Cosmos's
+        ``400 InvalidInput`` "One of the input values is invalid." from its gateway (the
+        recorded answer; ``POST`` with ``X-HTTP-Method: MERGE`` is how Cosmos merges).
+
+        Example::
+
+            >>> err = COSMOS.patch_refused()
+            >>> err.status, err.code, err.message
+            (400, 'InvalidInput', 'One of the input values is invalid.')
+        """
+        return GatewayError(400, "InvalidInput", "One of the input values is invalid.")
 
     # -- request checks ------------------------------------------------------------------------
 
-    def check(self, request: web.Request, body: bytes | None) -> None:
+    def check(self, request: web.Request, body: bytes | None) -> Kind | None:
         """Refuse ``request`` if the flavour lacks what it asks for or it breaks the
-        flavour's limits (``body``: the request body when it matters, else ``None``).
+        flavour's limits (``body``: the request body when it matters, else ``None``);
+        return the kind of resource it addresses (None for the service and ACLs).
+
+        Every body that carries an entity is checked, whatever the verb: an insert
+        (``POST`` to the table), an update, merge or upsert (``PUT``, ``MERGE``, ``POST``
+        with ``X-HTTP-Method``, on the entity's address) and each part of a change set.
 
         Example::
 
@@ -230,24 +330,50 @@ class StubFlavor:
         comp = query_of(request).get("comp")
         if resource.kind is Kind.SERVICE:
             self._require("service stats" if comp == "stats" else "service properties")
-            return
+            return None
         if comp == "acl" and resource.kind is Kind.COLLECTION and resource.bare:
             self._require("table ACL")
-            return
+            return None
+        if not self.patch_merges and _effective_verb(request) == "PATCH":
+            raise self.patch_refused()
         if self.json_only and _is_atom(request.headers, query_of(request).get("$format")):
-            raise StubError(
-                415,
-                "UnsupportedMediaType",
-                f"{self.service} accepts JSON payloads only (no AtomPub).",
-            )
+            # the gateway's recorded 415 (docs/cosmos.md, REC 6), for what it cannot read
+            raise GatewayError(415, "MediaTypeNotSupported", MEDIA_TYPES_REFUSED)
         if resource.keys is not None:
             self.check_key("RowKey", resource.keys[1])
         if body is None:
-            return
+            return resource.kind
         if resource.kind is Kind.BATCH:
-            self._check_batch(body, request.headers.get("Content-Type"))
-        elif resource.kind is Kind.COLLECTION:
+            self._check_batch(body, request.headers.get("Content-Type"), request.get(REQUEST_ID))
+        elif resource.kind is Kind.COLLECTION or resource.kind is Kind.ENTITY:
             self.check_entity_body(body)
+        return resource.kind
+
+    def finish(self, request: web.Request, kind: Kind | None, response: web.StreamResponse) -> None:
+        """Give a successful answer the headers the flavour adds: Cosmos's
+        ``Content-Type: application/json`` on every ``204``, its JSON content types
+        without Storage's ``;streaming=true;charset=utf-8`` and the new table's ETag on
+        Create Table (all as recorded; ``docs/cosmos.md``).
+
+        Example::
+
+            COSMOS.finish(request, Kind.TABLES, response)
+        """
+        status = response.status
+        if status == 204 and self.no_content_type is not None:
+            response.headers.setdefault("Content-Type", self.no_content_type)
+        if self.bare_json_type:
+            ctype = response.headers.get("Content-Type", "")
+            if ctype.endswith(_JSON_PARAMETERS) and ctype.startswith("application/json;"):
+                response.headers["Content-Type"] = ctype[: -len(_JSON_PARAMETERS)]
+        if (
+            self.table_etag
+            and kind is Kind.TABLES
+            and status in (201, 204)
+            and request.method.upper() == "POST"
+        ):
+            now = ticks_from_datetime(_dt.datetime.now(_dt.UTC))
+            response.headers.setdefault("ETag", etag_for(now))
 
     def needs_body(self, request: web.Request) -> bool:
         """Whether :meth:`check` must see the body (inserts, updates and batches).
@@ -314,7 +440,23 @@ class StubFlavor:
                     f"The property name '{name}' is reserved by {self.service}.",
                 )
 
-    def _check_batch(self, body: bytes, content_type: str | None) -> None:
+    def invalid_input(self, activity_id: str | None) -> StubError:
+        """Cosmos's own ``400 InvalidInput`` (its message names the activity, as recorded).
+
+        Example::
+
+            >>> COSMOS.invalid_input("a1").message.splitlines()[1]
+            'ActivityId: a1, documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0'
+        """
+        return StubError(
+            400,
+            "InvalidInput",
+            "One of the input values is invalid.\r\n"
+            f"ActivityId: {activity_id or new_guid()}, documentdb-dotnet-sdk/2.11.0 "
+            "Host/64-bit MicrosoftWindowsNT/6.2.9200.0",
+        )
+
+    def _check_batch(self, body: bytes, content_type: str | None, request_id: str | None) -> None:
         cap = self.max_batch_bytes
         if cap is not None and len(body) > cap:
             raise StubError(
@@ -326,6 +468,9 @@ class StubFlavor:
             batch = parse_batch(body, content_type)
         except StubError:
             return  # the batch handler answers a malformed batch
+        if self.refuses_patch_in_batch and any(p.method == "PATCH" for p in batch.parts):
+            # recorded: the whole batch refused, a top-level JSON error, no multipart
+            raise self.invalid_input(request_id)
         for index, part in enumerate(batch.parts):
             try:
                 _, path = _split_part_target(part.target)
@@ -338,6 +483,19 @@ class StubFlavor:
                 if err.status == 400 and err.code in ("KeyValueTooLarge", "PropertyNameInvalid"):
                     raise err.at(index) from None
                 continue  # addressing errors are the batch handler's to answer
+
+
+#: What Azure Table storage adds after a JSON answer's ``odata=<level>`` (Cosmos does not).
+_JSON_PARAMETERS = ";streaming=true;charset=utf-8"
+
+
+def _effective_verb(request: web.Request) -> str:
+    """The request's verb after ``X-HTTP-Method`` tunnelling (a malformed tunnel: the
+    verb as sent, the dispatcher refuses it)."""
+    try:
+        return tunnelled_method(request.method.upper(), request.headers)
+    except StubError:
+        return request.method.upper()
 
 
 def _split_part_target(target: str) -> tuple[str | None, str]:
@@ -369,6 +527,15 @@ COSMOS = StubFlavor(
     error_code_header=False,
     table_naming=COSMOS_TABLE_NAMES,
     key_order=False,
+    refuses_patch_in_batch=True,
+    numbers_batch_parts=True,
+    patch_merges=False,
+    fixed_fraction=True,
+    select_in_metadata=False,
+    no_content_type="application/json",
+    table_etag=True,
+    cosmos_tokens=True,
+    bare_json_type=True,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 
@@ -418,8 +585,10 @@ def middleware(flavor: StubFlavor) -> Middleware:
     @web.middleware
     async def check_flavor(request: web.Request, handler: Handler) -> web.StreamResponse:
         body = await request.read() if flavor.needs_body(request) else None
-        flavor.check(request, body)
-        return await handler(request)
+        kind = flavor.check(request, body)
+        response = await handler(request)
+        flavor.finish(request, kind, response)
+        return response
 
     return check_flavor
 

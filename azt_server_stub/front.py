@@ -56,6 +56,8 @@ from yarl import URL
 from . import errors
 from ._eager import start_eagerly
 from .connection import SERVES_WITHOUT_TASK, ServiceAppRunner, refusal_error, refusal_response
+from .flavors import flavor_of
+from .read_limits import Drain, ReadWatch, limits_of
 
 log = logging.getLogger("azt_server_stub")
 
@@ -132,6 +134,10 @@ class FrontServer(web.Server):
             fmt = settings.get("access_log_format", AccessLogger.LOG_FORMAT)
             self.access_logger = logger_class(logger, fmt)
         self.chain, self.match_info = _compose(app)
+        #: the flavour whose error format refusals are written in
+        self.flavor = flavor_of(app)
+        #: the bounds on slow clients (read_limits.py)
+        self.read_limits = limits_of(app)
 
     def __call__(self) -> FrontProtocol:  # type: ignore[override]
         return FrontProtocol(self)
@@ -223,6 +229,8 @@ class FrontProtocol(BaseProtocol):
         self._eager = False  # serving inside data_received (see _start_worker)
         self._idle_handle: asyncio.TimerHandle | None = None
         self._idle_since = loop.time()
+        self._watch = ReadWatch(loop, server.read_limits, self._read_timed_out)
+        self._drain: Drain | None = None
         # what aiohttp's requests read from their protocol, fixed for the connection
         self.ssl_context: Any = None
         self.peername: Any = None
@@ -259,6 +267,9 @@ class FrontProtocol(BaseProtocol):
         if self._idle_handle is not None:
             self._idle_handle.cancel()
             self._idle_handle = None
+        self._watch.cancel()
+        if self._drain is not None:
+            self._drain.close()
         if self._current is not None:
             self._current._cancel(exc if exc is not None else ConnectionResetError("lost"))
         for _, payload in self._messages:
@@ -329,6 +340,8 @@ class FrontProtocol(BaseProtocol):
         """
         parser = self._parser
         if self._refused is not None or parser is None:
+            if self._drain is not None:  # refused and answered: dropped, up to a bound
+                self._drain.dropped(len(data))
             return  # (closing: the request in progress may still be reading its body)
         try:
             messages, _upgraded, _tail = parser.feed_data(data)
@@ -337,6 +350,9 @@ class FrontProtocol(BaseProtocol):
             messages = []
         if messages:
             self._messages.extend(messages)
+            self._watch.parsed(messages[-1][1])
+        elif self._refused is None:
+            self._watch.received()
         if self.worker is not None or self._eager or self._closing:
             return  # (the worker, or the request being served now, goes on to these)
         if messages or self._refused is not None:
@@ -449,10 +465,11 @@ class FrontProtocol(BaseProtocol):
         """The answer to a handler that escaped every middleware (a stub bug)."""
         if writer.output_size > 0:
             raise ConnectionError("the response has started; the error cannot be sent")
+        flavor = self._server.flavor
         if timed_out:
-            return refusal_response(errors.operation_timed_out())
+            return refusal_response(errors.operation_timed_out(), flavor)
         log.error("stub bug while serving a request", exc_info=exc)
-        return refusal_response(errors.internal_error())
+        return refusal_response(errors.internal_error(), flavor)
 
     async def _answer_refusal(self, exc: HttpProcessingError) -> None:
         """Answer a request the parser refused, in the service's format, and close."""
@@ -461,8 +478,22 @@ class FrontProtocol(BaseProtocol):
         task = asyncio.current_task(self._loop)
         factory = self._server.request_factory
         request = factory(_REFUSED, EMPTY_PAYLOAD, self, writer, task)  # type: ignore[arg-type]
-        response = refusal_response(refusal_error(exc))
+        response = refusal_response(refusal_error(exc), self._server.flavor)
         await self._write(request, response, writer)
+        self._watch.cancel()
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            # a client still sending would lose the answer to a reset: drain, then close
+            self._drain = Drain(self._loop, transport, self._server.read_limits)
+
+    def _read_timed_out(self, what: str) -> None:
+        """A client took longer than the read limits allow to send a head or a body:
+        the connection is closed, unanswered (as Azure's HTTP server does)."""
+        log.debug("closing a connection whose request %s is too slow to arrive", what)
+        self._closing = True
+        body = self._watch.body
+        if body is not None:
+            body.set_exception(RequestPayloadError(f"the request {what} arrived too slowly"))
         if self.transport is not None:
             self.transport.close()
 
@@ -761,8 +792,22 @@ def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, 
         text = status_line
     if text.count("\n") != breaks or text.count("\r") != breaks:  # aiohttp refuses too
         raise ValueError("Newline or carriage return character detected in a header")
-    head = (text + "\r\n\r\n").encode("utf-8")
+    try:
+        head = (text + "\r\n\r\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (undecodable request bytes): as received
+        head = _encode_head(text + "\r\n\r\n")
     return head, (b"" if empty or not body else body), bool(keep_alive)
+
+
+def _encode_head(text: str) -> bytes:
+    """A response head holding lone surrogates, encoded anyway: the bytes they stand for
+    (the parser's ``surrogateescape``), any other as ``?``. The service middleware refuses
+    such header values before serving (``check_header_text``); this keeps an answer
+    writable should one reach a header all the same."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
 
 
 #: Status lines written before, by (HTTP version, status, reason). Bounded.

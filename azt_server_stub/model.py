@@ -305,7 +305,9 @@ class Entity:
 
     ``props`` holds only custom properties (never PartitionKey, RowKey or
     Timestamp), in insertion order, each as ``(Edm, value)``. Stored entities
-    never contain nulls.
+    never contain nulls. ``created``: the entity's rank in creation order (assigned when
+    its key is inserted, kept by replaces and merges; the Cosmos DB Table API lists rows
+    in that order), not part of its value.
 
     Example::
 
@@ -318,6 +320,7 @@ class Entity:
     rk: str
     timestamp: int
     props: dict[str, TypedValue] = field(default_factory=dict)
+    created: int = field(default=0, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -371,7 +374,7 @@ class Entity:
             >>> original.props["Age"][1], changed.props["Age"][1]
             (23, 24)
         """
-        return Entity(self.pk, self.rk, self.timestamp, dict(self.props))
+        return Entity(self.pk, self.rk, self.timestamp, dict(self.props), self.created)
 
 
 #: Ready request ids (``list.pop`` and ``extend`` are atomic, so threads may share it).

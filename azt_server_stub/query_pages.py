@@ -4,7 +4,8 @@ Keys compare by UTF-16 code units (:func:`sort_key`); a filter narrows a scan to
 ranges (:class:`EntityFilter`); :func:`scan_ranges` walks a table's sorted rows through
 them; :class:`QueryPage` and :class:`TablePage` are what a page returns. The Cosmos
 flavour returns a query's entities in :func:`cosmos_order` instead: the Cosmos DB Table
-API documents that its query results are not sorted by PartitionKey and RowKey.
+API documents that its query results are not sorted by PartitionKey and RowKey, and its
+recorded answers list rows in the order they were created.
 
 Example::
 
@@ -15,7 +16,6 @@ Example::
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -97,7 +97,9 @@ class QueryPage:
 
     ``next_key`` is the (NextPartitionKey, NextRowKey) of the next entity to
     examine, or None when the query is complete. ``scanned`` counts the entities
-    the page examined (for tests of scan cost and for scan budgets).
+    the page examined (for tests of scan cost and for scan budgets). ``next_rank``: in
+    :func:`cosmos_order`, the next entity's creation rank (with ``next_key``, where the
+    next page starts even if that entity is deleted meanwhile); None in key order.
 
     Example::
 
@@ -108,6 +110,7 @@ class QueryPage:
     entities: list[Entity]
     next_key: tuple[str, str] | None = None
     scanned: int = 0
+    next_rank: int | None = None
 
 
 @dataclass(slots=True)
@@ -160,19 +163,22 @@ def sort_key(pk: str, rk: str) -> Key:
     return (sort_str(pk), sort_str(rk))
 
 
-def cosmos_order(pk: str, rk: str) -> tuple[int, Key]:
-    """Where an entity comes in a query's results on the Cosmos flavour: by a stable hash
-    (CRC-32) of its key, then by its key. Partitions interleave and rows of one partition
-    are not in RowKey order, yet the order is total and deterministic, so a continuation
-    key (the first entity of the next page) resumes a query exactly where it stopped.
+def cosmos_order(created: int, pk: str, rk: str) -> tuple[int, Key]:
+    """Where an entity comes in a query's results on the Cosmos flavour: by its creation
+    rank (``Entity.created``), then by its key (a tie only among rows of stores written
+    before ranks were kept). That is the order the recorded Cosmos DB Table API lists a
+    table's rows in (``docs/cosmos.md``, REC 5 and REC 9): partitions interleave as their
+    rows were created and rows of one partition are not in RowKey order, yet the order is
+    total, so a continuation (the next entity's rank and key) resumes a query exactly
+    where it stopped, even if that entity is deleted meanwhile.
 
     Example::
 
-        >>> sorted(["a", "b", "c", "d"], key=lambda rk: cosmos_order("p", rk))
-        ['b', 'c', 'a', 'd']
+        >>> rows = [(3, "p", "a"), (1, "q", "z"), (2, "p", "b")]
+        >>> [rk for _, _, rk in sorted(rows, key=lambda row: cosmos_order(*row))]
+        ['z', 'b', 'a']
     """
-    data = f"{pk}\x00{rk}".encode("utf-8", "surrogatepass")
-    return (zlib.crc32(data), sort_key(pk, rk))
+    return (created, sort_key(pk, rk))
 
 
 def range_lo(item: tuple[Key, Key | None]) -> Key:

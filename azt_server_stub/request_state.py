@@ -35,6 +35,11 @@ ERR_STYLE = web.RequestKey("azt.error_style", str)
 REQUEST_ID = web.RequestKey("azt.request_id", str)
 
 
+#: The ``Preference-Applied`` value of an insert or Create Table that asked for one: real
+#: Storage sends it on the error answer too (recorded 2017, docs/stub.md).
+PREFERENCE_APPLIED = web.RequestKey("azt.preference_applied", str)
+
+
 VERSION = web.RequestKey("azt.version", str)
 
 

@@ -144,11 +144,14 @@ def _check_if_match(if_match: str, current: Entity | None) -> None:
         raise errors.resource_not_found()
 
 
-def apply_write(op: WriteOp, current: Entity | None, timestamp: int) -> Entity | None:
+def apply_write(
+    op: WriteOp, current: Entity | None, timestamp: int, created: int | None = None
+) -> Entity | None:
     """One write against ``current``: the new stored entity (None: deleted), or raise.
 
     Check order (PROTOCOL.md 8.3): body validation (400), existence (404/409), ETag (412),
-    then the limits of a merged entity.
+    then the limits of a merged entity. A new key gets the creation rank ``created``
+    (default: ``timestamp``); a replace or merge keeps the current entity's.
 
     Example::
 
@@ -157,29 +160,30 @@ def apply_write(op: WriteOp, current: Entity | None, timestamp: int) -> Entity |
         True
     """
     kind = op.kind
+    rank = current.created if current is not None else timestamp if created is None else created
     if kind == "insert":
         if not op.checked:
             validate_entity(op.pk, op.rk, op.props)
         if current is not None:
             raise errors.entity_already_exists()
-        return Entity(op.pk, op.rk, timestamp, dict(op.props))
+        return Entity(op.pk, op.rk, timestamp, dict(op.props), rank)
     if kind == "replace":
         if not op.checked:
             validate_entity(op.pk, op.rk, op.props)
         if op.if_match is not None:
             _check_if_match(op.if_match, current)
-        return Entity(op.pk, op.rk, timestamp, dict(op.props))
+        return Entity(op.pk, op.rk, timestamp, dict(op.props), rank)
     if kind == "merge":
         if not op.checked:
             validate_entity(op.pk, op.rk, op.props)
         if op.if_match is not None:
             _check_if_match(op.if_match, current)
         if current is None:
-            return Entity(op.pk, op.rk, timestamp, dict(op.props))
+            return Entity(op.pk, op.rk, timestamp, dict(op.props), rank)
         merged = dict(current.props)
         merged.update(op.props)
         check_entity_limits(op.pk, op.rk, merged)
-        return Entity(op.pk, op.rk, timestamp, merged)
+        return Entity(op.pk, op.rk, timestamp, merged, rank)
     if kind == "delete":
         if op.if_match is None:
             raise errors.invalid_input(

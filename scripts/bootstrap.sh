@@ -18,6 +18,11 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     return "$rc"
   }
   pipq --upgrade pip
+  # The distribution was named "azt" before it became "azt-tables" (the PyPI name "azt" is
+  # another project's): drop the old editable install, whose commands the new one replaces.
+  if .venv/bin/python -m pip show --quiet azt >/dev/null 2>&1; then
+    .venv/bin/python -m pip uninstall --quiet --yes azt
+  fi
   pipq -e '.[dev]'
   touch "$stamp"
 fi

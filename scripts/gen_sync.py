@@ -109,6 +109,7 @@ SPECS = [
         ),
     ),
     Spec("azt._orm.query", "Query", "Query", items_of="pages"),
+    Spec("azt._orm.entity_table", "EntityTable", "EntityTable"),
     Spec("azt._uow.query", "ContextQuery", "ContextQuery", items_of="pages"),
     Spec(
         "azt._uow.context",

@@ -26,7 +26,14 @@ PACKAGES = ("azt", "azt_server_stub")
 MAX_LINES = 800
 FACES = {"azt.entity", "azt.query", "azt.context", "azt.keys", "azt.dynamic", "azt.edm"}
 #: Layer rank of azt's internal places: a module may import only ranks at or below its own.
-RANKS = {"azt._errors": 0, "azt._edm": 0, "azt._core": 1, "azt._orm": 2, "azt._uow": 3}
+RANKS = {
+    "azt._azure_bases": 0,
+    "azt._errors": 0,
+    "azt._edm": 0,
+    "azt._core": 1,
+    "azt._orm": 2,
+    "azt._uow": 3,
+}
 
 
 def _modules() -> dict[str, Path]:

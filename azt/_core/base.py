@@ -339,6 +339,17 @@ class ClientCore:
             self._secondary_pipeline = self._new_pipeline(secondary)
         return self._secondary_pipeline
 
+    def write_verb(self, merge: bool, headers: dict[str, str]) -> str:
+        """The verb of an entity update or upsert (``merge``: a merge, else a replace),
+        adding ``X-HTTP-Method: MERGE`` to ``headers`` where the flavour tunnels merges
+        (:attr:`Flavor.tunnels_merge`)."""
+        if not merge:
+            return "PUT"
+        if self.flavor.tunnels_merge:
+            headers["X-HTTP-Method"] = "MERGE"
+            return "POST"
+        return "MERGE"
+
     def check_open(self) -> None:
         if self.closed or self.transport.closed:
             raise ClientClosedError("the client has been closed; create a new one")

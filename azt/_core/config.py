@@ -114,6 +114,19 @@ class Flavor(enum.Enum):
         """
         return _COSMOS_UNSUPPORTED if self is Flavor.COSMOS else frozenset()
 
+    @property
+    def tunnels_merge(self) -> bool:
+        """Whether a merge goes out as ``POST`` with ``X-HTTP-Method: MERGE`` (Cosmos DB,
+        whose recorded answers accept that form and refuse ``PATCH``) instead of the
+        ``MERGE`` verb (Azure Table storage), in a request and in a change set part.
+
+        Example::
+
+            >>> Flavor.COSMOS.tunnels_merge, Flavor.STORAGE.tunnels_merge
+            (True, False)
+        """
+        return self is Flavor.COSMOS
+
     def require(self, operation: str) -> None:
         """Raise :class:`azt.UnsupportedOperationError` if the flavour lacks ``operation``.
 
@@ -243,8 +256,17 @@ class RetryPolicy:
     ``minimum + 3·base`` ± 20 %, and so on up to ``maximum``. The defaults are that guide's
     (base 30 s, minimum 3 s, maximum 90 s: about 3 s, 33 s, 90 s) and the storage client's
     three retries, i.e. ``max_attempts=4`` in all. A ``Retry-After`` /
-    ``x-ms-retry-after-ms`` sent by the service is honoured as a lower bound on the delay;
-    a ``429`` with ``x-ms-retry-after-ms`` (Cosmos DB's throttling) waits exactly that long.
+    ``x-ms-retry-after-ms`` sent by the service is a floor: the wait is at least the hint
+    plus a random time (``hint + U(0, span)``, the span ``max(hint, 50 ms)`` doubling with
+    each retry, at most ``maximum``), so that clients refused together do not retry
+    together. A ``429`` (Cosmos DB's throttling, with or without ``x-ms-retry-after-ms``)
+    waits that hinted time (hint 0 without one) instead of the back-off, whose 3 s would
+    idle far longer than asked.
+
+    A throttled request (``429``) gets its own budget, the Cosmos DB SDKs' defaults
+    (``MaxRetryAttemptsOnRateLimitedRequests`` 9, ``MaxRetryWaitTimeOnRateLimitedRequests``
+    30 s): ``throttled_attempts`` attempts in all (default 10) while its waits stay within
+    ``throttled_total_delay`` seconds (default 30).
 
     Retried: 408, 429, 500, 502, 503, 504, connection errors and client timeouts. Never:
     other 4xx, 501, 505.
@@ -269,6 +291,8 @@ class RetryPolicy:
     maximum: float = attrs.field(default=90.0, validator=_non_negative)
     jitter: float = attrs.field(default=0.2, validator=_non_negative)
     max_total_delay: float | None = attrs.field(default=None)
+    throttled_attempts: int = attrs.field(default=10, validator=_positive_int)
+    throttled_total_delay: float = attrs.field(default=30.0, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         budget = self.max_total_delay
@@ -292,7 +316,7 @@ class RetryPolicy:
             >>> RetryPolicy.no_retries().max_attempts
             1
         """
-        return cls(max_attempts=1)
+        return cls(max_attempts=1, throttled_attempts=1)
 
     def backoff(
         self, retry_number: int, uniform: Callable[[float, float], float] = random.uniform

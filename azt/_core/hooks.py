@@ -57,8 +57,8 @@ class RequestInfo:
 
     ``url`` is the full URL with every secret redacted (a SAS credential's token is left
     out entirely); ``headers`` the request headers as sent, ``Authorization`` and other
-    secret values replaced by ``REDACTED``; ``attempt`` counts from 1 (a retry is a new
-    attempt; the single resend after a refused bearer token keeps its number);
+    secret values replaced by ``REDACTED``; ``attempt`` counts from 1 (every send is a new
+    attempt: a retry, and the single resend after a refused bearer token);
     ``body_size`` the payload's length in bytes.
 
     Example::

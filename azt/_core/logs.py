@@ -160,8 +160,9 @@ def log_attempt(
     The same values ride in the record's ``extra`` for structured handlers: ``method``,
     ``url``, ``status`` (``None`` when no answer came), ``duration`` (seconds),
     ``request_id`` (``x-ms-request-id``), ``client_request_id``, ``attempt`` (1 for the
-    first), ``request_size`` and ``response_size`` (body bytes) and ``error`` (why no
-    answer came, or ``None``).
+    first; every send counts, a resend after a refused bearer token too),
+    ``request_size`` and ``response_size`` (body bytes) and ``error`` (why no answer
+    came, or ``None``).
 
     Example::
 

@@ -56,6 +56,16 @@ USER_AGENT = "azt/0.1.0 (Python)"
 AnyCredential = SharedKeyCredential | SasCredential | BearerTokenCredential
 
 
+class _Sends:
+    """How many HTTP sends one logical request has made so far (retries and the resend
+    after a bearer 401 alike): each send's attempt number is the count after it."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class Pipeline:
     """Sends requests for one endpoint with one credential over one transport.
 
@@ -142,14 +152,21 @@ class Pipeline:
         # Attempt 1 runs without tenacity (the common, successful case costs nothing more);
         # only a retryable failure builds the request's fresh AsyncRetrying, whose first
         # "attempt" replays that failure so waits, logging and the stop rule stay tenacity's.
+        # ``sends`` numbers every HTTP send of the request (the resend after a bearer 401
+        # included): the number logs, hooks and spans show and ``attempts`` records.
+        sends = _Sends()
         try:
-            return await self._attempt(
-                method, url, plain_url, base_headers, body, sign_path, comp, resource, 1
+            response = await self._attempt(
+                method, url, plain_url, base_headers, body, sign_path, comp, resource, sends
             )
         except (ServiceError, TransportError) as exc:
+            exc.attempts = sends.count
             if policy.max_attempts == 1 or not is_retryable(exc):
                 raise
             first_failure: ServiceError | TransportError = exc
+        else:
+            response.attempts = sends.count
+            return response
 
         maybe_applied = may_have_been_applied(first_failure)
         attempt_number = 0
@@ -175,13 +192,13 @@ class Pipeline:
                         sign_path,
                         comp,
                         resource,
-                        attempt_number,
+                        sends,
                     )
-                    response.attempts = attempt_number
+                    response.attempts = sends.count
                     response.earlier_attempt_may_have_applied = maybe_applied
                     return response
                 except (ServiceError, TransportError) as exc:
-                    exc.attempts = attempt_number
+                    exc.attempts = sends.count
                     exc.earlier_attempt_may_have_applied = maybe_applied
                     if may_have_been_applied(exc):
                         maybe_applied = True
@@ -198,10 +215,12 @@ class Pipeline:
         sign_path: str,
         comp: str | None,
         resource: ResourceKind | None,
-        attempt: int,
+        sends: _Sends,
         *,
         refresh_token_on_401: bool = True,
     ) -> HttpResponse:
+        sends.count += 1
+        attempt = sends.count
         headers = dict(base_headers)
         date = self._date.now()
         headers["x-ms-date"] = date
@@ -261,7 +280,7 @@ class Pipeline:
                 sign_path,
                 comp,
                 resource,
-                attempt,
+                sends,
                 refresh_token_on_401=False,
             )
         if response.status >= 300:

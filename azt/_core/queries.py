@@ -85,15 +85,28 @@ def format_filter(filter: str, parameters: Mapping[str, Any] | None = None) -> s
     return "".join(out)
 
 
-def select_text(select: Sequence[str]) -> str:
+def select_names(select: Sequence[str]) -> list[str]:
+    """The property names of a ``select``: a sequence of names, or one ``str`` of
+    comma-separated names (``azure-data-tables`` takes both; a property name never holds a
+    comma, so the ``str`` cannot be misread).
+
+    Example::
+
+        >>> select_names("Name, Rating"), select_names(["Name"])
+        (['Name', 'Rating'], ['Name'])
+    """
     if isinstance(select, str):
-        select = [select]
+        select = select.split(",")
     names = []
     for name in select:
-        if not isinstance(name, str) or not name or "," in name:
+        if not isinstance(name, str) or not name.strip() or "," in name:
             raise ValidationError(f"invalid $select property name {name!r}")
         names.append(name.strip())
-    return ",".join(names)
+    return names
+
+
+def select_text(select: Sequence[str]) -> str:
+    return ",".join(select_names(select))
 
 
 def check_top(top: int) -> int:

@@ -19,6 +19,7 @@ from azt._errors import ServiceError
 __all__ = [
     "AccessPolicies",
     "ResponseMetadata",
+    "TableItem",
     "UpdateMode",
     "WriteResult",
     "timestamp_from_etag",
@@ -130,6 +131,33 @@ class AccessPolicies(dict[str, AccessPolicy | None]):
     ) -> None:
         super().__init__(policies or {})
         self.request_id = request_id
+
+
+class TableItem(str):
+    """A table's name, as :meth:`TableServiceClient.list_tables` and ``query_tables`` yield
+    it: a ``str`` (compare, sort, format and store it as one) whose ``name`` is the same
+    string, so code written for ``azure-data-tables`` (whose ``TableItem`` has ``.name``)
+    reads it unchanged.
+
+    Example::
+
+        >>> item = TableItem("movies")
+        >>> item == "movies", item.name, item.upper()
+        (True, 'movies', 'MOVIES')
+    """
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        """The table name (a plain ``str``): ``azure-data-tables``' spelling.
+
+        Example::
+
+            >>> type(TableItem("movies").name)
+            <class 'str'>
+        """
+        return str.__str__(self)
 
 
 def written(resp: HttpResponse, etag: str | None = None) -> WriteResult:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
@@ -79,8 +79,53 @@ def may_have_been_applied(exc: BaseException) -> bool:
     return False
 
 
+#: The least span (seconds) of the random time added to a service's retry hint.
+HINT_JITTER_FLOOR = 0.05
+
+
+def hinted_wait(
+    hint: float,
+    retry_number: int,
+    maximum: float,
+    uniform: Callable[[float, float], float] = random.uniform,
+) -> float:
+    """A wait that honours the service's hint as a floor, plus a random time so that
+    clients throttled together do not come back together: ``hint + U(0, span)`` with
+    ``span = min(maximum, max(hint, 0.05 s) * 2**(retry_number - 1))`` (the span doubles
+    with each retry, as load that keeps being refused needs spreading further).
+
+    Example::
+
+        >>> hinted_wait(0.25, 1, 90.0, uniform=lambda lo, hi: hi)
+        0.5
+        >>> hinted_wait(0.25, 3, 90.0, uniform=lambda lo, hi: lo)
+        0.25
+        >>> hinted_wait(0.25, 3, 90.0, uniform=lambda lo, hi: hi)
+        1.25
+    """
+    span = min(maximum, max(hint, HINT_JITTER_FLOOR) * 2.0 ** min(retry_number - 1, 32))
+    return hint + uniform(0.0, span)
+
+
+def is_throttled(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a ``429 Too Many Requests``: the Cosmos DB Table API's
+    throttling, with ``x-ms-retry-after-ms`` or (as recorded in 2020) without it. Azure
+    Table storage throttles with ``503 ServerBusy`` instead.
+
+    Example::
+
+        >>> from azt._errors import error_from_response
+        >>> is_throttled(error_from_response(429, "429", "Request rate is large"))
+        True
+        >>> is_throttled(error_from_response(503, "ServerBusy", "busy"))
+        False
+    """
+    return isinstance(exc, ServiceError) and exc.status == 429
+
+
 class BackoffWait(wait_base):
-    """tenacity wait: the policy's jittered exponential delay, at least ``Retry-After``.
+    """tenacity wait: the policy's jittered exponential delay, or the service's retry hint
+    plus jitter (:func:`hinted_wait`) when that is longer.
 
     Example::
 
@@ -101,27 +146,30 @@ class BackoffWait(wait_base):
     def delay(self, retry_number: int, exc: BaseException | None) -> float:
         """The delay before retry ``retry_number`` (1 for the first) after ``exc``.
 
-        A ``429`` carrying ``x-ms-retry-after-ms`` (the Cosmos DB Table API's throttling
-        answer) waits exactly that long: the service says when its request units are
-        available again, and the policy's back-off (3 s at least by default) would idle far
-        longer than the milliseconds it asks for. Any other hint is a lower bound.
+        A ``429`` (the Cosmos DB Table API's throttling answer) waits :func:`hinted_wait`
+        of its hint (0 without one): never less than the service asks (its request units
+        are not back before), and not the policy's back-off, which (3 s at least by
+        default) would idle far longer than the milliseconds Cosmos asks for. Any other
+        hint is a floor too: the wait is the longer of the policy's back-off and
+        :func:`hinted_wait`. The random part keeps clients throttled together from coming
+        back in lockstep.
         """
+        policy = self.policy
         if isinstance(exc, ServiceError):
             hint = exc.retry_after
-            if hint is not None and exc.status == 429 and _has_ms_hint(exc):
-                return hint
-            delay = self.policy.backoff(retry_number, self.uniform)
-            return hint if hint is not None and hint > delay else delay
-        return self.policy.backoff(retry_number, self.uniform)
+            if is_throttled(exc):
+                floor = hint if hint is not None else 0.0
+                return hinted_wait(floor, retry_number, policy.maximum, self.uniform)
+            delay = policy.backoff(retry_number, self.uniform)
+            if hint is None:
+                return delay
+            return max(delay, hinted_wait(hint, retry_number, policy.maximum, self.uniform))
+        return policy.backoff(retry_number, self.uniform)
 
     def __call__(self, retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
         return self.delay(retry_state.attempt_number, exc)
-
-
-def _has_ms_hint(exc: ServiceError) -> bool:
-    return any(name.lower() == "x-ms-retry-after-ms" for name in exc.headers)
 
 
 def _log_retry(method: str, url: str) -> Callable[[RetryCallState], None]:
@@ -130,17 +178,24 @@ def _log_retry(method: str, url: str) -> Callable[[RetryCallState], None]:
         exc = outcome.exception() if outcome is not None else None
         delay = retry_state.next_action.sleep if retry_state.next_action is not None else 0.0
         reason = _describe(exc)
+        # The attempt number of azt.http's records: the pipeline's count of sends (a resend
+        # after a refused bearer token included), which tenacity's count of tries is not.
+        failed = (
+            exc.attempts
+            if isinstance(exc, ServiceError | TransportError)
+            else retry_state.attempt_number
+        )
         RETRY_LOGGER.warning(
             "retrying %s %s: attempt %d failed (%s); next attempt in %.3f s",
             method,
             url,
-            retry_state.attempt_number,
+            failed,
             reason,
             delay,
             extra={
                 "method": method,
                 "url": url,
-                "attempt": retry_state.attempt_number,
+                "attempt": failed,
                 "reason": reason,
                 "wait": delay,
                 "status": exc.status if isinstance(exc, ServiceError) else None,
@@ -161,21 +216,33 @@ def _describe(exc: BaseException | None) -> str:
 _RETRY_PREDICATE = retry_if_exception(is_retryable)
 
 
-class StopOnDelayBudget(stop_base):
-    """tenacity stop: give up when the next wait would push the request's total back-off
-    past ``budget`` seconds (counted from the waits, so an injected sleep counts too).
+class StopPolicy(stop_base):
+    """tenacity stop: the policy's attempts (``max_attempts``; after a ``429``,
+    :func:`is_throttled`, ``throttled_attempts``, with the waits within
+    ``throttled_total_delay``, as the Cosmos DB SDKs budget rate-limited requests) and its
+    ``max_total_delay``.
 
     Example::
 
-        >>> StopOnDelayBudget(10.0).budget
-        10.0
+        >>> StopPolicy(RetryPolicy()).policy.throttled_attempts
+        10
     """
 
-    def __init__(self, budget: float) -> None:
-        self.budget = budget
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
 
     def __call__(self, retry_state: RetryCallState) -> bool:
-        return retry_state.idle_for + retry_state.upcoming_sleep > self.budget
+        policy = self.policy
+        outcome = retry_state.outcome
+        waited = retry_state.idle_for + retry_state.upcoming_sleep
+        if is_throttled(outcome.exception() if outcome is not None else None):
+            if retry_state.attempt_number >= policy.throttled_attempts:
+                return True
+            if waited > policy.throttled_total_delay:
+                return True
+        elif retry_state.attempt_number >= policy.max_attempts:
+            return True
+        return policy.max_total_delay is not None and waited > policy.max_total_delay
 
 
 def new_retrying(
@@ -195,14 +262,11 @@ def new_retrying(
         >>> import asyncio
         >>> async def no_sleep(_): pass
         >>> r = new_retrying(RetryPolicy(max_attempts=2), sleep=no_sleep, method="GET", url="u")
-        >>> r.stop.max_attempt_number
+        >>> r.stop.policy.max_attempts
         2
     """
-    stop: stop_base = stop_after_attempt(policy.max_attempts)
-    if policy.max_total_delay is not None:
-        stop = stop | StopOnDelayBudget(policy.max_total_delay)
     return AsyncRetrying(
-        stop=stop,
+        stop=StopPolicy(policy),
         wait=BackoffWait(policy, uniform),
         retry=_RETRY_PREDICATE,
         sleep=sleep,

@@ -21,11 +21,11 @@ from __future__ import annotations
 import ipaddress
 import urllib.parse
 from datetime import UTC, date, datetime
-from typing import ClassVar, Self
+from typing import ClassVar, Protocol, Self
 
 import attrs
 
-from azt._core.auth import SharedKeyCredential
+from azt._core.auth import NamedKeyFollower, SharedKeyCredential
 from azt._core.signing import account_sas_string_to_sign, sign, table_sas_string_to_sign
 from azt._errors import ValidationError
 
@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_SAS_VERSION",
     "AccountSasPermissions",
     "AccountSasResourceTypes",
+    "NamedKeySource",
     "TableSasPermissions",
     "generate_account_sas",
     "generate_table_sas",
@@ -214,8 +215,37 @@ def _version_at_least(version: str, minimum: str) -> bool:
     return version >= minimum  # ISO dates compare correctly as strings
 
 
+class NamedKeySource(Protocol):
+    """What azure-core's ``AzureNamedKeyCredential`` is to the SAS generators: an object
+    whose ``named_key`` is an (account name, key) pair. It signs as a
+    :class:`SharedKeyCredential` of that pair would.
+
+    Example::
+
+        >>> from azure.core.credentials import AzureNamedKeyCredential
+        >>> isinstance(AzureNamedKeyCredential("acct", "a2V5").named_key, tuple)
+        True
+    """
+
+    @property
+    def named_key(self) -> tuple[str, str]: ...
+
+
+def _signing_key(credential: object) -> SharedKeyCredential:
+    """The :class:`SharedKeyCredential` a SAS is signed with: the credential itself, or
+    one following an azure-core ``AzureNamedKeyCredential``."""
+    if isinstance(credential, SharedKeyCredential):
+        return credential
+    if getattr(credential, "named_key", None) is not None:
+        return NamedKeyFollower(credential)
+    raise ValidationError(
+        "generating a SAS needs a SharedKeyCredential (account name + key) or an azure-core "
+        f"AzureNamedKeyCredential, got {type(credential).__name__}"
+    )
+
+
 def generate_table_sas(
-    credential: SharedKeyCredential,
+    credential: SharedKeyCredential | NamedKeySource,
     table_name: str,
     *,
     permission: TableSasPermissions | str | None = None,
@@ -248,8 +278,7 @@ def generate_table_sas(
         ... # doctest: +ELLIPSIS
         'sv=2019-02-02&tn=mytable&sp=raud&st=2024-01-01T00%3A00%3A00Z&...&sig=ld0dyBZVi...'
     """
-    if not isinstance(credential, SharedKeyCredential):
-        raise ValidationError("generating a SAS needs a SharedKeyCredential (account name + key)")
+    credential = _signing_key(credential)
     if not table_name:
         raise ValidationError("table_name is empty")
     if not _version_at_least(version, "2012-02-12"):
@@ -311,7 +340,7 @@ def generate_table_sas(
 
 
 def generate_account_sas(
-    credential: SharedKeyCredential,
+    credential: SharedKeyCredential | NamedKeySource,
     *,
     resource_types: AccountSasResourceTypes | str,
     permission: AccountSasPermissions | str,
@@ -334,8 +363,7 @@ def generate_account_sas(
         ... # doctest: +ELLIPSIS
         'sv=2019-02-02&ss=t&srt=sco&sp=rwdlacu&se=2030-01-01T00%3A00%3A00Z&spr=https%2Chttp&sig=dKEa4zPU...'
     """
-    if not isinstance(credential, SharedKeyCredential):
-        raise ValidationError("generating a SAS needs a SharedKeyCredential (account name + key)")
+    credential = _signing_key(credential)
     if not _version_at_least(version, "2015-04-05"):
         raise ValidationError(f"account SAS needs version >= 2015-04-05, got {version}")
     if isinstance(resource_types, str):

@@ -36,8 +36,9 @@ from azt._core.config import (
 from azt._core.hooks import EventHooksArg
 from azt._core.pagination import AsyncPager, ContinuationToken
 from azt._core.queries import query_pager, query_params
-from azt._core.results import WriteResult, written
+from azt._core.results import TableItem, WriteResult, written
 from azt._core.retry import Sleep
+from azt._core.spellings import merge_filter
 from azt._core.table_client import TableClient
 from azt._core.tracing import TracingOptions, traced
 from azt._core.transport import Transport
@@ -225,8 +226,13 @@ class TableServiceClient(ClientBase):
         parameters: Mapping[str, Any] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
-    ) -> AsyncPager[str]:
+        query_filter: str | None = None,
+    ) -> AsyncPager[TableItem]:
         """Table names matching a filter on ``TableName``, following ``NextTableName``.
+
+        Each name is a :class:`TableItem`: a ``str`` whose ``.name`` is itself (the
+        ``azure-data-tables`` spelling). ``query_filter`` is ``filter`` under that SDK's
+        name (give one or the other).
 
         Example::
 
@@ -234,6 +240,7 @@ class TableServiceClient(ClientBase):
                                                parameters={"a": "m", "b": "n"}).to_list()
         """
         self._core.check_open()
+        filter = merge_filter(filter, query_filter, "query_tables()")
         params = query_params(filter, parameters, None, results_per_page)
         core = self._core
         return query_pager(
@@ -242,7 +249,7 @@ class TableServiceClient(ClientBase):
             params,
             continuation,
             "service",
-            lambda body: list(core.codec.decode_tables(body)),
+            lambda body: [TableItem(name) for name in core.codec.decode_tables(body)],
         )
 
     def list_tables(
@@ -250,13 +257,14 @@ class TableServiceClient(ClientBase):
         *,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
-    ) -> AsyncPager[str]:
-        """All table names of the account.
+    ) -> AsyncPager[TableItem]:
+        """All table names of the account, each a :class:`TableItem` (a ``str`` that also
+        has ``azure-data-tables``' ``.name``).
 
         Example::
 
             async for name in service.list_tables():
-                print(name)
+                print(name)          # or name.name, as azure-data-tables spells it
         """
         return self.query_tables(None, results_per_page=results_per_page, continuation=continuation)
 

@@ -25,7 +25,6 @@ from azt._core.base import (
     EntityArg,
     EntityFactory,
     check_entity,
-    check_etag,
     endpoint_and_credential,
     entity_source,
     plain_value,
@@ -64,6 +63,7 @@ from azt._core.queries import (
     derived_etag,
     query_pager,
     query_params,
+    select_names,
     select_text,
 )
 from azt._core.results import (
@@ -75,6 +75,7 @@ from azt._core.results import (
     written,
 )
 from azt._core.retry import Sleep
+from azt._core.spellings import add_transaction_tuple, if_match, merge_filter, split_table_url
 from azt._core.tracing import TracingOptions, traced
 from azt._core.transport import Transport
 from azt._core.wire import json as wire_json
@@ -203,6 +204,24 @@ class TableClient(ClientBase):
         endpoint, credential = endpoint_and_credential(
             connection_string, use_shared_key_lite, kwargs
         )
+        return cls(endpoint, table_name, credential, **kwargs)
+
+    @classmethod
+    def from_table_url(
+        cls, table_url: str, *, credential: object = None, **kwargs: Any
+    ) -> TableClient:
+        """A table client from the table's URL, as ``azure-data-tables`` spells it: the last
+        path segment is the table name, the rest the endpoint; a SAS token in the URL's
+        query is the credential when ``credential`` is omitted. Other keyword arguments
+        are those of the constructor.
+
+        Example::
+
+            table = TableClient.from_table_url(
+                "https://myaccount.table.core.windows.net/movies", credential=key_credential
+            )
+        """
+        endpoint, table_name = split_table_url(table_url)
         return cls(endpoint, table_name, credential, **kwargs)
 
     async def aclose(self) -> None:
@@ -394,6 +413,19 @@ class TableClient(ClientBase):
             entity=echoed,
         )
 
+    async def create_entity(
+        self, entity: EntityArg, *, return_content: bool = False
+    ) -> WriteResult:
+        """:meth:`insert_entity` under ``azure-data-tables``' name: insert a new entity,
+        :class:`azt.EntityAlreadyExistsError` (an ``azure.core`` ``ResourceExistsError``
+        where azure-core is installed) if the keys exist.
+
+        Example::
+
+            await table.create_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
+        """
+        return await self.insert_entity(entity, return_content=return_content)
+
     async def _verify(
         self,
         pk: str,
@@ -426,6 +458,7 @@ class TableClient(ClientBase):
         mode: UpdateMode = UpdateMode.MERGE,
         *,
         etag: str | None = None,
+        match_condition: object = None,
         allow_property_loss: bool = False,
     ) -> WriteResult:
         """Merge into or replace an existing entity.
@@ -439,6 +472,9 @@ class TableClient(ClientBase):
         ``ETag`` and ``Timestamp`` written back. ``UpdateMode.REPLACE`` of an entity read
         with ``select`` raises :class:`azt.PropertyLossError` (nothing is sent) unless
         ``allow_property_loss``: it would delete what was not selected.
+        ``match_condition`` takes ``azure-data-tables``' spelling
+        (``azure.core.MatchConditions.IfNotModified``: ``etag``, else the ETag the entity
+        was read with; ``Unconditionally``: ``"*"``).
 
         Example::
 
@@ -450,7 +486,7 @@ class TableClient(ClientBase):
         """
         data, obj, own_etag = entity_source(entity)
         pk, rk = check_entity(data, self._core.limits)
-        etag = check_etag(etag if etag is not None else own_etag or "*")
+        etag = if_match(etag, match_condition, entity, own_etag, "update_entity()")
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "update_entity(mode=REPLACE)")
@@ -461,7 +497,7 @@ class TableClient(ClientBase):
         core = self._core
         headers = dict(core.odata_write)
         headers["If-Match"] = etag
-        method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
+        method = core.write_verb(mode is UpdateMode.MERGE, headers)
         try:
             resp = await core.send(
                 method,
@@ -509,11 +545,12 @@ class TableClient(ClientBase):
             op = BatchOperation("upsert", data, mode=mode, source=obj)
             return await self._write_group(op, extra)
         core = self._core
-        method = "MERGE" if mode is UpdateMode.MERGE else "PUT"
+        headers = dict(core.odata_write)
+        method = core.write_verb(mode is UpdateMode.MERGE, headers)
         resp = await core.send(
             method,
             "/" + urls.entity_path(self.table_name, pk, rk),
-            headers=core.odata_write,
+            headers=headers,
             body=self._encode(data),
             resource="entity",
         )
@@ -523,11 +560,16 @@ class TableClient(ClientBase):
 
     @overload
     async def delete_entity(
-        self, partition_key: str, row_key: str, *, etag: str | None = None
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        etag: str | None = None,
+        match_condition: object = None,
     ) -> WriteResult: ...
     @overload
     async def delete_entity(
-        self, entity: EntityArg, /, *, etag: str | None = None
+        self, entity: EntityArg, /, *, etag: str | None = None, match_condition: object = None
     ) -> WriteResult: ...
     @traced("delete_entity", key_arg="partition_key", entities=1)
     async def delete_entity(
@@ -536,13 +578,15 @@ class TableClient(ClientBase):
         row_key: str | None = None,
         *,
         etag: str | None = None,
+        match_condition: object = None,
     ) -> WriteResult:
         """Delete an entity, by its keys or given the entity (a mapping or an entity object).
 
         ``etag`` is the ``If-Match``: ``"*"`` deletes unconditionally, an ETag only the
         version it names (:class:`azt.PreconditionFailedError` otherwise). Left out, it is
         the ETag an entity object carries, else ``"*"``. :class:`azt.EntityNotFoundError`
-        if it does not exist.
+        if it does not exist (``azure-data-tables`` ignores that 404; azt does not).
+        ``match_condition``: as :meth:`update_entity`.
 
         Example::
 
@@ -574,7 +618,8 @@ class TableClient(ClientBase):
                 "PartitionKey", plain_value(data.get("PartitionKey")), self._core.limits
             )
             rk = validate_key("RowKey", plain_value(data.get("RowKey")), self._core.limits)
-        etag = check_etag(etag if etag is not None else own_etag or "*")
+        entity = None if isinstance(partition_key, str) else partition_key
+        etag = if_match(etag, match_condition, entity, own_etag, "delete_entity()")
         if not isinstance(partition_key, str):
             extra = companions(obj, "delete", None, None, etag, self._core.limits)
         if extra:
@@ -648,10 +693,8 @@ class TableClient(ClientBase):
             )
         projection: frozenset[str] | None = None
         if select is not None:
-            if isinstance(select, str):
-                raise ValidationError("select takes a sequence of property names, not a str")
             names = ["PartitionKey", "RowKey", "Timestamp"]
-            names += [n for n in select if n not in names]
+            names += [n for n in select_names(select) if n not in names]
             select = names
             projection = frozenset(names)
         row = await self._get(pk, rk, select, self._core.odata_read, location="read")
@@ -709,6 +752,7 @@ class TableClient(ClientBase):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: None = None,
     ) -> AsyncPager[TableEntity]: ...
 
@@ -721,6 +765,7 @@ class TableClient(ClientBase):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: Callable[[list[dict[str, Any]]], list[_R]],
     ) -> AsyncPager[_R]: ...
 
@@ -732,13 +777,16 @@ class TableClient(ClientBase):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: Callable[[list[dict[str, Any]]], list[Any]] | None = None,
     ) -> AsyncPager[Any]:
         """Query entities with an OData filter; iterate for entities or page by page.
 
         ``parameters`` fill ``@name`` placeholders with escaped literals (see
-        :func:`format_filter`); ``select`` projects properties; ``results_per_page`` sets
-        ``$top`` (1-1000, per page); ``continuation`` resumes where an earlier page ended.
+        :func:`format_filter`); ``select`` projects properties (a sequence of names, or
+        one ``str`` of comma-separated names); ``results_per_page`` sets ``$top`` (1-1000,
+        per page); ``continuation`` resumes where an earlier page ended. ``query_filter``
+        is ``filter`` under ``azure-data-tables``' name (give one or the other).
 
         ``page_decoder`` (optional) replaces the :class:`~azt.edm.TableEntity` decoding:
         it receives each page's rows as JSON objects (``json.loads(body)["value"]``: a
@@ -763,6 +811,7 @@ class TableClient(ClientBase):
         self._core.check_open()
         if page_decoder is not None and not callable(page_decoder):
             raise ValidationError(f"page_decoder must be callable, got {page_decoder!r}")
+        filter = merge_filter(filter, query_filter, "query_entities()")
         params = query_params(filter, parameters, select, results_per_page)
         core = self._core
         codec = core.codec
@@ -879,7 +928,7 @@ class TableClient(ClientBase):
 
     @traced("submit_transaction", key_arg="batch", entities=len)
     async def submit_transaction(
-        self, batch: TableBatch | Iterable[BatchOperation]
+        self, batch: TableBatch | Iterable[BatchOperation | tuple[Any, ...]]
     ) -> list[WriteResult]:
         """Run an entity group transaction: all operations succeed or none is applied.
 
@@ -889,6 +938,9 @@ class TableClient(ClientBase):
         ``operation``) with the specific error in ``error``. An operation that writes an
         intent row (``azt._core.intents``: a cross-partition index's rows to write
         elsewhere) has its intent carried out once the transaction has committed.
+        ``azure-data-tables``' operation tuples are taken too: ``("create", entity)``,
+        ``("upsert", entity, {"mode": UpdateMode.REPLACE})``, ``("update", entity,
+        {"etag": ..., "match_condition": ...})``, ``("delete", entity)``.
 
         Example::
 
@@ -903,8 +955,11 @@ class TableClient(ClientBase):
         core = self._core
         if not isinstance(batch, TableBatch):
             builder = self.batch()
-            for op in batch:
-                builder.add(op)
+            for index, op in enumerate(batch):
+                if isinstance(op, tuple):  # azure-data-tables' (kind, entity[, options])
+                    add_transaction_tuple(builder, op, index)
+                else:
+                    builder.add(op)
             batch = builder
         same_table = (
             batch.table_name == self.table_name  # Cosmos DB table names are case-sensitive

@@ -1,7 +1,7 @@
 """OpenTelemetry tracing: one span per public operation, a child span per HTTP attempt,
 W3C ``traceparent`` on every request; nothing at all when tracing is off.
 
-``opentelemetry-api`` is optional (``pip install "azt[otel]"``). Without it, or while no
+``opentelemetry-api`` is optional (``pip install "azt-tables[otel]"``). Without it, or while no
 tracer provider is configured (the API's default proxy / no-op provider), an operation
 costs one cheap check (:meth:`Tracing.tracer` returns ``None``) and no span object is made.
 
@@ -10,7 +10,7 @@ Span tree of one operation (kinds per the OpenTelemetry conventions, as the Azur
 * the **operation** span (INTERNAL), named ``"{db.operation.name} {table}"``: database
   client attributes (``db.system.name``, ``az.namespace``, ``db.operation.name``,
   ``db.collection.name``, ``db.namespace`` (the account), ``server.address``/``port``,
-  ``db.response.status_code``), ``azt.entity_count``, ``azt.retry_count``, and
+  ``db.response.status_code``), ``azt.entity_count`` (on success only), ``azt.retry_count``, and
   ``azt.partition_key`` only with ``TracingOptions(trace_partition_key=True)``;
 * one **attempt** span (CLIENT) per HTTP attempt, named after the method: HTTP client
   attributes (``http.request.method``, ``url.full`` (redacted), ``server.address``/``port``,
@@ -92,7 +92,7 @@ _KEY_IN_QUERY = re.compile(r"(?i)([?&](?:\$filter|%24filter|NextPartitionKey|Nex
 
 @attrs.frozen
 class TracingOptions:
-    """How a client traces (OpenTelemetry; needs ``pip install "azt[otel]"``).
+    """How a client traces (OpenTelemetry; needs ``pip install "azt-tables[otel]"``).
 
     * ``tracer_provider``: an OpenTelemetry ``TracerProvider`` to use; ``None`` (default)
       uses the global one (``opentelemetry.trace.set_tracer_provider``), and while none
@@ -329,7 +329,10 @@ class Operation:
                         span.set_attribute("azt.error_code", exc.code)
                 if status is not None:
                     span.set_attribute("db.response.status_code", str(status))
-                if self.entities is not None:
+                # The count of entities written or read: only an operation that succeeded
+                # wrote or read them (a failed get_entity read none, a refused insert wrote
+                # none), whether the count was known up front or came from the result.
+                if self.entities is not None and exc is None:
                     span.set_attribute("azt.entity_count", self.entities)
                 span.set_attribute("azt.retry_count", self.resends)
                 if exc is not None:

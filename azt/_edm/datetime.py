@@ -51,7 +51,8 @@ class EdmDateTime(datetime):
 
     The constructor takes UTC fields (``tzinfo`` defaults to UTC; any other tzinfo is
     converted to UTC). Use :meth:`from_datetime` for an existing aware datetime and
-    :meth:`parse` for wire text.
+    :meth:`parse` for wire text. ``str()`` and ``isoformat()`` give a ``datetime``'s text
+    (the seventh digit appended when there is one); :meth:`to_wire` the service's.
 
     Example::
 
@@ -493,7 +494,20 @@ class EdmDateTime(datetime):
         return f"EdmDateTime.parse({self.to_wire()!r})"
 
     def __str__(self) -> str:
-        return self.to_wire()
+        """The text ``str()`` of a ``datetime`` gives (``isoformat(" ")``), so printing a
+        value read back shows what printing the value written showed; a seventh digit, which
+        no ``datetime`` holds, is shown after the microseconds. :meth:`to_wire` gives the
+        service's text.
+
+        Example::
+
+            >>> from datetime import UTC, datetime
+            >>> str(EdmDateTime(1995, 12, 15)) == str(datetime(1995, 12, 15, tzinfo=UTC))
+            True
+            >>> str(EdmDateTime.parse("2020-09-15T23:02:10.4363943Z"))
+            '2020-09-15 23:02:10.4363943+00:00'
+        """
+        return self.isoformat(" ")
 
     def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
         """ISO 8601 text; with the default ``timespec`` all seven digits are shown.

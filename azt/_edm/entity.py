@@ -13,7 +13,8 @@ Example::
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 import attrs
@@ -226,18 +227,41 @@ def refuse_property_loss(obj: object, what: str) -> None:
 
 
 @attrs.frozen(slots=True)
-class EntityMetadata:
+class EntityMetadata(Mapping[str, Any]):
     """Service metadata of an entity: its ETag and last-modified Timestamp.
+
+    Read as attributes (``meta.etag``) or, as ``azure-data-tables`` spells it, as a
+    read-only mapping of the same names (``meta["etag"]``, ``meta.get("timestamp")``,
+    ``dict(meta)``): one object, two spellings, the same values.
 
     Example::
 
         >>> m = EntityMetadata(etag='W/"datetime\\'2020-01-01T00%3A00%3A00Z\\'"')
         >>> m.timestamp is None
         True
+        >>> m["etag"] == m.etag, sorted(m)
+        (True, ['etag', 'timestamp'])
     """
 
     etag: str | None = None
     timestamp: EdmDateTime | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _metadata_names(type(self)):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_metadata_names(type(self)))
+
+    def __len__(self) -> int:
+        return len(_metadata_names(type(self)))
+
+
+@functools.cache
+def _metadata_names(cls: type[EntityMetadata]) -> tuple[str, ...]:
+    """The field names of an :class:`EntityMetadata` class, its mapping keys."""
+    return tuple(field.name for field in attrs.fields(cls))
 
 
 _EMPTY_METADATA: Final = EntityMetadata()

@@ -580,6 +580,9 @@ def _constructor(
     }
     params: list[str] = []
     body = ["    _o = _new(_cls)"]
+    # the keys' parameters (their Python names), for messages about the other properties
+    key_attr = {p.wire: p.attr for p, _, _ in fields if p.is_key}
+    pk_attr, rk_attr = key_attr.get("PartitionKey"), key_attr.get("RowKey")
     for i, (p, default, exact) in enumerate(fields):
         a = p.attr
         s = f"_S{i}"
@@ -589,8 +592,8 @@ def _constructor(
         wrong = f"_wrong(_cls, {a!r}, {t}, {a})"
         if default is attrs.NOTHING:
             params.append(f"{a}=_M")
-            pk = "PartitionKey" if a != "PartitionKey" else "None"
-            rk = "RowKey" if a not in ("PartitionKey", "RowKey") else "None"
+            pk = pk_attr if pk_attr is not None and p.wire != "PartitionKey" else "None"
+            rk = rk_attr if rk_attr is not None and not p.is_key else "None"
             body += [
                 f"    if {a} is _M or {a} is None:",
                 f"        _miss(_cls.__name__, {a!r}, {p.wire!r}, {pk}, {rk})",
@@ -793,6 +796,7 @@ def _partial_markers(
 # parsing dominate); azure-data-tables' own dict conversions are 5x slower on a page.
 def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     info = entity_info(cls)
+    info.key_props()  # a class without keys (EntityBase, a mixin) cannot be stored
     from_json_fast = _structure_fn(cls, info, select, "json")
     from_value = _structure_fn(cls, info, select, "value")
     set_ts = _slot_setter(cls, "Timestamp")

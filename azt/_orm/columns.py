@@ -13,7 +13,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, TypeVar, cast, overload
 
 import attrs
 
@@ -41,6 +41,7 @@ from azt._orm.values import (
 )
 
 __all__ = [
+    "KEY_NAMES",
     "NOTHING",
     "SYSTEM_NAMES",
     "EntityInfo",
@@ -54,8 +55,10 @@ __all__ = [
     "default_table",
     "entity_info",
     "make_prop",
+    "partition_key",
     "prop",
     "resolve_annotation",
+    "row_key",
 ]
 
 T = TypeVar("T")
@@ -70,6 +73,8 @@ if TYPE_CHECKING:
 Int64 = Annotated[int, EdmType.INT64]
 
 SYSTEM_NAMES = frozenset({"PartitionKey", "RowKey", "Timestamp", "ETag"})
+#: the wire names of the two keys; a class may give them other Python names
+KEY_NAMES = ("PartitionKey", "RowKey")
 
 
 class Prop(Column[T]):
@@ -310,6 +315,43 @@ def prop(
     return PropSpec(default, factory, name, edm, converter, kw_only, eq)
 
 
+def partition_key(*, kw_only: bool = True) -> Prop[str]:
+    """Declare the PartitionKey under a domain name, on a class derived from
+    :class:`azt.entity.EntityBase` (the same as ``prop(name="PartitionKey")``, typed
+    ``Prop[str]``). Like every property it is a keyword argument of ``__init__``;
+    ``kw_only=False`` makes it positional (spell it out: type checkers read only the
+    literal argument).
+
+    Example::
+
+        >>> class Order(EntityBase):
+        ...     customer_id: Prop[str] = partition_key()
+        ...     order_id: Prop[str] = row_key()
+        >>> o = Order(customer_id="c-1", order_id="o-7")
+        >>> o.to_entity()
+        TableEntity({'PartitionKey': 'c-1', 'RowKey': 'o-7'})
+        >>> str(Order.customer_id == "c-1")
+        "PartitionKey eq 'c-1'"
+    """
+    spec: Any = PropSpec(name="PartitionKey", kw_only=kw_only)
+    return cast("Prop[str]", spec)
+
+
+def row_key(*, kw_only: bool = True) -> Prop[str]:
+    """Declare the RowKey under a domain name (see :func:`partition_key`).
+
+    Example::
+
+        >>> class Order(EntityBase):
+        ...     customer_id: Prop[str] = partition_key(kw_only=False)
+        ...     order_id: Prop[str] = row_key(kw_only=False)
+        >>> Order("c-1", "o-7").order_id
+        'o-7'
+    """
+    spec: Any = PropSpec(name="RowKey", kw_only=kw_only)
+    return cast("Prop[str]", spec)
+
+
 @attrs.frozen
 class EntityInfo:
     """What azt knows about an entity class: its properties in declaration order, and the
@@ -334,6 +376,34 @@ class EntityInfo:
     table: str | None = None
     #: the secondary indexes the class declares (``Meta.indexes``; see azt.indexes)
     indexes: tuple[IndexDef, ...] = ()
+    #: the PartitionKey and RowKey columns, whatever their Python names (``None`` on a
+    #: class that declares no keys, such as ``EntityBase``, which cannot be stored)
+    partition_key: Prop[Any] | None = None
+    row_key: Prop[Any] | None = None
+
+    def key_props(self) -> tuple[Prop[Any], Prop[Any]]:
+        """(PartitionKey column, RowKey column); :class:`TypeError` for a class without keys.
+
+        Example::
+
+            >>> [p.attr for p in entity_info(Movie).key_props()]
+            ['PartitionKey', 'RowKey']
+        """
+        pk, rk = self.partition_key, self.row_key
+        if pk is None or rk is None:
+            missing = " and no ".join(
+                f"{wire} ({helper}())"
+                for wire, helper, p in (
+                    ("PartitionKey", "partition_key", pk),
+                    ("RowKey", "row_key", rk),
+                )
+                if p is None
+            )
+            raise TypeError(
+                f"{self.cls.__name__} declares no {missing}, so it cannot be stored: declare "
+                "its keys, or derive from azt.Entity (keys named PartitionKey and RowKey)"
+            )
+        return pk, rk
 
     @property
     def data_props(self) -> tuple[Prop[Any], ...]:
@@ -447,11 +517,16 @@ def make_prop(
     p.wire = spec.name or attr_name
     p.optional = optional
     p.py_type = tp
-    p.system = attr_name in SYSTEM_NAMES
-    p.is_key = attr_name in ("PartitionKey", "RowKey")
+    p.is_key = p.wire in KEY_NAMES
+    p.system = attr_name in SYSTEM_NAMES or p.is_key
     p.converter = spec.converter
     edm = spec.edm or ann_edm
     where = f"{owner_name}.{attr_name}"
+    if attr_name in KEY_NAMES and p.wire != attr_name:
+        raise TypeError(
+            f"{where}: the Python name {attr_name!r} is the key's own; a property stored as "
+            f"{p.wire!r} needs another Python name"
+        )
     if p.wire in SYSTEM_NAMES and not p.system:
         raise TypeError(f"{where}: wire name {p.wire!r} is reserved for a system property")
     if not p.system:
@@ -475,7 +550,10 @@ def make_prop(
             raise TypeError(f"{where}: a {tp.__name__} cannot be stored as {edm}")
         p.edm = edm
     if p.is_key and (p.edm is not EdmType.STRING or p.converter is not None or optional):
-        raise TypeError(f"{where}: keys are non-optional str properties")
+        raise TypeError(
+            f"{where}: the {p.wire} is a non-optional str property (Prop[str]), without a "
+            "converter; encode other values into the key string (see azt.keys)"
+        )
     return p
 
 
@@ -494,7 +572,7 @@ class LazyTimestamp:
 
     Example::
 
-        >>> type(type.__getattribute__(Entity, "__dict__")["Timestamp"]).__name__
+        >>> type(type.__getattribute__(EntityBase, "__dict__")["Timestamp"]).__name__
         'LazyTimestamp'
     """
 

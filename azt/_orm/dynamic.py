@@ -31,7 +31,7 @@ from azt._edm.validation import validate_entity, validate_key
 from azt._errors import ValidationError
 from azt._orm.codec import EntityCodec, codec_for
 from azt._orm.columns import Prop, PropSpec, make_prop
-from azt._orm.entity import Entity
+from azt._orm.entity import EntityBase
 from azt._orm.values import check_property_name, refuse_lone_surrogate
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-E = TypeVar("E", bound=Entity)
+E = TypeVar("E", bound=EntityBase)
 R = TypeVar("R", covariant=True)
 
 _RESERVED = frozenset({"PartitionKey", "RowKey", "Timestamp", "ETag"})
@@ -360,7 +360,7 @@ class Resolver(Generic[R]):
 
     def __init__(
         self,
-        choose: Callable[[Mapping[str, Any]], type[Entity] | None],
+        choose: Callable[[Mapping[str, Any]], type[EntityBase] | None],
         *,
         fallback: type[DynamicEntity] | None = DynamicEntity,
     ) -> None:
@@ -369,7 +369,7 @@ class Resolver(Generic[R]):
         #: properties a projection must keep for ``choose`` to work (``Query.select`` adds them)
         self.required_properties: tuple[str, ...] = ()
         # a chooser that also understands raw JSON rows (the built-in resolvers have one)
-        self._json_choose: Callable[[Mapping[str, Any]], type[Entity] | None] | None = None
+        self._json_choose: Callable[[Mapping[str, Any]], type[EntityBase] | None] | None = None
 
     def decoder(self, select: frozenset[str] | None) -> Callable[[Mapping[str, Any]], R]:
         """Row decoder for queries (``Query(resolver, table)`` calls it).
@@ -381,7 +381,7 @@ class Resolver(Generic[R]):
         """
         choose = self._choose
         fallback = self._fallback
-        cache: dict[type[Entity], Callable[[Mapping[str, Any]], Any]] = {}
+        cache: dict[type[EntityBase], Callable[[Mapping[str, Any]], Any]] = {}
         fall = None
         if fallback is not None:
             fall = fallback.decoder(select)
@@ -418,7 +418,7 @@ class Resolver(Generic[R]):
         fall = None
         if fallback is not None:
             fall = fallback.decoder(select)
-        cache: dict[type[Entity], EntityCodec[Any]] = {}
+        cache: dict[type[EntityBase], EntityCodec[Any]] = {}
 
         def decode(rows: list[Any]) -> list[Any]:
             out: list[Any] = []
@@ -465,10 +465,10 @@ def by_row_key_prefix(
 ) -> Resolver[E | DynamicEntity]: ...
 @overload
 def by_row_key_prefix(
-    classes: Mapping[str, type[Entity]], *, fallback: type[DynamicEntity] | None = ...
+    classes: Mapping[str, type[EntityBase]], *, fallback: type[DynamicEntity] | None = ...
 ) -> Resolver[Any]: ...
 def by_row_key_prefix(
-    classes: Mapping[str, type[Entity]], *, fallback: type[DynamicEntity] | None = DynamicEntity
+    classes: Mapping[str, type[EntityBase]], *, fallback: type[DynamicEntity] | None = DynamicEntity
 ) -> Resolver[Any]:
     """A resolver choosing by RowKey prefix (longest prefix wins), as in the seed's
     ``Member`` / ``Rental_<Movie Name>`` rows.
@@ -481,7 +481,7 @@ def by_row_key_prefix(
     """
     ordered = sorted(classes.items(), key=lambda kv: len(kv[0]), reverse=True)
 
-    def choose(row: Mapping[str, Any]) -> type[Entity] | None:
+    def choose(row: Mapping[str, Any]) -> type[EntityBase] | None:
         rk = row.get("RowKey", "")
         for prefix, cls in ordered:
             if rk.startswith(prefix):
@@ -502,13 +502,13 @@ def by_property(
 @overload
 def by_property(
     name: str,
-    classes: Mapping[Any, type[Entity]],
+    classes: Mapping[Any, type[EntityBase]],
     *,
     fallback: type[DynamicEntity] | None = ...,
 ) -> Resolver[Any]: ...
 def by_property(
     name: str,
-    classes: Mapping[Any, type[Entity]],
+    classes: Mapping[Any, type[EntityBase]],
     *,
     fallback: type[DynamicEntity] | None = DynamicEntity,
 ) -> Resolver[Any]:
@@ -522,7 +522,7 @@ def by_property(
         'DynamicEntity'
     """
 
-    def choose(row: Mapping[str, Any]) -> type[Entity] | None:
+    def choose(row: Mapping[str, Any]) -> type[EntityBase] | None:
         v = row.get(name)
         try:
             return classes.get(v)
@@ -531,7 +531,7 @@ def by_property(
 
     annotation = name + "@odata.type"
 
-    def choose_json(row: Mapping[str, Any]) -> type[Entity] | None:
+    def choose_json(row: Mapping[str, Any]) -> type[EntityBase] | None:
         if annotation in row:  # a typed value (Int64, Guid, ...): read it as TableEntity does
             return choose(decode_entity({name: row[name], annotation: row[annotation]}))
         return choose(row)

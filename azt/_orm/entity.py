@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import contextvars
+import operator
 import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -22,8 +23,8 @@ import attrs
 from azt._edm.entity import PartialSlot, TableEntity
 from azt._orm.codec import codec_for
 from azt._orm.columns import (
+    KEY_NAMES,
     NOTHING,
-    SYSTEM_NAMES,
     EntityInfo,
     LazyTimestamp,
     Prop,
@@ -33,8 +34,10 @@ from azt._orm.columns import (
     copy_prop,
     entity_info,
     make_prop,
+    partition_key,
     prop,
     resolve_annotation,
+    row_key,
 )
 from azt._orm.indexes import (
     INDEX_RECORD,
@@ -45,15 +48,19 @@ from azt._orm.indexes import (
     note_index_keys,
 )
 
-__all__ = ["Entity", "EntityMeta"]
+__all__ = ["Entity", "EntityBase", "EntityMeta"]
 
 
 _RESERVED_ATTRS = frozenset({"from_entity", "to_entity"})
 _BUILDING: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "azt_entity_building", default=False
 )
-#: class -> {python attribute name: Prop}; read by EntityMeta.__getattribute__
+#: class -> {python attribute name: Prop}, in declaration order (bases first)
 _CLASS_PROPS: dict[type, dict[str, Prop[Any]]] = {}
+#: class -> its columns by every name they answer to on the class: the Python names, and
+#: ``PartitionKey`` / ``RowKey`` for keys with domain names; read by
+#: EntityMeta.__getattribute__
+_CLASS_COLUMNS: dict[type, dict[str, Prop[Any]]] = {}
 #: class -> the Index declarations it has (its own Meta.indexes, or its base's)
 _INDEXES: dict[type, tuple[Index, ...]] = {}
 
@@ -75,7 +82,7 @@ def _assign_hook(check: Callable[[Any], Any]) -> Callable[[Any, Any, Any], Any]:
     return hook
 
 
-@dataclass_transform(kw_only_default=True, field_specifiers=(prop,))
+@dataclass_transform(kw_only_default=True, field_specifiers=(prop, partition_key, row_key))
 class EntityMeta(type):
     """Metaclass of :class:`Entity`: builds the attrs slotted class and the columns.
 
@@ -103,6 +110,13 @@ class EntityMeta(type):
         globalns = dict(vars(module)) if module is not None else {}
         globalns.update(frame.f_globals)
         localns = dict(frame.f_locals) if frame.f_locals is not frame.f_globals else {}
+        base_keys = {
+            p.wire: p
+            for base in bases
+            for klass in type.__getattribute__(base, "__mro__")
+            for p in _CLASS_PROPS.get(klass, {}).values()
+            if p.is_key
+        }
         raw_ann: dict[str, Any] = dict(ns.get("__annotations__", {}))
         own: dict[str, Prop[Any]] = {}
         specs: dict[str, PropSpec] = {}
@@ -120,6 +134,9 @@ class EntityMeta(type):
                 )
             value = ns.pop(attr_name, NOTHING)
             spec = value if isinstance(value, PropSpec) else PropSpec(default=value)
+            taken = base_keys.get(spec.name or "")
+            if taken is not None and taken.attr != attr_name:
+                raise TypeError(_second_key(name, taken, attr_name))
             specs[attr_name] = spec
             own[attr_name] = make_prop(name, attr_name, py_type, optional, ann_edm, spec)
         cls = super().__new__(mcls, name, bases, ns, **kwargs)
@@ -129,7 +146,7 @@ class EntityMeta(type):
             if base_props:
                 inherited.update(base_props)
         for attr_name in own:
-            if attr_name in inherited and attr_name in SYSTEM_NAMES:
+            if attr_name in inherited and inherited[attr_name].system:
                 raise TypeError(f"{name}.{attr_name} redefines a system property")
         # Every class redefines all its fields (inherited ones as copies owned by it), so
         # that messages and columns name the class the user works with.
@@ -144,6 +161,7 @@ class EntityMeta(type):
         for attr_name, p in own.items():
             props.setdefault(attr_name, p)
         these: dict[str, Any] = {}
+        positional: dict[str, bool] = {}
         for p in props.values():
             p.owner = cls  # provisional, for messages while the class is built
         for attr_name, p in props.items():
@@ -166,23 +184,32 @@ class EntityMeta(type):
                 kw_only=kw_only,
                 eq=eq,
             )
+            positional[attr_name] = not kw_only
+        these = _keys_first(these, props, positional)
         token = _BUILDING.set(True)
         try:
             built = attrs.define(cls, these=these, slots=True, weakref_slot=True, repr=False)
         finally:
             _BUILDING.reset(token)
         type.__setattr__(built, "__eq__", _projection_safe_eq(built))
-        all_props = props
-        for p in all_props.values():
+        for p in props.values():
             p.owner = built
-        by_wire: dict[str, Prop[Any]] = {}
-        for p in all_props.values():
-            if p.wire in by_wire:
-                raise TypeError(f"{name}: two properties map to wire name {p.wire!r}")
-            by_wire[p.wire] = p
-        if len(by_wire) - 4 > 252:
-            raise TypeError(f"{name}: more than 252 properties")
-        _CLASS_PROPS[built] = all_props
+        by_wire = _by_wire(name, props)
+        pk, rk = by_wire.get("PartitionKey"), by_wire.get("RowKey")
+        # keys first (the order of to_entity() and repr), then the rest as declared
+        all_props = {p.attr: p for p in (pk, rk) if p is not None}
+        all_props.update(props)
+        columns = dict(props)
+        for key in (pk, rk):
+            if key is not None and key.attr != key.wire:
+                # the key's service name answers too: Order.PartitionKey (a column) and
+                # order.PartitionKey (the value), which generic code (indexes, queries'
+                # continuations, messages) reads; classes whose keys keep their names
+                # have no such alias, and their reads stay plain slot reads
+                columns[key.wire] = key
+                type.__setattr__(built, key.wire, _key_alias(key.attr))
+        _CLASS_PROPS[built] = props
+        _CLASS_COLUMNS[built] = columns
         if own_table is None:  # a subclass keeps the table its base names
             own_table = next(
                 (
@@ -203,7 +230,14 @@ class EntityMeta(type):
             built,
             "__azt_info__",
             EntityInfo(
-                built, tuple(all_props.values()), dict(all_props), by_wire, own_table, indexes
+                built,
+                tuple(all_props.values()),
+                dict(all_props),
+                by_wire,
+                own_table,
+                indexes,
+                pk,
+                rk,
             ),
         )
         return built
@@ -222,7 +256,7 @@ class EntityMeta(type):
     if not TYPE_CHECKING:
 
         def __getattribute__(cls, name):
-            props = _CLASS_PROPS.get(cls)
+            props = _CLASS_COLUMNS.get(cls)
             if props is not None:
                 p = props.get(name)
                 if p is not None and not _BUILDING.get():  # attrs reads the real slots
@@ -238,10 +272,76 @@ class EntityMeta(type):
             type.__delattr__(cls, name)
 
 
+def _keys_first(
+    these: dict[str, Any], props: Mapping[str, Prop[Any]], positional: Mapping[str, bool]
+) -> dict[str, Any]:
+    """The attrs fields with the keys first (the order of ``attrs.fields()`` and
+    ``attrs.asdict()``; ``Entity``'s keys follow the ``Timestamp`` and ``ETag`` of
+    ``EntityBase`` in declaration order), unless that would move a key ahead of a
+    positional property declared before it: ``__init__`` takes positional arguments in
+    declaration order, as type checkers see it."""
+    keys = [a for a in these if props[a].is_key]
+    for key in keys:
+        for a in these:
+            if a == key:
+                break
+            if positional[a] and not props[a].is_key:
+                return these
+    return {a: these[a] for a in [*keys, *(a for a in these if a not in keys)]}
+
+
+def _by_wire(name: str, props: Mapping[str, Prop[Any]]) -> dict[str, Prop[Any]]:
+    """The class's columns by wire name; refuses two columns stored under one name, and a
+    key's domain name that is another property's stored name (``Order.customer_id`` as
+    the PartitionKey beside a property stored as ``customer_id`` would read two ways)."""
+    by_wire: dict[str, Prop[Any]] = {}
+    for p in props.values():
+        other = by_wire.get(p.wire)
+        if other is not None:
+            if p.wire in KEY_NAMES:
+                raise TypeError(_second_key(name, other, p.attr))
+            raise TypeError(f"{name}: two properties map to wire name {p.wire!r}")
+        by_wire[p.wire] = p
+    for p in props.values():
+        other = by_wire.get(p.attr)
+        if p.is_key and other is not None and other is not p:
+            raise TypeError(
+                f"{name}.{p.attr} (the {p.wire}) has the name {name}.{other.attr} is stored "
+                f"under ({other.wire!r}); rename one of them"
+            )
+    if len(by_wire) - 4 > 252:
+        raise TypeError(f"{name}: more than 252 properties")
+    return by_wire
+
+
+def _second_key(name: str, key: Prop[Any], attr: str) -> str:
+    """The refusal of a second property stored as a key the class already has."""
+    hint = (
+        "; to give the keys domain names, derive from azt.entity.EntityBase (azt.Entity "
+        "names them PartitionKey and RowKey) and declare them with partition_key() / row_key()"
+        if key.attr == key.wire
+        else ""
+    )
+    return (
+        f"{name}.{attr} would be a second {key.wire}: {name} has one, "
+        f"{key.owner.__name__}.{key.attr}{hint}"
+    )
+
+
+def _key_alias(attr: str) -> property:
+    """``order.PartitionKey`` on a class whose PartitionKey is ``customer_id``: reads and
+    assigns (checked) that slot."""
+
+    def assign(obj: Any, value: Any) -> None:
+        setattr(obj, attr, value)
+
+    return property(operator.attrgetter(attr), assign, doc=f"The key, also named {attr!r}.")
+
+
 def _refuse_column_change(cls: type, name: str) -> None:
     """``Movie.rating = 4`` would replace the slot every instance reads (meant: an
     instance); refuse it once the class is built."""
-    props = _CLASS_PROPS.get(cls)
+    props = _CLASS_COLUMNS.get(cls)
     if props is not None and name in props and not _BUILDING.get():
         raise AttributeError(
             f"cannot replace or delete the column {cls.__name__}.{name} on the class "
@@ -262,6 +362,11 @@ if TYPE_CHECKING:
         def __get__(self, obj: object, owner: Any) -> str | None: ...
         def __get__(self, obj: object, owner: Any) -> Any: ...
         def __set__(self, obj: object, value: str | None) -> None: ...
+
+    def _key_column() -> Prop[str]:
+        """How type checkers see ``EntityBase.PartitionKey`` / ``RowKey``: a ``str`` on
+        instances, a column on the class, and not a field of ``__init__``."""
+        ...
 
 
 class _NotSelected:
@@ -298,20 +403,31 @@ def _projection_safe_eq(cls: type) -> Callable[[Any, Any], Any]:
     return __eq__
 
 
-class Entity(IndexSlot, metaclass=EntityMeta):
-    """Base class of declarative entities; see the module docstring.
+class EntityBase(IndexSlot, metaclass=EntityMeta):
+    """Base class of every declarative entity class; it declares ``Timestamp`` and
+    ``ETag`` but no keys. Derive from it to give the keys domain names, declared with
+    :func:`~azt.entity.partition_key` and :func:`~azt.entity.row_key`;
+    :class:`Entity` is this base with the keys named ``PartitionKey`` and ``RowKey``.
+    Either way the keys are stored as PartitionKey and RowKey, the column answers to its
+    domain name and to the service's (``Order.customer_id`` is ``Order.PartitionKey``),
+    and so does the value on instances.
 
     Example::
 
-        >>> class Rental(Entity):
-        ...     movie: Prop[str]
-        >>> r = Rental("member-1", "Rental_Alien", movie="Alien")
-        >>> (r.PartitionKey, r.RowKey, r.movie, r.ETag)
-        ('member-1', 'Rental_Alien', 'Alien', None)
+        >>> class Order(EntityBase, table="orders"):
+        ...     customer_id: Prop[str] = partition_key()
+        ...     order_id: Prop[str] = row_key()
+        ...     total: Prop[float] = prop(default=0.0)
+        >>> o = Order(customer_id="c-1", order_id="o-7", total=9.5)
+        >>> o
+        Order(customer_id='c-1', order_id='o-7', Timestamp=None, ETag=None, total=9.5)
+        >>> o.PartitionKey, Order.PartitionKey is Order.customer_id
+        ('c-1', True)
     """
 
-    PartitionKey: Prop[str] = prop(kw_only=False)
-    RowKey: Prop[str] = prop(kw_only=False)
+    if TYPE_CHECKING:  # not fields: the keys' service names, answered on every class
+        PartitionKey = _key_column()
+        RowKey = _key_column()
     Timestamp: Prop[datetime | None] = prop(default=None)
     if TYPE_CHECKING:  # a column that cannot be filtered: no comparison operators
         ETag: _MetadataColumn = prop(default=None, eq=False)  # type: ignore[assignment]
@@ -414,7 +530,27 @@ class Entity(IndexSlot, metaclass=EntityMeta):
         return obj
 
 
+class Entity(EntityBase):
+    """Base class of declarative entities whose keys keep the service's names,
+    ``PartitionKey`` and ``RowKey`` (positional in ``__init__``); see the module docstring.
+    (To name them ``customer_id`` and ``order_id``, derive from :class:`EntityBase`.)
+
+    Example::
+
+        >>> class Rental(Entity):
+        ...     movie: Prop[str]
+        >>> r = Rental("member-1", "Rental_Alien", movie="Alien")
+        >>> (r.PartitionKey, r.RowKey, r.movie, r.ETag)
+        ('member-1', 'Rental_Alien', 'Alien', None)
+    """
+
+    PartitionKey: Prop[str] = prop(kw_only=False)
+    RowKey: Prop[str] = prop(kw_only=False)
+
+
 # Instances parse the Timestamp text decoders store on first read (see LazyTimestamp).
 type.__setattr__(
-    Entity, "Timestamp", LazyTimestamp(type.__getattribute__(Entity, "__dict__")["Timestamp"])
+    EntityBase,
+    "Timestamp",
+    LazyTimestamp(type.__getattribute__(EntityBase, "__dict__")["Timestamp"]),
 )

@@ -86,12 +86,12 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         if not isinstance(c, Comparison):
             continue
         attr = c.prop.attr
-        if attr == "RowKey":
+        if c.prop.wire == "RowKey":
             row_key_cond = True  # about main rows' keys: no index in the partition fits
             continue
         if c.op != "eq":
             continue
-        if attr == "PartitionKey":
+        if c.prop.wire == "PartitionKey":
             pk = pk if pk is not None else c.value
         elif attr not in eqs and c.prop.converter is None:
             eqs[attr] = c.value
@@ -126,7 +126,7 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
 
 
 def _is_pk_eq(c: Condition) -> bool:
-    return isinstance(c, Comparison) and c.prop.attr == "PartitionKey" and c.op == "eq"
+    return isinstance(c, Comparison) and c.prop.wire == "PartitionKey" and c.op == "eq"
 
 
 def main_rows_condition(target: Any, cond: Condition | None) -> Condition | None:

@@ -374,7 +374,7 @@ def bind_indexes(
             where = f"{cls_name} index {ix.name!r}"
             if p is None or attr in ("Timestamp", "ETag"):
                 raise TypeError(f"{where}: {attr!r} is not a data property of {cls_name}")
-            if attr in ("PartitionKey", "RowKey"):
+            if p.is_key:
                 raise TypeError(f"{where}: the keys are indexed already; index other properties")
             if fn is None:
                 if p.edm not in _DEFAULT_EDM:

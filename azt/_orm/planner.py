@@ -40,6 +40,20 @@ MAX_FANOUT = 100
 MAX_COMPARISONS = 15
 
 
+class FanOut(StrEnum):
+    """How a MULTI plan's branches run, which depends on the service's result order.
+
+    Example::
+
+        >>> FanOut.MERGED.value
+        'merged'
+    """
+
+    MERGED = "merged"  #: in parallel, merged in key order (Azure Table storage's order)
+    BRANCHES = "branches"  #: one after another, each branch's rows in the service's order
+    WHOLE = "whole"  #: overlapping branches sent as the one whole filter
+
+
 class PlanKind(StrEnum):
     """Query classes of the seed article "How to get most out of Windows Azure Tables".
 
@@ -126,6 +140,9 @@ class QueryPlan:
     lookup: Condition | None = attrs.field(default=None, repr=False, eq=False)
     #: an INDEX plan over an index across partitions (its rows in partitions of its own)
     across: bool = False
+    #: how a MULTI plan runs: merged in key order (Storage), or unmerged on Cosmos DB,
+    #: whose results are not in key order (``Query.explain`` sets it from the client)
+    fanout: FanOut = FanOut.MERGED
 
     def __str__(self) -> str:
         lines = [self._line()]
@@ -153,7 +170,19 @@ class QueryPlan:
                 f"{self.partition_key!r}, {self.row_range.describe('RowKey')}{then}"
             )
         elif self.kind is PlanKind.MULTI:
-            what = f"{len(self.subplans)} parallel sub-queries merged in key order"
+            n = len(self.subplans)
+            if self.fanout is FanOut.BRANCHES:
+                what = (
+                    f"{n} sub-queries run one after another, not merged: each branch's rows "
+                    "in the service's order (Cosmos DB does not sort by key)"
+                )
+            elif self.fanout is FanOut.WHOLE:
+                what = (
+                    f"{n} overlapping branches sent as the one filter, rows in the service's "
+                    "order (Cosmos DB does not sort by key)"
+                )
+            else:
+                what = f"{n} parallel sub-queries merged in key order"
         else:
             what = "no usable key bounds: every partition is read"
         return f"{self.kind.value}: {what}; {f}"

@@ -44,7 +44,14 @@ from azt._orm.pages import (
     resume_after,
     single_pages,
 )
-from azt._orm.planner import MAX_COMPARISONS, PlanKind, QueryPlan, check_comparisons, make_plan
+from azt._orm.planner import (
+    MAX_COMPARISONS,
+    FanOut,
+    PlanKind,
+    QueryPlan,
+    check_comparisons,
+    make_plan,
+)
 from azt._orm.values import check_property_name
 
 __all__ = [
@@ -418,7 +425,20 @@ class Query(Generic[R]):
         via_index = index_plan(self._target, self._cond)
         if via_index is not None:
             return via_index
-        return make_plan(main_rows_condition(self._target, self._cond))
+        plan = make_plan(main_rows_condition(self._target, self._cond))
+        if plan.kind is PlanKind.MULTI and self._flavor() is Flavor.COSMOS:
+            # Cosmos DB returns results out of key order: a fan-out there cannot be merged
+            # by key. Branches over disjoint keys run one after another; overlapping
+            # branches run as the one whole filter (the service evaluates each entity once).
+            disjoint = branches_disjoint(plan.subplans)
+            plan = attrs.evolve(plan, fanout=FanOut.BRANCHES if disjoint else FanOut.WHOLE)
+        return plan
+
+    def _flavor(self) -> Flavor | None:
+        """The flavour of the client (or provider) the query runs on, if it has one."""
+        source = self._client if self._client is not None else self._provider
+        flavor = getattr(source, "flavor", None)
+        return flavor if isinstance(flavor, Flavor) else None
 
     def _fingerprint(self) -> str:
         target = getattr(self._target, "__qualname__", type(self._target).__qualname__)
@@ -472,10 +492,7 @@ class Query(Generic[R]):
             return
         sel = frozenset(self._select) if self._select is not None else None
         decoding = Decoding(decoder_for(self._target, sel), page_decoder_for(self._target, sel))
-        # Cosmos DB returns results out of key order: a fan-out there cannot be merged by
-        # key. Branches over disjoint keys run one after another; overlapping branches run
-        # as the one whole filter (the service evaluates each entity once).
-        cosmos = getattr(table, "flavor", None) is Flavor.COSMOS
+        # explain() chose how a fan-out runs for the client's flavour (FanOut)
         multi = plan.kind is PlanKind.MULTI
         pages: AsyncGenerator[QueryPage[Any], None]
         conds: list[Condition] = []
@@ -492,7 +509,7 @@ class Query(Generic[R]):
                 decoding,
                 fp,
             )
-        elif multi and cosmos and branches_disjoint(plan.subplans):
+        elif multi and plan.fanout is FanOut.BRANCHES:
             _check_token_kind(state, "s")
             for sp in plan.subplans:
                 assert sp.condition is not None
@@ -501,7 +518,7 @@ class Query(Generic[R]):
             pages = concatenated_pages(
                 table, conds, self._select, self._page_size, self._limit, state, decoding, fp
             )
-        elif multi and not cosmos:
+        elif multi and plan.fanout is FanOut.MERGED:
             _check_token_kind(state, "a")
             after = state.get("a")
             for sp in plan.subplans:

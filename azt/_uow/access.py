@@ -26,7 +26,7 @@ from azt._errors import ValidationError
 from azt._orm.codec import codec_for
 from azt._orm.columns import entity_info
 from azt._orm.dynamic import DynamicEntity
-from azt._orm.entity import Entity
+from azt._orm.entity import EntityBase
 
 __all__ = [
     "UNSET",
@@ -214,11 +214,14 @@ class DeclarativeAccess:
         (3,)
     """
 
-    __slots__ = ("_attrs", "_codec", "_conv", "_getter", "_names", "_props", "cls")
+    __slots__ = ("_attrs", "_codec", "_conv", "_getter", "_keys", "_names", "_props", "cls")
 
     def __init__(self, cls: type) -> None:
         info = entity_info(cls)
         props = [p for p in info.props if not p.system]
+        pk, rk = info.key_props()
+        #: the keys by their Python names (``customer_id``): a slot read, not the alias
+        self._keys: Callable[[Any], tuple[str, str]] = operator.attrgetter(pk.attr, rk.attr)
         self.cls = cls
         self._props = props
         self._names = tuple(p.wire for p in props)
@@ -233,7 +236,7 @@ class DeclarativeAccess:
         self._codec: Any = codec_for(cls)
 
     def keys(self, obj: Any) -> tuple[str, str]:
-        return obj.PartitionKey, obj.RowKey
+        return self._keys(obj)
 
     def snapshot(self, obj: Any) -> Snapshot:
         getter = self._getter
@@ -534,7 +537,7 @@ def access_for(obj: object) -> EntityAccess:
     acc = _ACCESS.get(cls)
     if acc is not None:
         return acc
-    if isinstance(obj, Entity):
+    if isinstance(obj, EntityBase):
         acc = DeclarativeAccess(cls)
     elif isinstance(obj, DynamicEntity):
         acc = _DYNAMIC

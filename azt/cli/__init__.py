@@ -42,6 +42,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import TextIO
 
+from azt import __version__
 from azt._core.config import LocationMode, RetryPolicy
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
@@ -85,15 +86,6 @@ __all__ = [
 _TABLE_CELL = 40
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("azt")
-    except Exception:  # not installed (running from a checkout)
-        return "0+unknown"
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``azt``.
 
@@ -111,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[top_common],
         epilog="exit status: 0 ok, 1 service error or unreachable, 2 usage, 3 bad input data",
     )
-    p.add_argument("--version", action="version", version=f"azt {_version()}")
+    p.add_argument("--version", action="version", version=f"azt {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     tables = sub.add_parser("tables", help="list or create tables", parents=[common])
@@ -208,7 +200,10 @@ def _retry(args: argparse.Namespace) -> RetryPolicy:
     retries = 3 if args.retries is None else args.retries
     if retries < 0:
         raise UsageError("--retries must be 0 or more")
-    return RetryPolicy(max_attempts=retries + 1, base=1.0, minimum=0.5, maximum=10.0)
+    # an explicit --retries caps throttled requests (429) too; by default they get the
+    # Cosmos DB SDKs' budget (RetryPolicy.throttled_attempts)
+    throttled = {} if args.retries is None else {"throttled_attempts": retries + 1}
+    return RetryPolicy(max_attempts=retries + 1, base=1.0, minimum=0.5, maximum=10.0, **throttled)
 
 
 # ----------------------------------------------------------------------------- commands

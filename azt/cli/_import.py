@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import os
 import stat
@@ -27,7 +28,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-from azt._core.bulk.checkpoint import FileCheckpoint
+from azt._core.bulk.checkpoint import DonePositions, FileCheckpoint
 from azt._core.bulk.loader import load
 from azt._core.bulk.outcomes import (
     BulkFailure,
@@ -154,9 +155,11 @@ async def run_import(service: TableServiceClient, args: argparse.Namespace, io_:
     if args.resume and not args.checkpoint:
         raise UsageError("--resume needs --checkpoint FILE (the checkpoint to continue)")
     checkpoint = None
+    done = DonePositions()  # the lines an earlier run wrote (--resume): done as they are read
     if args.checkpoint is not None:
         checkpoint = FileCheckpoint(args.checkpoint)
-        exists = await asyncio.to_thread(checkpoint.load) is not None
+        state = await asyncio.to_thread(checkpoint.load)
+        exists = state is not None
         if exists and not args.resume:
             raise UsageError(
                 f"checkpoint {args.checkpoint!r} exists: pass --resume to continue that "
@@ -164,6 +167,10 @@ async def run_import(service: TableServiceClient, args: argparse.Namespace, io_:
             )
         if args.resume and not exists:
             raise UsageError(f"--resume: there is no checkpoint {args.checkpoint!r}")
+        if args.resume:
+            # Not a checkpoint: the loader reports it, as it reads the same state.
+            with contextlib.suppress(ValidationError):
+                done = DonePositions.from_state(state)
     if args.create:
         table = await service.create_table_if_not_exists(args.table)
     else:
@@ -181,13 +188,18 @@ async def run_import(service: TableServiceClient, args: argparse.Namespace, io_:
         # an explicit --retries caps the attempts per transaction (throttling included)
         **({} if args.retries is None else {"max_attempts": args.retries + 1}),
     )
-    feed = _Feed(io_.stdin, bar)
+    feed = _Feed(io_.stdin, bar, done)
 
+    # The bar counts what the service answered, not what was read: the loader reads ahead
+    # of its writes (a window of operations), so the input read says 100% while the last
+    # transactions are still in flight. Its entities are the rows written (acknowledged);
+    # its percentage the input bytes of the lines answered (written, or refused by the
+    # service), of blank lines, and of lines an earlier run wrote (--resume).
     def on_result(index: int, outcome: WriteResult | BulkFailure) -> None:
         if isinstance(outcome, WriteResult):
-            bar.advance(entities=1)
-        else:
-            feed.refused(index, outcome)
+            bar.advance(entities=1, nbytes=feed.sizes[index])
+        elif not feed.refused(index, outcome):
+            bar.advance(nbytes=feed.sizes[index])
 
     def progress(p: BulkProgress) -> None:
         bar.bulk(rate=p.rate, concurrency=p.concurrency, throttled=p.throttled)
@@ -235,11 +247,15 @@ class _Feed:
     would accept (found by the loader as it encodes the entity, once, and reported
     through :meth:`refused` before the next line is read)."""
 
-    def __init__(self, stream: TextIO, bar: Progress) -> None:
+    def __init__(self, stream: TextIO, bar: Progress, done: DonePositions) -> None:
         self.stream = stream
         self.bar = bar
+        self.done = done
         #: the input line of each entity, by its position (an array: 8 bytes an entity)
         self.lines = array("L")
+        #: the size in bytes of each entity's line, by its position (the bar counts it
+        #: once the service has answered for the entity)
+        self.sizes = array("L")
         #: the bad line that stopped the import, and its line number
         self.bad: InputError | None = None
         self.bad_line = 0
@@ -248,8 +264,8 @@ class _Feed:
 
     def entities(self) -> Iterator[TableEntity]:
         for line_no, nbytes, line in _input_lines(self.stream):
-            self.bar.nbytes += nbytes
             if isinstance(line, str) and not line.strip():
+                self.bar.nbytes += nbytes  # nothing to write: done once read
                 continue
             try:
                 if isinstance(line, InputError):
@@ -258,13 +274,17 @@ class _Feed:
             except InputError as exc:
                 self.bad, self.bad_line = exc, line_no
                 return
+            if len(self.lines) in self.done:  # written by an earlier run: skipped
+                self.bar.nbytes += nbytes
             self.lines.append(line_no)
+            self.sizes.append(nbytes)
             yield entity
             if self.bad is not None:  # the loader refused it: read no further
                 return
 
-    def refused(self, index: int, failure: BulkFailure) -> None:
-        """Note a failure: the entity just read, refused before sending, is a bad line."""
+    def refused(self, index: int, failure: BulkFailure) -> bool:
+        """Note a failure; true when it is a bad line (the entity just read, refused
+        before sending), false for a line the service refused."""
         if (
             self.bad is None
             and failure.status is None
@@ -275,6 +295,9 @@ class _Feed:
             self.bad = InputError(f"line {self.bad_line}: {failure.error}")
             self.bad_failure = failure
             self.lines.pop()
+            self.sizes.pop()
+            return True
+        return False
 
 
 def _failure_messages(name: str, failures: list[BulkFailure], lines: array[int]) -> list[str]:

@@ -22,8 +22,10 @@ _WIDTH = 24
 
 
 class Progress:
-    """Counts entities (and input bytes, when the total size is known) and redraws at most
-    every ``interval`` seconds; :meth:`close` draws the final state and ends the line.
+    """Counts entities (and input bytes done, when the total size is known: the percentage)
+    and redraws at most every ``interval`` seconds; :meth:`close` draws the final state and
+    ends the line. The caller decides what counts as done: ``azt import`` advances both
+    when the service has answered for a line, not when it was read.
 
     Disabled bars (``enabled=False``) count but never write.
 
@@ -64,7 +66,7 @@ class Progress:
         self.detail = ""
 
     def advance(self, *, entities: int = 0, nbytes: int = 0) -> None:
-        """Count ``entities`` more entities and ``nbytes`` more input bytes."""
+        """Count ``entities`` more entities and ``nbytes`` more input bytes done."""
         self.entities += entities
         self.nbytes += nbytes
         if self.enabled:
@@ -89,7 +91,8 @@ class Progress:
         if self.total_bytes is not None:
             frac = min(self.nbytes / self.total_bytes, 1.0)
             filled = int(frac * _WIDTH)
-            parts.append(f"[{'#' * filled}{'.' * (_WIDTH - filled)}] {frac * 100:3.0f}%")
+            # Rounded down: 99.5% done is not yet 100%.
+            parts.append(f"[{'#' * filled}{'.' * (_WIDTH - filled)}] {int(frac * 100):3d}%")
         parts.append(f"{self.entities:,} entities")
         parts.append(f"{rate:,.0f}/s")
         if self.concurrency is not None:

@@ -409,7 +409,7 @@ class CloudTableClient:
 
             names = await table_client.list_tables()
         """
-        return await self.service.list_tables().to_list()
+        return [str(name) for name in await self.service.list_tables().to_list()]
 
     def get_data_service_context(self) -> TableServiceContext:
         """A new :class:`TableServiceContext` (use one per logical operation).

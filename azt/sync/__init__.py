@@ -1,8 +1,9 @@
 """The blocking API: the same clients, queries and context as :mod:`azt`, without ``await``.
 
-``azt.sync.TableServiceClient``, ``TableClient``, ``Query``, ``TableContext`` and
-``ContextQuery`` take the same arguments and return the same results (entities, write
-results, pages) as their async twins, and raise the same :mod:`azt` errors; pagers
+``azt.sync.TableServiceClient``, ``TableClient``, ``Query``, ``TableContext``,
+``ContextQuery`` and ``EntityTable`` take the same arguments and return the same results
+(entities, write results, pages) as their async twins, and raise the same :mod:`azt`
+errors; pagers
 (:class:`Pager`) and queries are iterated with ``for``, clients closed with ``with`` or
 ``close()``. Everything else (entities, conditions, EDM values, options, errors) is used
 from :mod:`azt` as it is.
@@ -30,6 +31,7 @@ Example::
 from azt.sync._generated import (
     BatchWriter,
     ContextQuery,
+    EntityTable,
     Pager,
     Query,
     TableClient,
@@ -40,6 +42,7 @@ from azt.sync._generated import (
 __all__ = [
     "BatchWriter",
     "ContextQuery",
+    "EntityTable",
     "Pager",
     "Query",
     "TableClient",

@@ -40,7 +40,7 @@ from azt._core.hooks import (
 )
 from azt._core.pagination import AsyncPager as _AsyncPager
 from azt._core.pagination import ContinuationToken, Fetch, Page, T
-from azt._core.results import AccessPolicies, UpdateMode, WriteResult
+from azt._core.results import AccessPolicies, TableItem, UpdateMode, WriteResult
 from azt._core.retry import Sleep
 from azt._core.service_client import TableServiceClient as _AsyncTableServiceClient
 from azt._core.table_client import _E, _R
@@ -50,6 +50,8 @@ from azt._core.transport import Transport
 from azt._core.wire.xml import AccessPolicy, ServiceProperties, ServiceStats
 from azt._edm.entity import TableEntity
 from azt._orm.columns import Prop
+from azt._orm.entity_table import E
+from azt._orm.entity_table import EntityTable as _AsyncEntityTable
 from azt._orm.expr import Condition, Conditional
 from azt._orm.pages import QueryPage, QueryTarget
 from azt._orm.planner import QueryPlan
@@ -67,6 +69,7 @@ from azt.sync._runtime import UNBOUND, Runtime, Wrapper, runtime_of, track_trans
 __all__ = [
     "BatchWriter",
     "ContextQuery",
+    "EntityTable",
     "Pager",
     "Query",
     "TableClient",
@@ -239,6 +242,28 @@ class TableClient(Wrapper):
         track_transport(runtime, inner)
         return self
 
+    @classmethod
+    def from_table_url(
+        cls, table_url: str, *, credential: object = None, **kwargs: Any
+    ) -> TableClient:
+        """A table client from the table's URL, as ``azure-data-tables`` spells it: the last
+        path segment is the table name, the rest the endpoint; a SAS token in the URL's
+        query is the credential when ``credential`` is omitted. Other keyword arguments
+        are those of the constructor.
+
+        Example::
+
+            table = TableClient.from_table_url(
+                "https://myaccount.table.core.windows.net/movies", credential=key_credential
+            )
+        """
+        inner = _AsyncTableClient.from_table_url(table_url, credential=credential, **kwargs)
+        rt = None
+        runtime = Runtime() if rt is None else rt
+        self = cls._from_inner(runtime, inner, owns=rt is None)
+        track_transport(runtime, inner)
+        return self
+
     def close(self) -> None:
         """Close the client (and its connections, if it owns them). Idempotent.
 
@@ -333,12 +358,24 @@ class TableClient(Wrapper):
         """
         return self._rt.run(self._inner.insert_entity(entity, return_content=return_content))
 
+    def create_entity(self, entity: EntityArg, *, return_content: bool = False) -> WriteResult:
+        """:meth:`insert_entity` under ``azure-data-tables``' name: insert a new entity,
+        :class:`azt.EntityAlreadyExistsError` (an ``azure.core`` ``ResourceExistsError``
+        where azure-core is installed) if the keys exist.
+
+        Example::
+
+            table.create_entity({"PartitionKey": "p", "RowKey": "r", "n": 1})
+        """
+        return self._rt.run(self._inner.create_entity(entity, return_content=return_content))
+
     def update_entity(
         self,
         entity: EntityArg,
         mode: UpdateMode = UpdateMode.MERGE,
         *,
         etag: str | None = None,
+        match_condition: object = None,
         allow_property_loss: bool = False,
     ) -> WriteResult:
         """Merge into or replace an existing entity.
@@ -352,6 +389,9 @@ class TableClient(Wrapper):
         ``ETag`` and ``Timestamp`` written back. ``UpdateMode.REPLACE`` of an entity read
         with ``select`` raises :class:`azt.PropertyLossError` (nothing is sent) unless
         ``allow_property_loss``: it would delete what was not selected.
+        ``match_condition`` takes ``azure-data-tables``' spelling
+        (``azure.core.MatchConditions.IfNotModified``: ``etag``, else the ETag the entity
+        was read with; ``Unconditionally``: ``"*"``).
 
         Example::
 
@@ -363,7 +403,11 @@ class TableClient(Wrapper):
         """
         return self._rt.run(
             self._inner.update_entity(
-                entity, mode, etag=etag, allow_property_loss=allow_property_loss
+                entity,
+                mode,
+                etag=etag,
+                match_condition=match_condition,
+                allow_property_loss=allow_property_loss,
             )
         )
 
@@ -391,21 +435,34 @@ class TableClient(Wrapper):
 
     @overload
     def delete_entity(
-        self, partition_key: str, row_key: str, *, etag: str | None = None
+        self,
+        partition_key: str,
+        row_key: str,
+        *,
+        etag: str | None = None,
+        match_condition: object = None,
     ) -> WriteResult: ...
 
     @overload
-    def delete_entity(self, entity: EntityArg, /, *, etag: str | None = None) -> WriteResult: ...
+    def delete_entity(
+        self, entity: EntityArg, /, *, etag: str | None = None, match_condition: object = None
+    ) -> WriteResult: ...
 
     def delete_entity(
-        self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
+        self,
+        partition_key: str | EntityArg,
+        row_key: str | None = None,
+        *,
+        etag: str | None = None,
+        match_condition: object = None,
     ) -> WriteResult:
         """Delete an entity, by its keys or given the entity (a mapping or an entity object).
 
         ``etag`` is the ``If-Match``: ``"*"`` deletes unconditionally, an ETag only the
         version it names (:class:`azt.PreconditionFailedError` otherwise). Left out, it is
         the ETag an entity object carries, else ``"*"``. :class:`azt.EntityNotFoundError`
-        if it does not exist.
+        if it does not exist (``azure-data-tables`` ignores that 404; azt does not).
+        ``match_condition``: as :meth:`update_entity`.
 
         Example::
 
@@ -414,7 +471,7 @@ class TableClient(Wrapper):
         """
         inner: Any = self._inner
         coro: Coroutine[Any, Any, WriteResult] = inner.delete_entity(
-            partition_key, row_key, etag=etag
+            partition_key, row_key, etag=etag, match_condition=match_condition
         )
         return self._rt.run(coro)
 
@@ -473,6 +530,7 @@ class TableClient(Wrapper):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: None = None,
     ) -> Pager[TableEntity]: ...
 
@@ -485,6 +543,7 @@ class TableClient(Wrapper):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: Callable[[list[dict[str, Any]]], list[_R]],
     ) -> Pager[_R]: ...
 
@@ -496,13 +555,16 @@ class TableClient(Wrapper):
         select: Sequence[str] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
+        query_filter: str | None = None,
         page_decoder: Callable[[list[dict[str, Any]]], list[Any]] | None = None,
     ) -> Pager[Any]:
         """Query entities with an OData filter; iterate for entities or page by page.
 
         ``parameters`` fill ``@name`` placeholders with escaped literals (see
-        :func:`format_filter`); ``select`` projects properties; ``results_per_page`` sets
-        ``$top`` (1-1000, per page); ``continuation`` resumes where an earlier page ended.
+        :func:`format_filter`); ``select`` projects properties (a sequence of names, or
+        one ``str`` of comma-separated names); ``results_per_page`` sets ``$top`` (1-1000,
+        per page); ``continuation`` resumes where an earlier page ended. ``query_filter``
+        is ``filter`` under ``azure-data-tables``' name (give one or the other).
 
         ``page_decoder`` (optional) replaces the :class:`~azt.edm.TableEntity` decoding:
         it receives each page's rows as JSON objects (``json.loads(body)["value"]``: a
@@ -533,6 +595,7 @@ class TableClient(Wrapper):
                 select=select,
                 results_per_page=results_per_page,
                 continuation=continuation,
+                query_filter=query_filter,
                 page_decoder=page_decoder,
             ),
         )
@@ -592,7 +655,9 @@ class TableClient(Wrapper):
             self._rt, self._inner.batch_writer(max_buffer_bytes=max_buffer_bytes)
         )
 
-    def submit_transaction(self, batch: TableBatch | Iterable[BatchOperation]) -> list[WriteResult]:
+    def submit_transaction(
+        self, batch: TableBatch | Iterable[BatchOperation | tuple[Any, ...]]
+    ) -> list[WriteResult]:
         """Run an entity group transaction: all operations succeed or none is applied.
 
         Returns one :class:`WriteResult` per operation, in order; entity objects the
@@ -601,6 +666,9 @@ class TableClient(Wrapper):
         ``operation``) with the specific error in ``error``. An operation that writes an
         intent row (``azt._core.intents``: a cross-partition index's rows to write
         elsewhere) has its intent carried out once the transaction has committed.
+        ``azure-data-tables``' operation tuples are taken too: ``("create", entity)``,
+        ``("upsert", entity, {"mode": UpdateMode.REPLACE})``, ``("update", entity,
+        {"etag": ..., "match_condition": ...})``, ``("delete", entity)``.
 
         Example::
 
@@ -900,8 +968,13 @@ class TableServiceClient(Wrapper):
         parameters: Mapping[str, Any] | None = None,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
-    ) -> Pager[str]:
+        query_filter: str | None = None,
+    ) -> Pager[TableItem]:
         """Table names matching a filter on ``TableName``, following ``NextTableName``.
+
+        Each name is a :class:`TableItem`: a ``str`` whose ``.name`` is itself (the
+        ``azure-data-tables`` spelling). ``query_filter`` is ``filter`` under that SDK's
+        name (give one or the other).
 
         Example::
 
@@ -915,6 +988,7 @@ class TableServiceClient(Wrapper):
                 parameters=parameters,
                 results_per_page=results_per_page,
                 continuation=continuation,
+                query_filter=query_filter,
             ),
         )
 
@@ -923,13 +997,14 @@ class TableServiceClient(Wrapper):
         *,
         results_per_page: int | None = None,
         continuation: ContinuationToken | str | None = None,
-    ) -> Pager[str]:
-        """All table names of the account.
+    ) -> Pager[TableItem]:
+        """All table names of the account, each a :class:`TableItem` (a ``str`` that also
+        has ``azure-data-tables``' ``.name``).
 
         Example::
 
             for name in service.list_tables():
-                print(name)
+                print(name)          # or name.name, as azure-data-tables spells it
         """
         return Pager._from_inner(
             self._rt,
@@ -1479,6 +1554,137 @@ class Query(Wrapper, Generic[R]):
             gone = Query(Movie, table).where(Movie.rating < 1.0).delete()
         """
         return self._rt.run(self._inner.delete(dry_run=dry_run))
+
+
+class EntityTable(Wrapper, Generic[E]):
+    """An entity class bound to one table: typed point reads, partition queries, scans and
+    writes of that class, through a :class:`TableClient`. Give it a table client, or a
+    service client and the class's own table (``class Order(EntityBase, table="orders")``,
+    as PynamoDB's ``Meta.table_name``). It holds no state of its own beyond the two: make
+    one where it is needed, or keep one per class.
+
+    Writes go straight to the service; for tracked objects and changes sent together, use
+    :class:`azt.context.TableContext` instead.
+
+    Example::
+
+        orders = EntityTable(Order, service)     # the table Order names
+        order = orders.get("c-1", "o-7")
+        order.total += 1.0
+        orders.save(order)                 # replaced if unchanged since read
+    """
+
+    __slots__ = ()
+    _inner: _AsyncEntityTable[E]
+
+    def __init__(self, cls: type[E], table: TableClient | TableServiceClient) -> None:
+        self._inner = _AsyncEntityTable(cls, unwrap(table))
+        rt = runtime_of(table)
+        self._owns = False
+        self._rt = UNBOUND if rt is None else rt
+
+    @property
+    def entity_class(self) -> type[E]:
+        """The bound entity class.
+
+        Example::
+
+            assert EntityTable(Order, table).entity_class is Order
+        """
+        return self._inner.entity_class
+
+    @property
+    def table(self) -> TableClient:
+        """The table client the calls go through (for batches, the batch writer, ...).
+
+        Example::
+
+            with orders.table.batch_writer() as writer:
+                writer.upsert(Order(customer_id="c-1", order_id="o-8"))
+        """
+        return TableClient._from_inner(self._rt, self._inner.table)
+
+    def get(self, partition_key: str, row_key: str) -> E:
+        """The entity with these keys, as an instance of the class
+        (:class:`azt.EntityNotFoundError` when there is none; PynamoDB's
+        ``Model.get(hash_key, range_key)``).
+
+        Example::
+
+            order = orders.get("c-1", "o-7")
+        """
+        return self._rt.run(self._inner.get(partition_key, row_key))
+
+    def get_or_none(self, partition_key: str, row_key: str) -> E | None:
+        """The entity with these keys, or ``None`` when there is none.
+
+        Example::
+
+            if orders.get_or_none("c-1", "o-404") is None:
+                print("no such order")
+        """
+        return self._rt.run(self._inner.get_or_none(partition_key, row_key))
+
+    def query(self, partition_key: str, *conditions: Conditional) -> Query[E]:
+        """The entities of one partition matching ``conditions`` (PynamoDB's
+        ``Model.query(hash_key, range_key_condition, filter_condition)``): a
+        :class:`azt.query.Query`, so ``take``, ``select``, ``first``, ``pages`` and
+        ``explain`` work as on any query.
+
+        Example::
+
+            for o in orders.query("c-1", Order.order_id.startswith("2024-")):
+                print(o.order_id, o.total)
+        """
+        return Query._from_inner(self._rt, self._inner.query(partition_key, *conditions))
+
+    def scan(self, *conditions: Conditional) -> Query[E]:
+        """Every entity of the table matching ``conditions``, across partitions (PynamoDB's
+        ``Model.scan(filter_condition)``); a query whose plan is a table scan unless the
+        conditions name keys.
+
+        Example::
+
+            big = orders.scan(Order.total > 100.0).to_list()
+        """
+        return Query._from_inner(self._rt, self._inner.scan(*conditions))
+
+    def insert(self, obj: E) -> WriteResult:
+        """Insert a new entity (:class:`azt.EntityAlreadyExistsError` if its keys exist);
+        the object gets its ETag and Timestamp.
+
+        Example::
+
+            orders.insert(Order(customer_id="c-1", order_id="o-9"))
+        """
+        return self._rt.run(self._inner.insert(obj))
+
+    def save(self, obj: E, *, overwrite: bool = False) -> WriteResult:
+        """Write the object whole. An object read from the table (it has an ETag) replaces
+        the stored entity only if that is unchanged since (:class:`azt.PreconditionFailedError`
+        otherwise); a new object (no ETag) is inserted (:class:`azt.EntityAlreadyExistsError`
+        if its keys exist). ``overwrite=True`` writes it unconditionally, inserted or
+        replacing whatever is there: PynamoDB's ``save()`` without a condition.
+
+        Example::
+
+            order = orders.get("c-1", "o-7")
+            order.total = 12.0
+            orders.save(order)                     # If-Match: order.ETag
+            orders.save(Order(customer_id="c-1", order_id="o-7"), overwrite=True)
+        """
+        return self._rt.run(self._inner.save(obj, overwrite=overwrite))
+
+    def delete(self, obj: E, *, etag: str | None = None) -> WriteResult:
+        """Delete the object's entity; conditional on its ETag when it has one
+        (:class:`azt.PreconditionFailedError` if the entity changed since it was read);
+        ``etag="*"`` deletes unconditionally.
+
+        Example::
+
+            orders.delete(order)
+        """
+        return self._rt.run(self._inner.delete(obj, etag=etag))
 
 
 class ContextQuery(Wrapper, Generic[_query_R]):

@@ -527,6 +527,8 @@ class EntityWriter:
     """Builds JSON entity dicts for one table, endpoint and metadata level.
 
     ``select``: the ``$select`` projection (names not present come back as null).
+    ``fixed_fraction``: user DateTime values with exactly seven fractional digits, as the
+    Cosmos DB Table API writes them (Azure Table storage trims trailing zeros).
 
     Example::
 
@@ -535,7 +537,7 @@ class EntityWriter:
         'p'
     """
 
-    __slots__ = ("_endpoint", "_fmt", "_select", "_table", "_type_name")
+    __slots__ = ("_endpoint", "_fixed", "_fmt", "_select", "_table", "_type_name")
 
     def __init__(
         self,
@@ -544,15 +546,20 @@ class EntityWriter:
         account: str,
         table: str,
         select: Sequence[str] | None = None,
+        *,
+        fixed_fraction: bool = False,
     ) -> None:
         self._fmt = fmt
         self._endpoint = endpoint
         self._table = table
         self._type_name = f"{account}.{table}"
         self._select = list(select) if select else None
+        self._fixed = fixed_fraction
 
     def metadata_url(self, *, element: bool, select_text: str | None = None) -> str:
-        """``odata.metadata`` for a feed or a single entity of this table.
+        """``odata.metadata`` for a feed or a single entity of this table; ``select_text``
+        (the request's ``$select``) is appended after ``/@Element`` too, as Azure Table
+        storage writes it (recorded: ``...#t/@Element&$select=age,sex,xyz``).
 
         Example::
 
@@ -561,10 +568,12 @@ class EntityWriter:
             'http://h/acct/$metadata#t/@Element'
             >>> w.metadata_url(element=False, select_text="RowKey")
             'http://h/acct/$metadata#t&$select=RowKey'
+            >>> w.metadata_url(element=True, select_text="age,sex")
+            'http://h/acct/$metadata#t/@Element&$select=age,sex'
         """
         url = f"{self._endpoint}/$metadata#{self._table}"
         if element:
-            return url + "/@Element"
+            url += "/@Element"
         if select_text:
             url += "&$select=" + select_text
         return url
@@ -632,7 +641,10 @@ class EntityWriter:
                 else:
                     seconds, frac = divmod(value, 10_000_000)
                     head = SECONDS_TEXT.get(seconds) or seconds_text(seconds)
-                    text = f"{head}.{frac:07d}".rstrip("0") + "Z" if frac else head + "Z"
+                    if self._fixed:
+                        text = f"{head}.{frac:07d}Z"
+                    else:
+                        text = f"{head}.{frac:07d}".rstrip("0") + "Z" if frac else head + "Z"
                 edm_name = "Edm.DateTime"
             elif edm is _GUID:
                 text, edm_name = str(value), "Edm.Guid"
@@ -647,8 +659,9 @@ class EntityWriter:
         """One entity's JSON text by way of :meth:`entity` (what :func:`dumps` writes)."""
         return _ENCODE(self.entity(e))
 
-    def single(self, e: Entity) -> bytes:
-        """A single-entity response body (insert echo, point GET).
+    def single(self, e: Entity, select_text: str | None = None) -> bytes:
+        """A single-entity response body (insert echo, point GET; ``select_text``: the
+        ``$select`` the metadata URL names, see :meth:`metadata_url`).
 
         Example::
 
@@ -660,14 +673,15 @@ class EntityWriter:
         if self._select is None and fmt is not Fmt.FULL:
             # the text a page writes for the entity (remembered while it is the stored one)
             meta = fmt is not Fmt.NOMETADATA
-            text = entity_texts((e,), meta=meta, fallback=self._entity_text)[0]
+            text = entity_texts((e,), meta=meta, fallback=self._entity_text, fixed=self._fixed)
             if not meta:
-                return text.encode("ascii")
+                return text[0].encode("ascii")
             url = encode_basestring_ascii(self.metadata_url(element=True))
-            return ('{"odata.metadata":' + url + "," + text[1:]).encode("ascii")
+            return ('{"odata.metadata":' + url + "," + text[0][1:]).encode("ascii")
         d = self.entity(e)
         if fmt is not Fmt.NOMETADATA:
-            d = {"odata.metadata": self.metadata_url(element=True), **d}
+            url_text = self.metadata_url(element=True, select_text=select_text)
+            d = {"odata.metadata": url_text, **d}
         return dumps(d)
 
     def feed(self, entities: Sequence[Entity], select_text: str | None = None) -> bytes:
@@ -681,7 +695,8 @@ class EntityWriter:
         """
         if self._select is None and self._fmt is not Fmt.FULL:
             meta = self._fmt is not Fmt.NOMETADATA
-            values_text = ",".join(entity_texts(entities, meta=meta, fallback=self._entity_text))
+            texts = entity_texts(entities, meta=meta, fallback=self._entity_text, fixed=self._fixed)
+            values_text = ",".join(texts)
             if not meta:
                 return ('{"value":[' + values_text + "]}").encode("ascii")
             url = encode_basestring_ascii(self.metadata_url(element=False, select_text=select_text))

@@ -88,9 +88,11 @@ def entity_etag(ticks: int) -> str:
     return (got if got is not None else _head(ticks))[0]
 
 
-#: Entity texts written before, by the entity's ``id``, minimal metadata ([1]) or none
-#: ([0]): everything after the head (the ETag member and the ``"PartitionKey":`` name), so
-#: a stored entity is encoded once and a page of entities read before is mostly a join.
+#: Entity texts written before, by the entity's ``id``, minimal metadata ([1], [3]) or
+#: none ([0], [2]), DateTimes as the service writes them ([0], [1]) or with seven
+#: fractional digits always ([2], [3], the Cosmos DB Table API's form): everything
+#: after the head (the ETag member and the ``"PartitionKey":`` name), so a stored entity
+#: is encoded once and a page of entities read before is mostly a join.
 #: Entries hold their entity (:data:`_HELD`), so an id is never reused while its text is
 #: remembered, and a text serves only the very object it was written from: the backend
 #: never changes a stored entity in place (a write stores a new one), so an object's text
@@ -98,14 +100,14 @@ def entity_etag(ticks: int) -> str:
 #: when full). The durable store hands back the same entity object for a stored version
 #: its row cache still holds (``_rowcache``), so its pages reuse texts too; the bounds are
 #: what the stub keeps alive beyond that cache.
-_TEXTS: tuple[dict[int, str], dict[int, str]] = ({}, {})
+_TEXTS: tuple[dict[int, str], ...] = ({}, {}, {}, {})
 _HELD: dict[int, Entity] = {}
 _MAX_REMEMBERED = 1 << 14
 _MAX_REMEMBERED_CHARS = 1 << 24
 _remembered_chars = 0
 
 
-def _remember(e: Entity, meta: bool, text: str) -> None:
+def _remember(e: Entity, slot: int, text: str) -> None:
     global _remembered_chars
     if len(_HELD) >= _MAX_REMEMBERED or _remembered_chars + len(text) > _MAX_REMEMBERED_CHARS:
         forget_texts()
@@ -113,7 +115,7 @@ def _remember(e: Entity, meta: bool, text: str) -> None:
             return
     i = id(e)
     _HELD[i] = e
-    _TEXTS[meta][i] = text
+    _TEXTS[slot][i] = text
     _remembered_chars += len(text)
 
 
@@ -127,15 +129,16 @@ def forget_texts() -> None:
         0
     """
     global _remembered_chars
-    _TEXTS[0].clear()
-    _TEXTS[1].clear()
+    for texts in _TEXTS:
+        texts.clear()
     _HELD.clear()
     _remembered_chars = 0
 
 
-def _entity_body(e: Entity, meta: bool) -> str | None:
+def _entity_body(e: Entity, meta: bool, fixed: bool) -> str | None:
     """An entity's JSON object text after its head (``"<pk>","RowKey":...}``), or None
-    when this writer leaves the entity to the dict path."""
+    when this writer leaves the entity to the dict path (``fixed``: DateTimes with seven
+    fractional digits)."""
     pk, rk = e.pk, e.rk
     if type(pk) is not str or type(rk) is not str:
         return None
@@ -174,7 +177,10 @@ def _entity_body(e: Entity, meta: bool) -> str | None:
         elif edm is _DATETIME and t is int:
             seconds, frac = divmod(value, 10_000_000)
             head_text = SECONDS_TEXT.get(seconds) or seconds_text(seconds)
-            text = f"{head_text}.{frac:07d}".rstrip("0") + "Z" if frac else head_text + "Z"
+            if fixed:
+                text = f"{head_text}.{frac:07d}Z"
+            else:
+                text = f"{head_text}.{frac:07d}".rstrip("0") + "Z" if frac else head_text + "Z"
         elif edm is _GUID and t is uuid.UUID:
             text = str(value)
         elif edm is _BINARY and t is bytes:
@@ -189,9 +195,15 @@ def _entity_body(e: Entity, meta: bool) -> str | None:
 
 
 def entity_texts(
-    entities: Sequence[Entity], *, meta: bool, fallback: Callable[[Entity], str]
+    entities: Sequence[Entity],
+    *,
+    meta: bool,
+    fallback: Callable[[Entity], str],
+    fixed: bool = False,
 ) -> list[str]:
-    """Each entity's JSON object text, minimal metadata (``meta``) or none.
+    """Each entity's JSON object text, minimal metadata (``meta``) or none; ``fixed``:
+    DateTime values with exactly seven fractional digits (the Cosmos DB Table API's form)
+    instead of the service's trimmed fraction.
 
     Example::
 
@@ -203,23 +215,24 @@ def entity_texts(
     out: list[str] = []
     heads = _HEADS
     held = _HELD
-    texts = _TEXTS[meta]
+    slot = meta + 2 * fixed
+    texts = _TEXTS[slot]
     for e in entities:
         i = id(e)
         if held.get(i) is e:
             body = texts.get(i)
             if body is None:
-                body = _entity_body(e, meta)
+                body = _entity_body(e, meta, fixed)
                 if body is None:
                     out.append(fallback(e))
                     continue
-                _remember(e, meta, body)
+                _remember(e, slot, body)
         else:
-            body = _entity_body(e, meta)
+            body = _entity_body(e, meta, fixed)
             if body is None:
                 out.append(fallback(e))
                 continue
-            _remember(e, meta, body)
+            _remember(e, slot, body)
         if meta:
             ts = e.timestamp
             head = heads.get(ts) or _head(ts)

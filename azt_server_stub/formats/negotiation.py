@@ -67,8 +67,10 @@ class Fmt(enum.Enum):
 class Negotiated:
     """The outcome of response negotiation.
 
-    ``implicit`` is True when neither ``Accept`` nor ``$format`` chose the format
-    (errors are then rendered as OData XML, as Azure does).
+    ``implicit`` is True when neither ``Accept`` nor ``$format`` chose the format;
+    ``wildcard`` when a wildcard range (``*/*``, ``application/*``) did. Storage renders
+    errors as OData XML in both cases (recorded: ``Accept: */*`` gets a JSON success but
+    an ``application/xml`` error; docs/stub.md, "Fidelity decisions").
 
     Example::
 
@@ -78,6 +80,7 @@ class Negotiated:
 
     fmt: Fmt
     implicit: bool = False
+    wildcard: bool = False
 
 
 @functools.lru_cache(maxsize=512)
@@ -177,19 +180,52 @@ def negotiate_response(accept: str | None, format_param: str | None, version: st
     for _, _, mtype, params in _media_ranges(accept):
         fmt = _from_media_type(mtype, params, version)
         if fmt is not None:
-            return Negotiated(fmt)
+            return Negotiated(fmt, wildcard=mtype in _WILDCARDS)
     raise errors.media_type_not_supported()
+
+
+def cosmos_error_format(accept: str | None, format_param: str | None) -> Fmt:
+    """The JSON level of a Cosmos DB Table API error body.
+
+    Recorded from the service (docs/cosmos.md, "Fidelity decisions"): an ``odata=`` level
+    the client named is kept (``application/json;odata=minimalmetadata`` gets a
+    minimal-metadata error); ``application/json`` without one, ``*/*`` and no
+    ``Accept`` get full metadata.
+
+    Example::
+
+        >>> cosmos_error_format("*/*", None), cosmos_error_format("application/json", None)
+        (<Fmt.FULL: 'fullmetadata'>, <Fmt.FULL: 'fullmetadata'>)
+        >>> cosmos_error_format("application/json;odata=minimalmetadata", None)
+        <Fmt.MINIMAL: 'minimalmetadata'>
+    """
+    for text in (format_param, accept):
+        if not text:
+            continue
+        text = _FORMAT_SHORTHANDS.get(text.strip().lower(), text)
+        for _, _, mtype, params in _media_ranges(text):
+            if mtype == "application/json":
+                level = params.get("odata")
+                if level == "nometadata":
+                    return Fmt.NOMETADATA
+                if level == "minimalmetadata":
+                    return Fmt.MINIMAL
+                return Fmt.FULL
+    return Fmt.FULL
 
 
 def error_format_guess(accept: str | None, format_param: str | None) -> Fmt | None:
     """Best-effort format for an error body when negotiation itself failed or never ran.
 
-    Returns None when the error should be OData XML (no usable JSON preference).
+    Returns None when the error should be OData XML: the best range the stub knows is
+    XML or a wildcard (as :func:`negotiate_response` decides, ``Negotiated.wildcard``).
 
     Example::
 
         >>> error_format_guess("application/json;odata=verbose", None)
         <Fmt.MINIMAL: 'minimalmetadata'>
+        >>> error_format_guess("*/*, application/json", None) is None
+        True
     """
     for text in (format_param, accept):
         if not text:
@@ -203,7 +239,7 @@ def error_format_guess(accept: str | None, format_param: str | None) -> Fmt | No
                 if level == "fullmetadata":
                     return Fmt.FULL
                 return Fmt.MINIMAL
-            if mtype in ("application/atom+xml", "application/xml", "text/xml"):
+            if mtype in ("application/atom+xml", "application/xml", "text/xml", *_WILDCARDS):
                 return None
     return None
 

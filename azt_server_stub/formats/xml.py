@@ -127,11 +127,16 @@ def acl_body(acl: Sequence[SignedIdentifier]) -> bytes:
 
         >>> acl_body([]).endswith(b"<SignedIdentifiers/>")
         True
+        >>> acl_body([SignedIdentifier("empty")]).endswith(
+        ...     b"<SignedIdentifier><Id>empty</Id></SignedIdentifier></SignedIdentifiers>")
+        True
     """
     root = etree.Element("SignedIdentifiers")
     for si in acl:
         el = etree.SubElement(root, "SignedIdentifier")
         etree.SubElement(el, "Id").text = si.id
+        if si.start is None and si.expiry is None and si.permission is None:
+            continue  # an empty policy is not written back (recorded 2017-2021, docs/stub.md)
         policy = etree.SubElement(el, "AccessPolicy")
         if si.start is not None:
             etree.SubElement(policy, "Start").text = si.start

@@ -17,6 +17,7 @@ from ..addressing import AccountAddress, Kind, Resource, parse_resource, split_a
 from ..auth import Operation, Principal
 from ..backend import WriteOp
 from ..errors import StubError
+from ..flavors import flavor_of
 from ..formats import atom as atom_fmt
 from ..formats import batch as batch_fmt
 from ..formats import json as json_fmt
@@ -36,12 +37,13 @@ from .call import (
     COMMON_HEADERS,
     Call,
     authenticate,
+    error_style_for,
     header_safe,
     negotiate,
     write_batch,
 )
 from .entities import entity_location, parse_insert, parse_update, write_kind_and_operation
-from .error_payload import error_payload
+from .error_payload import render_error
 from .parsing import (
     check_content_encoding,
     check_data_service_versions,
@@ -167,13 +169,57 @@ def _batch_write_op(
     raise errors.invalid_input()
 
 
-def _part_error(call: Call, err: StubError, fmt: Fmt | None) -> batch_fmt.PartResponse:
+def _answer_ids(call: Call, part: batch_fmt.BatchPart | None, index: int) -> _Ids:
+    """The ``Content-ID`` lines of the answer to operation ``index`` (``part``).
+
+    Storage echoes a Content-ID the operation carried among its inner HTTP headers,
+    first after the status line (legacy SDK, recorded 2017-2019), and none given as a
+    MIME part header (azure-data-tables, recorded 2020-2021). Cosmos numbers every part
+    from 1, last among its headers, whatever the request said (recorded 2021).
+    """
+    if flavor_of(call.request.app).numbers_batch_parts:
+        return None, str(index + 1)
+    return (part.headers.get("Content-ID") if part is not None else None), None
+
+
+def _part_error(
+    call: Call, err: StubError, fmt: Fmt | None, part: batch_fmt.BatchPart | None = None
+) -> batch_fmt.PartResponse:
     style: Fmt | str = fmt if fmt is not None and fmt.is_json else ODATA_XML
+    if part is not None:  # the part's Accept, negotiated as a request's (*/*: OData XML)
+        style = error_style_for(part.headers.get("Accept"), None, call.version)
     if err.index is None:
         err = err.at(0)
-    ctype, body = error_payload(err, call.request[REQUEST_ID], style)
-    headers = [*COMMON_HEADERS, ("DataServiceVersion", "3.0;"), ("Content-Type", ctype)]
-    return batch_fmt.PartResponse(err.status, headers, body)
+    lead, tail = _answer_ids(call, part, err.index or 0)
+    accept = part.headers.get("Accept") if part is not None else None
+    flavor = flavor_of(call.request.app)
+    ctype, body = render_error(flavor, err, call.request[REQUEST_ID], style, accept, None)
+    headers = list(COMMON_HEADERS)
+    if part is not None and part.method == "POST" and "X-HTTP-Method" not in part.headers:
+        # an insert that asked for a preference: Storage names it on the error too
+        prefer = parse_prefer(part.headers.get("Prefer"), call.version)
+        if prefer is not None:
+            applied = "return-content" if prefer else "return-no-content"
+            headers.append(("Preference-Applied", applied))
+    headers += [("DataServiceVersion", "3.0;"), ("Content-Type", ctype)]
+    return batch_fmt.PartResponse(err.status, _with_ids(headers, lead, tail), body)
+
+
+#: The Content-ID lines of one answer part: (first after the status line, last).
+_Ids = tuple[str | None, str | None]
+
+#: An answer part with no Content-ID line.
+_NO_IDS: _Ids = (None, None)
+
+
+def _with_ids(
+    headers: list[tuple[str, str]], lead: str | None, tail: str | None
+) -> list[tuple[str, str]]:
+    if lead is not None:
+        headers.insert(0, ("Content-ID", lead))
+    if tail is not None:
+        headers.append(("Content-ID", tail))
+    return headers
 
 
 #: How a no-content insert's part starts, up to its Location value (see _batch_success).
@@ -196,22 +242,34 @@ def _batch_success(
     op: WriteOp,
     prefer: bool | None,
     fmt: Fmt,
-    content_id: str | None,
+    ids: _Ids,
     entity: Entity | None,
     memo: _Memo,
 ) -> batch_fmt.PartResponse | bytes:
-    if prefer is False and op.kind == "insert":
+    lead, tail = ids
+    if prefer is False and op.kind == "insert" and lead is None:
         # The common answer (what the PartResponse below encodes to), written directly.
         assert entity is not None
         location = entity_location(call.endpoint, table, op.pk, op.rk)
         text = _NO_CONTENT_INSERT + location + "\r\nDataServiceId: " + location
         text += "\r\nETag: " + memo.etag(entity.timestamp)
-        if content_id is not None:
-            text += "\r\nContent-ID: " + content_id
+        if tail is not None:
+            text += "\r\nContent-ID: " + tail
         return (text + "\r\n\r\n\r\n").encode()
     headers: list[tuple[str, str]] = list(COMMON_HEADERS)
     body = b""
-    if op.kind == "insert":
+    if op.kind == "insert" and prefer is False:
+        assert entity is not None
+        location = entity_location(call.endpoint, table, op.pk, op.rk)
+        status = 204
+        headers += [
+            ("Preference-Applied", "return-no-content"),
+            ("DataServiceVersion", "3.0;"),
+            ("Location", location),
+            ("DataServiceId", location),
+            ("ETag", memo.etag(entity.timestamp)),
+        ]
+    elif op.kind == "insert":
         assert entity is not None
         location = entity_location(call.endpoint, table, op.pk, op.rk)
         status = 201
@@ -227,15 +285,17 @@ def _batch_success(
         if fmt is Fmt.ATOM:
             body = atom_fmt.AtomWriter(call.endpoint, call.account, table).single(entity)
         else:
-            body = json_fmt.EntityWriter(fmt, call.endpoint, call.account, table).single(entity)
+            fixed = call.flavor.fixed_fraction
+            writer = json_fmt.EntityWriter(
+                fmt, call.endpoint, call.account, table, fixed_fraction=fixed
+            )
+            body = writer.single(entity)
     else:
         status = 204
         headers.append(("DataServiceVersion", "1.0;"))
         if entity is not None and op.kind != "delete":
             headers.append(("ETag", memo.etag(entity.timestamp)))
-    if content_id is not None:
-        headers.append(("Content-ID", content_id))
-    return batch_fmt.PartResponse(status, headers, body)
+    return batch_fmt.PartResponse(status, _with_ids(headers, lead, tail), body)
 
 
 def _batch_response(
@@ -268,7 +328,8 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
     # The addressed table (for a service SAS's tn) is the first part's.
     first_table: str | None = None
     try:
-        first_table = memo.part_resource(call, parsed.parts[0]).table
+        if parsed.parts:
+            first_table = memo.part_resource(call, parsed.parts[0]).table
     except StubError:
         first_table = None
     principal = authenticate(call, raw_path, first_table)
@@ -276,10 +337,14 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
         # A lone query is a read (allowed on the secondary): its part is authorized as one.
         return _batch_query(call, principal, parsed.parts[0])
     principal.authorize(Operation.BATCH, first_table)
+    if not parsed.parts:
+        # Storage answers an empty change set with an empty change-set answer (recorded
+        # 2017, docs/stub.md "Fidelity decisions"); nothing is written.
+        return _batch_response([], changeset=True)
     if len(parsed.parts) > 100:
+        too_many = errors.batch_too_many_operations().at(99)
         return _batch_response(
-            [_part_error(call, errors.batch_too_many_operations().at(99), Fmt.MINIMAL)],
-            changeset=True,
+            [_part_error(call, too_many, Fmt.MINIMAL, parsed.parts[99])], changeset=True
         )
     if PLAIN_CHANGESETS:
         answer = await _plain_changeset(call, principal, parsed.parts, memo)
@@ -310,6 +375,7 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
                         call,
                         exc.at(index),
                         fmt or error_format_guess(part.headers.get("Accept"), None),
+                        part,
                     )
                 ],
                 changeset=True,
@@ -320,11 +386,14 @@ async def batch_operation(call: Call, raw_path: str) -> web.Response:
     except StubError as exc:
         index = exc.index if exc.index is not None else 0
         fmt = ops[index].fmt if index < len(ops) else Fmt.MINIMAL
-        return _batch_response([_part_error(call, exc.at(index), fmt)], changeset=True)
+        failed = ops[index].part if index < len(ops) else None
+        return _batch_response([_part_error(call, exc.at(index), fmt, failed)], changeset=True)
     return _batch_response(
         [
-            _batch_success(call, table, b.op, b.prefer, b.fmt, b.part.content_id, r.entity, memo)
-            for b, r in zip(ops, results, strict=True)
+            _batch_success(
+                call, table, b.op, b.prefer, b.fmt, _answer_ids(call, b.part, i), r.entity, memo
+            )
+            for i, (b, r) in enumerate(zip(ops, results, strict=True))
         ],
         changeset=True,
     )
@@ -484,7 +553,8 @@ async def _plain_changeset(
     except StubError as exc:
         index = exc.index if exc.index is not None else 0
         fmt = fmts[index] if index < len(ops) else Fmt.MINIMAL
-        return _batch_response([_part_error(call, exc.at(index), fmt)], changeset=True)
+        failed = parts[index] if index < len(ops) else None
+        return _batch_response([_part_error(call, exc.at(index), fmt, failed)], changeset=True)
     answers: list[batch_fmt.PartResponse | bytes | str] = []
     # A no-content insert's part as _batch_success writes it (as text), from pieces made
     # once: the Location up to the RowKey once per PartitionKey, the ETag line once per
@@ -494,9 +564,13 @@ async def _plain_changeset(
     etag_line = ""
     last_pk: str | None = None
     pk_prefix = ""
-    for op, prefer, fmt, part, result in zip(ops, prefers, fmts, parts, results, strict=True):
+    numbered = flavor_of(call.request.app).numbers_batch_parts
+    for i, (op, prefer, fmt, part, result) in enumerate(
+        zip(ops, prefers, fmts, parts, results, strict=True)
+    ):
         entity = result.entity
-        if prefer is False and op.kind == "insert" and entity is not None:
+        ids = _answer_ids(call, part, i) if numbered or "Content-ID" in part.headers else _NO_IDS
+        if prefer is False and op.kind == "insert" and entity is not None and ids[0] is None:
             if entity.timestamp != last_timestamp:
                 last_timestamp = entity.timestamp
                 etag_line = "\r\nETag: " + memo.etag(last_timestamp) + "\r\n"
@@ -507,7 +581,7 @@ async def _plain_changeset(
             if "'" in rk:
                 rk = rk.replace("'", "''")
             location = header_safe(pk_prefix + rk + "')")
-            content_id = part.content_id
+            content_id = ids[1]
             answers.append(
                 "".join(
                     (
@@ -523,9 +597,7 @@ async def _plain_changeset(
                 )
             )
         else:
-            answers.append(
-                _batch_success(call, table, op, prefer, fmt, part.content_id, entity, memo)
-            )
+            answers.append(_batch_success(call, table, op, prefer, fmt, ids, entity, memo))
     return _batch_response(answers, changeset=True)
 
 
@@ -546,19 +618,22 @@ def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) ->
             raise errors.authorization_failure()
         entity = call.backend.get_entity(call.account, resource.table, *resource.keys)
     except StubError as exc:
-        return _batch_response([_part_error(call, exc, fmt)], changeset=False)
+        return _batch_response([_part_error(call, exc, fmt, part)], changeset=False)
     if fmt is Fmt.ATOM:
         body = atom_fmt.AtomWriter(call.endpoint, call.account, resource.table).single(entity)
     else:
-        body = json_fmt.EntityWriter(fmt, call.endpoint, call.account, resource.table).single(
-            entity
-        )
+        body = json_fmt.EntityWriter(
+            fmt,
+            call.endpoint,
+            call.account,
+            resource.table,
+            fixed_fraction=call.flavor.fixed_fraction,
+        ).single(entity)
     headers = [
         *COMMON_HEADERS,
         ("DataServiceVersion", "3.0;"),
         ("Content-Type", fmt.content_type),
         ("ETag", etag_for(entity.timestamp)),
     ]
-    if part.content_id is not None:
-        headers.append(("Content-ID", part.content_id))
+    headers = _with_ids(headers, *_answer_ids(call, part, 0))
     return _batch_response([batch_fmt.PartResponse(200, headers, body)], changeset=False)

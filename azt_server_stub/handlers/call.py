@@ -24,8 +24,15 @@ from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
 from ..auth import Principal, RequestView
 from ..backend import Backend, GroupWrite, WriteOp, WriteResult
-from ..formats.negotiation import Fmt, Negotiated, negotiate_response
-from ..request_state import ERR_STYLE, ODATA_XML, Services, query_of
+from ..flavors import StubFlavor, flavor_of
+from ..formats.negotiation import (
+    Fmt,
+    Negotiated,
+    error_format_guess,
+    negotiate_response,
+    parse_prefer,
+)
+from ..request_state import ERR_STYLE, ODATA_XML, PREFERENCE_APPLIED, Services, query_of
 
 COMMON_HEADERS: tuple[tuple[str, str], ...] = (
     (istr("Cache-Control"), "no-cache"),
@@ -91,6 +98,26 @@ class Call:
             True
         """
         return self.services.backend
+
+    @property
+    def flavor(self) -> StubFlavor:
+        """The service flavour the application answers as (``flavors.flavor_of``).
+
+        Example::
+
+            >>> from aiohttp.test_utils import make_mocked_request
+            >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.request_state import parse_query
+            >>> from azt_server_stub.auth import Authenticator
+            >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
+            >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
+            >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
+            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
+            ...             parse_query(""))
+            >>> call.flavor.name
+            'storage'
+        """
+        return flavor_of(self.request.app)
 
     @property
     def account(self) -> str:
@@ -273,13 +300,49 @@ def negotiate(call: Call) -> Fmt:
     return fmt
 
 
+def preference(call: Call) -> bool | None:
+    """The request's ``Prefer`` (an insert's or Create Table's), remembered for the answer.
+
+    True for return-content, False for return-no-content, None for neither. The
+    ``Preference-Applied`` it earns is sent on an error answer too, as Storage does
+    (:func:`~azt_server_stub.app.error_response`).
+
+    Example::
+
+        prefer = preference(call)
+    """
+    prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
+    if prefer is not None:
+        call.request[PREFERENCE_APPLIED] = "return-content" if prefer else "return-no-content"
+    return prefer
+
+
+def error_style_for(accept: str | None, fmt_param: str | None, version: str) -> Fmt | str:
+    """The Storage error style of an OData request (or change-set part) with this
+    ``Accept``/``$format``: what :func:`negotiate` would fix; a guess if it refuses.
+
+    Example::
+
+        >>> error_style_for("*/*", None, "2019-02-02")
+        'odata-xml'
+        >>> error_style_for("application/json", None, "2019-02-02")
+        <Fmt.MINIMAL: 'minimalmetadata'>
+    """
+    try:
+        style = _negotiated(accept, fmt_param, version)[1]
+    except errors.StubError:
+        guess = error_format_guess(accept, fmt_param)
+        return guess if guess is not None else ODATA_XML
+    return style if style == ODATA_XML else Fmt(style)
+
+
 @functools.lru_cache(maxsize=512)
 def _negotiated(accept: str | None, fmt_param: str | None, version: str) -> tuple[Fmt, str]:
     """(format, error style) of an OData operation (cached; refusals are raised afresh)."""
     if fmt_param is not None and not versions.supports_format_option(version):
         fmt_param = None
     chosen: Negotiated = negotiate_response(accept, fmt_param, version)
-    if chosen.implicit:
+    if chosen.implicit or chosen.wildcard:  # Storage: OData XML errors (Negotiated)
         return chosen.fmt, ODATA_XML
     return chosen.fmt, chosen.fmt.value if chosen.fmt.is_json else ODATA_XML
 

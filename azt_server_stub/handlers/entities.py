@@ -21,7 +21,7 @@ from ..backend import WriteOp
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
 from ..formats.json_feed import entity_etag, entity_texts
-from ..formats.negotiation import Fmt, parse_prefer, request_format
+from ..formats.negotiation import Fmt, request_format
 from ..model import Entity, etag_for
 from ..realism import partitions
 from .batch_plain import plain_entity
@@ -34,6 +34,7 @@ from .call import (
     negotiate,
     no_content,
     odata_headers,
+    preference,
     table_exists,
     write_entity,
 )
@@ -57,7 +58,9 @@ def _select(call: Call) -> tuple[list[str] | None, str | None]:
     names = odata.parse_select(text)
     if not names or names == ["*"]:
         return None, None
-    return names, quote(text, safe=",*$")
+    # Storage names the $select in odata.metadata (feeds and single entities); Cosmos
+    # does not (both recorded, docs/cosmos.md).
+    return names, quote(text, safe=",*$") if call.flavor.select_in_metadata else None
 
 
 def query_entities(call: Call, raw_path: str) -> web.Response:
@@ -81,19 +84,37 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     npk = q.get("NextPartitionKey")
     nrk = q.get("NextRowKey")
     start: tuple[str, str] | None = None
+    start_rank: int | None = None
+    cosmos_tokens = call.flavor.cosmos_tokens
     # Present but empty is a malformed token (400 InvalidInput), not "absent".
     if npk is not None:
-        start = (
-            odata.decode_continuation(npk),
-            odata.decode_continuation(nrk) if nrk is not None else "",
-        )
+        position = odata.decode_cosmos_continuation(npk) if cosmos_tokens else None
+        if position is not None:
+            start_rank, start = position
+        else:
+            start = (
+                odata.decode_continuation(npk),
+                odata.decode_continuation(nrk) if nrk is not None else "",
+            )
     elif nrk is not None:
         raise errors.invalid_input()
     page = partitions.query(
-        call.request, call.backend, call.account, table, flt, top, start, principal.key_filter
+        call.request,
+        call.backend,
+        call.account,
+        table,
+        flt,
+        top,
+        start,
+        principal.key_filter,
+        start_rank,
     )
     headers = odata_headers(fmt, feed=True, select=select is not None)
-    if page.next_key is not None:
+    if page.next_key is not None and cosmos_tokens:
+        npk, nrk = odata.encode_cosmos_continuation(page.next_key, page.next_rank or 0)
+        headers["x-ms-continuation-NextPartitionKey"] = npk
+        headers["x-ms-continuation-NextRowKey"] = nrk
+    elif page.next_key is not None:
         headers["x-ms-continuation-NextPartitionKey"] = odata.encode_continuation(page.next_key[0])
         # An empty RowKey means "the start of that partition" (a range-partition boundary):
         # the service then sends NextPartitionKey alone (PROTOCOL.md 7.7), which resumes
@@ -103,7 +124,14 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
     if fmt is Fmt.ATOM:
         body = atom_fmt.AtomWriter(call.endpoint, call.account, table, select).feed(page.entities)
     else:
-        writer = json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select)
+        writer = json_fmt.EntityWriter(
+            fmt,
+            call.endpoint,
+            call.account,
+            table,
+            select,
+            fixed_fraction=call.flavor.fixed_fraction,
+        )
         body = writer.feed(page.entities, select_text)
     return web.Response(status=200, body=body, headers=headers)
 
@@ -129,18 +157,22 @@ def _element_prefix(endpoint: str, table: str) -> str:
 
 
 def _entity_body(call: Call, table: str, entity: Entity, fmt: Fmt) -> bytes:
-    select, _ = _select(call) if call.method == "GET" else (None, None)
+    select, select_text = _select(call) if call.method == "GET" else (None, None)
+    fixed = call.flavor.fixed_fraction
     if select is None and (fmt is Fmt.MINIMAL or fmt is Fmt.NOMETADATA):
         # EntityWriter.single's text (the remembered entity text), without the writer
         meta = fmt is Fmt.MINIMAL
-        text = entity_texts((entity,), meta=meta, fallback=_no_text)[0]
+        text = entity_texts((entity,), meta=meta, fallback=_no_text, fixed=fixed)[0]
         if text:
             if meta:
                 text = _element_prefix(call.endpoint, table) + text[1:]
             return text.encode("ascii")
     if fmt is Fmt.ATOM:
         return atom_fmt.AtomWriter(call.endpoint, call.account, table, select).single(entity)
-    return json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select).single(entity)
+    writer = json_fmt.EntityWriter(
+        fmt, call.endpoint, call.account, table, select, fixed_fraction=fixed
+    )
+    return writer.single(entity, select_text)
 
 
 def get_entity(call: Call, raw_path: str) -> web.Response:
@@ -255,6 +287,7 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
     restricted = principal.grant is not None or principal.secondary  # (else nothing refuses)
     if restricted:
         principal.authorize(Operation.INSERT_ENTITY, table)
+    prefer = preference(call)
     fmt = negotiate(call)
     request = call.request
     body = await read_body(request)
@@ -267,7 +300,6 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
     result = await write_entity(call, table, op)
     entity = result.entity
     assert entity is not None
-    prefer = parse_prefer(sent.get("Prefer"), call.version)
     location = entity_location(call.endpoint, table, pk, rk)
     if prefer is False:  # no_content's headers, in one step
         no_content_headers = {

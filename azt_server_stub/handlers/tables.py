@@ -13,7 +13,7 @@ from .. import errors, odata
 from ..auth import Operation
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
-from ..formats.negotiation import Fmt, parse_prefer, request_format
+from ..formats.negotiation import Fmt, request_format
 from .call import (
     Call,
     authenticate,
@@ -23,6 +23,7 @@ from .call import (
     negotiate,
     no_content,
     odata_headers,
+    preference,
 )
 from .parsing import read_body
 
@@ -68,6 +69,7 @@ async def create_table(call: Call, raw_path: str) -> web.Response:
     """
     principal = authenticate(call, raw_path, None)
     principal.authorize(Operation.CREATE_TABLE, None)
+    prefer = preference(call)
     fmt = negotiate(call)
     body = await read_body(call.request)
     req_fmt = request_format(call.request.headers.get("Content-Type"), call.version)
@@ -75,7 +77,6 @@ async def create_table(call: Call, raw_path: str) -> web.Response:
         atom_fmt.parse_table_name(body) if req_fmt is Fmt.ATOM else json_fmt.parse_table_name(body)
     )
     created = await durable_call(call, call.backend.create_table, call.account, name)
-    prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
     location = _table_location(call, created)
     if prefer is False:
         return no_content(

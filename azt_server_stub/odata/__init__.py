@@ -52,8 +52,10 @@ Example::
 #   the ``NextTableName`` form (name, ``0x01``, opaque suffix).
 from ._continuation import (
     decode_continuation,
+    decode_cosmos_continuation,
     decode_table_continuation,
     encode_continuation,
+    encode_cosmos_continuation,
     encode_table_continuation,
 )
 from ._filter import EntityFilter, compile_entity_filter, compile_table_filter
@@ -66,8 +68,10 @@ __all__ = [
     "compile_entity_filter",
     "compile_table_filter",
     "decode_continuation",
+    "decode_cosmos_continuation",
     "decode_table_continuation",
     "encode_continuation",
+    "encode_cosmos_continuation",
     "encode_table_continuation",
     "parse_select",
     "parse_top",

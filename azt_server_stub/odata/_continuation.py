@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import re
 
 from ..errors import invalid_input
@@ -99,3 +100,59 @@ def decode_table_continuation(token: str) -> str:
         'listtable3cac14c3'
     """
     return decode_continuation(token).split(_TABLE_SEP, 1)[0]
+
+
+#: The partition key range a Cosmos DB Table API token names: the whole (single) range
+#: of a small table, as recorded.
+_COSMOS_RANGE = {"min": "", "max": "FF"}
+
+#: The NextRowKey the Cosmos DB Table API sends (the position is all in NextPartitionKey).
+COSMOS_NEXT_ROW_KEY = "NA"
+
+
+def encode_cosmos_continuation(key: tuple[str, str], rank: int) -> tuple[str, str]:
+    """``(NextPartitionKey, NextRowKey)`` in the Cosmos DB Table API's shape: a JSON object
+    with a base64 ``token`` and the partition key ``range``, and ``NA`` (recorded:
+    ``{"token":"+iBeAJJv6IgCAAAAAAAAAA==","range":{"min":"","max":"FF"}}`` / ``NA``).
+    The stub's token is the base64 of the next entity's creation rank and key, opaque to
+    clients as Cosmos's is.
+
+    Example::
+
+        >>> npk, nrk = encode_cosmos_continuation(("p", "r"), 7)
+        >>> npk, nrk
+        ('{"token":"WzcsInAiLCJyIl0=","range":{"min":"","max":"FF"}}', 'NA')
+        >>> decode_cosmos_continuation(npk)
+        (7, ('p', 'r'))
+    """
+    payload = json.dumps([rank, *key], separators=(",", ":")).encode("ascii")
+    token = {"token": base64.b64encode(payload).decode("ascii"), "range": _COSMOS_RANGE}
+    return json.dumps(token, separators=(",", ":")), COSMOS_NEXT_ROW_KEY
+
+
+def decode_cosmos_continuation(token: str) -> tuple[int, tuple[str, str]] | None:
+    """The creation rank and key a Cosmos-shaped NextPartitionKey names; None when
+    ``token`` is not Cosmos-shaped (a JSON object); ``400 InvalidInput`` when it is but
+    does not decode.
+
+    Example::
+
+        >>> decode_cosmos_continuation("1!4!cA--") is None
+        True
+        >>> decode_cosmos_continuation('{"token":"!!","range":{}}')
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidInput: ...
+    """
+    if not token.lstrip().startswith("{"):
+        return None
+    try:
+        outer = json.loads(token)
+        # '+' may arrive as a space when a client did not percent-encode it.
+        raw = base64.b64decode(str(outer["token"]).replace(" ", "+"), validate=True)
+        rank, pk, rk = json.loads(raw.decode("ascii"))
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        raise invalid_input() from None
+    if type(rank) is not int or not isinstance(pk, str) or not isinstance(rk, str):
+        raise invalid_input()
+    return rank, (pk, rk)

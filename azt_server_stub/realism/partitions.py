@@ -338,8 +338,11 @@ def query(
     top: int | None,
     start: tuple[str, str] | None,
     restrict: Callable[[str, str], bool] | None = None,
+    start_rank: int | None = None,
 ) -> QueryPage:
-    """One Query Entities page under the application's partition layout (if any).
+    """One Query Entities page under the application's partition layout (if any);
+    ``start_rank``: the continuation's creation rank in Cosmos order (see
+    ``Backend.query_entities``; range partitions do not apply there).
 
     The handler calls this instead of ``backend.query_entities``. With a throttle, the
     page is refused (``503``) when the partition its scan starts in is over its rate
@@ -354,8 +357,10 @@ def query(
     start_pk = start_partition(flt, start)
     admit_query_partition(request, account, table, start_pk)
     layout = request.app.get(PARTITIONS_KEY)
-    if layout is None:
-        page = backend.query_entities(account, table, flt, top, start, restrict)
+    if layout is None or start_rank is not None:
+        page = backend.query_entities(
+            account, table, flt, top, start, restrict, start_rank=start_rank
+        )
     else:
         page = layout.for_table(table).page(backend, account, table, flt, top, start, restrict)
     record_query(request, page.entities, page.scanned, start_pk)

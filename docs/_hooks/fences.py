@@ -1,14 +1,17 @@
-"""MkDocs hook: code fences marked for the test suite render as ordinary Python.
+"""MkDocs hook: code fences marked for the test suite render as ordinary code.
 
-Some pages mark Python blocks that the test suite runs: ```` ```python test ```` (run
-against the stub; ```` ```python test-sync ```` is the blocking form, in a tab) and
-```` ```python pytest ```` (run as a user's test file). Markdown fences take one language
-name, so the marker is removed before rendering.
+Every block of the pages says how the tests treat it (tests/docs/test_every_block.py):
+```` ```python test ```` (run against the stub; ```` ```python test-sync ```` is the
+blocking form, in a tab), ```` ```python pytest ```` (run as a user's test file),
+```` ```bash test ```` (run by bash), or ```` ```LANG norun: REASON ```` (not run, and why).
+Markdown fences take one language name, so the marker is removed before rendering.
 
 Example::
 
     >>> strip_markers("```python test\\nx = 1\\n```")
     '```python\\nx = 1\\n```'
+    >>> strip_markers("```bash norun: needs an Azure account\\naz login\\n```")
+    '```bash\\naz login\\n```'
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_MARKED = re.compile(r"^(\s*```python)[ \t]+(?:test-sync|test|pytest)[ \t]*$", re.M)
+_MARKED = re.compile(r"^(\s*```[\w+-]+)[ \t]+(?:test-sync|test|pytest|norun:[^\n]*?)[ \t]*$", re.M)
 
 
 def strip_markers(markdown: str) -> str:

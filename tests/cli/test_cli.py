@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed
+from azt import EdmDateTime, EdmType, LocationMode, TableServiceClient, Typed, __version__
 from azt._core.connection_string import parse_connection_string
 from azt.cli import (
     EXIT_BROKEN_PIPE,
@@ -26,6 +26,7 @@ from azt.cli import (
     EXIT_INPUT,
     EXIT_SERVICE,
     EXIT_USAGE,
+    _retry,
     build_parser,
 )
 from azt_server_stub import StubConfig, ThreadedStubServer
@@ -169,6 +170,11 @@ def test_version_and_module_entry_point() -> None:
     for command in ("tables", "query", "export", "import"):
         assert command in proc.stdout
     assert run("--version").status == 0
+    # The version is azt.__version__ (one source, whatever the distribution is named).
+    proc = subprocess.run(
+        [sys.executable, "-m", "azt", "--version"], capture_output=True, text=True, check=False
+    )
+    assert proc.stdout == f"azt {__version__}\n"
 
 
 # ------------------------------------------------------------------------------- query
@@ -661,3 +667,10 @@ def test_index_commands(conn: str, table_name: str) -> None:
     r = run("index", "repair", table_name, *cls)
     assert r.status == 0, r.err
     assert "missing 0, stale 0, orphans 0, pending intents 0; wrote 0, deleted 0" in r.out
+
+
+def test_an_explicit_retries_caps_throttled_requests_too() -> None:
+    default = _retry(build_parser().parse_args(["tables", "list"]))
+    assert (default.max_attempts, default.throttled_attempts) == (4, 10)  # Cosmos budget
+    capped = _retry(build_parser().parse_args(["tables", "list", "--retries", "0"]))
+    assert (capped.max_attempts, capped.throttled_attempts) == (1, 1)

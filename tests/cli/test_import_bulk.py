@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from azt._core.bulk.checkpoint import DonePositions
 from azt._edm.entity import TableEntity
 from azt.cli import EXIT_INPUT, EXIT_SERVICE, _import
 from azt.cli._jsonl import loads_entity
+from azt.cli._progress import Progress
 from azt_server_stub import StubConfig, ThreadedStubServer
 from azt_server_stub.realism.throttle import Throttle, ThrottleLimits
 
@@ -253,3 +255,70 @@ def test_import_killed_halfway_resumes_without_resending(
     stored = {(e["PartitionKey"], e["RowKey"]): e["N"] for e in read_all(conn, "killed")}
     assert stored == {(e["PartitionKey"], e["RowKey"]): e["N"] for e in items}
     assert not ckpt.exists()
+
+
+_FRAME = re.compile(r"\] +(\d+)%  ([\d,]+) entities")
+
+
+def _frames(err: str) -> list[tuple[int, int]]:
+    """(percentage, entities) of every frame the bar drew."""
+    found = [_FRAME.search(frame) for frame in err.split("\r")]
+    return [(int(m[1]), int(m[2].replace(",", ""))) for m in found if m is not None]
+
+
+@pytest.fixture
+def every_frame(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import's bar redraws on every count (no 0.1 s throttle between frames)."""
+
+    class Eager(Progress):
+        def __init__(self, label: str, **kwargs: Any) -> None:
+            super().__init__(label, **{**kwargs, "interval": 0.0})
+
+    monkeypatch.setattr(_import, "Progress", Eager)
+
+
+@pytest.mark.usefixtures("every_frame")
+def test_the_percentage_counts_rows_written_not_input_read(
+    conn: str, table_name: str, tmp_path: Path
+) -> None:
+    """The loader reads ahead of its writes; the bar follows the answers: lines of equal
+    length, so each frame's percentage is the share of rows written, and 100% is shown
+    only once every row is."""
+    total = 600
+    source = tmp_path / "in.jsonl"
+    lines = [_line(f"p{i % 7}", f"{i:04d}", N=1000 + i) for i in range(total)]
+    assert len({len(line) for line in lines}) == 1
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = run("import", table_name, "--create", "-i", str(source), "--progress", "always")
+    assert r.status == 0, r.err
+    frames = _frames(r.err)
+    assert len(frames) > 10
+    for percent, written in frames:
+        assert 0 <= 100 * written / total - percent <= 1, (percent, written)  # rounded down
+    assert frames[-1] == (100, total)
+    assert [f for f in frames if f[0] == 100] == [f for f in frames if f[1] == total]
+
+
+@pytest.mark.usefixtures("every_frame")
+def test_the_percentage_ends_at_100_with_refused_and_resumed_lines(
+    conn: str, table_name: str, tmp_path: Path
+) -> None:
+    """Lines the service refused are answered, lines an earlier run wrote are done: either
+    way the bar ends at 100% while counting only the rows this run wrote."""
+    insert(conn, table_name, [{"PartitionKey": "a", "RowKey": f"{i:02d}"} for i in (3, 4)])
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(_line("a", f"{i:02d}") for i in range(10)) + "\n\n")
+    r = run("import", table_name, "--mode", "insert", "-i", str(source), "--progress", "always")
+    assert r.status == EXIT_SERVICE, r.err
+    assert _frames(r.err)[-1] == (100, 8)
+
+    ckpt = tmp_path / "resume.ckpt"
+    ckpt.write_text(json.dumps({"version": 1, "done_below": 6, "ranges": []}), encoding="utf-8")
+    other = table_name + "b"
+    args = ("import", other, "--create", "-i", str(source), "--checkpoint", str(ckpt))
+    r = run(*args, "--resume", "--progress", "always")
+    assert r.status == 0, r.err
+    frames = _frames(r.err)
+    assert frames[0][0] >= 60  # the six lines written before count as done when read
+    assert frames[-1] == (100, 4)
+    assert _keys(conn, other) == [("a", f"{i:02d}") for i in range(6, 10)]

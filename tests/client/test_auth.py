@@ -204,6 +204,7 @@ async def test_a_second_401_is_raised_and_shared_keys_are_not_retried() -> None:
     assert info.value.status == 401
     assert info.value.request_id == "r401"
     assert len(transport.requests) == 2
+    assert info.value.attempts == 2  # the resend with a fresh token is an attempt too
 
     def always_401(request: HttpRequest) -> HttpResponse:
         return HttpResponse(401, {"x-ms-error-code": "InvalidAuthenticationInfo"})

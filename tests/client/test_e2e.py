@@ -362,6 +362,24 @@ async def test_transaction_failure_names_the_operation_and_applies_nothing(
     assert rows == ["exists"]
 
 
+async def test_a_failed_first_operation_is_named_without_an_index_prefix(
+    table: azt.TableClient,
+) -> None:
+    # The service writes no "0:" before the first operation's error (recorded 2017, 2021):
+    # a lone failed part without an index is operation 0.
+    await table.insert_entity({"PartitionKey": "b", "RowKey": "exists"})
+    batch = table.batch()
+    batch.create({"PartitionKey": "b", "RowKey": "exists"})
+    batch.create({"PartitionKey": "b", "RowKey": "a"})
+    batch.create({"PartitionKey": "b", "RowKey": "c"})
+    with pytest.raises(azt.TransactionError) as info:
+        await table.submit_transaction(batch)
+    err = info.value
+    assert err.index == 0
+    assert err.operation is batch.operations[0]
+    assert isinstance(err.error, azt.EntityAlreadyExistsError)
+
+
 async def test_transaction_checks_before_sending(table: azt.TableClient) -> None:
     batch = table.batch()
     with pytest.raises(azt.BatchValidationError):

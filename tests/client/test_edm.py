@@ -197,8 +197,26 @@ def test_constructor_timezones_and_replace() -> None:
     assert type(local) is datetime
     assert local.hour == 1
     assert t.isoformat() == "2020-01-01T00:00:00.0000003+00:00"
-    assert str(t) == t.to_wire()
+    assert str(t) == "2020-01-01 00:00:00.0000003+00:00"  # datetime's text, seven digits
     assert eval(repr(t), {"EdmDateTime": EdmDateTime}) == t
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(1601, 1, 1),
+        max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
+        timezones=st.just(UTC),
+    )
+)
+def test_a_value_a_datetime_can_hold_prints_as_that_datetime(value: datetime) -> None:
+    """str(), format() and isoformat() of an EdmDateTime holding a datetime-representable
+    value are the datetime's own, as read back from the service or built here."""
+    for edm in (EdmDateTime.from_datetime(value), EdmDateTime.parse(value.isoformat())):
+        assert str(edm) == str(value)
+        assert f"{edm}" == f"{value}"
+        assert f"{edm:%Y-%m-%d %H:%M}" == f"{value:%Y-%m-%d %H:%M}"
+        assert edm.isoformat() == value.isoformat()
+        assert edm.isoformat(" ", "seconds") == value.isoformat(" ", "seconds")
 
 
 def test_clock_constructors_are_utc() -> None:

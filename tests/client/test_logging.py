@@ -289,8 +289,56 @@ async def test_bearer_refresh_is_logged_without_the_token(capture: Capture) -> N
         (logging.DEBUG, 204),
     ]
     assert "new token" in http[1].getMessage()
+    # The resend is a send of its own: attempt 2, not attempt 1 again.
+    assert [r.__dict__["attempt"] for r in http] == [1, 1, 2]
+    assert "(attempt 2," in http[2].getMessage()
     dump = " ".join(r.getMessage() + repr(r.__dict__) for r in capture.records)
     assert "token-value" not in dump
+
+
+async def test_attempt_numbers_count_every_send_across_a_refresh_and_retries(
+    capture: Capture,
+) -> None:
+    """A 401 resend, then two busy answers retried: the records and the hooks number the
+    four sends 1 to 4 (the retry policy's three attempts are not spent by the resend)."""
+    tokens = iter(["first-token-value", "second-token-value"])
+    answers = iter([503, 503, 204])
+
+    class Identity:
+        async def get_token(self, *scopes: str, **kwargs: object) -> object:
+            return type("T", (), {"token": next(tokens), "expires_on": 4e9})()
+
+    def handler(request: azt.HttpRequest) -> azt.HttpResponse:
+        if request.headers["Authorization"] == "Bearer first-token-value":
+            return azt.HttpResponse(401, {"x-ms-error-code": "InvalidAuthenticationInfo"})
+        status = next(answers)
+        code = {"x-ms-error-code": "ServerBusy"} if status == 503 else {}
+        return azt.HttpResponse(status, {"x-ms-request-id": "r", **code})
+
+    hooked: list[int] = []
+
+    async def on_request(info: azt.RequestInfo) -> None:
+        hooked.append(info.attempt)
+
+    async with azt.TableServiceClient(
+        "http://127.0.0.1:10002/devstoreaccount1",
+        Identity(),
+        transport=azt.MockTransport(handler),
+        event_hooks={"request": [on_request]},
+        retry=azt.RetryPolicy(max_attempts=3, base=0.0, minimum=0.0, maximum=0.0, jitter=0.0),
+    ) as service:
+        await service.delete_table("gone")
+    sent = [r for r in capture.named("azt.http") if r.levelno == logging.DEBUG]
+    assert [(r.__dict__["attempt"], r.__dict__["status"]) for r in sent] == [
+        (1, 401),
+        (2, 503),
+        (3, 503),
+        (4, 204),
+    ]
+    assert hooked == [1, 2, 3, 4]
+    retries = capture.named("azt.retry")
+    assert [r.__dict__["attempt"] for r in retries] == [2, 3]  # the sends that failed
+    assert "attempt 2 failed" in retries[0].getMessage()
 
 
 async def test_nothing_is_built_when_debug_is_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -67,6 +67,11 @@ async def test_retryable_statuses_are_retried_with_seed_backoff(status: int) -> 
     async with client:
         assert await client.list_tables().to_list() == ["t1"]
     assert len(transport.requests) == 3
+    if status == 429:
+        # throttling: no hint here, so 0 plus jitter over 50 ms, then 100 ms (U at its
+        # midpoint), not the back-off (tests/client/test_retry_throttled.py)
+        assert sleeps.delays == [0.025, 0.05]
+        return
     # Seed defaults: min(3 + U(24, 36) * (2**n - 1), 90), n from 0, U at its midpoint (30).
     assert sleeps.delays == [3.0, 33.0]
 
@@ -145,8 +150,10 @@ async def test_retry_after_is_a_lower_bound() -> None:
     )
     async with client:
         await client.list_tables().to_list()
-    # the policy alone would wait 0, 0.1, 0.3
-    assert sleeps.delays == [7.0, 2.5, pytest.approx(0.3)]
+    # the policy alone would wait 0, 0.1, 0.3; a hint is a floor with jitter added (uniform
+    # is the midpoint here): 7 + 1.0/2 (span capped at maximum), 2.5 + 1.0/2, and the 429
+    # (throttling: no back-off) 0 + 0.2/2
+    assert sleeps.delays == [7.5, 3.0, pytest.approx(0.1)]
 
 
 async def test_every_attempt_gets_fresh_date_request_id_and_signature() -> None:
@@ -223,7 +230,8 @@ def test_backoff_policy_bounds_and_jitter() -> None:
     wait = BackoffWait(azt.RetryPolicy(base=2, minimum=1, maximum=5), uniform=lambda lo, hi: hi)
     assert wait.delay(1, None) == 1.0
     assert wait.delay(2, None) == pytest.approx(3.4)
-    assert wait.delay(1, azt.ServerBusyError("b", status=503, headers={"Retry-After": "9"})) == 9.0
+    # a hint is a floor, with jitter added (drawn at its high end: the span, capped at 5)
+    assert wait.delay(1, azt.ServerBusyError("b", status=503, headers={"Retry-After": "9"})) == 14.0
 
 
 # Retry n (from 0) waits min(maximum, minimum + (2**n - 1) * U(0.8 * base, 1.2 * base)):

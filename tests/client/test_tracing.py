@@ -407,6 +407,87 @@ async def test_a_refused_argument_is_recorded_and_nothing_is_sent(
     assert "db.response.status_code" not in (op.attributes or {})
 
 
+async def test_the_resend_after_a_refused_bearer_token_is_an_attempt_of_its_own(
+    rec: Recorder,
+) -> None:
+    """A 401 to a bearer token, then the resend with a fresh one: two attempt spans, the
+    second a resend (as azt.http numbers it attempt 2)."""
+    tokens = iter(["first", "second"])
+
+    class Identity:
+        async def get_token(self, *scopes: str, **kwargs: object) -> object:
+            return type("T", (), {"token": next(tokens), "expires_on": 4e9})()
+
+    def handler(request: azt.HttpRequest) -> azt.HttpResponse:
+        if request.headers["Authorization"] == "Bearer first":
+            return azt.HttpResponse(401, {"x-ms-error-code": "InvalidAuthenticationInfo"})
+        return azt.HttpResponse(204, {"x-ms-request-id": "ok"})
+
+    async with azt.TableServiceClient(
+        "http://127.0.0.1:10002/devstoreaccount1",
+        Identity(),
+        transport=azt.MockTransport(handler),
+        tracing=azt.TracingOptions(tracer_provider=rec.provider),
+    ) as service:
+        await service.delete_table("gone")
+    (op,) = rec.named("delete_table")
+    attempts = rec.children(op)
+    assert [(a.attributes or {})["http.response.status_code"] for a in attempts] == [401, 204]
+    assert [(a.attributes or {}).get("http.request.resend_count") for a in attempts] == [None, 1]
+    assert (op.attributes or {})["azt.retry_count"] == 1
+
+
+async def test_a_failed_operation_carries_no_entity_count(
+    stub: CapturingStub, rec: Recorder
+) -> None:
+    """Whatever way an operation fails, and whether its count is fixed (point operations)
+    or read from its result (transactions, saves, pages), its span counts no entities: a
+    failed get_entity read none, a refused insert wrote none."""
+    async with service_for(stub, rec) as service:
+        table = await service.create_table("failing")
+        await table.insert_entity({"PartitionKey": "p", "RowKey": "taken"})
+        rec.clear()
+        with pytest.raises(azt.EntityNotFoundError):
+            await table.get_entity("p", "absent")
+        with pytest.raises(azt.EntityAlreadyExistsError):
+            await table.insert_entity({"PartitionKey": "p", "RowKey": "taken"})
+        with pytest.raises(azt.EntityNotFoundError):
+            await table.update_entity({"PartitionKey": "p", "RowKey": "absent"})
+        with pytest.raises(azt.ValidationError):  # refused before sending
+            await table.upsert_entity({"PartitionKey": "p"})
+        batch = table.batch()
+        batch.create({"PartitionKey": "p", "RowKey": "new"})
+        batch.create({"PartitionKey": "p", "RowKey": "taken"})
+        with pytest.raises(azt.TransactionError):
+            await table.submit_transaction(batch)
+        ctx = azt.TableContext(service)
+        ctx.add("failing", Song("p", "taken"))
+        with pytest.raises(azt.AztError):
+            await ctx.save_changes()
+        with pytest.raises(azt.TableNotFoundError):
+            await service.get_table_client("nosuchtable").list_entities().to_list()
+        await table.get_entity("p", "taken")  # and a success still counts its entity
+    failed = [
+        s
+        for s in rec.spans()
+        if s.kind is SpanKind.INTERNAL and s.status.status_code is StatusCode.ERROR
+    ]
+    names = [str((s.attributes or {})["db.operation.name"]) for s in failed]
+    assert sorted(set(names)) == [
+        "get_entity",
+        "insert_entity",
+        "query_entities",
+        "save_changes",
+        "submit_transaction",
+        "update_entity",
+        "upsert_entity",
+    ]
+    for span in failed:
+        assert "azt.entity_count" not in (span.attributes or {}), span.name
+    (ok,) = [s for s in rec.named("get_entity") if s.status.status_code is StatusCode.UNSET]
+    assert (ok.attributes or {})["azt.entity_count"] == 1
+
+
 # --- partition keys -----------------------------------------------------------------------
 
 

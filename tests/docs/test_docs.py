@@ -283,7 +283,9 @@ def test_readme_quick_start_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "['Heat']" in out
 
 
-_SHELL_TOUR = re.compile(r"## Look at a table from the shell\n.*?^```bash\n(.*?)^```", re.S | re.M)
+_SHELL_TOUR = re.compile(
+    r"## Look at a table from the shell\n.*?^```bash test\n(.*?)^```", re.S | re.M
+)
 
 
 def _tour_venv(tmp_path: Path) -> None:

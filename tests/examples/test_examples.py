@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from azt import TableServiceClient
+from azt import TableItem, TableServiceClient
 from azt.indexes import is_index_row_key
 from azt.keys import ticks_key
 from azt_server_stub import StubServer, ThreadedStubServer
@@ -57,7 +57,7 @@ def test_example_runs_as_a_command(
     assert "Traceback" not in out
 
 
-async def _tables(conn: str) -> list[str]:
+async def _tables(conn: str) -> list[TableItem]:
     async with TableServiceClient.from_connection_string(conn) as s:
         return await s.list_tables().to_list()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from azt.entity import Entity, Prop, prop
+from azt.entity import Entity, EntityBase, Prop, partition_key, prop, row_key
 from azt.indexes import Holds, Index
 
 
@@ -41,4 +41,22 @@ class Member(Entity):
         indexes = (
             Index("by_email", "email", across_partitions=True),
             Index("by_team", "team"),
+        )
+
+
+class Ticket(EntityBase):
+    """PartitionKey project, RowKey ticket_id; an index by state (keys), one by
+    (priority, state) holding a copy, and one across partitions by reporter."""
+
+    project: Prop[str] = partition_key()
+    ticket_id: Prop[str] = row_key()
+    state: Prop[str] = prop(name="State", default="open")
+    priority: Prop[int] = prop(default=0)
+    reporter: Prop[str | None] = prop(default=None)
+
+    class Meta:
+        indexes = (
+            Index("by_state", "state"),
+            Index("by_priority", "priority", "state", holds=Holds.ENTITY),
+            Index("by_reporter", "reporter", across_partitions=True),
         )

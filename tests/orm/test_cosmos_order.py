@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from azt._core.config import Flavor
 from azt._errors import ValidationError
-from azt.query import Condition, PlanKind, Query
+from azt.query import Condition, FanOut, PlanKind, Query
 
 from .conftest import BackendTable, Recording, table_of
 from .models import Movie
@@ -162,7 +162,15 @@ async def test_disjoint_fan_out_runs_branch_by_branch(cosmos_table: Recording) -
     await _fill(cosmos_table)
     genres = sorted(GENRES)[:3]
     q = Query(Movie, cosmos_table).where(Movie.PartitionKey.in_(genres)).page_size(4)
-    assert q.explain().kind is PlanKind.MULTI
+    plan = q.explain()
+    assert plan.kind is PlanKind.MULTI
+    # the plan says how it runs here (issue 35: it said "merged in key order")
+    assert plan.fanout is FanOut.BRANCHES
+    assert "run one after another, not merged" in str(plan)
+    assert "merged in key order" not in str(plan)
+    storage = Query(Movie, Recording(BackendTable())).where(Movie.PartitionKey.in_(genres))
+    assert storage.explain().fanout is FanOut.MERGED
+    assert "3 parallel sub-queries merged in key order" in str(storage.explain())
     cosmos_table.requests.clear()
     got = _keys(await q.to_list())
     expected = [(m.PartitionKey, m.RowKey) for m in MOVIES if m.PartitionKey in genres]
@@ -189,7 +197,10 @@ async def test_overlapping_fan_out_runs_as_one_filter(cosmos_table: Recording) -
     low = (Movie.PartitionKey >= genres[0]) & (Movie.PartitionKey < genres[3])
     high = (Movie.PartitionKey >= genres[1]) & (Movie.PartitionKey < genres[-1])
     q = Query(Movie, cosmos_table).where(low | high)
-    assert q.explain().kind is PlanKind.MULTI  # Storage would merge two sub-queries
+    plan = q.explain()
+    assert plan.kind is PlanKind.MULTI  # Storage would merge two sub-queries
+    assert plan.fanout is FanOut.WHOLE
+    assert "2 overlapping branches sent as the one filter" in str(plan)
     cosmos_table.requests.clear()
     got = _keys(await q.to_list())
     expected = [

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from azt.entity import Entity, Prop, prop
+from azt.entity import Entity, EntityBase, Prop, prop
 from azt.query import Query
 
 
@@ -54,6 +54,7 @@ def test_docstring_examples(module: str) -> None:
             "Query": Query,
             "Prop": Prop,
             "prop": prop,
+            "EntityBase": EntityBase,
         },
         optionflags=doctest.ELLIPSIS,
     )

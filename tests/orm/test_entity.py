@@ -224,7 +224,7 @@ def test_classvar_is_not_a_property() -> None:
     [
         ("x: Prop[list[int]]", "not an EDM type"),
         ("x: Prop[int] = prop(name='bad-name', default=0)", "not a valid Table property name"),
-        ("x: Prop[int] = prop(name='RowKey', default=0)", "reserved"),
+        ("x: Prop[int] = prop(name='RowKey', default=0)", "second RowKey"),
         ("x: Prop[str] = prop(edm=EdmType.INT32, default='')", "cannot be stored as"),
         ("x: Prop[int] = prop(default=2**40)", "outside the Edm.Int32 range"),
         ("x: Prop[int | str]", "one type"),

@@ -103,7 +103,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         ),
         "building the wheel",
     )
-    (wheel,) = dist.glob("azt-*.whl")
+    (wheel,) = dist.glob("azt_tables-*.whl")  # the distribution azt-tables
     env_dir = home / "venv"
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
     python = env_dir / "bin" / "python"
@@ -128,9 +128,9 @@ def test_the_wheel_is_what_is_imported(installed: Installed) -> None:
             "import azt, azt_server_stub, importlib.metadata as md, pathlib\n"
             "print(azt.__file__)\n"
             "print(azt_server_stub.__file__)\n"
-            "print(azt.__version__ == md.version('azt'))\n"
-            "print('Typing :: Typed' in md.metadata('azt').get_all('Classifier'))\n"
-            "print(md.metadata('azt')['License-Expression'])\n"
+            "print(azt.__version__ == md.version('azt-tables'))\n"
+            "print('Typing :: Typed' in md.metadata('azt-tables').get_all('Classifier'))\n"
+            "print(md.metadata('azt-tables')['License-Expression'])\n"
             "for pkg in (azt, azt_server_stub):\n"
             "    print((pathlib.Path(pkg.__file__).parent / 'py.typed').is_file())\n",
             cwd=installed.home,
@@ -142,6 +142,43 @@ def test_the_wheel_is_what_is_imported(installed: Installed) -> None:
     assert lines[0].startswith(site), lines[0]
     assert lines[1].startswith(site), lines[1]
     assert lines[2:] == ["True", "True", "MIT", "True", "True"]
+
+
+def test_the_commands_and_the_plugin_are_installed(installed: Installed) -> None:
+    """``pip install azt-tables`` puts ``azt`` and ``azt-stub`` on the PATH and registers
+    the pytest plugin (entry point ``azt`` in ``pytest11``) under the new name."""
+    bin_dir = installed.python.parent
+    version = _checked(
+        installed.run("-c", "import azt; print(azt.__version__)", cwd=installed.home), "version"
+    ).strip()
+    proc = subprocess.run(
+        [str(bin_dir / "azt"), "--version"],
+        capture_output=True,
+        text=True,
+        env=installed.env,
+        check=False,
+    )
+    assert proc.stdout == f"azt {version}\n", proc.stderr
+    proc = subprocess.run(
+        [str(bin_dir / "azt-stub"), "--help"],
+        capture_output=True,
+        text=True,
+        env=installed.env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--oauth-allow-http" in proc.stdout
+    out = _checked(
+        installed.run(
+            "-c",
+            "import importlib.metadata as md\n"
+            "(ep,) = [e for e in md.entry_points(group='pytest11') if e.name == 'azt']\n"
+            "print(ep.value, ep.dist.name)\n",
+            cwd=installed.home,
+        ),
+        "the pytest11 entry point",
+    )
+    assert out == "azt.testing azt-tables\n"
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])

@@ -14,7 +14,7 @@ import azure.data.tables  # noqa: F401
 import pytest
 import requests  # noqa: F401
 
-from azt import TableServiceClient
+from azt import TableItem, TableServiceClient
 from azt_server_stub import ThreadedStubServer
 
 pytest_plugins = ["pytester"]
@@ -219,7 +219,7 @@ async def test_table_deleted_even_when_test_fails(azt_table: TableClient) -> Non
 """
 
 
-async def _table_names(conn: str) -> list[str]:
+async def _table_names(conn: str) -> list[TableItem]:
     async with TableServiceClient.from_connection_string(conn) as service:
         return await service.list_tables().to_list()
 
@@ -411,7 +411,7 @@ def test_sync(azt_connection_string: str) -> None:
     out = result.stdout.str()
     assert (
         "test_save uses the azt_table fixture, which is async and needs pytest-asyncio: "
-        'pip install "azt[testing]"'
+        'pip install "azt-tables[testing]"'
     ) in out
     assert "test_stub uses the azt_stub fixture" in out
     assert "azt_service_client" not in out

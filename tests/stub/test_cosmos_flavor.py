@@ -69,7 +69,9 @@ async def test_cosmos_refuses_what_it_lacks_with_a_cosmos_error_body(
 ) -> None:
     r = await cosmos.request(method, path, query=query, body=body)
     assert r.status == 501
-    assert r.headers["Content-Type"] == "application/json;odata=minimalmetadata"
+    # no Accept: full metadata, as for */* (docs/cosmos.md, "Fidelity decisions")
+    assert r.headers["Content-Type"] == "application/json;odata=fullmetadata"
+    assert r.body.endswith(b"}}}\r\n")  # Cosmos ends an error body with CRLF (recorded)
     assert "x-ms-error-code" not in r.headers  # Cosmos puts the code in the body only
     error = odata_error(r.body)
     assert error["code"] == "NotImplemented"
@@ -105,7 +107,16 @@ async def test_cosmos_speaks_json_only(cosmos: RawClient, storage: RawClient) ->
     atom = {"Accept": "application/atom+xml"}
     r = await cosmos.request("GET", "/mytable()", headers=atom, version="2015-04-05")
     assert r.status == 415
-    assert odata_error(r.body)["code"] == "UnsupportedMediaType"
+    error = odata_error(r.body)  # the gateway's recorded 415 (docs/cosmos.md, REC 6)
+    assert error["code"] == "MediaTypeNotSupported"
+    rid = r.headers["x-ms-request-id"]
+    message = error["message"]
+    assert isinstance(message, dict)
+    assert message["value"] == (
+        "None of the provided media types are supported\r\nActivityId: "
+        f"{rid}, documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0"
+        f"\nRequestID:{rid}\n"
+    )
     r = await storage.request("GET", "/mytable()", headers=atom, version="2015-04-05")
     assert r.status == 200
     assert r.body.startswith(b"<?xml")
@@ -227,7 +238,19 @@ async def test_throttling_answer_follows_the_flavor(flavor: str) -> None:
         assert refused is not None
         if flavor == "cosmos":
             assert refused.status == 429
-            assert odata_error(refused.body)["code"] == "TooManyRequests"
+            # as recorded (test_table_cosmos.test_query_tables_with_num_results, 2020)
+            error = odata_error(refused.body)
+            assert error["code"] == "429"
+            message = error["message"]
+            assert isinstance(message, dict)
+            value = str(message["value"])
+            assert value.startswith(
+                'Message: {"Errors":["Request rate is large. More Request Units may be '
+                "needed, so no changes were made. Please retry this request later. Learn "
+                'more: http://aka.ms/cosmosdb-error-429"]}\r\nActivityId: '
+            )
+            assert "RequestStats: , SDK: Microsoft.Azure.Documents.Common/2.11.0" in value
+            assert refused.body.endswith(b"}}}\r\n")
             # the bucket is empty: one token comes back after 1/4 s
             assert refused.headers["x-ms-retry-after-ms"] == "250"
         else:

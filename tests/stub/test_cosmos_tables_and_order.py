@@ -1,9 +1,11 @@
 """The stub's Cosmos flavour: Cosmos DB's table-name rule (case-sensitive names) and its
-unsorted query results, next to Storage's unchanged behaviour (docs/cosmos.md)."""
+query results in creation order, next to Storage's unchanged behaviour (docs/cosmos.md)."""
 
 from __future__ import annotations
 
 import json
+import random
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import aiohttp
 import pytest
 
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubServer
+from azt_server_stub._store import DB_FILE
 from azt_server_stub.backend import Backend, WriteOp
 from azt_server_stub.errors import StubError
 from azt_server_stub.odata import compile_entity_filter
@@ -167,10 +170,12 @@ async def test_cosmos_batch_parts_must_name_the_same_table_exactly(cosmos_raw: R
 # -- query order -------------------------------------------------------------------------------
 
 
-def _filled(backend: Backend) -> set[tuple[str, str]]:
+def _filled(backend: Backend) -> list[tuple[str, str]]:
+    """300 rows over 5 partitions, inserted in a shuffled order (returned)."""
     backend.create_table(A, "Rows")
-    keys = {(f"p{p}", f"r{r:03d}") for p in range(5) for r in range(60)}
-    for pk, rk in sorted(keys):
+    keys = [(f"p{p}", f"r{r:03d}") for p in range(5) for r in range(60)]
+    random.Random(35).shuffle(keys)
+    for pk, rk in keys:
         backend.write(A, "Rows", WriteOp("insert", pk, rk, {}))
     return keys
 
@@ -181,26 +186,23 @@ def _pages(
     flt = None if filter_text is None else compile_entity_filter(filter_text)
     pages: list[list[tuple[str, str]]] = []
     token: tuple[str, str] | None = None
+    rank: int | None = None
     while True:
-        page = backend.query_entities(A, "Rows", flt, top, token)
+        page = backend.query_entities(A, "Rows", flt, top, token, start_rank=rank)
         pages.append([e.key for e in page.entities])
-        token = page.next_key
+        token, rank = page.next_key, page.next_rank
         if token is None:
             return pages
 
 
-def test_cosmos_results_are_unsorted_yet_every_row_comes_exactly_once() -> None:
+def test_cosmos_results_come_in_creation_order_every_row_once() -> None:
+    # the recorded order (docs/cosmos.md, REC 5 and REC 9): the order rows were created in
     cosmos = cosmos_backend()
     keys = _filled(cosmos)
     rows = [k for page in _pages(cosmos, 7) for k in page]
-    assert len(rows) == len(keys)
-    assert set(rows) == keys
-    assert rows != sorted(rows, key=lambda k: sort_key(*k))  # neither across pages ...
-    first = _pages(cosmos, 1000)[0]
-    assert first != sorted(first, key=lambda k: sort_key(*k))  # ... nor within one page
-    partitions = [pk for pk, _ in first]
-    assert len({pk for i, pk in enumerate(partitions[:-1]) if pk != partitions[i + 1]}) == 5
-    assert first == rows  # the order is deterministic, whatever the page size
+    assert rows == keys
+    assert rows != sorted(rows, key=lambda k: sort_key(*k))  # not key order
+    assert _pages(cosmos, 1000)[0] == rows  # the same whatever the page size
     assert [k for page in _pages(cosmos, 13) for k in page] == rows
 
     storage = Backend()
@@ -209,15 +211,49 @@ def test_cosmos_results_are_unsorted_yet_every_row_comes_exactly_once() -> None:
     assert in_order == sorted(keys, key=lambda k: sort_key(*k))  # Storage: key order
 
 
+def test_cosmos_order_keeps_a_row_s_place_until_it_is_deleted() -> None:
+    cosmos = cosmos_backend()
+    cosmos.create_table(A, "Rows")
+    for rk in ("c", "a", "b"):
+        cosmos.write(A, "Rows", WriteOp("insert", "p", rk, {}))
+    cosmos.write(A, "Rows", WriteOp("replace", "p", "c", {}, if_match="*"))  # keeps its place
+    cosmos.write(A, "Rows", WriteOp("merge", "p", "a", {}))  # an upsert of a stored row: too
+    cosmos.write(A, "Rows", WriteOp("merge", "q", "new", {}))  # an upsert of a new row: last
+    assert _pages(cosmos, 1000)[0] == [("p", "c"), ("p", "a"), ("p", "b"), ("q", "new")]
+    cosmos.write(A, "Rows", WriteOp("delete", "p", "c", {}, if_match="*"))
+    cosmos.write(A, "Rows", WriteOp("insert", "p", "c", {}))  # created again: at the end
+    # a change set's new rows in the order of its parts (REC 9), after everything before
+    cosmos.execute_batch(A, "Rows", [WriteOp("insert", "z", rk, {}) for rk in ("9", "10", "1")])
+    cosmos.write(A, "Rows", WriteOp("insert", "z", "0", {}))
+    assert _pages(cosmos, 2) == [
+        [("p", "a"), ("p", "b")],
+        [("q", "new"), ("p", "c")],
+        [("z", "9"), ("z", "10")],
+        [("z", "1"), ("z", "0")],
+    ]
+
+
+def test_cosmos_creation_order_survives_a_restart(tmp_path: Path) -> None:
+    cosmos = cosmos_backend(tmp_path)
+    try:
+        keys = _filled(cosmos)
+    finally:
+        cosmos.close()
+    reopened = cosmos_backend(tmp_path)
+    try:
+        assert [k for page in _pages(reopened, 50) for k in page] == keys
+        reopened.write(A, "Rows", WriteOp("insert", "a", "after", {}))
+        assert _pages(reopened, 1000)[0][-1] == ("a", "after")
+    finally:
+        reopened.close()
+
+
 def test_cosmos_filtered_pages_resume_exactly() -> None:
     cosmos = cosmos_backend()
     keys = _filled(cosmos)
     text = "PartitionKey ge 'p1' and PartitionKey lt 'p3' and RowKey lt 'r040'"
     rows = [k for page in _pages(cosmos, 9, text) for k in page]
-    expected = {(pk, rk) for pk, rk in keys if "p1" <= pk < "p3" and rk < "r040"}
-    assert len(rows) == len(expected)
-    assert set(rows) == expected
-    assert rows != sorted(rows)
+    assert rows == [(pk, rk) for pk, rk in keys if "p1" <= pk < "p3" and rk < "r040"]
 
 
 def test_cosmos_continuation_survives_writes_between_pages() -> None:
@@ -231,12 +267,12 @@ def test_cosmos_continuation_survives_writes_between_pages() -> None:
     cosmos.write(A, "Rows", WriteOp("delete", *deleted, if_match="*"))
     cosmos.write(A, "Rows", WriteOp("insert", "p9", "new", {}))
     token: tuple[str, str] | None = deleted
+    rank = page.next_rank
     while token is not None:
-        page = cosmos.query_entities(A, "Rows", None, 50, token)
+        page = cosmos.query_entities(A, "Rows", None, 50, token, start_rank=rank)
         seen.extend(e.key for e in page.entities)
-        token = page.next_key
-    assert len(seen) == len(set(seen))  # nothing twice, every row present throughout once
-    assert set(seen) - {("p9", "new")} == keys - {deleted}
+        token, rank = page.next_key, page.next_rank
+    assert seen == [k for k in keys if k != deleted] + [("p9", "new")]
 
 
 def test_cosmos_scan_budget_cuts_pages_that_still_resume() -> None:
@@ -256,3 +292,22 @@ def test_cosmos_scan_budget_cuts_pages_that_still_resume() -> None:
             break
     assert sorted(found) == sorted(k for k in keys if k[1] == "r007")
     assert pages == -(-len(keys) // 40)
+
+
+def test_a_store_written_before_creation_ranks_opens_with_its_rows_first(tmp_path: Path) -> None:
+    old = cosmos_backend(tmp_path)
+    try:
+        old.create_table(A, "Rows")
+        for rk in ("b", "a"):
+            old.write(A, "Rows", WriteOp("insert", "p", rk, {}))
+    finally:
+        old.close()
+    with sqlite3.connect(tmp_path / DB_FILE) as db:  # the layout before ranks were kept
+        db.execute("ALTER TABLE entity_rows DROP COLUMN created")
+    reopened = cosmos_backend(tmp_path)
+    try:
+        reopened.write(A, "Rows", WriteOp("insert", "p", "0", {}))
+        # the old rows rank 0 (in key order), before every row created since
+        assert _pages(reopened, 1000)[0] == [("p", "a"), ("p", "b"), ("p", "0")]
+    finally:
+        reopened.close()

@@ -316,6 +316,7 @@ def _old_write_entity_groups(
                     _store.key_blob(e.rk),
                     e.timestamp,
                     _store.encode_props(e.props),
+                    e.created,
                 )
                 for e in puts
             ]

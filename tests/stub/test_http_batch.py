@@ -233,7 +233,13 @@ async def test_in_part_errors_name_the_operation(raw: RawClient) -> None:
         [(got_status, headers, payload)] = parts_of(r.body)
         error = json.loads(payload)["odata.error"]
         assert (got_status, error["code"]) == (status, code)
-        assert error["message"]["value"].startswith(f"{index}:")
+        # the failed operation's index leads the message from index 1 on; Storage
+        # writes none for the first (recorded 2017 and 2021, docs/stub.md)
+        value = error["message"]["value"]
+        if index:
+            assert value.startswith(f"{index}:"), value
+        else:
+            assert re.match(r"\d+:", value) is None, value
         assert headers["Content-Type"].startswith("application/json")
     r = await raw.request("GET", "/mytable()", headers={"Accept": JSON_NONE})
     assert r.json() == {"value": []}

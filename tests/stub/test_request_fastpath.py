@@ -236,7 +236,7 @@ def ref_negotiated(accept: str | None, fmt_param: str | None, version: str) -> t
     if fmt_param is not None and not supports_format_option(version):
         fmt_param = None
     chosen = negotiation.negotiate_response.__wrapped__(accept, fmt_param, version)
-    if chosen.implicit:
+    if chosen.implicit or chosen.wildcard:  # Storage: OData XML errors for */* (recorded)
         return chosen.fmt, ODATA_XML
     return chosen.fmt, chosen.fmt.value if chosen.fmt.is_json else ODATA_XML
 

@@ -327,10 +327,14 @@ def ref_entity_body(call: Any, table: str, entity: Any, fmt: Any) -> bytes:
     from azt_server_stub.formats.negotiation import Fmt
     from azt_server_stub.handlers import entities
 
-    select, _ = entities._select(call) if call.method == "GET" else (None, None)
+    select, select_text = entities._select(call) if call.method == "GET" else (None, None)
     if fmt is Fmt.ATOM:
         return atom_fmt.AtomWriter(call.endpoint, call.account, table, select).single(entity)
-    return json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select).single(entity)
+    fixed = call.flavor.fixed_fraction
+    writer = json_fmt.EntityWriter(
+        fmt, call.endpoint, call.account, table, select, fixed_fraction=fixed
+    )
+    return writer.single(entity, select_text)
 
 
 def any_outcome(fn: Any, *args: Any) -> tuple[str, Any]:
@@ -356,12 +360,20 @@ def _entity_lists() -> Any:
     ),
     hs.sampled_from(["", "$select=RowKey", "$select=A,Größe,Missing", "$select=*", "$select="]),
     hs.sampled_from(["GET", "POST"]),
+    hs.sampled_from(["storage", "cosmos"]),
 )
 def test_single_entity_bodies_match_the_writers(
-    entities_: list[Any], fmt_name: str, endpoint: str, table: str, query: str, method: str
+    entities_: list[Any],
+    fmt_name: str,
+    endpoint: str,
+    table: str,
+    query: str,
+    method: str,
+    flavor: str,
 ) -> None:
     from types import SimpleNamespace
 
+    from azt_server_stub.flavors import flavor_named
     from azt_server_stub.formats import json_feed
     from azt_server_stub.formats.negotiation import Fmt
     from azt_server_stub.handlers import entities
@@ -374,6 +386,7 @@ def test_single_entity_bodies_match_the_writers(
         request=SimpleNamespace(headers=CIMultiDict[str]()),
         endpoint=endpoint,
         account="acct",
+        flavor=flavor_named(flavor),
     )
     fmt = Fmt(fmt_name)
     try:

@@ -9,7 +9,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKED = ["tests/typing/test_assert_types.py", "tests/typing/test_sync_assert_types.py"]
+CHECKED = [
+    "tests/typing/test_assert_types.py",
+    "tests/typing/test_sync_assert_types.py",
+    "tests/typing/test_domain_keys_types.py",
+]
 
 
 def test_typing_checks_pass_under_mypy_strict() -> None:

@@ -24,6 +24,7 @@ from azt import (
     ServiceStats,
     TableBatch,
     TableEntity,
+    TableItem,
     WriteResult,
     prop,
 )
@@ -43,8 +44,8 @@ def _clients(conn: str) -> None:  # type-checked, not run (needs a server)
     assert_type(service.create_table_if_not_exists("t"), TableClient)
     assert_type(service.get_table_client("t"), TableClient)
     assert_type(service.delete_table_if_exists("t"), bool)
-    assert_type(service.list_tables(), Pager[str])
-    assert_type(list(service.query_tables("TableName eq 'a'")), list[str])
+    assert_type(service.list_tables(), Pager[TableItem])
+    assert_type(list(service.query_tables("TableName eq 'a'")), list[TableItem])
     assert_type(service.get_service_properties(), ServiceProperties)
     assert_type(service.set_service_properties(ServiceProperties()), WriteResult)
     assert_type(service.get_service_stats(), ServiceStats)
@@ -56,6 +57,15 @@ def _clients(conn: str) -> None:  # type-checked, not run (needs a server)
     assert_type(table.insert_entity({"PartitionKey": "a", "RowKey": "b"}), WriteResult)
     assert_type(table.get_entity("a", "b"), TableEntity)
     assert_type(table.get_access_policy(), AccessPolicies)
+    # azure-data-tables' spellings (docs/porting-azure-data-tables.md)
+    assert_type(table.create_entity({"PartitionKey": "a", "RowKey": "b"}), WriteResult)
+    assert_type(next(iter(service.list_tables())).name, str)
+    assert_type(table.query_entities(query_filter="a eq 1", select="A,B"), Pager[TableEntity])
+    assert_type(table.get_entity("a", "b").metadata["etag"], Any)
+    assert_type(
+        table.submit_transaction([("create", {"PartitionKey": "a", "RowKey": "b"})]),
+        list[WriteResult],
+    )
     pager = table.query_entities("PartitionKey eq 'a'")
     assert_type(pager, Pager[TableEntity])
     assert_type(pager.by_page(), Iterator[Page[TableEntity]])

@@ -20,7 +20,8 @@ How it runs (:func:`load`):
   cut the pace multiplicatively: the account's ("over the account limit") pace and the
   number in flight, or the partition's own pace; rising latency cuts the number in
   flight. Successes grow them back additively. A pushed-back transaction waits out the
-  retry policy's jittered back-off on its own partition: other partitions go on.
+  retry policy's jittered back-off (a service hint its floor; a ``429`` its hint plus
+  jitter, as the client's retries do) on its own partition: other partitions go on.
 * **Exactly once**: sending is single-attempt (the loader retries, not the pipeline); a
   transaction whose answer was lost is resolved before it is resent by reading its
   entities back (:mod:`azt._core.bulk.settle`); a transaction that fails on one operation
@@ -68,7 +69,7 @@ from azt._core.bulk.outcomes import (
 from azt._core.bulk.settle import read_back, reflects
 from azt._core.config import AmbiguousOutcomePolicy, RetryPolicy
 from azt._core.results import UpdateMode, WriteResult
-from azt._core.retry import is_retryable, may_have_been_applied
+from azt._core.retry import BackoffWait, is_retryable, may_have_been_applied
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
 from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
@@ -561,7 +562,8 @@ class _Loader:
         if not is_retryable(exc) or send.attempts >= self.options.max_attempts:
             self._fail_all(part, send, exc)
             return
-        part.not_before = now + self._policy.backoff(send.attempts, self._uniform)
+        # the policy's wait: a service hint is a floor (plus jitter), a 429 waits its hint
+        part.not_before = now + BackoffWait(self._policy, self._uniform).delay(send.attempts, exc)
 
     async def _op_failed(self, part: _Partition, send: _Send, exc: TransactionError) -> None:
         """One operation failed the transaction (nothing of it was applied): report it and
