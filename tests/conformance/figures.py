@@ -76,9 +76,7 @@ def suggest_item(flavor: str, method: str, differences: list[Difference]) -> str
             items.append("4")
         if kinds == {"etag"} and method == "POST":
             items.append("3")
-        if kinds & {"metadata", "datetime-form", "body", "batch:content-type"} or (
-            "fullmetadata" in values.get("content-type", ("", ""))[0]
-        ):
+        if kinds & {"metadata", "datetime-form", "body", "batch:content-type", "content-type"}:
             items.append("5")
         if "batch:content-id" in kinds:
             items.append("8")
