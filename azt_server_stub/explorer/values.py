@@ -172,8 +172,8 @@ def entity_line(entity: Entity, select: Sequence[str] | None = None) -> str:
     Example::
 
         >>> from azt_server_stub.model import Edm
-        >>> entity_line(Entity("p", "r", 0, {"N": (Edm.INT64, 7)}))[-37:]
-        '"N@odata.type":"Edm.Int64","N":"7"}\n'
+        >>> entity_line(Entity("p", "r", 0, {"N": (Edm.INT64, 7)}))[-36:]
+        '"N@odata.type":"Edm.Int64","N":"7"}\\n'
     """
     line: dict[str, Any] = {
         "PartitionKey": entity.pk,
