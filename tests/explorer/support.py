@@ -31,7 +31,7 @@ class TableApi:
     ) -> tuple[int, dict[str, str], Any]:
         """``path`` after the account, already percent-encoded; JSON in and out."""
         date = formatdate(usegmt=True)
-        resource = f"/{self.account}{path.split('?', 1)[0]}"
+        resource = f"/{self.account}/{self.account}{path.split('?', 1)[0]}"
         digest = hmac.new(
             base64.b64decode(self.key), f"{date}\n{resource}".encode(), hashlib.sha256
         ).digest()

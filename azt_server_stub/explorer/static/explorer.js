@@ -88,9 +88,12 @@ function signedIn(session) {
 async function loadTables() {
   alertText("");
   show("tables-view");
+  const grid = $("tables-grid");
+  grid.setAttribute("aria-busy", "true");
   let data;
   try { data = await api("GET", "tables"); } catch (e) { failed(e); return; }
-  const body = $("tables-grid").tBodies[0];
+  finally { grid.setAttribute("aria-busy", "false"); }
+  const body = grid.tBodies[0];
   body.replaceChildren();
   for (const t of data.tables) {
     const open = el("button", { type: "button", text: t.name,
@@ -140,8 +143,10 @@ async function loadEntities() {
   const token = state.tokens[state.page] || {};
   const qs = queryString({ top: $("page-size").value, npk: token.npk, nrk: token.nrk });
   let data;
+  $("entities-grid").setAttribute("aria-busy", "true");
   try { data = await api("GET", tablePath("entities?" + qs)); }
   catch (e) { failed(e); if ($("entities-view").hidden) show("entities-view"); return; }
+  finally { $("entities-grid").setAttribute("aria-busy", "false"); }
   if ($("entities-view").hidden) show("entities-view");
   $("entities-title").textContent = "Table " + data.table;
   state.next = data.next;
