@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import csv
+import doctest
 import io
 import json
 import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import aiohttp
@@ -18,13 +20,20 @@ import pytest
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer
 from azt_server_stub.__main__ import build_parser, config_from_args
 from azt_server_stub.backend import WriteOp
-from azt_server_stub.explorer import Sessions, is_loopback_host
+from azt_server_stub.explorer import Sessions, api, is_loopback_host, live, sessions, values
 from azt_server_stub.model import Edm, parse_datetime
 from azt_server_stub.realism.faults import FaultInjector
 from azt_server_stub.realism.partitions import PartitionLayout
 from azt_server_stub.realism.throttle import Throttle, ThrottleLimits
 
 OTHER_KEY = base64.b64encode(b"other-key").decode()
+
+
+@pytest.mark.parametrize("module", [api, live, sessions, values])
+def test_docstring_examples(module: ModuleType) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0
 
 
 @dataclass
