@@ -8,6 +8,7 @@ import base64
 import csv
 import io
 import json
+import os
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -19,17 +20,22 @@ from azt_server_stub import DEV_ACCOUNT, DEV_KEY, ThreadedStubServer
 from .conftest import screenshot
 from .support import TableApi
 
-pytest.importorskip("selenium", reason="selenium (the dev extra) drives the browser")
-
-from selenium.common.exceptions import (
-    NoAlertPresentException,
-    StaleElementReferenceException,
-    TimeoutException,
-)
-from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.select import Select
-from selenium.webdriver.support.ui import WebDriverWait
+try:
+    from selenium.common.exceptions import (
+        NoAlertPresentException,
+        StaleElementReferenceException,
+        TimeoutException,
+    )
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.select import Select
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:  # pragma: no cover - selenium is in the dev extra
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        raise
+    pytest.skip(
+        "explorer browser tests need selenium (pip install -e '.[dev]')", allow_module_level=True
+    )
 
 
 def wait_for(driver: Any, condition: Callable[[], Any], timeout: float = 5.0) -> Any:
