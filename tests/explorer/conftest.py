@@ -102,4 +102,5 @@ def screenshot(driver: Any, name: str) -> None:
     """Save ``docs/images/explorer/NAME.png`` when ``AZT_UPDATE_SCREENSHOTS=1``."""
     if os.environ.get("AZT_UPDATE_SCREENSHOTS") == "1":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        driver.execute_script("window.scrollTo(0, 0)")
         assert driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))

@@ -109,6 +109,24 @@ def click(driver: Any, css: str) -> None:
     wait_for(driver, clicked)
 
 
+def idle(driver: Any, grid: str) -> None:
+    """Wait until the grid ``grid`` has loaded (the page clears its ``aria-busy``)."""
+    wait_for(driver, lambda: by_id(driver, grid).get_attribute("aria-busy") == "false")
+
+
+def press(driver: Any, css: str, key: str) -> None:
+    """Focus the element ``css`` finds and press ``key`` on it (again if re-rendered)."""
+
+    def pressed() -> bool:
+        found = driver.find_elements(By.CSS_SELECTOR, css)
+        if not found:
+            return False
+        found[0].send_keys(key)
+        return True
+
+    wait_for(driver, pressed)
+
+
 def row_keys(driver: Any) -> list[str]:
     """The RowKeys the entities grid shows (read in one script: no half-rendered grid)."""
     keys = driver.execute_script(
@@ -265,6 +283,7 @@ def test_entities_show_types_and_filter_with_odata_and_the_builder(
         ),
     )
     wait_rows(page, ["07"])
+    screenshot(page, "filter")
     # columns can be hidden
     by_id(page, "b-clear").click()
     wait_rows(page, [f"{n:02d}" for n in range(12)])
@@ -382,9 +401,9 @@ def test_every_edm_type_is_edited_exactly(page: Any, table_api: TableApi) -> Non
     ).click()
     for name, edm, value in EDITS:
         add_property(page, name, edm, value)
-    screenshot(page, "entity")
     by_id(page, "save-entity").click()
     wait_for(page, lambda: "Entity p / r saved." in by_id(page, "status").text)
+    screenshot(page, "entity")
     stored = table_api.get("Typed", "p", "r")  # full metadata, as the service writes it
     assert "Old" not in stored
     for name, (value, annotation) in READ_BACK.items():
@@ -611,27 +630,21 @@ def test_enter_and_space_operate_controls(page: Any, table_api: TableApi) -> Non
         table_api.create_table("Keys")
         table_api.insert("Keys", {"PartitionKey": "p", "RowKey": "r", "N": 1})
     by_id(page, "refresh-tables").click()
-    opener = wait_for(
-        page, lambda: page.find_elements(By.CSS_SELECTOR, "button[aria-label='Open table Keys']")
-    )[0]
-    opener.send_keys(Keys.ENTER)  # Enter on a button
+    idle(page, "tables-grid")
+    press(page, "button[aria-label='Open table Keys']", Keys.ENTER)  # Enter on a button
     wait_for(page, lambda: by_id(page, "entities-title").text == "Table Keys")
-    assert page.switch_to.active_element == by_id(page, "entities-title")  # focus moved to the view
-    box = page.find_element(By.CSS_SELECTOR, "#column-choices input[type=checkbox]")
-    assert box.is_selected()
-    box.send_keys(Keys.SPACE)  # Space on a checkbox
-    wait_for(
-        page,
-        lambda: all(
-            "Timestamp" not in h.text
-            for h in page.find_elements(By.CSS_SELECTOR, "#entities-grid thead th")
-        ),
-    )
-    page.find_element(By.CSS_SELECTOR, "#column-choices input[type=checkbox]").send_keys(Keys.SPACE)
-    entity_button = wait_for(
-        page, lambda: page.find_elements(By.CSS_SELECTOR, "button[aria-label='Open entity p / r']")
-    )[0]
-    entity_button.send_keys(Keys.SPACE)  # Space on a button
+    assert page.switch_to.active_element == by_id(page, "entities-title")  # focus moves there
+    idle(page, "entities-grid")
+    timestamp = "#column-choices input[type=checkbox]"  # the first column choice
+    assert page.find_element(By.CSS_SELECTOR, timestamp).is_selected()
+    press(page, timestamp, Keys.SPACE)  # Space on a checkbox
+    wait_for(page, lambda: "Timestamp" not in by_id(page, "entities-grid").text)
+    idle(page, "entities-grid")
+    assert not page.find_element(By.CSS_SELECTOR, timestamp).is_selected()
+    press(page, timestamp, Keys.SPACE)
+    wait_for(page, lambda: "Timestamp" in by_id(page, "entities-grid").text)
+    idle(page, "entities-grid")
+    press(page, "button[aria-label='Open entity p / r']", Keys.SPACE)  # Space on a button
     wait_for(page, lambda: shown(page, "entity-view"))
 
 

@@ -54,6 +54,7 @@ function failed(err) {
 const VIEWS = ["signin-view", "tables-view", "entities-view", "entity-view", "realism-view",
   "requests-view"];
 function show(view) {
+  if ($(view).hidden) say("");
   for (const v of VIEWS) $(v).hidden = v !== view;
   for (const t of state.timers) clearInterval(t);
   state.timers = [];
@@ -430,8 +431,8 @@ async function deleteEntity() {
   if (!window.confirm(`Delete entity ${e0.PartitionKey} / ${e0.RowKey}?`)) return;
   try {
     await api("DELETE", entityPath(e0.PartitionKey, e0.RowKey), undefined, { "If-Match": e0.etag });
+    await loadEntities();
     say(`Entity ${e0.PartitionKey} / ${e0.RowKey} deleted.`);
-    loadEntities();
   } catch (e) {
     if (e.status === 412) alertText("412 UpdateConditionNotSatisfied: the entity was changed since you opened it; it was not deleted.");
     else failed(e);
@@ -500,9 +501,9 @@ function renderRealism(r) {
     const pages = el("input", { type: "checkbox", id: "partition-pages" });
     pages.checked = r.partitions.partition_pages;
     const form = el("form", { class: "row" },
-      el("label", { for: "range-bounds", text: "Range boundaries (comma-separated PartitionKeys)" }), bounds,
-      el("label", { for: "scan-budget", text: "Scan budget (empty: none)" }), budget,
-      pages, el("label", { for: "partition-pages", text: "A page per partition" }),
+      el("span", {}, el("label", { for: "range-bounds", text: "Range boundaries (comma-separated PartitionKeys) " }), bounds),
+      el("span", {}, el("label", { for: "scan-budget", text: "Scan budget (empty: none) " }), budget),
+      el("span", {}, pages, el("label", { for: "partition-pages", text: " A page per partition" })),
       el("button", { type: "submit", text: "Apply layout" }));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
