@@ -12,7 +12,7 @@ Example::
 
     >>> recent = RecentRequests(size=2)
     >>> for n in range(3):
-    ...     recent.add({"method": "GET", "path": f"/{n}"})
+    ...     recent.add((0.0, "GET", f"/{n}", 200, 0.0, None, None))
     >>> [e["path"] for e in recent.since(0)], recent.last
     (['/1', '/2'], 3)
 """
@@ -27,6 +27,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.web import BaseRequest, StreamResponse
+from multidict import istr
 
 from ..access_log import AccessLogger, redact_query
 from ..realism.faults import FaultInjector, parse_fault
@@ -39,43 +40,73 @@ __all__ = ["RECENT_KEY", "Realism", "RecentRequests", "RecordingAccessLogger"]
 PREFIX = "/_explorer"
 
 
+#: One recorded request: wall-clock time, method, raw target, status, seconds taken,
+#: the error code and the request id answered.
+Recorded = tuple[float, str, str, int, float, str | None, str | None]
+
+
 class RecentRequests:
-    """The last ``size`` requests, each a dict with a sequence number ``seq``.
+    """The last ``size`` requests the stub answered, numbered from 1.
+
+    Recording is cheap (a tuple appended to a bounded deque, on every request while the
+    explorer is on); the entries are formatted only when the page asks (:meth:`since`),
+    with SAS signatures redacted as in the access log.
 
     Example::
 
-        >>> r = RecentRequests(); r.add({"path": "/a"}); r.since(1)
-        []
+        >>> r = RecentRequests(); r.add((0.0, "GET", "/a?sig=x", 200, 0.001, None, None))
+        >>> r.since(0)[0]["path"], r.since(1)
+        ('/a?sig=REDACTED', [])
     """
 
     def __init__(self, size: int = 500) -> None:
-        self._entries: collections.deque[dict[str, Any]] = collections.deque(maxlen=size)
+        self._entries: collections.deque[tuple[int, Recorded]] = collections.deque(maxlen=size)
         self.last = 0
 
-    def add(self, entry: dict[str, Any]) -> None:
+    def add(self, entry: Recorded) -> None:
         """Record one request (numbered from 1).
 
         Example::
 
-            >>> r = RecentRequests(); r.add({"path": "/a"}); r.last
+            >>> r = RecentRequests(); r.add((0.0, "GET", "/", 200, 0.0, None, None)); r.last
             1
         """
         self.last += 1
-        entry["seq"] = self.last
-        self._entries.append(entry)
+        self._entries.append((self.last, entry))
 
     def since(self, seq: int) -> list[dict[str, Any]]:
-        """The entries numbered above ``seq``, oldest first.
+        """The entries numbered above ``seq``, oldest first, as JSON-ready dicts.
 
         Example::
 
-            >>> r = RecentRequests(); r.add({"p": 1}); r.add({"p": 2}); [e["p"] for e in r.since(1)]
-            [2]
+            >>> r = RecentRequests()
+            >>> r.add((0.0, "GET", "/a", 200, 0.0, None, None))
+            >>> r.add((0.0, "PUT", "/b", 412, 0.0, "UpdateConditionNotSatisfied", "id"))
+            >>> [(e["seq"], e["method"], e["error"]) for e in r.since(1)]
+            [(2, 'PUT', 'UpdateConditionNotSatisfied')]
         """
-        return [e for e in self._entries if e["seq"] > seq]
+        return [
+            {
+                "seq": number,
+                "time": when,
+                "method": method,
+                "path": redact_query(target),
+                "status": status,
+                "ms": round(taken * 1000.0, 2),
+                "error": error or "",
+                "request_id": request_id or "",
+            }
+            for number, (when, method, target, status, taken, error, request_id) in list(
+                self._entries
+            )
+            if number > seq
+        ]
 
 
 RECENT_KEY = web.AppKey("azt.explorer.recent", RecentRequests)
+
+_ERROR_CODE = istr("x-ms-error-code")
+_REQUEST_ID = istr("x-ms-request-id")
 
 
 class RecordingAccessLogger(AccessLogger):
@@ -90,6 +121,8 @@ class RecordingAccessLogger(AccessLogger):
                                 access_log_class=RecordingAccessLogger)
     """
 
+    _recent: RecentRequests | None = None
+
     def log(self, request: BaseRequest, response: StreamResponse, time_taken: float) -> None:
         """Record the request (unless it is the explorer's own), then log it if on.
 
@@ -97,19 +130,22 @@ class RecordingAccessLogger(AccessLogger):
 
             access_logger.log(request, response, 0.0012)
         """
-        recent = _recent_of(request)
-        path = request.path_qs
-        if recent is not None and not path.startswith(PREFIX):
+        recent = self._recent
+        if recent is None:
+            recent = self._recent = _recent_of(request)
+        target = request.raw_path
+        if recent is not None and not target.startswith(PREFIX):
+            headers = response.headers
             recent.add(
-                {
-                    "time": time.time(),
-                    "method": request.method,
-                    "path": redact_query(path),
-                    "status": response.status,
-                    "ms": round(time_taken * 1000.0, 2),
-                    "error": response.headers.get("x-ms-error-code") or "",
-                    "request_id": response.headers.get("x-ms-request-id") or "",
-                }
+                (
+                    time.time(),
+                    request.method,
+                    target,
+                    response.status,
+                    time_taken,
+                    headers.get(_ERROR_CODE),
+                    headers.get(_REQUEST_ID),
+                )
             )
         if self.logger.isEnabledFor(logging.INFO):
             super().log(request, response, time_taken)

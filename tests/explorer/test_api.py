@@ -11,6 +11,7 @@ import json
 import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -457,3 +458,40 @@ async def test_unknown_paths_and_methods(page: Page) -> None:
         page.base + "api/tables", data=b"{not json", headers={"X-CSRF-Token": page.csrf}
     ) as resp:
         assert resp.status == 400
+
+
+async def test_switches_turn_layers_off_and_on(stub: StubServer, page: Page) -> None:
+    assert stub.config.faults is not None
+    assert stub.config.throttle is not None
+    _, state = await page.call("POST", "realism", {"faults": {"enabled": False}})
+    assert state["faults"]["enabled"] is False
+    assert stub.config.faults.enabled is False
+    _, state = await page.call("POST", "realism", {"throttle": {"enabled": False}})
+    assert state["throttle"]["enabled"] is False
+    assert stub.config.throttle.enabled is False
+    bad_changes: list[dict[str, Any]] = [
+        {"faults": {"enabled": "no"}},
+        {"faults": {"remove": 5}},
+        {},
+        {"faults": []},
+    ]
+    for bad in bad_changes:
+        assert (await page.call("POST", "realism", bad))[0] == 400, bad
+
+
+async def test_a_durable_stub_is_explored_too(tmp_path: Path) -> None:
+    async with StubServer(StubConfig(location=tmp_path), explorer=True) as stub:
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(cookie_jar=jar) as http:
+            base = stub.explorer_url
+            assert base is not None
+            async with http.post(
+                base + "api/signin", json={"account": DEV_ACCOUNT, "key": DEV_KEY}
+            ) as r:
+                page = Page(http, base, (await r.json())["csrf"])
+            assert (await page.call("POST", "tables", {"name": "Kept"}))[0] == 201
+            entity = {"PartitionKey": "p", "RowKey": "r", "properties": TYPED}
+            assert (await page.call("POST", "tables/Kept/entities", entity))[0] == 201
+    async with StubServer(StubConfig(location=tmp_path)) as again:
+        stored = again.backend.get_entity(DEV_ACCOUNT, "Kept", "p", "r").props
+        assert stored["Big"] == (Edm.INT64, 2**63 - 1)
