@@ -695,5 +695,11 @@ def test_realism_and_requests_live(
     screenshot(page, "requests")
     by_id(page, "nav-realism").click()
     wait_for(page, lambda: "injected 1" in by_id(page, "faults").text)
+    # live: a rule added elsewhere and a request it fails show up without a click
+    injector.add("busy:next=1@table=Later")
+    table_api.request("GET", "/Later()")
+    later = "busy:next=1@table=later (seen 1, injected 1)"
+    wait_for(page, lambda: later in by_id(page, "faults").text, timeout=6)
+    assert "busy: 2" in by_id(page, "fault-counts").text
     page.find_element(By.XPATH, "//button[text()='Remove all rules']").click()
     wait_for(page, lambda: "No rules." in by_id(page, "faults").text)

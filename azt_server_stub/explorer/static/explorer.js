@@ -455,7 +455,43 @@ function toggle(id, label, checked, onchange) {
 
 function off(text) { return el("p", { class: "hint", text }); }
 
+function faultCounts(r) {
+  const counts = Object.entries(r.faults.counters).map(([k, v]) => `${k}: ${v}`).join(", ");
+  return "Injected so far: " + (counts || "none");
+}
+
+function throttleCounts(r) {
+  const refused = Object.entries(r.throttle.throttled).map(([k, v]) => `${k}: ${v}`).join(", ");
+  return `Admitted ${r.throttle.admitted}; refused ${refused || "none"}; timeouts ${r.throttle.timeouts}`;
+}
+
+function realismShape(r) {
+  return JSON.stringify([r.faults.configured && r.faults.enabled, r.faults.rules && r.faults.rules.map((x) => x.spec),
+    r.throttle.configured && [r.throttle.enabled, r.throttle.spec], r.partitions]);
+}
+
+// Live: the counts change in place; the controls are rebuilt only when the settings
+// themselves changed and the focus is not inside the view (a keyboard user keeps their place).
+async function pollRealism() {
+  let r;
+  try { r = await api("GET", "realism"); } catch (e) { return; }
+  const busy = ["faults", "throttle", "partitions"].some((id) => $(id).contains(document.activeElement));
+  if (realismShape(r) !== state.realismShape && !busy) {
+    renderRealism(r);
+    return;
+  }
+  if (r.faults.configured && $("fault-counts")) {
+    $("fault-counts").textContent = faultCounts(r);
+    const stats = $("faults").querySelectorAll(".rule-stats");
+    r.faults.rules.forEach((rule, i) => {
+      if (stats[i]) stats[i].textContent = `(seen ${rule.seen}, injected ${rule.injected}) `;
+    });
+  }
+  if (r.throttle.configured && $("throttle-counts")) $("throttle-counts").textContent = throttleCounts(r);
+}
+
 function renderRealism(r) {
+  state.realismShape = realismShape(r);
   const f = $("faults");
   f.replaceChildren();
   if (!r.faults.configured) f.append(off("Off: the stub runs without fault injection (azt-stub --fault ...)."));
@@ -463,7 +499,8 @@ function renderRealism(r) {
     f.append(toggle("faults-enabled", "Inject faults", r.faults.enabled, (v) => changeRealism({ faults: { enabled: v } })));
     const list = el("ul", {});
     for (const rule of r.faults.rules) {
-      list.append(el("li", {}, `${rule.spec} (seen ${rule.seen}, injected ${rule.injected}) `,
+      list.append(el("li", {}, rule.spec + " ",
+        el("span", { class: "rule-stats", text: `(seen ${rule.seen}, injected ${rule.injected}) ` }),
         el("button", { type: "button", text: "Remove", "aria-label": "Remove fault rule " + rule.spec,
           onclick: () => changeRealism({ faults: { remove: rule.index } }) })));
     }
@@ -473,8 +510,7 @@ function renderRealism(r) {
       el("button", { type: "submit", text: "Add rule" }),
       el("button", { type: "button", text: "Remove all rules", onclick: () => changeRealism({ faults: { clear: true } }) }));
     form.addEventListener("submit", (ev) => { ev.preventDefault(); changeRealism({ faults: { add: spec.value } }); });
-    const counts = Object.entries(r.faults.counters).map(([k, v]) => `${k}: ${v}`).join(", ");
-    f.append(list, form, el("p", { class: "counts", text: "Injected so far: " + (counts || "none") }));
+    f.append(list, form, el("p", { class: "counts", id: "fault-counts", text: faultCounts(r) }));
   }
   const t = $("throttle");
   t.replaceChildren();
@@ -486,9 +522,7 @@ function renderRealism(r) {
     const form = el("form", { class: "row" }, el("label", { for: "throttle-spec", text: "Limits" }), spec,
       el("button", { type: "submit", text: "Apply limits" }));
     form.addEventListener("submit", (ev) => { ev.preventDefault(); changeRealism({ throttle: { spec: spec.value } }); });
-    const refused = Object.entries(r.throttle.throttled).map(([k, v]) => `${k}: ${v}`).join(", ");
-    t.append(form, el("p", { class: "counts",
-      text: `Admitted ${r.throttle.admitted}; refused ${refused || "none"}; timeouts ${r.throttle.timeouts}` }));
+    t.append(form, el("p", { class: "counts", id: "throttle-counts", text: throttleCounts(r) }));
   }
   const p = $("partitions");
   p.replaceChildren();
@@ -520,6 +554,7 @@ async function loadRealism() {
   alertText("");
   show("realism-view");
   try { renderRealism(await api("GET", "realism")); } catch (e) { failed(e); }
+  state.timers.push(setInterval(pollRealism, 2000));
 }
 
 // -- recent requests -------------------------------------------------------------------
