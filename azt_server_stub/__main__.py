@@ -199,7 +199,10 @@ async def serve(args: argparse.Namespace) -> None:
                 print(f"    {stub.connection_string_for(account)}", flush=True)
         print(f"connection string: {stub.connection_string}", flush=True)
         if stub.explorer_url is not None:
-            print(f"data explorer: {stub.explorer_url} (sign in with an account name and key)")
+            print(
+                f"data explorer: {stub.explorer_url} (sign in with an account name and key)",
+                flush=True,
+            )
         if stub.endpoint == "http://127.0.0.1:10002" and stub.account == DEV_ACCOUNT:
             print("  (the well-known one: UseDevelopmentStorage=true)", flush=True)
         if args.location is not None:

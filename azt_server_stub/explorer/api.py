@@ -44,7 +44,7 @@ from ..errors import StubError
 from ..model import Entity
 from ..odata import compile_entity_filter, decode_continuation, encode_continuation, parse_select
 from .live import PREFIX, RECENT_KEY, Realism, RecentRequests
-from .sessions import COOKIE, Refused, Session, Sessions, check_same_origin, is_loopback_host
+from .sessions import Refused, Session, Sessions, check_same_origin, is_loopback_host
 from .values import (
     columns_of,
     csv_header,
@@ -77,6 +77,9 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+
+#: The system properties every export carries anyway.
+_SYSTEM = frozenset({"PartitionKey", "RowKey", "Timestamp"})
 
 _Api = Callable[[web.Request, Session, list[str]], Awaitable[web.StreamResponse]]
 
@@ -215,7 +218,7 @@ class Explorer:
         session = self.sessions.sign_in(document.get("account"), document.get("key"))
         response = _json({"account": session.account, "csrf": session.csrf})
         response.set_cookie(
-            COOKIE,
+            self.sessions.cookie,
             session.token,
             path=PREFIX + "/",
             httponly=True,
@@ -232,7 +235,7 @@ class Explorer:
     ) -> web.StreamResponse:
         self.sessions.sign_out(session.token)
         response = _json({"signed_out": True})
-        response.del_cookie(COOKIE, path=PREFIX + "/")
+        response.del_cookie(self.sessions.cookie, path=PREFIX + "/")
         return response
 
     # -- tables ------------------------------------------------------------------------
@@ -383,7 +386,10 @@ class Explorer:
         if fmt not in ("jsonl", "csv"):
             raise StubError(400, "InvalidInput", "format is jsonl or csv.")
         filter_text = query.get("filter", "")
-        select = parse_select(query.get("select", "")) or None
+        raw_select = query.get("select")
+        select = None  # every property; else those named (the keys and Timestamp always)
+        if raw_select is not None:
+            select = [n for n in parse_select(raw_select) if n not in _SYSTEM]
         pages = self._pages(session.account, table, filter_text)
         first = next(pages)  # errors (a bad filter, a missing table) before the answer starts
         name = self.backend.table_name(session.account, table) or table
@@ -403,7 +409,9 @@ class Explorer:
                 await response.write("".join(entity_line(e, select) for e in entities).encode())
         else:
             columns = (
-                list(select) if select else self._csv_columns(session.account, table, filter_text)
+                select
+                if select is not None
+                else self._csv_columns(session.account, table, filter_text)
             )
             known = set(columns)
             await response.write(csv_header(columns).encode())

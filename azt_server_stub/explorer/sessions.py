@@ -40,7 +40,8 @@ __all__ = [
     "is_loopback_host",
 ]
 
-#: The session cookie's name.
+#: The start of the session cookie's name; each stub adds a random suffix of its own
+#: (cookies are not told apart by port: two stubs on one host keep their sessions apart).
 COOKIE = "azt_explorer"
 #: How long a session lasts without use (seconds).
 IDLE_SECONDS = 8 * 3600.0
@@ -102,6 +103,8 @@ class Sessions:
         self._accounts = {name: list(keys) for name, keys in accounts.items()}
         self._clock = clock
         self._sessions: dict[str, Session] = {}
+        #: This stub's session cookie name.
+        self.cookie = f"{COOKIE}_{secrets.token_hex(4)}"
 
     def sign_in(self, account: object, key: object) -> Session:
         """A new session when ``key`` (base64) is one of ``account``'s keys, else ``Refused``
@@ -180,7 +183,7 @@ class Sessions:
 
             session = sessions.require(request)
         """
-        session = self.get(request.cookies.get(COOKIE))
+        session = self.get(request.cookies.get(self.cookie))
         if session is None:
             raise Refused(401, "SignInRequired", "Sign in with an account name and key.")
         if request.method not in ("GET", "HEAD"):

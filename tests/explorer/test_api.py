@@ -495,3 +495,64 @@ async def test_a_durable_stub_is_explored_too(tmp_path: Path) -> None:
     async with StubServer(StubConfig(location=tmp_path)) as again:
         stored = again.backend.get_entity(DEV_ACCOUNT, "Kept", "p", "r").props
         assert stored["Big"] == (Edm.INT64, 2**63 - 1)
+
+
+async def test_an_export_of_no_property_columns_keeps_the_keys(
+    stub: StubServer, page: Page
+) -> None:
+    stub.backend.create_table(DEV_ACCOUNT, "Narrow")
+    row = {"PartitionKey": "p", "RowKey": "r", "properties": TYPED[:1]}
+    await page.call("POST", "tables/Narrow/entities", row)
+    for select in ("", "PartitionKey,Timestamp"):
+        async with page.http.get(
+            f"{page.base}api/tables/Narrow/export?format=csv&select={select}"
+        ) as resp:
+            rows = list(csv.reader(io.StringIO(await resp.text())))
+        assert rows[0] == ["PartitionKey", "RowKey", "Timestamp"]
+        assert rows[1][:2] == ["p", "r"]
+        async with page.http.get(
+            f"{page.base}api/tables/Narrow/export?format=jsonl&select={select}"
+        ) as resp:
+            line = json.loads(await resp.text())
+        assert "Big" not in line
+        assert line["RowKey"] == "r"
+
+
+async def test_the_cosmos_flavour_is_explored_too() -> None:
+    async with StubServer(flavor="cosmos", explorer=True) as stub:
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(cookie_jar=jar) as http:
+            base = stub.explorer_url
+            assert base is not None
+            async with http.post(
+                base + "api/signin", json={"account": DEV_ACCOUNT, "key": DEV_KEY}
+            ) as r:
+                page = Page(http, base, (await r.json())["csrf"])
+            assert (await page.call("POST", "tables", {"name": "Cosmic"}))[0] == 201
+            for rk in ("b", "a"):
+                row = {"PartitionKey": "p", "RowKey": rk, "properties": TYPED[:2]}
+                assert (await page.call("POST", "tables/Cosmic/entities", row))[0] == 201
+            _, listing = await page.call("GET", "tables")
+            assert listing["tables"] == [{"name": "Cosmic", "count": 2, "more": False}]
+            _, first = await page.call("GET", "tables/Cosmic/entities?top=1")
+            assert first["next"] is not None
+            token = first["next"]
+            _, second = await page.call(
+                "GET", f"tables/Cosmic/entities?top=1&npk={token['npk']}&nrk={token['nrk']}"
+            )
+            keys = {e["RowKey"] for e in first["entities"] + second["entities"]}
+            assert keys == {"a", "b"}
+            assert second["next"] is None
+
+
+async def test_two_stubs_keep_their_sessions_apart(stub: StubServer, page: Page) -> None:
+    async with StubServer(explorer=True) as other:
+        base = other.explorer_url
+        assert base is not None
+        async with page.http.post(
+            base + "api/signin", json={"account": DEV_ACCOUNT, "key": DEV_KEY}
+        ) as r:
+            assert r.status == 200
+        async with page.http.get(base + "api/tables") as r:
+            assert r.status == 200
+    assert (await page.call("GET", "tables"))[0] == 200  # the first stub's session still holds

@@ -214,7 +214,7 @@ function renderEntities(entities, columns) {
 function updateExports() {
   const select = state.hidden.size
     ? state.columns.map((c) => c.name).filter((n) => !state.hidden.has(n)).join(",") : null;
-  const extra = select !== null ? { select: select || "PartitionKey" } : {};
+  const extra = select !== null ? { select } : {};
   $("export-jsonl").href = "api/" + tablePath("export?" + queryString(Object.assign({ format: "jsonl" }, extra)));
   $("export-csv").href = "api/" + tablePath("export?" + queryString(Object.assign({ format: "csv" }, extra)));
 }
