@@ -39,6 +39,7 @@ from ..model import EDM_TYPES, Edm, Entity, TypedValue, format_datetime_7
 from ..validation import validate_key
 
 __all__ = [
+    "columns_of",
     "csv_header",
     "csv_row",
     "entity_json",
