@@ -182,33 +182,32 @@ class Explorer:
         return await handler(request, session, parts)
 
     def _handler(self, method: str, parts: list[str]) -> _Api | None:
-        routes: dict[tuple[str, str], _Api] = {
-            ("GET", "session"): self._session,
-            ("POST", "signout"): self._sign_out,
-            ("GET", "tables"): self._list_tables,
-            ("POST", "tables"): self._create_table,
-            ("DELETE", "table"): self._delete_table,
+        """The API call ``parts`` name: ``[call]``, ``["tables", NAME]`` or
+        ``["tables", NAME, call]`` (NAME not empty)."""
+        if len(parts) == 1:
+            account_calls: dict[tuple[str, str], _Api] = {
+                ("GET", "session"): self._session,
+                ("POST", "signout"): self._sign_out,
+                ("GET", "tables"): self._list_tables,
+                ("POST", "tables"): self._create_table,
+                ("GET", "realism"): self._realism,
+                ("POST", "realism"): self._change_realism,
+                ("GET", "requests"): self._requests,
+            }
+            return account_calls.get((method, parts[0]))
+        if parts[0] != "tables" or not parts[1]:
+            return None
+        if len(parts) == 2:
+            return self._delete_table if method == "DELETE" else None
+        table_calls: dict[tuple[str, str], _Api] = {
             ("GET", "entities"): self._entities,
             ("POST", "entities"): self._insert,
             ("GET", "entity"): self._get_entity,
             ("PUT", "entity"): self._replace,
             ("DELETE", "entity"): self._delete_entity,
             ("GET", "export"): self._export,
-            ("GET", "realism"): self._realism,
-            ("POST", "realism"): self._change_realism,
-            ("GET", "requests"): self._requests,
         }
-        if len(parts) == 1:
-            name = parts[0]
-        elif len(parts) == 2 and parts[0] == "tables":
-            name = "table"
-        elif len(parts) == 3 and parts[0] == "tables":
-            name = parts[2]
-        else:
-            return None
-        if name == "table" and method != "DELETE":
-            return None
-        return routes.get((method, name))
+        return table_calls.get((method, parts[2])) if len(parts) == 3 else None
 
     # -- sessions ----------------------------------------------------------------------
     async def _sign_in(self, request: web.Request) -> web.StreamResponse:

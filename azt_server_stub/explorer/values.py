@@ -108,8 +108,9 @@ def props_from_json(document: object) -> tuple[str, str, dict[str, TypedValue]]:
     """``(PartitionKey, RowKey, properties)`` of an entity the page sent.
 
     The document: ``{"PartitionKey": text, "RowKey": text, "properties": [{"name",
-    "type", "value"}, ...]}``. A duplicate property name is ``400 InvalidInput`` (nothing
-    is dropped silently).
+    "type", "value"}, ...]}``, nothing else; ``properties`` is required (an empty list for
+    an entity without properties: a replace never empties an entity by omission). A
+    duplicate property name is ``400 InvalidInput`` (nothing is dropped silently).
 
     Example::
 
@@ -124,9 +125,12 @@ def props_from_json(document: object) -> tuple[str, str, dict[str, TypedValue]]:
     validate_key("RowKey", rk)
     assert isinstance(pk, str)  # validate_key checked
     assert isinstance(rk, str)
-    items = document.get("properties", [])
+    unknown = sorted(set(document) - {"PartitionKey", "RowKey", "properties"})
+    if unknown:
+        raise StubError(400, "InvalidInput", f"Unknown member {unknown[0]!r} in the entity.")
+    items = document.get("properties")
     if not isinstance(items, list):
-        raise StubError(400, "InvalidInput", "properties must be a list.")
+        raise StubError(400, "InvalidInput", "properties must be a list (empty for none).")
     props: dict[str, TypedValue] = {}
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):

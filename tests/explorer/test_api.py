@@ -451,6 +451,17 @@ async def test_unknown_paths_and_methods(page: Page) -> None:
     async with page.http.get(page.base.rstrip("/"), allow_redirects=False) as resp:
         assert (resp.status, resp.headers["Location"]) == (302, "/_explorer/")
     assert (await page.call("GET", "nothing"))[0] == 404
+    for odd in (
+        "entities",
+        "export",
+        "tables/",
+        "tables//entities",
+        "tables/T/entities/x",
+        "tables/T/nothing",
+    ):
+        status, body = await page.call("GET", odd)
+        assert (status, body["code"]) == (404, "NotFound"), odd
+    assert (await page.call("DELETE", "tables/"))[0] == 404
     assert (await page.call("PATCH", "tables"))[0] == 404
     async with page.http.get(page.base + "explorer.js") as resp:
         assert resp.headers["Content-Type"].startswith("text/javascript")
@@ -556,3 +567,54 @@ async def test_two_stubs_keep_their_sessions_apart(stub: StubServer, page: Page)
         async with page.http.get(base + "api/tables") as r:
             assert r.status == 200
     assert (await page.call("GET", "tables"))[0] == 200  # the first stub's session still holds
+
+
+ODD_BODIES = [
+    b"",
+    b"null",
+    b"[]",
+    b"5",
+    b'"text"',
+    b"{",
+    b'{"PartitionKey": 5, "RowKey": "r"}',
+    b'{"PartitionKey": "p", "RowKey": "r", "properties": {}}',
+    b'{"PartitionKey": "p", "RowKey": "r", "properties": [5]}',
+    b'{"PartitionKey": "p", "RowKey": "r", "properties": [{"name": "a"}]}',
+    b'{"PartitionKey": "p", "RowKey": "r", "properties": [{"name": "", "type": "Edm.String",'
+    b' "value": "x"}]}',
+    b'{"PartitionKey": "p/q", "RowKey": "r"}',
+    b'{"name": 5}',
+    b'{"faults": {"remove": true}}',
+    b'{"throttle": {"spec": 5}}',
+    b'{"partitions": {"boundaries": "m"}}',
+    b'{"account": ["a"], "key": {}}',
+    b"\xff\xfe",
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "signin"),
+        ("POST", "tables"),
+        ("POST", "tables/Odd/entities"),
+        ("PUT", "tables/Odd/entity?pk=p&rk=r"),
+        ("POST", "realism"),
+    ],
+)
+async def test_malformed_bodies_get_a_clear_refusal(
+    stub: StubServer, page: Page, method: str, path: str
+) -> None:
+    stub.backend.create_table(DEV_ACCOUNT, "Odd")
+    stub.backend.write(DEV_ACCOUNT, "Odd", WriteOp("insert", "p", "r", {"Keep": (Edm.INT32, 1)}))
+    headers = {"X-CSRF-Token": page.csrf, "If-Match": "*", "Content-Type": "application/json"}
+    for body in ODD_BODIES:
+        async with page.http.request(
+            method, page.base + "api/" + path, data=body, headers=headers
+        ) as resp:
+            assert 400 <= resp.status < 500, (body, resp.status, await resp.text())
+            assert "code" in await resp.json()
+    assert stub.backend.get_entity(DEV_ACCOUNT, "Odd", "p", "r").props == {"Keep": (Edm.INT32, 1)}
+    assert [
+        e.key for e in stub.backend.query_entities(DEV_ACCOUNT, "Odd", None, None, None).entities
+    ] == [("p", "r")]
