@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer
+from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubConfig, StubServer, front
 from azt_server_stub.__main__ import build_parser, config_from_args
 from azt_server_stub.backend import WriteOp
 from azt_server_stub.explorer import Sessions, api, is_loopback_host, live, sessions, values
@@ -618,3 +618,23 @@ async def test_malformed_bodies_get_a_clear_refusal(
     assert [
         e.key for e in stub.backend.query_entities(DEV_ACCOUNT, "Odd", None, None, None).entities
     ] == [("p", "r")]
+
+
+async def test_served_through_aiohttps_own_handler_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the front end does not fit the installed aiohttp, the runner serves through
+    aiohttp's connection handler: the explorer's gate is a middleware, so it still routes."""
+    monkeypatch.setattr(front, "front_supported", lambda: False)
+    async with StubServer(explorer=True) as stub:
+        base = stub.explorer_url
+        assert base is not None
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            async with http.post(
+                base + "api/signin", json={"account": DEV_ACCOUNT, "key": DEV_KEY}
+            ) as r:
+                assert r.status == 200
+            async with http.get(base + "api/tables") as r:
+                assert await r.json() == {"tables": []}
+            async with http.get(stub.endpoint + "/devstoreaccount1/Tables") as r:
+                assert r.status == 401  # the Table API as before: unsigned
+            async with http.get(base + "api/requests") as r:
+                assert [e["status"] for e in (await r.json())["requests"]] == [401]
