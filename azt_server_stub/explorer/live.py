@@ -113,7 +113,8 @@ class RecordingAccessLogger(AccessLogger):
     """The stub's access logger that also records each API request for the explorer.
 
     Always enabled (the explorer's list is filled even when the log is quiet); the log
-    record itself is written only when ``azt_server_stub.access`` is on at INFO.
+    record itself is written only when ``azt_server_stub.access`` is on at INFO, and for
+    the explorer's own requests (the page polls while a live view is open) at DEBUG.
 
     Example::
 
@@ -134,7 +135,12 @@ class RecordingAccessLogger(AccessLogger):
         if recent is None:
             recent = self._recent = _recent_of(request)
         target = request.raw_path
-        if recent is not None and not target.startswith(PREFIX):
+        if target.startswith(PREFIX):
+            # the page's own calls (it polls while a live view is open): in the log at DEBUG
+            if self.logger.isEnabledFor(logging.DEBUG):
+                super().log(request, response, time_taken)
+            return
+        if recent is not None:
             headers = response.headers
             recent.add(
                 (

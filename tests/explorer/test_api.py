@@ -8,6 +8,7 @@ import csv
 import doctest
 import io
 import json
+import logging
 import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -638,3 +639,26 @@ async def test_served_through_aiohttps_own_handler_too(monkeypatch: pytest.Monke
                 assert r.status == 401  # the Table API as before: unsigned
             async with http.get(base + "api/requests") as r:
                 assert [e["status"] for e in (await r.json())["requests"]] == [401]
+
+
+async def test_the_access_log_leaves_the_pages_own_calls_to_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with StubServer(explorer=True, access_log=True) as stub:
+        base = stub.explorer_url
+        assert base is not None
+        async with aiohttp.ClientSession() as http:
+            with caplog.at_level(logging.INFO, logger="azt_server_stub.access"):
+                async with http.get(base + "api/requests"):
+                    pass
+                async with http.get(stub.endpoint + "/devstoreaccount1/Tables"):
+                    pass
+            paths = [r.getMessage().split()[1] for r in caplog.records]
+            assert paths == ["/devstoreaccount1/Tables"]
+            caplog.clear()
+            with caplog.at_level(logging.DEBUG, logger="azt_server_stub.access"):
+                async with http.get(base + "api/requests"):
+                    pass
+            assert [r.getMessage().split()[1] for r in caplog.records] == [
+                "/_explorer/api/requests"
+            ]
