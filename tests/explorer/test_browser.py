@@ -5,12 +5,13 @@ edit, delete, export, a cross-site attempt, an XSS value, keyboard and labels.""
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import io
 import json
 import os
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -651,6 +652,14 @@ def test_enter_and_space_operate_controls(page: Any, table_api: TableApi) -> Non
 # --------------------------------------------------------------------------- the stub
 
 
+@contextlib.contextmanager
+def rerendered(driver: Any) -> Iterator[None]:
+    """Wait, after the block, until the realism view has been rendered again."""
+    before = by_id(driver, "realism-view").get_attribute("data-renders")
+    yield
+    wait_for(driver, lambda: by_id(driver, "realism-view").get_attribute("data-renders") != before)
+
+
 def test_realism_and_requests_live(
     page: Any, stub: ThreadedStubServer, table_api: TableApi
 ) -> None:
@@ -667,18 +676,21 @@ def test_realism_and_requests_live(
     spec = by_id(page, "throttle-spec")
     spec.clear()
     spec.send_keys("partition=off,account=off,burst=2")
-    page.find_element(By.XPATH, "//button[text()='Apply limits']").click()
-    wait_for(page, lambda: "Realism settings changed." in by_id(page, "status").text)
+    with rerendered(page):
+        page.find_element(By.XPATH, "//button[text()='Apply limits']").click()
     throttle = stub.server.config.throttle
     assert throttle is not None
-    assert throttle.limits.burst == 2
-    bounds = by_id(page, "range-bounds")
-    bounds.send_keys("m,t")
-    page.find_element(By.XPATH, "//button[text()='Apply layout']").click()
-    wait_for(page, lambda: by_id(page, "range-bounds").get_attribute("value") == "m,t")
+    assert throttle.limits.burst == 2  # the stub's own setting changed
+    assert by_id(page, "throttle-spec").get_attribute("value") == (
+        "partition=off,account=off,burst=2,timeouts=0"
+    )
+    by_id(page, "range-bounds").send_keys("m,t")
+    with rerendered(page):
+        page.find_element(By.XPATH, "//button[text()='Apply layout']").click()
     layout = stub.server.config.partitions
     assert layout is not None
     assert layout.default.boundaries == ("m", "t")
+    assert page.switch_to.active_element == by_id(page, "layout-apply")  # focus kept
     screenshot(page, "realism")
     layout.set_default(type(layout.default)())
     # a request through the Table API shows up in the requests view

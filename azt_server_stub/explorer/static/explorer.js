@@ -442,8 +442,12 @@ async function deleteEntity() {
 // -- realism ---------------------------------------------------------------------------
 async function changeRealism(change) {
   alertText("");
+  const focused = document.activeElement ? document.activeElement.id : "";
   try { renderRealism(await api("POST", "realism", change)); say("Realism settings changed."); }
-  catch (e) { failed(e); }
+  catch (e) { failed(e); return; }
+  // the controls were rebuilt: the keyboard stays where it was
+  const again = focused ? $(focused) : null;
+  if (again) again.focus(); else $("realism-title").focus();
 }
 
 function toggle(id, label, checked, onchange) {
@@ -492,6 +496,8 @@ async function pollRealism() {
 
 function renderRealism(r) {
   state.realismShape = realismShape(r);
+  const view = $("realism-view");
+  view.dataset.renders = String(Number(view.dataset.renders || "0") + 1);
   const f = $("faults");
   f.replaceChildren();
   if (!r.faults.configured) f.append(off("Off: the stub runs without fault injection (azt-stub --fault ...)."));
@@ -507,8 +513,8 @@ function renderRealism(r) {
     if (!r.faults.rules.length) list.append(el("li", { text: "No rules." }));
     const spec = el("input", { id: "fault-spec", placeholder: "busy:20%@writes", spellcheck: "false" });
     const form = el("form", { class: "row" }, el("label", { for: "fault-spec", text: "New rule (--fault syntax)" }), spec,
-      el("button", { type: "submit", text: "Add rule" }),
-      el("button", { type: "button", text: "Remove all rules", onclick: () => changeRealism({ faults: { clear: true } }) }));
+      el("button", { type: "submit", id: "fault-add", text: "Add rule" }),
+      el("button", { type: "button", id: "fault-clear", text: "Remove all rules", onclick: () => changeRealism({ faults: { clear: true } }) }));
     form.addEventListener("submit", (ev) => { ev.preventDefault(); changeRealism({ faults: { add: spec.value } }); });
     f.append(list, form, el("p", { class: "counts", id: "fault-counts", text: faultCounts(r) }));
   }
@@ -520,7 +526,7 @@ function renderRealism(r) {
     const spec = el("input", { id: "throttle-spec", class: "wide", spellcheck: "false" });
     spec.value = r.throttle.spec;
     const form = el("form", { class: "row" }, el("label", { for: "throttle-spec", text: "Limits" }), spec,
-      el("button", { type: "submit", text: "Apply limits" }));
+      el("button", { type: "submit", id: "throttle-apply", text: "Apply limits" }));
     form.addEventListener("submit", (ev) => { ev.preventDefault(); changeRealism({ throttle: { spec: spec.value } }); });
     t.append(form, el("p", { class: "counts", id: "throttle-counts", text: throttleCounts(r) }));
   }
@@ -538,7 +544,7 @@ function renderRealism(r) {
       el("span", {}, el("label", { for: "range-bounds", text: "Range boundaries (comma-separated PartitionKeys) " }), bounds),
       el("span", {}, el("label", { for: "scan-budget", text: "Scan budget (empty: none) " }), budget),
       el("span", {}, pages, el("label", { for: "partition-pages", text: " A page per partition" })),
-      el("button", { type: "submit", text: "Apply layout" }));
+      el("button", { type: "submit", id: "layout-apply", text: "Apply layout" }));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const b = budget.value.trim();
