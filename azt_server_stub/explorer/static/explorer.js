@@ -47,6 +47,7 @@ async function api(method, path, body, headers) {
 }
 
 function failed(err) {
+  say("");
   alertText(`${err.status || ""} ${err.code || ""}: ${err.message}`.trim());
 }
 
