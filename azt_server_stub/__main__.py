@@ -28,6 +28,7 @@ from .cli import (
     partitions_from_args,
     throttle_from_args,
 )
+from .explorer import is_loopback_host
 from .flavors import FLAVORS
 from .read_limits import ReadLimits
 from .server import StubServer, load_ssl_context
@@ -124,6 +125,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer as Azure Table storage (default) or as the Azure Cosmos DB Table API "
         "(its limits, refused operations, error bodies, 429 throttling; docs/cosmos.md)",
     )
+    p.add_argument(
+        "--explorer",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve the data explorer page at /_explorer/ (sign in with an account name "
+        "and key; docs/explorer.md). Default: on when --host is a loopback address, off "
+        "otherwise",
+    )
+    p.add_argument(
+        "--explorer-remote",
+        action="store_true",
+        help="with --explorer, serve it on a non-loopback --host too (anyone who can reach "
+        "the port may try account keys on the sign-in form)",
+    )
     add_fault_arguments(p)
     add_throttle_arguments(p)
     add_partition_arguments(p)
@@ -147,7 +162,17 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
         allow_bearer=bool(args.oauth),
         bearer_allow_http=bool(args.oauth_allow_http),
     )
+    explorer = getattr(args, "explorer", None)
+    remote = bool(getattr(args, "explorer_remote", False))
+    if explorer is None:
+        explorer = is_loopback_host(str(getattr(args, "host", "127.0.0.1"))) or remote
+    elif explorer and not remote and not is_loopback_host(str(args.host)):
+        raise ValueError(
+            f"--explorer on the non-loopback --host {args.host}: add --explorer-remote to mean it"
+        )
     return StubConfig(
+        explorer=bool(explorer),
+        explorer_remote=remote,
         accounts=accounts,
         location=args.location,
         durability=str(args.durability),
@@ -193,6 +218,11 @@ async def serve(args: argparse.Namespace) -> None:
             if account != stub.account:
                 print(f"    {stub.connection_string_for(account)}", flush=True)
         print(f"connection string: {stub.connection_string}", flush=True)
+        if stub.explorer_url is not None:
+            print(
+                f"data explorer: {stub.explorer_url} (sign in with an account name and key)",
+                flush=True,
+            )
         if stub.endpoint == "http://127.0.0.1:10002" and stub.account == DEV_ACCOUNT:
             print("  (the well-known one: UseDevelopmentStorage=true)", flush=True)
         if args.location is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from aiohttp import hdrs, web
 from multidict import istr
 
-from . import errors, flavors
+from . import errors, explorer, flavors
 from ._commit import WriteCommitter
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
@@ -100,6 +100,9 @@ class StubConfig:
     table's name answers ``409 TableBeingDeleted`` (about 40 s on Azure; default 0).
     ``read_limits``: how long a client may take to send a request's head and body, and
     how a refused request's connection is drained (:mod:`azt_server_stub.read_limits`).
+    ``explorer``: serve the data explorer page under ``/_explorer/`` (``docs/explorer.md``);
+    ``explorer_remote``: let it answer non-loopback host names too (:class:`StubServer`
+    refuses a non-loopback bind with the explorer unless this is set).
 
     Example::
 
@@ -119,6 +122,8 @@ class StubConfig:
     table_deletion_seconds: float = 0.0
     flavor: str = "storage"
     read_limits: ReadLimits = field(default_factory=ReadLimits)
+    explorer: bool = False
+    explorer_remote: bool = False
 
     def decoded_accounts(self) -> dict[str, list[bytes]]:
         """Accounts with decoded keys, as the authenticator wants them.
@@ -331,6 +336,12 @@ def create_app(
     throttle_middleware.install(app, cfg.throttle)
     partitions.install(app, cfg.partitions)
     flavors.install(app, flavor)
+    if cfg.explorer:  # in front of every middleware above: they never see its requests
+        realism = explorer.Realism(cfg.faults, cfg.throttle, cfg.partitions)
+        page = explorer.Explorer(
+            store, cfg.decoded_accounts(), realism, allow_remote=cfg.explorer_remote
+        )
+        explorer.install(app, page)
 
     if committer is not None:
 

@@ -25,6 +25,8 @@ from aiohttp import web
 from .access_log import AccessLogger
 from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
 from .backend import Backend
+from .explorer import PREFIX as EXPLORER_PREFIX
+from .explorer import RecordingAccessLogger, is_loopback_host
 from .flavors import flavor_named
 from .front import FrontAppRunner
 
@@ -37,7 +39,9 @@ class StubServer:
     ``access_log``: log every request to the ``azt_server_stub.access`` logger (INFO:
     method, path, status, duration, request ids; see :class:`AccessLogger`).
     ``flavor``: ``"storage"`` or ``"cosmos"`` (answer as the Azure Cosmos DB Table API;
-    overrides ``config.flavor``).
+    overrides ``config.flavor``). ``explorer``: serve the data explorer page at
+    :attr:`explorer_url` (overrides ``config.explorer``); with a host that is not loopback
+    it is refused (``ValueError``) unless ``explorer_remote`` is also set.
 
     Example::
 
@@ -54,11 +58,24 @@ class StubServer:
         ssl_context: ssl.SSLContext | None = None,
         access_log: bool = False,
         flavor: str | None = None,
+        explorer: bool | None = None,
+        explorer_remote: bool = False,
     ) -> None:
         self.config = config or StubConfig()
         if flavor is not None:
             flavor_named(flavor)  # ValueError for an unknown name, before anything starts
             self.config = dataclasses.replace(self.config, flavor=flavor.lower())
+        if explorer is not None or explorer_remote:
+            self.config = dataclasses.replace(
+                self.config,
+                explorer=self.config.explorer if explorer is None else explorer,
+                explorer_remote=self.config.explorer_remote or explorer_remote,
+            )
+        if self.config.explorer and not self.config.explorer_remote and not is_loopback_host(host):
+            raise ValueError(
+                f"the explorer is served on loopback binds only ({host!r} is not); "
+                "allow it elsewhere explicitly (explorer_remote=True, --explorer-remote)"
+            )
         self._access_log = access_log
         self.host = host
         self._port = port
@@ -123,6 +140,19 @@ class StubServer:
         """
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.scheme}://{host}:{self._port}"
+
+    @property
+    def explorer_url(self) -> str | None:
+        """The data explorer's address, or None when it is off.
+
+        Example::
+
+            >>> StubServer(port=10002, explorer=True).explorer_url
+            'http://127.0.0.1:10002/_explorer/'
+            >>> StubServer(port=10002).explorer_url is None
+            True
+        """
+        return f"{self.endpoint}{EXPLORER_PREFIX}/" if self.config.explorer else None
 
     def table_endpoint(self, account: str = DEV_ACCOUNT) -> str:
         """The path-style table endpoint of ``account``.
@@ -220,9 +250,14 @@ class StubServer:
         if self._runner is not None:
             raise RuntimeError("the stub is already running")
         app = create_app(self.config)
-        access = logging.getLogger("azt_server_stub.access") if self._access_log else None
+        recording = self.config.explorer  # the explorer lists recent requests
+        logs = self._access_log or recording
+        access = logging.getLogger("azt_server_stub.access") if logs else None
+        logger_class = RecordingAccessLogger if recording else AccessLogger
+        if recording and not self._access_log:
+            access = _quiet_access_logger()
         runner = FrontAppRunner(
-            app, access_log=access, access_log_class=AccessLogger, handle_signals=False
+            app, access_log=access, access_log_class=logger_class, handle_signals=False
         )
         await runner.setup()
         site = web.TCPSite(runner, self.host, self._port, ssl_context=self._ssl)
@@ -270,6 +305,14 @@ class StubServer:
         tb: TracebackType | None,
     ) -> None:
         await self.stop()
+
+
+def _quiet_access_logger() -> logging.Logger:
+    """A logger that writes nothing: the explorer records requests, no log was asked for."""
+    quiet = logging.getLogger("azt_server_stub.access.explorer-only")
+    quiet.propagate = False
+    quiet.disabled = True
+    return quiet
 
 
 class ThreadedStubServer:

@@ -8,6 +8,10 @@ a minimal client, both in this one process:
   entities/s (1000-entity pages, minimal metadata);
 * a 1,000-row range query on a 1,000,000-entity table vs the same query on a
   10,000-entity table (both tables are loaded through the backend directly);
+* with ``--explorer``: the CPU time of a point read and of an insert (stub and client) with
+  the stub serving the data explorer (its gate in front of the middlewares, every request
+  recorded for its requests view) beside the same stub without it, as a ratio (rounds
+  alternate, best of three each);
 * with ``--durable``: inserts/s and batch entities/s with ``--location`` (SQLite,
   WAL, synchronous=FULL; concurrent writes share group commits), and point reads/s
   served while 8 clients insert (the fsyncs run on the writer thread).
@@ -15,6 +19,7 @@ a minimal client, both in this one process:
 Usage::
 
     .venv/bin/python benchmarks/stub_bench.py [--big 1000000] [--seconds 3] [--durable]
+    .venv/bin/python benchmarks/stub_bench.py --explorer [--seconds 1]
 """
 
 from __future__ import annotations
@@ -302,14 +307,67 @@ async def durable(seconds: float, concurrency: int) -> list[tuple[str, str]]:
     return results
 
 
+async def explorer_cost(seconds: float, concurrency: int) -> list[tuple[str, str]]:
+    """CPU microseconds per request (this process: stub and client) with the explorer on,
+    beside off; best of 3 alternating rounds. CPU time, not a rate: other processes on a
+    loaded machine slow the rate, not the CPU a request takes."""
+    best: dict[tuple[str, bool], float] = {}
+    for _round in range(3):
+        for explorer in (False, True):
+            async with (
+                StubServer(explorer=explorer) as stub,
+                aiohttp.ClientSession() as session,
+            ):
+                client = Client(session, stub.endpoint)
+                await client.call(
+                    "POST",
+                    "/Tables",
+                    body=b'{"TableName":"bench"}',
+                    content_type="application/json",
+                )
+
+                async def insert(i: int, client: Client = client) -> int:
+                    body = json.dumps(entity("ins", f"{i:09d}", i)).encode()
+                    extra = {"Prefer": "return-no-content"}
+                    await client.call(
+                        "POST", "/bench", body=body, content_type="application/json", extra=extra
+                    )
+                    return 1
+
+                async def point_read(i: int, client: Client = client) -> int:
+                    await client.call(
+                        "GET", f"/bench(PartitionKey='ins',RowKey='{i % 500 + 1:09d}')"
+                    )
+                    return 1
+
+                for name, op in (("insert", insert), ("point read", point_read)):
+                    cpu = time.process_time()
+                    wall = time.perf_counter()
+                    per_second = await rate(seconds, concurrency, op)
+                    done = per_second * (time.perf_counter() - wall)
+                    micros = (time.process_time() - cpu) / max(done, 1.0) * 1e6
+                    key = (name, explorer)
+                    best[key] = min(best.get(key, float("inf")), micros)
+    rows = []
+    for name in ("insert", "point read"):
+        off, on = best[name, False], best[name, True]
+        rows.append((f"{name}: CPU us without / with the explorer", f"{off:.1f} / {on:.1f}"))
+        rows.append((f"{name}: with / without", f"{on / off:.3f}"))
+    return rows
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--big", type=int, default=1_000_000)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--durable", action="store_true", help="only the durable-store figures")
+    parser.add_argument("--explorer", action="store_true", help="only the explorer's cost")
     ns = parser.parse_args()
-    if ns.durable:
+    if ns.explorer:
+        for name, value in asyncio.run(explorer_cost(ns.seconds, ns.concurrency)):
+            print(f"{name:<42}  {value}")
+    elif ns.durable:
         rows = asyncio.run(durable(ns.seconds, ns.concurrency))
         for name, value in rows:
             print(f"{name:<42}  {value}")

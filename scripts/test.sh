@@ -11,9 +11,14 @@
 # (tests/packaging: builds the wheel, installs it with [testing] into a fresh venv outside
 # the repository, runs the getting-started programs, a user project's tests with the
 # fixtures and mypy --strict there; about 40 s; AZT_SKIP_PACKAGING=1 skips it, except in CI).
+# The data explorer's browser tests (tests/explorer) need headless Chromium:
+# scripts/ensure-browser.sh installs Debian's chromium and chromium-driver when missing and
+# apt-get is usable, else prints a notice (the tests then skip with that reason; under
+# CI=true they fail).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+bash scripts/ensure-browser.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy

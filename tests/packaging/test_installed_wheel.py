@@ -181,6 +181,23 @@ def test_the_commands_and_the_plugin_are_installed(installed: Installed) -> None
     assert out == "azt.testing azt-tables\n"
 
 
+def test_the_explorer_page_ships_in_the_wheel(installed: Installed) -> None:
+    """The data explorer's HTML, CSS and JavaScript are package data of the wheel."""
+    out = _checked(
+        installed.run(
+            "-c",
+            "from azt_server_stub.explorer.api import _static_files\n"
+            "files = _static_files()\n"
+            "print(sorted(files))\n"
+            "print(b'azt stub explorer' in files[''][0],\n"
+            "      min(len(body) for body, _ in files.values()) > 500)\n",
+            cwd=installed.home,
+        ),
+        "loading the explorer's files",
+    )
+    assert out.splitlines() == ["['', 'explorer.css', 'explorer.js']", "True True"]
+
+
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_documented_program_runs(installed: Installed, program: Program, tmp_path: Path) -> None:
     (tmp_path / program.name).write_text(program.source, encoding="utf-8")

@@ -70,6 +70,10 @@ OWN_RUNNERS = {
     "azt_server_stub.realism.faults": "tests/stub/test_faults.py",
     "azt_server_stub.realism.throttle": "tests/stub/test_throttle.py",
     "azt_server_stub.realism.partitions": "tests/stub/test_partitions.py",
+    "azt_server_stub.explorer.api": "tests/explorer/test_api.py",
+    "azt_server_stub.explorer.live": "tests/explorer/test_api.py",
+    "azt_server_stub.explorer.sessions": "tests/explorer/test_api.py",
+    "azt_server_stub.explorer.values": "tests/explorer/test_api.py",
 }
 
 
