@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import attrs
-import dask
 import dask.dataframe as dd
 import pandas as pd
 import pyarrow as pa
+from dask.base import compute
+from dask.delayed import delayed
 from distributed import get_client
 
 from azt._core.bulk.outcomes import BulkOptions, WriteKind
@@ -74,7 +75,8 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
         >>> to_pandas(pa.table({"a": pa.array([1, None], pa.int64())})).dtypes["a"]
         int64[pyarrow]
     """
-    return table.to_pandas(types_mapper=pd.ArrowDtype)
+    frame: pd.DataFrame = table.to_pandas(types_mapper=pd.ArrowDtype)
+    return frame
 
 
 async def _plan(
@@ -131,7 +133,8 @@ def cluster_slots() -> int:
         client = get_client()
     except ValueError:
         return 1
-    return max(1, sum(client.nthreads().values()))
+    threads: dict[str, int] = cast(Any, client).nthreads()  # distributed leaves it untyped
+    return max(1, sum(threads.values()))
 
 
 def read_dask(
@@ -166,7 +169,7 @@ def read_dask(
     spec = _Spec(connection_string, table, dict(client_options or {}))
     ranges, props = asyncio.run(_plan(spec, n, filter, properties))
     meta = to_pandas(frame_schema(props).empty_table())
-    return dd.from_map(
+    ddf: dd.DataFrame = cast(Any, dd.from_map)(  # dask leaves from_map untyped
         _read_range,
         ranges,
         spec=spec,
@@ -176,6 +179,7 @@ def read_dask(
         meta=meta,
         enforce_metadata=False,
     )
+    return ddf
 
 
 @attrs.frozen
@@ -244,10 +248,9 @@ def write_dask(
     share = float(account_rate) / n
     options = BulkOptions(account_rate=share, partition_rate=min(partition_rate, share))
     spec = _Spec(connection_string, table, dict(client_options or {}))
-    tasks = [
-        dask.delayed(_write_part)(part, spec, kind, options, types) for part in frame.to_delayed()
-    ]
-    results: tuple[tuple[int, int, int, tuple[str, ...]], ...] = dask.compute(*tasks)
+    parts: list[Any] = cast(Any, frame).to_delayed()  # dask leaves it untyped
+    tasks = [delayed(_write_part)(part, spec, kind, options, types) for part in parts]
+    results: tuple[tuple[int, int, int, tuple[str, ...]], ...] = cast(Any, compute)(*tasks)
     failures: list[str] = []
     for r in results:
         failures.extend(r[3])
@@ -258,4 +261,3 @@ def write_dask(
         failures=tuple(failures[:20]),
         share=share,
     )
-

@@ -38,7 +38,6 @@ from azt._errors import ValidationError
 from azt._frames.types import (
     DATETIME_TYPE,
     ETAG,
-    EXTRA,
     GUID_TYPE,
     TIMESTAMP,
     arrow_type,

@@ -157,7 +157,9 @@ def _merge_extra(entity: TableEntity, text: Any, row: int) -> None:
     except msgspec.DecodeError:
         obj = None
     if not isinstance(obj, dict):
-        raise ValidationError(f"row {row}: the {EXTRA} column must hold a JSON object, got {text!r}")
+        raise ValidationError(
+            f"row {row}: the {EXTRA} column must hold a JSON object, got {text!r}"
+        )
     decoded = wire_json.decode_entity(obj)
     types = dict(entity.edm_types)
     declared = decoded.edm_types
@@ -171,7 +173,9 @@ def _merge_extra(entity: TableEntity, text: Any, row: int) -> None:
         if edm is None:  # a bare JSON value: its type is the one JSON gives (the wire's rule)
             edm = _BARE.get(type(value))
             if edm is None:
-                raise ValidationError(f"row {row}: {EXTRA} holds {name}={value!r}, not an EDM value")
+                raise ValidationError(
+                    f"row {row}: {EXTRA} holds {name}={value!r}, not an EDM value"
+                )
         types[name] = edm
     entity._types = types
 
@@ -217,7 +221,9 @@ def _retyped(table: pa.Table | pa.RecordBatch, types: Mapping[str, EdmType]) -> 
         i = from_types.schema.get_field_index(name)
         col = from_types.column(i)
         if edm is EdmType.GUID:
-            storage = col.cast(pa.binary(16)) if not pa.types.is_fixed_size_binary(col.type) else col
+            storage = (
+                col.cast(pa.binary(16)) if not pa.types.is_fixed_size_binary(col.type) else col
+            )
             chunks = [pa.ExtensionArray.from_storage(pa.uuid(), c) for c in storage.chunks]
             new: pa.ChunkedArray = pa.chunked_array(chunks, pa.uuid())
         else:

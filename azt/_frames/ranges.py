@@ -30,7 +30,9 @@ __all__ = ["plan_ranges"]
 MAX_PROBES = 24
 
 
-async def _first_key(table: TableClient, filter: str | None, low: str, high: str | None) -> str | None:
+async def _first_key(
+    table: TableClient, filter: str | None, low: str, high: str | None
+) -> str | None:
     """The first PartitionKey in ``[low, high)`` matching ``filter`` (following empty pages)."""
     text = range_filter(filter, low, high)
     cont: ContinuationToken | None = None
@@ -59,9 +61,7 @@ def _width(lo: str, hi: str | None) -> tuple[int, int]:
     return (n, x - y)
 
 
-async def _split(
-    table: TableClient, filter: str | None, first: str, hi: str | None
-) -> str | None:
+async def _split(table: TableClient, filter: str | None, first: str, hi: str | None) -> str | None:
     """A PartitionKey strictly after ``first`` and before ``hi`` near the middle of the
     range, or None when the range holds only ``first``'s partition."""
     low = first

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -69,7 +69,8 @@ def test_read_is_partitioned_by_key_ranges_and_complete(cluster: Any, stub: Any)
     # each partition is a PartitionKey range: disjoint, in order, every partition whole
     keys = [sorted(set(p["PartitionKey"])) for p in parts]
     flat = [k for ks in keys for k in ks]
-    assert flat == sorted(flat) and len(flat) == len(set(flat)) == PARTITIONS
+    assert flat == sorted(flat)
+    assert len(flat) == len(set(flat)) == PARTITIONS
     assert all(len(p) for p in parts)
     frame = pd.concat(parts)
     assert len(frame) == PARTITIONS * PER_PARTITION
@@ -113,17 +114,18 @@ def test_write_shares_the_account_rate_across_workers(
     sync_fill(stub.connection_string, "dasksrc2", PARTITIONS, WRITE_PER_PARTITION)
     n = PARTITIONS * WRITE_PER_PARTITION
     source = read_dask(stub.connection_string, "dasksrc2", partitions=2, client_options=OPTIONS)
-    source = source.persist()  # read before the throttle is on: only the writes count
+    source = cast(Any, source).persist()  # read before the throttle: only writes count
     distributed.wait(source)
     totals, elapsed, refused, admitted = _throttled_copy(stub, throttle, source, "shared", None)
-    assert totals.written == n and totals.failed == 0, totals.failures
+    assert totals.written == n, totals.failures
+    assert totals.failed == 0
     assert totals.share == ACCOUNT_RATE / 2  # two worker slots: half the target each
     # together within the account's target: the stub refused (almost) nothing, and the
     # entities past the one-second burst took the time the target allows
     assert refused <= max(2, admitted // 20), (refused, admitted)
     assert elapsed >= (n - ACCOUNT_RATE) / ACCOUNT_RATE * 0.9, elapsed
     back = read_dask(stub.connection_string, "shared", partitions=2, client_options=OPTIONS)
-    assert len(back.compute()) == n
+    assert len(cast(Any, back).compute()) == n
     # the control: each worker given the whole target (slots=1) goes over it together
     unshared, _, refused_unshared, _ = _throttled_copy(stub, throttle, source, "unshared", 1)
     assert unshared.written == n
