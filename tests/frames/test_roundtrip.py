@@ -28,9 +28,7 @@ from azt.frames import (  # noqa: E402
 )
 from tests.frames.roundtrip import by_keys, entity_sets  # noqa: E402
 
-EXAMPLES = settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+EXAMPLES = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def service_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -38,7 +36,7 @@ def service_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Boolean bare, the others annotated; the service's Timestamp and ETag)."""
     rows = []
     for item in items:
-        row = {"odata.etag": 'W/"datetime\'x\'"', "Timestamp": "2024-01-02T03:04:05.1234567Z"}
+        row = {"odata.etag": "W/\"datetime'x'\"", "Timestamp": "2024-01-02T03:04:05.1234567Z"}
         row.update(entity_json(item))
         rows.append(row)
     return rows

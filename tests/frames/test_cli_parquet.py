@@ -1,0 +1,111 @@
+"""``azt export --format parquet`` and ``azt import`` of a Parquet file against the stub: the
+same types come back, a row no EDM type holds stops the import with its row number, and the
+usage errors say what to give."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+import azt.sync  # noqa: E402
+from azt.cli import EXIT_INPUT, EXIT_USAGE  # noqa: E402
+from azt.edm import EdmDateTime, EdmType, Typed  # noqa: E402
+from azt_server_stub import ThreadedStubServer  # noqa: E402
+from tests.cli.conftest import run  # noqa: E402
+from tests.cli.test_cli import insert  # noqa: E402
+from tests.frames.roundtrip import by_keys  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[ThreadedStubServer]:
+    with ThreadedStubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def conn(stub: ThreadedStubServer, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("AZT_CONNECTION_STRING", stub.connection_string)
+    return stub.connection_string
+
+
+def typed_rows(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "PartitionKey": f"p{i % 7}",
+            "RowKey": f"r{i:05d}",
+            "Big": Typed(i, EdmType.INT64),
+            "Small": Typed(-i, EdmType.INT32),
+            "When": Typed(EdmDateTime.from_ticks(504911232000000000 + i), EdmType.DATETIME),
+            "Score": Typed(i / 3 if i % 5 else float("nan"), EdmType.DOUBLE),
+            # a property whose type differs between rows
+            "Mixed": Typed(str(i), EdmType.STRING) if i % 2 else Typed(i, EdmType.INT64),
+        }
+        for i in range(n)
+    ]
+
+
+def stored(conn: str, table: str) -> dict[tuple[str, str], Any]:
+    with azt.sync.TableClient.from_connection_string(conn, table) as t:
+        return by_keys(t.list_entities())
+
+
+def test_export_then_import_keeps_every_type(conn: str, tmp_path: Path) -> None:
+    src, dst = f"pq{secrets.token_hex(4)}", f"pq{secrets.token_hex(4)}"
+    rows = typed_rows(250)
+    insert(conn, src, rows)
+    path = tmp_path / "out.parquet"
+    r = run("export", src, "--format", "parquet", "-o", str(path), "--concurrency", "3")
+    assert r.status == 0, r.err
+    assert f"exported 250 entities from {src}" in r.err
+    schema = pq.read_schema(path)
+    assert schema.field("Big").type == pa.int64()
+    assert schema.field("Small").type == pa.int32()
+    assert schema.field("When").type == pa.timestamp("ns", "UTC")
+    assert pq.read_metadata(path).num_rows == 250
+    r = run("import", dst, "--create", "-i", str(path), "--progress", "always")
+    assert r.status == 0, r.err
+    assert f"imported 250 entities into {dst}" in r.err
+    assert "100%" in r.err
+    assert stored(conn, dst) == stored(conn, src) == by_keys(rows)
+
+
+def test_a_row_no_edm_type_holds_stops_the_import(conn: str, tmp_path: Path) -> None:
+    path = tmp_path / "naive.parquet"
+    t = pa.table(
+        {
+            "PartitionKey": ["p", "p"],
+            "RowKey": ["1", "2"],
+            "When": pa.array([0, 1], pa.timestamp("us")),  # no time zone
+        }
+    )
+    pq.write_table(t, path)
+    r = run("import", f"pq{secrets.token_hex(4)}", "--create", "-i", str(path))
+    assert r.status == EXIT_INPUT, r.err
+    assert "row 1 on: column 'When': a timestamp without a time zone" in r.err
+    assert "imported nothing" in r.err
+
+
+def test_usage_errors(conn: str, tmp_path: Path) -> None:
+    r = run("export", "sometable", "--format", "parquet")
+    assert r.status == EXIT_USAGE
+    assert "give -o FILE" in r.err
+    r = run(
+        "export", "sometable", "--format", "parquet", "-o", str(tmp_path / "x"), "--resume", "t"
+    )
+    assert r.status == EXIT_USAGE
+    assert "--resume is for JSON lines" in r.err
+    r = run("import", "sometable", "--format", "parquet")
+    assert r.status == EXIT_USAGE
+    assert "give -i FILE" in r.err
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet at all")
+    r = run("import", "sometable", "--create", "-i", str(bad))
+    assert r.status == EXIT_USAGE
+    assert "-i is not a Parquet file" in r.err
