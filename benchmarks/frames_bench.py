@@ -15,10 +15,15 @@ with one property of each of the eight EDM types. Each export runs in a fresh ch
 * **azt export_parquet**: ``azt.frames.export_parquet`` (parallel scan, ``concurrency=4``,
   pages decoded straight to Arrow, row groups streamed).
 
+Then ``azt.frames_dask.read_dask`` of ``--dask-rows`` rows (default 100,000) in 8
+partitions on a ``LocalCluster`` of 1 and of 2 worker processes (one thread each),
+counted on the workers. On 2 cores shared with the stub (and other jobs) the scaling is
+bounded by the machine, not by the design.
+
 Then the decode alone, on pages of 1,000 rows built as the service sends them (minimal
-metadata, the same eight properties): ``json.loads`` of the bodies, azt's JSON-to-Arrow
-decode (``decode_rows`` + ``FrameDecoder``, bodies to record batches), and azt's
-``decode_feed`` (bodies to ``TableEntity`` objects), in CPU microseconds per row.
+metadata, the same eight properties), in CPU microseconds per row: ``json.loads`` of the
+bodies; azt's JSON-to-Arrow decode (``decode_rows`` + ``FrameDecoder``: bodies to record
+batches); azt's ``decode_feed`` (bodies to ``TableEntity`` objects).
 
 Usage::
 
@@ -202,7 +207,30 @@ async def fill(conn: str, rows: int) -> None:
         result.raise_for_failures()
 
 
-def main(rows: int, sizes: list[int], pages: int) -> None:
+def dask_read(conn: str, size: int, workers: int, partitions: int) -> tuple[int, float]:
+    """Rows and seconds of ``read_dask`` over the first ``size`` rows on a LocalCluster of
+    ``workers`` worker processes (one thread each); the frame is counted on the workers."""
+    from distributed import Client, LocalCluster
+
+    from azt.frames_dask import read_dask
+
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            host="127.0.0.1",
+        ) as cluster,
+        Client(cluster),
+    ):
+        start = time.perf_counter()
+        ddf: Any = read_dask(conn, TABLE, partitions=partitions, filter=size_filter(size))
+        n = int(ddf.map_partitions(len).compute().sum())
+        return n, time.perf_counter() - start
+
+
+def main(rows: int, sizes: list[int], pages: int, dask_rows: int) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
@@ -266,6 +294,7 @@ if __name__ == "__main__":
     parser.add_argument("--rows", type=int, default=400_000)
     parser.add_argument("--sizes", default="100000,400000")
     parser.add_argument("--pages", type=int, default=50)
+    parser.add_argument("--dask-rows", type=int, default=100_000, help="0: no Dask read")
     parser.add_argument("--child", choices=("azt", "adt"), default=None)
     parser.add_argument("--conn", default="")
     parser.add_argument("--size", type=int, default=0)
@@ -275,4 +304,4 @@ if __name__ == "__main__":
         runner = child_azt if args.child == "azt" else child_adt
         print(json.dumps(runner(args.conn, args.size, args.out)))
     else:
-        main(args.rows, [int(s) for s in args.sizes.split(",")], args.pages)
+        main(args.rows, [int(s) for s in args.sizes.split(",")], args.pages, args.dask_rows)
