@@ -62,7 +62,11 @@ def arrow_table_of(frame: Any) -> pa.Table | pa.RecordBatch:
         return frame
     module = type(frame).__module__.split(".", 1)[0]
     if module == "pandas":
-        return pa.Table.from_pandas(frame, preserve_index=False)
+        try:
+            return pa.Table.from_pandas(frame, preserve_index=False)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            # a column of mixed Python objects, say: pandas cannot say what type it holds
+            raise ValidationError(f"the pandas frame has no Arrow form: {exc}") from None
     if module == "polars":
         table = frame.to_arrow()
         if not isinstance(table, pa.Table):  # pragma: no cover - polars' documented result
@@ -98,8 +102,6 @@ def _column_values(name: str, edm: EdmType, col: pa.Array | pa.ChunkedArray) -> 
             return out
         per = _TICKS[unit]
         return [None if v is None else EdmDateTime.from_ticks(v * per + _EPOCH_TICKS) for v in raw]
-    if edm is EdmType.INT64 and pa.types.is_uint64(t):  # pragma: no cover - refused earlier
-        raise ValidationError(f"column {name!r}: uint64 does not fit Int64")
     values: list[Any] = col.to_pylist()
     if edm is EdmType.DOUBLE and not pa.types.is_float64(t):
         return [None if v is None else float(v) for v in values]
@@ -136,10 +138,9 @@ def entities_of_batch(batch: pa.Table | pa.RecordBatch) -> list[TableEntity]:
     shared = SharedEdmTypes(types)
     out: list[TableEntity] = []
     n = batch.num_rows
-    columns = [(name, values) for name, values in props]
     for i in range(n):
         e = TableEntity()
-        for name, values in columns:
+        for name, values in props:
             v = values[i]
             if v is not None:
                 e[name] = v

@@ -187,3 +187,9 @@ async def test_a_refused_row_is_reported_and_the_rest_written(
     assert got[("p", "1")]["N"] == (EdmType.INT64, 1)
     assert set(got) == {("p", "1"), ("q", "3")}
     assert "N" not in got[("q", "3")]  # null: the property is absent
+
+
+def test_a_pandas_column_of_mixed_objects_is_refused() -> None:
+    df = pd.DataFrame({"PartitionKey": ["p", "p"], "RowKey": ["1", "2"], "X": [1, "one"]})
+    with pytest.raises(azt.ValidationError, match="the pandas frame has no Arrow form"):
+        entities(df)
