@@ -4,6 +4,7 @@ usage errors say what to give."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +16,10 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 import azt.sync  # noqa: E402
+from azt import TableClient  # noqa: E402
 from azt.cli import EXIT_INPUT, EXIT_USAGE  # noqa: E402
 from azt.edm import EdmDateTime, EdmType, Typed  # noqa: E402
+from azt.frames import export_parquet  # noqa: E402
 from azt_server_stub import ThreadedStubServer  # noqa: E402
 from tests.cli.conftest import run  # noqa: E402
 from tests.cli.test_cli import insert  # noqa: E402
@@ -109,3 +112,21 @@ def test_usage_errors(conn: str, tmp_path: Path) -> None:
     r = run("import", "sometable", "--create", "-i", str(bad))
     assert r.status == EXIT_USAGE
     assert "-i is not a Parquet file" in r.err
+
+
+def test_export_writes_row_groups_as_it_reads(stub: ThreadedStubServer, tmp_path: Path) -> None:
+    name = f"pq{secrets.token_hex(4)}"
+    insert(stub.connection_string, name, typed_rows(250))
+    seen: list[int] = []
+    path = str(tmp_path / "groups.parquet")
+
+    async def export() -> int:
+        async with TableClient.from_connection_string(stub.connection_string, name) as table:
+            return await export_parquet(
+                table, path, row_group_rows=100, on_batch=lambda b: seen.append(b.num_rows)
+            )
+
+    assert asyncio.run(export()) == sum(seen) == 250
+    meta = pq.read_metadata(path)
+    assert meta.num_rows == 250
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [100, 100, 50]
