@@ -17,8 +17,8 @@ with one property of each of the eight EDM types. Each export runs in a fresh ch
 
 Then ``azt.frames_dask.read_dask`` of ``--dask-rows`` rows (default 100,000) in 8
 partitions on a ``LocalCluster`` of 1 and of 2 worker processes (one thread each),
-counted on the workers (which import azt first, outside the timing). On 2 cores shared with the stub (and other jobs) the scaling is
-bounded by the machine, not by the design.
+counted on the workers (which import azt first, outside the timing). On 2 cores shared
+with the stub (and other jobs) the scaling is bounded by the machine, not by the design.
 
 Then the decode alone, on pages of 1,000 rows built as the service sends them (minimal
 metadata, the same eight properties), in CPU microseconds per row: ``json.loads`` of the
