@@ -24,9 +24,9 @@ from tests.frames.support import sync_fill  # noqa: E402
 
 PARTITIONS = 12
 PER_PARTITION = 50
-WRITE_PER_PARTITION = 200
+WRITE_PER_PARTITION = 150
 #: the account's target in the throttled write (entities per second)
-ACCOUNT_RATE = 1000.0
+ACCOUNT_RATE = 600.0
 
 
 @pytest.fixture(scope="module")
@@ -122,11 +122,13 @@ def test_write_shares_the_account_rate_across_workers(
     assert totals.share == ACCOUNT_RATE / 2  # two worker slots: half the target each
     # together within the account's target: the stub refused (almost) nothing, and the
     # entities past the one-second burst took the time the target allows
+    least = (n - ACCOUNT_RATE) / ACCOUNT_RATE * 0.9
     assert refused <= max(2, admitted // 20), (refused, admitted)
-    assert elapsed >= (n - ACCOUNT_RATE) / ACCOUNT_RATE * 0.9, elapsed
+    assert elapsed >= least, elapsed
     back = read_dask(stub.connection_string, "shared", partitions=2, client_options=OPTIONS)
     assert len(cast(Any, back).compute()) == n
-    # the control: each worker given the whole target (slots=1) goes over it together
+    # the control: each worker given the whole target (slots=1): together they go over it,
+    # and the stub refuses what is over
     unshared, _, refused_unshared, _ = _throttled_copy(stub, throttle, source, "unshared", 1)
     assert unshared.written == n
     assert refused_unshared > refused, (refused_unshared, refused)
