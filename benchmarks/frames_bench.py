@@ -30,8 +30,27 @@ Usage::
     .venv/bin/python benchmarks/frames_bench.py [--rows 400000] [--sizes 100000,400000]
 
 Measured on the 2-core shared development machine (stub and client each on a core, other
-helpers' jobs running; 1,000,000 rows would take the shared machine too long, so 100,000
-vs 400,000), see the figures in docs/frames.md ("Performance").
+helpers' jobs running, load average 6 to 9; 1,000,000 rows would take the shared machine
+too long to load, so 100,000 vs 400,000)::
+
+    export                     rows   rows/s  vs adt  client CPU us/row  vs adt  peak MB
+    adt + pandas            100,000    3,790   1.00x               81.1   1.00x      508
+    azt export_parquet      100,000   20,652   5.45x               17.2   4.70x      252
+
+    read_dask of 100,000 rows, 8 partitions (LocalCluster, processes)
+    1 worker(s)     100,000 rows     5,356 rows/s   1.00x
+    2 worker(s)     100,000 rows     5,134 rows/s   0.96x
+
+    decode of 20 pages of 1,000 rows (CPU us per row, best of 3)
+    json.loads                      1.91 us    1.00x json.loads
+    azt Arrow decode                2.06 us    1.08x json.loads
+    azt decode_feed (entities)      3.36 us    1.76x json.loads
+
+Over three runs the export's wall-clock ratio was 3.9x to 6.2x (1.5x in a run where other
+jobs took the stub's core) and its client CPU per row 4.7x to 5.9x less; with
+``--rows 400000 --sizes 100000,400000`` azt's peak memory was 244 MB and 246 MB (flat), the
+peer's 502 MB at 100,000. The Dask read cannot scale here: the second worker has no core of
+its own (the stub has one).
 """
 
 from __future__ import annotations
