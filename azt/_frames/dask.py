@@ -15,7 +15,8 @@ dtypes (``pd.ArrowDtype``: Int64 stays int64 with nulls, Guid stays ``arrow.uuid
 task that holds it. Throttling and retries stay per task (each loader adapts to the
 answers it gets). The account's rate is shared, not multiplied: every task is given
 ``account_rate / slots``, where ``slots`` is the number of tasks that can run at once (the
-cluster's worker threads, read from the ``distributed`` client; 1 without one), so all the
+cluster's worker threads, read from the ``distributed`` client; without one, the local
+scheduler's threads), so all the
 workers together stay within the account's target without talking to each other. A static
 share was chosen over a rate coordinated through the scheduler: it needs no round trip per
 transaction, and a bulk load's own AIMD control already lowers a task's pace when the
@@ -30,10 +31,12 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from typing import Any, cast
 
 import attrs
+import dask
 import dask.dataframe as dd
 import pandas as pd
 import pyarrow as pa
@@ -123,7 +126,8 @@ def _read_range(
 
 def cluster_slots() -> int:
     """How many tasks can run at once: the worker threads of the current ``distributed``
-    client's cluster, or 1 when there is no such client.
+    client's cluster; without one, dask's local scheduler: 1 for the synchronous one, else
+    its thread pool (``num_workers``, by default the number of CPUs).
 
     Example::
 
@@ -132,7 +136,11 @@ def cluster_slots() -> int:
     try:
         client = get_client()
     except ValueError:
-        return 1
+        scheduler = dask.config.get("scheduler", None)
+        if scheduler in ("sync", "synchronous", "single-threaded"):
+            return 1
+        workers = dask.config.get("num_workers", None)
+        return max(1, int(workers or os.cpu_count() or 1))
     threads: dict[str, int] = cast(Any, client).nthreads()  # distributed leaves it untyped
     return max(1, sum(threads.values()))
 
