@@ -130,3 +130,28 @@ def test_export_writes_row_groups_as_it_reads(stub: ThreadedStubServer, tmp_path
     meta = pq.read_metadata(path)
     assert meta.num_rows == 250
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [100, 100, 50]
+
+
+def test_refused_rows_are_named_and_resumed_from_the_checkpoint(conn: str, tmp_path: Path) -> None:
+    src, dst = f"pq{secrets.token_hex(4)}", f"pq{secrets.token_hex(4)}"
+    rows = typed_rows(20)
+    insert(conn, src, rows)
+    path = tmp_path / "rows.parquet"
+    assert run("export", src, "--format", "parquet", "-o", str(path)).status == 0
+    order = pq.read_table(path).column("RowKey").to_pylist()
+    taken = order.index("r00003") + 1  # the row of r00003 in the file
+    insert(conn, dst, [{"PartitionKey": "p3", "RowKey": "r00003"}])
+    ckpt = tmp_path / "import.ckpt"
+    r = run("import", dst, "-i", str(path), "--mode", "insert", "--checkpoint", str(ckpt))
+    assert r.status == 1, r.err
+    assert f"row {taken}: 409 EntityAlreadyExists" in r.err
+    assert f"imported 19 entities into {dst}; 1 failed (not written: row {taken})" in r.err
+    with azt.sync.TableClient.from_connection_string(conn, dst) as t:
+        t.delete_entity("p3", "r00003")
+    r = run(
+        "import", dst, "-i", str(path), "--mode", "insert", "--checkpoint", str(ckpt), "--resume"
+    )
+    assert r.status == 0, r.err
+    assert f"imported 1 entity into {dst} (19 already written before)" in r.err
+    assert not ckpt.exists()
+    assert stored(conn, dst) == by_keys(rows)
