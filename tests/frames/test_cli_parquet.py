@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,15 @@ def test_refused_rows_are_named_and_resumed_from_the_checkpoint(conn: str, tmp_p
     assert f"imported 1 entity into {dst} (19 already written before)" in r.err
     assert not ckpt.exists()
     assert stored(conn, dst) == by_keys(rows)
+
+
+def test_without_pyarrow_parquet_is_a_usage_error(
+    conn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # an import of it fails
+    monkeypatch.delitem(sys.modules, "azt.cli._parquet", raising=False)
+    monkeypatch.delattr("azt.cli._parquet", raising=False)
+    r = run("export", "sometable", "--format", "parquet", "-o", str(tmp_path / "x.parquet"))
+    assert r.status == EXIT_USAGE
+    assert 'pip install "azt-tables[arrow]"' in r.err
+    assert run("tables", "list").status == 0  # everything else runs without it
