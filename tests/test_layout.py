@@ -33,6 +33,7 @@ RANKS = {
     "azt._core": 1,
     "azt._orm": 2,
     "azt._uow": 3,
+    "azt._frames": 3,
 }
 
 

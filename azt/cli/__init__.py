@@ -40,6 +40,7 @@ import os
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterable, Sequence
+from types import ModuleType
 from typing import TextIO
 
 from azt import __version__
@@ -68,7 +69,7 @@ from azt.cli._common import (
     progress_on,
 )
 from azt.cli._export import add_export_arguments, export_table
-from azt.cli._import import add_import_parser, run_import
+from azt.cli._import import add_import_parser, input_format, run_import
 from azt.cli._index import add_index_parser, run_index
 from azt.cli._jsonl import dumps_entity, text_value
 
@@ -126,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="output: an aligned table (default), typed JSON lines, or CSV",
     )
 
-    e = sub.add_parser("export", help="write a table as typed JSON lines", parents=[common])
+    e = sub.add_parser(
+        "export", help="write a table as typed JSON lines or a Parquet file", parents=[common]
+    )
     e.add_argument("table")
     e.add_argument("--filter", default=None, help="export only matching entities")
     e.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
@@ -436,10 +439,34 @@ async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
         if args.command == "export":
             table = service.get_table_client(args.table)
             on = progress_on(args, io_.stderr)
+            if args.format == "parquet":
+                command = _parquet_cli().export_parquet_command
+                status: int = await command(table, args, io_.stdout, io_.stderr, progress=on)
+                return status
             return await export_table(table, args, io_.stdout, io_.stderr, progress=on)
         if args.command == "index":
             return await run_index(service, args, io_)
+        if input_format(args) == "parquet":
+            if args.input is None:
+                raise UsageError("a Parquet import reads a file: give -i FILE")
+            feed = _parquet_cli().ParquetFeed
+            source = io_.stdin.buffer
+            return await run_import(
+                service, args, io_, feed_factory=lambda bar, done: feed(source, bar, done)
+            )
         return await run_import(service, args, io_)
+
+
+def _parquet_cli() -> ModuleType:
+    """:mod:`azt.cli._parquet`, imported when a command needs it: pyarrow is an optional
+    dependency (the ``[arrow]`` extra) and every other command runs without it."""
+    try:
+        from azt.cli import _parquet  # optional dependency, not a cycle: see the docstring
+    except ImportError as exc:
+        raise UsageError(
+            f'Parquet needs pyarrow ({exc}): pip install "azt-tables[arrow]"'
+        ) from None
+    return _parquet
 
 
 def main(

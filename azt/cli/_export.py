@@ -88,6 +88,13 @@ def add_export_arguments(e: argparse.ArgumentParser) -> None:
         help="write entities as they arrive (each partition still in order)",
     )
     e.add_argument(
+        "--format",
+        choices=("jsonl", "parquet"),
+        default="jsonl",
+        help="typed JSON lines (default), or a Parquet file (-o FILE; needs pyarrow: "
+        'pip install "azt-tables[arrow]")',
+    )
+    e.add_argument(
         "--resume",
         default=None,
         metavar="TOKEN_FILE",

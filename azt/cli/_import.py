@@ -53,7 +53,7 @@ from azt.cli._common import (
 from azt.cli._jsonl import InputError, loads_entity
 from azt.cli._progress import Progress
 
-__all__ = ["add_import_parser", "run_import"]
+__all__ = ["add_import_parser", "input_format", "run_import"]
 
 #: At most this many failed lines are named one by one (the summary counts the rest).
 _SHOWN = 20
@@ -95,7 +95,9 @@ def add_import_parser(
         >>> args.concurrency is None
         True
     """
-    i = sub.add_parser("import", help="read typed JSON lines into a table", parents=[common])
+    i = sub.add_parser(
+        "import", help="read typed JSON lines or a Parquet file into a table", parents=[common]
+    )
     i.add_argument("table")
     i.add_argument("-i", "--input", default=None, help="file to read (default: stdin)")
     i.add_argument(
@@ -106,6 +108,13 @@ def add_import_parser(
         "other stored properties) or insert (fail on existing keys)",
     )
     i.add_argument("--create", action="store_true", help="create the table if it is missing")
+    i.add_argument(
+        "--format",
+        choices=("jsonl", "parquet"),
+        default=None,
+        help="the input's format: typed JSON lines, or a Parquet file (needs pyarrow: "
+        'pip install "azt-tables[arrow]"); default: by the suffix of -i (.parquet), else jsonl',
+    )
     i.add_argument(
         "--concurrency",
         type=_concurrency,
@@ -144,7 +153,34 @@ def add_import_parser(
     progress_arg(i)
 
 
-async def run_import(service: TableServiceClient, args: argparse.Namespace, io_: CliStreams) -> int:
+#: the suffixes of a Parquet ``-i`` file (``--format`` not given)
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+
+
+def input_format(args: argparse.Namespace) -> str:
+    """``jsonl`` or ``parquet``: ``--format``, else by the suffix of ``-i``.
+
+    Example::
+
+        >>> input_format(argparse.Namespace(format=None, input="movies.parquet"))
+        'parquet'
+    """
+    if args.format is not None:
+        return str(args.format)
+    path = args.input
+    return "parquet" if path is not None and path.lower().endswith(PARQUET_SUFFIXES) else "jsonl"
+
+
+FeedFactory = Callable[["Progress", DonePositions], "_Feed"]
+
+
+async def run_import(
+    service: TableServiceClient,
+    args: argparse.Namespace,
+    io_: CliStreams,
+    *,
+    feed_factory: FeedFactory | None = None,
+) -> int:
     """Run ``azt import`` as ``args`` say; the exit status (0, 1 when the service refused
     lines, 3 when a bad line stopped the import).
 
@@ -188,7 +224,7 @@ async def run_import(service: TableServiceClient, args: argparse.Namespace, io_:
         # an explicit --retries caps the attempts per transaction (throttling included)
         **({} if args.retries is None else {"max_attempts": args.retries + 1}),
     )
-    feed = _Feed(io_.stdin, bar, done)
+    feed = _Feed(io_.stdin, bar, done) if feed_factory is None else feed_factory(bar, done)
 
     # The bar counts what the service answered, not what was read: the loader reads ahead
     # of its writes (a window of operations), so the input read says 100% while the last
@@ -217,7 +253,7 @@ async def run_import(service: TableServiceClient, args: argparse.Namespace, io_:
     finally:
         bar.close()
     failures = [f for f in result.failures if f is not feed.bad_failure]
-    for message in _failure_messages(args.table, failures, feed.lines):
+    for message in _failure_messages(args.table, failures, feed.lines, feed.unit):
         io_.stderr.write(f"azt import: {message}\n")
     if feed.bad is not None:
         io_.stderr.write(f"azt import: {feed.bad}\n")
@@ -246,6 +282,9 @@ class _Feed:
     that is not UTF-8 or JSON of typed values (found here) or not an entity the service
     would accept (found by the loader as it encodes the entity, once, and reported
     through :meth:`refused` before the next line is read)."""
+
+    #: what the messages call one input item
+    unit = "line"
 
     def __init__(self, stream: TextIO, bar: Progress, done: DonePositions) -> None:
         self.stream = stream
@@ -292,7 +331,7 @@ class _Feed:
             and index == len(self.lines) - 1
         ):
             self.bad_line = self.lines[index]
-            self.bad = InputError(f"line {self.bad_line}: {failure.error}")
+            self.bad = InputError(f"{self.unit} {self.bad_line}: {failure.error}")
             self.bad_failure = failure
             self.lines.pop()
             self.sizes.pop()
@@ -300,7 +339,9 @@ class _Feed:
         return False
 
 
-def _failure_messages(name: str, failures: list[BulkFailure], lines: array[int]) -> list[str]:
+def _failure_messages(
+    name: str, failures: list[BulkFailure], lines: array[int], unit: str = "line"
+) -> list[str]:
     """One message per failed line (the first few), a missing table once."""
     out: list[str] = []
     for failure in failures:
@@ -313,15 +354,15 @@ def _failure_messages(name: str, failures: list[BulkFailure], lines: array[int])
             break
         what = f"{failure.status} {failure.code}: " if failure.status else ""
         first = (failure.message.splitlines() or [""])[0]
-        out.append(f"line {lines[failure.index]}: {what}{first}")
-    shown = sum(1 for m in out if m.startswith("line "))
+        out.append(f"{unit} {lines[failure.index]}: {what}{first}")
+    shown = sum(1 for m in out if m.startswith(unit + " "))
     named = [f for f in failures if f.code != "TableNotFound"]
     if len(named) > shown:
-        out.append(f"... and {len(named) - shown} more failed lines")
+        out.append(f"... and {len(named) - shown} more failed {unit}s")
     return out
 
 
-def _spans(indexes: list[int], lines: array[int]) -> str:
+def _spans(indexes: list[int], lines: array[int], unit: str = "line") -> str:
     """The input lines at ``indexes`` (sorted), consecutive ones as ranges."""
     parts: list[str] = []
     start = prev = -2
@@ -331,7 +372,7 @@ def _spans(indexes: list[int], lines: array[int]) -> str:
             continue
         if start >= 0:
             first, last = lines[start], lines[prev]
-            parts.append(f"line {first}" if first == last else f"lines {first}-{last}")
+            parts.append(f"{unit} {first}" if first == last else f"{unit}s {first}-{last}")
         start = prev = index
     return ", ".join(parts)
 
@@ -347,20 +388,21 @@ def _summary(name: str, result: BulkResult, failures: list[BulkFailure], feed: _
     after = f" ({'; '.join(stats)})" if stats else ""
     before = f" ({result.skipped} already written before)" if result.skipped else ""
     written = entities_text(result.written)
-    failed = _spans(sorted(f.index for f in failures), feed.lines)
+    unit = feed.unit
+    failed = _spans(sorted(f.index for f in failures), feed.lines, unit)
     if feed.bad is None:
         if not failures:
             empty = "" if result.read or stats else " (the input has no entities)"
             return f"imported {written} into {name}{before}{empty}{after}"
         if not result.written and not result.skipped:
-            return "imported nothing: no line was written"
+            return f"imported nothing: no {unit} was written"
         lost = f"{len(failures)} failed (not written: {failed})"
         return f"imported {written} into {name}{before}; {lost}{after}"
     n = feed.bad_line
     if not result.written and not result.skipped and not failures:
-        return "imported nothing: no line was written"
+        return f"imported nothing: no {unit} was written"
     but = f" but {failed}" if failures else ""
-    what = f"every line before line {n}{but}; nothing from line {n} on was written"
+    what = f"every {unit} before {unit} {n}{but}; nothing from {unit} {n} on was written"
     head = f"imported {written}" if result.written else "imported nothing"
     if result.skipped:
         what = f"{result.skipped} already written before; {what}"
@@ -370,13 +412,13 @@ def _summary(name: str, result: BulkResult, failures: list[BulkFailure], feed: _
 def _fix_hint(
     feed: _Feed, result: BulkResult, failures: list[BulkFailure], *, resumable: bool
 ) -> str:
-    n = feed.bad_line
+    n, unit = feed.bad_line, feed.unit
     if resumable:
-        return f"fix line {n}, then import again with --resume\n"
+        return f"fix {unit} {n}, then import again with --resume\n"
     if not result.written and not result.skipped and not failures:
-        return f"fix line {n}, then import again\n"
-    also = " (and the failed lines above)" if failures else ""
-    return f"fix line {n}, then import again from line {n} on{also}\n"
+        return f"fix {unit} {n}, then import again\n"
+    also = f" (and the failed {unit}s above)" if failures else ""
+    return f"fix {unit} {n}, then import again from {unit} {n} on{also}\n"
 
 
 def _input_lines(stream: TextIO) -> Iterator[tuple[int, int, str | InputError]]:

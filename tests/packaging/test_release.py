@@ -70,7 +70,9 @@ def test_the_distribution_name_and_the_import_names() -> None:
     wheel = PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]
     assert wheel["packages"] == ["azt", "azt_server_stub"]
     assert project["entry-points"]["pytest11"] == {"azt": "azt.testing"}
-    assert set(project["optional-dependencies"]) == {"testing", "otel", "dev"}
+    assert set(project["optional-dependencies"]) == {
+        "testing", "otel", "dev", "legacy-encryption", "arrow", "pandas", "polars", "dask",
+    }  # fmt: skip
     for tool in ("build", "twine"):
         assert any(d.startswith(f"{tool}>=") for d in project["optional-dependencies"]["dev"])
 
@@ -197,7 +199,9 @@ def test_the_metadata(built: Built) -> None:
         label, url = str(entry).split(", ", 1)
         urls[label] = url
     assert urls == PYPROJECT["project"]["urls"]
-    assert set(meta.get_all("Provides-Extra", [])) == {"testing", "otel", "dev"}
+    assert set(meta.get_all("Provides-Extra", [])) == {
+        "testing", "otel", "dev", "legacy-encryption", "arrow", "pandas", "polars", "dask",
+    }  # fmt: skip
     assert "Typing :: Typed" in meta.get_all("Classifier", [])
     files = _wheel_files(built.wheel)
     entry_points = files[f"{FILE_NAME}-{azt.__version__}.dist-info/entry_points.txt"]
