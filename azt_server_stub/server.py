@@ -27,6 +27,7 @@ from .app import DEV_ACCOUNT, StubConfig, connection_string, create_app
 from .backend import Backend
 from .flavors import flavor_named
 from .front import FrontAppRunner
+from .proxy import ProxyFront, ProxyOptions
 
 
 class StubServer:
@@ -37,7 +38,9 @@ class StubServer:
     ``access_log``: log every request to the ``azt_server_stub.access`` logger (INFO:
     method, path, status, duration, request ids; see :class:`AccessLogger`).
     ``flavor``: ``"storage"`` or ``"cosmos"`` (answer as the Azure Cosmos DB Table API;
-    overrides ``config.flavor``).
+    overrides ``config.flavor``). ``proxy``: also listen as an HTTP proxy for the
+    accounts' product host names (opt-in, loopback only, nothing forwarded; see
+    :mod:`azt_server_stub.proxy`).
 
     Example::
 
@@ -54,6 +57,7 @@ class StubServer:
         ssl_context: ssl.SSLContext | None = None,
         access_log: bool = False,
         flavor: str | None = None,
+        proxy: ProxyOptions | None = None,
     ) -> None:
         self.config = config or StubConfig()
         if flavor is not None:
@@ -65,6 +69,30 @@ class StubServer:
         self._ssl = ssl_context
         self._runner: web.AppRunner | None = None
         self._app: web.Application | None = None
+        self._proxy_options = proxy
+        self._proxy: ProxyFront | None = None
+
+    @property
+    def proxy_url(self) -> str | None:
+        """``http://127.0.0.1:{port}`` of the running proxy mode, ``None`` without it.
+
+        Example::
+
+            >>> StubServer().proxy_url is None
+            True
+            >>> async def proxied() -> bool:
+            ...     async with StubServer(proxy=ProxyOptions()) as stub:
+            ...         return stub.proxy_url.startswith("http://127.0.0.1:")
+            >>> asyncio.run(proxied())
+            True
+        """
+        if self._proxy is None:
+            return None
+        return f"http://127.0.0.1:{self._proxy.port}"
+
+    def _relay_target(self) -> tuple[str, int, bool]:
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+        return host, self._port, self._ssl is not None
 
     @property
     def port(self) -> int:
@@ -236,6 +264,16 @@ class StubServer:
             self._port = int(addresses[0][1])
         self._runner = runner
         self._app = app
+        if self._proxy_options is not None:
+            front = ProxyFront(
+                self._proxy_options, self._relay_target, lambda: self.config.accounts
+            )
+            try:
+                await front.start()
+            except BaseException:
+                await self.stop()
+                raise
+            self._proxy = front
         return self
 
     async def stop(self) -> None:
@@ -255,6 +293,9 @@ class StubServer:
             >>> asyncio.run(stop_twice())
             True
         """
+        front, self._proxy = self._proxy, None
+        if front is not None:
+            await front.stop()
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
@@ -311,6 +352,17 @@ class ThreadedStubServer:
             'http://127.0.0.1:10002'
         """
         return self.server.endpoint
+
+    @property
+    def proxy_url(self) -> str | None:
+        """See :attr:`StubServer.proxy_url`.
+
+        Example::
+
+            >>> ThreadedStubServer().proxy_url is None
+            True
+        """
+        return self.server.proxy_url
 
     @property
     def backend(self) -> Backend:
