@@ -253,9 +253,9 @@ async def serve(args: argparse.Namespace) -> None:
             print(f"  {account}: {stub.table_endpoint(account)}", flush=True)
             if account != stub.account:
                 print(f"    {stub.connection_string_for(account)}", flush=True)
-        print(f"connection string: {stub.connection_string}", flush=True)
         if stub.proxy_url is not None:
             print(f"proxy mode: {stub.proxy_url} (its accounts' product hosts only)", flush=True)
+        print(f"connection string: {stub.connection_string}", flush=True)
         if stub.endpoint == "http://127.0.0.1:10002" and stub.account == DEV_ACCOUNT:
             print("  (the well-known one: UseDevelopmentStorage=true)", flush=True)
         if args.location is not None:
