@@ -80,7 +80,8 @@ def _proxy_port(stub: StubServer) -> int:
 async def test_tunnel_to_an_account_host_checks_tls_by_the_host_name(
     proxied: StubServer, pki: ProxyPki
 ) -> None:
-    assert proxied.proxy_url is not None and proxied.proxy_url.startswith("http://127.0.0.1:")
+    assert proxied.proxy_url is not None
+    assert proxied.proxy_url.startswith("http://127.0.0.1:")
     async with _session(pki, proxied.proxy_url) as session:
         raw = RawClient(session, f"https://{ACCOUNT_HOST}", DEV_ACCOUNT, DEV_KEY)
         assert "tunnelled" in await _create_and_list(raw, "tunnelled")
