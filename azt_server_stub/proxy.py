@@ -37,11 +37,14 @@ import base64
 import binascii
 import contextlib
 import ipaddress
+import logging
 import socket
 import ssl
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+_log = logging.getLogger(__name__)
 
 #: Host name suffixes under which an account is served in proxy mode (storage, Cosmos DB).
 PRODUCT_SUFFIXES: tuple[str, ...] = ("table.core.windows.net", "table.cosmos.azure.com")
@@ -252,6 +255,10 @@ class ProxyFront:
         except TimeoutError:
             with contextlib.suppress(OSError):
                 writer.write(_answer(408, "Request Timeout", "request head timed out"))
+        except Exception:  # a proxy connection never takes the stub down
+            _log.exception("proxy connection failed")
+            with contextlib.suppress(OSError):
+                writer.write(_answer(502, "Bad Gateway", "the proxy connection failed"))
         finally:
             writer.close()
             with contextlib.suppress(Exception):
