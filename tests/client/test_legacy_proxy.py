@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from azt import SharedKeyCredential, TableServiceClient
-from azt._core.transport import AiohttpTransport
+from azt import ServiceConnectionError, SharedKeyCredential, TableServiceClient
+from azt._core.transport import AiohttpTransport, HttpRequest
 from azt.legacy import AzureException, AzureHttpError, TablePermissions, TableService
 from azt.legacy.cosmosdb_table.common.retry import no_retry
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, ProxyOptions, StubServer, ThreadedStubServer
@@ -138,6 +138,20 @@ async def test_transport_proxies_per_scheme(pki: ProxyPki) -> None:
             await client.create_table("throughtunnel")
             assert "throughtunnel" in [name async for name in client.list_tables()]
         await transport.aclose()
+
+
+async def test_a_refused_tunnel_is_a_connection_error_with_nothing_sent(pki: ProxyPki) -> None:
+    async with StubServer(proxy=ProxyOptions(ssl_context=pki.server_context())) as stub:
+        assert stub.proxy_url is not None
+        transport = AiohttpTransport(ssl=pki.client_context(), proxies={"https": stub.proxy_url})
+        try:
+            with pytest.raises(ServiceConnectionError, match=r"proxy refused.*403") as caught:
+                await transport.send(
+                    HttpRequest("GET", "https://elsewhere.table.core.windows.net/Tables", {}, None)
+                )
+            assert caught.value.sent is False
+        finally:
+            await transport.aclose()
 
 
 def test_transport_proxy_urls_are_checked_and_redacted() -> None:
