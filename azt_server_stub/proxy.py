@@ -197,7 +197,12 @@ class ProxyFront:
     async def _accept(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            conn, peer = await loop.sock_accept(sock)
+            try:
+                conn, peer = await loop.sock_accept(sock)
+            except OSError as exc:  # out of descriptors, an aborted handshake: keep listening
+                _log.warning("proxy accept failed: %s", exc)
+                await asyncio.sleep(0.05)
+                continue
             if not _is_loopback(peer):
                 conn.close()
                 continue
@@ -240,7 +245,7 @@ class ProxyFront:
             await loop.connect_accepted_socket(
                 lambda: protocol, conn, ssl=self.options.ssl_context if tls else None
             )
-        except (OSError, ssl.SSLError):
+        except (OSError, TimeoutError):  # ssl.SSLError is an OSError
             conn.close()
             return
         await done
