@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from .app import DEV_ACCOUNT, DEV_KEY, StubConfig, create_app
 from .auth import AuthOptions
+from .proxy import ProxyOptions
 from .server import StubServer, ThreadedStubServer
 
 __all__ = [
     "DEV_ACCOUNT",
     "DEV_KEY",
     "AuthOptions",
+    "ProxyOptions",
     "StubConfig",
     "StubServer",
     "ThreadedStubServer",

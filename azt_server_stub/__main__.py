@@ -30,6 +30,7 @@ from .cli import (
 )
 from .explorer import is_loopback_host
 from .flavors import FLAVORS
+from .proxy import ProxyOptions
 from .read_limits import ReadLimits
 from .server import StubServer, load_ssl_context
 
@@ -139,6 +140,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --explorer, serve it on a non-loopback --host too (anyone who can reach "
         "the port may try account keys on the sign-in form)",
     )
+    p.add_argument(
+        "--proxy-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve as an HTTP proxy on 127.0.0.1:PORT (0: a free one) for clients that "
+        "address the accounts as {account}.table.core.windows.net; nothing is forwarded, "
+        "other hosts get 403 (docs/porting.md)",
+    )
+    p.add_argument(
+        "--proxy-cert",
+        type=Path,
+        default=None,
+        help="PEM certificate of the proxy port (naming 127.0.0.1 and "
+        "*.table.core.windows.net): https:// proxy URLs and CONNECT tunnels",
+    )
+    p.add_argument("--proxy-key", type=Path, default=None, help="PEM private key for --proxy-cert")
+    p.add_argument(
+        "--proxy-auth",
+        default=None,
+        metavar="USER:PASSWORD",
+        help="with --proxy-port, require these Basic proxy credentials",
+    )
     add_fault_arguments(p)
     add_throttle_arguments(p)
     add_partition_arguments(p)
@@ -190,6 +214,37 @@ def config_from_args(args: argparse.Namespace) -> StubConfig:
     )
 
 
+def proxy_from_args(args: argparse.Namespace) -> ProxyOptions | None:
+    """The proxy mode the arguments ask for (``None`` without ``--proxy-port``;
+    ``ValueError`` when inconsistent).
+
+    Example::
+
+        >>> proxy_from_args(build_parser().parse_args(["--proxy-port", "0",
+        ...     "--proxy-auth", "u:p"])).credentials
+        ('u', 'p')
+        >>> proxy_from_args(build_parser().parse_args([])) is None
+        True
+    """
+    cert, key, auth = args.proxy_cert, args.proxy_key, args.proxy_auth
+    if args.proxy_port is None:
+        if cert is not None or key is not None or auth is not None:
+            raise ValueError("--proxy-cert, --proxy-key and --proxy-auth need --proxy-port")
+        return None
+    context = None
+    if cert is not None or key is not None:
+        if cert is None or key is None:
+            raise ValueError("--proxy-cert and --proxy-key go together")
+        context = load_ssl_context(cert, key)
+    credentials = None
+    if auth is not None:
+        user, sep, password = str(auth).partition(":")
+        if not sep or not user:
+            raise ValueError("--proxy-auth takes USER:PASSWORD")
+        credentials = (user, password)
+    return ProxyOptions(port=int(args.proxy_port), ssl_context=context, credentials=credentials)
+
+
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGINT/SIGTERM.
 
@@ -203,6 +258,7 @@ async def serve(args: argparse.Namespace) -> None:
         if args.cert is None or args.key is None:
             raise ValueError("--cert and --key go together")
         ssl_context = load_ssl_context(args.cert, args.key)
+    proxy = proxy_from_args(args)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -210,13 +266,20 @@ async def serve(args: argparse.Namespace) -> None:
     level = getattr(logging, str(args.log_level).upper(), logging.INFO)
     access_log = isinstance(level, int) and level <= logging.INFO
     async with StubServer(
-        config, host=args.host, port=args.port, ssl_context=ssl_context, access_log=access_log
+        config,
+        host=args.host,
+        port=args.port,
+        ssl_context=ssl_context,
+        access_log=access_log,
+        proxy=proxy,
     ) as stub:
         print(f"azt-stub listening on {stub.endpoint} (flavor {stub.flavor})", flush=True)
         for account in config.accounts:
             print(f"  {account}: {stub.table_endpoint(account)}", flush=True)
             if account != stub.account:
                 print(f"    {stub.connection_string_for(account)}", flush=True)
+        if stub.proxy_url is not None:
+            print(f"proxy mode: {stub.proxy_url} (its accounts' product hosts only)", flush=True)
         print(f"connection string: {stub.connection_string}", flush=True)
         if stub.explorer_url is not None:
             print(

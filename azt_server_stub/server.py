@@ -29,6 +29,7 @@ from .explorer import PREFIX as EXPLORER_PREFIX
 from .explorer import RecordingAccessLogger, is_loopback_host
 from .flavors import flavor_named
 from .front import FrontAppRunner
+from .proxy import ProxyFront, ProxyOptions
 
 
 class StubServer:
@@ -41,7 +42,9 @@ class StubServer:
     ``flavor``: ``"storage"`` or ``"cosmos"`` (answer as the Azure Cosmos DB Table API;
     overrides ``config.flavor``). ``explorer``: serve the data explorer page at
     :attr:`explorer_url` (overrides ``config.explorer``); with a host that is not loopback
-    it is refused (``ValueError``) unless ``explorer_remote`` is also set.
+    it is refused (``ValueError``) unless ``explorer_remote`` is also set. ``proxy``: also listen as an HTTP proxy for the
+    accounts' product host names (opt-in, loopback only, nothing forwarded; see
+    :mod:`azt_server_stub.proxy`).
 
     Example::
 
@@ -60,6 +63,7 @@ class StubServer:
         flavor: str | None = None,
         explorer: bool | None = None,
         explorer_remote: bool = False,
+        proxy: ProxyOptions | None = None,
     ) -> None:
         self.config = config or StubConfig()
         if flavor is not None:
@@ -82,6 +86,30 @@ class StubServer:
         self._ssl = ssl_context
         self._runner: web.AppRunner | None = None
         self._app: web.Application | None = None
+        self._proxy_options = proxy
+        self._proxy: ProxyFront | None = None
+
+    @property
+    def proxy_url(self) -> str | None:
+        """``http://127.0.0.1:{port}`` of the running proxy mode, ``None`` without it.
+
+        Example::
+
+            >>> StubServer().proxy_url is None
+            True
+            >>> async def proxied() -> bool:
+            ...     async with StubServer(proxy=ProxyOptions()) as stub:
+            ...         return stub.proxy_url.startswith("http://127.0.0.1:")
+            >>> asyncio.run(proxied())
+            True
+        """
+        if self._proxy is None:
+            return None
+        return f"http://127.0.0.1:{self._proxy.port}"
+
+    def _relay_target(self) -> tuple[str, int, bool]:
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+        return host, self._port, self._ssl is not None
 
     @property
     def port(self) -> int:
@@ -271,6 +299,16 @@ class StubServer:
             self._port = int(addresses[0][1])
         self._runner = runner
         self._app = app
+        if self._proxy_options is not None:
+            front = ProxyFront(
+                self._proxy_options, self._relay_target, lambda: self.config.accounts
+            )
+            try:
+                await front.start()
+            except BaseException:
+                await self.stop()
+                raise
+            self._proxy = front
         return self
 
     async def stop(self) -> None:
@@ -290,6 +328,9 @@ class StubServer:
             >>> asyncio.run(stop_twice())
             True
         """
+        front, self._proxy = self._proxy, None
+        if front is not None:
+            await front.stop()
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
@@ -354,6 +395,17 @@ class ThreadedStubServer:
             'http://127.0.0.1:10002'
         """
         return self.server.endpoint
+
+    @property
+    def proxy_url(self) -> str | None:
+        """See :attr:`StubServer.proxy_url`.
+
+        Example::
+
+            >>> ThreadedStubServer().proxy_url is None
+            True
+        """
+        return self.server.proxy_url
 
     @property
     def backend(self) -> Backend:

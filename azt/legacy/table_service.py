@@ -32,6 +32,7 @@ from datetime import datetime
 from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Self, TypeVar
+from urllib.parse import quote
 
 from azt._core.auth import SasCredential, SharedKeyCredential
 from azt._core.base import ClientCore
@@ -39,6 +40,7 @@ from azt._core.config import RetryPolicy, Timeouts
 from azt._core.connection_string import DEV_ACCOUNT_KEY, parse_connection_string
 from azt._core.sas import generate_account_sas, generate_table_sas
 from azt._core.service_client import TableServiceClient
+from azt._core.transport import AiohttpTransport
 from azt._errors import AmbiguousOutcomeError, ServiceError, TransportError
 from azt.legacy import _requests as wire
 from azt.legacy._encryption import read_entity, write_body
@@ -112,9 +114,13 @@ def _default_retry(context: Any) -> int | None:
     return None
 
 
-async def _close_all(clients: Mapping[Any, TableServiceClient]) -> None:
+async def _close_all(
+    clients: Mapping[Any, TableServiceClient], transports: list[AiohttpTransport]
+) -> None:
     for client in list(clients.values()):
         await client.aclose()
+    for transport in transports:  # set_proxy's: the clients do not own them
+        await transport.aclose()
 
 
 class TableService:
@@ -202,10 +208,13 @@ class TableService:
             "timeouts": timeouts,
         }
         self._clients: dict[RetryPolicy | None, TableServiceClient] = {}
+        self._transports: list[AiohttpTransport] = []
         self._runner = LoopThread()
         # the cleanup holds the clients, not self, so an unclosed service is still collected
         self._finalizer = weakref.finalize(
-            self, self._runner.close, functools.partial(_close_all, self._clients)
+            self,
+            self._runner.close,
+            functools.partial(_close_all, self._clients, self._transports),
         )
         self._client  # noqa: B018 - the default client is made now, as before
 
@@ -230,6 +239,38 @@ class TableService:
         return view
 
     # -- plumbing ---------------------------------------------------------------------------
+
+    def set_proxy(
+        self, host: str, port: int | str, user: str | None = None, password: str | None = None
+    ) -> None:
+        """Send every later request through the HTTP proxy at ``host:port``, as the legacy
+        SDK did: an ``http`` request to ``http://host:port`` in absolute form, an ``https``
+        request to ``https://host:port`` (TLS to the proxy, then a ``CONNECT`` tunnel with
+        the service's certificate checked), with ``user`` and ``password`` (when both are
+        given) as ``Proxy-Authorization: Basic``. The certificates are judged against the
+        default trust store (``SSL_CERT_FILE`` names another).
+
+        Example::
+
+            service = TableService(account_name="myaccount", sas_token=token)
+            service.set_proxy("127.0.0.1", 3128)
+            rows = list(service.query_entities("tasks"))
+        """
+        _not_none("host", host)
+        _not_none("port", port)
+        credentials = ""
+        if user and password:
+            credentials = f"{quote(user, safe='')}:{quote(password, safe='')}@"
+        authority = f"{credentials}{host}:{port}"
+        transport = AiohttpTransport(
+            timeouts=self._options["timeouts"],
+            proxies={"http": f"http://{authority}", "https": f"https://{authority}"},
+        )
+        old_clients, old_transports = dict(self._clients), list(self._transports)
+        self._clients.clear()
+        self._transports[:] = [transport]
+        self._options["transport"] = transport
+        self._runner.run(_close_all(old_clients, old_transports))
 
     def close(self) -> None:
         """Close the connection pool and stop the private event loop (idempotent).

@@ -33,6 +33,7 @@ MODULES = [
     "azt_server_stub.realism.inspection",
     "azt_server_stub.realism.throttle_middleware",
     "azt_server_stub.server",
+    "azt_server_stub.proxy",
     "azt_server_stub.__main__",
     "azt_server_stub.formats.atom",
     "azt_server_stub.formats.batch",
