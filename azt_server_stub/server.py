@@ -42,9 +42,9 @@ class StubServer:
     ``flavor``: ``"storage"`` or ``"cosmos"`` (answer as the Azure Cosmos DB Table API;
     overrides ``config.flavor``). ``explorer``: serve the data explorer page at
     :attr:`explorer_url` (overrides ``config.explorer``); with a host that is not loopback
-    it is refused (``ValueError``) unless ``explorer_remote`` is also set. ``proxy``: also listen as an HTTP proxy for the
-    accounts' product host names (opt-in, loopback only, nothing forwarded; see
-    :mod:`azt_server_stub.proxy`).
+    it is refused (``ValueError``) unless ``explorer_remote`` is also set. ``proxy``: also
+    listen as an HTTP proxy for the accounts' product host names (opt-in, loopback only,
+    nothing forwarded; see :mod:`azt_server_stub.proxy`).
 
     Example::
 
