@@ -296,3 +296,31 @@ async def test_total_delay_budget_stops_retrying() -> None:
     assert info.value.attempts == 4
     with pytest.raises(azt.ValidationError):
         azt.RetryPolicy(max_total_delay=-1)
+
+
+@pytest.mark.parametrize(
+    ("budget", "delays"),
+    [
+        (10.999, [0.0, 1.0, 3.0]),  # 4 + 7 would pass the budget
+        (11.0, [0.0, 1.0, 3.0, 7.0]),  # 4 + 7 == 11: exactly the budget is allowed
+        (11.001, [0.0, 1.0, 3.0, 7.0]),  # the next, 15, would make 26
+    ],
+)
+async def test_a_total_delay_exactly_at_the_budget_is_allowed(
+    budget: float, delays: list[float]
+) -> None:
+    sleeps = Sleeps()
+    policy = azt.RetryPolicy(
+        max_attempts=10, base=1.0, minimum=0.0, maximum=100.0, max_total_delay=budget
+    )
+    client, transport = make_service(
+        sequence(*(error_response(503, "ServerBusy") for _ in range(10))),
+        sleeps=sleeps,
+        policy=policy,
+    )
+    async with client:
+        with pytest.raises(azt.ServerBusyError) as info:
+            await client.list_tables().to_list()
+    assert sleeps.delays == delays
+    assert len(transport.requests) == len(delays) + 1
+    assert info.value.attempts == len(delays) + 1
