@@ -90,4 +90,3 @@ def group_fits(batch: TableBatch, prepared: Sequence[Prepared]) -> bool:
         n += 1
         seen.add(op.row_key)
     return True
-

@@ -120,7 +120,7 @@ class _NoOffset(tzinfo):
 def test_a_tzinfo_with_no_offset_is_refused() -> None:
     with pytest.raises(ValidationError, match="gives no UTC offset"):
         EdmDateTime(2020, 1, 1, tzinfo=_NoOffset())
-    with pytest.raises(ValidationError, match="naive datetime .* refused"):
+    with pytest.raises(ValidationError, match=r"naive datetime .* refused"):
         EdmDateTime.from_datetime(datetime(2020, 1, 1, tzinfo=_NoOffset()))
 
 

@@ -90,10 +90,10 @@ def test_boundary_dashes_then_text_is_no_close_delimiter(close: str) -> None:
 
 def test_boundary_dashes_then_text_inside_a_part_is_its_content() -> None:
     body = (
-        "--b\r\nContent-Type: application/http\r\n\r\n"
-        "GET http://h/t(PartitionKey='p',RowKey='r') HTTP/1.1\r\nAccept: x\r\n\r\n"
-        "--b--x\r\n--b--\r\n"
-    ).encode()
+        b"--b\r\nContent-Type: application/http\r\n\r\n"
+        b"GET http://h/t(PartitionKey='p',RowKey='r') HTTP/1.1\r\nAccept: x\r\n\r\n"
+        b"--b--x\r\n--b--\r\n"
+    )
     parsed = fb.parse_batch(body, CT)
     assert parsed.changeset is False
     [part] = parsed.parts
