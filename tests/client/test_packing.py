@@ -9,14 +9,18 @@ the test if it is called."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import pytest
 
 import azt
 from azt import BatchOperation, TableBatch, TableClient, UpdateMode
 from azt._core.batch import Prepared, add_prepared, prepare_operation
+from azt._core.batch_writer import BatchWriter
 from azt._core.packing import check_group_alone, group_fits, pack_groups
 from azt._core.transport import HttpRequest, HttpResponse, MockTransport
+from azt.entity import Entity, Prop, prop
+from azt.indexes import Holds, Index
 
 URL = "https://acct.table.core.windows.net/"
 
@@ -244,3 +248,44 @@ def test_packing_cuts_on_the_exact_body_size(client: tuple[TableClient, MockTran
     packed = pack_groups(_limited(table, two - 1), groups)
     assert [(len(tx), n) for tx, n in packed] == [(2, 1)] * 4
     assert pack_groups(table.batch, []) == []
+
+
+class _Indexed(Entity):
+    """An entity with two index rows (by colour, and a copy of it by size)."""
+
+    color: Prop[str] = prop(default="")
+    size: Prop[int] = prop(default=0)
+    note: Prop[str] = prop(default="")
+
+    class Meta:
+        indexes = (
+            Index("by_color", "color"),
+            Index("by_size", "size", holds=Holds.ENTITY),
+        )
+
+
+async def test_a_writer_refuses_an_entity_whose_index_rows_cannot_share_its_transaction(
+    client: tuple[TableClient, MockTransport],
+) -> None:
+    table, transport = client
+    big = _Indexed("p", "r1", color="red", size=3, note="n" * 20_000)
+    alone = _size_with(table, [BatchOperation("create", {"PartitionKey": "p", "RowKey": "x"})])
+    submitted: list[TableBatch] = []
+
+    async def submit(batch: TableBatch) -> list[azt.WriteResult]:
+        submitted.append(batch)
+        return [
+            azt.WriteResult(etag='W/"1"', request_id=None, status=204) for _ in batch.operations
+        ]
+
+    # room for the entity and a key-only index row, not for the copy as well
+    async with BatchWriter(_limited(table, alone + 30_000), submit) as writer:
+        with pytest.raises(azt.BatchValidationError, match=r"and 2 index rows\) cannot") as caught:
+            await writer.insert(cast(Any, big))
+        assert caught.value.index is None
+        assert str(caught.value).startswith("(")
+        await writer.insert(cast(Any, _Indexed("p", "r2", color="red", size=3)))
+        assert submitted == []
+    assert len(submitted) == 1  # the small one, on exit: the refused one was never buffered
+    assert [op.row_key for op in submitted[0].operations][0] == "r2"
+    assert transport.requests == []
