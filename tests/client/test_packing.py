@@ -287,5 +287,5 @@ async def test_a_writer_refuses_an_entity_whose_index_rows_cannot_share_its_tran
         await writer.insert(cast(Any, _Indexed("p", "r2", color="red", size=3)))
         assert submitted == []
     assert len(submitted) == 1  # the small one, on exit: the refused one was never buffered
-    assert [op.row_key for op in submitted[0].operations][0] == "r2"
+    assert submitted[0].operations[0].row_key == "r2"
     assert transport.requests == []
