@@ -518,6 +518,8 @@ class TableBatch:
         key_encryption_key: object = None,
         encryption_resolver: object = None,
     ) -> None:
+        # encryption_resolver stays in the signature for callers that pass it: the legacy
+        # SDK reads it only with a key-encryption key, which is refused here
         if require_encryption or key_encryption_key is not None:
             raise AzureException("azt.legacy does not support client-side encryption")
         self._operations: list[BatchOperation] = []

@@ -8,7 +8,15 @@ from __future__ import annotations
 import pytest
 
 from azt._errors import ValidationError
-from azt._orm.planner import MAX_FANOUT, KeyRange, check_comparisons, make_plan, plan_conjunction
+from azt._orm.planner import (
+    MAX_FANOUT,
+    KeyRange,
+    QueryPlan,
+    check_comparisons,
+    make_plan,
+    ordinal,
+    plan_conjunction,
+)
 from azt.query import And, Or, PlanKind, Query
 
 from .models import Movie
@@ -184,3 +192,74 @@ def test_the_text_of_each_plan_kind() -> None:
         "  - row range: PartitionKey='b', all rows; $filter=PartitionKey eq 'b'",
     ]
     assert isinstance(make_plan((PK == "a") | (PK == "b")).condition, Or)
+
+
+def test_the_text_of_an_index_plan() -> None:
+    rows = KeyRange("ix-a", True, "ix-b", False)
+    keys = QueryPlan(
+        PlanKind.INDEX,
+        "Color eq 'red'",
+        partition_key="p",
+        row_range=rows,
+        index="by_color",
+        holds="keys",
+        lookup=Movie.rating > 1.0,
+    )
+    assert str(keys) == (
+        "index: index 'by_color' (holds keys): PartitionKey='p', 'ix-a' <= RowKey < 'ix-b', "
+        "then point reads of the main rows; $filter=Color eq 'red'"
+    )
+    copies = QueryPlan(
+        PlanKind.INDEX,
+        None,
+        partition_key="ix",
+        row_range=rows,
+        index="by_size",
+        holds="entity",
+        across=True,
+    )
+    assert str(copies) == (
+        "index: index 'by_size' (holds entity, across partitions): PartitionKey='ix', "
+        "'ix-a' <= RowKey < 'ix-b'; no $filter"
+    )
+    # what a plan is compared by: not the conditions it was made from
+    other = QueryPlan(
+        PlanKind.INDEX,
+        "Color eq 'red'",
+        partition_key="p",
+        row_range=rows,
+        index="by_color",
+        holds="keys",
+        lookup=Movie.rating < 0.0,
+        condition=PK == "z",
+    )
+    assert other == keys
+    assert (other.index, other.holds, other.across) == ("by_color", "keys", False)
+
+
+def test_an_or_inside_one_partition_fans_out_into_cheaper_plans() -> None:
+    # a point and a bounded row range beat the partition's unbounded row range
+    plan = make_plan((PK == "a") & ((RK == "x") | (RK > "m")))
+    assert plan.kind is PlanKind.MULTI
+    assert [sp.kind for sp in plan.subplans] == [PlanKind.POINT, PlanKind.ROW_RANGE]
+    # whole partitions beat a partition range
+    plan = make_plan((PK >= "a") & ((PK == "b") | (PK == "c")))
+    assert plan.kind is PlanKind.MULTI
+    assert [sp.partition_key for sp in plan.subplans] == ["b", "c"]
+    # an unbounded row range does not beat another
+    plan = make_plan((PK == "a") & ((Movie.rating > 1.0) | (Movie.rating < 0.0)))
+    assert plan.kind is PlanKind.ROW_RANGE
+
+
+@pytest.mark.parametrize(
+    ("text", "units"),
+    [
+        ("abc", "abc"),
+        ("\uffff", "\uffff"),
+        ("\U00010000", "\ud800\udc00"),
+        ("\U0010ffff", "\udbff\udfff"),
+        ("a\U0001f600b", "a\ud83d\ude00b"),
+    ],
+)
+def test_ordinal_spells_astral_characters_as_their_surrogate_pairs(text: str, units: str) -> None:
+    assert ordinal(text) == units
