@@ -157,3 +157,103 @@ def test_from_datetime_of_an_aware_datetime() -> None:
     assert (utc.microsecond, utc.nanosecond) == (8, 0)
     with pytest.raises(ValidationError, match="outside the range"):
         EdmDateTime.from_datetime(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))))
+
+
+class _FoldZone(tzinfo):
+    """A zone whose offset says which side of a repeated hour ``fold`` picks."""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        return timedelta(hours=-1 if dt is not None and dt.fold else -2)
+
+    def dst(self, dt: datetime | None) -> timedelta:
+        return timedelta(0)
+
+    def tzname(self, dt: datetime | None) -> str:
+        return "fold"
+
+
+def test_fold_picks_the_first_or_second_of_a_repeated_hour() -> None:
+    assert EdmDateTime(2020, 1, 1, 1, 30, tzinfo=_FoldZone()).to_wire() == (
+        "2020-01-01T03:30:00.0000000Z"
+    )
+    assert EdmDateTime(2020, 1, 1, 1, 30, tzinfo=_FoldZone(), fold=1).to_wire() == (
+        "2020-01-01T02:30:00.0000000Z"
+    )
+
+
+def test_year_month_and_day_are_required() -> None:
+    with pytest.raises(TypeError, match=r"EdmDateTime\(\) needs year, month and day"):
+        EdmDateTime(2020)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="needs year, month and day"):
+        EdmDateTime(2020, 1)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("text", "wire"),
+    [
+        ("2008-07-10", "2008-07-10T00:00:00.0000000Z"),
+        ("2008-07-10T10:20Z", "2008-07-10T10:20:00.0000000Z"),
+        ("2008-07-10T10:20:30", "2008-07-10T10:20:30.0000000Z"),
+        ("2020-01-01T01:00:00.1234567+01:00", "2020-01-01T00:00:00.1234567Z"),
+        ("2020-01-01T00:00:00.9999999-00:30", "2020-01-01T00:30:00.9999999Z"),
+        ("2020-01-01 00:00:00.12z", "2020-01-01T00:00:00.1200000Z"),
+    ],
+)
+def test_the_general_forms_parse(text: str, wire: str) -> None:
+    assert EdmDateTime.parse(text).to_wire() == wire
+
+
+def test_ticks_at_both_ends_of_the_range() -> None:
+    last = EdmDateTime(9999, 12, 31, 23, 59, 59, 999999, nanosecond=900)
+    assert EdmDateTime.from_ticks(last.ticks) == last
+    assert EdmDateTime.from_ticks(0).to_wire() == "0001-01-01T00:00:00.0000000Z"
+    for bad in (last.ticks + 1, -1):
+        with pytest.raises(ValidationError, match=r"outside 0001-01-01 \.\. 9999-12-31"):
+            EdmDateTime.from_ticks(bad)
+
+
+class _Span:
+    """Something that knows how to be added to or subtracted from a datetime."""
+
+    def __radd__(self, other: object) -> tuple[str, type]:
+        return ("radd", type(other))
+
+    def __rsub__(self, other: object) -> tuple[str, type]:
+        return ("rsub", type(other))
+
+
+def test_arithmetic_with_other_types_defers_to_them() -> None:
+    t = EdmDateTime(2020, 1, 1, nanosecond=100)
+    assert t + _Span() == ("radd", EdmDateTime)  # type: ignore[operator]
+    assert t - _Span() == ("rsub", EdmDateTime)  # type: ignore[operator]
+    with pytest.raises(TypeError):
+        t + 1  # type: ignore[operator]
+    with pytest.raises(TypeError):
+        t - 1  # type: ignore[operator]
+
+
+def test_adding_past_the_end_overflows() -> None:
+    last = EdmDateTime(9999, 12, 31, nanosecond=100)
+    with pytest.raises(OverflowError, match="date value out of range"):
+        last + timedelta(days=1)
+    assert (last + timedelta(hours=1)).nanosecond == 100
+
+
+@pytest.mark.parametrize(
+    ("micro", "nano", "expected"),
+    [
+        (5, 500, 6),  # 5.5 us -> 6 (half to even)
+        (4, 500, 4),  # 4.5 us -> 4
+        (3, 500, 4),  # 3.5 us -> 4
+        (3, 600, 4),
+        (3, 400, 3),
+        (5, 0, 5),
+    ],
+)
+def test_subtracting_a_plain_datetime_rounds_half_to_even(
+    micro: int, nano: int, expected: int
+) -> None:
+    t = EdmDateTime(2020, 1, 1, 0, 0, 0, micro, nanosecond=nano)
+    plain = datetime(2020, 1, 1, tzinfo=UTC)
+    assert t - plain == timedelta(microseconds=expected)
+    assert t - EdmDateTime(2020, 1, 1) == timedelta(microseconds=expected)
