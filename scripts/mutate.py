@@ -225,6 +225,13 @@ def _at(index: int, action: Callable[[ast.AST], None]) -> Callable[[ast.AST], No
     return apply
 
 
+def _set_op(index: int, op: type[ast.AST]) -> Callable[[ast.AST], None]:
+    def action(node: ast.AST) -> None:
+        node.op = op()  # type: ignore[attr-defined]
+
+    return _at(index, action)
+
+
 def _with_parent(
     walker: _Walker, index: int, action: Callable[[ast.AST, str, int | None], None]
 ) -> Callable[[ast.AST], None]:
@@ -263,37 +270,27 @@ def generate(source: str) -> list[Mutant]:
         parent = walker.nodes[parent_info[0]] if parent_info else None
         if isinstance(node, ast.BinOp | ast.AugAssign) and type(node.op) in _BINOP_SWAPS:
             new_op = _BINOP_SWAPS[type(node.op)]
-            mutated = copy.copy(node)
-            mutated.op = new_op()
-            add(
-                index,
-                node,
-                f"`{_snippet(node)}` -> `{_snippet(mutated)}`",
-                _at(index, lambda n, o=new_op: setattr(n, "op", o())),
-            )
+            arith = copy.copy(node)
+            arith.op = new_op()
+            add(index, node, f"`{_snippet(node)}` -> `{_snippet(arith)}`", _set_op(index, new_op))
         elif isinstance(node, ast.Compare):
             for position, op in enumerate(node.ops):
                 for new_cmp in _CMP_SWAPS.get(type(op), ()):
-                    mutated = copy.copy(node)
-                    mutated.ops = list(node.ops)
-                    mutated.ops[position] = new_cmp()
+                    compare = copy.copy(node)
+                    compare.ops = list(node.ops)
+                    compare.ops[position] = new_cmp()
 
                     def swap(n: ast.AST, p: int = position, c: type[ast.cmpop] = new_cmp) -> None:
                         assert isinstance(n, ast.Compare)
                         n.ops[p] = c()
 
-                    what = f"`{_snippet(node)}` -> `{_snippet(mutated)}`"
+                    what = f"`{_snippet(node)}` -> `{_snippet(compare)}`"
                     add(index, node, what, _at(index, swap))
         elif isinstance(node, ast.BoolOp):
-            new_bool = ast.Or if isinstance(node.op, ast.And) else ast.And
-            mutated = copy.copy(node)
-            mutated.op = new_bool()
-            add(
-                index,
-                node,
-                f"`{_snippet(node)}` -> `{_snippet(mutated)}`",
-                _at(index, lambda n, o=new_bool: setattr(n, "op", o())),
-            )
+            new_bool: type[ast.boolop] = ast.Or if isinstance(node.op, ast.And) else ast.And
+            logic = copy.copy(node)
+            logic.op = new_bool()
+            add(index, node, f"`{_snippet(node)}` -> `{_snippet(logic)}`", _set_op(index, new_bool))
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             add(
                 index,

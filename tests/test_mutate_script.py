@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -91,7 +92,7 @@ def test_sampling_is_deterministic_and_keeps_source_order() -> None:
     assert mutate.sample(every, 0) == every
 
 
-def _run(tmp_path: Path, *extra: str) -> tuple[int, str, dict[str, object]]:
+def _run(tmp_path: Path, *extra: str) -> tuple[int, str, dict[str, Any]]:
     out = tmp_path / "out.json"
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     result = subprocess.run(
@@ -127,7 +128,7 @@ def test_a_run_kills_catches_and_leaves_out_the_equivalent(tmp_path: Path) -> No
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
 
     code, text, report = _run(tmp_path, "--equivalents", str(tmp_path / "eq.toml"))
-    statuses = {o["id"]: o["status"] for o in report["outcomes"]}  # type: ignore[index, union-attr]
+    statuses = {o["id"]: o["status"] for o in report["outcomes"]}
     assert statuses == {
         "clamp: `x > top` -> `not (x > top)`": "killed",
         "clamp: delete `if x > top:`": "killed",
@@ -145,7 +146,7 @@ def test_a_run_kills_catches_and_leaves_out_the_equivalent(tmp_path: Path) -> No
     # without the reviewed list, the equivalent mutant is one more survivor
     code, text, report = _run(tmp_path, "--only", "clamp")
     assert (report["equivalent"], report["killed"], report["score"]) == (0, 5, 83.3)
-    assert len(report["outcomes"]) == 6  # type: ignore[arg-type]
+    assert len(report["outcomes"]) == 6
     assert code == 1
     assert "SURVIVED tiny.py:8: clamp: `x > top` -> `x >= top`" in text
 

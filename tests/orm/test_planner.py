@@ -17,7 +17,7 @@ from azt._orm.planner import (
     ordinal,
     plan_conjunction,
 )
-from azt.query import And, Or, PlanKind, Query
+from azt.query import And, Condition, Or, PlanKind, Query
 
 from .models import Movie
 
@@ -87,7 +87,7 @@ def test_an_or_around_an_oversized_product_plans_a_full_scan() -> None:
 
 
 def test_a_fanout_whose_branch_has_too_many_comparisons_is_refused() -> None:
-    def branch(n: int) -> And:
+    def branch(n: int) -> Condition:
         return And.of(PK == "b", *(Movie.rating != float(i) for i in range(n)))
 
     ok = (PK == "a") | branch(14)
