@@ -435,6 +435,7 @@ class Outcome:
 
 
 def _child(spec_file: str, pytest_args: list[str], log: str) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.setsid()
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
@@ -561,6 +562,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--equivalents", type=Path, default=EQUIVALENTS)
     args = parser.parse_args(argv)
 
+    # a kill (SIGTERM) unwinds like Ctrl-C, so the running children are killed too
+    signal.signal(signal.SIGTERM, _terminate)
     root: Path = args.root.resolve()
     source_path = (root / args.module).resolve()
     module = source_path.relative_to(root).as_posix()
@@ -648,6 +651,10 @@ def main(argv: list[str] | None = None) -> int:
             encoding="utf-8",
         )
     return 0 if not survivors else 1
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _quiet(outcome: Outcome) -> None:
