@@ -169,3 +169,128 @@ async def test_a_quoted_empty_boundary_is_refused_over_http_and_nothing_is_writt
     r = await raw.request("GET", "/mytable()", headers={"Accept": JSON_MINIMAL})
     assert r.status == 200
     assert json.loads(r.body)["value"] == []
+
+
+def _change_set(part: str) -> bytes:
+    return (
+        f"--b\r\nContent-Type: {INNER}\r\n\r\n"
+        f"--c\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+        f"{part}\r\n--c--\r\n--b--\r\n"
+    ).encode()
+
+
+def test_an_inner_header_block_running_to_the_end_of_a_known_part() -> None:
+    line = "DELETE http://h/t(PartitionKey='p',RowKey='unended') HTTP/1.1"
+    known = fb.parse_batch(_change_set(f"{line}\r\nIf-Match: *\r\n\r\n"), CT).parts[0]
+    assert known.headers["If-Match"] == "*"
+    # the same MIME block and request line, then a header block with no empty line after
+    # it: the header is read to the part's end, whatever blocks were seen before
+    [part] = fb.parse_batch(_change_set(f"{line}\r\nIf-Match: *X"), CT).parts
+    assert part.headers["If-Match"] == "*X"
+    assert part.body == b""
+
+
+def test_parts_read_the_same_once_the_length_cache_is_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fb, "_LENGTHS", {f"{9_000_000 + i}": 9_000_000 + i for i in range(4096)})
+    body = '{"PartitionKey":"p","RowKey":"cache-full","v":"0123456789"}'
+    part = (
+        "POST http://h/t HTTP/1.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n{body}"
+    )
+    first = fb.parse_batch(_change_set(part), CT).parts[0]
+    again = fb.parse_batch(_change_set(part), CT).parts[0]  # the remembered blocks' path
+    assert first.body == again.body == body.encode()
+    assert str(len(body)) not in fb._LENGTHS
+
+
+def _twice(part: str) -> fb.BatchPart:
+    """``part`` parsed in a change set twice (the second time from remembered blocks, where
+    they were remembered): both readings must agree."""
+    first = fb.parse_batch(_change_set(part), CT).parts[0]
+    again = fb.parse_batch(_change_set(part), CT).parts[0]
+    assert (again.method, again.target, dict(again.headers), again.body) == (
+        first.method,
+        first.target,
+        dict(first.headers),
+        first.body,
+    )
+    return again
+
+
+def test_a_part_whose_body_holds_an_empty_line_reads_the_same_twice() -> None:
+    part = _twice(
+        "POST http://h/t HTTP/1.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 7\r\n\r\n{}\r\n\r\nX"
+    )
+    assert part.body == b"{}\r\n\r\nX"
+    assert part.headers["Content-Type"] == "application/json"
+
+
+def test_a_request_line_ended_by_a_bare_lf_reads_the_same_twice() -> None:
+    part = _twice(
+        "DELETE http://h/t(PartitionKey='p',RowKey='lf') HTTP/1.1\nIf-Match: *\r\nX-A: 1\r\n\r\n"
+    )
+    assert (part.headers["If-Match"], part.headers["X-A"]) == ("*", "1")
+
+
+def test_a_known_part_whose_content_length_passes_its_end_is_refused() -> None:
+    head = (
+        "POST http://h/t HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 41\r\n\r\n"
+    )
+    body = '{"PartitionKey":"p","RowKey":"long-one"}'
+    assert len(body) == 40
+    fb.parse_batch(_change_set(head + body + " "), CT)  # remembers the blocks
+    err = _refused(_change_set(head + body))
+    assert err.details.get("ExceptionMessage") == "Content-Length beyond the part"
+    err = _refused(_change_set(head + "{}"))
+    assert err.details.get("ExceptionMessage") == "Content-Length beyond the part"
+
+
+def test_a_mime_block_ended_by_a_bare_empty_line_reads_the_same_twice() -> None:
+    # the MIME block ends at "\n\n"; the first CRLF CRLF is further, after the inner
+    # headers: nothing of this part may be remembered as if its MIME block ended there
+    blob = (
+        b"--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\n"
+        b"Content-Type: application/http\n\n"
+        b"DELETE http://h/t(PartitionKey='p',RowKey='bare') HTTP/1.1\r\nIf-Match: *\r\n\r\n"
+        b"X\r\n\r\nY\r\n--c--\r\n--b--\r\n"
+    )
+    for _ in range(2):
+        [part] = fb.parse_batch(blob, CT).parts
+        assert (part.method, part.headers["If-Match"]) == ("DELETE", "*")
+        assert part.body == b"X\r\n\r\nY"
+
+
+def test_a_request_line_with_a_bare_lf_leaves_no_block_behind() -> None:
+    plain = "DELETE http://h/t(PartitionKey='p',RowKey='p434') HTTP/1.1\r\nX-Unique: 434\r\n\r\n"
+    bare = (
+        "DELETE http://h/t(PartitionKey='p',RowKey='b434') HTTP/1.1\nIf-Match: *\r\n"
+        "X-Unique: 434\r\n\r\n"
+    )
+    other = (
+        "DELETE http://h/t(PartitionKey='p',RowKey='o434') HTTP/1.1\nIf-None-Match: *\r\n"
+        "X-Unique: 434\r\n\r\n"
+    )
+    first = fb.parse_batch(_change_set(plain), CT).parts[0]
+    assert dict(first.headers) == {"X-Unique": "434"}
+    for _ in range(2):
+        for text, headers in ((bare, {"If-Match": "*"}), (other, {"If-None-Match": "*"})):
+            part = fb.parse_batch(_change_set(text), CT).parts[0]
+            assert dict(part.headers) == {**headers, "X-Unique": "434"}
+    again = fb.parse_batch(_change_set(plain), CT).parts[0]
+    assert dict(again.headers) == {"X-Unique": "434"}
+
+
+def test_an_unended_request_line_is_refused_whatever_was_seen_before() -> None:
+    line = "DELETE http://h/t(PartitionKey='p',RowKey='unended-line') HTTP/1.1"
+    # an inner header block that happens to read like the MIME block without its first byte
+    fb.parse_batch(
+        _change_set(
+            f"{line}\r\nontent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+        ),
+        CT,
+    )
+    err = _refused(_change_set(f"{line}Z"))
+    assert err.details.get("ExceptionMessage") == "missing request line"
