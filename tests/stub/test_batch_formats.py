@@ -294,3 +294,15 @@ def test_an_unended_request_line_is_refused_whatever_was_seen_before() -> None:
     )
     err = _refused(_change_set(f"{line}Z"))
     assert err.details.get("ExceptionMessage") == "missing request line"
+
+
+def test_a_request_line_ended_by_the_part_leaves_no_block_behind() -> None:
+    line = "DELETE http://h/t(PartitionKey='p',RowKey='lf-end') HTTP/1.1"
+    odd = "ontent-Type: application/http\r\nContent-Transfer-Encoding: binary"
+    with_block = f"{line}\r\n{odd}\r\n\r\n"
+    expected = {"ontent-Type": "application/http", "Content-Transfer-Encoding": "binary"}
+    assert dict(fb.parse_batch(_change_set(with_block), CT).parts[0].headers) == expected
+    # the same request line ended by LF, the part's last byte: no CRLF after the MIME block
+    [bare] = fb.parse_batch(_change_set(f"{line}\n"), CT).parts
+    assert (bare.method, dict(bare.headers), bare.body) == ("DELETE", {}, b"")
+    assert dict(fb.parse_batch(_change_set(with_block), CT).parts[0].headers) == expected
