@@ -24,7 +24,7 @@ costs its tests, not an interpreter start.
 
 A module yielding more than `--max` mutants is sampled deterministically (by a hash of each
 mutant's id, so a given mutant is in or out of the sample whatever else changes). A line
-ending in `# pragma: no mutate` is skipped.
+ending in `# pragma: no mutate` (or `# pragma: no cover`: declared unreachable) is skipped.
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def generate(source: str) -> list[Mutant]:
     skipped = {
         number
         for number, text in enumerate(source.splitlines(), start=1)
-        if text.rstrip().endswith("# pragma: no mutate")
+        if text.rstrip().endswith(("# pragma: no mutate", "# pragma: no cover"))
     }
     walker = _Walker(tree, skipped)
     mutants: list[Mutant] = []
