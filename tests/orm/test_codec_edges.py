@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from azt._core.wire import WireDecodeError
+from azt._edm.entity import PARTIAL_ATTR, PartialRead
 from azt._orm.codec import codec_for
 from azt.edm import EdmDateTime, EdmType, TableEntity
 from azt.entity import Entity, Int64, Prop, prop
@@ -130,3 +131,41 @@ def test_an_int64_stored_for_an_int32_property_names_the_fix() -> None:
     with pytest.raises(WireDecodeError) as caught:
         Required.from_entity(_stored("i32", "x", EdmType.STRING))
     assert "declare it" not in str(caught.value)
+
+
+def _partial(obj: object) -> PartialRead | None:
+    return getattr(obj, PARTIAL_ATTR, None)
+
+
+def test_a_row_with_an_undeclared_property_is_marked_partial() -> None:
+    codec = codec_for(Required)
+    row = {
+        "PartitionKey": "p",
+        "RowKey": "r",
+        "i32": 1,
+        "Extra": "x",
+        "Extra@odata.type": "Edm.String",
+    }
+    for obj in (codec.from_json(row), codec.decode_rows([row])[0]):
+        assert _partial(obj) == PartialRead(missing=("Extra",))
+    # annotations and metadata alone are not stored properties
+    bare = {
+        "PartitionKey": "p",
+        "RowKey": "r",
+        "odata.etag": 'W/"1"',
+        "Other@odata.type": "Edm.String",
+    }
+    for obj in (codec.from_json(bare), codec.decode_rows([bare])[0]):
+        assert _partial(obj) is None
+
+
+def test_a_projection_marks_every_object_with_what_it_did_not_select() -> None:
+    codec = codec_for(Required, frozenset({"i32"}))
+    row = {"PartitionKey": "p", "RowKey": "r", "i32": 1}
+    expected = PartialRead(missing=("i64", "d", "dt", "bin", "s", "flag"), projection=True)
+    for obj in (codec.from_json(row), codec.decode_rows([row])[0]):
+        assert _partial(obj) == expected
+    wider = {**row, "Extra": "x"}
+    assert _partial(codec.from_json(wider)) == PartialRead(
+        missing=("i64", "d", "dt", "bin", "s", "flag", "Extra"), projection=True
+    )
