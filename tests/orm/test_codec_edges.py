@@ -161,6 +161,8 @@ def test_a_row_with_an_undeclared_property_is_marked_partial() -> None:
 
 def test_a_projection_marks_every_object_with_what_it_did_not_select() -> None:
     codec = codec_for(Required, frozenset({"i32"}))
+    assert (codec.cls, codec.select) == (Required, frozenset({"i32"}))
+    assert codec_for(Required).select is None
     row = {"PartitionKey": "p", "RowKey": "r", "i32": 1}
     expected = PartialRead(missing=("i64", "d", "dt", "bin", "s", "flag"), projection=True)
     for obj in (codec.from_json(row), codec.decode_rows([row])[0]):
