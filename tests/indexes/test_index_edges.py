@@ -1,0 +1,81 @@
+"""Index declarations and keys at their edges, each refusal by its error type and message
+and each limit on both sides: index names (63 characters, not 64), parts, an int part's
+64-bit range and its exact stored text (index rows already written depend on it), and the
+key limits of an index across partitions (its PartitionKey is checked first)."""
+
+from __future__ import annotations
+
+import pytest
+
+from azt._errors import ValidationError
+from azt._orm.indexes import Holds, Index, IndexDef, encode_part
+
+
+def test_index_names_up_to_63_characters() -> None:
+    assert Index("a" + "b" * 62, "x").name == "a" + "b" * 62
+    assert Index("A_1", "x").name == "A_1"
+    for bad in ("a" + "b" * 63, "1abc", "_a", "a-b", "", "a b"):
+        with pytest.raises(
+            TypeError, match=r"a letter, then letters, digits or '_' \(at most 63\)"
+        ):
+            Index(bad, "x")
+    with pytest.raises(TypeError, match="index name 5"):
+        Index(5, "x")  # type: ignore[arg-type]
+
+
+def test_index_parts_are_names_or_name_and_function_pairs() -> None:
+    index = Index("i", "a", ("b", str.lower))
+    assert index.parts == ("a", ("b", str.lower))
+    for bad in (5, ("b",), ("b", "c"), (str.lower, "b"), ("b", str.lower, 1)):
+        with pytest.raises(TypeError, match="a part is a property name or \\(name, function\\)"):
+            Index("i", bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="names no property"):
+        Index("i")
+
+
+def test_an_index_across_partitions_holds_keys_only() -> None:
+    assert Index("i", "a", across_partitions=True).across_partitions is True
+    with pytest.raises(TypeError, match="holds keys only"):
+        Index("i", "a", holds=Holds.ENTITY, across_partitions=True)
+    with pytest.raises(TypeError, match="across_partitions is True or False"):
+        Index("i", "a", across_partitions=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0, "09223372036854775808"),
+        (-(2**63), "00000000000000000000"),
+        (2**63 - 1, "18446744073709551615"),
+        (-1, "09223372036854775807"),
+    ],
+)
+def test_an_int_part_is_stored_offset_by_2_to_the_63(value: int, text: str) -> None:
+    assert encode_part(value) == text
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1])
+def test_an_int_part_outside_64_bits_is_refused(value: int) -> None:
+    with pytest.raises(ValidationError, match="an indexed int must fit 64 bits"):
+        encode_part(value)
+
+
+def test_an_index_def_is_in_its_own_partition_unless_said() -> None:
+    local = IndexDef("i", ("a",), ("a",), (encode_part,), Holds.KEYS)
+    assert local.across is False
+    assert local.row_key(["x"], "r", "p") == "\ufffdix;i;x;r"
+    across = IndexDef("e", ("a",), ("a",), (encode_part,), Holds.KEYS, True)
+    assert across.row_key(["x"], "r", "p") == "\ufffdix;e;x;p;r"
+
+
+def test_the_partition_key_of_an_index_across_partitions_is_checked_first() -> None:
+    across = IndexDef("e", ("a",), ("a",), (encode_part,), Holds.KEYS, True)
+    local = IndexDef("e", ("a",), ("a",), (encode_part,), Holds.KEYS)
+    long = "x" * 1020
+    with pytest.raises(ValidationError, match="the PartitionKey of index 'e'"):
+        across.row_key([long], "r", "p")
+    with pytest.raises(ValidationError, match="the RowKey of index 'e'"):
+        local.row_key([long], "r", "p")
+    # a part that fits the PartitionKey but not the RowKey (which adds the main keys)
+    with pytest.raises(ValidationError, match="the RowKey of index 'e'"):
+        across.row_key(["x" * 1000], "r" * 30, "p")
