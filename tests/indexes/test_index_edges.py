@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from azt._errors import ValidationError
-from azt._orm.indexes import Holds, Index, IndexDef, encode_part
+from azt._orm.indexes import Holds, Index, IndexDef, _escape, _unescape, encode_part
 
 
 def test_index_names_up_to_63_characters() -> None:
@@ -79,3 +79,20 @@ def test_the_partition_key_of_an_index_across_partitions_is_checked_first() -> N
     # a part that fits the PartitionKey but not the RowKey (which adds the main keys)
     with pytest.raises(ValidationError, match="the RowKey of index 'e'"):
         across.row_key(["x" * 1000], "r" * 30, "p")
+
+
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [
+        ("plain", "plain"),
+        ("a%b;c", "a%25b%3Bc"),
+        ("a/b\\c#d?e", "a%2Fb%5Cc%23d%3Fe"),
+        ("\x00\x1f\x7f\x9f", "%00%1F%7F%9F"),
+        ("x\ufffdy", "x%FFFDy"),
+        ("\ufffd\ufffd", "%FFFD%FFFD"),
+        ("\u0100\u00a0", "\u0100\u00a0"),
+    ],
+)
+def test_key_text_escapes_and_comes_back(raw: str, escaped: str) -> None:
+    assert _escape(raw) == escaped
+    assert _unescape(escaped) == raw
