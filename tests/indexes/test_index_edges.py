@@ -5,8 +5,12 @@ key limits of an index across partitions (its PartitionKey is checked first)."""
 
 from __future__ import annotations
 
+import enum
+import uuid
+
 import pytest
 
+from azt._edm.datetime import EdmDateTime
 from azt._errors import ValidationError
 from azt._orm.indexes import Holds, Index, IndexDef, _escape, _unescape, encode_part
 
@@ -96,3 +100,17 @@ def test_the_partition_key_of_an_index_across_partitions_is_checked_first() -> N
 def test_key_text_escapes_and_comes_back(raw: str, escaped: str) -> None:
     assert _escape(raw) == escaped
     assert _unescape(escaped) == raw
+
+
+class _Colour(enum.Enum):
+    RED = "r;ed"
+
+
+def test_each_part_type_is_stored_as_documented() -> None:
+    assert encode_part(_Colour.RED) == "r%3Bed"
+    assert (encode_part(True), encode_part(False)) == ("1", "0")
+    assert encode_part(EdmDateTime(2020, 1, 1)) == "0637134336000000000"
+    guid = uuid.UUID("c9da6455-213d-42c9-9a79-3e9149a57833")
+    assert encode_part(guid) == "c9da6455-213d-42c9-9a79-3e9149a57833"
+    with pytest.raises(ValidationError, match="cannot index a float value without a key function"):
+        encode_part(1.5)
