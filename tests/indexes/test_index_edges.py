@@ -12,7 +12,21 @@ import pytest
 
 from azt._edm.datetime import EdmDateTime
 from azt._errors import ValidationError
-from azt._orm.indexes import Holds, Index, IndexDef, _escape, _unescape, encode_part
+from azt._orm.indexes import (
+    INDEX_RECORD,
+    Holds,
+    Index,
+    IndexDef,
+    _escape,
+    _unescape,
+    bind_indexes,
+    declared_indexes,
+    encode_part,
+    index_prefix,
+    index_row_keys,
+    note_index_keys,
+)
+from azt.entity import Entity, Prop, prop
 
 
 def test_index_names_up_to_63_characters() -> None:
@@ -114,3 +128,37 @@ def test_each_part_type_is_stored_as_documented() -> None:
     assert encode_part(guid) == "c9da6455-213d-42c9-9a79-3e9149a57833"
     with pytest.raises(ValidationError, match="cannot index a float value without a key function"):
         encode_part(1.5)
+
+
+class _Shelf(Entity):
+    """A renamed property indexed through a key function."""
+
+    colour: Prop[str] = prop(name="Colour", default="")
+    size: Prop[int] = prop(default=0)
+
+    class Meta:
+        indexes = (Index("by_colour", ("colour", str.lower), "size"),)
+
+
+def test_a_declared_index_binds_wire_names_and_key_functions() -> None:
+    [d] = declared_indexes(_Shelf)
+    assert (d.attrs_, d.wires) == (("colour", "size"), ("Colour", "size"))
+    keys = index_row_keys(_Shelf("p", "r1", colour="RED", size=2))
+    assert keys == {"by_colour": "\ufffdix;by_colour;red;09223372036854775810;r1"}
+    assert index_prefix("by_colour") == "\ufffdix;by_colour;"
+    assert d.prefix == index_prefix("by_colour")
+
+
+@pytest.mark.parametrize("part", ["Timestamp", "ETag", "nope"])
+def test_an_index_part_must_be_a_data_property(part: str) -> None:
+    with pytest.raises(TypeError, match=f"{part!r} is not a data property of Bad"):
+        bind_indexes("Bad", (Index("i", part),), {"Timestamp": object(), "ETag": object()})
+
+
+def test_an_object_missing_an_indexed_property_records_no_keys() -> None:
+    obj = object.__new__(_Shelf)  # nothing set, as a projection that left them out
+    note_index_keys(obj)
+    assert getattr(obj, INDEX_RECORD) is None
+    full = _Shelf("p", "r", colour="Blue")
+    note_index_keys(full)
+    assert getattr(full, INDEX_RECORD) == index_row_keys(full)
