@@ -10,23 +10,30 @@ import uuid
 
 import pytest
 
+from azt._core.results import UpdateMode
 from azt._edm.datetime import EdmDateTime
 from azt._errors import ValidationError
 from azt._orm.indexes import (
     INDEX_RECORD,
+    RESERVED,
     Holds,
     Index,
     IndexDef,
     _escape,
     _unescape,
     bind_indexes,
+    companion_operations,
     declared_indexes,
     encode_part,
     index_prefix,
+    index_row,
     index_row_keys,
     note_index_keys,
 )
+from azt.edm import EdmType, TableEntity
 from azt.entity import Entity, Prop, prop
+
+from .models import Plain
 
 
 def test_index_names_up_to_63_characters() -> None:
@@ -162,3 +169,55 @@ def test_an_object_missing_an_indexed_property_records_no_keys() -> None:
     full = _Shelf("p", "r", colour="Blue")
     note_index_keys(full)
     assert getattr(full, INDEX_RECORD) == index_row_keys(full)
+
+
+def test_a_copy_row_keeps_the_stored_types() -> None:
+    d = IndexDef("c", ("a",), ("a",), (encode_part,), Holds.ENTITY)
+    main = TableEntity(PartitionKey="p", RowKey="r", a="x", n=5)
+    main.edm_types = {"n": EdmType.INT64}
+    row = index_row(d, "\ufffdix;c;x;r", main)
+    assert dict(row) == {"PartitionKey": "p", "RowKey": "\ufffdix;c;x;r", "a": "x", "n": 5}
+    assert row.edm_types == {"n": EdmType.INT64}
+    keys_only = index_row(IndexDef("k", ("a",), ("a",), (encode_part,), Holds.KEYS), "k1", main)
+    assert dict(keys_only) == {"PartitionKey": "p", "RowKey": "k1"}
+
+
+class _Mail(Entity):
+    """An index across partitions."""
+
+    email: Prop[str | None] = prop(default=None)
+
+    class Meta:
+        indexes = (Index("by_email", "email", across_partitions=True),)
+
+
+def test_row_keys_at_and_above_the_reserved_character_are_refused() -> None:
+    below = _Shelf("p", "\ufffc", colour="red")
+    note_index_keys(below)
+    payload = {"PartitionKey": "p", "RowKey": "\ufffc", "Colour": "red", "size": 0}
+    assert companion_operations(below, "update", UpdateMode.REPLACE, payload, 'W/"1"') == []
+    # in the service's order (UTF-16) an astral character sorts below U+FFFD
+    astral = _Shelf("p", "\U0001f600", colour="red")
+    created = companion_operations(
+        astral, "create", None, {"PartitionKey": "p", "RowKey": "\U0001f600"}, None
+    )
+    assert [op.row_key for op in created] == [index_row_keys(astral)["by_colour"]]
+    for rk in (RESERVED, RESERVED + "x", "\uffff"):
+        obj = _Shelf("p", rk, colour="red")
+        with pytest.raises(ValidationError, match="are reserved for secondary index rows"):
+            companion_operations(obj, "create", None, {}, None)
+    # an index row's key is refused for any class
+    with pytest.raises(ValidationError, match="are reserved for secondary index rows"):
+        companion_operations(Plain("p", index_prefix("i") + "x"), "create", None, {}, None)
+
+
+def test_a_merge_may_not_clear_a_property_indexed_across_partitions() -> None:
+    obj = _Mail("p", "r", email="a@b")
+    note_index_keys(obj)
+    obj.email = None
+    with pytest.raises(
+        ValidationError, match=r"a MERGE cannot remove the indexed property \['email'\]"
+    ):
+        companion_operations(obj, "update", UpdateMode.MERGE, {}, 'W/"1"')
+    ops = companion_operations(obj, "update", UpdateMode.REPLACE, {}, 'W/"1"')
+    assert ops  # a replace may clear it: the index row goes
