@@ -221,3 +221,41 @@ def test_a_merge_may_not_clear_a_property_indexed_across_partitions() -> None:
         companion_operations(obj, "update", UpdateMode.MERGE, {}, 'W/"1"')
     ops = companion_operations(obj, "update", UpdateMode.REPLACE, {}, 'W/"1"')
     assert ops  # a replace may clear it: the index row goes
+
+
+class _Pair(Entity):
+    """One index over two optional parts, and a copy-holding one."""
+
+    x: Prop[str | None] = prop(default=None)
+    y: Prop[str | None] = prop(default=None)
+    note: Prop[str] = prop(default="")
+
+    class Meta:
+        indexes = (Index("by_xy", "x", "y"), Index("copy_x", "x", holds=Holds.ENTITY))
+
+
+def test_a_merge_clearing_indexed_properties_names_them() -> None:
+    obj = _Pair("p", "r", x="a", y="b")
+    note_index_keys(obj)
+    obj.y = None
+    with pytest.raises(ValidationError, match=r"cannot remove the indexed property \['y'\] "):
+        companion_operations(obj, "update", UpdateMode.MERGE, {}, 'W/"1"')
+    obj.x = None
+    with pytest.raises(ValidationError, match=r"the indexed properties \['x', 'y'\] "):
+        companion_operations(obj, "update", UpdateMode.MERGE, {}, 'W/"1"')
+
+
+def test_an_update_refreshes_the_copy_row_even_when_its_keys_stay() -> None:
+    obj = _Pair("p", "r", x="a", y="b", note="old")
+    note_index_keys(obj)
+    obj.note = "new"
+    payload = {"PartitionKey": "p", "RowKey": "r", "x": "a", "y": "b", "note": "new"}
+    ops = companion_operations(obj, "update", UpdateMode.REPLACE, payload, 'W/"1"')
+    copy_key = index_row_keys(obj)["copy_x"]
+    assert [(op.kind, op.row_key) for op in ops] == [("upsert", copy_key)]
+    assert ops[0].entity["note"] == "new"
+    # keys-only rows whose keys stay need nothing; a create writes every row
+    created = companion_operations(obj, "create", None, payload, None)
+    assert sorted(op.row_key for op in created) == sorted(
+        k for k in index_row_keys(obj).values() if k is not None
+    )
