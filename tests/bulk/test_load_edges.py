@@ -10,6 +10,7 @@ import pytest
 
 import azt
 from azt.bulk import BulkOptions, load
+from azt_server_stub.realism.faults import FaultInjector, FaultKind
 from tests.bulk.support import expected, rows, stored, stub, table_on
 
 
@@ -41,3 +42,31 @@ async def test_a_fixed_concurrency_bounds_the_transactions_in_flight(
     assert result.ok
     assert got == expected(items)
     assert most == concurrency
+
+
+@pytest.mark.parametrize(("faults", "ok"), [(1, True), (2, False)])
+async def test_a_transaction_gets_max_attempts_and_no_more(faults: int, ok: bool) -> None:
+    inj = FaultInjector(seed=1)
+    items = list(rows(1, 3))
+    async with stub(faults=inj) as server, table_on(server, "attempts") as table:
+        await table.create_table()
+        inj.fail_next(FaultKind.BUSY, faults, methods=["POST"], table="attempts")
+        result = await load(table, items, options=BulkOptions(max_attempts=2))
+        got = await stored(table)
+    assert result.ok is ok
+    if ok:
+        assert got == expected(items)
+    else:
+        assert got == {}
+        assert sorted(f.index for f in result.failures) == [0, 1, 2]
+        assert {(f.status, f.code) for f in result.failures} == {(503, "ServerBusy")}
+
+
+async def test_a_missing_table_fails_the_whole_transaction_at_once() -> None:
+    items = list(rows(1, 3))
+    async with stub() as server, table_on(server, "missing") as table:
+        result = await load(table, items)
+    assert not result.ok
+    assert result.requests == 1
+    assert sorted(f.index for f in result.failures) == [0, 1, 2]
+    assert {(f.status, f.code) for f in result.failures} == {(404, "TableNotFound")}
