@@ -171,3 +171,33 @@ def test_a_projection_marks_every_object_with_what_it_did_not_select() -> None:
     assert _partial(codec.from_json(wider)) == PartialRead(
         missing=("i64", "d", "dt", "bin", "s", "flag", "Extra"), projection=True
     )
+
+
+class _NoDefaults(Entity):
+    """Required properties without defaults, of types checked exactly."""
+
+    n: Prop[int]
+    d: Prop[float]
+    flag: Prop[bool]
+
+
+def test_required_properties_without_defaults_are_read_and_checked() -> None:
+    codec = codec_for(_NoDefaults)
+    row = {"PartitionKey": "p", "RowKey": "r", "n": 5, "d": 1.5, "flag": True}
+    for obj in (codec.from_json(row), codec.decode_rows([row])[0], _NoDefaults.from_entity(row)):
+        assert (obj.n, obj.d, obj.flag) == (5, 1.5, True)
+    with pytest.raises(WireDecodeError, match="'n'"):
+        codec.from_json({**row, "n": "five"})
+
+
+def test_a_projection_reads_its_required_properties_and_leaves_the_others_unset() -> None:
+    codec = codec_for(_NoDefaults, frozenset({"n", "flag"}))
+    obj = codec.from_json({"PartitionKey": "p", "RowKey": "r", "n": 5, "flag": False})
+    assert (obj.n, obj.flag) == (5, False)
+    with pytest.raises(AttributeError):
+        _ = obj.d
+    with pytest.raises(WireDecodeError, match="'n'"):
+        codec.from_json({"PartitionKey": "p", "RowKey": "r", "n": "five"})
+    absent = codec.from_json({"PartitionKey": "p", "RowKey": "r", "flag": True})
+    with pytest.raises(AttributeError):
+        _ = absent.n
