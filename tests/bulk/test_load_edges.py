@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import azt
+from azt._core.bulk.loader import _Loader
 from azt.bulk import BulkOptions, load
 from azt_server_stub.realism.faults import FaultInjector, FaultKind
 from tests.bulk.support import expected, rows, stored, stub, table_on
@@ -70,3 +71,36 @@ async def test_a_missing_table_fails_the_whole_transaction_at_once() -> None:
     assert result.requests == 1
     assert sorted(f.index for f in result.failures) == [0, 1, 2]
     assert {(f.status, f.code) for f in result.failures} == {(404, "TableNotFound")}
+
+
+async def test_failures_are_reported_in_input_order() -> None:
+    # two partitions interleaved in the input: their transactions fail one after the other
+    items = [{"PartitionKey": f"p{i % 2}", "RowKey": f"r{i}"} for i in range(6)]
+    async with stub() as server, table_on(server, "missing") as table:
+        result = await load(table, items)
+    assert [f.index for f in result.failures] == [0, 1, 2, 3, 4, 5]
+
+
+def test_the_controllers_are_set_as_documented() -> None:
+    # docs/bulk.md: the concurrency grows by one per round, one cut per episode of a
+    # second; a partition's pace grows by a tenth of its rate, never below 1/s
+    table = azt.TableClient(
+        "https://acct.table.core.windows.net/", "loads", azt.SharedKeyCredential("acct", "a2V5")
+    )
+    options = BulkOptions(partition_rate=1000)
+    loader = _Loader(
+        table,
+        table=None,
+        kind="insert",
+        options=options,
+        checkpoint=None,
+        progress=None,
+        on_result=None,
+        clock=lambda: 0.0,
+    )
+    conc = loader._conc
+    assert (conc.minimum, conc.increase, conc.hold) == (1, 1.0, 1.0)
+    assert loader._meter.span == 1.0
+    pace = loader._partition_pace()
+    assert (pace.value, pace.minimum, pace.maximum, pace.increase) == (1000, 1.0, 1000, 100.0)
+    assert pace.decrease == options.decrease
