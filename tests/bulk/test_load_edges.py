@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import azt
-from azt._core.bulk.loader import _Loader
+from azt._core.bulk.loader import _Loader, _Partition, _Send, _Table
+from azt._errors import error_from_response
 from azt.bulk import BulkOptions, load
 from azt_server_stub.realism.faults import FaultInjector, FaultKind
 from tests.bulk.support import expected, rows, stored, stub, table_on
@@ -104,3 +105,30 @@ def test_the_controllers_are_set_as_documented() -> None:
     pace = loader._partition_pace()
     assert (pace.value, pace.minimum, pace.maximum, pace.increase) == (1000, 1.0, 1000, 100.0)
     assert pace.decrease == options.decrease
+
+
+def test_a_cut_pace_recovers_by_a_fifth_of_itself() -> None:
+    # docs/bulk.md: after a cut, a pace grows back by a fifth of its new value per second
+    credential = azt.SharedKeyCredential("acct", "a2V5")
+    table = azt.TableClient("https://acct.table.core.windows.net/", "loads", credential)
+    now = [100.0]
+    loader = _Loader(
+        table,
+        table=None,
+        kind="insert",
+        options=BulkOptions(),
+        checkpoint=None,
+        progress=None,
+        on_result=None,
+        clock=lambda: now[0],
+    )
+    part = _Partition(("loads", "p"), _Table(table, table), loader._partition_pace(), now[0])
+    busy = "Operations per second is over the account limit."
+    for message, pace in ((busy, loader._pace), ("The server is busy.", part.pace)):
+        before = pace.value
+        send = _Send([])
+        send.attempts = 1
+        loader._pushed_back(part, send, error_from_response(503, "ServerBusy", message))
+        assert pace.value < before
+        assert pace.increase == pytest.approx(pace.value * 0.2)
+        now[0] += 10.0  # past the episode's hold
