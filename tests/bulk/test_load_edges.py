@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import azt
+from azt._core.bulk.control import LatencyTracker
 from azt._core.bulk.loader import _Loader, _Partition, _Send, _Table
 from azt._errors import error_from_response
 from azt.bulk import BulkOptions, load
@@ -132,3 +133,24 @@ def test_a_cut_pace_recovers_by_a_fifth_of_itself() -> None:
         assert pace.value < before
         assert pace.increase == pytest.approx(pace.value * 0.2)
         now[0] += 10.0  # past the episode's hold
+
+
+@pytest.mark.parametrize(("per_partition", "samples"), [(49, 0), (50, 1)])
+async def test_only_transactions_of_50_operations_or_more_measure_latency(
+    monkeypatch: pytest.MonkeyPatch, per_partition: int, samples: int
+) -> None:
+    # a small transaction's latency says little about the service's load
+    seen: list[float] = []
+    original = LatencyTracker.add
+
+    def counting(self: LatencyTracker, seconds: float) -> None:
+        seen.append(seconds)
+        original(self, seconds)
+
+    monkeypatch.setattr(LatencyTracker, "add", counting)
+    items = list(rows(1, per_partition))
+    async with stub() as server, table_on(server, "latency") as table:
+        await table.create_table()
+        result = await load(table, items)
+    assert result.ok
+    assert len(seen) == samples
