@@ -154,3 +154,20 @@ async def test_only_transactions_of_50_operations_or_more_measure_latency(
         result = await load(table, items)
     assert result.ok
     assert len(seen) == samples
+
+
+async def test_a_failed_read_back_is_tried_again_after_a_lost_answer() -> None:
+    inj = FaultInjector(seed=1)
+    items = list(rows(1, 4))
+    async with stub(faults=inj) as server, table_on(server, "readback") as table:
+        await table.create_table()
+        # the transaction is applied but its answer lost; the read-back that settles it
+        # (point reads) is refused past the client's four attempts each (503, retryable):
+        # the load reads it again later, rather than giving the transaction up
+        inj.fail_next(FaultKind.DROP_AFTER, 1, methods=["POST"], table="readback")
+        inj.fail_next(FaultKind.BUSY, 16, methods=["GET"], table="readback")  # 4 reads x 4
+        result = await load(table, items)
+        got = await stored(table)
+    assert result.ok
+    assert result.resolved == 4
+    assert got == expected(items)
