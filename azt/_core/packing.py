@@ -1,7 +1,6 @@
 """Packing operations into as few entity group transactions as their exact encoded sizes
-allow: one by one (:func:`pack_operations`), or in groups that must stay together, an
-entity and its secondary index rows (:func:`pack_groups`, :func:`group_fits`,
-:func:`check_group_alone`).
+allow, in groups that must stay together: an entity and its secondary index rows
+(:func:`pack_groups`, :func:`group_fits`, :func:`check_group_alone`).
 
 Example::
 
@@ -23,7 +22,7 @@ from azt._core.batch import (
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._errors import BatchValidationError
 
-__all__ = ["check_group_alone", "group_fits", "pack_groups", "pack_operations"]
+__all__ = ["check_group_alone", "group_fits", "pack_groups"]
 
 
 def pack_groups(
@@ -91,26 +90,3 @@ def group_fits(batch: TableBatch, prepared: Sequence[Prepared]) -> bool:
         n += 1
         seen.add(op.row_key)
     return True
-
-
-def pack_operations(
-    new_batch: Callable[[], TableBatch], operations: Iterable[BatchOperation]
-) -> list[TableBatch]:
-    """``operations`` in order, in as few transactions as their exact encoded sizes allow:
-    a transaction ends when the next operation would take it past 100 operations or a
-    4 MiB body (the flavour's: 2 MB on Cosmos DB), changes PartitionKey or repeats a
-    RowKey. Each operation is validated (against the flavour's limits) and encoded once;
-    those bytes are what is sent. ``new_batch`` makes an empty batch bound to the client
-    that sends (:meth:`TableClient.batch`). An operation too large for a
-    transaction on its own raises :class:`azt.BatchValidationError`."""
-    batches: list[TableBatch] = []
-    current = new_batch()
-    for operation in operations:
-        prepared = prepare_operation(current, operation)
-        if len(current) and not has_room(current, prepared):
-            batches.append(current)
-            current = new_batch()
-        add_prepared(current, prepared)
-    if len(current):
-        batches.append(current)
-    return batches

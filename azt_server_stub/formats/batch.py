@@ -74,8 +74,15 @@ def _malformed(detail: str = "") -> errors.StubError:
     return err
 
 
+#: The longest boundary the service's OData batch reader takes (RFC 2046's limit too).
+MAX_BOUNDARY = 70
+
+
 def boundary_of(content_type: str | None) -> str:
     """The boundary parameter of a ``multipart/mixed`` Content-Type (400 InvalidInput).
+
+    As the service's OData reader: exactly one ``boundary`` parameter, of 1 to 70
+    characters once unquoted (``boundary=""`` is refused, not skipped).
 
     Example::
 
@@ -87,15 +94,22 @@ def boundary_of(content_type: str | None) -> str:
     pieces = [p.strip() for p in content_type.split(";")]
     if pieces[0].lower() != "multipart/mixed":
         raise _malformed("not multipart/mixed")
+    found: str | None = None
     for p in pieces[1:]:
         name, _, value = p.partition("=")
-        if name.strip().lower() == "boundary":
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] == '"':
-                value = value[1:-1]
-            if value and len(value) <= 200:
-                return value
-    raise _malformed("missing boundary")
+        if name.strip().lower() != "boundary":
+            continue
+        if found is not None:
+            raise _malformed("more than one boundary")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        if not 0 < len(value) <= MAX_BOUNDARY:
+            raise _malformed(f"a boundary has 1 to {MAX_BOUNDARY} characters")
+        found = value
+    if found is None:
+        raise _malformed("missing boundary")
+    return found
 
 
 def _split(body: bytes, boundary: str) -> list[bytes]:

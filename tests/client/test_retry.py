@@ -7,8 +7,9 @@ import logging
 import pytest
 
 import azt
-from azt._core.retry import BackoffWait, is_retryable, may_have_been_applied
+from azt._core.retry import BackoffWait, _describe, is_retryable, may_have_been_applied
 from azt._core.transport import HttpRequest, HttpResponse, MockTransport
+from azt._errors import error_from_response
 
 from .conftest import DEV_CREDENTIAL, ENDPOINT, Sleeps
 
@@ -304,3 +305,96 @@ async def test_total_delay_budget_stops_retrying() -> None:
     assert info.value.attempts == 4
     with pytest.raises(azt.ValidationError):
         azt.RetryPolicy(max_total_delay=-1)
+
+
+@pytest.mark.parametrize(
+    ("budget", "delays"),
+    [
+        (10.999, [0.0, 1.0, 3.0]),  # 4 + 7 would pass the budget
+        (11.0, [0.0, 1.0, 3.0, 7.0]),  # 4 + 7 == 11: exactly the budget is allowed
+        (11.001, [0.0, 1.0, 3.0, 7.0]),  # the next, 15, would make 26
+    ],
+)
+async def test_a_total_delay_exactly_at_the_budget_is_allowed(
+    budget: float, delays: list[float]
+) -> None:
+    sleeps = Sleeps()
+    policy = azt.RetryPolicy(
+        max_attempts=10, base=1.0, minimum=0.0, maximum=100.0, max_total_delay=budget
+    )
+    client, transport = make_service(
+        sequence(*(error_response(503, "ServerBusy") for _ in range(10))),
+        sleeps=sleeps,
+        policy=policy,
+    )
+    async with client:
+        with pytest.raises(azt.ServerBusyError) as info:
+            await client.list_tables().to_list()
+    assert sleeps.delays == delays
+    assert len(transport.requests) == len(delays) + 1
+    assert info.value.attempts == len(delays) + 1
+
+
+def test_every_status_from_400_to_599_is_retried_or_not_as_documented() -> None:
+    for status in range(400, 600):
+        err = error_from_response(status, "Code", "text")
+        expected = status in (408, 429) or (status >= 500 and status not in (501, 505))
+        assert is_retryable(err) is expected, status
+
+
+def test_only_transport_and_service_errors_are_retried() -> None:
+    assert is_retryable(azt.ServiceConnectionError("reset", sent=False)) is True
+    assert is_retryable(azt.ServiceTimeoutError("slow")) is True
+    assert is_retryable(ValueError("x")) is False
+    assert is_retryable(azt.ValidationError("x")) is False
+
+
+def test_every_status_from_400_to_599_may_or_may_not_have_been_applied() -> None:
+    # refused before processing: 408, 429, 503; every other 5xx leaves it open; 4xx never
+    for status in range(400, 600):
+        err = error_from_response(status, "Code", "text")
+        assert may_have_been_applied(err) is (status >= 500 and status != 503), status
+    assert may_have_been_applied(azt.ServiceConnectionError("refused", sent=False)) is False
+    assert may_have_been_applied(azt.ServiceConnectionError("reset", sent=True)) is True
+    assert may_have_been_applied(azt.ServiceTimeoutError("slow")) is True
+    assert may_have_been_applied(ValueError("x")) is False
+
+
+def _half(lo: float, hi: float) -> float:
+    return (lo + hi) / 2
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "expected"),
+    [
+        # a 429 with the millisecond hint waits exactly that long, shorter than the back-off
+        (429, {"x-ms-retry-after-ms": "20"}, 0.02),
+        (429, {"X-MS-Retry-After-Ms": "20"}, 0.02),
+        (429, {"x-ms-retry-after-ms": "9000"}, 9.0),
+        # any other hint is a lower bound on the back-off
+        (503, {"x-ms-retry-after-ms": "20"}, None),
+        (503, {"x-ms-retry-after-ms": "9000"}, 9.0),
+        (429, {"Retry-After": "0"}, None),
+        (429, {"Retry-After": "9"}, 9.0),
+        (429, {}, None),
+    ],
+)
+def test_a_retry_after_hint(status: int, headers: dict[str, str], expected: float | None) -> None:
+    policy = azt.RetryPolicy(base=1.0, minimum=0.0, maximum=100.0)
+    wait = BackoffWait(policy, _half)
+    backoff = policy.backoff(3, _half)
+    assert backoff > 1.0
+    err = error_from_response(status, "Code", "text", headers=headers)
+    assert wait.delay(3, err) == (backoff if expected is None else expected)
+    assert wait.delay(3, None) == backoff
+    assert wait.delay(3, ValueError("x")) == backoff
+
+
+def test_the_reason_each_retry_is_logged_with() -> None:
+    assert _describe(None) == "no exception"
+    assert _describe(error_from_response(503, "ServerBusy", "busy")) == "503 ServerBusy"
+    assert _describe(error_from_response(500, None, "x")) == "500"
+    assert _describe(azt.ServiceTimeoutError("slow")) == "ServiceTimeoutError: slow"
+    secret = _describe(azt.ServiceConnectionError("GET https://a/t?sig=SECRET failed", sent=True))
+    assert secret.startswith("ServiceConnectionError: ")
+    assert "SECRET" not in secret

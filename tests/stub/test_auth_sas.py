@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as hs
 
-from azt_server_stub.auth import AuthOptions, KeyRange, Operation, Principal, compute_signature
+from azt_server_stub.auth import (
+    AuthOptions,
+    KeyRange,
+    Operation,
+    Principal,
+    SasGrant,
+    compute_signature,
+)
 from azt_server_stub.backend import SignedIdentifier
 from azt_server_stub.errors import StubError, table_not_found
 from tests.stub.test_auth_support import (
@@ -812,3 +819,30 @@ def test_key_range_matches_tuple_order_reference(
     if epk is not None:
         expected &= key <= (epk, erk) if erk is not None else pk <= epk
     assert KeyRange(spk, srk, epk, erk).admits(pk, rk) is expected
+
+
+def test_field_in_both_names_the_parameter_and_its_signed_value() -> None:
+    policy = SignedIdentifier("p1", permission="r", expiry="2030-01-01T00:00:00Z")
+    query = service_sas({"sv": "2019-02-02", "tn": "mytable", "si": "p1", "sp": "r"})
+    err = refusal(query, policies=[policy])
+    assert code(err) == (400, "InvalidQueryParameterValue")
+    assert err.details["QueryParameterName"] == "sp"
+    assert err.details["QueryParameterValue"] == "r"
+
+
+def test_a_policy_lookup_failing_otherwise_than_404_is_that_failure() -> None:
+    def lookup(account: str, table: str) -> list[SignedIdentifier]:
+        raise StubError(503, "ServerBusy", "The server is busy.")
+
+    auth = authenticator(now=SAS_NOW, policies=lookup)
+    request = view("GET", PATH, service_sas({**BASE, "si": "p1"}), scheme="https")
+    with pytest.raises(StubError) as excinfo:
+        auth.authenticate(request, DEV_ACCOUNT, "mytable")
+    assert code(excinfo.value) == (503, "ServerBusy")
+
+
+def test_a_verified_grant_cannot_be_changed() -> None:
+    grant = SasGrant("service", "2019-02-02", {"tn": "People"}, frozenset("r"), table="People")
+    with pytest.raises(AttributeError):
+        grant.permissions = frozenset("raud")  # type: ignore[misc]
+    assert grant.permissions == frozenset("r")
