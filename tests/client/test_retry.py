@@ -367,16 +367,18 @@ def _half(lo: float, hi: float) -> float:
 @pytest.mark.parametrize(
     ("status", "headers", "expected"),
     [
-        # a 429 with the millisecond hint waits exactly that long, shorter than the back-off
-        (429, {"x-ms-retry-after-ms": "20"}, 0.02),
-        (429, {"X-MS-Retry-After-Ms": "20"}, 0.02),
-        (429, {"x-ms-retry-after-ms": "9000"}, 9.0),
-        # any other hint is a lower bound on the back-off
+        # a 429 waits its hint (0 without one) plus a random part: with the middle of the
+        # range, hint + span / 2, span = min(maximum, max(hint, 50 ms) * 2 ** (retry - 1));
+        # never the policy's back-off (1.0 s and more here), which would idle far longer
+        (429, {"x-ms-retry-after-ms": "20"}, 0.02 + 0.05 * 4 / 2),
+        (429, {"X-MS-Retry-After-Ms": "20"}, 0.02 + 0.05 * 4 / 2),
+        (429, {"x-ms-retry-after-ms": "9000"}, 9.0 + 9.0 * 4 / 2),
+        (429, {"Retry-After": "0"}, 0.0 + 0.05 * 4 / 2),
+        (429, {"Retry-After": "9"}, 9.0 + 9.0 * 4 / 2),
+        (429, {}, 0.0 + 0.05 * 4 / 2),
+        # any other hint is a floor: the longer of the back-off and the hinted wait
         (503, {"x-ms-retry-after-ms": "20"}, None),
-        (503, {"x-ms-retry-after-ms": "9000"}, 9.0),
-        (429, {"Retry-After": "0"}, None),
-        (429, {"Retry-After": "9"}, 9.0),
-        (429, {}, None),
+        (503, {"x-ms-retry-after-ms": "9000"}, 9.0 + 9.0 * 4 / 2),
     ],
 )
 def test_a_retry_after_hint(status: int, headers: dict[str, str], expected: float | None) -> None:
@@ -385,7 +387,7 @@ def test_a_retry_after_hint(status: int, headers: dict[str, str], expected: floa
     backoff = policy.backoff(3, _half)
     assert backoff > 1.0
     err = error_from_response(status, "Code", "text", headers=headers)
-    assert wait.delay(3, err) == (backoff if expected is None else expected)
+    assert wait.delay(3, err) == pytest.approx(backoff if expected is None else expected)
     assert wait.delay(3, None) == backoff
     assert wait.delay(3, ValueError("x")) == backoff
 
