@@ -39,8 +39,7 @@ from typing import Any
 from aiohttp import hdrs, web
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.base_protocol import BaseProtocol
-from aiohttp.helpers import rfc822_formatted_time
-from aiohttp.http import HttpRequestParser, HttpVersion, HttpVersion10, HttpVersion11
+from aiohttp.http import HttpRequestParser, HttpVersion10, HttpVersion11
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.http_writer import StreamWriter
@@ -57,6 +56,7 @@ from . import errors
 from ._eager import start_eagerly
 from .connection import SERVES_WITHOUT_TASK, ServiceAppRunner, refusal_error, refusal_response
 from .flavors import flavor_of
+from .front_render import render, web_server_software
 from .read_limits import Drain, ReadWatch, limits_of
 
 log = logging.getLogger("azt_server_stub")
@@ -71,9 +71,6 @@ _Factory = Callable[..., BaseRequest]
 #: and a page fault for every request). Below the threshold the buffer comes from the heap.
 #: A larger request is read in several reads, as before.
 READ_SIZE = 64 * 1024
-
-#: Statuses whose answers carry no body (RFC 9110: 1xx, 204, 304).
-_EMPTY_BODY_STATUSES = frozenset({204, 304, *range(100, 200)})
 
 #: The request aiohttp builds for a message its parser refused (its ``ERROR``).
 _REFUSED = RawRequestMessage(
@@ -721,111 +718,6 @@ def aiohttp_version() -> str:
     from aiohttp import __version__
 
     return __version__
-
-
-def render(request: BaseRequest, response: web.Response) -> tuple[bytes, bytes, bool]:
-    """The head and body bytes aiohttp would send for a plain ``response``, and keep-alive.
-
-    Applies aiohttp's rules: ``Content-Length`` (none on 1xx/204/304, none for an
-    empty body on HEAD or 304), ``Content-Type: application/octet-stream`` on a body
-    without one, ``Date``, ``Server``, and ``Connection`` (``keep-alive`` on an HTTP/1.0
-    request kept open, ``close`` on an HTTP/1.1 one that is not); no body on HEAD or on
-    1xx/204/304.
-
-    Example::
-
-        >>> from aiohttp.test_utils import make_mocked_request
-        >>> request = make_mocked_request("GET", "/a/t()")
-        >>> head, body, keep = render(request, web.Response(status=200, body=b"{}"))
-        >>> head.split(b"\\r\\n")[0], body, keep
-        (b'HTTP/1.1 200 OK', b'{}', True)
-        >>> b"Content-Length: 2" in head and b"Content-Type: application/octet-stream" in head
-        True
-    """
-    status = response.status
-    method = request.method
-    headers = response.headers
-    body = response._body
-    assert body is None or isinstance(body, bytes)  # _plain
-    empty = status in _EMPTY_BODY_STATUSES or method == hdrs.METH_HEAD
-    if status in _EMPTY_BODY_STATUSES:
-        headers.popall(hdrs.CONTENT_LENGTH, None)
-        length = 0
-    elif hdrs.CONTENT_LENGTH in headers:
-        length = int(headers[hdrs.CONTENT_LENGTH])
-    else:
-        length = len(body) if body else 0
-        if length or method != hdrs.METH_HEAD:
-            headers[hdrs.CONTENT_LENGTH] = str(length)
-    if empty:
-        headers.popall(hdrs.TRANSFER_ENCODING, None)
-    elif length != 0:
-        headers.setdefault(hdrs.CONTENT_TYPE, "application/octet-stream")
-    if hdrs.DATE not in headers:
-        headers[hdrs.DATE] = rfc822_formatted_time()
-    if hdrs.SERVER not in headers:
-        headers[hdrs.SERVER] = web_server_software()
-    keep_alive = response._keep_alive
-    if keep_alive is None:
-        keep_alive = request.keep_alive
-    version: HttpVersion = request.version
-    if hdrs.CONNECTION not in headers:
-        if keep_alive:
-            if version == HttpVersion10:
-                headers[hdrs.CONNECTION] = "keep-alive"
-        elif version == HttpVersion11:
-            headers[hdrs.CONNECTION] = "close"
-    reason = response.reason
-    status_line = _STATUS_LINES.get((version, status, reason))
-    if status_line is None:
-        status_line = f"HTTP/{version[0]}.{version[1]} {status} {reason}"
-        if len(_STATUS_LINES) < 256:
-            _STATUS_LINES[version, status, reason] = status_line
-    breaks = len(headers)
-    if breaks:
-        try:
-            fields = "\r\n".join(map(": ".join, headers.items()))
-        except TypeError:  # a value that is not text: as it formats
-            fields = "\r\n".join([f"{name}: {value}" for name, value in headers.items()])
-        text = status_line + "\r\n" + fields
-    else:
-        text = status_line
-    if text.count("\n") != breaks or text.count("\r") != breaks:  # aiohttp refuses too
-        raise ValueError("Newline or carriage return character detected in a header")
-    try:
-        head = (text + "\r\n\r\n").encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (undecodable request bytes): as received
-        head = _encode_head(text + "\r\n\r\n")
-    return head, (b"" if empty or not body else body), bool(keep_alive)
-
-
-def _encode_head(text: str) -> bytes:
-    """A response head holding lone surrogates, encoded anyway: the bytes they stand for
-    (the parser's ``surrogateescape``), any other as ``?``. The service middleware refuses
-    such header values before serving (``check_header_text``); this keeps an answer
-    writable should one reach a header all the same."""
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace")
-
-
-#: Status lines written before, by (HTTP version, status, reason). Bounded.
-_STATUS_LINES: dict[tuple[HttpVersion, int, str], str] = {}
-
-
-@functools.cache
-def web_server_software() -> str:
-    """aiohttp's default ``Server`` header (the stub always sets its own).
-
-    Example::
-
-        >>> web_server_software().startswith("Python/")
-        True
-    """
-    from aiohttp.http import SERVER_SOFTWARE
-
-    return str(SERVER_SOFTWARE)
 
 
 __all__ = [

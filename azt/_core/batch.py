@@ -3,14 +3,14 @@ PartitionKey, each RowKey once, at most 100 operations); ``OperationEncoder`` en
 each operation once, into the change set part it is sent as, when it is added;
 :mod:`azt._core.packing` cuts operations into transactions on their exact encoded
 sizes; ``companions`` are the operations (index rows) an entity object's write carries
-in its transaction; ``batch_results`` turns the service's answer into results (the multipart
-format itself is :mod:`azt._core.wire.batch`)."""
+in its transaction. :mod:`azt._core.batch_answer` turns the service's answer into results
+(the multipart format itself is :mod:`azt._core.wire.batch`)."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, Literal, NoReturn, cast
+from typing import Any, Literal, cast
 
 import attrs
 
@@ -24,24 +24,18 @@ from azt._core.base import (
     plain_value,
     validate_table_name,
 )
-from azt._core.config import AmbiguousOutcomePolicy, Flavor
-from azt._core.pipeline import Pipeline
-from azt._core.results import UpdateMode, WriteResult
-from azt._core.transport import HttpResponse
+from azt._core.config import Flavor
+from azt._core.results import UpdateMode
 from azt._core.wire import batch as wire_batch
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS, Changeset, describe_bytes
-from azt._core.wire.batch_outcome import change_set_outcome
 from azt._core.wire.writers import encode_valid
 from azt._edm.entity import refuse_property_loss
 from azt._edm.validation import STORAGE_LIMITS, ServiceLimits, validate_key
 from azt._errors import (
-    AmbiguousOutcomeError,
     BatchValidationError,
-    EntityAlreadyExistsError,
     EntityNotFoundError,
-    PreconditionFailedError,
     TransactionError,
     ValidationError,
 )
@@ -727,89 +721,3 @@ def batch_part(
         headers["If-Match"] = op.etag or "*"
     method = core.write_verb(op.mode is UpdateMode.MERGE, headers)
     return wire_batch.BatchPart(method, url, headers, core.codec.encode_entity(op.entity))
-
-
-def batch_results(
-    core: ClientCore, table_name: str, resp: HttpResponse, operations: list[BatchOperation]
-) -> list[WriteResult]:
-    """One result per operation from the service's multipart answer, or the failing
-    operation's :class:`azt.TransactionError` (or ``AmbiguousOutcomeError``)."""
-    request_id = resp.headers.get("x-ms-request-id")
-    content_type = resp.headers.get("Content-Type", "")
-    outcome = change_set_outcome(content_type, resp.body)
-    if outcome is not None and len(outcome) == len(operations):
-        # every operation succeeded, in the usual form: statuses and ETags are all it takes
-        return [
-            WriteResult(etag=etag, request_id=request_id, status=status) for status, etag in outcome
-        ]
-    parts = wire_batch.decode_batch_response(content_type, resp.body)
-    for position, part in enumerate(parts):
-        if part.status >= 300:
-            inner = Pipeline.error_for(
-                HttpResponse(part.status, part.headers, part.body or b"", part.reason or ""),
-                "entity",
-            )
-            if inner.request_id is None:
-                inner.request_id = request_id
-            index = failed_index(inner.message, len(operations), position, len(parts))
-            operation = operations[index] if index is not None else None
-            error = TransactionError.from_error(inner, index=index, operation=operation)
-            error.attempts = resp.attempts
-            error.earlier_attempt_may_have_applied = resp.earlier_attempt_may_have_applied
-            _raise_batch(core, table_name, error)
-    if len(parts) != len(operations):
-        raise TransactionError(
-            f"the service answered {len(parts)} parts for {len(operations)} operations",
-            status=resp.status,
-            request_id=request_id,
-            headers=resp.headers,
-        )
-    return [
-        WriteResult(etag=part.headers.get("ETag"), request_id=request_id, status=part.status)
-        for part in parts
-    ]
-
-
-def _raise_batch(core: ClientCore, table_name: str, error: TransactionError) -> NoReturn:
-    inner = error.error
-    if (
-        error.earlier_attempt_may_have_applied
-        and inner is not None
-        and isinstance(
-            inner, EntityAlreadyExistsError | EntityNotFoundError | PreconditionFailedError
-        )
-        and core.ambiguous_outcome is not AmbiguousOutcomePolicy.REPORT_ERROR
-    ):
-        # A transaction cannot be verified cheaply: report it as ambiguous.
-        raise AmbiguousOutcomeError(
-            f"submit_transaction({table_name!r})",
-            error,
-            attempts=error.attempts,
-        ) from error
-    raise error
-
-
-def failed_index(message: str, n_ops: int, position: int, n_parts: int) -> int | None:
-    """The failed operation of a change-set answer's error part.
-
-    The ``<index>:`` prefix of the message names it; the service writes none for the
-    first operation (recorded 2017 and 2021), so a lone error part without one is
-    operation 0.
-
-    Example::
-
-        >>> failed_index("2:The specified entity already exists.", 3, 0, 1)
-        2
-        >>> failed_index("The specified resource does not exist.", 3, 0, 1)
-        0
-    """
-    head = message.split(":", 1)[0].strip() if message else ""
-    if head.isdigit():
-        index = int(head)
-        if 0 <= index < n_ops:
-            return index
-    if n_parts == n_ops:
-        return position
-    if n_parts == 1 and n_ops > 0:
-        return 0
-    return None

@@ -37,12 +37,12 @@ from azt._core.batch import (
     BatchOperation,
     OperationEncoder,
     TableBatch,
-    batch_results,
     bound_batch,
     checked_operation,
     companions,
     droppable_companion,
 )
+from azt._core.batch_answer import batch_results
 from azt._core.batch_writer import DEFAULT_MAX_BUFFER_BYTES, BatchWriter
 from azt._core.config import (
     DEFAULT_API_VERSION,

@@ -55,6 +55,7 @@ MODULES = [
     "azt._core.transport",
     "azt._core.base",
     "azt._core.batch",
+    "azt._core.batch_answer",
     "azt._core.intents",
     "azt._core.queries",
     "azt._core.spellings",

@@ -406,7 +406,7 @@ def ref_render(request: Any, response: Any) -> tuple[bytes, bytes, bool]:
     from aiohttp.helpers import rfc822_formatted_time
     from aiohttp.http import HttpVersion10, HttpVersion11
 
-    from azt_server_stub.front import _EMPTY_BODY_STATUSES, web_server_software
+    from azt_server_stub.front_render import _EMPTY_BODY_STATUSES, web_server_software
 
     status = response.status
     method = request.method
