@@ -96,6 +96,31 @@ async def test_throttled_waits_stay_within_thirty_seconds() -> None:
     assert info.value.attempts == len(transport.requests) == 3
 
 
+@pytest.mark.parametrize(
+    ("budget", "delays"),
+    [
+        (17.499, [7.5]),  # 7.5 + 10 would pass the budget
+        (17.5, [7.5, 10.0]),  # 7.5 + 10 == 17.5: exactly the budget is allowed
+        (17.501, [7.5, 10.0]),  # the next, 5 + 10, would make 32.5
+    ],
+)
+async def test_throttled_waits_exactly_at_their_budget_are_allowed(
+    budget: float, delays: list[float]
+) -> None:
+    sleeps = Sleeps()
+    policy = azt.RetryPolicy(throttled_total_delay=budget)
+    client, transport = make_service(
+        sequence(*(error_response(429, "TooManyRequests", {"x-ms-retry-after-ms": "5000"}),) * 10),
+        sleeps=sleeps,
+        policy=policy,
+    )
+    async with client:
+        with pytest.raises(azt.TooManyRequestsError) as info:
+            await client.list_tables().to_list()
+    assert sleeps.delays == pytest.approx(delays)
+    assert info.value.attempts == len(transport.requests) == len(delays) + 1
+
+
 async def test_other_errors_keep_max_attempts_and_no_retries_means_one() -> None:
     sleeps = Sleeps()
     client, transport = make_service(
