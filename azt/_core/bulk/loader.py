@@ -96,8 +96,12 @@ ResultCallback = Callable[[int, WriteResult | BulkFailure], object]
 #: are one episode for this long.
 _PACE_HOLD = 0.25
 
-#: After a cut, a pace grows back by this share of its new value per second.
-_RECOVERY = 0.2
+#: After a cut, a pace closes this share of the gap to the rate it was cut from per
+#: second of traffic at that pace ...
+_APPROACH = 0.5
+
+#: ... and above that rate probes by this share of it per second.
+_PROBE = 0.03
 
 #: A full transaction's body leaves room for the multipart framing around the parts.
 _FULL_BYTES = MAX_BATCH_BYTES - 64 * 1024
@@ -127,12 +131,16 @@ class _Send:
     """A transaction in progress: its operations, attempts so far, whether an earlier
     attempt may have been applied."""
 
-    __slots__ = ("attempts", "ops", "uncertain")
+    __slots__ = ("account_bound", "attempts", "ops", "partition_bound", "uncertain")
 
     def __init__(self, ops: list[_Op]) -> None:
         self.ops = ops
         self.attempts = 0
         self.uncertain = False
+        #: whether the account's / the partition's pace held this attempt back (only a
+        #: pace that limits grows on success)
+        self.account_bound = False
+        self.partition_bound = False
 
 
 class _Table:
@@ -151,6 +159,7 @@ class _Partition:
         "first_at",
         "key",
         "limiter",
+        "meter",
         "not_before",
         "pace",
         "qbytes",
@@ -170,6 +179,7 @@ class _Partition:
         self.retry: _Send | None = None
         self.pace = pace
         self.limiter = RateLimiter(pace.value, now=now)
+        self.meter = RateMeter(span=1.0)
 
     def full(self) -> bool:
         return len(self.queue) >= MAX_BATCH_OPERATIONS or self.qbytes >= _FULL_BYTES
@@ -237,7 +247,6 @@ class _Loader:
         self._parts: dict[tuple[str, str], _Partition] = {}
         #: partitions with queued operations or a transaction to resend, oldest first
         self._waiting: dict[tuple[str, str], _Partition] = {}
-        self._full: collections.deque[_Partition] = collections.deque()
         self._wake = asyncio.Event()
         self._space = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -259,9 +268,10 @@ class _Loader:
             rate,
             minimum=max(1.0, rate / 1000),
             maximum=rate,
-            increase=rate * 0.1,
+            increase=rate * _PROBE,
             decrease=options.decrease,
             hold=_PACE_HOLD,
+            approach=_APPROACH,
             clock=clock,
         )
         self._limiter = RateLimiter(rate, now=now)
@@ -276,6 +286,8 @@ class _Loader:
             clock=clock,
         )
         self._meter = RateMeter(span=1.0)
+        #: the rate the last partition cut was made from (a partition's target, learned)
+        self._partition_hint: float | None = None
         self._latency = LatencyTracker(factor=options.latency_factor)
 
     # -- input ------------------------------------------------------------------------------
@@ -374,7 +386,6 @@ class _Loader:
         part.queue.append(entry)
         part.qbytes += entry.size
         if part.full() and not was_full:
-            self._full.append(part)
             self._wake.set()
 
     def _partition_pace(self) -> Aimd:
@@ -383,23 +394,23 @@ class _Loader:
             rate,
             minimum=max(1.0, rate / 1000),
             maximum=rate,
-            increase=rate * 0.1,
+            increase=rate * _PROBE,
             decrease=self.options.decrease,
             hold=_PACE_HOLD,
+            approach=_APPROACH,
             clock=self._clock,
         )
 
     # -- dispatching ------------------------------------------------------------------------
 
     def _pick(self, now: float) -> tuple[_Partition | None, float | None]:
-        """The next partition to send, or ``None`` and how long to wait at most."""
-        while self._full:
-            part = self._full.popleft()
-            if part.full() and not part.busy and part.not_before <= now and not part.retry:
-                return part, None
+        """The next partition to send, or ``None`` and how long to wait at most: the first
+        ready one in waiting order, where a partition goes to the end each time it is
+        sent (:meth:`_rotate`), so partitions with a full transaction or one to resend
+        take turns."""
+        wait: float | None = None
         flush = self._eof or self._pressure
         linger = self.options.linger
-        wait: float | None = None
         for part in self._waiting.values():
             if part.busy:
                 continue
@@ -447,11 +458,21 @@ class _Loader:
             n = len(send.ops)
             part.limiter.take(n, now)
             self._limiter.take(n, now)
+            send.partition_bound = part.limiter.binding(now)
+            send.account_bound = self._limiter.binding(now)
+            self._rotate(part)
             part.busy = True
             self._inflight += 1
             task = asyncio.create_task(self._run(part, send))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def _rotate(self, part: _Partition) -> None:
+        """Move a partition just sent to the end of the waiting order: ready partitions
+        take turns (round robin), so the first ones in the input are not sent again and
+        again into their own limit while the others wait."""
+        if self._waiting.pop(part.key, None) is not None:
+            self._waiting[part.key] = part
 
     def _group(self, part: _Partition) -> _Send:
         """The partition's next transaction: its oldest operations, as many as fit."""
@@ -486,8 +507,6 @@ class _Loader:
                 self._waiting.pop(part.key, None)
                 if self._parts.get(part.key) is part and part.not_before <= self._clock():
                     del self._parts[part.key]  # idle: its pace is relearned if it returns
-            if part.full():
-                self._full.append(part)
             self._wake.set()
 
     async def _attempt(self, part: _Partition, send: _Send) -> None:
@@ -522,11 +541,14 @@ class _Loader:
             if self._latency.rising() and self._conc.cut():
                 self._latency.baseline *= 1.5  # one cut per episode: relearn from here
         self._conc.grow()
-        self._pace.grow(n)
-        part.pace.grow(n)
-        self._limiter.set_rate(self._pace.value, now)
-        part.limiter.set_rate(part.pace.value, now)
+        if send.account_bound:
+            self._pace.grow(n)
+            self._limiter.set_rate(self._pace.value, now)
+        if send.partition_bound:
+            part.pace.grow(n)
+            part.limiter.set_rate(part.pace.value, now)
         self._meter.add(n, now)
+        part.meter.add(n, now)
         for entry, write in zip(send.ops, writes, strict=True):
             self._succeed(entry, write)
         send.ops = []
@@ -538,17 +560,32 @@ class _Loader:
         scope = _throttle_scope(exc)
         if scope is not None:
             self.result.throttled += 1
+            n = len(send.ops)
             if scope == "account":
-                # Cut from what the service admitted over the last second (not more than
-                # a factor 4 at once): early on, its initial burst is not its rate.
-                admitted = max(self._meter.rate(now), self._pace.value / 4)
-                if self._pace.cut(to=admitted):
-                    self._pace.increase = self._pace.value * _RECOVERY
-                    self._limiter.set_rate(self._pace.value, now)
+                pace, limiter, meter = self._pace, self._limiter, self._meter
+                hint = None
                 self._conc.cut()
-            elif part.pace.cut():
-                part.pace.increase = part.pace.value * _RECOVERY
-                part.limiter.set_rate(part.pace.value, now)
+            else:
+                pace, limiter, meter = part.pace, part.limiter, part.meter
+                hint = self._partition_hint
+            # Cut from what the service admitted over the last second; with no success
+            # in it, from what another partition was cut from (partitions share a
+            # target), or by a factor 4 at most.
+            admitted = meter.rate(now)
+            if admitted <= 0:
+                admitted = hint if hint is not None else pace.value / 4
+            if pace.cut(to=admitted):
+                pace.increase = pace.value * _PROBE
+                limiter.set_rate(pace.value, now)
+                limiter.empty(now)  # the service's bucket is empty: so is ours
+                if scope != "account":
+                    self._partition_hint = pace.ceiling
+            # The pace is the back-off: the transaction goes again when the cut pace has
+            # room for it (jittered, so refused partitions do not all return at once),
+            # not after the retry policy's waits for a lone request (3 s, 33 s, ...).
+            wait = n / pace.value * self._uniform(0.5, 1.5)
+        else:
+            wait = self._policy.backoff(send.attempts, self._uniform)
         if may_have_been_applied(exc):
             send.uncertain = True
             if self.options.ambiguous_outcome is AmbiguousOutcomePolicy.RAISE:
@@ -561,7 +598,7 @@ class _Loader:
         if not is_retryable(exc) or send.attempts >= self.options.max_attempts:
             self._fail_all(part, send, exc)
             return
-        part.not_before = now + self._policy.backoff(send.attempts, self._uniform)
+        part.not_before = now + wait
 
     async def _op_failed(self, part: _Partition, send: _Send, exc: TransactionError) -> None:
         """One operation failed the transaction (nothing of it was applied): report it and
