@@ -25,7 +25,8 @@ How it runs (:func:`load`):
   transaction whose answer was lost is resolved before it is resent by reading its
   entities back (:mod:`azt._core.bulk.settle`); a transaction that fails on one operation
   reports that operation (with its index and the service's error) and resends the others.
-  Acknowledged positions go into the checkpoint, saved periodically and at the end.
+  The checkpoint is saved before the first request (a load killed at once can be
+  resumed), then with the acknowledged positions periodically and at the end.
 """
 
 from __future__ import annotations
@@ -750,7 +751,13 @@ class _Loader:
         if self._store is not None:
             state = await asyncio.to_thread(self._store.load)
             self._done = DonePositions.from_state(state)
-            self._resumed = self._done.count() > 0
+            # A checkpoint that exists (even with nothing done yet) may belong to a load
+            # killed after sending: its conflicts may be its own writes (read back).
+            self._resumed = state is not None
+            if state is None and self._saves is not None:
+                # The checkpoint exists from the start, before anything is sent: a load
+                # killed before its first periodic save can be resumed.
+                await self._saves.save(self._done.state())
         helpers: list[asyncio.Task[None]] = []
         if self._store is not None:
             helpers.append(asyncio.create_task(self._saver()))
