@@ -66,13 +66,14 @@ from azt._core.bulk.outcomes import (
     WriteKind,
     describe_item,
 )
-from azt._core.bulk.settle import read_back, reflects
+from azt._core.bulk.settle import predicted_failure, read_back, reflects, stored_keys
 from azt._core.config import AmbiguousOutcomePolicy, RetryPolicy
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.retry import is_retryable, may_have_been_applied
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
 from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
+from azt._edm.entity import TableEntity
 from azt._errors import (
     AmbiguousOutcomeError,
     AuthenticationError,
@@ -513,7 +514,7 @@ class _Loader:
     async def _attempt(self, part: _Partition, send: _Send) -> None:
         policy = self.options.ambiguous_outcome
         if send.uncertain and policy is AmbiguousOutcomePolicy.ASSUME_SUCCEEDED:
-            if not await self._settle(part, send, None):
+            if await self._settle(part, send, None) is None:
                 return
             send.uncertain = False
             if not send.ops:
@@ -603,7 +604,9 @@ class _Loader:
 
     async def _op_failed(self, part: _Partition, send: _Send, exc: TransactionError) -> None:
         """One operation failed the transaction (nothing of it was applied): report it and
-        resend the others; a conflict that may be our own earlier write is read back."""
+        resend the others; a conflict that may be our own earlier write is read back.
+        After a conflict, the others that would meet one too are reported at once
+        (:meth:`_fail_predicted`), not found one transaction at a time."""
         index = exc.index
         inner = exc.error
         if (
@@ -617,23 +620,60 @@ class _Loader:
         conflict = isinstance(
             inner, EntityAlreadyExistsError | EntityNotFoundError | PreconditionFailedError
         )
+        stored: dict[str, TableEntity | None] | None = None
         if (
             conflict
             and (send.uncertain or self._resumed or exc.earlier_attempt_may_have_applied)
             and self.options.ambiguous_outcome is AmbiguousOutcomePolicy.ASSUME_SUCCEEDED
         ):
             culprit = send.ops[index]
-            if not await self._settle(part, send, culprit):
+            stored = await self._settle(part, send, culprit)
+            if stored is None:
                 return
             if culprit not in send.ops:  # it was ours: the rest go again
                 return
             index = send.ops.index(culprit)
         self._fail_entry(send.ops.pop(index), part, inner or exc)
+        if conflict and send.ops:
+            await self._fail_predicted(part, send, stored)
 
-    async def _settle(self, part: _Partition, send: _Send, culprit: _Op | None) -> bool:
+    async def _fail_predicted(
+        self, part: _Partition, send: _Send, stored: dict[str, TableEntity | None] | None
+    ) -> None:
+        """Report the operations of ``send`` that would fail against what is stored (read
+        back already, or now with one keys-only query of the transaction's RowKey range);
+        keep the others to resend. When the read fails or would be too long, all are
+        kept (the service names them one by one)."""
+        found: dict[str, str | None]
+        if stored is None:
+            rks = [entry.prepared.operation.row_key for entry in send.ops]
+            try:
+                keys = await stored_keys(part.table.reader, part.key[1], rks)
+            except (ServiceError, TransportError):
+                return
+            if keys is None:
+                return
+            self.result.reads += 1
+            found = keys
+        else:
+            found = {rk: e.metadata.etag for rk, e in stored.items() if e is not None}
+        keep: list[_Op] = []
+        for entry in send.ops:
+            op = entry.prepared.operation
+            rk = op.row_key
+            error = predicted_failure(op, rk in found, found.get(rk))
+            if error is None:
+                keep.append(entry)
+            else:
+                self._fail_entry(entry, part, error)
+        send.ops = keep
+
+    async def _settle(
+        self, part: _Partition, send: _Send, culprit: _Op | None
+    ) -> dict[str, TableEntity | None] | None:
         """Read back the transaction's entities; complete the operations whose effect is
-        already stored, keep the others in ``send``. ``False`` when reading failed (the
-        transaction is tried again later)."""
+        already stored, keep the others in ``send``; what was read, by RowKey. ``None``
+        when reading failed (the transaction is tried again later)."""
         ops = [entry.prepared.operation for entry in send.ops]
         try:
             stored = await read_back(part.table.reader, ops)
@@ -645,10 +685,12 @@ class _Loader:
                 part.not_before = self._clock() + self._policy.backoff(
                     max(send.attempts, 1), self._uniform
                 )
-            return False
+            return None
         keep: list[_Op] = []
+        found: dict[str, TableEntity | None] = {}
         for entry, entity in zip(send.ops, stored, strict=True):
             op = entry.prepared.operation
+            found[op.row_key] = entity
             if reflects(op, entity):
                 etag = entity.metadata.etag if entity is not None else None
                 write_back(op.source, etag)
@@ -657,7 +699,7 @@ class _Loader:
             else:
                 keep.append(entry)
         send.ops = keep
-        return True
+        return found
 
     # -- outcomes ---------------------------------------------------------------------------
 
