@@ -126,6 +126,9 @@ class QueryPlan:
     lookup: Condition | None = attrs.field(default=None, repr=False, eq=False)
     #: an INDEX plan over an index across partitions (its rows in partitions of its own)
     across: bool = False
+    #: the property of an INDEX plan's part bounded by a range or prefix (after the
+    #: parts pinned with ``==``)
+    index_range: str | None = None
 
     def __str__(self) -> str:
         lines = [self._line()]
@@ -146,10 +149,15 @@ class QueryPlan:
             what = self.partition_range.describe("PartitionKey")
         elif self.kind is PlanKind.INDEX:
             assert self.row_range is not None
-            then = ", then point reads of the main rows" if self.holds == "keys" else ""
+            then = (
+                ", then point reads of the main rows"
+                if self.holds == "keys"
+                else ", the rows read are the results"
+            )
             where = ", across partitions" if self.across else ""
+            ranged = f", a range of {self.index_range}" if self.index_range else ""
             what = (
-                f"index {self.index!r} (holds {self.holds}{where}): PartitionKey="
+                f"index {self.index!r} (holds {self.holds}{where}{ranged}): PartitionKey="
                 f"{self.partition_key!r}, {self.row_range.describe('RowKey')}{then}"
             )
         elif self.kind is PlanKind.MULTI:
