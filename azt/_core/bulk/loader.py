@@ -6,7 +6,8 @@ How it runs (:func:`load`):
 
 * **Reading** (one task): each input item gets its position; positions done by an
   earlier run (the checkpoint) are skipped; the rest are checked and encoded once
-  (:func:`azt._core.batch.encode_operation`) and queued on their partition. An invalid
+  (:func:`azt._core.batch.encode_operation`) and queued on their partition; an entity
+  object whose class declares indexes brings its index rows, which go in its transaction. An invalid
   item becomes a failure with its index at once. The reader stops reading while
   ``window`` operations (or ``window_bytes``) are read but not finished, so memory stays
   bounded whatever the input's size.
@@ -32,7 +33,6 @@ How it runs (:func:`load`):
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import copy
 import time
@@ -42,13 +42,11 @@ from typing import Any
 from azt._core.base import write_back
 from azt._core.batch import (
     BatchOperation,
-    Prepared,
     add_prepared,
     checked_operation,
     create_operation,
     delete_operation,
     encode_operation,
-    has_room,
     operation_companions,
     operation_source,
     update_operation,
@@ -66,13 +64,23 @@ from azt._core.bulk.outcomes import (
     WriteKind,
     describe_item,
 )
+from azt._core.bulk.queues import (
+    Op,
+    Partition,
+    Send,
+    TableRef,
+    describe_op,
+    ops_in,
+    throttle_scope,
+)
 from azt._core.bulk.settle import predicted_failure, read_back, reflects, stored_keys
 from azt._core.config import AmbiguousOutcomePolicy, RetryPolicy
+from azt._core.packing import check_group_alone
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.retry import is_retryable, may_have_been_applied
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
-from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._edm.entity import TableEntity
 from azt._errors import (
     AmbiguousOutcomeError,
@@ -104,102 +112,6 @@ _APPROACH = 0.5
 
 #: ... and above that rate probes by this share of it per second.
 _PROBE = 0.03
-
-#: A full transaction's body leaves room for the multipart framing around the parts.
-_FULL_BYTES = MAX_BATCH_BYTES - 64 * 1024
-
-
-def _refuse_indexed(op: BatchOperation, source: Any) -> None:
-    """The bulk loader sends operations one by one, never with index rows: an entity
-    object whose class declares secondary indexes is refused (use a ``BatchWriter`` or a
-    context, which keep index rows in the entity's transaction)."""
-    if source is not None and operation_companions(op, source):
-        raise ValidationError(
-            f"{type(source).__name__} declares secondary indexes; the bulk loader does not "
-            "write index rows: write it with table.batch_writer() or a TableContext"
-        )
-
-
-class _Op:
-    __slots__ = ("index", "prepared", "size")
-
-    def __init__(self, index: int, prepared: Prepared) -> None:
-        self.index = index
-        self.prepared = prepared
-        self.size = len(prepared.request)
-
-
-class _Send:
-    """A transaction in progress: its operations, attempts so far, whether an earlier
-    attempt may have been applied."""
-
-    __slots__ = ("account_bound", "attempts", "ops", "partition_bound", "uncertain")
-
-    def __init__(self, ops: list[_Op]) -> None:
-        self.ops = ops
-        self.attempts = 0
-        self.uncertain = False
-        #: whether the account's / the partition's pace held this attempt back (only a
-        #: pace that limits grows on success)
-        self.account_bound = False
-        self.partition_bound = False
-
-
-class _Table:
-    __slots__ = ("name", "probe", "reader", "sender")
-
-    def __init__(self, sender: TableClient, reader: TableClient) -> None:
-        self.name = sender.table_name
-        self.sender = sender
-        self.reader = reader
-        self.probe = sender.batch()
-
-
-class _Partition:
-    __slots__ = (
-        "busy",
-        "first_at",
-        "key",
-        "limiter",
-        "meter",
-        "not_before",
-        "pace",
-        "qbytes",
-        "queue",
-        "retry",
-        "table",
-    )
-
-    def __init__(self, key: tuple[str, str], table: _Table, pace: Aimd, now: float) -> None:
-        self.key = key
-        self.table = table
-        self.queue: collections.deque[_Op] = collections.deque()
-        self.qbytes = 0
-        self.busy = False
-        self.not_before = 0.0
-        self.first_at = now
-        self.retry: _Send | None = None
-        self.pace = pace
-        self.limiter = RateLimiter(pace.value, now=now)
-        self.meter = RateMeter(span=1.0)
-
-    def full(self) -> bool:
-        return len(self.queue) >= MAX_BATCH_OPERATIONS or self.qbytes >= _FULL_BYTES
-
-    def next_size(self) -> int:
-        if self.retry is not None:
-            return len(self.retry.ops)
-        return min(len(self.queue), MAX_BATCH_OPERATIONS)
-
-
-def _throttle_scope(exc: BaseException) -> str | None:
-    """``"account"``, ``"partition"`` or ``None``: whether ``exc`` is the service
-    pushing back, and on what."""
-    if not isinstance(exc, ServiceError):
-        return None
-    if exc.status == 429 or exc.code in ("ServerBusy", "OperationTimedOut"):
-        return "account" if "account limit" in (exc.message or "") else "partition"
-    return None
 
 
 class _Loader:
@@ -245,10 +157,10 @@ class _Loader:
         self._progress = progress
         self._on_result = on_result
         self._clock = clock
-        self._tables: dict[str, _Table] = {}
-        self._parts: dict[tuple[str, str], _Partition] = {}
+        self._tables: dict[str, TableRef] = {}
+        self._parts: dict[tuple[str, str], Partition] = {}
         #: partitions with queued operations or a transaction to resend, oldest first
-        self._waiting: dict[tuple[str, str], _Partition] = {}
+        self._waiting: dict[tuple[str, str], Partition] = {}
         self._wake = asyncio.Event()
         self._space = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -294,16 +206,19 @@ class _Loader:
 
     # -- input ------------------------------------------------------------------------------
 
-    def _table(self, name: str) -> _Table:
+    def _table(self, name: str) -> TableRef:
         key = name.lower()
         found = self._tables.get(key)
         if found is None:
             sender = TableClient._from_core(self._send_core, name)
             reader = TableClient._from_core(self._core, name)
-            found = self._tables[key] = _Table(sender, reader)
+            found = self._tables[key] = TableRef(sender, reader)
         return found
 
-    def _operation(self, item: Any) -> tuple[_Table, BatchOperation]:
+    def _operation(self, item: Any) -> tuple[TableRef, BatchOperation, list[BatchOperation]]:
+        """The item's table, operation and companion operations (the index rows of an
+        entity object whose class declares indexes, refused when they cannot be kept
+        exact: :func:`azt._core.batch.operation_companions`)."""
         table = self._default_table
         if isinstance(item, TableWrite):
             table, item = item.table, item.item
@@ -313,8 +228,9 @@ class _Loader:
             )
         if isinstance(item, BatchOperation):
             op = checked_operation(item)
-            _refuse_indexed(op, operation_source(item))
-            return self._table(table), op
+            where = self._table(table)
+            extra = operation_companions(op, operation_source(item), where.probe.limits)
+            return where, op, extra
         kind = self._kind
         if kind == "insert":
             op = create_operation(item)
@@ -328,8 +244,9 @@ class _Loader:
             op = update_operation(item, UpdateMode.REPLACE)
         else:
             op = delete_operation(item)
-        _refuse_indexed(op, item if getattr(type(item), "__azt_entity__", None) else None)
-        return self._table(table), op
+        where = self._table(table)
+        source = item if getattr(type(item), "__azt_entity__", None) else None
+        return where, op, operation_companions(op, source, where.probe.limits)
 
     async def _read(self, items: Iterable[Any] | AsyncIterable[Any]) -> None:
         try:
@@ -358,12 +275,15 @@ class _Loader:
             result.skipped += 1
             return
         try:
-            table, op = self._operation(item)
+            table, op, companions = self._operation(item)
             prepared = encode_operation(table.probe, op)
+            extra = [encode_operation(table.probe, c) for c in companions]
+            if extra:
+                check_group_alone(table.sender.batch, [prepared, *extra], None)
         except ValidationError as exc:
             self._fail(index, describe_item(item, self._default_table), exc)
             return
-        entry = _Op(index, prepared)
+        entry = Op(index, prepared, extra)
         opts = self.options
         while self._pending and (
             self._pending >= opts.window or self._pending_bytes + entry.size > opts.window_bytes
@@ -380,13 +300,14 @@ class _Loader:
         now = self._clock()
         if part is None:
             pace = self._partition_pace()
-            part = self._parts[key] = _Partition(key, table, pace, now)
+            part = self._parts[key] = Partition(key, table, pace, now)
         if key not in self._waiting:
             part.first_at = now
             self._waiting[key] = part
         was_full = part.full()
         part.queue.append(entry)
         part.qbytes += entry.size
+        part.qops += entry.count
         if part.full() and not was_full:
             self._wake.set()
 
@@ -405,7 +326,7 @@ class _Loader:
 
     # -- dispatching ------------------------------------------------------------------------
 
-    def _pick(self, now: float) -> tuple[_Partition | None, float | None]:
+    def _pick(self, now: float) -> tuple[Partition | None, float | None]:
         """The next partition to send, or ``None`` and how long to wait at most: the first
         ready one in waiting order, where a partition goes to the end each time it is
         sent (:meth:`_rotate`), so partitions with a full transaction or one to resend
@@ -457,7 +378,7 @@ class _Loader:
                 continue
             send = part.retry or self._group(part)
             part.retry = None
-            n = len(send.ops)
+            n = ops_in(send.ops)
             part.limiter.take(n, now)
             self._limiter.take(n, now)
             send.partition_bound = part.limiter.binding(now)
@@ -469,32 +390,23 @@ class _Loader:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def _rotate(self, part: _Partition) -> None:
+    def _rotate(self, part: Partition) -> None:
         """Move a partition just sent to the end of the waiting order: ready partitions
         take turns (round robin), so the first ones in the input are not sent again and
         again into their own limit while the others wait."""
         if self._waiting.pop(part.key, None) is not None:
             self._waiting[part.key] = part
 
-    def _group(self, part: _Partition) -> _Send:
+    def _group(self, part: Partition) -> Send:
         """The partition's next transaction: its oldest operations, as many as fit."""
-        batch = part.table.sender.batch()
-        ops: list[_Op] = []
-        queue = part.queue
-        while queue and len(ops) < MAX_BATCH_OPERATIONS:
-            entry = queue[0]
-            if ops and not has_room(batch, entry.prepared):
-                break
-            add_prepared(batch, entry.prepared)
-            ops.append(queue.popleft())
-            part.qbytes -= entry.size
-        if not queue:
+        send = part.next_transaction()
+        if not part.queue:
             self._waiting.pop(part.key, None)
-        return _Send(ops)
+        return send
 
     # -- sending ----------------------------------------------------------------------------
 
-    async def _run(self, part: _Partition, send: _Send) -> None:
+    async def _run(self, part: Partition, send: Send) -> None:
         try:
             await self._attempt(part, send)
         except Exception as exc:  # never lose operations to an unexpected error
@@ -511,7 +423,7 @@ class _Loader:
                     del self._parts[part.key]  # idle: its pace is relearned if it returns
             self._wake.set()
 
-    async def _attempt(self, part: _Partition, send: _Send) -> None:
+    async def _attempt(self, part: Partition, send: Send) -> None:
         policy = self.options.ambiguous_outcome
         if send.uncertain and policy is AmbiguousOutcomePolicy.ASSUME_SUCCEEDED:
             if await self._settle(part, send, None) is None:
@@ -521,7 +433,8 @@ class _Loader:
                 return
         batch = part.table.sender.batch()
         for entry in send.ops:
-            add_prepared(batch, entry.prepared)
+            for prepared in entry.parts():
+                add_prepared(batch, prepared)
         send.attempts += 1
         result = self.result
         result.requests += 1
@@ -537,7 +450,7 @@ class _Loader:
             self._pushed_back(part, send, exc)
             return
         now = self._clock()
-        n = len(send.ops)
+        n = ops_in(send.ops)
         if n >= MAX_BATCH_OPERATIONS // 2:
             self._latency.add(now - started)
             if self._latency.rising() and self._conc.cut():
@@ -551,18 +464,18 @@ class _Loader:
             part.limiter.set_rate(part.pace.value, now)
         self._meter.add(n, now)
         part.meter.add(n, now)
-        for entry, write in zip(send.ops, writes, strict=True):
-            self._succeed(entry, write)
+        position = 0
+        for entry in send.ops:  # each entry's own write (its index rows' follow it)
+            self._succeed(entry, writes[position])
+            position += entry.count
         send.ops = []
 
-    def _pushed_back(
-        self, part: _Partition, send: _Send, exc: ServiceError | TransportError
-    ) -> None:
+    def _pushed_back(self, part: Partition, send: Send, exc: ServiceError | TransportError) -> None:
         now = self._clock()
-        scope = _throttle_scope(exc)
+        scope = throttle_scope(exc)
         if scope is not None:
             self.result.throttled += 1
-            n = len(send.ops)
+            n = ops_in(send.ops)
             if scope == "account":
                 pace, limiter, meter = self._pace, self._limiter, self._meter
                 hint = None
@@ -602,18 +515,33 @@ class _Loader:
             return
         part.not_before = now + wait
 
-    async def _op_failed(self, part: _Partition, send: _Send, exc: TransactionError) -> None:
+    async def _op_failed(self, part: Partition, send: Send, exc: TransactionError) -> None:
         """One operation failed the transaction (nothing of it was applied): report it and
         resend the others; a conflict that may be our own earlier write is read back.
         After a conflict, the others that would meet one too are reported at once
         (:meth:`_fail_predicted`), not found one transaction at a time."""
-        index = exc.index
         inner = exc.error
-        if (
-            index is None
-            or not 0 <= index < len(send.ops)
-            or isinstance(inner, TableNotFoundError | AuthenticationError | AuthorizationError)
-            or (inner is not None and inner.status >= 500)
+        flat = [(entry, k) for entry in send.ops for k in range(entry.count)]
+        if exc.index is None or not 0 <= exc.index < len(flat):
+            self._fail_all(part, send, exc)
+            return
+        owner, k = flat[exc.index]
+        if k > 0:  # one of an entity's index rows
+            if (
+                isinstance(inner, EntityNotFoundError)
+                and owner.extra[k - 1].operation.kind == "delete"
+                and not exc.earlier_attempt_may_have_applied
+            ):
+                # an index row to delete was already gone: send again without it
+                owner.extra.pop(k - 1)
+                owner.count -= 1
+                return
+            send.ops.remove(owner)
+            self._fail_entry(owner, part, inner or exc)
+            return
+        index = send.ops.index(owner)
+        if isinstance(inner, TableNotFoundError | AuthenticationError | AuthorizationError) or (
+            inner is not None and inner.status >= 500
         ):
             self._fail_all(part, send, exc)
             return
@@ -638,7 +566,7 @@ class _Loader:
             await self._fail_predicted(part, send, stored)
 
     async def _fail_predicted(
-        self, part: _Partition, send: _Send, stored: dict[str, TableEntity | None] | None
+        self, part: Partition, send: Send, stored: dict[str, TableEntity | None] | None
     ) -> None:
         """Report the operations of ``send`` that would fail against what is stored (read
         back already, or now with one keys-only query of the transaction's RowKey range);
@@ -657,7 +585,7 @@ class _Loader:
             found = keys
         else:
             found = {rk: e.metadata.etag for rk, e in stored.items() if e is not None}
-        keep: list[_Op] = []
+        keep: list[Op] = []
         for entry in send.ops:
             op = entry.prepared.operation
             rk = op.row_key
@@ -669,7 +597,7 @@ class _Loader:
         send.ops = keep
 
     async def _settle(
-        self, part: _Partition, send: _Send, culprit: _Op | None
+        self, part: Partition, send: Send, culprit: Op | None
     ) -> dict[str, TableEntity | None] | None:
         """Read back the transaction's entities; complete the operations whose effect is
         already stored, keep the others in ``send``; what was read, by RowKey. ``None``
@@ -686,7 +614,7 @@ class _Loader:
                     max(send.attempts, 1), self._uniform
                 )
             return None
-        keep: list[_Op] = []
+        keep: list[Op] = []
         found: dict[str, TableEntity | None] = {}
         for entry, entity in zip(send.ops, stored, strict=True):
             op = entry.prepared.operation
@@ -703,12 +631,12 @@ class _Loader:
 
     # -- outcomes ---------------------------------------------------------------------------
 
-    def _finish(self, entry: _Op) -> None:
+    def _finish(self, entry: Op) -> None:
         self._pending -= 1
         self._pending_bytes -= entry.size
         self._space.set()
 
-    def _succeed(self, entry: _Op, write: WriteResult) -> None:
+    def _succeed(self, entry: Op, write: WriteResult) -> None:
         self.result.written += 1
         self._done.add(entry.index)
         self._acknowledged += 1
@@ -716,13 +644,13 @@ class _Loader:
         if self._on_result is not None:
             self._on_result(entry.index, write)
 
-    def _fail_all(self, part: _Partition, send: _Send, exc: BaseException) -> None:
+    def _fail_all(self, part: Partition, send: Send, exc: BaseException) -> None:
         for entry in send.ops:
             self._fail_entry(entry, part, exc)
         send.ops = []
 
-    def _fail_entry(self, entry: _Op, part: _Partition, exc: BaseException) -> None:
-        self._fail(entry.index, _describe_op(entry, part), exc)
+    def _fail_entry(self, entry: Op, part: Partition, exc: BaseException) -> None:
+        self._fail(entry.index, describe_op(entry, part), exc)
         self._finish(entry)
 
     def _fail(
@@ -821,12 +749,6 @@ class _Loader:
         if self._input_error is not None:
             raise self._input_error
         return self.result
-
-
-def _describe_op(entry: _Op, part: _Partition) -> tuple[str, str | None, str | None, str]:
-    op = entry.prepared.operation
-    kind = op.kind if op.mode is None else f"{op.kind}-{op.mode.value}"
-    return part.table.name, op.partition_key, op.row_key, kind
 
 
 async def load(
