@@ -44,6 +44,7 @@ from azt._core.bulk.outcomes import (
     TableWrite,
     WriteKind,
 )
+from azt._orm.bulk_query import delete_where, update_where
 
 __all__ = [
     "Aimd",
@@ -56,5 +57,7 @@ __all__ = [
     "FileCheckpoint",
     "TableWrite",
     "WriteKind",
+    "delete_where",
     "load",
+    "update_where",
 ]

@@ -304,6 +304,7 @@ class _Loader:
         if key not in self._waiting:
             part.first_at = now
             self._waiting[key] = part
+            self._wake.set()  # its linger starts now: the dispatcher may be idle
         was_full = part.full()
         part.queue.append(entry)
         part.qbytes += entry.size
