@@ -94,7 +94,8 @@ async def main(n: int, partitions: int) -> None:
     untouched = sum(stored[f"d{i:06d}"].status == "keep" for i in range(0, n, 10))
     stale = sum(1 for rk, k in touched.items() if k > 0 and stored[rk].writer < k)
     injected = sum(rule.injected for rule in inj.rules)
-    print(f"{len(selected)} entities selected of {n}; {seconds:.1f} s, {len(selected) / seconds:.0f}/s")
+    rate = len(selected) / seconds
+    print(f"{len(selected)} entities selected of {n}; {seconds:.1f} s, {rate:.0f}/s")
     print(
         f"written {result.written}, failures {len(result.failures)}, requests {result.requests}, "
         f"resolved by reading back {result.resolved}, faults injected {injected}"
