@@ -35,11 +35,13 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping, MutableMapping
 from typing import Any, Literal
 
+from azt._core.batch import BatchOperation
 from azt._core.bulk.checkpoint import CheckpointStore, DonePositions, OrderedSaves
 from azt._core.bulk.loader import ProgressCallback, load
 from azt._core.bulk.outcomes import BulkFailure, BulkOptions, BulkResult
-from azt._core.results import WriteResult
+from azt._core.results import UpdateMode, WriteResult
 from azt._core.table_client import TableClient
+from azt._edm.entity import TableEntity
 from azt._errors import PreconditionFailedError, ValidationError, error_from_response
 from azt._orm.entity import Entity
 from azt._orm.query import Query
@@ -66,18 +68,40 @@ def _apply(obj: Any, changes: Mapping[str, Any]) -> Any:
     return obj
 
 
+def _keys(obj: Any) -> tuple[str, str]:
+    """The keys of an entity object (``DynamicEntity`` included) or a ``TableEntity``."""
+    if hasattr(obj, "PartitionKey"):
+        return obj.PartitionKey, obj.RowKey
+    return obj["PartitionKey"], obj["RowKey"]
+
+
 class _ByQuery:
     def __init__(
         self,
-        query: Query[Any],
+        source: Query[Any] | TableClient,
+        filter: str | None,
+        parameters: Mapping[str, Any] | None,
         action: Literal["merge", "replace", "delete"],
         changes: Mapping[str, Any],
         checkpoint: CheckpointStore | None,
         options: BulkOptions,
     ) -> None:
-        if not isinstance(query, Query):
-            raise ValidationError(f"a bulk update or delete needs a Query, got {query!r}")
-        self.query = query
+        if isinstance(source, Query):
+            if filter is not None or parameters is not None:
+                raise ValidationError("give the filter in the Query, not as filter=")
+            table = source._need_client()
+            if not isinstance(table, TableClient):
+                raise ValidationError("a bulk update or delete needs an azt.TableClient")
+            self.query: Query[Any] | None = source
+        elif isinstance(source, TableClient):
+            table, self.query = source, None
+        else:
+            raise ValidationError(
+                f"a bulk update or delete needs a Query or a TableClient, got {source!r}"
+            )
+        self.table = table
+        self.filter = filter
+        self.parameters = dict(parameters or {})
         self.action = action
         self.changes = dict(changes)
         self.store = checkpoint
@@ -98,16 +122,54 @@ class _ByQuery:
 
     def _item(self, first: int, obj: Any) -> Any:
         self.origin.append(first)
-        self.keys.append((obj.PartitionKey, obj.RowKey))
+        self.keys.append(_keys(obj))
+        if getattr(type(obj), "__azt_entity__", None) is None:
+            return self._operation(obj)  # a TableEntity: its ETag is in its metadata
         return obj if self.action == "delete" else _apply(obj, self.changes)
+
+    def _operation(self, row: Any) -> BatchOperation:
+        """The write of a ``TableEntity`` read by a raw query, If-Match its ETag."""
+        etag = row.metadata.etag
+        if not etag:
+            raise ValidationError("the query returned an entity without an ETag")
+        pk, rk = _keys(row)
+        if self.action == "delete":
+            return BatchOperation("delete", {"PartitionKey": pk, "RowKey": rk}, etag=etag)
+        data = TableEntity(row)
+        types = getattr(row, "edm_types", None)
+        if types:
+            data.edm_types = dict(types)
+        data.pop("Timestamp", None)
+        data.update(self.changes)
+        mode = UpdateMode.MERGE if self.action == "merge" else UpdateMode.REPLACE
+        return BatchOperation("update", data, mode=mode, etag=etag)
+
+    async def _pages(self, continuation: str | None) -> AsyncIterator[tuple[list[Any], str | None]]:
+        if self.query is not None:
+            async for page in self.query.pages(continuation):
+                yield page.items, page.continuation
+            return
+        pager = self.table.query_entities(self.filter, parameters=self.parameters or None)
+        async for raw in pager.by_page(continuation):
+            token = raw.continuation
+            yield list(raw.items), (str(token) if token is not None else None)
+
+    async def _find(self, pk: str, rk: str) -> list[Any]:
+        """The entity with these keys if it still matches the query's filter."""
+        if self.query is not None:
+            return await self.query.where(Entity.PartitionKey == pk, Entity.RowKey == rk).to_list()
+        keys = "PartitionKey eq @bulk_pk and RowKey eq @bulk_rk"
+        text = keys if self.filter is None else f"({self.filter}) and {keys}"
+        params = {**self.parameters, "bulk_pk": pk, "bulk_rk": rk}
+        return [e async for e in self.table.query_entities(text, parameters=params)]
 
     async def items(self, continuation: str | None) -> AsyncIterator[Any]:
         read = 0
-        async for page in self.query.pages(continuation):
-            for obj in page.items:
+        async for items, token in self._pages(continuation):
+            for obj in items:
                 yield self._item(len(self.origin), obj)
                 read += 1
-            self.pages.append((read, page.continuation))
+            self.pages.append((read, token))
         while True:  # entities to read again (412), until every outcome is known
             while self.again.empty() and len(self.outcome) + self.waiting < read:
                 self.wake.clear()
@@ -136,8 +198,7 @@ class _ByQuery:
         pk, rk = self.keys[index]
         found: list[Any] = []
         with contextlib.suppress(Exception):
-            q = self.query.where(Entity.PartitionKey == pk, Entity.RowKey == rk)
-            found = await q.to_list()
+            found = await self._find(pk, rk)
         if found:
             await self.again.put((first, found[0]))
         else:
@@ -146,7 +207,7 @@ class _ByQuery:
             self.reread_failures.append(
                 BulkFailure(
                     index=first,
-                    table=self.query.table_name or "",
+                    table=self.table.table_name,
                     partition_key=pk,
                     row_key=rk,
                     kind=self.action,
@@ -195,9 +256,7 @@ class _ByQuery:
                 continuation = state.get("continuation")
                 self.saved = continuation
             await self.save()  # the checkpoint exists from the start
-        table = self.query._need_client()
-        if not isinstance(table, TableClient):
-            raise ValidationError("a bulk update or delete needs an azt.TableClient")
+        table = self.table
         kind: Any = self.action
         saver = asyncio.create_task(self.saver())
         try:
@@ -236,9 +295,11 @@ class _ByQuery:
 
 
 async def update_where(
-    query: Query[Any],
+    query: Query[Any] | TableClient,
     changes: Mapping[str, Any],
     *,
+    filter: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
     mode: Literal["merge", "replace"] = "merge",
     options: BulkOptions | None = None,
     checkpoint: CheckpointStore | None = None,
@@ -250,7 +311,9 @@ async def update_where(
     bulk engine (its pace, exactly-once resolution and results). An entity changed
     meanwhile is read again and changed again when it still matches, else reported.
     ``checkpoint``: where the query's progress is kept (a :class:`FileCheckpoint`), so an
-    interrupted update, run again with it, goes on where it stood.
+    interrupted update, run again with it, goes on where it stood. ``query`` may also be
+    a :class:`TableClient` with an OData ``filter`` (and ``@name`` ``parameters``): the
+    entities are then ``TableEntity`` mappings.
 
     Example::
 
@@ -263,25 +326,30 @@ async def update_where(
         raise ValidationError(f"mode must be 'merge' or 'replace', got {mode!r}")
     if not isinstance(changes, Mapping) or not changes:
         raise ValidationError("changes must be a non-empty mapping of property names to values")
-    runner = _ByQuery(query, mode, changes, checkpoint, options or BulkOptions())
+    runner = _ByQuery(
+        query, filter, parameters, mode, changes, checkpoint, options or BulkOptions()
+    )
     return await runner.run(progress)
 
 
 async def delete_where(
-    query: Query[Any],
+    query: Query[Any] | TableClient,
     *,
+    filter: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
     options: BulkOptions | None = None,
     checkpoint: CheckpointStore | None = None,
     progress: ProgressCallback | None = None,
 ) -> BulkResult:
     """Delete every entity ``query`` selects, on the bulk engine, each delete conditional
     on the ETag just read (an entity changed meanwhile is read again: deleted when it
-    still matches, else reported). ``checkpoint`` as :func:`update_where`.
+    still matches, else reported). ``checkpoint``, ``filter`` and ``parameters`` as
+    :func:`update_where`.
 
     Example::
 
         result = await delete_where(Query(Movie, table).where(Movie.rating < 1.0))
         print(result.written, "deleted")
     """
-    runner = _ByQuery(query, "delete", {}, checkpoint, options or BulkOptions())
+    runner = _ByQuery(query, filter, parameters, "delete", {}, checkpoint, options or BulkOptions())
     return await runner.run(progress)

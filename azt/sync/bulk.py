@@ -66,16 +66,19 @@ def load(
 
 
 def update_where(
-    query: Query[Any],
+    query: Query[Any] | TableClient,
     changes: Mapping[str, Any],
     *,
+    filter: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
     mode: Literal["merge", "replace"] = "merge",
     options: BulkOptions | None = None,
     checkpoint: CheckpointStore | None = None,
     progress: _loader.ProgressCallback | None = None,
 ) -> BulkResult:
-    """:func:`azt.bulk.update_where` for a blocking query (an ``azt.sync.Query``): set
-    ``changes`` on every entity it selects, each write If-Match the ETag read.
+    """:func:`azt.bulk.update_where` for a blocking query (an ``azt.sync.Query``, or an
+    ``azt.sync.TableClient`` with an OData ``filter``): set ``changes`` on every entity it
+    selects, each write If-Match the ETag read.
 
     Example::
 
@@ -84,6 +87,8 @@ def update_where(
     coro = _by_query.update_where(
         query._inner,
         changes,
+        filter=filter,
+        parameters=parameters,
         mode=mode,
         options=options,
         checkpoint=checkpoint,
@@ -93,8 +98,10 @@ def update_where(
 
 
 def delete_where(
-    query: Query[Any],
+    query: Query[Any] | TableClient,
     *,
+    filter: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
     options: BulkOptions | None = None,
     checkpoint: CheckpointStore | None = None,
     progress: _loader.ProgressCallback | None = None,
@@ -106,6 +113,11 @@ def delete_where(
         result = delete_where(Query(Movie, table).where(Movie.rating < 1.0))
     """
     coro = _by_query.delete_where(
-        query._inner, options=options, checkpoint=checkpoint, progress=progress
+        query._inner,
+        filter=filter,
+        parameters=parameters,
+        options=options,
+        checkpoint=checkpoint,
+        progress=progress,
     )
     return query._rt.run(coro)

@@ -138,3 +138,39 @@ async def test_dynamic_entities_merge_and_delete_with_resume(tmp_path: Path) -> 
         assert gone.ok
         assert gone.written == 60
         assert len([e async for e in table.list_entities()]) == 540
+
+
+async def test_an_entity_changed_after_its_read_is_read_again_or_reported() -> None:
+    # The update reads a page, then waits (a long linger) before writing it; meanwhile
+    # one entity changes but still matches (re-read and changed again, the other change
+    # kept) and one changes so that it no longer matches (reported, not written).
+    async with stub() as server, table_on(server, "race") as table:
+        await table.create_table()
+        await seed_docs(table, 30, 1)
+        read = asyncio.Event()
+        waiting = BulkOptions(linger=1.0, progress_interval=0.01)
+        task = asyncio.create_task(
+            update_where(
+                table,
+                {"stamp": "bulk"},
+                filter="status eq @s",
+                parameters={"s": "old"},
+                mode="replace",
+                options=waiting,
+                progress=lambda p: read.set() if p.read >= 27 else None,
+            )
+        )
+        await asyncio.wait_for(read.wait(), 10)
+        still = {"PartitionKey": "p00", "RowKey": "d00001", "writer": 7}
+        await table.update_entity(still, mode=UpdateMode.MERGE)
+        moved = {"PartitionKey": "p00", "RowKey": "d00002", "status": "done"}
+        await table.update_entity(moved, mode=UpdateMode.MERGE)
+        result = await task
+        rows = {e["RowKey"]: e async for e in table.list_entities()}
+    assert result.written == 26
+    [failure] = result.failures
+    assert (failure.row_key, failure.status) == ("d00002", 412)
+    assert "no longer matches" in failure.message
+    assert (rows["d00001"]["stamp"], rows["d00001"]["writer"]) == ("bulk", 7)
+    assert (rows["d00002"]["stamp"], rows["d00002"]["status"]) == ("", "done")
+    assert all(r["stamp"] == "bulk" for k, r in rows.items() if r["status"] == "old")
