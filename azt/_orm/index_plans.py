@@ -167,7 +167,39 @@ def part_bounds(comparisons: Sequence[Comparison]) -> tuple[str, str | None] | N
     return low, (head + nxt) if nxt is not None else None
 
 
-def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
+def _pinned(d: IndexDef, n: int, c: Condition, eqs: dict[str, Any]) -> bool:
+    """Whether ``c`` is the ``==`` that pins one of the first ``n`` parts of ``d``: the
+    RowKey range of the plan holds exactly the rows it admits."""
+    return (
+        isinstance(c, Comparison)
+        and c.op == "eq"
+        and c.prop.attr in d.attrs_[:n]
+        and c.value == eqs.get(c.prop.attr)
+    )
+
+
+def _rows_suffice(
+    d: IndexDef, n: int, eqs: dict[str, Any], cond: Condition, select: Sequence[str] | None
+) -> bool:
+    """Whether the rows of a ``Holds.PROPERTIES`` index answer the query alone: it selects
+    only properties they hold (and the keys), and tests only those, the keys and the parts
+    pinned by the RowKey range."""
+    if select is None:
+        return False
+    held = set(d.held_wires)
+    if not set(select) <= held | {"PartitionKey", "RowKey", "Timestamp"}:
+        return False
+    for c in _conjuncts(cond):
+        if _pinned(d, n, c, eqs) or _is_pk_eq(c):
+            continue
+        if not isinstance(c, Comparison) or c.prop.wire not in held:
+            return False
+    return True
+
+
+def index_plan(
+    target: Any, cond: Condition | None, select: Sequence[str] | None = None
+) -> QueryPlan | None:
     """The INDEX plan for ``cond`` over entity class ``target``, or ``None`` when no
     declared index fits. An index in the entity's partition fits a filter that pins one
     PartitionKey, compares no RowKey, and tests the first part(s) of the index with
@@ -220,8 +252,15 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         if part[1] is not None:
             high = base + part[1]
     bounds = And.of(Entity.PartitionKey == pk, Entity.RowKey >= low, Entity.RowKey < high)
-    if best.holds is Holds.ENTITY:  # never across partitions
+    holds = best.holds
+    if holds is Holds.PROPERTIES and not _rows_suffice(best, best_n, eqs, cond, select):
+        holds = Holds.KEYS  # the rows lead to the main rows
+    if holds is Holds.ENTITY:  # never across partitions
         sent = And.of(bounds, *[c for c in _conjuncts(cond) if not _is_pk_eq(c)])
+        lookup = None
+    elif holds is Holds.PROPERTIES:  # the pinned parts are in the range, not the rows
+        rest = [c for c in _conjuncts(cond) if not (_is_pk_eq(c) or _pinned(best, best_n, c, eqs))]
+        sent = And.of(bounds, *rest)
         lookup = None
     else:
         sent, lookup = bounds, cond
@@ -232,7 +271,7 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         row_range=KeyRange(low, True, high, False),
         condition=sent,
         index=best.name,
-        holds=best.holds.value,
+        holds=holds.value,
         lookup=lookup,
         across=best.across,
         index_range=ranged,

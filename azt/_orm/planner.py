@@ -152,6 +152,8 @@ class QueryPlan:
             then = (
                 ", then point reads of the main rows"
                 if self.holds == "keys"
+                else ", the rows read are the results (a copy of the properties needed)"
+                if self.holds == "properties"
                 else ", the rows read are the results"
             )
             where = ", across partitions" if self.across else ""
