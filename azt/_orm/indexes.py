@@ -102,10 +102,9 @@ class Holds(enum.StrEnum):
     ``ENTITY``: a copy of the whole entity (a lookup reads the index rows only; every
     write of the entity also rewrites its copy). ``KEYS``: only the keys (a lookup reads
     the small index rows, then the main rows by point reads; writes touch the index row
-    only when an indexed property changes). ``PROPERTIES``: a copy of chosen properties
-    (declared as ``holds=("title", "year")``): a lookup that selects only them (and the
-    keys), with conditions on them only, reads the index rows alone; others read the
-    main rows as ``KEYS`` does; every write of the entity rewrites the row.
+    only when an indexed property changes). ``PROPERTIES`` (``holds=("title", "year")``):
+    a copy of those; a lookup that needs only them reads the index rows alone, others read
+    the main rows as ``KEYS`` does; every write of the entity rewrites the row.
 
     Example::
 
@@ -184,12 +183,12 @@ class Index:
         if not isinstance(across_partitions, bool):
             raise TypeError(f"index {name!r}: across_partitions is True or False")
         held: tuple[str, ...] = ()
+        if not isinstance(holds, tuple) and Holds(holds) is Holds.PROPERTIES:
+            holds = ()  # the properties must be named
         if isinstance(holds, tuple):
             if not holds or not all(isinstance(h, str) for h in holds):
                 raise TypeError(f"index {name!r}: holds=(...) names at least one property")
-            held, holds = holds, Holds.PROPERTIES
-        elif Holds(holds) is Holds.PROPERTIES:
-            raise TypeError(f"index {name!r}: name the properties held: holds=('a', 'b')")
+            held, holds = tuple(holds), Holds.PROPERTIES
         if across_partitions and Holds(holds) is not Holds.KEYS:
             raise TypeError(
                 f"index {name!r}: an index across partitions holds keys only (a copy in "
@@ -221,8 +220,7 @@ class IndexDef:
     holds: Holds
     #: rows in partitions of their own (``Index(..., across_partitions=True)``)
     across: bool = False
-    #: ``Holds.PROPERTIES``: the attribute names and wire names of the properties held
-    held: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()  # Holds.PROPERTIES: the attributes held, and their wires
     held_wires: tuple[str, ...] = ()
 
     @property
@@ -408,10 +406,7 @@ def bind_indexes(
         for attr in ix.held:
             p = by_attr.get(attr)
             if p is None or p.is_key or attr in ("Timestamp", "ETag"):
-                raise TypeError(
-                    f"{cls_name} index {ix.name!r}: holds {attr!r}, not a data property of "
-                    f"{cls_name}"
-                )
+                raise TypeError(f"{cls_name} index {ix.name!r}: {attr!r} is not a data property")
             held_wires.append(p.wire)
         out.append(
             IndexDef(

@@ -120,6 +120,8 @@ async def test_writes_keep_the_copies_and_verify_finds_a_stale_one(env: Any) -> 
 def test_a_projection_names_properties_of_the_class() -> None:
     with pytest.raises(TypeError, match="names at least one property"):
         Index("x", "category", holds=())
+    with pytest.raises(TypeError, match="names at least one property"):
+        Index("x", "category", holds="properties")
     with pytest.raises(TypeError, match="not a data property"):
 
         class Bad(Entity):
