@@ -70,9 +70,13 @@ def test_auto_concurrency_import_under_throttling(throttled: tuple[str, Throttle
 
 def test_failed_lines_are_named_and_the_rest_is_written(chaotic: str) -> None:
     items = list(rows(10, 10))
+    # the first 5 exist already with other values: an insert of them whose answer is
+    # lost (the faults drop some) is read back and found not applied, never mistaken for
+    # this import's own write (identical values could not be told apart)
+    earlier = [{**e, "Tag": "earlier"} for e in items[:5]]
     first = run(
         "import", "chaos", "--create", "--mode", "insert", "--concurrency", "auto",
-        "--connection-string", chaotic, stdin=jsonl(items[:5]),
+        "--connection-string", chaotic, stdin=jsonl(earlier),
     )  # fmt: skip
     assert first.status == 0, first.err
     r = run(
@@ -83,7 +87,7 @@ def test_failed_lines_are_named_and_the_rest_is_written(chaotic: str) -> None:
     for line in range(1, 6):
         assert f"azt import: line {line}: 409 EntityAlreadyExists" in r.err
     assert "imported 95 entities into chaos; 5 failed" in r.err
-    assert table_of(chaotic, "chaos") == expected(items)
+    assert table_of(chaotic, "chaos") == expected(earlier + items[5:])
 
 
 def test_interrupted_import_resumes_from_its_checkpoint(chaotic: str, tmp_path: Path) -> None:
