@@ -42,7 +42,13 @@ from azt._core.bulk.outcomes import BulkFailure, BulkOptions, BulkResult
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.table_client import TableClient
 from azt._edm.entity import TableEntity
-from azt._errors import PreconditionFailedError, ValidationError, error_from_response
+from azt._errors import (
+    PreconditionFailedError,
+    ServiceError,
+    TransportError,
+    ValidationError,
+    error_from_response,
+)
 from azt._orm.entity import Entity
 from azt._orm.query import Query
 
@@ -197,13 +203,21 @@ class _ByQuery:
     async def _read_again(self, first: int, index: int) -> None:
         pk, rk = self.keys[index]
         found: list[Any] = []
-        with contextlib.suppress(Exception):
-            found = await self._find(pk, rk)
+        error: BaseException | None = None
+        for attempt in range(_MAX_ROUNDS):  # the client retried each; a few more rounds
+            try:
+                found = await self._find(pk, rk)
+                error = None
+                break
+            except (ServiceError, TransportError) as exc:
+                error = exc
+                await asyncio.sleep(0.1 * (attempt + 1))
         if found:
             await self.again.put((first, found[0]))
         else:
             self.waiting -= 1
-            error = error_from_response(412, "UpdateConditionNotSatisfied", _GONE)
+            if error is None:
+                error = error_from_response(412, "UpdateConditionNotSatisfied", _GONE)
             self.reread_failures.append(
                 BulkFailure(
                     index=first,
@@ -211,9 +225,9 @@ class _ByQuery:
                     partition_key=pk,
                     row_key=rk,
                     kind=self.action,
-                    status=412,
-                    code="UpdateConditionNotSatisfied",
-                    message=_GONE,
+                    status=getattr(error, "status", None),
+                    code=getattr(error, "code", None),
+                    message=str(getattr(error, "message", None) or error),
                     error=error,
                 )
             )
