@@ -7,8 +7,11 @@ and sends partitions in parallel. Flow control adapts to the service: the pace p
 partition and per account (defaults: Azure's published targets, 2,000 and 20,000
 entities per second) and the number of transactions in flight grow additively while
 the service keeps up and are cut multiplicatively on ``503 ServerBusy``, ``429``,
-``OperationTimedOut`` and rising latency; a pushed-back partition waits out the retry
-policy's jittered back-off on its own while the others go on.
+``OperationTimedOut`` and rising latency; a throttled transaction waits, on its own
+partition, until the cut pace has room for it, while the others go on. Entity objects
+whose class declares secondary indexes go with their index rows, one transaction each.
+:func:`update_where` and :func:`delete_where` change or delete every entity a query
+selects on the same engine, each write conditional on the ETag just read.
 
 Memory stays bounded: the input is read at most ``BulkOptions.window`` operations ahead
 of what is finished. Every operation ends applied or reported (:class:`BulkFailure`,
@@ -44,6 +47,7 @@ from azt._core.bulk.outcomes import (
     TableWrite,
     WriteKind,
 )
+from azt._orm.bulk_query import delete_where, update_where
 
 __all__ = [
     "Aimd",
@@ -56,5 +60,7 @@ __all__ = [
     "FileCheckpoint",
     "TableWrite",
     "WriteKind",
+    "delete_where",
     "load",
+    "update_where",
 ]

@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from azt._orm.columns import Prop, prop  # noqa: F401  (doc examples)
 from azt._orm.entity import Entity
-from azt._orm.expr import And, Comparison, Condition
+from azt._orm.expr import And, Comparison, Condition, prefix_upper_bound, utf16_successor
 from azt._orm.indexes import (
     RESERVED,
     Holds,
     Index,  # noqa: F401  (doc examples)
     IndexDef,
     declared_indexes,
+    encode_part,
     is_index_partition,
     main_keys,
     main_row_key,
@@ -50,21 +52,154 @@ def _conjuncts(cond: Condition) -> list[Condition]:
     return list(cond.items) if isinstance(cond, And) else [cond]
 
 
-def _best(defs: Sequence[IndexDef], eqs: dict[str, Any]) -> tuple[IndexDef | None, int]:
-    """The index whose leading parts ``eqs`` pins most (``None`` when none is pinned)."""
-    best, best_n = None, 0
+def _best(
+    defs: Sequence[IndexDef],
+    eqs: dict[str, Any],
+    ranges: dict[str, list[Comparison]],
+    *,
+    need_eq: bool = False,
+) -> tuple[IndexDef | None, int, tuple[str, str | None] | None]:
+    """The index whose leading parts ``eqs`` pins most, a usable range (or prefix) on the
+    part after them counting half a part; ``None`` when none fits. Also the number of
+    parts pinned and the encoded bounds of the range (:func:`part_bounds`), if any."""
+    best: IndexDef | None = None
+    best_n, best_score = 0, 0
+    best_bounds: tuple[str, str | None] | None = None
     for d in defs:
         n = 0
         for a in d.attrs_:
             if a not in eqs:
                 break
             n += 1
-        if n > best_n:
-            best, best_n = d, n
-    return best, best_n
+        bounds = None
+        if n < len(d.attrs_) and d.encoders[n] is encode_part:
+            bounds = part_bounds(ranges.get(d.attrs_[n], []))
+        score = 2 * n + (bounds is not None)
+        if need_eq and n == 0:
+            continue
+        if score > best_score:
+            best, best_n, best_score, best_bounds = d, n, score, bounds
+    return best, best_n, best_bounds
 
 
-def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
+#: characters an index key part escapes as ``%XX`` (they sort as ``%`` there): the
+#: intervals of code points, as azt._orm.indexes escapes them
+_ESCAPED = (
+    (0x00, 0x1F),
+    (0x23, 0x23),
+    (0x25, 0x25),
+    (0x2F, 0x2F),
+    (0x3B, 0x3B),
+    (0x3F, 0x3F),
+    (0x5C, 0x5C),
+    (0x7F, 0x9F),
+    (0xFFFD, 0xFFFD),
+)
+
+
+def _escapes_between(a: str, b: str) -> bool:
+    lo, hi = ord(a), ord(b)
+    return any(x <= hi and lo <= y for x, y in _ESCAPED)
+
+
+def _common(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def part_bounds(comparisons: Sequence[Comparison]) -> tuple[str, str | None] | None:
+    """Bounds ``(low, high)`` on an index part's encoded text (``low`` inclusive, ``high``
+    exclusive or ``None``: the end of the parts pinned before it) that hold the key of
+    every value ``comparisons`` (``gt``, ``ge``, ``lt``, ``le`` on the part's property)
+    admit; ``None`` when they give no bound. The range may hold more rows than match
+    (the query's condition is applied to what it reads), never fewer.
+
+    Integers and datetimes encode to fixed-width digits: their bounds are their
+    encodings. A string's encoding escapes some characters (they sort as ``%``) and a
+    key part is followed by ``;``, so strings are bounded on the first character where
+    the two bounds differ (past their common prefix), and only when no escaped character
+    lies between the two: ``"A" <= name < "D"`` reads the parts from ``A`` up to ``D``.
+
+    Example::
+
+        >>> class Person(Entity):
+        ...     last: Prop[str] = prop(default="")
+        >>> part_bounds([Person.last >= "Ab", Person.last < "Ad"])  # "Ad" itself: filtered
+        ('Ab', 'Ae')
+        >>> part_bounds([Person.last >= "A"]) is None
+        True
+    """
+    lows = [c.value for c in comparisons if c.op in ("gt", "ge")]
+    highs = [c.value for c in comparisons if c.op in ("lt", "le")]
+    values = lows + highs
+    if not values:
+        return None
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        kind: type = int
+    elif all(isinstance(v, datetime) and v.tzinfo is not None for v in values):
+        kind = datetime
+    elif all(isinstance(v, str) for v in values):
+        kind = str
+    else:
+        return None
+    lo = max(lows) if lows else None
+    hi = min(highs) if highs else None
+    if kind is not str:
+        low = encode_part(lo) if lo is not None else ""
+        high = encode_part(hi) + "<" if hi is not None else None  # ";" < "<"
+        return (low, high) if low or high is not None else None
+    if hi is None:
+        return None  # a string bounded below only: escaped values sort anywhere below
+    lo = lo if lo is not None else ""
+    common = _common(lo, hi)
+    i = len(common)
+    if i == len(hi):
+        return None  # an empty range, or one value: left to the filter
+    head = encode_part(common)
+    a, b = (lo[i] if i < len(lo) else "\x00"), hi[i]
+    if ord(a) >= 0xD800 or ord(b) >= 0xD800 or _escapes_between(a, b):
+        # the values share ``common`` at least: the parts starting with its encoding
+        return (head, prefix_upper_bound(head)) if head else None
+    nxt = utf16_successor(max(b, ";"))  # a shorter part is followed by ";"
+    low = head + a if i < len(lo) else head
+    return low, (head + nxt) if nxt is not None else None
+
+
+def _pinned(d: IndexDef, n: int, c: Condition, eqs: dict[str, Any]) -> bool:
+    """Whether ``c`` is the ``==`` that pins one of the first ``n`` parts of ``d``: the
+    RowKey range of the plan holds exactly the rows it admits."""
+    return (
+        isinstance(c, Comparison)
+        and c.op == "eq"
+        and c.prop.attr in d.attrs_[:n]
+        and c.value == eqs.get(c.prop.attr)
+    )
+
+
+def _rows_suffice(
+    d: IndexDef, n: int, eqs: dict[str, Any], cond: Condition, select: Sequence[str] | None
+) -> bool:
+    """Whether the rows of a ``Holds.PROPERTIES`` index answer the query alone: it selects
+    only properties they hold (and the keys), and tests only those, the keys and the parts
+    pinned by the RowKey range."""
+    if select is None:
+        return False
+    held = set(d.held_wires)
+    if not set(select) <= held | {"PartitionKey", "RowKey", "Timestamp"}:
+        return False
+    for c in _conjuncts(cond):
+        if _pinned(d, n, c, eqs) or _is_pk_eq(c):
+            continue
+        if not isinstance(c, Comparison) or c.prop.wire not in held:
+            return False
+    return True
+
+
+def index_plan(
+    target: Any, cond: Condition | None, select: Sequence[str] | None = None
+) -> QueryPlan | None:
     """The INDEX plan for ``cond`` over entity class ``target``, or ``None`` when no
     declared index fits. An index in the entity's partition fits a filter that pins one
     PartitionKey, compares no RowKey, and tests the first part(s) of the index with
@@ -81,6 +216,7 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         return None
     pk: str | None = None
     eqs: dict[str, Any] = {}
+    ranges: dict[str, list[Comparison]] = {}
     row_key_cond = False
     for c in _conjuncts(cond):
         if not isinstance(c, Comparison):
@@ -88,6 +224,9 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         attr = c.prop.attr
         if c.prop.wire == "RowKey":
             row_key_cond = True  # about main rows' keys: no index in the partition fits
+            continue
+        if c.op in ("gt", "ge", "lt", "le") and c.prop.converter is None:
+            ranges.setdefault(attr, []).append(c)
             continue
         if c.op != "eq":
             continue
@@ -97,18 +236,31 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
             eqs[attr] = c.value
     best: IndexDef | None = None
     if pk is not None and not row_key_cond:
-        best, best_n = _best([d for d in defs if not d.across], eqs)
+        best, best_n, part = _best([d for d in defs if not d.across], eqs, ranges)
     if best is None:
-        best, best_n = _best([d for d in defs if d.across], eqs)
+        best, best_n, part = _best([d for d in defs if d.across], eqs, ranges, need_eq=True)
         if best is None:
             return None
         pk = best.partition_for(eqs[best.attrs_[0]])  # the index's own partition
     assert pk is not None
-    low = best.lookup_prefix([eqs[a] for a in best.attrs_[:best_n]])
-    high = low[:-1] + chr(ord(low[-1]) + 1)
+    base = best.lookup_prefix([eqs[a] for a in best.attrs_[:best_n]])
+    low, high = base, base[:-1] + chr(ord(base[-1]) + 1)
+    ranged = None
+    if part is not None:
+        ranged = best.attrs_[best_n]
+        low = base + part[0]
+        if part[1] is not None:
+            high = base + part[1]
     bounds = And.of(Entity.PartitionKey == pk, Entity.RowKey >= low, Entity.RowKey < high)
-    if best.holds is Holds.ENTITY:  # never across partitions
+    holds = best.holds
+    if holds is Holds.PROPERTIES and not _rows_suffice(best, best_n, eqs, cond, select):
+        holds = Holds.KEYS  # the rows lead to the main rows
+    if holds is Holds.ENTITY:  # never across partitions
         sent = And.of(bounds, *[c for c in _conjuncts(cond) if not _is_pk_eq(c)])
+        lookup = None
+    elif holds is Holds.PROPERTIES:  # the pinned parts are in the range, not the rows
+        rest = [c for c in _conjuncts(cond) if not (_is_pk_eq(c) or _pinned(best, best_n, c, eqs))]
+        sent = And.of(bounds, *rest)
         lookup = None
     else:
         sent, lookup = bounds, cond
@@ -119,9 +271,10 @@ def index_plan(target: Any, cond: Condition | None) -> QueryPlan | None:
         row_range=KeyRange(low, True, high, False),
         condition=sent,
         index=best.name,
-        holds=best.holds.value,
+        holds=holds.value,
         lookup=lookup,
         across=best.across,
+        index_range=ranged,
     )
 
 

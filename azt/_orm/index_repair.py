@@ -164,6 +164,11 @@ def _copy_differs(cls: type, obj: Any, copy: TableEntity) -> bool:
     return mine != theirs
 
 
+def _held_differ(d: IndexDef, main: TableEntity, row: TableEntity) -> bool:
+    """Whether a ``Holds.PROPERTIES`` row's copy differs from its entity's properties."""
+    return any((w in main) != (w in row) or (w in main and main[w] != row[w]) for w in d.held_wires)
+
+
 def _phases(after: str | None) -> tuple[int, str | None]:
     """Where a run resumes: the phase ``after`` lies in (0: main partitions before the
     reserved range, 1: main partitions after it, 2: index partitions across partitions)
@@ -281,7 +286,9 @@ async def _main_partition(
         if have is None:
             report.missing += 1
             report._note(f"missing {d.name} row for ({pk!r}, {main['RowKey']!r})")
-        elif d.holds is Holds.ENTITY and _copy_differs(cls, obj, have):
+        elif (d.holds is Holds.ENTITY and _copy_differs(cls, obj, have)) or (
+            d.holds is Holds.PROPERTIES and _held_differ(d, main, have)
+        ):
             report.stale += 1
             report._note(f"stale {d.name} copy for ({pk!r}, {main['RowKey']!r})")
         else:

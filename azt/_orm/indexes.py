@@ -102,7 +102,9 @@ class Holds(enum.StrEnum):
     ``ENTITY``: a copy of the whole entity (a lookup reads the index rows only; every
     write of the entity also rewrites its copy). ``KEYS``: only the keys (a lookup reads
     the small index rows, then the main rows by point reads; writes touch the index row
-    only when an indexed property changes).
+    only when an indexed property changes). ``PROPERTIES`` (``holds=("title", "year")``):
+    a copy of those; a lookup that needs only them reads the index rows alone, others read
+    the main rows as ``KEYS`` does; every write of the entity rewrites the row.
 
     Example::
 
@@ -112,6 +114,7 @@ class Holds(enum.StrEnum):
 
     ENTITY = "entity"
     KEYS = "keys"
+    PROPERTIES = "properties"
 
 
 #: a key part: a property name, or (property name, function from its value to a key str)
@@ -128,7 +131,8 @@ class Index:
     ``lambda t: reverse_ticks_key(t)`` for newest first). Without a function, ``str``,
     ``bool``, ``int`` (Int32/Int64), ``datetime``, ``UUID`` and ``Enum`` values are
     encoded so that keys sort as the values do. An entity whose indexed property is
-    ``None`` has no row in that index (a sparse index). ``holds`` is :class:`Holds`.
+    ``None`` has no row in that index (a sparse index). ``holds`` is :class:`Holds`, or a
+    tuple of property names the rows hold a copy of (a projection: ``Holds.PROPERTIES``).
 
     ``across_partitions=True`` keeps the index rows in partitions of their own, one per
     value of the first part, so that a lookup needs no PartitionKey (for "find by email"
@@ -142,18 +146,21 @@ class Index:
         'by_category'
         >>> Index("by_email", "email", across_partitions=True).across_partitions
         True
+        >>> Index("by_cat", "category", holds=("title",)).held
+        ('title',)
     """
 
     name: str
     parts: tuple[PartSpec, ...]
     holds: Holds
     across_partitions: bool
+    held: tuple[str, ...]
 
     def __init__(
         self,
         name: str,
         *parts: PartSpec,
-        holds: Holds | str = Holds.KEYS,
+        holds: Holds | str | tuple[str, ...] = Holds.KEYS,
         across_partitions: bool = False,
     ) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -175,12 +182,19 @@ class Index:
                 )
         if not isinstance(across_partitions, bool):
             raise TypeError(f"index {name!r}: across_partitions is True or False")
+        held: tuple[str, ...] = ()
+        if not isinstance(holds, tuple) and Holds(holds) is Holds.PROPERTIES:
+            holds = ()  # the properties must be named
+        if isinstance(holds, tuple):
+            if not holds or not all(isinstance(h, str) for h in holds):
+                raise TypeError(f"index {name!r}: holds=(...) names at least one property")
+            held, holds = tuple(holds), Holds.PROPERTIES
         if across_partitions and Holds(holds) is not Holds.KEYS:
             raise TypeError(
                 f"index {name!r}: an index across partitions holds keys only (a copy in "
                 "another partition could not be checked against its entity without reading it)"
             )
-        self.__attrs_init__(name, tuple(parts), Holds(holds), across_partitions)
+        self.__attrs_init__(name, tuple(parts), Holds(holds), across_partitions, held)
 
 
 @attrs.frozen
@@ -206,6 +220,8 @@ class IndexDef:
     holds: Holds
     #: rows in partitions of their own (``Index(..., across_partitions=True)``)
     across: bool = False
+    held: tuple[str, ...] = ()  # Holds.PROPERTIES: the attributes held, and their wires
+    held_wires: tuple[str, ...] = ()
 
     @property
     def prefix(self) -> str:
@@ -386,6 +402,12 @@ def bind_indexes(
                 encoders.append(_checked_encoder(fn, where))
             names.append(attr)
             wires.append(p.wire)
+        held_wires: list[str] = []
+        for attr in ix.held:
+            p = by_attr.get(attr)
+            if p is None or p.is_key or attr in ("Timestamp", "ETag"):
+                raise TypeError(f"{cls_name} index {ix.name!r}: {attr!r} is not a data property")
+            held_wires.append(p.wire)
         out.append(
             IndexDef(
                 ix.name,
@@ -394,6 +416,8 @@ def bind_indexes(
                 tuple(encoders),
                 ix.holds,
                 ix.across_partitions,
+                tuple(ix.held),
+                tuple(held_wires),
             )
         )
     return tuple(out)
@@ -599,8 +623,16 @@ def index_row(d: IndexDef, row_key: str, entity: Mapping[str, Any]) -> TableEnti
     """
     if d.holds is Holds.KEYS:
         return TableEntity(PartitionKey=entity["PartitionKey"], RowKey=row_key)
+    types = getattr(entity, "edm_types", None) or {}
+    if d.holds is Holds.PROPERTIES:
+        row = TableEntity(PartitionKey=entity["PartitionKey"], RowKey=row_key)
+        for wire in d.held_wires:
+            if wire in entity:
+                row[wire] = entity[wire]
+                if wire in types:
+                    row.edm_types[wire] = types[wire]
+        return row
     row = TableEntity(entity)
-    types = getattr(entity, "edm_types", None)
     if types:
         row.edm_types = dict(types)
     row["RowKey"] = row_key
@@ -694,7 +726,7 @@ def companion_operations(
                 if n is not None:
                     puts.append((index_partition_key(n), n))
             continue
-        copy = d.holds is Holds.ENTITY
+        copy = d.holds is not Holds.KEYS  # a copy of the entity or of some properties
         _check_merge_keeps(d, o, n, mode, obj, kind, label)
         if o == n:
             if n is not None and copy and kind != "create":

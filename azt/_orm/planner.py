@@ -143,6 +143,9 @@ class QueryPlan:
     #: how a MULTI plan runs: merged in key order (Storage), or unmerged on Cosmos DB,
     #: whose results are not in key order (``Query.explain`` sets it from the client)
     fanout: FanOut = FanOut.MERGED
+    #: the property of an INDEX plan's part bounded by a range or prefix (after the
+    #: parts pinned with ``==``)
+    index_range: str | None = None
 
     def __str__(self) -> str:
         lines = [self._line()]
@@ -163,10 +166,17 @@ class QueryPlan:
             what = self.partition_range.describe("PartitionKey")
         elif self.kind is PlanKind.INDEX:
             assert self.row_range is not None
-            then = ", then point reads of the main rows" if self.holds == "keys" else ""
+            then = (
+                ", then point reads of the main rows"
+                if self.holds == "keys"
+                else ", the rows read are the results (a copy of the properties needed)"
+                if self.holds == "properties"
+                else ", the rows read are the results"
+            )
             where = ", across partitions" if self.across else ""
+            ranged = f", a range of {self.index_range}" if self.index_range else ""
             what = (
-                f"index {self.index!r} (holds {self.holds}{where}): PartitionKey="
+                f"index {self.index!r} (holds {self.holds}{where}{ranged}): PartitionKey="
                 f"{self.partition_key!r}, {self.row_range.describe('RowKey')}{then}"
             )
         elif self.kind is PlanKind.MULTI:

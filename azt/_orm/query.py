@@ -422,7 +422,7 @@ class Query(Generic[R]):
             >>> q.explain().kind
             <PlanKind.POINT: 'point'>
         """
-        via_index = index_plan(self._target, self._cond)
+        via_index = index_plan(self._target, self._cond, self._select)
         if via_index is not None:
             return via_index
         plan = make_plan(main_rows_condition(self._target, self._cond))

@@ -55,6 +55,7 @@ from azt._errors import (
     TransportError,
     ValidationError,
 )
+from azt.cli._by_query import add_by_query_parsers, run_by_query
 from azt.cli._common import (
     ENV_VAR,
     EXIT_BROKEN_PIPE,
@@ -137,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     _progress_arg(e)
 
     add_import_parser(sub, common, _progress_arg)
+    add_by_query_parsers(sub, common, _progress_arg)
     add_index_parser(sub, common, _progress_arg)
     return p
 
@@ -446,6 +448,8 @@ async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
             return await export_table(table, args, io_.stdout, io_.stderr, progress=on)
         if args.command == "index":
             return await run_index(service, args, io_)
+        if args.command in ("update", "delete"):
+            return await run_by_query(service, args, io_)
         if input_format(args) == "parquet":
             if args.input is None:
                 raise UsageError("a Parquet import reads a file: give -i FILE")

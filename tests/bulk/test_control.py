@@ -58,6 +58,52 @@ def test_aimd_rate_grows_by_its_increase_per_second_of_traffic() -> None:
     assert rate.value == pytest.approx(1100, rel=0.01)
 
 
+def test_aimd_returns_quickly_under_the_rate_it_was_cut_from_then_probes_slowly() -> None:
+    clock = FakeClock()
+    rate = Aimd(5000, minimum=1, maximum=5000, increase=30, approach=0.5, clock=clock)
+    assert rate.cut(to=1000.0)  # measured: the service admitted 1,000/s
+    assert rate.ceiling == 1000.0
+    assert rate.value == pytest.approx(700.0)
+    clock.advance(1.0)  # past the hold
+    rate.grow(700)  # one window: half the gap (150)
+    assert rate.value == pytest.approx(850.0)
+    rate.grow(850)  # half the rest (75)
+    assert rate.value == pytest.approx(925.0)
+    for _ in range(3):  # the gap is small now: steps of `increase` (30)
+        rate.grow(rate.value)
+    assert rate.value == pytest.approx(1022.5)  # just past the ceiling
+    windows = 0
+    while rate.value < 2000:  # beyond it: the probe doubles each window
+        rate.grow(rate.value)
+        windows += 1
+    assert windows <= 7
+
+
+def test_aimd_cut_resets_the_probe() -> None:
+    clock = FakeClock()
+    rate = Aimd(1000, minimum=1, maximum=10**6, increase=10, approach=0.5, hold=0.0, clock=clock)
+    rate.cut(to=100.0)
+    for _ in range(30):
+        rate.grow(rate.value)
+    assert rate.value > 1000
+    rate.cut()
+    base = rate.value
+    rate.grow(rate.value)  # just under the new ceiling: half the gap, not a doubled probe
+    assert rate.value == pytest.approx(base + (base / 0.7 - base) * 0.5)
+
+
+def test_rate_limiter_binding_and_empty() -> None:
+    lim = RateLimiter(100, now=0.0)
+    assert not lim.binding(0.0)  # full: nothing holds requests back
+    lim.take(40, 0.0)
+    assert not lim.binding(0.0)
+    lim.take(20, 0.0)
+    assert lim.binding(0.0)  # 40 of 100 left
+    assert not lim.binding(0.2)  # refilled to 60
+    lim.empty(1.0)
+    assert lim.delay(10, 1.0) == pytest.approx(0.1)
+
+
 def test_aimd_checks_its_arguments() -> None:
     with pytest.raises(ValueError, match="minimum"):
         Aimd(1, minimum=0, maximum=1, increase=1)

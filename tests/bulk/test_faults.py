@@ -13,7 +13,9 @@ from azt.bulk import BulkOptions, load
 from tests.bulk.faults import chaos
 from tests.bulk.support import expected, rows, stored, stub, table_on
 
-OPTIONS = BulkOptions(linger=0.01)
+OPTIONS = BulkOptions(
+    linger=2.0
+)  # each partition's entities in one transaction (flushed at the end)
 
 
 async def test_inserts_under_busy_and_dropped_requests_and_answers() -> None:

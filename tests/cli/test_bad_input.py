@@ -116,6 +116,19 @@ CASES = [
         ("(-o) is a folder: give a file name",),
         table_exists=True,
     ),
+    # -- update and delete
+    Case(
+        "update with a --set that is not an object",
+        ("update", "{t}", "--filter", "N lt 1", "--set", "[1]"),
+        EXIT_USAGE,
+        ("azt: --set takes a JSON object of properties",),
+    ),
+    Case(
+        "delete from a missing table",
+        ("delete", "{t}", "--filter", "N lt 1"),
+        EXIT_SERVICE,
+        ("404 TableNotFound", "does not exist"),
+    ),
     # -- import: the arguments
     Case(
         "import from a missing file",

@@ -638,6 +638,7 @@ def test_every_subcommand_is_run_by_these_tests() -> None:
     """A guard for CI: a sub-command added to the parser must be exercised here."""
     commands = _subcommands(build_parser())
     assert sorted(commands) == [
+        "delete",
         "export",
         "import",
         "index build",
@@ -646,11 +647,27 @@ def test_every_subcommand_is_run_by_these_tests() -> None:
         "query",
         "tables create",
         "tables list",
+        "update",
     ]
     source = Path(__file__).read_text(encoding="utf-8")
     for command in commands:
         call = "run(" + ", ".join(f'"{word}"' for word in command.split())
         assert call in source, f"no test runs `azt {command}`"
+
+
+def test_update_and_delete_commands(conn: str, table_name: str) -> None:
+    """``azt update`` / ``azt delete`` by filter; tests/bulk/test_cli_by_query.py has the
+    details (typed --set, checkpoints, resume)."""
+    insert(conn, table_name, [{"PartitionKey": "a", "RowKey": str(i), "N": i} for i in range(5)])
+    r = run("update", table_name, "--filter", "N lt 2", "--set", '{"Low": true}')
+    assert r.status == 0, r.err
+    assert "updated 2 entities" in r.err
+    r = run("delete", table_name, "--filter", "N ge 3")
+    assert r.status == 0, r.err
+    assert "deleted 2 entities" in r.err
+    rows = {e["RowKey"]: e for e in read_all(conn, table_name)}
+    assert sorted(rows) == ["0", "1", "2"]
+    assert [rows[k].get("Low") for k in ("0", "1", "2")] == [True, True, None]
 
 
 def test_index_commands(conn: str, table_name: str) -> None:

@@ -11,7 +11,8 @@ import pytest
 
 import azt.sync
 from azt.bulk import BulkProgress, FileCheckpoint
-from azt.sync.bulk import load
+from azt.dynamic import DynamicEntity, column
+from azt.sync.bulk import delete_where, load, update_where
 from azt.sync.scan import parallel_scan
 from azt.testing import unique_table_name
 
@@ -75,3 +76,17 @@ def test_blocking_scan_pages_and_resume(table: azt.sync.TableClient) -> None:
     ]
     assert sorted(first + rest) == list(range(100, N))
     assert len(first) + len(rest) == N - 100
+
+
+def test_blocking_update_and_delete_by_query(table: azt.sync.TableClient) -> None:
+    load(table, rows()).raise_for_failures()
+    n = column("n", int)
+    updated = update_where(azt.sync.Query(DynamicEntity, table).where(n < 100), {"tag": "low"})
+    assert updated.ok
+    assert updated.written == 100
+    tagged = [e for e in table.list_entities() if e.get("tag") == "low"]
+    assert sorted(e["n"] for e in tagged) == list(range(100))
+    deleted = delete_where(azt.sync.Query(DynamicEntity, table).where(n >= 500))
+    assert deleted.ok
+    assert deleted.written == 100
+    assert len(list(table.list_entities())) == N - 100

@@ -36,6 +36,14 @@ class Aimd:
     ``decrease``, at most once per ``hold`` seconds (one congestion episode, many
     refused requests, is one cut). ``value`` stays within ``[minimum, maximum]``.
 
+    After a cut, ``ceiling`` remembers where the limit was cut from (the measured rate
+    given as ``to``, or the value): below it, a window adds at least ``approach`` times
+    the gap (the limit returns quickly to just under the level that was congested), and
+    beyond it ``increase``, doubled with each further window (a probe, slow at first, that
+    finds a higher level within a few windows when the old one was wrong). So the limit
+    spends its time near the congestion level instead of in a wide saw-tooth under it
+    (the idea of TCP CUBIC).
+
     Used for the number of transactions in flight (units: requests) and for entity rates
     (units: entities; a window of ``value`` entities at ``value`` entities/s lasts one
     second, so a rate grows by ``increase`` entities/s per second).
@@ -54,7 +62,10 @@ class Aimd:
         "_base",
         "_clock",
         "_hold_until",
+        "_probes",
         "_used",
+        "approach",
+        "ceiling",
         "cuts",
         "decrease",
         "hold",
@@ -73,6 +84,7 @@ class Aimd:
         increase: float,
         decrease: float = 0.7,
         hold: float = 1.0,
+        approach: float = 0.0,
         clock: Clock = time.monotonic,
     ) -> None:
         if not 0 < minimum <= maximum:
@@ -85,11 +97,14 @@ class Aimd:
         self.increase = float(increase)
         self.decrease = float(decrease)
         self.hold = float(hold)
+        self.approach = float(approach)
+        self.ceiling: float | None = None
         self.cuts = 0
         self._clock = clock
         self._hold_until = float("-inf")
         self._base = self.value  # the window: the value when it began
         self._used = 0.0
+        self._probes = 0  # windows begun above the ceiling
 
     def grow(self, amount: float = 1.0) -> None:
         """Count ``amount`` units of success: additive increase (none while a cut holds).
@@ -102,11 +117,19 @@ class Aimd:
         """
         if self._clock() < self._hold_until:
             return
-        self.value = min(self.maximum, self.value + self.increase * amount / self._base)
+        step = self.increase
+        if self.ceiling is not None and self.approach:
+            if self._base < self.ceiling:
+                step = max(step, (self.ceiling - self._base) * self.approach)
+            else:
+                step *= 2.0 ** min(self._probes, 10)
+        self.value = min(self.maximum, self.value + step * amount / self._base)
         self._used += amount
         if self._used >= self._base:
             self._used -= self._base
             self._base = self.value
+            if self.ceiling is not None and self._base >= self.ceiling:
+                self._probes += 1
 
     def cut(self, to: float | None = None) -> bool:
         """Congestion: multiply the limit (or ``to``, a measured rate, when lower) by
@@ -122,10 +145,12 @@ class Aimd:
         if now < self._hold_until:
             return False
         base = self.value if to is None else min(self.value, max(to, self.minimum))
+        self.ceiling = base
         self.value = max(self.minimum, base * self.decrease)
         self._hold_until = now + self.hold
         self._base = self.value
         self._used = 0.0
+        self._probes = 0
         self.cuts += 1
         return True
 
@@ -162,9 +187,36 @@ class RateLimiter:
         level = self._level(now)
         return 0.0 if level >= need else (need - level) / self.rate
 
+    def binding(self, now: float) -> bool:
+        """Whether the bucket is at most half full: requests go at about its rate, so
+        this limit is what holds them back (a limit that nothing reaches must not grow:
+        growing it would only mean it no longer limits when it becomes the bottleneck).
+
+        Example::
+
+            >>> lim = RateLimiter(100, now=0.0)
+            >>> lim.binding(0.0)
+            False
+            >>> lim.take(80, 0.0); lim.binding(0.0)
+            True
+        """
+        return self._level(now) <= self.rate * self.burst / 2
+
     def take(self, cost: float, now: float) -> None:
         """Charge ``cost`` entities sent at ``now``."""
         self.tokens = self._level(now) - cost
+        self.stamp = now
+
+    def empty(self, now: float) -> None:
+        """Start again from an empty bucket (the service said its own is empty: a request
+        was refused), so what was saved up is not sent at once into the refusal.
+
+        Example::
+
+            >>> lim = RateLimiter(100, now=0.0); lim.empty(0.0); lim.delay(50, 0.0)
+            0.5
+        """
+        self.tokens = 0.0
         self.stamp = now
 
     def set_rate(self, rate: float, now: float) -> None:

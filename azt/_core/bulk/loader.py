@@ -6,33 +6,30 @@ How it runs (:func:`load`):
 
 * **Reading** (one task): each input item gets its position; positions done by an
   earlier run (the checkpoint) are skipped; the rest are checked and encoded once
-  (:func:`azt._core.batch.encode_operation`) and queued on their partition. An invalid
-  item becomes a failure with its index at once. The reader stops reading while
-  ``window`` operations (or ``window_bytes``) are read but not finished, so memory stays
-  bounded whatever the input's size.
-* **Dispatching** (the calling task): a partition is sent when its queue holds a full
-  transaction (100 operations or the exact 4 MiB body), when it waited ``linger``, when
-  the window is full (the partition with the oldest operation first) or at the end of
-  the input. One transaction per partition is in flight at a time (so a partition's
-  operations are applied in input order); across partitions, at most ``concurrency``
-  transactions, paced by an account token bucket and one per partition.
+  (:func:`azt._core.batch.encode_operation`) and queued on their partition (an indexed
+  entity object with its index rows, in one transaction). An invalid item fails at once.
+  The reader stops while ``window`` operations (or ``window_bytes``) are read but not
+  finished, so memory stays bounded whatever the input's size.
+* **Dispatching** (the calling task): a partition is sent when it holds a full
+  transaction (100 operations or 4 MiB), waited ``linger``, the window is full (oldest
+  first) or the input ended; one transaction per partition in flight (input order kept),
+  at most ``concurrency`` in all, paced by an account token bucket and one per partition.
 * **Adapting**: throttling answers (``503 ServerBusy``, ``429``, ``OperationTimedOut``)
-  cut the pace multiplicatively: the account's ("over the account limit") pace and the
-  number in flight, or the partition's own pace; rising latency cuts the number in
-  flight. Successes grow them back additively. A pushed-back transaction waits out the
-  retry policy's jittered back-off (a service hint its floor; a ``429`` its hint plus
-  jitter, as the client's retries do) on its own partition: other partitions go on.
+  cut the pace (the account's, and the number in flight, or the partition's) to what was
+  admitted; rising latency cuts the number in flight; a pace grows back while it limits.
+  A throttled transaction waits for room in its cut pace (a service hint, as Cosmos's
+  ``429`` sends, its floor); other failures wait the retry policy's back-off (a hint its
+  floor); other partitions go on.
 * **Exactly once**: sending is single-attempt (the loader retries, not the pipeline); a
-  transaction whose answer was lost is resolved before it is resent by reading its
-  entities back (:mod:`azt._core.bulk.settle`); a transaction that fails on one operation
-  reports that operation (with its index and the service's error) and resends the others.
-  Acknowledged positions go into the checkpoint, saved periodically and at the end.
+  lost answer is resolved by reading the entities back (:mod:`azt._core.bulk.settle`)
+  before a resend; a failed operation is reported (index, error), the others resent.
+  The checkpoint is saved before the first request (a load killed at once can be
+  resumed), then with the acknowledged positions periodically and at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import copy
 import time
@@ -42,13 +39,11 @@ from typing import Any
 from azt._core.base import write_back
 from azt._core.batch import (
     BatchOperation,
-    Prepared,
     add_prepared,
     checked_operation,
     create_operation,
     delete_operation,
     encode_operation,
-    has_room,
     operation_companions,
     operation_source,
     update_operation,
@@ -66,13 +61,24 @@ from azt._core.bulk.outcomes import (
     WriteKind,
     describe_item,
 )
-from azt._core.bulk.settle import read_back, reflects
+from azt._core.bulk.queues import (
+    Op,
+    Partition,
+    Send,
+    TableRef,
+    describe_op,
+    ops_in,
+    throttle_scope,
+)
+from azt._core.bulk.settle import predicted_failure, read_back, reflects, stored_keys
 from azt._core.config import AmbiguousOutcomePolicy, RetryPolicy
+from azt._core.packing import check_group_alone
 from azt._core.results import UpdateMode, WriteResult
-from azt._core.retry import BackoffWait, is_retryable, may_have_been_applied
+from azt._core.retry import BackoffWait, hinted_wait, is_retryable, may_have_been_applied
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
-from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
+from azt._core.wire.batch import MAX_BATCH_OPERATIONS
+from azt._edm.entity import TableEntity
 from azt._errors import (
     AmbiguousOutcomeError,
     AuthenticationError,
@@ -97,98 +103,12 @@ ResultCallback = Callable[[int, WriteResult | BulkFailure], object]
 #: are one episode for this long.
 _PACE_HOLD = 0.25
 
-#: After a cut, a pace grows back by this share of its new value per second.
-_RECOVERY = 0.2
+#: After a cut, a pace closes this share of the gap to the rate it was cut from per
+#: second of traffic at that pace ...
+_APPROACH = 0.5
 
-#: A full transaction's body leaves room for the multipart framing around the parts.
-_FULL_BYTES = MAX_BATCH_BYTES - 64 * 1024
-
-
-def _refuse_indexed(op: BatchOperation, source: Any) -> None:
-    """The bulk loader sends operations one by one, never with index rows: an entity
-    object whose class declares secondary indexes is refused (use a ``BatchWriter`` or a
-    context, which keep index rows in the entity's transaction)."""
-    if source is not None and operation_companions(op, source):
-        raise ValidationError(
-            f"{type(source).__name__} declares secondary indexes; the bulk loader does not "
-            "write index rows: write it with table.batch_writer() or a TableContext"
-        )
-
-
-class _Op:
-    __slots__ = ("index", "prepared", "size")
-
-    def __init__(self, index: int, prepared: Prepared) -> None:
-        self.index = index
-        self.prepared = prepared
-        self.size = len(prepared.request)
-
-
-class _Send:
-    """A transaction in progress: its operations, attempts so far, whether an earlier
-    attempt may have been applied."""
-
-    __slots__ = ("attempts", "ops", "uncertain")
-
-    def __init__(self, ops: list[_Op]) -> None:
-        self.ops = ops
-        self.attempts = 0
-        self.uncertain = False
-
-
-class _Table:
-    __slots__ = ("name", "probe", "reader", "sender")
-
-    def __init__(self, sender: TableClient, reader: TableClient) -> None:
-        self.name = sender.table_name
-        self.sender = sender
-        self.reader = reader
-        self.probe = sender.batch()
-
-
-class _Partition:
-    __slots__ = (
-        "busy",
-        "first_at",
-        "key",
-        "limiter",
-        "not_before",
-        "pace",
-        "qbytes",
-        "queue",
-        "retry",
-        "table",
-    )
-
-    def __init__(self, key: tuple[str, str], table: _Table, pace: Aimd, now: float) -> None:
-        self.key = key
-        self.table = table
-        self.queue: collections.deque[_Op] = collections.deque()
-        self.qbytes = 0
-        self.busy = False
-        self.not_before = 0.0
-        self.first_at = now
-        self.retry: _Send | None = None
-        self.pace = pace
-        self.limiter = RateLimiter(pace.value, now=now)
-
-    def full(self) -> bool:
-        return len(self.queue) >= MAX_BATCH_OPERATIONS or self.qbytes >= _FULL_BYTES
-
-    def next_size(self) -> int:
-        if self.retry is not None:
-            return len(self.retry.ops)
-        return min(len(self.queue), MAX_BATCH_OPERATIONS)
-
-
-def _throttle_scope(exc: BaseException) -> str | None:
-    """``"account"``, ``"partition"`` or ``None``: whether ``exc`` is the service
-    pushing back, and on what."""
-    if not isinstance(exc, ServiceError):
-        return None
-    if exc.status == 429 or exc.code in ("ServerBusy", "OperationTimedOut"):
-        return "account" if "account limit" in (exc.message or "") else "partition"
-    return None
+#: ... and above that rate probes by this share of it per second.
+_PROBE = 0.03
 
 
 class _Loader:
@@ -234,11 +154,10 @@ class _Loader:
         self._progress = progress
         self._on_result = on_result
         self._clock = clock
-        self._tables: dict[str, _Table] = {}
-        self._parts: dict[tuple[str, str], _Partition] = {}
+        self._tables: dict[str, TableRef] = {}
+        self._parts: dict[tuple[str, str], Partition] = {}
         #: partitions with queued operations or a transaction to resend, oldest first
-        self._waiting: dict[tuple[str, str], _Partition] = {}
-        self._full: collections.deque[_Partition] = collections.deque()
+        self._waiting: dict[tuple[str, str], Partition] = {}
         self._wake = asyncio.Event()
         self._space = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -260,9 +179,10 @@ class _Loader:
             rate,
             minimum=max(1.0, rate / 1000),
             maximum=rate,
-            increase=rate * 0.1,
+            increase=rate * _PROBE,
             decrease=options.decrease,
             hold=_PACE_HOLD,
+            approach=_APPROACH,
             clock=clock,
         )
         self._limiter = RateLimiter(rate, now=now)
@@ -277,20 +197,25 @@ class _Loader:
             clock=clock,
         )
         self._meter = RateMeter(span=1.0)
+        #: the rate the last partition cut was made from (a partition's target, learned)
+        self._partition_hint: float | None = None
         self._latency = LatencyTracker(factor=options.latency_factor)
 
     # -- input ------------------------------------------------------------------------------
 
-    def _table(self, name: str) -> _Table:
+    def _table(self, name: str) -> TableRef:
         key = name.lower()
         found = self._tables.get(key)
         if found is None:
             sender = TableClient._from_core(self._send_core, name)
             reader = TableClient._from_core(self._core, name)
-            found = self._tables[key] = _Table(sender, reader)
+            found = self._tables[key] = TableRef(sender, reader)
         return found
 
-    def _operation(self, item: Any) -> tuple[_Table, BatchOperation]:
+    def _operation(self, item: Any) -> tuple[TableRef, BatchOperation, list[BatchOperation]]:
+        """The item's table, operation and companion operations (the index rows of an
+        entity object whose class declares indexes, refused when they cannot be kept
+        exact: :func:`azt._core.batch.operation_companions`)."""
         table = self._default_table
         if isinstance(item, TableWrite):
             table, item = item.table, item.item
@@ -300,8 +225,9 @@ class _Loader:
             )
         if isinstance(item, BatchOperation):
             op = checked_operation(item)
-            _refuse_indexed(op, operation_source(item))
-            return self._table(table), op
+            where = self._table(table)
+            extra = operation_companions(op, operation_source(item), where.probe.limits)
+            return where, op, extra
         kind = self._kind
         if kind == "insert":
             op = create_operation(item)
@@ -315,8 +241,9 @@ class _Loader:
             op = update_operation(item, UpdateMode.REPLACE)
         else:
             op = delete_operation(item)
-        _refuse_indexed(op, item if getattr(type(item), "__azt_entity__", None) else None)
-        return self._table(table), op
+        where = self._table(table)
+        source = item if getattr(type(item), "__azt_entity__", None) else None
+        return where, op, operation_companions(op, source, where.probe.limits)
 
     async def _read(self, items: Iterable[Any] | AsyncIterable[Any]) -> None:
         try:
@@ -345,12 +272,15 @@ class _Loader:
             result.skipped += 1
             return
         try:
-            table, op = self._operation(item)
+            table, op, companions = self._operation(item)
             prepared = encode_operation(table.probe, op)
+            extra = [encode_operation(table.probe, c) for c in companions]
+            if extra:
+                check_group_alone(table.sender.batch, [prepared, *extra], None)
         except ValidationError as exc:
             self._fail(index, describe_item(item, self._default_table), exc)
             return
-        entry = _Op(index, prepared)
+        entry = Op(index, prepared, extra)
         opts = self.options
         while self._pending and (
             self._pending >= opts.window or self._pending_bytes + entry.size > opts.window_bytes
@@ -367,15 +297,16 @@ class _Loader:
         now = self._clock()
         if part is None:
             pace = self._partition_pace()
-            part = self._parts[key] = _Partition(key, table, pace, now)
+            part = self._parts[key] = Partition(key, table, pace, now)
         if key not in self._waiting:
             part.first_at = now
             self._waiting[key] = part
+            self._wake.set()  # its linger starts now: the dispatcher may be idle
         was_full = part.full()
         part.queue.append(entry)
         part.qbytes += entry.size
+        part.qops += entry.count
         if part.full() and not was_full:
-            self._full.append(part)
             self._wake.set()
 
     def _partition_pace(self) -> Aimd:
@@ -384,23 +315,23 @@ class _Loader:
             rate,
             minimum=max(1.0, rate / 1000),
             maximum=rate,
-            increase=rate * 0.1,
+            increase=rate * _PROBE,
             decrease=self.options.decrease,
             hold=_PACE_HOLD,
+            approach=_APPROACH,
             clock=self._clock,
         )
 
     # -- dispatching ------------------------------------------------------------------------
 
-    def _pick(self, now: float) -> tuple[_Partition | None, float | None]:
-        """The next partition to send, or ``None`` and how long to wait at most."""
-        while self._full:
-            part = self._full.popleft()
-            if part.full() and not part.busy and part.not_before <= now and not part.retry:
-                return part, None
+    def _pick(self, now: float) -> tuple[Partition | None, float | None]:
+        """The next partition to send, or ``None`` and how long to wait at most: the first
+        ready one in waiting order, where a partition goes to the end each time it is
+        sent (:meth:`_rotate`), so partitions with a full transaction or one to resend
+        take turns."""
+        wait: float | None = None
         flush = self._eof or self._pressure
         linger = self.options.linger
-        wait: float | None = None
         for part in self._waiting.values():
             if part.busy:
                 continue
@@ -445,34 +376,35 @@ class _Loader:
                 continue
             send = part.retry or self._group(part)
             part.retry = None
-            n = len(send.ops)
+            n = ops_in(send.ops)
             part.limiter.take(n, now)
             self._limiter.take(n, now)
+            send.partition_bound = part.limiter.binding(now)
+            send.account_bound = self._limiter.binding(now)
+            self._rotate(part)
             part.busy = True
             self._inflight += 1
             task = asyncio.create_task(self._run(part, send))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def _group(self, part: _Partition) -> _Send:
+    def _rotate(self, part: Partition) -> None:
+        """Move a partition just sent to the end of the waiting order: ready partitions
+        take turns (round robin), so the first ones in the input are not sent again and
+        again into their own limit while the others wait."""
+        if self._waiting.pop(part.key, None) is not None:
+            self._waiting[part.key] = part
+
+    def _group(self, part: Partition) -> Send:
         """The partition's next transaction: its oldest operations, as many as fit."""
-        batch = part.table.sender.batch()
-        ops: list[_Op] = []
-        queue = part.queue
-        while queue and len(ops) < MAX_BATCH_OPERATIONS:
-            entry = queue[0]
-            if ops and not has_room(batch, entry.prepared):
-                break
-            add_prepared(batch, entry.prepared)
-            ops.append(queue.popleft())
-            part.qbytes -= entry.size
-        if not queue:
+        send = part.next_transaction()
+        if not part.queue:
             self._waiting.pop(part.key, None)
-        return _Send(ops)
+        return send
 
     # -- sending ----------------------------------------------------------------------------
 
-    async def _run(self, part: _Partition, send: _Send) -> None:
+    async def _run(self, part: Partition, send: Send) -> None:
         try:
             await self._attempt(part, send)
         except Exception as exc:  # never lose operations to an unexpected error
@@ -487,21 +419,20 @@ class _Loader:
                 self._waiting.pop(part.key, None)
                 if self._parts.get(part.key) is part and part.not_before <= self._clock():
                     del self._parts[part.key]  # idle: its pace is relearned if it returns
-            if part.full():
-                self._full.append(part)
             self._wake.set()
 
-    async def _attempt(self, part: _Partition, send: _Send) -> None:
+    async def _attempt(self, part: Partition, send: Send) -> None:
         policy = self.options.ambiguous_outcome
         if send.uncertain and policy is AmbiguousOutcomePolicy.ASSUME_SUCCEEDED:
-            if not await self._settle(part, send, None):
+            if await self._settle(part, send, None) is None:
                 return
             send.uncertain = False
             if not send.ops:
                 return
         batch = part.table.sender.batch()
         for entry in send.ops:
-            add_prepared(batch, entry.prepared)
+            for prepared in entry.parts():
+                add_prepared(batch, prepared)
         send.attempts += 1
         result = self.result
         result.requests += 1
@@ -517,39 +448,61 @@ class _Loader:
             self._pushed_back(part, send, exc)
             return
         now = self._clock()
-        n = len(send.ops)
+        n = ops_in(send.ops)
         if n >= MAX_BATCH_OPERATIONS // 2:
             self._latency.add(now - started)
             if self._latency.rising() and self._conc.cut():
                 self._latency.baseline *= 1.5  # one cut per episode: relearn from here
         self._conc.grow()
-        self._pace.grow(n)
-        part.pace.grow(n)
-        self._limiter.set_rate(self._pace.value, now)
-        part.limiter.set_rate(part.pace.value, now)
+        if send.account_bound:
+            self._pace.grow(n)
+            self._limiter.set_rate(self._pace.value, now)
+        if send.partition_bound:
+            part.pace.grow(n)
+            part.limiter.set_rate(part.pace.value, now)
         self._meter.add(n, now)
-        for entry, write in zip(send.ops, writes, strict=True):
-            self._succeed(entry, write)
+        part.meter.add(n, now)
+        position = 0
+        for entry in send.ops:  # each entry's own write (its index rows' follow it)
+            self._succeed(entry, writes[position])
+            position += entry.count
         send.ops = []
 
-    def _pushed_back(
-        self, part: _Partition, send: _Send, exc: ServiceError | TransportError
-    ) -> None:
+    def _pushed_back(self, part: Partition, send: Send, exc: ServiceError | TransportError) -> None:
         now = self._clock()
-        scope = _throttle_scope(exc)
+        scope = throttle_scope(exc)
         if scope is not None:
             self.result.throttled += 1
+            n = ops_in(send.ops)
             if scope == "account":
-                # Cut from what the service admitted over the last second (not more than
-                # a factor 4 at once): early on, its initial burst is not its rate.
-                admitted = max(self._meter.rate(now), self._pace.value / 4)
-                if self._pace.cut(to=admitted):
-                    self._pace.increase = self._pace.value * _RECOVERY
-                    self._limiter.set_rate(self._pace.value, now)
+                pace, limiter, meter = self._pace, self._limiter, self._meter
+                hint = None
                 self._conc.cut()
-            elif part.pace.cut():
-                part.pace.increase = part.pace.value * _RECOVERY
-                part.limiter.set_rate(part.pace.value, now)
+            else:
+                pace, limiter, meter = part.pace, part.limiter, part.meter
+                hint = self._partition_hint
+            # Cut from what the service admitted over the last second; with no success
+            # in it, from what another partition was cut from (partitions share a
+            # target), or by a factor 4 at most.
+            admitted = meter.rate(now)
+            if admitted <= 0:
+                admitted = hint if hint is not None else pace.value / 4
+            if pace.cut(to=admitted):
+                pace.increase = pace.value * _PROBE
+                limiter.set_rate(pace.value, now)
+                limiter.empty(now)  # the service's bucket is empty: so is ours
+                if scope != "account":
+                    self._partition_hint = pace.ceiling
+            # The pace is the back-off: the transaction goes again when the cut pace has
+            # room for it (jittered, so refused partitions do not all return at once),
+            # not after the retry policy's waits for a lone request (3 s, 33 s, ...).
+            wait, maximum = n / pace.value * self._uniform(0.5, 1.5), self._policy.maximum
+            asked = exc.retry_after if isinstance(exc, ServiceError) else None
+            if asked is not None:  # the service's hint (Cosmos's 429) is a floor, jittered
+                wait = max(wait, hinted_wait(asked, send.attempts, maximum, self._uniform))
+        else:
+            # the client's rule: the policy's back-off, a service hint a floor under it
+            wait = BackoffWait(self._policy, self._uniform).delay(send.attempts, exc)
         if may_have_been_applied(exc):
             send.uncertain = True
             if self.options.ambiguous_outcome is AmbiguousOutcomePolicy.RAISE:
@@ -562,42 +515,95 @@ class _Loader:
         if not is_retryable(exc) or send.attempts >= self.options.max_attempts:
             self._fail_all(part, send, exc)
             return
-        # the policy's wait: a service hint is a floor (plus jitter), a 429 waits its hint
-        part.not_before = now + BackoffWait(self._policy, self._uniform).delay(send.attempts, exc)
+        part.not_before = now + wait
 
-    async def _op_failed(self, part: _Partition, send: _Send, exc: TransactionError) -> None:
+    async def _op_failed(self, part: Partition, send: Send, exc: TransactionError) -> None:
         """One operation failed the transaction (nothing of it was applied): report it and
-        resend the others; a conflict that may be our own earlier write is read back."""
-        index = exc.index
+        resend the others; a conflict that may be our own earlier write is read back.
+        After a conflict, the others that would meet one too are reported at once
+        (:meth:`_fail_predicted`), not found one transaction at a time."""
         inner = exc.error
-        if (
-            index is None
-            or not 0 <= index < len(send.ops)
-            or isinstance(inner, TableNotFoundError | AuthenticationError | AuthorizationError)
-            or (inner is not None and inner.status >= 500)
+        flat = [(entry, k) for entry in send.ops for k in range(entry.count)]
+        if exc.index is None or not 0 <= exc.index < len(flat):
+            self._fail_all(part, send, exc)
+            return
+        owner, k = flat[exc.index]
+        if k > 0:  # one of an entity's index rows
+            if (
+                isinstance(inner, EntityNotFoundError)
+                and owner.extra[k - 1].operation.kind == "delete"
+                and not exc.earlier_attempt_may_have_applied
+            ):
+                # an index row to delete was already gone: send again without it
+                owner.extra.pop(k - 1)
+                owner.count -= 1
+                return
+            send.ops.remove(owner)
+            self._fail_entry(owner, part, inner or exc)
+            return
+        index = send.ops.index(owner)
+        if isinstance(inner, TableNotFoundError | AuthenticationError | AuthorizationError) or (
+            inner is not None and inner.status >= 500
         ):
             self._fail_all(part, send, exc)
             return
         conflict = isinstance(
             inner, EntityAlreadyExistsError | EntityNotFoundError | PreconditionFailedError
         )
+        stored: dict[str, TableEntity | None] | None = None
         if (
             conflict
             and (send.uncertain or self._resumed or exc.earlier_attempt_may_have_applied)
             and self.options.ambiguous_outcome is AmbiguousOutcomePolicy.ASSUME_SUCCEEDED
         ):
             culprit = send.ops[index]
-            if not await self._settle(part, send, culprit):
+            stored = await self._settle(part, send, culprit)
+            if stored is None:
                 return
             if culprit not in send.ops:  # it was ours: the rest go again
                 return
             index = send.ops.index(culprit)
         self._fail_entry(send.ops.pop(index), part, inner or exc)
+        if conflict and send.ops:
+            await self._fail_predicted(part, send, stored)
 
-    async def _settle(self, part: _Partition, send: _Send, culprit: _Op | None) -> bool:
+    async def _fail_predicted(
+        self, part: Partition, send: Send, stored: dict[str, TableEntity | None] | None
+    ) -> None:
+        """Report the operations of ``send`` that would fail against what is stored (read
+        back already, or now with one keys-only query of the transaction's RowKey range);
+        keep the others to resend. When the read fails or would be too long, all are
+        kept (the service names them one by one)."""
+        found: dict[str, str | None]
+        if stored is None:
+            rks = [entry.prepared.operation.row_key for entry in send.ops]
+            try:
+                keys = await stored_keys(part.table.reader, part.key[1], rks)
+            except (ServiceError, TransportError):
+                return
+            if keys is None:
+                return
+            self.result.reads += 1
+            found = keys
+        else:
+            found = {rk: e.metadata.etag for rk, e in stored.items() if e is not None}
+        keep: list[Op] = []
+        for entry in send.ops:
+            op = entry.prepared.operation
+            rk = op.row_key
+            error = predicted_failure(op, rk in found, found.get(rk))
+            if error is None:
+                keep.append(entry)
+            else:
+                self._fail_entry(entry, part, error)
+        send.ops = keep
+
+    async def _settle(
+        self, part: Partition, send: Send, culprit: Op | None
+    ) -> dict[str, TableEntity | None] | None:
         """Read back the transaction's entities; complete the operations whose effect is
-        already stored, keep the others in ``send``. ``False`` when reading failed (the
-        transaction is tried again later)."""
+        already stored, keep the others in ``send``; what was read, by RowKey. ``None``
+        when reading failed (the transaction is tried again later)."""
         ops = [entry.prepared.operation for entry in send.ops]
         try:
             stored = await read_back(part.table.reader, ops)
@@ -609,10 +615,12 @@ class _Loader:
                 part.not_before = self._clock() + self._policy.backoff(
                     max(send.attempts, 1), self._uniform
                 )
-            return False
-        keep: list[_Op] = []
+            return None
+        keep: list[Op] = []
+        found: dict[str, TableEntity | None] = {}
         for entry, entity in zip(send.ops, stored, strict=True):
             op = entry.prepared.operation
+            found[op.row_key] = entity
             if reflects(op, entity):
                 etag = entity.metadata.etag if entity is not None else None
                 write_back(op.source, etag)
@@ -621,16 +629,16 @@ class _Loader:
             else:
                 keep.append(entry)
         send.ops = keep
-        return True
+        return found
 
     # -- outcomes ---------------------------------------------------------------------------
 
-    def _finish(self, entry: _Op) -> None:
+    def _finish(self, entry: Op) -> None:
         self._pending -= 1
         self._pending_bytes -= entry.size
         self._space.set()
 
-    def _succeed(self, entry: _Op, write: WriteResult) -> None:
+    def _succeed(self, entry: Op, write: WriteResult) -> None:
         self.result.written += 1
         self._done.add(entry.index)
         self._acknowledged += 1
@@ -638,13 +646,13 @@ class _Loader:
         if self._on_result is not None:
             self._on_result(entry.index, write)
 
-    def _fail_all(self, part: _Partition, send: _Send, exc: BaseException) -> None:
+    def _fail_all(self, part: Partition, send: Send, exc: BaseException) -> None:
         for entry in send.ops:
             self._fail_entry(entry, part, exc)
         send.ops = []
 
-    def _fail_entry(self, entry: _Op, part: _Partition, exc: BaseException) -> None:
-        self._fail(entry.index, _describe_op(entry, part), exc)
+    def _fail_entry(self, entry: Op, part: Partition, exc: BaseException) -> None:
+        self._fail(entry.index, describe_op(entry, part), exc)
         self._finish(entry)
 
     def _fail(
@@ -715,7 +723,13 @@ class _Loader:
         if self._store is not None:
             state = await asyncio.to_thread(self._store.load)
             self._done = DonePositions.from_state(state)
-            self._resumed = self._done.count() > 0
+            # A checkpoint that exists (even with nothing done yet) may belong to a load
+            # killed after sending: its conflicts may be its own writes (read back).
+            self._resumed = state is not None
+            if state is None and self._saves is not None:
+                # The checkpoint exists from the start, before anything is sent: a load
+                # killed before its first periodic save can be resumed.
+                await self._saves.save(self._done.state())
         helpers: list[asyncio.Task[None]] = []
         if self._store is not None:
             helpers.append(asyncio.create_task(self._saver()))
@@ -737,12 +751,6 @@ class _Loader:
         if self._input_error is not None:
             raise self._input_error
         return self.result
-
-
-def _describe_op(entry: _Op, part: _Partition) -> tuple[str, str | None, str | None, str]:
-    op = entry.prepared.operation
-    kind = op.kind if op.mode is None else f"{op.kind}-{op.mode.value}"
-    return part.table.name, op.partition_key, op.row_key, kind
 
 
 async def load(

@@ -211,7 +211,10 @@ class BulkProgress:
 @attrs.define
 class BulkResult:
     """The outcome of a bulk load: counts, every :class:`BulkFailure` (in input order),
-    and the request statistics.
+    and the request statistics: ``requests`` transactions sent (``retries`` of them
+    resent, ``throttled`` answered with throttling), ``resolved`` operations found applied
+    by reading back, ``reads`` queries of a transaction's keys after a conflict (which
+    found the transaction's other conflicts at once).
 
     Example::
 
@@ -229,6 +232,7 @@ class BulkResult:
     throttled: int = 0
     resolved: int = 0
     elapsed: float = 0.0
+    reads: int = 0
 
     @property
     def ok(self) -> bool:
