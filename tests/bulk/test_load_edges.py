@@ -10,7 +10,8 @@ import pytest
 
 import azt
 from azt._core.bulk.control import LatencyTracker
-from azt._core.bulk.loader import _Loader, _Partition, _Send, _Table
+from azt._core.bulk.loader import _Loader
+from azt._core.bulk.queues import Partition, Send, TableRef
 from azt._errors import error_from_response
 from azt.bulk import BulkOptions, load
 from azt_server_stub.realism.faults import FaultInjector, FaultKind
@@ -85,7 +86,8 @@ async def test_failures_are_reported_in_input_order() -> None:
 
 def test_the_controllers_are_set_as_documented() -> None:
     # docs/bulk.md: the concurrency grows by one per round, one cut per episode of a
-    # second; a partition's pace grows by a tenth of its rate, never below 1/s
+    # second; a partition's pace probes above its last cut by 3 % of its rate, never
+    # below 1/s
     table = azt.TableClient(
         "https://acct.table.core.windows.net/", "loads", azt.SharedKeyCredential("acct", "a2V5")
     )
@@ -104,12 +106,13 @@ def test_the_controllers_are_set_as_documented() -> None:
     assert (conc.minimum, conc.increase, conc.hold) == (1, 1.0, 1.0)
     assert loader._meter.span == 1.0
     pace = loader._partition_pace()
-    assert (pace.value, pace.minimum, pace.maximum, pace.increase) == (1000, 1.0, 1000, 100.0)
+    assert (pace.value, pace.minimum, pace.maximum, pace.increase) == (1000, 1.0, 1000, 30.0)
     assert pace.decrease == options.decrease
 
 
-def test_a_cut_pace_recovers_by_a_fifth_of_itself() -> None:
-    # docs/bulk.md: after a cut, a pace grows back by a fifth of its new value per second
+def test_a_cut_pace_probes_by_3_percent_of_itself() -> None:
+    # docs/bulk.md: after a cut, a pace closes the gap to the rate it was cut from, then
+    # probes above it by 3 % of its new value a second
     credential = azt.SharedKeyCredential("acct", "a2V5")
     table = azt.TableClient("https://acct.table.core.windows.net/", "loads", credential)
     now = [100.0]
@@ -123,15 +126,15 @@ def test_a_cut_pace_recovers_by_a_fifth_of_itself() -> None:
         on_result=None,
         clock=lambda: now[0],
     )
-    part = _Partition(("loads", "p"), _Table(table, table), loader._partition_pace(), now[0])
+    part = Partition(("loads", "p"), TableRef(table, table), loader._partition_pace(), now[0])
     busy = "Operations per second is over the account limit."
     for message, pace in ((busy, loader._pace), ("The server is busy.", part.pace)):
         before = pace.value
-        send = _Send([])
+        send = Send([])
         send.attempts = 1
         loader._pushed_back(part, send, error_from_response(503, "ServerBusy", message))
         assert pace.value < before
-        assert pace.increase == pytest.approx(pace.value * 0.2)
+        assert pace.increase == pytest.approx(pace.value * 0.03)
         now[0] += 10.0  # past the episode's hold
 
 

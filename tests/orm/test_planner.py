@@ -220,7 +220,7 @@ def test_the_text_of_an_index_plan() -> None:
     )
     assert str(copies) == (
         "index: index 'by_size' (holds entity, across partitions): PartitionKey='ix', "
-        "'ix-a' <= RowKey < 'ix-b'; no $filter"
+        "'ix-a' <= RowKey < 'ix-b', the rows read are the results; no $filter"
     )
     # what a plan is compared by: not the conditions it was made from
     other = QueryPlan(
