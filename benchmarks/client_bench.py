@@ -537,8 +537,8 @@ def report(runs: list[dict[tuple[str, str], Timing]], n: int, stub_mode: str) ->
     """Per-operation costs (best of the rounds) and the ratios, each with its range over
     the rounds (the ratio of the two figures measured in the same round): the noise."""
     where = "in this process" if stub_mode == "inprocess" else "in a separate process"
-    pairs = (("azt", "bare aiohttp"), ("azt typed", "bare aiohttp"), ("azt typed", "azt"))
-    pairs += (("azure-data-tables", "azt"),)
+    pairs = [("azt", "bare aiohttp"), ("azt typed", "bare aiohttp"), ("azt typed", "azt")]
+    pairs.append(("azure-data-tables", "azt"))
     short = {"bare aiohttp": "bare", "azt": "azt", "azt typed": "typed"}
     short["azure-data-tables"] = "adt"
     for title, idx in (("wall time", 0), ("client CPU time (this process)", 1)):

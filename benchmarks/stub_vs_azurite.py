@@ -46,7 +46,8 @@ version pinned there); without ``node``/``npm`` the script prints a notice and e
 Usage::
 
     .venv/bin/python benchmarks/stub_vs_azurite.py [--rounds 3] [--seconds 1.0]
-        [--store memory|disk|process|both|all] [--ops insert,insert16,read,read16,batch,batch16,page,range]
+        [--store memory|disk|process|both|all]
+        [--ops insert,insert16,read,read16,batch,batch16,page,range]
         [--no-memory]
 """
 
