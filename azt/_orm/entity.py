@@ -178,7 +178,7 @@ class EntityMeta(type):
             else:
                 a = base_fields[attr_name]
                 default, kw_only, eq = a.default, a.kw_only, a.eq
-            check = value_checker(p)  # p.check with its plain case first
+            check = value_checker(p, p.check)  # p.check with its plain case first
             these[attr_name] = attrs.field(
                 default=default,
                 converter=check,

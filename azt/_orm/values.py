@@ -189,21 +189,20 @@ def storage_value(p: Column[Any], value: Any, *, key_rules: bool = True) -> Any:
     return _check_storage(p, value, p.edm, key_rules=key_rules)
 
 
-def value_checker(p: Column[Any]) -> Callable[[Any], Any]:
-    """``p.check`` (what construction and assignment call for each value) with the plain
-    case of ``p``'s EDM type answered first: a value of the exact type that needs no
-    normalising and passes every check (an ASCII string within the limit, an ``int`` in
-    range, a ``float``, a ``bool``, a UTC ``EdmDateTime`` from 1601, a ``UUID``, ``bytes``
-    within the limit) is returned as is; anything else goes through ``p.check``, which
-    gives the same result or raises the precise error. Keys and properties with a
-    converter always take ``p.check``.
+def value_checker(p: Column[Any], general: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``general`` (the property's ``check``, which construction and assignment call for
+    each value) with the plain case of ``p``'s EDM type answered first: a value of the
+    exact type that needs no normalising and passes every check (an ASCII string within
+    the limit, an ``int`` in range, a ``float``, a ``bool``, a UTC ``EdmDateTime`` from
+    1601, a ``UUID``, ``bytes`` within the limit) is returned as is; anything else goes
+    through ``general``, which gives the same result or raises the precise error. Keys
+    and properties with a converter always take ``general``.
 
     Example::
 
-        >>> value_checker(Movie.rating)(4.5)
+        >>> value_checker(Movie.rating, Movie.rating.check)(4.5)
         4.5
     """
-    general = p.check
     if p.converter is not None or p.is_key:
         return general
     edm = p.edm
