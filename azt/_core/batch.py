@@ -158,10 +158,11 @@ class OperationEncoder:
         part = batch_part(self._core, self._table_name, op, self._table_url)
         return wire_batch.encode_request(part)
 
-    def create_request(self, entity: dict[str, Any]) -> bytes | None:
-        """The request of a create of the plain dict ``entity``, checked against Azure
-        Table storage's limits and encoded in one pass (:func:`encode_valid`); ``None``
-        for anything else (check and encode it as usual)."""
+    def create_request(self, entity: Any) -> bytes | None:
+        """The request of a create of ``entity`` (a plain dict, or the ``TableEntity`` of
+        an entity object), checked against Azure Table storage's limits and encoded in one
+        pass (:func:`encode_valid`); ``None`` for anything else (check and encode it as
+        usual)."""
         heads = self._heads
         if heads is None or self._codec is not wire_json:
             return None
@@ -375,12 +376,24 @@ class TableBatch:
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
         encoder = self._encoder
-        if encoder is not None and type(entity) is dict and self.limits.is_storage:
-            request = encoder.create_request(entity)
-            if request is not None:  # a plain dict, checked and encoded in one pass
-                self._add(BatchOperation("create", entity), request)
+        if encoder is not None and self.limits.is_storage:
+            data, obj, _ = entity_source(entity)
+            request = encoder.create_request(data)
+            if request is not None:  # checked and encoded in one pass
+                op = BatchOperation("create", data, source=obj)
+                extra = (
+                    companions(obj, "create", None, data, None, self.limits)
+                    if obj is not None
+                    else []
+                )
+                if extra:
+                    self._add_group(op, extra)
+                else:
+                    self._add(op, request)
                 return
-        op = create_operation(entity, limits=self.limits)
+            op = _create(data, obj, self.limits)
+        else:
+            op = create_operation(entity, limits=self.limits)
         if op.source is None:  # a mapping: no companions
             self._add(op)
             return

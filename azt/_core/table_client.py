@@ -348,11 +348,17 @@ class TableClient(ClientBase):
         body: bytes = self._core.codec.encode_entity(entity)
         return body
 
-    def _plain_body(self, entity: object) -> bytes | None:
-        """The body of a plain ``dict`` entity, checked (Storage limits) and encoded in one
-        pass (:func:`encode_valid`); ``None``: check and encode it as usual."""
+    def _plain_body(self, entity: Any) -> bytes | None:
+        """The body of a plain ``dict`` entity (or an entity object's ``TableEntity``),
+        checked (Storage limits) and encoded in one pass (:func:`encode_valid`); ``None``:
+        check and encode it as usual."""
         core = self._core
-        if type(entity) is not dict or core.codec is not wire_json or not core.limits.is_storage:
+        te = type(entity)
+        if (
+            (te is not dict and te is not TableEntity)
+            or core.codec is not wire_json
+            or not core.limits.is_storage
+        ):
             return None
         return encode_valid(entity)
 
@@ -382,11 +388,16 @@ class TableClient(ClientBase):
             pk, rk = data["PartitionKey"], data["RowKey"]
         else:
             data, obj, _ = entity_source(entity)
-            pk, rk = check_entity(data, core.limits)
+            body = self._plain_body(data) if obj is not None else None
+            if body is not None:  # an entity object's entity, checked and encoded in one pass
+                pk, rk = data["PartitionKey"], data["RowKey"]
+            else:
+                pk, rk = check_entity(data, core.limits)
             extra = companions(obj, "create", None, data, None, core.limits)
             if extra:
                 return await self._write_group(BatchOperation("create", data, source=obj), extra)
-            body = self._encode(data)
+            if body is None:
+                body = self._encode(data)
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
         try:
