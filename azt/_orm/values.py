@@ -22,7 +22,14 @@ import attrs
 
 from azt._edm.datetime import EdmDateTime
 from azt._edm.types import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, EdmType
-from azt._edm.validation import MAX_BINARY_BYTES, MAX_STRING_UTF16, utf16_len, validate_key
+from azt._edm.validation import (
+    _KEY_FORBIDDEN,
+    MAX_BINARY_BYTES,
+    MAX_KEY_UTF16,
+    MAX_STRING_UTF16,
+    utf16_len,
+    validate_key,
+)
 from azt._errors import ValidationError
 
 __all__ = [
@@ -195,24 +202,43 @@ def value_checker(p: Column[Any], general: Callable[[Any], Any]) -> Callable[[An
     exact type that needs no normalising and passes every check (an ASCII string within
     the limit, an ``int`` in range, a ``float``, a ``bool``, a UTC ``EdmDateTime`` from
     1601, a ``UUID``, ``bytes`` within the limit) is returned as is; anything else goes
-    through ``general``, which gives the same result or raises the precise error. Keys
-    and properties with a converter always take ``general``.
+    through ``general``, which gives the same result or raises the precise error (None
+    of an optional property: None). Properties with a converter always take ``general``;
+    keys take the plain case only for ASCII text within the limit without a forbidden
+    character (the rules of Azure Table storage, which construction checks).
 
     Example::
 
         >>> value_checker(Movie.rating, Movie.rating.check)(4.5)
         4.5
     """
-    if p.converter is not None or p.is_key:
+    if p.converter is not None:
         return general
     edm = p.edm
-    if edm is EdmType.STRING:
+    none_ok = p.optional
+
+    def other(v: Any) -> Any:  # the general check, None of an optional property first
+        if v is None and none_ok:
+            return None
+        return general(v)
+
+    if p.is_key:
+        if edm is not EdmType.STRING:  # pragma: no cover (keys are strings)
+            return general
+        key_limit, forbidden = MAX_KEY_UTF16, _KEY_FORBIDDEN.search
+
+        def check(v: Any) -> Any:
+            if v.__class__ is str and len(v) <= key_limit and v.isascii() and forbidden(v) is None:
+                return v
+            return other(v)
+
+    elif edm is EdmType.STRING:
         limit = MAX_STRING_UTF16
 
         def check(v: Any) -> Any:
             if v.__class__ is str and len(v) <= limit and v.isascii():
                 return v
-            return general(v)
+            return other(v)
 
     elif edm is EdmType.INT32 or edm is EdmType.INT64:
         lo, hi = (INT32_MIN, INT32_MAX) if edm is EdmType.INT32 else (INT64_MIN, INT64_MAX)
@@ -220,15 +246,17 @@ def value_checker(p: Column[Any], general: Callable[[Any], Any]) -> Callable[[An
         def check(v: Any) -> Any:
             if v.__class__ is int and lo <= v <= hi:
                 return v
-            return general(v)
+            return other(v)
 
     elif edm is EdmType.DATETIME:
-        edt, utc, min_year = EdmDateTime, UTC, _MIN_YEAR
+        edt, dt, utc, min_year = EdmDateTime, datetime, UTC, _MIN_YEAR
+        from_dt = EdmDateTime.from_datetime
 
         def check(v: Any) -> Any:
-            if v.__class__ is edt and v.tzinfo is utc and v.year >= min_year:
-                return v
-            return general(v)
+            c = v.__class__
+            if (c is edt or c is dt) and v.tzinfo is utc and v.year >= min_year:
+                return v if c is edt else from_dt(v)
+            return other(v)
 
     elif edm is EdmType.BINARY:
         max_bytes = MAX_BINARY_BYTES
@@ -236,7 +264,7 @@ def value_checker(p: Column[Any], general: Callable[[Any], Any]) -> Callable[[An
         def check(v: Any) -> Any:
             if v.__class__ is bytes and len(v) <= max_bytes:
                 return v
-            return general(v)
+            return other(v)
 
     else:
         exact = {EdmType.DOUBLE: float, EdmType.BOOLEAN: bool, EdmType.GUID: uuid.UUID}.get(edm)
@@ -246,7 +274,7 @@ def value_checker(p: Column[Any], general: Callable[[Any], Any]) -> Callable[[An
         def check(v: Any) -> Any:
             if v.__class__ is exact:
                 return v
-            return general(v)
+            return other(v)
 
     return check
 
