@@ -24,6 +24,7 @@ from azt import (
 )
 from azt._core import batch as batch_module
 from azt._core.wire import json as wire_json
+from azt._core.wire import writers
 from azt_server_stub import StubServer
 
 
@@ -54,7 +55,7 @@ class Counts:
         self.encoded: list[str] = []
         real_take = Film.__azt_entity__
         real_encode = wire_json.encode_entity
-        real_valid = batch_module.encode_valid
+        real_valid = writers.encode_valid
 
         def encode_valid(entity: Any) -> bytes | None:
             body = real_valid(entity)
