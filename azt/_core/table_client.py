@@ -362,6 +362,16 @@ class TableClient(ClientBase):
             return None
         return encode_valid(entity)
 
+    def _checked_body(self, data: Any) -> tuple[str, str, bytes | None]:
+        """``data``'s keys, checked, and its body when the per-shape writer checked and
+        encoded it in one pass (:meth:`_plain_body`); ``None``: checked by
+        :func:`check_entity`, to be encoded (:meth:`_encode`)."""
+        body = self._plain_body(data)
+        if body is not None:
+            return data["PartitionKey"], data["RowKey"], body
+        pk, rk = check_entity(data, self._core.limits)
+        return pk, rk, None
+
     @traced("insert_entity", key_arg="entity", entities=1)
     async def insert_entity(
         self, entity: EntityArg, *, return_content: bool = False
@@ -496,7 +506,7 @@ class TableClient(ClientBase):
             await table.update_entity(hero)       # If-Match: hero.ETag
         """
         data, obj, own_etag = entity_source(entity)
-        pk, rk = check_entity(data, self._core.limits)
+        pk, rk, body = self._checked_body(data)
         etag = if_match(etag, match_condition, entity, own_etag, "update_entity()")
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
@@ -514,7 +524,7 @@ class TableClient(ClientBase):
                 method,
                 "/" + urls.entity_path(self.table_name, pk, rk),
                 headers=headers,
-                body=self._encode(data),
+                body=self._encode(data) if body is None else body,
                 resource="entity",
             )
         except PreconditionFailedError as exc:
@@ -547,7 +557,7 @@ class TableClient(ClientBase):
                                       UpdateMode.REPLACE)
         """
         data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data, self._core.limits)
+        pk, rk, body = self._checked_body(data)
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
@@ -562,7 +572,7 @@ class TableClient(ClientBase):
             method,
             "/" + urls.entity_path(self.table_name, pk, rk),
             headers=headers,
-            body=self._encode(data),
+            body=self._encode(data) if body is None else body,
             resource="entity",
         )
         new_etag = resp.headers.get("ETag")
