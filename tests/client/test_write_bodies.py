@@ -1,4 +1,5 @@
-"""Single writes (insert, update, upsert) of entity objects and dicts take the per-shape
+"""Writes (insert, update, upsert; and the operations of a transaction, which the batch
+writer and the context build too) of entity objects and dicts take the per-shape
 writers (``encode_valid``: checked and encoded in one pass) and send what the general path
 (``check_entity`` then ``encode_entity``) stores: the same entities, the same stored types
 (the writers' bytes against the general encoder's: tests/client/test_wire_json_fast_paths.py);
@@ -14,7 +15,17 @@ from typing import Any
 import pytest
 
 import azt
-from azt import Entity, Int64, Prop, TableClient, TableServiceClient, UpdateMode, prop
+from azt import (
+    BatchOperation,
+    Entity,
+    Int64,
+    Prop,
+    TableClient,
+    TableServiceClient,
+    UpdateMode,
+    prop,
+)
+from azt._core import batch as batch_module
 from azt._core import table_client as table_client_module
 from azt._core.wire import json as wire_json
 from azt._core.wire import writers
@@ -48,7 +59,9 @@ async def table() -> AsyncIterator[TableClient]:
 class Bodies:
     """The bodies the writers encoded, and the entities the general encoder encoded."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, writers_on: bool) -> None:
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, *, writers_on: bool, module: Any = None
+    ) -> None:
         self.by_writer: list[bytes] = []
         self.general: list[str] = []
         real_valid = writers.encode_valid
@@ -64,7 +77,7 @@ class Bodies:
             self.general.append(entity["RowKey"])
             return real_encode(entity, **kwargs)
 
-        monkeypatch.setattr(table_client_module, "encode_valid", encode_valid)
+        monkeypatch.setattr(module or table_client_module, "encode_valid", encode_valid)
         monkeypatch.setattr(wire_json, "encode_entity", encode)
 
 
@@ -131,3 +144,39 @@ async def test_a_refused_entity_takes_the_general_path_and_its_error(
     with pytest.raises(azt.ValidationError, match="64 KiB"):
         await table.update_entity({"PartitionKey": "p", "RowKey": "r", "s": "x" * 40000})
     assert bodies.by_writer == []
+
+
+def _batch_requests(table: TableClient) -> list[bytes]:
+    """Every kind of transaction operation, of entity objects and dicts, as encoded."""
+    batch = table.batch()
+    batch.create(_reading("c", 1))
+    batch.create({"PartitionKey": "p", "RowKey": "cd", "n": 1})
+    old = _reading("u", 2)
+    old.ETag = "W/\"datetime'2024-01-01T00%3A00%3A00Z'\""
+    batch.update(old, UpdateMode.REPLACE)
+    batch.update({"PartitionKey": "p", "RowKey": "ud", "x": 0.25}, etag="*")
+    batch.upsert(_reading("s", 3))
+    batch.upsert({"PartitionKey": "p", "RowKey": "sd", "b": True}, UpdateMode.REPLACE)
+    batch.add(BatchOperation("create", _reading("a1", 4).to_entity()))
+    batch.add(
+        BatchOperation("update", {"PartitionKey": "p", "RowKey": "a2"}, mode=UpdateMode.MERGE)
+    )
+    obj: Any = _reading("a3", 5)  # an entity object as the operation's entity (documented)
+    batch.add(BatchOperation("upsert", obj, mode=UpdateMode.REPLACE))
+    batch.delete("p", "gone")
+    assert batch._changeset is not None
+    return list(batch._changeset._requests)
+
+
+async def test_transaction_operations_take_the_writers_and_encode_alike(
+    table: TableClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as m:
+        general = Bodies(m, writers_on=False, module=batch_module)
+        old = _batch_requests(table)
+    assert general.by_writer == []
+    fast = Bodies(monkeypatch, writers_on=True, module=batch_module)
+    new = _batch_requests(table)
+    assert new == old
+    assert fast.general == []  # every entity above checked and encoded by a writer
+    assert len(fast.by_writer) == 9
