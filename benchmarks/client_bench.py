@@ -1,4 +1,4 @@
-"""azt vs azure-data-tables (aio) vs a bare aiohttp loop, against one stub.
+"""azt (dicts and typed) vs azure-data-tables (aio) vs a bare aiohttp loop, against one stub.
 
 Each client does the same requests against the same ``azt_server_stub`` server: by default
 a separate process (``python -m azt_server_stub``), so that the server's time runs on the
@@ -21,6 +21,10 @@ other values are JSON's own types). Until 2026-11 the bare loop did less than th
 ignored ETags, checked a transaction's answer with two substring searches, and handed
 back query rows as ``json.loads`` gives them (Int64 as str, DateTime as text, Guid as
 text), so its ratios were not like for like.
+
+azt runs twice: with dicts (``insert_entity(dict)``, ``get_entity``, ``batch.create(dict)``,
+``query_entities``) and typed (a declarative entity class with the same properties: objects
+built from the same values, ``get_entity(..., entity_class=...)``, ``Query(cls, table)``).
 
 It prints the cost per operation (per entity for the query) and the ratios to the bare
 loop, twice: wall time, and this process's CPU time (the client's own work, which other load
@@ -51,6 +55,8 @@ import aiohttp
 import yarl
 
 import azt
+from azt.entity import Entity, Int64, Prop, prop
+from azt.query import Query
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubServer
 
 QUERY_ENTITIES = 10_000
@@ -268,6 +274,57 @@ class Azt:
         await self.service.aclose()
 
 
+class BenchEntity(Entity):
+    """The bench's entity shape as a declarative class (the typed path's contender)."""
+
+    name: Prop[str] = prop(name="Name", default="")
+    count: Prop[int] = prop(name="Count", default=0)
+    score: Prop[float] = prop(name="Score", default=0.0)
+    active: Prop[bool] = prop(name="Active", default=False)
+    big: Prop[Int64] = prop(name="Big", default=0)
+    when: Prop[datetime | None] = prop(name="When", default=None)
+    id: Prop[uuid.UUID | None] = prop(name="Id", default=None)
+    note: Prop[str] = prop(name="Note", default="")
+
+
+def make_object(pk: str, i: int) -> BenchEntity:
+    """The same entity as :func:`make_entity`, built as an object (building it is part of
+    the typed path's cost, as building the dict is part of the others')."""
+    return BenchEntity(
+        pk,
+        f"{i:08d}",
+        name=f"name-{i}",
+        count=i,
+        score=i * 0.5,
+        active=i % 2 == 0,
+        big=2**40 + i,
+        when=datetime(2024, 1, 1, 12, 0, 0, i % 1000 * 1000, tzinfo=UTC),
+        id=uuid.UUID(int=i),
+        note="x" * 40,
+    )
+
+
+class AztTyped(Azt):
+    """azt's typed path: entity objects in (built from the same values), entity objects
+    out (``get_entity(..., entity_class=...)``, ``Query``)."""
+
+    name = "azt typed"
+    objects = True
+
+    async def insert(self, entity: dict[str, Any]) -> None:
+        await self.table.insert_entity(entity)  # (an object: see ``_insert``)
+
+    async def get(self, pk: str, rk: str) -> None:
+        await self.table.get_entity(pk, rk, entity_class=BenchEntity)
+
+    async def query(self, pk: str) -> int:
+        count = 0
+        query = Query(BenchEntity, self.table).where(BenchEntity.PartitionKey == pk)
+        async for page in query.pages():
+            count += len(page.items)
+        return count
+
+
 class AzureDataTables:
     name = "azure-data-tables"
 
@@ -335,11 +392,17 @@ class _Clock:
         )
 
 
+def _maker(client: Any) -> Callable[[str, int], Any]:
+    """How ``client`` builds the entity it writes: an object for the typed path."""
+    return make_object if getattr(client, "objects", False) else make_entity
+
+
 async def _insert(client: Any, r: int, n: int) -> Timing:
     pk = f"ins{r}"
+    make = _maker(client)
     with _Clock(n) as clock:
         for i in range(n):
-            await client.insert(make_entity(pk, i))
+            await client.insert(make(pk, i))
     return clock.result
 
 
@@ -353,9 +416,10 @@ async def _read(client: Any, r: int, n: int) -> Timing:
 
 async def _batch(client: Any, r: int, n: int) -> Timing:
     n_batches = max(3, n // 50)
+    make = _maker(client)
     with _Clock(n_batches) as clock:
         for b in range(n_batches):
-            await client.batch([make_entity(f"b{r}x{b}", i) for i in range(BATCH_SIZE)])
+            await client.batch([make(f"b{r}x{b}", i) for i in range(BATCH_SIZE)])
     return clock.result
 
 
@@ -442,42 +506,58 @@ async def stub_endpoint(mode: str) -> AsyncIterator[tuple[str, str, str, str]]:
             await proc.wait()
 
 
+NAMES = ("bare aiohttp", "azt", "azt typed", "azure-data-tables")
+
+
 async def run(n: int, rounds: int, stub_mode: str = "process") -> None:
     async with stub_endpoint(stub_mode) as (conn, account, key, endpoint):
-        names = {"bare aiohttp": "benchbare", "azt": "benchazt", "azure-data-tables": "benchadt"}
+        tables = dict(zip(NAMES, ("benchbare", "benchazt", "benchtyped", "benchadt"), strict=True))
         clients: list[Any] = [
-            Bare(endpoint, account, key, names["bare aiohttp"]),
-            Azt(conn, names["azt"]),
-            AzureDataTables(conn, names["azure-data-tables"]),
+            Bare(endpoint, account, key, tables["bare aiohttp"]),
+            Azt(conn, tables["azt"]),
+            AztTyped(conn, tables["azt typed"]),
+            AzureDataTables(conn, tables["azure-data-tables"]),
         ]
         for client in clients:
             await client.setup()
         # load the 10,000-entity partition for each client (with its own batches)
         for client in clients:
+            make = _maker(client)
             for start in range(0, QUERY_ENTITIES, BATCH_SIZE):
-                await client.batch([make_entity("Q", i) for i in range(start, start + BATCH_SIZE)])
-        best: dict[tuple[str, str], Timing] = {}
-        inf = (float("inf"), float("inf"))
+                await client.batch([make("Q", i) for i in range(start, start + BATCH_SIZE)])
+        runs: list[dict[tuple[str, str], Timing]] = []
         for r in range(rounds):
-            for key2, (wall, cpu) in (await measure_round(clients, r, n)).items():
-                old = best.get(key2, inf)
-                best[key2] = (min(old[0], wall), min(old[1], cpu))
+            runs.append(await measure_round(clients, r, n))
         for client in clients:
             await client.close()
+    report(runs, n, stub_mode)
 
+
+def report(runs: list[dict[tuple[str, str], Timing]], n: int, stub_mode: str) -> None:
+    """Per-operation costs (best of the rounds) and the ratios, each with its range over
+    the rounds (the ratio of the two figures measured in the same round): the noise."""
     where = "in this process" if stub_mode == "inprocess" else "in a separate process"
-    names_ = ("bare aiohttp", "azt", "azure-data-tables")
+    pairs = [("azt", "bare aiohttp"), ("azt typed", "bare aiohttp"), ("azt typed", "azt")]
+    pairs.append(("azure-data-tables", "azt"))
+    short = {"bare aiohttp": "bare", "azt": "azt", "azt typed": "typed"}
+    short["azure-data-tables"] = "adt"
     for title, idx in (("wall time", 0), ("client CPU time (this process)", 1)):
-        print(f"\nper-operation {title}, best of {rounds} rounds (n={n}; stub {where})")
-        header = f"{'operation':<20}{'bare aiohttp':>14}{'azt':>14}{'azure-data-tables':>20}"
-        header += f"{'azt/bare':>10}{'adt/azt':>10}"
+        print(f"\nper-operation {title}, best of {len(runs)} rounds (n={n}; stub {where})")
+        header = f"{'operation':<20}" + "".join(f"{short[c]:>11}" for c in NAMES)
+        header += "".join(f"{short[a] + '/' + short[b]:>22}" for a, b in pairs)
         print(header)
         for op in SCENARIOS:
-            bare, ours, adt = (best[(name, op)][idx] for name in names_)
-            print(
-                f"{op:<20}{bare * 1e6:>11.1f} us{ours * 1e6:>11.1f} us{adt * 1e6:>17.1f} us"
-                f"{ours / bare:>10.2f}{adt / ours:>10.2f}"
-            )
+            best = {c: min(run[(c, op)][idx] for run in runs) for c in NAMES}
+            line = f"{op:<20}" + "".join(f"{best[c] * 1e6:>8.1f} us" for c in NAMES)
+            for a, b in pairs:
+                per_round = [run[(a, op)][idx] / run[(b, op)][idx] for run in runs]
+                line += f"{best[a] / best[b]:>8.2f} ({min(per_round):.2f}-{max(per_round):.2f})"
+            print(line)
+    print(
+        "ratio: of the best figures (in brackets: the least and the greatest of the ratios"
+        " measured in one round, the noise); lower is better for azt/bare and typed/bare,"
+        " higher for adt/azt"
+    )
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ the two servers flips every round; best of the rounds is kept), the throughput o
 
 * single inserts, sequential (inserts/s);
 * single inserts, 16 concurrent (inserts/s);
-* point reads (reads/s);
+* point reads (reads/s), sequential and 16 concurrent;
 * 100-operation entity group transactions of inserts (transactions/s), sequential and
   16 concurrent (beside the sequential figure: the client's own work per transaction is
   then spread over the server's waits, so the server's capacity shows more);
@@ -28,6 +28,11 @@ On Linux it also prints each server process's own CPU time per unit (from ``/pro
 with the client's cost in every round trip and a shared machine, that is the steadier
 view of what a server change did.
 
+The server CPU ratio of a transaction is that of each of its 100 entities ("batch
+entity"), that of a page that of each of its 1,000 rows ("query entity"). In memory, before
+the timed rounds, it also prints the resident memory each new server grows by per stored
+1.1 KB entity (20,000 entities in 100-entity transactions; ``--no-memory`` skips it).
+
 First with both stores in memory (``azt-stub`` / ``azurite --inMemoryPersistence``), then
 both on disk (``azt-stub --location``, an fsync per acknowledged write / ``azurite
 --location``, which rewrites its whole in-memory database as one JSON file every 5 s,
@@ -41,7 +46,9 @@ version pinned there); without ``node``/``npm`` the script prints a notice and e
 Usage::
 
     .venv/bin/python benchmarks/stub_vs_azurite.py [--rounds 3] [--seconds 1.0]
-        [--store memory|disk|process|both|all] [--ops insert,insert16,read,batch,batch16,page,range]
+        [--store memory|disk|process|both|all]
+        [--ops insert,insert16,read,read16,batch,batch16,page,range]
+        [--no-memory]
 """
 
 from __future__ import annotations
@@ -82,6 +89,7 @@ OPERATIONS: dict[str, str] = {
     "insert": "single inserts, sequential (/s)",
     "insert16": f"single inserts, {CONCURRENCY} concurrent (/s)",
     "read": "point reads (/s)",
+    "read16": f"point reads, {CONCURRENCY} concurrent (/s)",
     "batch": f"{BATCH_SIZE}-op transactions (/s)",
     "batch16": f"{BATCH_SIZE}-op transactions, {CONCURRENCY} concurrent (/s)",
     "page": "query, 1,000-row pages (/s)",
@@ -197,6 +205,60 @@ def make_entity(pk: str, rk: str, i: int) -> dict[str, Any]:
         "When": datetime(2024, 1, 1, 12, 0, 0, i % 1000 * 1000, tzinfo=UTC),
         "Note": "x" * 40,
     }
+
+
+#: the stored entity of the memory figure: its JSON (annotations included) is 1.1 KB
+MEMORY_NOTE = "x" * 850
+MEMORY_BATCHES = 200  # 20,000 entities
+WARM_BATCHES = 20  # loaded before the baseline
+
+
+def rss_bytes(pid: int) -> int | None:
+    """Resident memory of a process (``VmRSS``); None where /proc is unavailable."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+async def memory_per_entity(
+    servers: list[tuple[str, int]], batches: int = MEMORY_BATCHES
+) -> list[float | None]:
+    """Resident memory each server grows by per stored 1.1 KB entity (bytes): RSS before and
+    after ``batches`` 100-entity transactions into a new table (the baseline taken after
+    ``WARM_BATCHES`` more), the servers loaded in turn
+    chunk by chunk (so that both see the same host). The servers' heaps also hold what
+    the requests left behind (buffers, garbage not yet collected): alike for both."""
+    targets = [Target(f"mem{i}", *server) for i, server in enumerate(servers)]
+    try:
+        for target in targets:
+            target.table = target.service.get_table_client("memtable")
+            await target.table.create_table()
+        before: list[int | None] = []
+        for b in range(-WARM_BATCHES, batches):
+            if b == 0:  # the baseline after a warm-up load (first heap growth, caches)
+                await asyncio.sleep(0.5)
+                before = [rss_bytes(t.pid) for t in targets]
+            for target in targets:
+                batch = target.table.batch()
+                for i in range(BATCH_SIZE):
+                    entity = make_entity(f"m{b + WARM_BATCHES:05d}", f"{i:08d}", i)
+                    entity["Note"] = MEMORY_NOTE
+                    batch.create(entity)
+                await target.table.submit_transaction(batch)
+        await asyncio.sleep(0.5)
+        after = [rss_bytes(t.pid) for t in targets]
+    finally:
+        for target in targets:
+            await target.close()
+    n = batches * BATCH_SIZE
+    return [
+        (a - b) / n if a is not None and b is not None else None
+        for a, b in zip(after, before, strict=True)
+    ]
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -318,6 +380,8 @@ async def run_op(target: Target, op: str, seconds: float) -> tuple[int, float]:
         return await rate(seconds, CONCURRENCY, target.insert)
     if op == "read":
         return await rate(seconds, 1, target.read)
+    if op == "read16":
+        return await rate(seconds, CONCURRENCY, target.read)
     if op == "batch":
         return await rate(seconds, 1, target.batch)
     if op == "batch16":
@@ -485,7 +549,7 @@ def report(title: str, results: dict[str, Figures]) -> None:
 
 
 def run_store(
-    js: Path, store: str, ops: list[str], rounds: int, seconds: float
+    js: Path, store: str, ops: list[str], rounds: int, seconds: float, memory: bool = True
 ) -> dict[str, Figures]:
     with tempfile.TemporaryDirectory(prefix="azt-vs-azurite-") as tmp:
         work = Path(tmp)
@@ -520,8 +584,23 @@ def run_store(
                         argv += ["--front"] if kind == "front" else []
                         server = stack.enter_context(server_process(kind, argv, port, work))
                         floors.append(FloorServer(kind, server, counter, kind == "minimal", served))
+                if memory and store == "memory":
+                    # on new servers: before the timed rounds leave their rows and garbage
+                    per = asyncio.run(memory_per_entity([stub, azurite]))
+                    print(memory_line(per))
                 results = asyncio.run(compare(stub, azurite, ops, rounds, seconds, floors))
             return results
+
+
+def memory_line(per: list[float | None]) -> str:
+    stub, azurite = per
+    if stub is None or azurite is None:
+        return "memory per stored entity: unavailable (no /proc)"
+    return (
+        f"\nmemory per stored 1.1 KB entity ({MEMORY_BATCHES * BATCH_SIZE:,} entities, RSS"
+        f" growth): stub {stub / 1024:.2f} KB, azurite {azurite / 1024:.2f} KB,"
+        f" ratio azurite/stub {azurite / stub:.2f} (higher is better)"
+    )
 
 
 def main() -> int:
@@ -538,6 +617,11 @@ def main() -> int:
     parser.add_argument(
         "--ops", default=",".join(OPERATIONS), help="comma-separated: " + ",".join(OPERATIONS)
     )
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="skip the memory per stored entity (in memory: 20,000 1.1 KB entities per server)",
+    )
     args = parser.parse_args()
     ops = [op.strip() for op in args.ops.split(",") if op.strip()]
     unknown = [op for op in ops if op not in OPERATIONS]
@@ -551,7 +635,7 @@ def main() -> int:
         args.store, [args.store]
     )
     for store in stores:
-        results = run_store(js, store, ops, args.rounds, args.seconds)
+        results = run_store(js, store, ops, args.rounds, args.seconds, not args.no_memory)
         title = {
             "memory": "in memory: azt-stub vs azurite --inMemoryPersistence",
             "disk": "on disk: azt-stub --location (an fsync per acknowledged write) vs azurite"

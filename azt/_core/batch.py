@@ -9,7 +9,7 @@ in its transaction. :mod:`azt._core.batch_answer` turns the service's answer int
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, cast
 
 import attrs
@@ -133,12 +133,15 @@ class OperationEncoder:
             self._table_url, core.pipeline.url_for(""), core.odata_read["Accept"], core.body_type
         )
 
-    def __call__(self, op: BatchOperation) -> bytes:
+    def __call__(self, op: BatchOperation, body: bytes | None = None) -> bytes:
+        """The request of ``op``; ``body``: its entity's body, already encoded (by
+        :meth:`valid_body`)."""
         heads = self._heads
         kind = op.kind
         if heads is not None:
             if kind == "create":
-                body = self._codec.encode_entity(op.entity)
+                if body is None:
+                    body = self._codec.encode_entity(op.entity)
                 return b"".join((heads[0], b"%d\r\n\r\n" % len(body), body, _CRLF))
             etag = op.etag or "*"
             tunnel = op.mode is UpdateMode.MERGE and kind != "delete" and self.flavor.tunnels_merge
@@ -148,7 +151,8 @@ class OperationEncoder:
                 ).encode()
                 if kind == "delete":
                     return b"".join((b"DELETE ", url, heads[1], etag.encode(), b"\r\n\r\n\r\n"))
-                body = self._codec.encode_entity(op.entity)
+                if body is None:
+                    body = self._codec.encode_entity(op.entity)
                 start = b"MERGE " if op.mode is UpdateMode.MERGE else b"PUT "
                 if kind == "update":
                     after_url = b"".join((heads[2], etag.encode(), b"\r\nContent-Length: "))
@@ -158,10 +162,20 @@ class OperationEncoder:
         part = batch_part(self._core, self._table_name, op, self._table_url)
         return wire_batch.encode_request(part)
 
-    def create_request(self, entity: dict[str, Any]) -> bytes | None:
-        """The request of a create of the plain dict ``entity``, checked against Azure
-        Table storage's limits and encoded in one pass (:func:`encode_valid`); ``None``
-        for anything else (check and encode it as usual)."""
+    def valid_body(self, entity: Any) -> bytes | None:
+        """The body of ``entity`` (a plain dict, or the ``TableEntity`` of an entity
+        object), checked against Azure Table storage's limits and encoded in one pass
+        (:func:`encode_valid`); ``None`` for anything else (check and encode it as
+        usual)."""
+        if self._heads is None or self._codec is not wire_json:
+            return None
+        return encode_valid(entity)
+
+    def create_request(self, entity: Any) -> bytes | None:
+        """The request of a create of ``entity`` (a plain dict, or the ``TableEntity`` of
+        an entity object), checked against Azure Table storage's limits and encoded in one
+        pass (:func:`encode_valid`); ``None`` for anything else (check and encode it as
+        usual)."""
         heads = self._heads
         if heads is None or self._codec is not wire_json:
             return None
@@ -362,8 +376,9 @@ class TableBatch:
             batch.add(BatchOperation("upsert", {"PartitionKey": "p", "RowKey": "1"},
                                      mode=UpdateMode.REPLACE))
         """
-        op = checked_operation(operation, self.limits)
-        self._add_group(op, operation_companions(op, operation_source(operation), self.limits))
+        op, body = _checked_operation(operation, self.limits, self._valid_body)
+        extra = operation_companions(op, operation_source(operation), self.limits)
+        self._add_group(op, extra, body)
 
     def create(self, entity: EntityArg) -> None:
         """Insert ``entity`` (fails the transaction if it exists). An entity object
@@ -375,12 +390,24 @@ class TableBatch:
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
         encoder = self._encoder
-        if encoder is not None and type(entity) is dict and self.limits.is_storage:
-            request = encoder.create_request(entity)
-            if request is not None:  # a plain dict, checked and encoded in one pass
-                self._add(BatchOperation("create", entity), request)
+        if encoder is not None and self.limits.is_storage:
+            data, obj, _ = entity_source(entity)
+            request = encoder.create_request(data)
+            if request is not None:  # checked and encoded in one pass
+                op = BatchOperation("create", data, source=obj)
+                extra = (
+                    companions(obj, "create", None, data, None, self.limits)
+                    if obj is not None
+                    else []
+                )
+                if extra:
+                    self._add_group(op, extra)
+                else:
+                    self._add(op, request)
                 return
-        op = create_operation(entity, limits=self.limits)
+            op = _create(data, obj, self.limits)
+        else:
+            op = create_operation(entity, limits=self.limits)
         if op.source is None:  # a mapping: no companions
             self._add(op)
             return
@@ -403,12 +430,14 @@ class TableBatch:
 
             batch.update(movie, UpdateMode.REPLACE, etag=movie.metadata.etag)
         """
-        op = update_operation(
-            entity, mode, etag=etag, allow_property_loss=allow_property_loss, limits=self.limits
-        )
-        self._add_group(
-            op, companions(op.source, "update", op.mode, op.entity, op.etag, self.limits)
-        )
+        if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "batch update(mode=REPLACE)")
+        data, obj, own_etag = entity_source(entity)
+        body = self._valid_body(data)
+        etag = etag if etag is not None else own_etag or "*"
+        op = _update(data, mode, etag, obj, self.limits, checked=body is not None)
+        extra = companions(obj, "update", op.mode, op.entity, op.etag, self.limits)
+        self._add_group(op, extra, body)
 
     def upsert(
         self,
@@ -423,10 +452,13 @@ class TableBatch:
 
             batch.upsert({"PartitionKey": "p", "RowKey": "2"}, UpdateMode.MERGE)
         """
-        op = upsert_operation(
-            entity, mode, allow_property_loss=allow_property_loss, limits=self.limits
-        )
-        self._add_group(op, companions(op.source, "upsert", op.mode, op.entity, None, self.limits))
+        if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
+            refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
+        data, obj, _ = entity_source(entity)
+        body = self._valid_body(data)
+        op = _upsert(data, mode, obj, self.limits, checked=body is not None)
+        extra = companions(obj, "upsert", op.mode, op.entity, None, self.limits)
+        self._add_group(op, extra, body)
 
     def delete(
         self, partition_key: str | EntityArg, row_key: str | None = None, *, etag: str | None = None
@@ -445,11 +477,23 @@ class TableBatch:
         source = None if isinstance(partition_key, str) else entity_source(partition_key)[1]
         self._add_group(op, companions(source, "delete", None, None, op.etag, self.limits))
 
-    def _add_group(self, op: BatchOperation, extra: list[BatchOperation]) -> None:
-        """Add ``op`` and the companion operations of its entity object (index rows), all
-        or none: a group that does not fit leaves the batch as it was."""
+    def _valid_body(self, data: Any) -> bytes | None:
+        """``data``'s body when checked and encoded in one pass (Storage limits only)."""
+        encoder = self._encoder
+        if encoder is None or not self.limits.is_storage:
+            return None
+        return encoder.valid_body(data)
+
+    def _add_group(
+        self, op: BatchOperation, extra: list[BatchOperation], body: bytes | None = None
+    ) -> None:
+        """Add ``op`` (``body``: its entity's body, checked and encoded by
+        :meth:`_valid_body`) and the companion operations of its entity object (index
+        rows), all or none: a group that does not fit leaves the batch as it was."""
+        encoder = self._encoder
+        request = encoder(op, body) if body is not None and encoder is not None else None
         if not extra:
-            self._add(op)
+            self._add(op, request)
             return
         if len(self.operations) + 1 + len(extra) > MAX_BATCH_OPERATIONS:
             raise BatchValidationError(
@@ -462,7 +506,8 @@ class TableBatch:
         cs = self._changeset
         cs_state = (len(cs._requests), cs.size) if cs is not None else None
         try:
-            for o in (op, *extra):
+            self._add(op, request)
+            for o in extra:
                 self._add(o)
         except BaseException:
             for o in self.operations[n_ops:]:
@@ -483,24 +528,41 @@ class TableBatch:
 # service flavour's (azt.Flavor.limits): entities and keys are checked against them.
 
 
-def _create(data: Any, source: EntityObject | None, limits: ServiceLimits) -> BatchOperation:
-    check_entity(data, limits)
+# ``checked``: the entity was checked already (a per-shape writer checked and encoded it).
+
+
+def _create(
+    data: Any, source: EntityObject | None, limits: ServiceLimits, checked: bool = False
+) -> BatchOperation:
+    if not checked:
+        check_entity(data, limits)
     return BatchOperation("create", data, source=source)
 
 
 def _update(
-    data: Any, mode: UpdateMode, etag: str, source: EntityObject | None, limits: ServiceLimits
+    data: Any,
+    mode: UpdateMode,
+    etag: str,
+    source: EntityObject | None,
+    limits: ServiceLimits,
+    checked: bool = False,
 ) -> BatchOperation:
-    check_entity(data, limits)
+    if not checked:
+        check_entity(data, limits)
     return BatchOperation(
         "update", data, mode=UpdateMode(mode), etag=check_etag(etag), source=source
     )
 
 
 def _upsert(
-    data: Any, mode: UpdateMode, source: EntityObject | None, limits: ServiceLimits
+    data: Any,
+    mode: UpdateMode,
+    source: EntityObject | None,
+    limits: ServiceLimits,
+    checked: bool = False,
 ) -> BatchOperation:
-    check_entity(data, limits)
+    if not checked:
+        check_entity(data, limits)
     return BatchOperation("upsert", data, mode=UpdateMode(mode), source=source)
 
 
@@ -597,6 +659,16 @@ def checked_operation(
     or delete means ``"*"``), in canonical form, its ``source`` object kept (or its
     entity, when that is an entity object, taken as one); :class:`azt.ValidationError`
     otherwise."""
+    return _checked_operation(operation, limits)[0]
+
+
+def _checked_operation(
+    operation: BatchOperation,
+    limits: ServiceLimits,
+    valid_body: Callable[[Any], bytes | None] | None = None,
+) -> tuple[BatchOperation, bytes | None]:
+    """:func:`checked_operation`, and the entity's body when ``valid_body`` checked and
+    encoded it in one pass (else ``None``: checked by :func:`check_entity`)."""
     if not isinstance(operation, BatchOperation):
         raise ValidationError(f"expected a BatchOperation, got {type(operation).__name__}")
     op = operation
@@ -604,18 +676,22 @@ def checked_operation(
     if kind == "create":
         if op.mode is not None or op.etag is not None:
             raise ValidationError("a create operation takes no mode and no etag")
-        return _create(*_operation_entity(op), limits)
+        data, obj = _operation_entity(op)
+        body = valid_body(data) if valid_body is not None else None
+        return _create(data, obj, limits, body is not None), body
     if kind == "update" or kind == "upsert":
         if not isinstance(op.mode, UpdateMode):
             raise ValidationError(
                 f"an {kind} operation needs mode=UpdateMode.MERGE or UpdateMode.REPLACE"
             )
         data, obj = _operation_entity(op)
-        if kind == "update":
-            return _update(data, op.mode, "*" if op.etag is None else op.etag, obj, limits)
-        if op.etag is not None:
+        if kind == "upsert" and op.etag is not None:
             raise ValidationError("an upsert operation takes no etag (it is unconditional)")
-        return _upsert(data, op.mode, obj, limits)
+        body = valid_body(data) if valid_body is not None else None
+        if kind == "update":
+            etag = "*" if op.etag is None else op.etag
+            return _update(data, op.mode, etag, obj, limits, body is not None), body
+        return _upsert(data, op.mode, obj, limits, body is not None), body
     if kind == "delete":
         entity, _ = _operation_entity(op)
         if not isinstance(entity, Mapping):
@@ -623,12 +699,13 @@ def checked_operation(
                 "an entity must be a mapping or an entity object (azt.Entity, "
                 f"azt.DynamicEntity), got {type(entity).__name__}"
             )
-        return _delete(
+        deleted = _delete(
             plain_value(entity.get("PartitionKey")),
             plain_value(entity.get("RowKey")),
             "*" if op.etag is None else op.etag,
             limits,
         )
+        return deleted, None
     raise ValidationError(f"unknown operation kind {kind!r}: create, update, upsert or delete")
 
 

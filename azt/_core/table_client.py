@@ -348,13 +348,29 @@ class TableClient(ClientBase):
         body: bytes = self._core.codec.encode_entity(entity)
         return body
 
-    def _plain_body(self, entity: object) -> bytes | None:
-        """The body of a plain ``dict`` entity, checked (Storage limits) and encoded in one
-        pass (:func:`encode_valid`); ``None``: check and encode it as usual."""
+    def _plain_body(self, entity: Any) -> bytes | None:
+        """The body of a plain ``dict`` entity (or an entity object's ``TableEntity``),
+        checked (Storage limits) and encoded in one pass (:func:`encode_valid`); ``None``:
+        check and encode it as usual."""
         core = self._core
-        if type(entity) is not dict or core.codec is not wire_json or not core.limits.is_storage:
+        te = type(entity)
+        if (
+            (te is not dict and te is not TableEntity)
+            or core.codec is not wire_json
+            or not core.limits.is_storage
+        ):
             return None
         return encode_valid(entity)
+
+    def _checked_body(self, data: Any) -> tuple[str, str, bytes | None]:
+        """``data``'s keys, checked, and its body when the per-shape writer checked and
+        encoded it in one pass (:meth:`_plain_body`); ``None``: checked by
+        :func:`check_entity`, to be encoded (:meth:`_encode`)."""
+        body = self._plain_body(data)
+        if body is not None:
+            return data["PartitionKey"], data["RowKey"], body
+        pk, rk = check_entity(data, self._core.limits)
+        return pk, rk, None
 
     @traced("insert_entity", key_arg="entity", entities=1)
     async def insert_entity(
@@ -382,11 +398,16 @@ class TableClient(ClientBase):
             pk, rk = data["PartitionKey"], data["RowKey"]
         else:
             data, obj, _ = entity_source(entity)
-            pk, rk = check_entity(data, core.limits)
+            body = self._plain_body(data) if obj is not None else None
+            if body is not None:  # an entity object's entity, checked and encoded in one pass
+                pk, rk = data["PartitionKey"], data["RowKey"]
+            else:
+                pk, rk = check_entity(data, core.limits)
             extra = companions(obj, "create", None, data, None, core.limits)
             if extra:
                 return await self._write_group(BatchOperation("create", data, source=obj), extra)
-            body = self._encode(data)
+            if body is None:
+                body = self._encode(data)
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
         try:
@@ -485,7 +506,7 @@ class TableClient(ClientBase):
             await table.update_entity(hero)       # If-Match: hero.ETag
         """
         data, obj, own_etag = entity_source(entity)
-        pk, rk = check_entity(data, self._core.limits)
+        pk, rk, body = self._checked_body(data)
         etag = if_match(etag, match_condition, entity, own_etag, "update_entity()")
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
@@ -503,7 +524,7 @@ class TableClient(ClientBase):
                 method,
                 "/" + urls.entity_path(self.table_name, pk, rk),
                 headers=headers,
-                body=self._encode(data),
+                body=self._encode(data) if body is None else body,
                 resource="entity",
             )
         except PreconditionFailedError as exc:
@@ -536,7 +557,7 @@ class TableClient(ClientBase):
                                       UpdateMode.REPLACE)
         """
         data, obj, _ = entity_source(entity)
-        pk, rk = check_entity(data, self._core.limits)
+        pk, rk, body = self._checked_body(data)
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
@@ -551,7 +572,7 @@ class TableClient(ClientBase):
             method,
             "/" + urls.entity_path(self.table_name, pk, rk),
             headers=headers,
-            body=self._encode(data),
+            body=self._encode(data) if body is None else body,
             resource="entity",
         )
         new_etag = resp.headers.get("ETag")

@@ -47,6 +47,7 @@ from azt._orm.indexes import (
     declared_indexes,
     note_index_keys,
 )
+from azt._orm.values import value_checker
 
 __all__ = ["Entity", "EntityBase", "EntityMeta"]
 
@@ -177,10 +178,11 @@ class EntityMeta(type):
             else:
                 a = base_fields[attr_name]
                 default, kw_only, eq = a.default, a.kw_only, a.eq
+            check = value_checker(p, p.check)  # p.check with its plain case first
             these[attr_name] = attrs.field(
                 default=default,
-                converter=p.check,
-                on_setattr=_assign_hook(p.check),
+                converter=check,
+                on_setattr=_assign_hook(check),
                 kw_only=kw_only,
                 eq=eq,
             )

@@ -15,14 +15,21 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 import attrs
 
 from azt._edm.datetime import EdmDateTime
 from azt._edm.types import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, EdmType
-from azt._edm.validation import MAX_BINARY_BYTES, MAX_STRING_UTF16, utf16_len, validate_key
+from azt._edm.validation import (
+    _KEY_FORBIDDEN,
+    MAX_BINARY_BYTES,
+    MAX_KEY_UTF16,
+    MAX_STRING_UTF16,
+    utf16_len,
+    validate_key,
+)
 from azt._errors import ValidationError
 
 __all__ = [
@@ -187,6 +194,89 @@ def storage_value(p: Column[Any], value: Any, *, key_rules: bool = True) -> Any:
             )
         value = conv.to_wire(value)
     return _check_storage(p, value, p.edm, key_rules=key_rules)
+
+
+def value_checker(p: Column[Any], general: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``general`` (the property's ``check``, which construction and assignment call for
+    each value) with the plain case of ``p``'s EDM type answered first: a value of the
+    exact type that needs no normalising and passes every check (an ASCII string within
+    the limit, an ``int`` in range, a ``float``, a ``bool``, a UTC ``EdmDateTime`` from
+    1601, a ``UUID``, ``bytes`` within the limit) is returned as is; anything else goes
+    through ``general``, which gives the same result or raises the precise error (None
+    of an optional property: None). Properties with a converter always take ``general``;
+    keys take the plain case only for ASCII text within the limit without a forbidden
+    character (the rules of Azure Table storage, which construction checks).
+
+    Example::
+
+        >>> value_checker(Movie.rating, Movie.rating.check)(4.5)
+        4.5
+    """
+    if p.converter is not None:
+        return general
+    edm = p.edm
+    none_ok = p.optional
+
+    def other(v: Any) -> Any:  # the general check, None of an optional property first
+        if v is None and none_ok:
+            return None
+        return general(v)
+
+    if p.is_key:
+        if edm is not EdmType.STRING:  # pragma: no cover (keys are strings)
+            return general
+        key_limit, forbidden = MAX_KEY_UTF16, _KEY_FORBIDDEN.search
+
+        def check(v: Any) -> Any:
+            if v.__class__ is str and len(v) <= key_limit and v.isascii() and forbidden(v) is None:
+                return v
+            return other(v)
+
+    elif edm is EdmType.STRING:
+        limit = MAX_STRING_UTF16
+
+        def check(v: Any) -> Any:
+            if v.__class__ is str and len(v) <= limit and v.isascii():
+                return v
+            return other(v)
+
+    elif edm is EdmType.INT32 or edm is EdmType.INT64:
+        lo, hi = (INT32_MIN, INT32_MAX) if edm is EdmType.INT32 else (INT64_MIN, INT64_MAX)
+
+        def check(v: Any) -> Any:
+            if v.__class__ is int and lo <= v <= hi:
+                return v
+            return other(v)
+
+    elif edm is EdmType.DATETIME:
+        edt, dt, utc, min_year = EdmDateTime, datetime, UTC, _MIN_YEAR
+        from_dt = EdmDateTime.from_datetime
+
+        def check(v: Any) -> Any:
+            c = v.__class__
+            if (c is edt or c is dt) and v.tzinfo is utc and v.year >= min_year:
+                return v if c is edt else from_dt(v)
+            return other(v)
+
+    elif edm is EdmType.BINARY:
+        max_bytes = MAX_BINARY_BYTES
+
+        def check(v: Any) -> Any:
+            if v.__class__ is bytes and len(v) <= max_bytes:
+                return v
+            return other(v)
+
+    else:
+        exact = {EdmType.DOUBLE: float, EdmType.BOOLEAN: bool, EdmType.GUID: uuid.UUID}.get(edm)
+        if exact is None:  # pragma: no cover (every EDM type is handled above or here)
+            return general
+
+        def check(v: Any) -> Any:
+            if v.__class__ is exact:
+                return v
+            return other(v)
+
+    return check
 
 
 def refuse_lone_surrogate(label: str, v: str) -> None:

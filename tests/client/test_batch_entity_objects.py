@@ -22,7 +22,9 @@ from azt import (
     UpdateMode,
     prop,
 )
+from azt._core import batch as batch_module
 from azt._core.wire import json as wire_json
+from azt._core.wire import writers
 from azt_server_stub import StubServer
 
 
@@ -45,13 +47,21 @@ async def table() -> AsyncIterator[TableClient]:
 
 
 class Counts:
-    """Counts ``__azt_entity__`` calls on ``Film`` and entity encodings, by RowKey."""
+    """Counts ``__azt_entity__`` calls on ``Film`` and entity encodings (the general
+    encoder's, and the per-shape writers' that checked and encoded in one pass), by RowKey."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.taken: list[str] = []
         self.encoded: list[str] = []
         real_take = Film.__azt_entity__
         real_encode = wire_json.encode_entity
+        real_valid = writers.encode_valid
+
+        def encode_valid(entity: Any) -> bytes | None:
+            body = real_valid(entity)
+            if body is not None:
+                self.encoded.append(entity["RowKey"])
+            return body
 
         def take(obj: Film) -> Any:
             self.taken.append(obj.RowKey)
@@ -63,6 +73,7 @@ class Counts:
 
         monkeypatch.setattr(Film, "__azt_entity__", take)
         monkeypatch.setattr(wire_json, "encode_entity", encode)
+        monkeypatch.setattr(batch_module, "encode_valid", encode_valid)
 
 
 async def test_batch_writer_writes_back_etag_and_timestamp(table: TableClient) -> None:

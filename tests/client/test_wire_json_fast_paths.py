@@ -373,12 +373,51 @@ def test_a_plain_valid_entity_takes_the_writer() -> None:
     assert len(writers._writers) == 1
 
 
+@settings(max_examples=1500, deadline=None)
+@given(_shaped(), st.data())
+def test_typed_writers_of_random_shapes(
+    entities: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """``TableEntity`` shapes whose ``edm_types`` declare some properties Int64 (what entity
+    objects send): the writer's bytes are validate_entity then encode_entity's, or None."""
+    names = [n for n in entities[0] if n not in ("PartitionKey", "RowKey")]
+    declared = data.draw(st.lists(st.sampled_from(names), unique=True) if names else st.just([]))
+    writers._typed_writers.clear()
+    for plain in entities:
+        entity = TableEntity(plain)
+        for name in declared:
+            entity.edm_types[name] = EdmType.INT64
+        fast = encode_valid(entity)
+        if fast is not None:
+            assert fast == _checked_then_encoded(entity)
+            for name in declared:
+                assert f'"{name}@odata.type":"Edm.Int64"'.encode() in fast
+
+
+class SharedDict(dict[str, Any]):
+    """A dict subclass: not a plain dict nor a TableEntity."""
+
+
 def test_writers_are_bounded_and_not_for_other_mappings() -> None:
     writers._writers.clear()
     for i in range(300):
         encode_valid({"PartitionKey": "p", "RowKey": "r", f"P{i}": i})
     assert len(writers._writers) <= 256
-    assert encode_valid(TableEntity(PartitionKey="p", RowKey="r")) is None
+    typed = TableEntity(PartitionKey="p", RowKey="r", N=1)
+    typed.edm_types["N"] = EdmType.DOUBLE  # only declared Int64s take a writer
+    assert encode_valid(typed) is None
+    typed.edm_types["N"] = EdmType.INT64
+    assert encode_valid(typed) == _checked_then_encoded(typed)
+    keyed = TableEntity(PartitionKey="p", RowKey="r")
+    keyed.edm_types["PartitionKey"] = EdmType.INT64
+    assert encode_valid(keyed) is None
+    assert encode_valid(SharedDict(PartitionKey="p", RowKey="r")) is None
+    small = TableEntity(PartitionKey="p", RowKey="r", N=5, M=2**40, S="s")
+    small.edm_types.update(N=EdmType.INT64, M=EdmType.INT64)
+    assert encode_valid(small) == (
+        b'{"PartitionKey":"p","RowKey":"r","N@odata.type":"Edm.Int64","N":"5",'
+        b'"M@odata.type":"Edm.Int64","M":"1099511627776","S":"s"}'
+    )
     assert encode_valid({"PartitionKey": "p", "RowKey": "r", "Timestamp": 1}) is None
     assert encode_valid({"PartitionKey": "p"}) is None
     assert encode_valid({"PartitionKey": "p", "RowKey": "r", "a-b": 1}) is None

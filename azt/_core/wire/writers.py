@@ -25,10 +25,12 @@ import binascii
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from azt._core.wire.json import _ms_encode
 from azt._edm.datetime import EdmDateTime
+from azt._edm.entity import TableEntity
+from azt._edm.types import EdmType
 from azt._edm.validation import (
     _KEY_FORBIDDEN,
     MAX_BINARY_BYTES,
@@ -54,21 +56,27 @@ def encode_valid(entity: Mapping[str, Any]) -> bytes | None:
     when it is a plain ``dict`` that :func:`~azt.edm.validate_entity` accepts (Azure Table
     storage's limits): ``str`` keys and values of the exact types ``str``, ``int``,
     ``float`` (in ``repr``'s positional range), ``bool``, aware UTC ``datetime``,
-    ``EdmDateTime``, ``uuid.UUID`` and ``bytes``, no ``Timestamp``, no ``None``. ``None``
-    for anything else: validate and encode it as usual.
+    ``EdmDateTime``, ``uuid.UUID`` and ``bytes``, no ``Timestamp``, no ``None``; or a
+    :class:`~azt.edm.TableEntity` of such values whose ``edm_types`` declare nothing but
+    ``Int64`` (what entity objects give). ``None`` for anything else: validate and encode
+    it as usual.
 
     Example::
 
         >>> encode_valid({"PartitionKey": "p", "RowKey": "r", "When": None}) is None
         True
     """
-    if type(entity) is not dict:
+    te = type(entity)
+    if te is dict:
+        keys: tuple[Any, ...] = tuple(entity)
+        try:
+            writer = _writers[keys]
+        except KeyError:
+            writer = _new_writer(keys, cast("dict[str, Any]", entity))
+    elif te is TableEntity:
+        writer = _typed_writer(cast(TableEntity, entity))
+    else:
         return None
-    keys = tuple(entity)
-    try:
-        writer = _writers[keys]
-    except KeyError:
-        writer = _new_writer(keys, entity)
     if writer is None:
         return None
     out = writer(*entity.values())
@@ -84,6 +92,36 @@ def _new_writer(keys: tuple[Any, ...], sample: dict[str, Any]) -> Writer | None:
     if len(_writers) >= _WRITERS_MAX:
         _writers.clear()
     writer = _writers[keys] = _generate(keys, list(sample.values()))
+    return writer
+
+
+#: writers of ``TableEntity`` shapes: (property names, the names declared Int64)
+_typed_writers: dict[tuple[tuple[Any, ...], tuple[str, ...]], Writer | None] = {}
+
+
+def _typed_writer(entity: TableEntity) -> Writer | None:
+    """The writer of a ``TableEntity`` whose ``edm_types`` declare nothing but Int64 (what
+    entity objects give, ``to_entity``), ``None`` for any other: a declared Int64 is written
+    as one whatever its value, as :func:`~azt._core.wire.json.encode_entity` does."""
+    types = getattr(entity, "_types", None)
+    int64: tuple[str, ...] = ()
+    if types:
+        for t in types.values():
+            if t is not EdmType.INT64:
+                return None
+        int64 = tuple(types)
+    shape = (tuple(entity), int64)
+    try:
+        return _typed_writers[shape]
+    except KeyError:
+        pass
+    if len(_typed_writers) >= _WRITERS_MAX:
+        _typed_writers.clear()
+    keys = shape[0]
+    writer = None
+    if all(name in keys for name in int64) and not {"PartitionKey", "RowKey"} & set(int64):
+        writer = _generate(keys, list(entity.values()), frozenset(int64))
+    _typed_writers[shape] = writer
     return writer
 
 
@@ -147,6 +185,14 @@ _KINDS: Final[dict[str, _Kind]] = {
         "{a!r}: 'Edm.Binary', {n!r}: b64({v}, newline=False).decode('ascii')",
     ),
 }
+#: a property declared Int64 (``TableEntity.edm_types``): annotated whatever its value
+_DECLARED_INT64: Final[_Kind] = (
+    "if type({v}) is not int "
+    "or not -9223372036854775808 <= {v} <= 9223372036854775807: return None",
+    8,
+    None,
+    "{a!r}: 'Edm.Int64', {n!r}: str({v})",
+)
 _KEY_CHECK: Final = (
     "if type({v}) is not str: return None\n"
     "u{i} = len({v}) if {v}.isascii() else utf16_len({v})\n"
@@ -184,7 +230,9 @@ def _kind(value: Any) -> str | None:
     return _KIND_OF.get(type(value))
 
 
-def _generate(keys: tuple[Any, ...], sample: list[Any]) -> Writer | None:
+def _generate(
+    keys: tuple[Any, ...], sample: list[Any], int64: frozenset[str] = frozenset()
+) -> Writer | None:
     """The writer of entities shaped as ``keys`` whose values are of the kinds ``sample``'s
     are, or ``None`` when the shape or a sample value is not plain. Property names are
     checked here, once, exactly as validate_entity checks them; the size it estimates is a
@@ -210,10 +258,13 @@ def _generate(keys: tuple[Any, ...], sample: list[Any]) -> Writer | None:
             or not name.isidentifier()
         ):
             return None
-        kind = _kind(value)
-        if kind is None:
-            return None
-        check, size, variable, member = _KINDS[kind]
+        if name in int64:
+            check, size, variable, member = _DECLARED_INT64
+        else:
+            kind = _kind(value)
+            if kind is None:
+                return None
+            check, size, variable, member = _KINDS[kind]
         lines.append(check.format(v=v, i=i))
         fixed += 8 + 2 * len(name) + size
         if variable is not None:
