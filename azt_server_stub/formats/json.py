@@ -771,56 +771,6 @@ def dumps(value: Any) -> bytes:
     return _ENCODE(value).encode("ascii")
 
 
-def _table_dict(fmt: Fmt, endpoint: str, account: str, name: str) -> dict[str, Any]:
-    if fmt is Fmt.FULL:
-        return {
-            "odata.type": f"{account}.Tables",
-            "odata.id": f"{endpoint}/Tables({key_literal(name)})",
-            "odata.editLink": f"Tables({key_literal(name)})",
-            "TableName": name,
-        }
-    return {"TableName": name}
-
-
-def table_single(
-    fmt: Fmt, endpoint: str, account: str, name: str, form: JsonForm = STORAGE_FORM
-) -> bytes:
-    """A Create Table echo / single table body (``odata.metadata`` last in the Cosmos
-    order, as recorded: ``{"TableName":"t","odata.metadata":...}``).
-
-    Example::
-
-        >>> table_single(Fmt.MINIMAL, "http://h/a", "a", "t")
-        b'{"odata.metadata":"http://h/a/$metadata#Tables/@Element","TableName":"t"}'
-    """
-    d = _table_dict(fmt, endpoint, account, name)
-    if fmt is Fmt.NOMETADATA:
-        return dumps(d)
-    url = f"{endpoint}/$metadata#Tables/@Element"
-    if form.cosmos_order:
-        return dumps({**d, "odata.metadata": url})
-    return dumps({"odata.metadata": url, **d})
-
-
-def table_feed(
-    fmt: Fmt, endpoint: str, account: str, names: Sequence[str], form: JsonForm = STORAGE_FORM
-) -> bytes:
-    """A Query Tables page body (``value`` before ``odata.metadata`` in the Cosmos order).
-
-    Example::
-
-        >>> table_feed(Fmt.NOMETADATA, "http://h/a", "a", ["t"])
-        b'{"value":[{"TableName":"t"}]}'
-    """
-    values = [_table_dict(fmt, endpoint, account, n) for n in names]
-    if fmt is Fmt.NOMETADATA:
-        return dumps({"value": values})
-    url = f"{endpoint}/$metadata#Tables"
-    if form.cosmos_order:
-        return dumps({"value": values, "odata.metadata": url})
-    return dumps({"odata.metadata": url, "value": values})
-
-
 def error_body(code: str, message: str, details: dict[str, str] | None = None) -> bytes:
     """An ``odata.error`` body; ``message`` already carries RequestId/Time lines.
 
