@@ -187,7 +187,7 @@ def _common_headers(request: web.Request, response: web.StreamResponse, rid: str
     headers = response.headers
     headers[_REQUEST_ID] = rid
     version = request.get(VERSION) or BASELINE_VERSION
-    if returns_version_header(version):
+    if returns_version_header(version) and flavors.flavor_of(request.app).version_header:
         headers[_VERSION] = version
     client_id = request.headers.get(_CLIENT_REQUEST_ID)
     if client_id is not None and (client_id.isascii() or _writable(client_id)):
@@ -312,6 +312,7 @@ def create_app(
             table_naming=flavor.table_naming,
             key_order=flavor.key_order,
             durability=cfg.durability,
+            sorted_updates=flavor.sorted_updates,
         )
     )
     authenticator = Authenticator(cfg.decoded_accounts(), _policies(store), cfg.auth)

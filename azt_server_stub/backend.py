@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import bisect
+import functools
 import sqlite3
 import threading
 import time
@@ -31,7 +32,7 @@ from ._acl import SignedIdentifier, acl_from_json, acl_to_json, checked_acl
 from ._rows import MemoryRows, StoredRows, TableRows, read_ahead, unordered_page
 from ._store import SqliteStore
 from .errors import StubError
-from .model import Entity
+from .model import Entity, wall_clock_ticks
 from .query_pages import (
     EntityFilter,
     Key,
@@ -74,11 +75,6 @@ __all__ = [
 
 #: Most operations in one change set.
 MAX_BATCH = 100
-_UNIX_EPOCH_TICKS = 621_355_968_000_000_000
-
-
-def _wall_clock_ticks() -> int:
-    return time.time_ns() // 100 + _UNIX_EPOCH_TICKS
 
 
 def _current(tbl: _Table, key: Key, overlay: _Overlay, read: _Read | None = None) -> Entity | None:
@@ -150,7 +146,9 @@ class Backend:
     ``table_naming``: the service's table-name rule (validity, and whether names are
     case-sensitive; default Azure Table storage's). ``key_order``: whether queries return
     entities in key order (Storage) or in the Cosmos DB Table API's unsorted order
-    (:func:`~azt_server_stub.query_pages.cosmos_order`).
+    (:func:`~azt_server_stub.query_pages.cosmos_order`). ``sorted_updates``: whether a
+    replace or merge stores the properties in name order (Storage) or keeps the order they
+    come in (Cosmos; :func:`~azt_server_stub.writes.apply_write`).
     ``table_deletion_seconds``: how long a deleted table's name stays unavailable
     (``409 TableBeingDeleted`` on create), as on the service (about 40 s there). Default 0:
     the name is free at once. ``monotonic`` is the clock for that delay (a test hook).
@@ -174,12 +172,14 @@ class Backend:
         table_naming: TableNaming = STORAGE_TABLE_NAMES,
         key_order: bool = True,
         durability: str = "full",
+        sorted_updates: bool = True,
     ) -> None:
         self._naming = table_naming
         self._key_order = key_order
+        self._apply = functools.partial(apply_write, sorted_updates=sorted_updates)
         self._lock = threading.RLock()  # the in-memory state
         self._write_lock = threading.RLock()  # one writer at a time, across its disk commit
-        self._clock = clock or _wall_clock_ticks
+        self._clock = clock or wall_clock_ticks
         self._deletion_seconds = table_deletion_seconds
         self._monotonic = monotonic
         self._being_deleted: dict[tuple[str, str], float] = {}  # (account, lname) -> until
@@ -546,7 +546,7 @@ does not exist.
                 tbl = self._table(account, table)
                 key = sort_key(op.pk, op.rk)
                 current = tbl.rows.get(key)
-                new = apply_write(op, current, self._next_timestamp())
+                new = self._apply(op, current, self._next_timestamp())
                 tbl.rows.apply(key, new)
                 return WriteResult(new, created=current is None and new is not None)
         outcome = self.commit_group([GroupWrite(account, table, [op], batch=False)])[0]
@@ -665,7 +665,7 @@ All commands in a batch must operate on same entity group.
             tbl = self._table(item.account, item.table)
             key = sort_key(op.pk, op.rk)
             current = _current(tbl, key, overlay, read)
-            new = apply_write(op, current, self._next_timestamp())
+            new = self._apply(op, current, self._next_timestamp())
             overlay[(id(tbl), key)] = (tbl, key, (op.pk, op.rk), new)
             return [WriteResult(new, created=current is None and new is not None)]
         try:
@@ -699,7 +699,7 @@ All commands in a batch must operate on same entity group.
             pending = overlay.get((tid, key)) if overlay else None
             current = pending[3] if pending is not None else stored.get(key)
             try:
-                new = apply_write(op, current, timestamp, timestamp + i)
+                new = self._apply(op, current, timestamp, timestamp + i)
             except StubError as exc:
                 raise exc.at(i) from None
             changes.append((key, (op.pk, op.rk), new))

@@ -36,6 +36,7 @@ from . import errors
 from .addressing import Kind, parse_resource, split_account
 from .errors import StubError
 from .formats.batch import parse_batch
+from .formats.json_form import COSMOS_FORM, STORAGE_FORM, JsonForm
 from .formats.negotiation import cosmos_error_format
 from .handlers.parsing import split_target, tunnelled_method
 from .model import etag_for, new_guid, ticks_from_datetime
@@ -131,17 +132,21 @@ class StubFlavor:
     ``throttle_status``: the status of a throttled request. ``error_code_header``:
     whether errors carry ``x-ms-error-code``. ``table_naming``: valid table names and
     whether they are case-sensitive. ``key_order``: whether query results come in
-    PartitionKey/RowKey order (the backend takes both). ``refuses_patch_in_batch``: a
+    PartitionKey/RowKey order (the backend takes both). ``sorted_updates``: whether a
+    replace or merge stores the properties in name order (Storage, recorded; the backend
+    takes it too). ``refuses_patch_in_batch``: a
     change set with a ``PATCH`` part is refused whole, before any part is looked at
     (top-level ``400 InvalidInput``). ``numbers_batch_parts``: every change-set answer
     part carries ``Content-ID`` numbered from 1 (else a Content-ID sent as an inner
     header is echoed). ``patch_merges``: whether the ``PATCH`` verb merges (Cosmos
-    refuses it). ``fixed_fraction``: user DateTime values written with seven fractional
-    digits. ``select_in_metadata``: whether a ``$select`` is named in ``odata.metadata``.
+    refuses it). ``json_form``: how JSON bodies are written (DateTime fractions, the single
+    entity's ``odata.metadata``, member order; :class:`~.formats.json_form.JsonForm`).
+    ``select_in_metadata``: whether a ``$select`` is named in ``odata.metadata``.
     ``no_content_type``: the ``Content-Type`` of ``204`` answers (None: none).
     ``table_etag``: whether Create Table answers with an ETag. ``cosmos_tokens``:
     continuation tokens in the Cosmos DB Table API's shape. ``bare_json_type``: JSON
-    answers typed ``application/json;odata=<level>`` alone.
+    answers typed ``application/json;odata=<level>`` alone. ``version_header``: whether
+    answers carry ``x-ms-version`` (no recorded Cosmos answer does, refusals included).
 
     Example::
 
@@ -161,15 +166,17 @@ class StubFlavor:
     error_code_header: bool = True
     table_naming: TableNaming = STORAGE_TABLE_NAMES
     key_order: bool = True
+    sorted_updates: bool = True
     refuses_patch_in_batch: bool = False
     numbers_batch_parts: bool = False
     patch_merges: bool = True
-    fixed_fraction: bool = False
+    json_form: JsonForm = STORAGE_FORM
     select_in_metadata: bool = True
     no_content_type: str | None = None
     table_etag: bool = False
     cosmos_tokens: bool = False
     bare_json_type: bool = False
+    version_header: bool = True
 
     @property
     def checks_requests(self) -> bool:
@@ -527,15 +534,17 @@ COSMOS = StubFlavor(
     error_code_header=False,
     table_naming=COSMOS_TABLE_NAMES,
     key_order=False,
+    sorted_updates=False,
     refuses_patch_in_batch=True,
     numbers_batch_parts=True,
     patch_merges=False,
-    fixed_fraction=True,
+    json_form=COSMOS_FORM,
     select_in_metadata=False,
     no_content_type="application/json",
     table_etag=True,
     cosmos_tokens=True,
     bare_json_type=True,
+    version_header=False,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 

@@ -347,9 +347,10 @@ class FrontProtocol(BaseProtocol):
             messages = []
         if messages:
             self._messages.extend(messages)
-            self._watch.parsed(messages[-1][1])
+            message, payload = messages[-1]
+            self._watch.parsed(payload, data, chunked=bool(getattr(message, "chunked", False)))
         elif self._refused is None:
-            self._watch.received()
+            self._watch.received(data)
         if self.worker is not None or self._eager or self._closing:
             return  # (the worker, or the request being served now, goes on to these)
         if messages or self._refused is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
@@ -258,6 +259,20 @@ def ticks_from_datetime(moment: _dt.datetime) -> int:
         moment = moment.replace(tzinfo=_dt.UTC)
     delta = moment - _EPOCH_0001
     return (delta.days * 86_400 + delta.seconds) * TICKS_PER_SECOND + delta.microseconds * 10
+
+
+_UNIX_EPOCH_TICKS = 621_355_968_000_000_000
+
+
+def wall_clock_ticks() -> int:
+    """The current time in ticks (the stub's default clock).
+
+    Example::
+
+        >>> wall_clock_ticks() > ticks_from_datetime(_dt.datetime(2020, 1, 1))
+        True
+    """
+    return time.time_ns() // 100 + _UNIX_EPOCH_TICKS
 
 
 def datetime_from_ticks(ticks: int) -> _dt.datetime:

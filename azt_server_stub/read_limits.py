@@ -77,14 +77,20 @@ class ReadWatch:
     passes. Reporting costs an attribute or two and a clock read; the timer is armed
     once per head or body and re-armed only when it fires early.
 
+    An arrival that ends a request (its head, or its body) may also carry the start of a
+    pipelined next head, which the parser keeps to itself: the watch tells it from the
+    arrival's bytes (:func:`starts_next_head`) and times that head from this arrival.
+
     Example::
 
         watch = ReadWatch(loop, ReadLimits(), protocol.read_timed_out)
-        watch.received()  # the first bytes of a request head
+        watch.received(b"GET /devstoreaccount1/Tables HT")  # the first bytes of a head
     """
 
     __slots__ = (
         "_body",
+        "_body_chunked",
+        "_body_fed",
         "_body_last",
         "_handle",
         "_head_started",
@@ -104,6 +110,8 @@ class ReadWatch:
         self._on_timeout = on_timeout
         self._head_started: float | None = None
         self._body: StreamReader | None = None
+        self._body_chunked = False
+        self._body_fed = 0  # the body's bytes before the latest arrival
         self._body_last = 0.0
         self._handle: asyncio.TimerHandle | None = None
 
@@ -118,39 +126,54 @@ class ReadWatch:
         body = self._body
         return None if body is None or body.is_eof() else body
 
-    def parsed(self, payload: StreamReader) -> None:
-        """Data completed a request head; ``payload`` is its body (maybe still arriving).
+    def parsed(self, payload: StreamReader, data: bytes, *, chunked: bool = False) -> None:
+        """``data`` completed a request head; ``payload`` is the last completed request's
+        body (maybe still arriving; ``chunked``: sent in chunks).
 
         Example::
 
-            watch.parsed(payload)
+            watch.parsed(payload, data, chunked=message.chunked)
         """
         self._head_started = None
         if payload.is_eof():
             self._body = None
+            size = payload.total_bytes  # all in this arrival: its head came in it too
+            if starts_next_head(data, body_bytes=size, chunked=chunked, with_head=True):
+                self._start_head()
             return
         self._body = payload
+        self._body_chunked = chunked
+        self._body_fed = payload.total_bytes
         if self._limits.body_seconds > 0:
             self._body_last = self._loop.time()
             self._arm(self._body_last + self._limits.body_seconds)
 
-    def received(self) -> None:
-        """Data arrived that completed no request head: body data, or part of a head.
+    def received(self, data: bytes) -> None:
+        """``data`` arrived and completed no request head: body data, or part of a head.
 
         Example::
 
-            watch.received()
+            watch.received(data)
         """
         body = self._body
         if body is not None:
+            fed = body.total_bytes
             if body.is_eof():
                 # this data ended the body (reported on every arrival: the first time the
-                # end shows is the arrival that made it): no next head has begun
+                # end shows is the arrival that made it); what follows it is a next head
                 self._body = None
+                used = fed - self._body_fed
+                if starts_next_head(data, body_bytes=used, chunked=self._body_chunked):
+                    self._start_head()
             else:
+                self._body_fed = fed
                 self._body_last = self._loop.time()
             return
-        if self._head_started is None and self._limits.header_seconds > 0:
+        if self._head_started is None:
+            self._start_head()
+
+    def _start_head(self) -> None:
+        if self._limits.header_seconds > 0:
             self._head_started = self._loop.time()
             self._arm(self._head_started + self._limits.header_seconds)
 
@@ -193,6 +216,53 @@ class ReadWatch:
             next_check = deadline if next_check is None else min(next_check, deadline)
         if next_check is not None:
             self._arm(next_check)
+
+
+_END = b"\r\n\r\n"
+
+
+def starts_next_head(
+    data: bytes, *, body_bytes: int, chunked: bool, with_head: bool = False
+) -> bool:
+    r"""Whether ``data``, an arrival that ended a request, carries bytes after it: the start
+    of a pipelined next head (which the parser holds until the head is whole).
+
+    ``body_bytes``: how many of the request's body bytes this arrival carried;
+    ``with_head``: the arrival also ended the request's head. A body of known length ends
+    ``body_bytes`` into the arrival (the stub reads bodies undecoded: the bytes the parser
+    counts are the wire's), or, with the head, right after the head's blank line, which then
+    lies ``body_bytes`` before the arrival's end unless more bytes follow. A chunked body ends
+    with the blank line after its last chunk (``0``, trailers, CRLF), and a head holds no
+    blank line until it is whole: anything after the arrival's last blank line (or after the
+    end of that blank line, split across arrivals) begins a next head.
+
+    Example::
+
+        >>> starts_next_head(b"GET / HTTP/1.1\r\n\r\nGET /b", body_bytes=0, chunked=False,
+        ...                  with_head=True)
+        True
+        >>> starts_next_head(b"GET / HTTP/1.1\r\n\r\n", body_bytes=0, chunked=False,
+        ...                  with_head=True)
+        False
+        >>> starts_next_head(b'"}PUT /t', body_bytes=2, chunked=False)
+        True
+        >>> starts_next_head(b"0\r\n\r\nPOST /x", body_bytes=0, chunked=True)
+        True
+    """
+    if chunked:
+        end = data.rfind(_END)
+        if end >= 0:
+            return len(data) > end + len(_END)
+        for n in (3, 2, 1):  # the blank line's last bytes, the rest came before
+            if data[:n] == _END[-n:]:
+                return len(data) > n
+        return False
+    if with_head:
+        before = len(data) - body_bytes  # the head's bytes here, and any after the body
+        if before <= 0:
+            return False
+        return data[max(0, before - len(_END)) : before] != _END[-min(before, len(_END)) :]
+    return len(data) > body_bytes
 
 
 class Drain:
@@ -245,4 +315,4 @@ class Drain:
             self._transport.close()
 
 
-__all__ = ["READ_LIMITS", "Drain", "ReadLimits", "ReadWatch", "limits_of"]
+__all__ = ["READ_LIMITS", "Drain", "ReadLimits", "ReadWatch", "limits_of", "starts_next_head"]

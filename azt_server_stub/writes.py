@@ -144,14 +144,27 @@ def _check_if_match(if_match: str, current: Entity | None) -> None:
         raise errors.resource_not_found()
 
 
+def _ordered(props: dict[str, TypedValue], by_name: bool) -> dict[str, TypedValue]:
+    """A copy of ``props``, in ordinal name order when ``by_name``."""
+    return dict(sorted(props.items())) if by_name else dict(props)
+
+
 def apply_write(
-    op: WriteOp, current: Entity | None, timestamp: int, created: int | None = None
+    op: WriteOp,
+    current: Entity | None,
+    timestamp: int,
+    created: int | None = None,
+    *,
+    sorted_updates: bool = False,
 ) -> Entity | None:
     """One write against ``current``: the new stored entity (None: deleted), or raise.
 
     Check order (PROTOCOL.md 8.3): body validation (400), existence (404/409), ETag (412),
     then the limits of a merged entity. A new key gets the creation rank ``created``
     (default: ``timestamp``); a replace or merge keeps the current entity's.
+    ``sorted_updates``: a replace or merge (upserts too) stores the properties in ordinal
+    name order, as Azure Table storage answers afterwards (an insert keeps the order it was
+    sent in; docs/stub.md, Fidelity decisions).
 
     Example::
 
@@ -172,18 +185,18 @@ def apply_write(
             validate_entity(op.pk, op.rk, op.props)
         if op.if_match is not None:
             _check_if_match(op.if_match, current)
-        return Entity(op.pk, op.rk, timestamp, dict(op.props), rank)
+        return Entity(op.pk, op.rk, timestamp, _ordered(op.props, sorted_updates), rank)
     if kind == "merge":
         if not op.checked:
             validate_entity(op.pk, op.rk, op.props)
         if op.if_match is not None:
             _check_if_match(op.if_match, current)
         if current is None:
-            return Entity(op.pk, op.rk, timestamp, dict(op.props), rank)
+            return Entity(op.pk, op.rk, timestamp, _ordered(op.props, sorted_updates), rank)
         merged = dict(current.props)
         merged.update(op.props)
         check_entity_limits(op.pk, op.rk, merged)
-        return Entity(op.pk, op.rk, timestamp, merged, rank)
+        return Entity(op.pk, op.rk, timestamp, _ordered(merged, sorted_updates), rank)
     if kind == "delete":
         if op.if_match is None:
             raise errors.invalid_input(

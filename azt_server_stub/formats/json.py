@@ -39,6 +39,7 @@ from ..model import (
     seconds_text,
 )
 from .json_feed import entity_texts
+from .json_form import STORAGE_FORM, JsonForm
 from .negotiation import Fmt
 
 ODATA_TYPE = "@odata.type"
@@ -527,8 +528,8 @@ class EntityWriter:
     """Builds JSON entity dicts for one table, endpoint and metadata level.
 
     ``select``: the ``$select`` projection (names not present come back as null).
-    ``fixed_fraction``: user DateTime values with exactly seven fractional digits, as the
-    Cosmos DB Table API writes them (Azure Table storage trims trailing zeros).
+    ``form``: the flavour's written form (:class:`~.json_form.JsonForm`: DateTime
+    fractions, the single entity's ``odata.metadata``, member order).
 
     Example::
 
@@ -537,7 +538,7 @@ class EntityWriter:
         'p'
     """
 
-    __slots__ = ("_endpoint", "_fixed", "_fmt", "_select", "_table", "_type_name")
+    __slots__ = ("_endpoint", "_fixed", "_fmt", "_form", "_select", "_table", "_type_name")
 
     def __init__(
         self,
@@ -547,19 +548,22 @@ class EntityWriter:
         table: str,
         select: Sequence[str] | None = None,
         *,
-        fixed_fraction: bool = False,
+        form: JsonForm = STORAGE_FORM,
     ) -> None:
         self._fmt = fmt
         self._endpoint = endpoint
         self._table = table
         self._type_name = f"{account}.{table}"
         self._select = list(select) if select else None
-        self._fixed = fixed_fraction
+        self._form = form
+        self._fixed = form.fixed_fraction
 
     def metadata_url(self, *, element: bool, select_text: str | None = None) -> str:
         """``odata.metadata`` for a feed or a single entity of this table; ``select_text``
         (the request's ``$select``) is appended after ``/@Element`` too, as Azure Table
-        storage writes it (recorded: ``...#t/@Element&$select=age,sex,xyz``).
+        storage writes it (recorded: ``...#t/@Element&$select=age,sex,xyz``). A form with
+        ``element_path`` names the table's path before ``$metadata`` for a single entity
+        (Cosmos, recorded: ``{root}/t/$metadata#t/@Element``).
 
         Example::
 
@@ -570,16 +574,25 @@ class EntityWriter:
             'http://h/acct/$metadata#t&$select=RowKey'
             >>> w.metadata_url(element=True, select_text="age,sex")
             'http://h/acct/$metadata#t/@Element&$select=age,sex'
+            >>> from .json_form import COSMOS_FORM
+            >>> EntityWriter(Fmt.MINIMAL, "http://h/acct", "acct", "t", form=COSMOS_FORM
+            ...              ).metadata_url(element=True)
+            'http://h/acct/t/$metadata#t/@Element'
         """
-        url = f"{self._endpoint}/$metadata#{self._table}"
-        if element:
-            url += "/@Element"
-        if select_text:
+        if element and self._form.element_path:
+            url = f"{self._endpoint}/{self._table}/$metadata#{self._table}/@Element"
+        else:
+            url = f"{self._endpoint}/$metadata#{self._table}"
+            if element:
+                url += "/@Element"
+        if select_text is not None:
             url += "&$select=" + select_text
         return url
 
-    def entity(self, e: Entity) -> dict[str, Any]:
-        """One entity as a JSON-ready dict in Azure's member order.
+    def entity(self, e: Entity, metadata: str | None = None) -> dict[str, Any]:
+        """One entity as a JSON-ready dict in the flavour's member order; ``metadata``: the
+        ``odata.metadata`` of a single-entity body (first, or where the Cosmos order puts
+        it in full metadata: after ``odata.editLink``).
 
         Type annotations follow the metadata level; a ``$select`` name the entity lacks
         comes back as ``None``.
@@ -597,24 +610,33 @@ class EntityWriter:
         ts = f"{SECONDS_TEXT.get(seconds) or seconds_text(seconds)}.{frac:07d}Z"
         d: dict[str, Any] = {}
         meta = fmt is not Fmt.NOMETADATA
+        cosmos = self._form.cosmos_order
+        if metadata is not None and not (cosmos and fmt is Fmt.FULL):
+            d["odata.metadata"] = metadata
         if fmt is Fmt.FULL:
             path = entity_path(self._table, e.pk, e.rk)
             d["odata.type"] = self._type_name
             d["odata.id"] = f"{self._endpoint}/{path}"
+            if cosmos:
+                d["odata.editLink"] = path
+                if metadata is not None:
+                    d["odata.metadata"] = metadata
             d["odata.etag"] = "W/\"datetime'" + ts.replace(":", "%3A") + "'\""
-            d["odata.editLink"] = path
+            if not cosmos:
+                d["odata.editLink"] = path
         elif meta:
             d["odata.etag"] = "W/\"datetime'" + ts.replace(":", "%3A") + "'\""
         select = self._select
         if select is None:
             d["PartitionKey"] = e.pk
             d["RowKey"] = e.rk
-            if fmt is Fmt.FULL:
-                d["Timestamp@odata.type"] = "Edm.DateTime"
-            d["Timestamp"] = ts
+            if not cosmos:
+                if fmt is Fmt.FULL:
+                    d["Timestamp@odata.type"] = "Edm.DateTime"
+                d["Timestamp"] = ts
             items: Iterable[tuple[str, TypedValue | None]] = e.props.items()
         else:
-            items = ((name, e.get(name)) for name in select)
+            items = ((name, e.get(name)) for name in self._projection(select))
         annotations = _ANNOTATION_KEYS
         for name, typed in items:
             if typed is None:
@@ -653,7 +675,19 @@ class EntityWriter:
             if meta:
                 d[annotations.get(name) or _ann(name)] = edm_name
             d[name] = text
+        if cosmos and select is None:
+            if fmt is Fmt.FULL:
+                d["Timestamp@odata.type"] = "Edm.DateTime"
+            d["Timestamp"] = ts
         return d
+
+    def _projection(self, select: list[str]) -> list[str]:
+        """The ``$select`` names in the order the form writes them: as listed, or (Storage,
+        recorded) the keys and ``Timestamp`` first, then the rest in ordinal name order."""
+        if not self._form.select_by_name:
+            return select
+        system = [n for n in ("PartitionKey", "RowKey", "Timestamp") if n in select]
+        return system + sorted(n for n in dict.fromkeys(select) if n not in system)
 
     def _entity_text(self, e: Entity) -> str:
         """One entity's JSON text by way of :meth:`entity` (what :func:`dumps` writes)."""
@@ -673,16 +707,24 @@ class EntityWriter:
         if self._select is None and fmt is not Fmt.FULL:
             # the text a page writes for the entity (remembered while it is the stored one)
             meta = fmt is not Fmt.NOMETADATA
-            text = entity_texts((e,), meta=meta, fallback=self._entity_text, fixed=self._fixed)
+            text = self._texts((e,), meta)
             if not meta:
                 return text[0].encode("ascii")
-            url = encode_basestring_ascii(self.metadata_url(element=True))
+            url = encode_basestring_ascii(self.metadata_url(element=True, select_text=select_text))
             return ('{"odata.metadata":' + url + "," + text[0][1:]).encode("ascii")
-        d = self.entity(e)
-        if fmt is not Fmt.NOMETADATA:
-            url_text = self.metadata_url(element=True, select_text=select_text)
-            d = {"odata.metadata": url_text, **d}
-        return dumps(d)
+        if fmt is Fmt.NOMETADATA:
+            return dumps(self.entity(e))
+        return dumps(self.entity(e, self.metadata_url(element=True, select_text=select_text)))
+
+    def _texts(self, entities: Sequence[Entity], meta: bool) -> list[str]:
+        """:func:`entity_texts` in this writer's form."""
+        return entity_texts(
+            entities,
+            meta=meta,
+            fallback=self._entity_text,
+            fixed=self._fixed,
+            timestamp_last=self._form.cosmos_order,
+        )
 
     def feed(self, entities: Sequence[Entity], select_text: str | None = None) -> bytes:
         """A Query Entities page body.
@@ -695,22 +737,23 @@ class EntityWriter:
         """
         if self._select is None and self._fmt is not Fmt.FULL:
             meta = self._fmt is not Fmt.NOMETADATA
-            texts = entity_texts(entities, meta=meta, fallback=self._entity_text, fixed=self._fixed)
-            values_text = ",".join(texts)
+            values_text = ",".join(self._texts(entities, meta))
             if not meta:
                 return ('{"value":[' + values_text + "]}").encode("ascii")
             url = encode_basestring_ascii(self.metadata_url(element=False, select_text=select_text))
+            if self._form.cosmos_order:
+                return ('{"value":[' + values_text + '],"odata.metadata":' + url + "}").encode(
+                    "ascii"
+                )
             return ('{"odata.metadata":' + url + ',"value":[' + values_text + "]}").encode("ascii")
         entity = self.entity
         values = [entity(e) for e in entities]
         if self._fmt is Fmt.NOMETADATA:
             return dumps({"value": values})
-        return dumps(
-            {
-                "odata.metadata": self.metadata_url(element=False, select_text=select_text),
-                "value": values,
-            }
-        )
+        url_text = self.metadata_url(element=False, select_text=select_text)
+        if self._form.cosmos_order:
+            return dumps({"value": values, "odata.metadata": url_text})
+        return dumps({"odata.metadata": url_text, "value": values})
 
 
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
@@ -726,45 +769,6 @@ def dumps(value: Any) -> bytes:
         b'{"a":1}'
     """
     return _ENCODE(value).encode("ascii")
-
-
-def _table_dict(fmt: Fmt, endpoint: str, account: str, name: str) -> dict[str, Any]:
-    if fmt is Fmt.FULL:
-        return {
-            "odata.type": f"{account}.Tables",
-            "odata.id": f"{endpoint}/Tables({key_literal(name)})",
-            "odata.editLink": f"Tables({key_literal(name)})",
-            "TableName": name,
-        }
-    return {"TableName": name}
-
-
-def table_single(fmt: Fmt, endpoint: str, account: str, name: str) -> bytes:
-    """A Create Table echo / single table body.
-
-    Example::
-
-        >>> table_single(Fmt.MINIMAL, "http://h/a", "a", "t")
-        b'{"odata.metadata":"http://h/a/$metadata#Tables/@Element","TableName":"t"}'
-    """
-    d = _table_dict(fmt, endpoint, account, name)
-    if fmt is not Fmt.NOMETADATA:
-        d = {"odata.metadata": f"{endpoint}/$metadata#Tables/@Element", **d}
-    return dumps(d)
-
-
-def table_feed(fmt: Fmt, endpoint: str, account: str, names: Sequence[str]) -> bytes:
-    """A Query Tables page body.
-
-    Example::
-
-        >>> table_feed(Fmt.NOMETADATA, "http://h/a", "a", ["t"])
-        b'{"value":[{"TableName":"t"}]}'
-    """
-    values = [_table_dict(fmt, endpoint, account, n) for n in names]
-    if fmt is Fmt.NOMETADATA:
-        return dumps({"value": values})
-    return dumps({"odata.metadata": f"{endpoint}/$metadata#Tables", "value": values})
 
 
 def error_body(code: str, message: str, details: dict[str, str] | None = None) -> bytes:

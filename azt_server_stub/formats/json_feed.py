@@ -88,9 +88,10 @@ def entity_etag(ticks: int) -> str:
     return (got if got is not None else _head(ticks))[0]
 
 
-#: Entity texts written before, by the entity's ``id``, minimal metadata ([1], [3]) or
-#: none ([0], [2]), DateTimes as the service writes them ([0], [1]) or with seven
-#: fractional digits always ([2], [3], the Cosmos DB Table API's form): everything
+#: Entity texts written before, by the entity's ``id``, minimal metadata (odd slots) or
+#: none (even), DateTimes as the service writes them or with seven fractional digits
+#: always (slot bit 2), ``Timestamp`` after ``RowKey`` or last (slot bit 4; the last
+#: two: the Cosmos DB Table API's form): everything
 #: after the head (the ETag member and the ``"PartitionKey":`` name), so a stored entity
 #: is encoded once and a page of entities read before is mostly a join.
 #: Entries hold their entity (:data:`_HELD`), so an id is never reused while its text is
@@ -100,7 +101,7 @@ def entity_etag(ticks: int) -> str:
 #: when full). The durable store hands back the same entity object for a stored version
 #: its row cache still holds (``_rowcache``), so its pages reuse texts too; the bounds are
 #: what the stub keeps alive beyond that cache.
-_TEXTS: tuple[dict[int, str], ...] = ({}, {}, {}, {})
+_TEXTS: tuple[dict[int, str], ...] = tuple({} for _ in range(8))
 _HELD: dict[int, Entity] = {}
 _MAX_REMEMBERED = 1 << 14
 _MAX_REMEMBERED_CHARS = 1 << 24
@@ -135,19 +136,21 @@ def forget_texts() -> None:
     _remembered_chars = 0
 
 
-def _entity_body(e: Entity, meta: bool, fixed: bool) -> str | None:
+def _entity_body(e: Entity, meta: bool, fixed: bool, timestamp_last: bool) -> str | None:
     """An entity's JSON object text after its head (``"<pk>","RowKey":...}``), or None
     when this writer leaves the entity to the dict path (``fixed``: DateTimes with seven
-    fractional digits)."""
+    fractional digits; ``timestamp_last``: ``Timestamp`` after the properties)."""
     pk, rk = e.pk, e.rk
     if type(pk) is not str or type(rk) is not str:
         return None
     encode = encode_basestring_ascii
     names = _NAMES
-    pieces = [encode(pk), ',"RowKey":', encode(rk), ',"Timestamp":"']
+    pieces = [encode(pk), ',"RowKey":', encode(rk)]
     add = pieces.append
-    add(_timestamp_text(e.timestamp))
-    add('"')
+    if not timestamp_last:
+        add(',"Timestamp":"')
+        add(_timestamp_text(e.timestamp))
+        add('"')
     for name, typed in e.props.items():
         info = names.get(name) or _name(name)
         if info is None or type(typed) is not tuple or len(typed) != 2:
@@ -190,6 +193,10 @@ def _entity_body(e: Entity, meta: bool, fixed: bool) -> str | None:
         add((info[1] if meta else info[2])[edm])
         add(text)
         add('"')
+    if timestamp_last:
+        add(',"Timestamp":"')
+        add(_timestamp_text(e.timestamp))
+        add('"')
     add("}")
     return "".join(pieces)
 
@@ -200,10 +207,12 @@ def entity_texts(
     meta: bool,
     fallback: Callable[[Entity], str],
     fixed: bool = False,
+    timestamp_last: bool = False,
 ) -> list[str]:
     """Each entity's JSON object text, minimal metadata (``meta``) or none; ``fixed``:
     DateTime values with exactly seven fractional digits (the Cosmos DB Table API's form)
-    instead of the service's trimmed fraction.
+    instead of the service's trimmed fraction; ``timestamp_last``: ``Timestamp`` after
+    the properties (the Cosmos DB Table API's member order) instead of after ``RowKey``.
 
     Example::
 
@@ -215,20 +224,20 @@ def entity_texts(
     out: list[str] = []
     heads = _HEADS
     held = _HELD
-    slot = meta + 2 * fixed
+    slot = meta + 2 * fixed + 4 * timestamp_last
     texts = _TEXTS[slot]
     for e in entities:
         i = id(e)
         if held.get(i) is e:
             body = texts.get(i)
             if body is None:
-                body = _entity_body(e, meta, fixed)
+                body = _entity_body(e, meta, fixed, timestamp_last)
                 if body is None:
                     out.append(fallback(e))
                     continue
                 _remember(e, slot, body)
         else:
-            body = _entity_body(e, meta, fixed)
+            body = _entity_body(e, meta, fixed, timestamp_last)
             if body is None:
                 out.append(fallback(e))
                 continue

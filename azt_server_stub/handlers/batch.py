@@ -285,9 +285,8 @@ def _batch_success(
         if fmt is Fmt.ATOM:
             body = atom_fmt.AtomWriter(call.endpoint, call.account, table).single(entity)
         else:
-            fixed = call.flavor.fixed_fraction
             writer = json_fmt.EntityWriter(
-                fmt, call.endpoint, call.account, table, fixed_fraction=fixed
+                fmt, call.endpoint, call.account, table, form=call.flavor.json_form
             )
             body = writer.single(entity)
     else:
@@ -295,6 +294,11 @@ def _batch_success(
         headers.append(("DataServiceVersion", "1.0;"))
         if entity is not None and op.kind != "delete":
             headers.append(("ETag", memo.etag(entity.timestamp)))
+        upsert = op.kind != "delete" and op.if_match is None
+        if upsert and call.flavor.no_content_type is not None:
+            # Cosmos: an upsert part's 204 is typed, an update's (If-Match) and a delete's
+            # are not (recorded 2020-2022, docs/cosmos.md "Fidelity decisions")
+            headers.append(("Content-Type", call.flavor.no_content_type))
     return batch_fmt.PartResponse(status, _with_ids(headers, lead, tail), body)
 
 
@@ -627,7 +631,7 @@ def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) ->
             call.endpoint,
             call.account,
             resource.table,
-            fixed_fraction=call.flavor.fixed_fraction,
+            form=call.flavor.json_form,
         ).single(entity)
     headers = [
         *COMMON_HEADERS,

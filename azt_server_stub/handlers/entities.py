@@ -21,6 +21,7 @@ from ..backend import WriteOp
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
 from ..formats.json_feed import entity_etag, entity_texts
+from ..formats.json_form import JsonForm
 from ..formats.negotiation import Fmt, request_format
 from ..model import Entity, etag_for
 from ..realism import partitions
@@ -43,8 +44,12 @@ from .parsing import data_service_version, if_match_of, read_body
 
 def _select(call: Call) -> tuple[list[str] | None, str | None]:
     text = call.query.get("$select")
-    if text is None or not text.strip():
+    if text is None:
         return None, None
+    if not text.strip():
+        # no projection; Storage still names the (empty) $select in odata.metadata
+        # (recorded: ``$select=`` and ``$select=%20`` give ``...#t&$select=``)
+        return None, "" if call.flavor.select_in_metadata else None
     if not versions.supports_select(call.version):
         raise errors.unsupported_query_parameter(
             "The $select query option needs x-ms-version 2011-08-18 or later."
@@ -130,7 +135,7 @@ def query_entities(call: Call, raw_path: str) -> web.Response:
             call.account,
             table,
             select,
-            fixed_fraction=call.flavor.fixed_fraction,
+            form=call.flavor.json_form,
         )
         body = writer.feed(page.entities, select_text)
     return web.Response(status=200, body=body, headers=headers)
@@ -140,38 +145,44 @@ def _no_text(_: Entity) -> str:
     return ""
 
 
-#: (endpoint, table) -> what precedes a single entity's members in a minimal metadata
-#: body: ``{"odata.metadata":"<endpoint>/$metadata#<table>/@Element",``. Bounded.
-_ELEMENT_PREFIXES: dict[tuple[str, str], str] = {}
+#: (endpoint, table, form) -> what precedes a single entity's members in a minimal metadata
+#: body: ``{"odata.metadata":"<endpoint>/$metadata#<table>/@Element",`` (the form's URL).
+#: Bounded.
+_ELEMENT_PREFIXES: dict[tuple[str, str, JsonForm], str] = {}
 
 
-def _element_prefix(endpoint: str, table: str) -> str:
-    prefix = _ELEMENT_PREFIXES.get((endpoint, table))
+def _element_prefix(endpoint: str, table: str, form: JsonForm) -> str:
+    prefix = _ELEMENT_PREFIXES.get((endpoint, table, form))
     if prefix is None:
-        url = json_fmt.EntityWriter(Fmt.MINIMAL, endpoint, "", table).metadata_url(element=True)
+        writer = json_fmt.EntityWriter(Fmt.MINIMAL, endpoint, "", table, form=form)
+        url = writer.metadata_url(element=True)
         prefix = '{"odata.metadata":' + encode_basestring_ascii(url) + ","
         if len(_ELEMENT_PREFIXES) >= 1024:
             _ELEMENT_PREFIXES.clear()
-        _ELEMENT_PREFIXES[endpoint, table] = prefix
+        _ELEMENT_PREFIXES[endpoint, table, form] = prefix
     return prefix
 
 
 def _entity_body(call: Call, table: str, entity: Entity, fmt: Fmt) -> bytes:
     select, select_text = _select(call) if call.method == "GET" else (None, None)
-    fixed = call.flavor.fixed_fraction
-    if select is None and (fmt is Fmt.MINIMAL or fmt is Fmt.NOMETADATA):
+    form = call.flavor.json_form
+    if select is None and select_text is None and (fmt is Fmt.MINIMAL or fmt is Fmt.NOMETADATA):
         # EntityWriter.single's text (the remembered entity text), without the writer
         meta = fmt is Fmt.MINIMAL
-        text = entity_texts((entity,), meta=meta, fallback=_no_text, fixed=fixed)[0]
+        text = entity_texts(
+            (entity,),
+            meta=meta,
+            fallback=_no_text,
+            fixed=form.fixed_fraction,
+            timestamp_last=form.cosmos_order,
+        )[0]
         if text:
             if meta:
-                text = _element_prefix(call.endpoint, table) + text[1:]
+                text = _element_prefix(call.endpoint, table, form) + text[1:]
             return text.encode("ascii")
     if fmt is Fmt.ATOM:
         return atom_fmt.AtomWriter(call.endpoint, call.account, table, select).single(entity)
-    writer = json_fmt.EntityWriter(
-        fmt, call.endpoint, call.account, table, select, fixed_fraction=fixed
-    )
+    writer = json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select, form=form)
     return writer.single(entity, select_text)
 
 

@@ -13,6 +13,7 @@ from .. import errors, odata
 from ..auth import Operation
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
+from ..formats import json_tables
 from ..formats.negotiation import Fmt, request_format
 from .call import (
     Call,
@@ -52,7 +53,9 @@ def query_tables(call: Call, raw_path: str) -> web.Response:
     if fmt is Fmt.ATOM:
         body = atom_fmt.table_feed(call.endpoint, call.account, page.names)
     else:
-        body = json_fmt.table_feed(fmt, call.endpoint, call.account, page.names)
+        body = json_tables.table_feed(
+            fmt, call.endpoint, call.account, page.names, call.flavor.json_form
+        )
     return web.Response(status=200, body=body, headers=headers)
 
 
@@ -94,7 +97,9 @@ async def create_table(call: Call, raw_path: str) -> web.Response:
     if fmt is Fmt.ATOM:
         out = atom_fmt.table_single(call.endpoint, call.account, created)
     else:
-        out = json_fmt.table_single(fmt, call.endpoint, call.account, created)
+        out = json_tables.table_single(
+            fmt, call.endpoint, call.account, created, call.flavor.json_form
+        )
     return web.Response(status=201, body=out, headers=headers)
 
 
@@ -132,5 +137,7 @@ def get_table(call: Call, raw_path: str) -> web.Response:
     if fmt is Fmt.ATOM:
         out = atom_fmt.table_single(call.endpoint, call.account, name)
     else:
-        out = json_fmt.table_single(fmt, call.endpoint, call.account, name)
+        out = json_tables.table_single(
+            fmt, call.endpoint, call.account, name, call.flavor.json_form
+        )
     return web.Response(status=200, body=out, headers=odata_headers(fmt))

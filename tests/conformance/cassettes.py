@@ -34,13 +34,16 @@ SERVICE_HOST = re.compile(
 
 @dataclass(frozen=True)
 class Source:
-    """Where a recording came from (one manifest row)."""
+    """Where a recording came from (one manifest row); ``obtained``: how its bytes were
+    taken (``read_file``: the stored-file look-up, page by page; empty where the row
+    predates the field)."""
 
     file: str
     repository: str
     path: str
     commit: str
     sha256: str
+    obtained: str = ""
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,12 @@
 
 An answer (the real service's recorded one or the stub's live one) becomes a :class:`View`:
 status, error code, content type (media type and ``odata=`` level), which of the headers a
-client reads are present (ETag, Location, DataServiceId, continuation headers) or their value
+client reads are present (ETag, ``x-ms-version``, Location, DataServiceId, continuation
+headers) or their value
 where it is a fixed word (Preference-Applied), and the body reduced to what is not per-run:
 entity properties with their EDM types and values (DateTime values as instants, binary as
-bytes), table names, row order and counts, ``odata.metadata`` past the service root, and the
+bytes), table names, row order and counts, ``odata.metadata`` past the service root, the
+order of the JSON members (a client that streams or compares the text sees it), and the
 signed identifiers of an ACL. Per-run values are left out: Timestamp, ETag values, dates,
 request ids, messages. A change-set answer becomes one view per part.
 
@@ -39,6 +41,7 @@ class View:
     error_code: str | None = None
     content_type: str | None = None
     etag: bool = False
+    version: bool = False
     location: bool = False
     data_service_id: bool = False
     preference_applied: str | None = None
@@ -48,6 +51,7 @@ class View:
     body: Any = None
     metadata: str | None = None
     datetime_form: tuple[tuple[str, int], ...] = ()
+    member_order: tuple[tuple[str, ...], ...] = ()  # the body's members, then each row's
     parts: list[View] | None = None
     etags: dict[str, str] = field(default_factory=dict)  # row key -> ETag value (not compared)
     continuation_values: dict[str, str] = field(default_factory=dict)  # not compared
@@ -126,6 +130,14 @@ def _datetime_form(row: dict[str, Any]) -> list[tuple[str, int]]:
     return forms
 
 
+def _member_order(data: dict[str, Any], *, ordered: bool) -> tuple[tuple[str, ...], ...]:
+    """The body's member names in order, then each row's (a listing's rows sorted when the
+    rows themselves are compared as a set)."""
+    value = data.get("value")
+    rows = [tuple(r) for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+    return (tuple(data), *(rows if ordered else sorted(rows)))
+
+
 def _error_of_json(data: Any) -> tuple[str | None, str | None]:
     error = data.get("odata.error") if isinstance(data, dict) else None
     if not isinstance(error, dict):
@@ -186,6 +198,7 @@ def _read_body(
             return
         if not compare_body or not isinstance(data, dict):
             return
+        view.member_order = _member_order(data, ordered=ordered)
         if isinstance(data.get("value"), list):
             rows = [r for r in data["value"] if isinstance(r, dict)]
             view.metadata = strip_root(str(data.get("odata.metadata", "")), live_root)
@@ -241,6 +254,7 @@ def view_of(
     view.etag = etag is not None
     if etag is not None:
         view.etags["header"] = etag
+    view.version = _header(headers, "x-ms-version") is not None
     view.location = _header(headers, "location") is not None
     view.data_service_id = _header(headers, "dataserviceid") is not None
     view.preference_applied = _header(headers, "preference-applied")
@@ -322,6 +336,7 @@ _ASPECTS = (
     ("error-code", "error_code"),
     ("content-type", "content_type"),
     ("etag", "etag"),
+    ("x-ms-version", "version"),
     ("location", "location"),
     ("dataserviceid", "data_service_id"),
     ("preference-applied", "preference_applied"),
@@ -330,6 +345,7 @@ _ASPECTS = (
     ("body", "body"),
     ("metadata", "metadata"),
     ("datetime-form", "datetime_form"),
+    ("member-order", "member_order"),
 )
 
 

@@ -1,7 +1,8 @@
 """Replaying a recording against a fresh in-process stub, interaction by interaction.
 
-For each recording: a new :class:`StubServer` of the recording's flavour; the tables the
-real account already had when the recording began are created first (:func:`preexisting`);
+For each recording (each run of its test, where it holds several: :func:`runs`): a new
+:class:`StubServer` of the recording's flavour; the tables the real account already had when
+the recording began are created first (:func:`preexisting`);
 then every replayable interaction is sent in order, rewritten for the stub:
 
 - the recorded host (``https://{account}.table.core.windows.net`` or the Cosmos host) becomes
@@ -24,8 +25,8 @@ import hashlib
 import hmac
 import json
 import re
-from dataclasses import dataclass, field
-from email.utils import format_datetime
+from dataclasses import dataclass, field, replace
+from email.utils import format_datetime, parsedate_to_datetime
 from urllib.parse import quote, unquote, urlsplit
 
 import aiohttp
@@ -325,8 +326,35 @@ class Replayer:
         return outcome
 
 
-async def replay_recording(recording: Recording) -> list[Outcome]:
-    """Replay a whole recording against a fresh stub of its flavour; one outcome per interaction."""
+#: A pause between two recorded requests longer than this starts a new run of the test.
+RUN_GAP = dt.timedelta(seconds=45)
+
+
+def runs(recording: Recording) -> list[Recording]:
+    """The recording split into the runs of its test it holds, in order.
+
+    vcrpy's ``new_episodes`` mode appends each new run of a test to its recording; the real
+    account's clean-up between runs (a test's tear-down) was not recorded, so each run is
+    replayed on a fresh stub of its own. A run starts where the requests' date jumps by more
+    than :data:`RUN_GAP` (in the published recordings runs start 51 seconds or more after
+    the run before, while the longest pause inside one run is 31 seconds: a test waiting for
+    service properties to apply). A recording of one run is returned whole.
+    """
+    found: list[list[Interaction]] = []
+    previous: dt.datetime | None = None
+    for interaction in recording.interactions:
+        text = interaction.headers.get("x-ms-date") or interaction.headers.get("Date")
+        when = parsedate_to_datetime(text) if text else None
+        if not found or (when and previous and when - previous > RUN_GAP):
+            found.append([])
+        found[-1].append(interaction)
+        previous = when or previous
+    if len(found) <= 1:
+        return [recording]
+    return [replace(recording, interactions=run) for run in found]
+
+
+async def _replay_run(recording: Recording) -> list[Outcome]:
     async with StubServer(flavor=recording.flavor) as stub:
         for name in preexisting(recording):
             try:
@@ -336,6 +364,15 @@ async def replay_recording(recording: Recording) -> list[Outcome]:
         async with aiohttp.ClientSession(auto_decompress=True) as session:
             replayer = Replayer(stub, session)
             return [await replayer.replay(i) for i in recording.interactions]
+
+
+async def replay_recording(recording: Recording) -> list[Outcome]:
+    """Replay a recording against a fresh stub of its flavour, each run of its test on a
+    stub of its own (:func:`runs`); one outcome per interaction."""
+    outcomes: list[Outcome] = []
+    for run in runs(recording):
+        outcomes += await _replay_run(run)
+    return outcomes
 
 
 def replay_all(recordings: list[Recording]) -> dict[str, list[Outcome]]:

@@ -100,12 +100,16 @@ def test_figures_match_the_docs() -> None:
     measured = figures(RECORDINGS, {r.name: outcomes(r) for r in RECORDINGS})
     for figure in measured:
         stated = re.search(
-            rf"{figure.flavor.capitalize()}: (\d+) of (\d+) interactions agree", text
+            rf"{figure.flavor.capitalize()}: (\d+) of (\d+) interactions agree, (\d+) differ on "
+            r"purpose \(newer evidence\), (\d+) differ",
+            text,
         )
         assert stated is not None, f"docs/conformance.md states no figure for {figure.flavor}"
-        assert (int(stated.group(1)), int(stated.group(2))) == (figure.agree, figure.replayed), (
+        numbers = tuple(int(n) for n in stated.groups())
+        assert numbers == (figure.agree, figure.replayed, figure.newer, figure.differ), (
             f"docs/conformance.md says {stated.group(0)!r}; measured {figure.sentence()!r}"
         )
+        assert figure.agree + figure.newer + figure.differ == figure.replayed
 
 
 def test_figures_command_prints_the_sentence(

@@ -11,7 +11,7 @@ from tests.conformance.cassettes import (
     not_replayable,
 )
 from tests.conformance.compare import batch_parts, differences, media, view_of
-from tests.conformance.replay import preexisting
+from tests.conformance.replay import preexisting, runs
 
 ROOT = "https://acct.table.core.windows.net"
 
@@ -143,3 +143,23 @@ def test_batch_parts_are_read_from_nested_change_sets() -> None:
     view = view_of(202, {"content-type": "multipart/mixed; boundary=batch_1"}, body, "")
     assert view.parts is not None
     assert (view.parts[1].error_code, view.parts[1].error_index) == ("ResourceNotFound", "1")
+
+
+def _at(text: str) -> Interaction:
+    return interaction(f"{ROOT}/Tables", headers={"x-ms-date": text})
+
+
+def test_a_recording_of_appended_runs_is_split_where_the_dates_jump() -> None:
+    source = Source("x.yaml", "r", "p", "c", "s")
+    run = [
+        _at("Tue, 03 Oct 2017 18:55:05 GMT"),
+        _at("Tue, 03 Oct 2017 18:55:36 GMT"),  # 31 s: the longest pause inside a run
+        _at("Tue, 03 Oct 2017 19:00:37 GMT"),  # minutes later: a second run
+        _at("Tue, 03 Oct 2017 19:01:29 GMT"),  # 52 s later: a third run
+    ]
+    split = runs(Recording(source, "storage", run))
+    assert [len(r.interactions) for r in split] == [2, 1, 1]
+    one = Recording(source, "storage", run[:2])
+    assert runs(one) == [one]
+    undated = Recording(source, "storage", [interaction(f"{ROOT}/Tables")] * 2)
+    assert runs(undated) == [undated]

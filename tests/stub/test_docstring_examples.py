@@ -40,6 +40,8 @@ MODULES = [
     "azt_server_stub.formats.batch",
     "azt_server_stub.formats.json",
     "azt_server_stub.formats.json_feed",
+    "azt_server_stub.formats.json_form",
+    "azt_server_stub.formats.json_tables",
     "azt_server_stub.formats.negotiation",
     "azt_server_stub.formats.xml",
     "azt_server_stub.auth",

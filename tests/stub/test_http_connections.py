@@ -226,6 +226,67 @@ async def test_a_body_sent_in_pieces_then_an_idle_connection_is_not_a_slow_head(
         writer.close()
 
 
+PARTIAL_HEAD = b"GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: x\r\n"  # never finished
+
+
+def _pipelined(stub: StubServer, body_kind: str) -> tuple[bytes, bytes]:
+    """A whole request, in two writes; the second ends it and starts a next head."""
+    if body_kind == "none":
+        first = signed_head("GET", "/devstoreaccount1/Tables", "\r\n")
+        return first[:20], first[20:] + PARTIAL_HEAD
+    body = b'{"a":1}'
+    head = signed_head("PUT", ENTITY, "", "application/json")
+    if body_kind == "length":
+        first = head + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+        return first[:-3], first[-3:] + PARTIAL_HEAD
+    chunks = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    first = head + b"Transfer-Encoding: chunked\r\n\r\n" + chunks
+    return first[:-6], first[-6:] + PARTIAL_HEAD
+
+
+@pytest.mark.parametrize("body_kind", ["none", "length", "chunked"])
+async def test_a_pipelined_head_begun_with_the_end_of_a_request_is_timed(body_kind: str) -> None:
+    # the arrival that ends a request (its head, or its body) carries the first bytes of
+    # the next head, and nothing more comes: that head is bounded like any other
+    limits = ReadLimits(header_seconds=0.3, body_seconds=5.0)
+    async with StubServer(StubConfig(read_limits=limits)) as stub:
+        await create_table(stub)
+        start, end = _pipelined(stub, body_kind)
+        reader, writer = await asyncio.open_connection(stub.host, stub.port)
+        writer.write(start)
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        writer.write(end)
+        reply = await read_until_closed(reader, 5)
+        assert status_of(reply) in (200, 204), reply[:300]  # the first request is answered
+        assert 0.25 < time.monotonic() - started < 3  # then the stalled head closes it
+        writer.close()
+
+
+@pytest.mark.parametrize("body_kind", ["none", "length", "chunked"])
+async def test_a_request_ended_with_no_next_head_leaves_the_connection_open(
+    body_kind: str,
+) -> None:
+    limits = ReadLimits(header_seconds=0.3, body_seconds=5.0)
+    async with StubServer(StubConfig(read_limits=limits)) as stub:
+        await create_table(stub)
+        start, end = _pipelined(stub, body_kind)
+        reader, writer = await asyncio.open_connection(stub.host, stub.port)
+        writer.write(start)
+        await asyncio.sleep(0.05)
+        writer.write(end.removesuffix(PARTIAL_HEAD))
+        answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5)
+        assert status_of(answer) in (200, 204), answer
+        if b"Content-Length: " in answer:
+            length = answer.split(b"Content-Length: ")[1].split(b"\r\n")[0]
+            await reader.readexactly(int(length))
+        await asyncio.sleep(0.6)  # idle past the head bound: the connection stays open
+        writer.write(signed_head("GET", "/devstoreaccount1/Tables", "\r\n"))
+        again = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5)
+        assert status_of(again) == 200
+        writer.close()
+
+
 def test_the_cli_sets_the_bounds() -> None:
     args = build_parser().parse_args(["--header-timeout", "3", "--body-timeout", "0"])
     limits = config_from_args(args).read_limits

@@ -10,7 +10,7 @@ import pytest
 
 from azt_server_stub.addressing import Kind, parse_resource, split_account
 from azt_server_stub.errors import StubError
-from azt_server_stub.formats import atom, batch, xml
+from azt_server_stub.formats import atom, batch, json_tables, xml
 from azt_server_stub.formats import json as jsonfmt
 from azt_server_stub.formats.negotiation import (
     Fmt,
@@ -282,7 +282,7 @@ def test_json_writer_levels() -> None:
 
 
 def test_table_bodies() -> None:
-    assert json.loads(jsonfmt.table_feed(Fmt.FULL, "http://h/a", "a", ["t1"])) == {
+    assert json.loads(json_tables.table_feed(Fmt.FULL, "http://h/a", "a", ["t1"])) == {
         "odata.metadata": "http://h/a/$metadata#Tables",
         "value": [
             {

@@ -330,9 +330,8 @@ def ref_entity_body(call: Any, table: str, entity: Any, fmt: Any) -> bytes:
     select, select_text = entities._select(call) if call.method == "GET" else (None, None)
     if fmt is Fmt.ATOM:
         return atom_fmt.AtomWriter(call.endpoint, call.account, table, select).single(entity)
-    fixed = call.flavor.fixed_fraction
     writer = json_fmt.EntityWriter(
-        fmt, call.endpoint, call.account, table, select, fixed_fraction=fixed
+        fmt, call.endpoint, call.account, table, select, form=call.flavor.json_form
     )
     return writer.single(entity, select_text)
 
