@@ -126,11 +126,15 @@ class QueryPlan:
     lookup: Condition | None = attrs.field(default=None, repr=False, eq=False)
     #: an INDEX plan over an index across partitions (its rows in partitions of its own)
     across: bool = False
+    #: what the filter cannot see: rows of an older shape of an evolving class whose
+    #: values are converted on read or defaulted (see azt.migrate)
+    notes: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     def __str__(self) -> str:
         lines = [self._line()]
         for sp in self.subplans:
             lines.append("  - " + sp._line())
+        lines.extend("  note: " + n for n in self.notes)
         return "\n".join(lines)
 
     def _line(self) -> str:
