@@ -134,9 +134,8 @@ def backfill(name: str, function: Callable[[Mapping[str, Any]], Any]) -> Step:
         if value is None:
             return False
         row[name] = value
-        if isinstance(value, int) and not isinstance(value, bool):
-            if infer_edm_type(value) is EdmType.INT64:
-                types[name] = EdmType.INT64
+        if isinstance(value, int) and infer_edm_type(value) is EdmType.INT64:
+            types[name] = EdmType.INT64
         return True
 
     return Step("backfill", f"backfill {name!r}", apply)
@@ -314,7 +313,7 @@ class Migration:
             >>> m.plan_row(TableEntity(PartitionKey="p", RowKey="r", B=1)) is None
             True
         """
-        work = {k: v for k, v in row.items()}
+        work = dict(row.items())
         types = dict(getattr(row, "_types", None) or {})
         changed = False
         for step in self.steps:
