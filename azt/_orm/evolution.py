@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -44,6 +44,7 @@ __all__ = [
     "Evolution",
     "converted",
     "defaulted",
+    "dropped",
     "parsed",
     "renamed",
     "stored_type",
@@ -149,10 +150,25 @@ def defaulted(attr: str, value: Any) -> Change:
     return Change("defaulted", attr, value=value)
 
 
+def dropped(*names: str) -> Change:
+    """Stored properties the class no longer has and means to lose: rows holding them
+    read without them (no ``azt.PropertyLossError`` on a replace), writes do not carry
+    them. ``attr`` of the change is empty: it names stored names, not a property.
+
+    Example::
+
+        >>> dropped("Legacy", "Fax").old_names
+        ('Legacy', 'Fax')
+    """
+    if not names:
+        raise TypeError("dropped() needs at least one stored name")
+    return Change("dropped", "", old_names=tuple(names))
+
+
 def _parse_iso(text: str) -> datetime:
     value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if value.tzinfo is None:
-        value = value.replace(tzinfo=EdmDateTime.from_datetime(datetime(2000, 1, 1)).tzinfo)
+        value = value.replace(tzinfo=UTC)
     return value
 
 
@@ -241,7 +257,17 @@ class BoundEvolution:
         self.version = evolution.version
         self.changes: list[_Bound] = []
         wires = {p.wire for p in props.values()}
+        self.dropped: tuple[str, ...] = ()
         for c in evolution.changes:
+            if c.kind == "dropped":
+                for old in c.old_names:
+                    if old in wires or old == self.marker:
+                        raise TypeError(
+                            f"{owner}.Meta.evolution: dropped({old!r}) is a stored name of "
+                            "the class"
+                        )
+                self.dropped += c.old_names
+                continue
             p = props.get(c.attr)
             where = f"{owner}.Meta.evolution: {c.kind}({c.attr!r})"
             if p is None or p.attr in ("Timestamp", "ETag"):
@@ -334,6 +360,14 @@ class BoundEvolution:
                     types = dict(getattr(row, "_types", None) or {})
             return out
 
+        for name in self.dropped:
+            if name in row:
+                d = own()
+                d.pop(name, None)
+                if json:
+                    d.pop(name + _ANN, None)
+                if types is not None:
+                    types.pop(name, None)
         for b in self._renames:
             wire = b.prop.wire
             for old in b.change.old_names:

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -37,6 +37,7 @@ from azt._core.retry import is_retryable
 from azt._core.service_client import TableServiceClient
 from azt._edm.entity import TableEntity
 from azt._errors import (
+    AmbiguousOutcomeError,
     EntityAlreadyExistsError,
     EntityNotFoundError,
     PreconditionFailedError,
@@ -63,6 +64,7 @@ __all__ = [
 #: the table of applied migrations: PartitionKey the migrated table, RowKey the name
 MIGRATIONS_TABLE = "AztMigrations"
 _SAMPLE = 20
+_T = TypeVar("_T")
 _MAX_ATTEMPTS = 30
 _MAX_BYTES = 3 * 1024 * 1024
 
@@ -418,13 +420,13 @@ class _Run:
         return self.pages[self.settled - 1].token
 
     async def _saver(self, rows_before: int) -> None:
-        last = None
+        last: tuple[str | None, int] | None = None
         while True:
             await asyncio.sleep(self.interval)
-            token = self._token()
-            if token is not None and token != last:
-                await self._save(token, rows_before + self.report.written, state="running")
-                last = token
+            now = (self._token(), self.report.written)
+            if now != last:
+                await self._save(now[0], rows_before + now[1], state="running")
+                last = now
             self._tick()
 
     async def _save(self, token: str | None, rows: int, *, state: str) -> None:
@@ -441,7 +443,7 @@ class _Run:
             entity["Token"] = token
         if state == "done":
             entity["Finished"] = now
-        await self.log.upsert_entity(entity, UpdateMode.REPLACE)
+        await _retrying(lambda: self.log.upsert_entity(entity, UpdateMode.REPLACE))
 
     def _tick(self, force: bool = False) -> None:
         self.stats.elapsed = time.monotonic() - self.started
@@ -535,6 +537,13 @@ class _Run:
                     await self.table.submit_transaction(ops)
             except TransactionError as exc:
                 return await self._op_failed(group, exc)
+            except AmbiguousOutcomeError:
+                # a resend met 412/404/409 after an attempt without an answer: ours may
+                # have been applied, or the application wrote: read every row again
+                again: list[_Unit] = []
+                for u in group:
+                    again.extend(await self._again(u, None))
+                return again
             except (ServiceError, TransportError) as exc:
                 if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
                     for u in group:
@@ -577,7 +586,7 @@ class _Run:
         self._failed(culprit, exc)
         return rest
 
-    async def _again(self, u: _Unit, error: BaseException) -> list[_Unit]:
+    async def _again(self, u: _Unit, error: BaseException | None) -> list[_Unit]:
         """Read the row again and plan it again (the application changed it, or an earlier
         attempt of ours was applied)."""
         self.report.conflicts += 1
@@ -588,7 +597,7 @@ class _Run:
             return [u]
         pk, rk = u.plan.old_keys
         try:
-            row = await self.table.get_entity(pk, rk)
+            row = await _retrying(lambda: self.table.get_entity(pk, rk))
         except EntityNotFoundError:
             if u.deleted:
                 self.report.written += 1  # the old row of a move is gone: moved
@@ -603,6 +612,20 @@ class _Run:
         if len(self.report.errors) < _SAMPLE:
             pk, rk = u.plan.old_keys
             self.report.errors.append(f"{pk!r}/{rk!r}: {exc}")
+
+
+async def _retrying(call: Callable[[], Awaitable[_T]]) -> _T:
+    """``call()`` again after a retryable failure the client's own retries gave up on
+    (a migration outlasts a busy minute), up to ``_MAX_ATTEMPTS`` times."""
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return await call()
+        except (ServiceError, TransportError) as exc:
+            if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
+                raise
+            await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
 
 
 def _keys(row: TableEntity) -> dict[str, Any]:

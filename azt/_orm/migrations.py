@@ -212,7 +212,7 @@ def upgrade(entity: type) -> Step:
         if evolution is None and _same(current, new):
             return False
         kept = {k: v for k, v in row.items() if k not in declared and k not in new}
-        if evolution is not None:
+        if evolution is not None:  # earlier and dropped names go
             for old in (c.old_names for c in evolution.evolution.changes):
                 for name in old:
                     kept.pop(name, None)
