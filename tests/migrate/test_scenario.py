@@ -13,6 +13,9 @@ from tests.migrate.scenario import run_scenario
 def test_online_migration_killed_twice_under_faults() -> None:
     n = int(os.environ.get("AZT_MIGRATE_ROWS", "5000"))
     outcome = run_scenario(n)
-    assert outcome.kills == 2 and outcome.exit_codes[-1] == 0
-    assert outcome.inserted > 0 and outcome.updated > 0  # the application wrote meanwhile
-    assert outcome.faults > 0 and outcome.throttled > 0  # and the stub pushed back
+    assert outcome.kills == 2
+    assert outcome.exit_codes[-1] == 0
+    assert outcome.inserted > 0
+    assert outcome.updated > 0
+    assert outcome.faults > 0
+    assert outcome.throttled > 0
