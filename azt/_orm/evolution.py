@@ -299,8 +299,16 @@ class BoundEvolution:
         self._by_attr: dict[str, list[Change]] = {}
         for b in self.changes:
             self._by_attr.setdefault(b.prop.attr, []).append(b.change)
-        #: stored names the codec accepts besides the declared ones (not "lost" on replace)
-        self.extra_names = frozenset({self.marker} if self.marker else ())
+        #: the stored names of earlier shapes (renamed and dropped properties)
+        self.old_names = tuple(
+            n for c in evolution.changes if c.kind in ("renamed", "dropped") for n in c.old_names
+        )
+        #: stored names the codec accepts besides the declared ones: the marker, and the
+        #: earlier names a MERGE may leave beside the current ones (dropped on replace, as
+        #: the class declares)
+        self.extra_names = frozenset(
+            ({self.marker} if self.marker else set()) | set(self.old_names)
+        )
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -316,7 +324,9 @@ class BoundEvolution:
         """
         if self.marker is not None:
             m = row.get(self.marker)
-            return not (m.__class__ is int and m >= self.version)  # type: ignore[operator]
+            if not (m.__class__ is int and m >= self.version):  # type: ignore[operator]
+                return True
+            return any(n in row for n in self.old_names)  # left by a MERGE
         return self._upgrade(row, json=not isinstance(row, TableEntity)) is not row
 
     def upgrade_json(self, row: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -342,13 +352,17 @@ class BoundEvolution:
         return self._upgrade(row, json=False)
 
     def _upgrade(self, row: Mapping[str, Any], *, json: bool) -> Mapping[str, Any]:
+        old_row = False
         if self.marker is not None:
             m = row.get(self.marker)
             if m.__class__ is int and m >= self.version:  # type: ignore[operator]
-                return row
-            old_row = True
-        else:
-            old_row = False
+                for n in self.old_names:
+                    if n in row:
+                        break  # a current row with an earlier name a MERGE left: drop it
+                else:
+                    return row
+            else:
+                old_row = True
         out: dict[str, Any] | None = None
         types: dict[str, EdmType] | None = None
 
@@ -554,26 +568,42 @@ def _renamed_branch(cond: Condition, old: str) -> Condition:
 
 
 def _int32_branch(cmp: Comparison) -> Condition | None:
-    """The comparison of an Int32 stored value equivalent to ``cmp`` on the wider type
-    (``None``: no Int32 matches)."""
+    """A test that Int32 stored values pass exactly when they pass ``cmp`` on the wider
+    type (``None``: no Int32 does). The service widens an Int32 literal to the property's
+    type, so the test also sees values of the wider type: it is built so that those it
+    lets through pass ``cmp`` too (``gt 4.5`` becomes ``ge 5``, never ``gt 4``)."""
     v = cmp.value
     op = cmp.op
     if isinstance(v, float):
-        if math.isnan(v) or math.isinf(v):
+        if not math.isfinite(v):
             return None
-        if v != int(v):  # a fraction: integers above/below it
-            if op in ("eq",):
+        if v != int(v):  # a fraction: the integers on the right side of it
+            if op == "eq":
                 return None
+            low, high = math.floor(v), math.ceil(v)
             if op == "ne":
-                return _all_int32(cmp)
-            v = math.floor(v) if op in ("gt", "le") else math.ceil(v)
-        v = int(v)
+                return _or_present(_int32_cmp(cmp, "le", low), _int32_cmp(cmp, "ge", high))
+            op, v = ("ge", high) if op in ("gt", "ge") else ("le", low)
+        else:
+            v = int(v)
+    return _int32_cmp(cmp, op, v)
+
+
+def _int32_cmp(cmp: Comparison, op: str, v: int) -> Condition | None:
+    """``op v`` for Int32 values; a ``v`` outside Int32's range becomes the test every
+    Int32 passes (``ge MIN and le MAX``: a wider value it lets through passes ``op v``
+    too), or ``None``."""
     if v > INT32_MAX:
         return _all_int32(cmp) if op in ("lt", "le", "ne") else None
     if v < INT32_MIN:
         return _all_int32(cmp) if op in ("gt", "ge", "ne") else None
     shadow = _shadow(cmp.prop, edm=EdmType.INT32)
     return Comparison(shadow, op, v, format_literal(v, EdmType.INT32))
+
+
+def _or_present(*items: Condition | None) -> Condition | None:
+    present = [c for c in items if c is not None]
+    return Or.of(*present) if present else None
 
 
 def _exact_int32(v: Any) -> bool:
@@ -584,7 +614,10 @@ def _exact_int32(v: Any) -> bool:
 
 def _all_int32(cmp: Comparison) -> Condition:
     shadow = _shadow(cmp.prop, edm=EdmType.INT32)
-    return Comparison(shadow, "ge", INT32_MIN, format_literal(INT32_MIN, EdmType.INT32))
+    return And.of(
+        Comparison(shadow, "ge", INT32_MIN, format_literal(INT32_MIN, EdmType.INT32)),
+        Comparison(shadow, "le", INT32_MAX, format_literal(INT32_MAX, EdmType.INT32)),
+    )
 
 
 def _json_value(raw: Any, stored: EdmType) -> Any:
