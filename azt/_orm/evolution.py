@@ -112,7 +112,8 @@ def widened(attr: str) -> Change:
 
 def parsed(attr: str) -> Change:
     """``attr`` (now a ``datetime``) was stored as an ISO 8601 string: such values are
-    parsed on read (a string without a time zone is taken as UTC). A filter on ``attr``
+    parsed on read (a string without a time zone is taken as UTC; an empty one is
+    ``None``). A filter on ``attr``
     cannot see them (``explain()`` says so).
 
     Example::
@@ -165,7 +166,9 @@ def dropped(*names: str) -> Change:
     return Change("dropped", "", old_names=tuple(names))
 
 
-def _parse_iso(text: str) -> datetime:
+def _parse_iso(text: str) -> datetime | None:
+    if not text.strip():
+        return None  # an empty string held no date
     value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from azt._core.batch import BatchOperation, companions
+from azt._core.batch import BatchOperation, checked_operation, companions
 from azt._core.results import UpdateMode
 from azt._core.retry import is_retryable
 from azt._core.service_client import TableServiceClient
@@ -66,6 +66,10 @@ MIGRATIONS_TABLE = "AztMigrations"
 _SAMPLE = 20
 _T = TypeVar("_T")
 _MAX_ATTEMPTS = 30
+#: a row changed since it was read (412), gone (404) or a moved row's target there (409)
+_CONFLICTS = (PreconditionFailedError, EntityNotFoundError, EntityAlreadyExistsError)
+#: what a step (or an entity class's conversion) raises for a row it cannot migrate
+_STEP_ERRORS = (ValueError, TypeError, KeyError, ValidationError)
 _MAX_BYTES = 3 * 1024 * 1024
 
 
@@ -269,7 +273,13 @@ async def verify_migrations(
             if is_index_row_key(row["RowKey"]):
                 continue
             report.scanned += 1
-            if m.plan_row(row) is not None:
+            try:
+                pending = m.plan_row(row) is not None
+            except _STEP_ERRORS as exc:
+                pending = True
+                if len(report.errors) < _SAMPLE:
+                    report.errors.append(f"{row['PartitionKey']!r}/{row['RowKey']!r}: {exc}")
+            if pending:
                 report.pending += 1
                 if len(report.samples) < _SAMPLE:
                     report.samples.append(f"{row['PartitionKey']!r}/{row['RowKey']!r}")
@@ -395,7 +405,11 @@ class _Run:
                     continue
                 self.stats.scanned += 1
                 self.report.scanned += 1
-                unit = self._plan(row, page)
+                try:
+                    unit = self._plan(row, page)
+                except _STEP_ERRORS as exc:  # a step or conversion refused this row
+                    self._refused(row, exc)
+                    continue
                 if unit is not None:
                     units.append(unit)
             self.report.pending += len(units)
@@ -464,11 +478,12 @@ class _Run:
         unit = _Unit(row, plan, page)
         etag = row.metadata.etag or "*"
         new = plan.entity
+        limits = self.limits
         if not plan.moved:
             op = BatchOperation("update", new, mode=UpdateMode.REPLACE, etag=etag)
-            unit.ops = [op, *self._companions(row, new, "update", etag)]
+            unit.ops = [checked_operation(op, limits), *self._companions(row, new, "update", etag)]
             return unit
-        create = BatchOperation("create", new)
+        create = checked_operation(BatchOperation("create", new), limits)
         delete = BatchOperation("delete", _keys(row), etag=etag)
         created = [create, *self._companions(None, new, "create", None)]
         deleted = [delete, *self._companions(row, None, "delete", etag)]
@@ -576,9 +591,7 @@ class _Run:
             at += len(u.ops)
         rest = [u for u in group if u is not culprit]
         error = exc.error
-        if isinstance(
-            error, PreconditionFailedError | EntityNotFoundError | EntityAlreadyExistsError
-        ):
+        if isinstance(error, _CONFLICTS):
             again = await self._again(culprit, error)
             return rest + again
         if isinstance(error, ServiceError) and is_retryable(error):
@@ -602,10 +615,21 @@ class _Run:
             if u.deleted:
                 self.report.written += 1  # the old row of a move is gone: moved
             return []
-        fresh = self._plan(row, u.page)
+        try:
+            fresh = self._plan(row, u.page)
+        except _STEP_ERRORS as exc:
+            self._refused(row, exc)
+            return []
         if fresh is None:
             return []  # already in the new shape
         return [fresh]
+
+    def _refused(self, row: TableEntity, exc: BaseException) -> None:
+        self.report.failed += 1
+        if len(self.report.errors) < _SAMPLE:
+            self.report.errors.append(
+                f"{row['PartitionKey']!r}/{row['RowKey']!r}: cannot be migrated: {exc}"
+            )
 
     def _failed(self, u: _Unit, exc: BaseException) -> None:
         self.report.failed += 1
