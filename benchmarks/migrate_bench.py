@@ -77,7 +77,8 @@ async def bulk(
     started = time.perf_counter()
     result = await load(table, items, kind="upsert-replace", options=opts)
     seconds = time.perf_counter() - started
-    assert result.ok and result.written == len(items), result
+    assert result.ok, result
+    assert result.written == len(items), result
     return seconds
 
 
@@ -90,7 +91,8 @@ async def migrate(
     started = time.perf_counter()
     [report] = await run_migrations(service, [migration])
     seconds = time.perf_counter() - started
-    assert report.ok and report.written == len(items), report
+    assert report.ok, report
+    assert report.written == len(items), report
     return seconds
 
 
