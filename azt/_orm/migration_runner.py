@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import attrs
 
 from azt._core.batch import BatchOperation, checked_operation, companions
-from azt._core.results import UpdateMode
+from azt._core.bulk.loader import load
+from azt._core.bulk.outcomes import BulkFailure, BulkOptions
+from azt._core.results import UpdateMode, WriteResult
 from azt._core.retry import is_retryable
 from azt._core.service_client import TableServiceClient
 from azt._edm.entity import TableEntity
@@ -226,10 +228,15 @@ async def run_migrations(
     scan_concurrency: int = 8,
     checkpoint_interval: float = 1.0,
     progress: Callable[[MigrationProgress], object] | None = None,
+    options: BulkOptions | None = None,
 ) -> list[MigrationReport]:
     """Apply the migrations not yet recorded as applied, in name order, each resuming
     from its recorded checkpoint; ``dry_run`` reports what would change and writes
     nothing. A migration with failures stops the run (the later ones wait).
+
+    Rows that keep their keys and carry no index rows are written by the bulk loader
+    (``options``: its limits and pacing, :class:`azt.bulk.BulkOptions`); rows with index
+    rows or new keys in transactions of whole rows, ``concurrency`` at a time.
 
     Example::
 
@@ -242,7 +249,7 @@ async def run_migrations(
         if rec is not None and rec.get("State") == "done":
             reports.append(MigrationReport(m.name, m.table, skipped=True))
             continue
-        run = _Run(service, m, rec, dry_run, concurrency, scan_concurrency, progress)
+        run = _Run(service, m, rec, dry_run, concurrency, scan_concurrency, progress, options)
         run.interval = checkpoint_interval
         report = await run.run()
         reports.append(report)
@@ -311,11 +318,21 @@ class _Unit:
 
 
 class _Page:
-    __slots__ = ("left", "token")
+    """A scan page in flight: ``left`` rows still to write (or to find done), ``done``
+    once every one is; then the scan's token after it may be saved."""
+
+    __slots__ = ("done", "left", "settled", "token")
 
     def __init__(self, token: str | None) -> None:
         self.token = token
         self.left = 0
+        self.settled = False
+        self.done = asyncio.Event()
+
+    def resolved(self) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            self.done.set()
 
 
 class _Run:
@@ -328,6 +345,7 @@ class _Run:
         concurrency: int,
         scan_concurrency: int,
         progress: Callable[[MigrationProgress], object] | None,
+        options: BulkOptions | None = None,
     ) -> None:
         self.service = service
         self.m = m
@@ -349,6 +367,14 @@ class _Run:
         self.entity = m.entity
         self.indexed = self.entity is not None and bool(declared_indexes(self.entity))
         self.limits = self.table._core.flavor.limits
+        #: rows without index rows that stay on their keys go through the bulk loader
+        #: (its adaptive pacing, grouping and lost-answer resolution); the others, whose
+        #: rows must share a transaction with their index rows or move, through _partition
+        self.bulk = not self.indexed and not any(s.kind == "rekey" for s in m.steps)
+        self.options = options or BulkOptions()
+        self.feed: asyncio.Queue[_Unit | None] = asyncio.Queue()
+        self.sent: dict[int, _Unit] = {}
+        self.followups: set[asyncio.Task[None]] = set()
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -360,6 +386,9 @@ class _Run:
             await self._save(token, rows_before, state="running")
         tasks: set[asyncio.Task[None]] = set()
         saver = None if self.dry_run else asyncio.create_task(self._saver(rows_before))
+        loading = None
+        if self.bulk and not self.dry_run:
+            loading = asyncio.create_task(self._load())
         try:
             scan = parallel_scan(
                 self.table,
@@ -376,13 +405,18 @@ class _Run:
                     self._tick()
             if tasks:
                 await asyncio.gather(*tasks)
+            if loading is not None:
+                self.feed.put_nowait(None)  # every page settled: nothing more to write
+                await loading
         except ServiceError as exc:
             if exc.code != "TableNotFound":
                 raise
             self.report.errors.append(f"table {self.m.table!r} does not exist")
         finally:
-            for t in tasks:
+            for t in (*tasks, *self.followups):
                 t.cancel()
+            if loading is not None and not loading.done():
+                loading.cancel()
             if saver is not None:
                 saver.cancel()
         self.stats.done = True
@@ -417,15 +451,21 @@ class _Run:
             if self.dry_run:
                 for u in units[: max(0, _SAMPLE - len(self.report.samples))]:
                     self.report.samples.append(_describe(u))
+            elif self.bulk:
+                page.left = len(units)
+                for u in units:
+                    self.feed.put_nowait(u)
+                if units:
+                    await page.done.wait()
             else:
                 await self._write(units)
         finally:
-            page.left = -1  # settled
+            page.settled = True
             self._settle()
             self.window.release()
 
     def _settle(self) -> None:
-        while self.settled < len(self.pages) and self.pages[self.settled].left == -1:
+        while self.settled < len(self.pages) and self.pages[self.settled].settled:
             self.settled += 1
 
     def _token(self) -> str | None:
@@ -515,6 +555,46 @@ class _Run:
             obj = cls.from_entity(new)
         mode = UpdateMode.REPLACE if kind == "update" else None
         return companions(obj, kind, mode, new, etag, self.limits)
+
+    # -- writing through the bulk loader -----------------------------------------------------
+
+    async def _load(self) -> None:
+        """Run the bulk loader over the units fed by the pages (and re-planned after a
+        conflict) until the run ends; each outcome resolves its unit."""
+
+        async def items() -> AsyncIterator[BatchOperation]:
+            index = 0
+            while True:
+                unit = await self.feed.get()
+                if unit is None:
+                    return
+                self.sent[index] = unit
+                index += 1
+                yield unit.ops[0]
+
+        result = await load(self.table, items(), options=self.options, on_result=self._outcome)
+        self.stats.throttled += result.throttled
+        self.stats.requests += result.requests
+
+    def _outcome(self, index: int, outcome: WriteResult | BulkFailure) -> None:
+        unit = self.sent.pop(index)
+        if isinstance(outcome, WriteResult):
+            self.report.written += 1
+            unit.page.resolved()
+        elif outcome.status in (404, 409, 412):  # changed (or gone) since read: again
+            task = asyncio.create_task(self._again_bulk(unit))
+            self.followups.add(task)
+            task.add_done_callback(self.followups.discard)
+        else:
+            self._failed(unit, outcome.error or Exception(outcome.message))
+            unit.page.resolved()
+
+    async def _again_bulk(self, unit: _Unit) -> None:
+        again = await self._again(unit, None)
+        if again:
+            self.feed.put_nowait(again[0])  # the same row, planned from what it is now
+        else:
+            unit.page.resolved()
 
     # -- writing ---------------------------------------------------------------------------
 

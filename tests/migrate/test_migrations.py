@@ -128,19 +128,19 @@ async def test_a_row_changed_meanwhile_is_read_again(
     table = await service.create_table("raced")
     for i in range(10):
         await table.upsert_entity({"PartitionKey": "p", "RowKey": f"{i}", "Name": f"n{i}"})
-    real = migration_runner._Run._write
+    real = migration_runner._Run._page
     raced: list[Any] = []
 
-    async def write(self: Any, units: list[Any]) -> None:
-        if not raced:
-            raced.append(units[3].row["RowKey"])
+    async def page(self: Any, rows: list[Any], token: str | None) -> None:
+        if not raced:  # the scan has read the rows; the migration has not written them
+            raced.append(rows[3]["RowKey"])
             await table.update_entity(
-                {"PartitionKey": "p", "RowKey": units[3].row["RowKey"], "Name": "app"},
+                {"PartitionKey": "p", "RowKey": rows[3]["RowKey"], "Name": "app"},
                 azt.UpdateMode.MERGE,
             )
-        await real(self, units)
+        await real(self, rows, token)
 
-    monkeypatch.setattr(migration_runner._Run, "_write", write)
+    monkeypatch.setattr(migration_runner._Run, "_page", page)
     [r] = await run_migrations(service, [Migration("0001", "raced", [rename("Name", "Full")])])
     assert (r.ok, r.written, r.conflicts) == (True, 10, 1)
     stored = await rows_of(table)

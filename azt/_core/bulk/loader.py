@@ -370,6 +370,10 @@ class _Loader:
         if key not in self._waiting:
             part.first_at = now
             self._waiting[key] = part
+            # the dispatcher may be idle without a deadline (nothing was waiting): its
+            # linger timer for this partition starts now, not when more input arrives
+            # (an async input may pause for long: a migration's rows come page by page)
+            self._wake.set()
         was_full = part.full()
         part.queue.append(entry)
         part.qbytes += entry.size
