@@ -73,6 +73,12 @@ _CONFLICTS = (PreconditionFailedError, EntityNotFoundError, EntityAlreadyExistsE
 #: what a step (or an entity class's conversion) raises for a row it cannot migrate
 _STEP_ERRORS = (ValueError, TypeError, KeyError, ValidationError)
 _MAX_BYTES = 3 * 1024 * 1024
+#: scan pages of this many rows, at most this many read and not yet written: a throttling
+#: service charges a read per entity as a write, and a burst of large pages read ahead
+#: overdraws the account (and the partitions) the writes then wait for (measured with
+#: benchmarks/migrate_bench.py: pages of 1,000 read 16 ahead ran at a third of the pace)
+_PAGE_SIZE = 200
+_PAGES_AHEAD = 8
 
 
 @attrs.define
@@ -354,7 +360,10 @@ class _Run:
         self.record = record
         self.dry_run = dry_run
         self.sem = asyncio.Semaphore(max(1, concurrency))
-        self.window = asyncio.Semaphore(max(4, concurrency * 4))  # pages in flight
+        # pages read but not written: enough to keep the writers busy, few enough that the
+        # reads (which a throttling service charges per entity, as the writes) do not
+        # run far ahead and starve the writes of the account's budget
+        self.window = asyncio.Semaphore(_PAGES_AHEAD)
         self.scan_concurrency = scan_concurrency
         self.report = MigrationReport(m.name, m.table, dry_run=dry_run)
         self.stats = MigrationProgress(m.name)
@@ -371,7 +380,8 @@ class _Run:
         #: (its adaptive pacing, grouping and lost-answer resolution); the others, whose
         #: rows must share a transaction with their index rows or move, through _partition
         self.bulk = not self.indexed and not any(s.kind == "rekey" for s in m.steps)
-        self.options = options or BulkOptions()
+        told = options or BulkOptions()
+        self.options = told
         self.feed: asyncio.Queue[_Unit | None] = asyncio.Queue()
         self.sent: dict[int, _Unit] = {}
         self.followups: set[asyncio.Task[None]] = set()
@@ -394,6 +404,7 @@ class _Run:
                 self.table,
                 filter=_main_rows(self.m),
                 concurrency=self.scan_concurrency,
+                page_size=_PAGE_SIZE,
                 token=token,
             )
             async with scan:
