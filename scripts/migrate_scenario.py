@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.migrate.scenario import run_scenario  # noqa: E402
+from tests.migrate.scenario import run_scenario
 
 
 def main() -> None:
