@@ -52,6 +52,8 @@ class Evolving(Entity):
         "azt._orm.indexes",
         "azt._orm.index_plans",
         "azt._orm.evolution",
+        "azt._orm.migrations",
+        "azt._orm.migration_runner",
     ],
 )
 def test_docstring_examples(module: str) -> None:
