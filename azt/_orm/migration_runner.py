@@ -121,7 +121,7 @@ class MigrationReport:
 
     Example::
 
-        >>> MigrationReport("m", "t").ok
+        >>> MigrationReport("m", "things").ok
         True
     """
 
@@ -144,7 +144,7 @@ class MigrationReport:
 
         Example::
 
-            >>> MigrationReport("m", "t", failed=1).ok
+            >>> MigrationReport("m", "things", failed=1).ok
             False
         """
         return self.failed == 0 and not self.errors
@@ -157,7 +157,7 @@ class MigrationStatus:
 
     Example::
 
-        >>> MigrationStatus("0001_x", "t", "pending").state
+        >>> MigrationStatus("0001_x", "things", "pending").state
         'pending'
     """
 
@@ -211,8 +211,8 @@ def ordered(migrations: Sequence[Migration]) -> list[Migration]:
     Example::
 
         >>> from azt._orm.migrations import drop
-        >>> [m.name for m in ordered([Migration("0002", "t", [drop("A")]),
-        ...                           Migration("0001", "t", [drop("B")])])]
+        >>> [m.name for m in ordered([Migration("0002", "things", [drop("A")]),
+        ...                           Migration("0001", "things", [drop("B")])])]
         ['0001', '0002']
     """
     seen: set[tuple[str, str]] = set()

@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from azt._core.base import validate_table_name
 from azt._edm.entity import TableEntity
 from azt._edm.types import EdmType, infer_edm_type
 from azt._orm.columns import entity_info
@@ -302,6 +303,7 @@ class Migration:
             entity = next((s.entity for s in steps if s.entity is not None), None)
         if entity is not None:
             entity_info(entity).key_props()
+        validate_table_name(table)
         self.__attrs_init__(name, table, tuple(steps), entity, description)
 
     def plan_row(self, row: Mapping[str, Any]) -> RowPlan | None:
@@ -309,7 +311,7 @@ class Migration:
 
         Example::
 
-            >>> m = Migration("m", "t", [rename("A", "B")])
+            >>> m = Migration("m", "things", [rename("A", "B")])
             >>> m.plan_row(TableEntity(PartitionKey="p", RowKey="r", B=1)) is None
             True
         """

@@ -54,7 +54,7 @@ def test_steps_on_one_row() -> None:
     row = TableEntity(PartitionKey="p", RowKey="r", Name="Ada", N=3, First="A", Last="L", X=1)
     m = Migration(
         "0001",
-        "t",
+        "things",
         [
             rename("Name", "FullName"),
             retype("N", lambda n: n * 10, stored=EdmType.INT32, to=EdmType.INT64),
@@ -79,7 +79,7 @@ def test_steps_on_one_row() -> None:
     with pytest.raises(ValueError, match="to itself"):
         retype("N", int, stored=EdmType.INT32, to=EdmType.INT32)
     with pytest.raises(ValueError, match="no steps"):
-        Migration("0002", "t", [])
+        Migration("0002", "things", [])
 
 
 async def test_dry_run_run_verify_and_run_again(service: azt.TableServiceClient) -> None:
