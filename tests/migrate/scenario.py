@@ -19,11 +19,13 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -238,23 +240,30 @@ def run_with_kills(conn: str, table: str, n: int, outcome: Outcome) -> None:
     passed 20 % of the rows, again past 50 %, then run to the end."""
     env = child_env(table)
     first = models.migrations[0].name
-    for share in (0.2, 0.5, None):
-        proc = subprocess.Popen(
-            [*migrate_cmd(conn, "up"), "--progress", "never"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=ROOT,
-        )
+    for run, share in enumerate((0.2, 0.5, None)):
+        # the output goes to files: a pipe nobody reads until the end fills up with the
+        # retries' warnings and stalls the child
+        log = Path(tempfile.gettempdir()) / f"azt-migrate-{os.getpid()}-{run}"
+        with log.with_suffix(".out").open("wb") as out, log.with_suffix(".err").open("wb") as err:
+            proc = subprocess.Popen(
+                [*migrate_cmd(conn, "up"), "--progress", "never"],
+                env=env,
+                stdout=out,
+                stderr=err,
+                cwd=ROOT,
+            )
         try:
             if share is None:
-                out, err = proc.communicate(timeout=900)
+                proc.wait(timeout=3600)
                 outcome.exit_codes.append(proc.returncode)
-                assert proc.returncode == 0, (out.decode(), err.decode())
+                assert proc.returncode == 0, (
+                    log.with_suffix(".out").read_text(),
+                    log.with_suffix(".err").read_text()[-4000:],
+                )
                 continue
-            deadline = time.monotonic() + 600
+            deadline = time.monotonic() + 1800
             while asyncio.run(recorded_rows(conn, table, first)) < share * n:
-                assert proc.poll() is None, proc.communicate()
+                assert proc.poll() is None, log.with_suffix(".out").read_text()
                 assert time.monotonic() < deadline, "the migration made no progress"
                 time.sleep(0.1)
             proc.send_signal(signal.SIGKILL)
@@ -266,9 +275,8 @@ def run_with_kills(conn: str, table: str, n: int, outcome: Outcome) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+            for suffix in (".out", ".err"):
+                log.with_suffix(suffix).unlink(missing_ok=True)
 
 
 async def check(conn: str, table: str, n: int, app: Application) -> None:
