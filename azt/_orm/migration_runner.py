@@ -400,20 +400,22 @@ class _Run:
         if self.bulk and not self.dry_run:
             loading = asyncio.create_task(self._load())
         try:
-            scan = parallel_scan(
-                self.table,
-                filter=_main_rows(self.m),
-                concurrency=self.scan_concurrency,
-                page_size=_PAGE_SIZE,
-                token=token,
-            )
-            async with scan:
-                async for page in scan.by_page():
-                    await self.window.acquire()
-                    task = asyncio.create_task(self._page(page.items, page.token))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-                    self._tick()
+            attempts = 0
+            while True:
+                try:
+                    await self._scan(token, tasks)
+                    break
+                except (ServiceError, TransportError) as exc:
+                    # a read the client's retries (and the scan's) gave up on: once every
+                    # page before it is written, scan again from there (rows already
+                    # migrated are found so); a migration outlasts a bad minute
+                    attempts += 1
+                    if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
+                        raise
+                    if tasks:
+                        await asyncio.gather(*tasks)
+                    token = self._token()
+                    await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
             if tasks:
                 await asyncio.gather(*tasks)
             if loading is not None:
@@ -439,6 +441,24 @@ class _Run:
             else:
                 await self._save(self._token(), rows_before + r.written, state="running")
         return r
+
+    async def _scan(self, token: str | None, tasks: set[asyncio.Task[None]]) -> None:
+        """Read the table from ``token`` on, each page planned and written by a task of
+        its own (at most ``_PAGES_AHEAD`` at once)."""
+        scan = parallel_scan(
+            self.table,
+            filter=_main_rows(self.m),
+            concurrency=self.scan_concurrency,
+            page_size=_PAGE_SIZE,
+            token=token,
+        )
+        async with scan:
+            async for page in scan.by_page():
+                await self.window.acquire()
+                task = asyncio.create_task(self._page(page.items, page.token))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+                self._tick()
 
     async def _page(self, rows: list[TableEntity], token: str | None) -> None:
         page = _Page(token)

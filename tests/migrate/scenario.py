@@ -263,7 +263,11 @@ def run_with_kills(conn: str, table: str, n: int, outcome: Outcome) -> None:
                 continue
             deadline = time.monotonic() + 1800
             while asyncio.run(recorded_rows(conn, table, first)) < share * n:
-                assert proc.poll() is None, log.with_suffix(".out").read_text()
+                assert proc.poll() is None, (
+                    proc.returncode,
+                    log.with_suffix(".out").read_text(),
+                    log.with_suffix(".err").read_text()[-4000:],
+                )
                 assert time.monotonic() < deadline, "the migration made no progress"
                 time.sleep(0.1)
             proc.send_signal(signal.SIGKILL)

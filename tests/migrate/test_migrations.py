@@ -31,6 +31,8 @@ from azt.migrate import (
 )
 from azt.testing import stub_retry_policy
 from azt_server_stub import StubServer
+from azt_server_stub.realism.faults import FaultInjector, FaultKind, parse_fault
+from tests.bulk.support import stub
 from tests.migrate.models import Customer, CustomerV1
 
 
@@ -218,3 +220,29 @@ async def test_a_refused_row_fails_the_migration_and_stops_the_next(
     assert "'p'/'1'" in reports[0].errors[0]
     states = [s.state for s in await migration_status(service, [bad, later])]
     assert states == ["running", "pending"]
+
+
+async def test_a_read_that_fails_for_good_scans_again_from_the_last_written_page() -> None:
+    """The scan's request fails past every retry (here: no retries at all, the connection
+    dropped): once the pages before it are written, the migration scans again from there
+    and finishes; nothing is written twice (every row changes once)."""
+    faults = FaultInjector()
+    async with (
+        stub(faults=faults) as server,
+        azt.TableServiceClient.from_connection_string(
+            server.connection_string, retry=azt.RetryPolicy.no_retries()
+        ) as service,
+    ):
+        table = await service.create_table("dropped")
+        for i in range(1200):  # pages of 200: six of them
+            await table.upsert_entity(
+                {"PartitionKey": f"p{i % 3}", "RowKey": f"{i:05d}", "Name": f"n{i}"}
+            )
+        faults.add(parse_fault("drop-before:at=3|5@reads,table=dropped"))
+        m = Migration("0001_full", "dropped", [rename("Name", "Full")])
+        [r] = await run_migrations(service, [m], scan_concurrency=1)
+        assert r.ok, r.errors
+        assert r.written == 1200
+        assert faults.counters[FaultKind.DROP_BEFORE] == 2
+        stored = await rows_of(table)
+        assert all(e["Full"] == f"n{int(rk)}" for (_, rk), e in stored.items())
