@@ -706,7 +706,9 @@ class _Run:
             again = await self._again(culprit, error)
             return rest + again
         if isinstance(error, ServiceError) and is_retryable(error):
-            return group  # throttled inside the change set: send all again
+            self.stats.throttled += 1
+            await asyncio.sleep(0.1)  # throttled inside the change set: all again, later
+            return group
         self._failed(culprit, exc)
         return rest
 
