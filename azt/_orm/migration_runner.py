@@ -76,7 +76,8 @@ _MAX_BYTES = 3 * 1024 * 1024
 #: scan pages of this many rows, at most this many read and not yet written: a throttling
 #: service charges a read per entity as a write, and a burst of large pages read ahead
 #: overdraws the account (and the partitions) the writes then wait for (measured with
-#: benchmarks/migrate_bench.py: pages of 1,000 read 16 ahead ran at a third of the pace)
+#: benchmarks/migrate_bench.py, throttled: pages of 500 read 4 ahead ran at a fifth of the
+#: pace of pages of 200 read 8 ahead)
 _PAGE_SIZE = 200
 _PAGES_AHEAD = 8
 
