@@ -553,6 +553,9 @@ class _Run:
         limits = self.limits
         if not plan.moved:
             op = BatchOperation("update", new, mode=UpdateMode.REPLACE, etag=etag)
+            if self.bulk:  # the loader checks it (a refusal is a failure with its keys)
+                unit.ops = [op]
+                return unit
             unit.ops = [checked_operation(op, limits), *self._companions(row, new, "update", etag)]
             return unit
         create = checked_operation(BatchOperation("create", new), limits)
