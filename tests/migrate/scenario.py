@@ -166,12 +166,14 @@ class Application:
         )
         for _ in range(50):
             try:
-                await customers.insert(obj)
-                break
-            except (azt.EntityAlreadyExistsError, azt.AmbiguousOutcomeError):
-                if await customers.get_or_none(pk, rk) is None:
-                    continue
-                break  # our own earlier attempt, applied before its answer was lost
+                try:
+                    await customers.insert(obj)
+                    break
+                except (azt.EntityAlreadyExistsError, azt.AmbiguousOutcomeError):
+                    # the keys are new to this run: our own earlier attempt, applied
+                    # before its answer was lost, if the row is there
+                    if await customers.get_or_none(pk, rk) is not None:
+                        break
             except azt.AztError as exc:
                 if not is_retryable(exc):
                     raise
