@@ -44,10 +44,12 @@ from azt._orm.columns import EntityInfo, LazyTimestamp, Prop, entity_info
 E = TypeVar("E")
 
 __all__ = [
+    "ANNOTATED",
     "EntityCodec",
     "MissingPropertyError",
     "codec_for",
     "converter",
+    "json_hook",
     "make_converter",
     "wire_type",
 ]
@@ -217,6 +219,7 @@ _PASSTHROUGH = frozenset({EdmType.STRING, EdmType.INT32, EdmType.BOOLEAN})
 _ANNOTATED = frozenset(
     {EdmType.INT64, EdmType.DOUBLE, EdmType.DATETIME, EdmType.GUID, EdmType.BINARY}
 )
+ANNOTATED = _ANNOTATED
 
 _STRUCTURE: dict[tuple[EdmType, Form], Callable[[Any, Any], Any]] = {
     (EdmType.INT64, "json"): _json_int64,
@@ -484,7 +487,61 @@ def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec
     codec = _CACHE.get(key)
     if codec is None:
         codec = _build(cls, select)
+        if codec.info.evolution is not None:
+            codec = _evolving(codec)
         _CACHE[key] = codec
+    return codec
+
+
+def json_hook(p: Prop[Any]) -> Callable[[Any], Any]:
+    """A property's value as a JSON body carries it (its unstructure hook; ``None`` kept).
+
+    Example::
+
+        >>> json_hook(entity_info(Movie).by_attr["rating"])(float("nan"))
+        'NaN'
+    """
+    return _unstruct_hook(p, "json")
+
+
+class _EvolvingCodec(EntityCodec[E]):
+    """The codec of a class with ``Meta.evolution``: each row is brought to the current
+    shape (azt._orm.evolution) before the generated decoders read it, and every write
+    carries the shape marker. Classes without an evolution never meet this type."""
+
+    __slots__ = ()
+
+    def decode_rows(self, rows: list[Any]) -> list[E]:
+        up = self.info.evolution.upgrade_json  # type: ignore[union-attr]
+        return super().decode_rows([up(r) if type(r) is dict else r for r in rows])
+
+
+def _evolving(plain: EntityCodec[E]) -> EntityCodec[E]:
+    evo = plain.info.evolution
+    assert evo is not None
+    codec: EntityCodec[E] = _EvolvingCodec()
+    for name in EntityCodec.__slots__:
+        setattr(codec, name, getattr(plain, name))
+    up_json, up_value = evo.upgrade_json, evo.upgrade_value
+    from_json, from_entity = plain.from_json, plain.from_entity
+    to_entity, to_json = plain.to_entity, plain.to_json
+    codec.from_json = lambda d: from_json(up_json(d))
+    codec.from_entity = lambda d: from_entity(up_value(d))
+    marker, version = evo.marker, evo.version
+    if marker is not None:
+
+        def marked_entity(obj: E) -> TableEntity:
+            e = to_entity(obj)
+            e[marker] = version
+            return e
+
+        def marked_json(obj: E) -> dict[str, Any]:
+            e = to_json(obj)
+            e[marker] = version
+            return e
+
+        codec.to_entity = marked_entity
+        codec.to_json = marked_json
     return codec
 
 
@@ -742,6 +799,8 @@ def _known(info: EntityInfo, select: frozenset[str] | None, form: Form) -> froze
     """The members a row may have without holding a stored property the objects decoded
     from it (with projection ``select``) have no place for."""
     names = {p.wire for p in info.data_props if select is None or p.is_key or p.wire in select}
+    if info.evolution is not None:  # the shape marker is the class's own, never "lost"
+        names |= info.evolution.extra_names
     if form == "json":
         return frozenset(names | _JSON_SYSTEM | {n + _ANN for n in names})
     return frozenset(names | {"Timestamp"})

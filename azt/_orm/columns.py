@@ -21,6 +21,7 @@ from azt._core.base import validate_table_name
 from azt._edm.datetime import EdmDateTime
 from azt._edm.types import EdmType
 from azt._errors import ValidationError
+from azt._orm.evolution import BoundEvolution
 from azt._orm.expr import (
     And,
     Comparison,
@@ -380,6 +381,8 @@ class EntityInfo:
     #: class that declares no keys, such as ``EntityBase``, which cannot be stored)
     partition_key: Prop[Any] | None = None
     row_key: Prop[Any] | None = None
+    #: the class's schema evolution (``Meta.evolution``; see azt.migrate), bound to its columns
+    evolution: BoundEvolution | None = None
 
     def key_props(self) -> tuple[Prop[Any], Prop[Any]]:
         """(PartitionKey column, RowKey column); :class:`TypeError` for a class without keys.

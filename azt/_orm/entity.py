@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Self, dataclass_transform, overload
 import attrs
 
 from azt._edm.entity import PartialSlot, TableEntity
-from azt._orm.codec import codec_for
+from azt._orm.codec import ANNOTATED, codec_for, json_hook
 from azt._orm.columns import (
     KEY_NAMES,
     NOTHING,
@@ -39,6 +39,7 @@ from azt._orm.columns import (
     resolve_annotation,
     row_key,
 )
+from azt._orm.evolution import BoundEvolution, Evolution
 from azt._orm.indexes import (
     INDEX_RECORD,
     Index,
@@ -106,6 +107,9 @@ class EntityMeta(type):
             return super().__new__(mcls, name, bases, ns, **kwargs)
         own_table = class_table(name, table, ns.get("Meta"))
         own_indexes = getattr(ns.get("Meta"), "indexes", None)
+        own_evolution = getattr(ns.get("Meta"), "evolution", None)
+        if own_evolution is not None and not isinstance(own_evolution, Evolution):
+            raise TypeError(f"{name}.Meta.evolution must be an azt.migrate.Evolution")
         frame = sys._getframe(1)  # the frame running the class statement
         module = sys.modules.get(ns.get("__module__", ""), None)
         globalns = dict(vars(module)) if module is not None else {}
@@ -228,6 +232,21 @@ class EntityMeta(type):
             )
         _INDEXES[built] = tuple(own_indexes) if own_indexes is not None else ()
         indexes = bind_indexes(name, own_indexes, all_props)
+        if own_evolution is None:  # a subclass keeps the evolution its base declares
+            own_evolution = next(
+                (
+                    info.evolution.evolution
+                    for base in built.__mro__[1:]
+                    if isinstance(info := base.__dict__.get("__azt_info__"), EntityInfo)
+                    and info.evolution is not None
+                ),
+                None,
+            )
+        evolution = (
+            None
+            if own_evolution is None
+            else BoundEvolution(name, own_evolution, all_props, json_hook, ANNOTATED)
+        )
         type.__setattr__(
             built,
             "__azt_info__",
@@ -240,6 +259,7 @@ class EntityMeta(type):
                 indexes,
                 pk,
                 rk,
+                evolution,
             ),
         )
         return built

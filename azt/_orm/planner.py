@@ -146,11 +146,15 @@ class QueryPlan:
     #: the property of an INDEX plan's part bounded by a range or prefix (after the
     #: parts pinned with ``==``)
     index_range: str | None = None
+    #: what the filter cannot see: rows of an older shape of an evolving class whose
+    #: values are converted on read or defaulted (see azt.migrate)
+    notes: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     def __str__(self) -> str:
         lines = [self._line()]
         for sp in self.subplans:
             lines.append("  - " + sp._line())
+        lines.extend("  note: " + n for n in self.notes)
         return "\n".join(lines)
 
     def _line(self) -> str:

@@ -24,7 +24,8 @@ from azt._core.config import Flavor
 from azt._core.results import WriteResult
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._errors import AztError, ValidationError
-from azt._orm.columns import Prop, default_table
+from azt._orm.columns import EntityInfo, Prop, default_table
+from azt._orm.evolution import BoundEvolution
 from azt._orm.expr import And, Condition, Conditional, as_condition
 from azt._orm.index_plans import index_pages, index_plan, main_rows_condition
 from azt._orm.indexes import declared_indexes
@@ -297,6 +298,9 @@ class Query(Generic[R]):
         if not conditions:
             return self
         parts = [as_condition(c) for c in conditions]
+        evolution = _evolution_of(self._target)
+        if evolution is not None:  # old rows' names and types, where the service can
+            parts = [evolution.rewrite(c) for c in parts]
         if self._cond is not None:
             parts.insert(0, self._cond)
         cond = And.of(*parts)
@@ -422,16 +426,21 @@ class Query(Generic[R]):
             >>> q.explain().kind
             <PlanKind.POINT: 'point'>
         """
-        via_index = index_plan(self._target, self._cond, self._select)
-        if via_index is not None:
-            return via_index
-        plan = make_plan(main_rows_condition(self._target, self._cond))
-        if plan.kind is PlanKind.MULTI and self._flavor() is Flavor.COSMOS:
-            # Cosmos DB returns results out of key order: a fan-out there cannot be merged
-            # by key. Branches over disjoint keys run one after another; overlapping
-            # branches run as the one whole filter (the service evaluates each entity once).
-            disjoint = branches_disjoint(plan.subplans)
-            plan = attrs.evolve(plan, fanout=FanOut.BRANCHES if disjoint else FanOut.WHOLE)
+        plan = index_plan(self._target, self._cond, self._select)
+        if plan is None:
+            plan = make_plan(main_rows_condition(self._target, self._cond))
+            if plan.kind is PlanKind.MULTI and self._flavor() is Flavor.COSMOS:
+                # Cosmos DB returns results out of key order: a fan-out there cannot be
+                # merged by key. Branches over disjoint keys run one after another;
+                # overlapping branches run as the one whole filter (the service evaluates
+                # each entity once).
+                disjoint = branches_disjoint(plan.subplans)
+                plan = attrs.evolve(plan, fanout=FanOut.BRANCHES if disjoint else FanOut.WHOLE)
+        evolution = _evolution_of(self._target)
+        if evolution is not None:
+            notes = evolution.blind_spots(self._cond)
+            if notes:
+                plan = attrs.evolve(plan, notes=notes)
         return plan
 
     def _flavor(self) -> Flavor | None:
@@ -737,6 +746,12 @@ def _check_token_kind(state: dict[str, Any], kind: str) -> None:
             "is merged in key order on Azure Table storage, run branch by branch on Cosmos "
             "DB): a token does not carry over between service flavours"
         )
+
+
+def _evolution_of(target: Any) -> BoundEvolution | None:
+    """The bound evolution of an entity class target (``None`` for anything else)."""
+    info = getattr(target, "__azt_info__", None) if isinstance(target, type) else None
+    return info.evolution if isinstance(info, EntityInfo) else None
 
 
 def _target_name(target: Any) -> str:

@@ -214,7 +214,17 @@ class DeclarativeAccess:
         (3,)
     """
 
-    __slots__ = ("_attrs", "_codec", "_conv", "_getter", "_keys", "_names", "_props", "cls")
+    __slots__ = (
+        "_attrs",
+        "_codec",
+        "_conv",
+        "_getter",
+        "_keys",
+        "_names",
+        "_props",
+        "_whole",
+        "cls",
+    )
 
     def __init__(self, cls: type) -> None:
         info = entity_info(cls)
@@ -234,6 +244,10 @@ class DeclarativeAccess:
         elif props:
             self._getter = operator.attrgetter(*self._attrs)
         self._codec: Any = codec_for(cls)
+        #: a class with a schema evolution MERGEs every property and its shape marker: a
+        #: MERGE of the changed ones alone onto a row of an older shape would leave a row
+        #: that is neither (azt.migrate)
+        self._whole = info.evolution is not None
 
     def keys(self, obj: Any) -> tuple[str, str]:
         return self._keys(obj)
@@ -270,7 +284,7 @@ class DeclarativeAccess:
 
     def payload(self, obj: Any, names: Collection[str] | None) -> TableEntity:
         full: TableEntity = self._codec.to_entity(obj)
-        if names is None:
+        if names is None or self._whole:
             return full
         out = TableEntity(PartitionKey=full["PartitionKey"], RowKey=full["RowKey"])
         types = full.edm_types

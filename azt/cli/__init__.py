@@ -73,6 +73,7 @@ from azt.cli._export import add_export_arguments, export_table
 from azt.cli._import import add_import_parser, input_format, run_import
 from azt.cli._index import add_index_parser, run_index
 from azt.cli._jsonl import dumps_entity, text_value
+from azt.cli._migrate import add_migrate_parser, run_migrate
 
 __all__ = [
     "ENV_VAR",
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_import_parser(sub, common, _progress_arg)
     add_by_query_parsers(sub, common, _progress_arg)
     add_index_parser(sub, common, _progress_arg)
+    add_migrate_parser(sub, common, _progress_arg)
     return p
 
 
@@ -448,6 +450,8 @@ async def _run(args: argparse.Namespace, io_: CliStreams) -> int:
             return await export_table(table, args, io_.stdout, io_.stderr, progress=on)
         if args.command == "index":
             return await run_index(service, args, io_)
+        if args.command == "migrate":
+            return await run_migrate(service, args, io_)
         if args.command in ("update", "delete"):
             return await run_by_query(service, args, io_)
         if input_format(args) == "parquet":

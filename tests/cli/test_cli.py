@@ -31,6 +31,7 @@ from azt.cli import (
 )
 from azt_server_stub import StubConfig, ThreadedStubServer
 from azt_server_stub.realism.faults import FaultInjector
+from tests.migrate.models import TABLE as MIGRATED_TABLE
 
 from .conftest import run
 
@@ -644,6 +645,10 @@ def test_every_subcommand_is_run_by_these_tests() -> None:
         "index build",
         "index repair",
         "index verify",
+        "migrate plan",
+        "migrate status",
+        "migrate up",
+        "migrate verify",
         "query",
         "tables create",
         "tables list",
@@ -668,6 +673,26 @@ def test_update_and_delete_commands(conn: str, table_name: str) -> None:
     rows = {e["RowKey"]: e for e in read_all(conn, table_name)}
     assert sorted(rows) == ["0", "1", "2"]
     assert [rows[k].get("Low") for k in ("0", "1", "2")] == [True, True, None]
+
+
+def test_migrate_commands(conn: str) -> None:
+    """``azt migrate``: status, plan, up and verify (exit 4 while rows are left);
+    tests/migrate has the details."""
+    insert(conn, MIGRATED_TABLE, [{"PartitionKey": "a", "RowKey": "1", "Name": "Ada", "Visits": 3}])
+    mods = ("--migrations", "tests.migrate.models")
+    r = run("migrate", "status", *mods)
+    assert r.status == 0, r.err
+    assert "0001_customer_v2" in r.out
+    r = run("migrate", "verify", *mods)
+    assert r.status == EXIT_INCONSISTENT
+    r = run("migrate", "plan", *mods)
+    assert r.status == 0, r.err
+    assert "upgrade to the shape of Customer" in r.out
+    r = run("migrate", "up", *mods)
+    assert r.status == 0, r.err
+    assert "rewrote 1 of 1 entity" in r.out
+    r = run("migrate", "verify", *mods)
+    assert r.status == 0, r.out
 
 
 def test_index_commands(conn: str, table_name: str) -> None:

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["azt.cli", "azt.cli._jsonl", "azt.cli._progress", "azt.testing"]
+MODULES = ["azt.cli", "azt.cli._jsonl", "azt.cli._migrate", "azt.cli._progress", "azt.testing"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-from azt.entity import Entity, EntityBase, Prop, prop
+from azt.entity import Entity, EntityBase, Prop, entity_info, prop
+from azt.migrate import Evolution, renamed
 from azt.query import Query
 
 
@@ -26,6 +27,15 @@ class Rental(Entity):
     movie: Prop[str]
 
 
+class Evolving(Entity):
+    """A class whose property ``name`` was stored as ``Name`` (azt._orm.evolution)."""
+
+    name: Prop[str] = prop(default="")
+
+    class Meta:
+        evolution = Evolution(renamed("name", "Name"))
+
+
 @pytest.mark.parametrize(
     "module",
     [
@@ -41,6 +51,9 @@ class Rental(Entity):
         "azt._orm.dynamic",
         "azt._orm.indexes",
         "azt._orm.index_plans",
+        "azt._orm.evolution",
+        "azt._orm.migrations",
+        "azt._orm.migration_runner",
     ],
 )
 def test_docstring_examples(module: str) -> None:
@@ -55,6 +68,8 @@ def test_docstring_examples(module: str) -> None:
             "Prop": Prop,
             "prop": prop,
             "EntityBase": EntityBase,
+            "Evolving": Evolving,
+            "entity_info": entity_info,
         },
         optionflags=doctest.ELLIPSIS,
     )

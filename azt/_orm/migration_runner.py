@@ -1,0 +1,783 @@
+"""Running migrations online: read the table with a parallel scan (partition-parallel,
+resumable), plan each row (:meth:`Migration.plan_row`), and write the rows that change in
+entity group transactions conditional on the ETag each was read with, with their index
+rows in the same transaction; record progress in the table of applied migrations.
+
+Why it is exactly once per row and safe next to live writers:
+
+* every write of a row is conditional on the ETag it was read with (``If-Match``), so a row
+  the application changed in the meantime is never overwritten with a stale copy: the
+  transaction fails ``412``, the row is read again and planned again (``read again, apply
+  again``), and written if it still needs it;
+* a step changes only rows of the old shape, so a row written by an earlier (killed) run,
+  or by the application in the new shape, is planned as "nothing to do";
+* the checkpoint (the scan's token, kept in the migration's record row) only moves past
+  pages whose every row is written or found done, so after ``kill -9`` a run again
+  resumes there, and reads what came after it again (finding the rows already done).
+
+Example::
+
+    report = await run_migrations(service, [Migration("0002_rename", "customers",
+                                                      [rename("Name", "FullName")])])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import attrs
+
+from azt._core.batch import BatchOperation, checked_operation, companions
+from azt._core.bulk.loader import load
+from azt._core.bulk.outcomes import BulkFailure, BulkOptions
+from azt._core.results import UpdateMode, WriteResult
+from azt._core.retry import is_retryable
+from azt._core.service_client import TableServiceClient
+from azt._edm.entity import TableEntity
+from azt._errors import (
+    AmbiguousOutcomeError,
+    EntityAlreadyExistsError,
+    EntityNotFoundError,
+    PreconditionFailedError,
+    ServiceError,
+    TransactionError,
+    TransportError,
+    ValidationError,
+)
+from azt._orm.columns import entity_info
+from azt._orm.indexes import RESERVED, declared_indexes, is_index_row_key
+from azt._orm.migrations import Migration, RowPlan
+from azt._orm.scan import parallel_scan
+
+__all__ = [
+    "MIGRATIONS_TABLE",
+    "MigrationProgress",
+    "MigrationReport",
+    "MigrationStatus",
+    "migration_status",
+    "run_migrations",
+    "verify_migrations",
+]
+
+#: the table of applied migrations: PartitionKey the migrated table, RowKey the name
+MIGRATIONS_TABLE = "AztMigrations"
+_SAMPLE = 20
+_T = TypeVar("_T")
+_MAX_ATTEMPTS = 30
+#: a row changed since it was read (412), gone (404) or a moved row's target there (409)
+_CONFLICTS = (PreconditionFailedError, EntityNotFoundError, EntityAlreadyExistsError)
+#: what a step (or an entity class's conversion) raises for a row it cannot migrate
+_STEP_ERRORS = (ValueError, TypeError, KeyError, ValidationError)
+_MAX_BYTES = 3 * 1024 * 1024
+#: scan pages of this many rows, at most this many read and not yet written: a throttling
+#: service charges a read per entity as a write, and a burst of large pages read ahead
+#: overdraws the account (and the partitions) the writes then wait for (measured with
+#: benchmarks/migrate_bench.py, throttled: pages of 500 read 4 ahead ran at a fifth of the
+#: pace of pages of 200 read 8 ahead)
+_PAGE_SIZE = 200
+_PAGES_AHEAD = 8
+
+
+@attrs.define
+class MigrationProgress:
+    """Counters of a migration run, passed to ``progress`` about every second and at the end.
+
+    Example::
+
+        >>> MigrationProgress("0002_x").scanned
+        0
+    """
+
+    name: str
+    scanned: int = 0
+    changed: int = 0
+    written: int = 0
+    conflicts: int = 0
+    throttled: int = 0
+    requests: int = 0
+    elapsed: float = 0.0
+    done: bool = False
+
+    @property
+    def rate(self) -> float:
+        """Rows scanned per second.
+
+        Example::
+
+            >>> MigrationProgress("m", scanned=10, elapsed=2.0).rate
+            5.0
+        """
+        return self.scanned / self.elapsed if self.elapsed > 0 else 0.0
+
+
+@attrs.define
+class MigrationReport:
+    """What a run (``dry_run``: would) change, or what a verify found not migrated:
+    ``pending`` rows of the old shape, ``samples`` the keys (and for a dry run the new
+    entity) of the first few.
+
+    Example::
+
+        >>> MigrationReport("m", "things").ok
+        True
+    """
+
+    name: str
+    table: str
+    skipped: bool = False  #: already recorded as applied
+    dry_run: bool = False
+    scanned: int = 0
+    pending: int = 0
+    written: int = 0
+    conflicts: int = 0
+    failed: int = 0
+    samples: list[str] = attrs.field(factory=list)
+    errors: list[str] = attrs.field(factory=list)
+    progress: MigrationProgress | None = None
+
+    @property
+    def ok(self) -> bool:
+        """No failure (a verify: also nothing pending).
+
+        Example::
+
+            >>> MigrationReport("m", "things", failed=1).ok
+            False
+        """
+        return self.failed == 0 and not self.errors
+
+
+@attrs.frozen
+class MigrationStatus:
+    """A migration and its record: ``state`` is ``"pending"``, ``"running"`` (started,
+    not finished: a run again resumes it) or ``"applied"``.
+
+    Example::
+
+        >>> MigrationStatus("0001_x", "things", "pending").state
+        'pending'
+    """
+
+    name: str
+    table: str
+    state: str
+    rows: int = 0
+    finished: datetime | None = None
+
+
+async def _record(service: TableServiceClient, m: Migration) -> TableEntity | None:
+    log = service.get_table_client(MIGRATIONS_TABLE)
+    try:
+        return await log.get_entity(m.table, m.name)
+    except EntityNotFoundError:
+        return None
+    except ServiceError as exc:
+        if exc.code == "TableNotFound":
+            return None
+        raise
+
+
+async def migration_status(
+    service: TableServiceClient, migrations: Sequence[Migration]
+) -> list[MigrationStatus]:
+    """Each migration's state from the table of applied migrations, in run order.
+
+    Example::
+
+        for s in await migration_status(service, migrations):
+            print(s.name, s.state)
+    """
+    out = []
+    for m in ordered(migrations):
+        rec = await _record(service, m)
+        if rec is None:
+            out.append(MigrationStatus(m.name, m.table, "pending"))
+        else:
+            state = "applied" if rec.get("State") == "done" else "running"
+            out.append(
+                MigrationStatus(
+                    m.name, m.table, state, int(rec.get("Rows", 0)), rec.get("Finished")
+                )
+            )
+    return out
+
+
+def ordered(migrations: Sequence[Migration]) -> list[Migration]:
+    """The run order: by name; two migrations of one name are refused.
+
+    Example::
+
+        >>> from azt._orm.migrations import drop
+        >>> [m.name for m in ordered([Migration("0002", "things", [drop("A")]),
+        ...                           Migration("0001", "things", [drop("B")])])]
+        ['0001', '0002']
+    """
+    seen: set[tuple[str, str]] = set()
+    for m in migrations:
+        if not isinstance(m, Migration):
+            raise ValidationError(f"not a Migration: {m!r}")
+        if (m.table.lower(), m.name) in seen:
+            raise ValidationError(f"two migrations named {m.name!r} on table {m.table!r}")
+        seen.add((m.table.lower(), m.name))
+    return sorted(migrations, key=lambda m: m.name)
+
+
+async def run_migrations(
+    service: TableServiceClient,
+    migrations: Sequence[Migration],
+    *,
+    dry_run: bool = False,
+    concurrency: int = 16,
+    scan_concurrency: int = 8,
+    checkpoint_interval: float = 1.0,
+    progress: Callable[[MigrationProgress], object] | None = None,
+    options: BulkOptions | None = None,
+) -> list[MigrationReport]:
+    """Apply the migrations not yet recorded as applied, in name order, each resuming
+    from its recorded checkpoint; ``dry_run`` reports what would change and writes
+    nothing. A migration with failures stops the run (the later ones wait).
+
+    Rows that keep their keys and carry no index rows are written by the bulk loader
+    (``options``: its limits and pacing, :class:`azt.bulk.BulkOptions`); rows with index
+    rows or new keys in transactions of whole rows, ``concurrency`` at a time.
+
+    Example::
+
+        reports = await run_migrations(service, migrations, progress=print)
+        assert all(r.ok for r in reports)
+    """
+    reports = []
+    for m in ordered(migrations):
+        rec = await _record(service, m)
+        if rec is not None and rec.get("State") == "done":
+            reports.append(MigrationReport(m.name, m.table, skipped=True))
+            continue
+        run = _Run(service, m, rec, dry_run, concurrency, scan_concurrency, progress, options)
+        run.interval = checkpoint_interval
+        report = await run.run()
+        reports.append(report)
+        if not report.ok:
+            break
+    return reports
+
+
+async def verify_migrations(
+    service: TableServiceClient, migrations: Sequence[Migration], *, scan_concurrency: int = 8
+) -> list[MigrationReport]:
+    """For each migration, the rows of its table not yet migrated (``pending``, with the
+    first few keys in ``samples``), whatever its record says.
+
+    Example::
+
+        reports = await verify_migrations(service, migrations)
+        assert all(r.pending == 0 for r in reports)
+    """
+    out = []
+    for m in ordered(migrations):
+        report = MigrationReport(m.name, m.table)
+        async for row in parallel_scan(
+            service.get_table_client(m.table),
+            filter=_main_rows(m),
+            concurrency=scan_concurrency,
+        ):
+            if is_index_row_key(row["RowKey"]):
+                continue
+            report.scanned += 1
+            try:
+                pending = m.plan_row(row) is not None
+            except _STEP_ERRORS as exc:
+                pending = True
+                if len(report.errors) < _SAMPLE:
+                    report.errors.append(f"{row['PartitionKey']!r}/{row['RowKey']!r}: {exc}")
+            if pending:
+                report.pending += 1
+                if len(report.samples) < _SAMPLE:
+                    report.samples.append(f"{row['PartitionKey']!r}/{row['RowKey']!r}")
+        out.append(report)
+    return out
+
+
+def _main_rows(m: Migration) -> str | None:
+    if m.entity is not None and declared_indexes(m.entity):
+        return f"RowKey lt '{RESERVED}'"
+    return None
+
+
+class _Unit:
+    """The operations of one row's rewrite (one transaction's worth, or the first of a
+    move across partitions), and the row as read."""
+
+    __slots__ = ("deleted", "ops", "page", "plan", "row", "size", "then")
+
+    def __init__(self, row: TableEntity, plan: RowPlan, page: _Page) -> None:
+        self.row = row
+        self.plan = plan
+        self.page = page
+        self.ops: list[BatchOperation] = []
+        self.then: list[BatchOperation] = []  # a move across partitions: the delete after
+        self.deleted: list[BatchOperation] = []  # a move: the old row's delete (+ index rows)
+        #: a generous estimate of the encoded size (a transaction stays under 4 MiB)
+        self.size = 2048 + 2 * len(repr(dict(plan.entity)))
+
+
+class _Page:
+    """A scan page in flight: ``left`` rows still to write (or to find done), ``done``
+    once every one is; then the scan's token after it may be saved."""
+
+    __slots__ = ("done", "left", "settled", "token")
+
+    def __init__(self, token: str | None) -> None:
+        self.token = token
+        self.left = 0
+        self.settled = False
+        self.done = asyncio.Event()
+
+    def resolved(self) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            self.done.set()
+
+
+class _Run:
+    def __init__(
+        self,
+        service: TableServiceClient,
+        m: Migration,
+        record: TableEntity | None,
+        dry_run: bool,
+        concurrency: int,
+        scan_concurrency: int,
+        progress: Callable[[MigrationProgress], object] | None,
+        options: BulkOptions | None = None,
+    ) -> None:
+        self.service = service
+        self.m = m
+        self.table = service.get_table_client(m.table)
+        self.log = service.get_table_client(MIGRATIONS_TABLE)
+        self.record = record
+        self.dry_run = dry_run
+        self.sem = asyncio.Semaphore(max(1, concurrency))
+        # pages read but not written: enough to keep the writers busy, few enough that the
+        # reads (which a throttling service charges per entity, as the writes) do not
+        # run far ahead and starve the writes of the account's budget
+        self.window = asyncio.Semaphore(_PAGES_AHEAD)
+        self.scan_concurrency = scan_concurrency
+        self.report = MigrationReport(m.name, m.table, dry_run=dry_run)
+        self.stats = MigrationProgress(m.name)
+        self.report.progress = self.stats
+        self.on_progress = progress
+        self.pages: list[_Page] = []
+        self.settled = 0  # pages[:settled] are all written
+        self.interval = 1.0
+        self.started = time.monotonic()
+        self.entity = m.entity
+        self.indexed = self.entity is not None and bool(declared_indexes(self.entity))
+        self.limits = self.table._core.flavor.limits
+        #: rows without index rows that stay on their keys go through the bulk loader
+        #: (its adaptive pacing, grouping and lost-answer resolution); the others, whose
+        #: rows must share a transaction with their index rows or move, through _partition
+        self.bulk = not self.indexed and not any(s.kind == "rekey" for s in m.steps)
+        told = options or BulkOptions()
+        self.options = told
+        self.feed: asyncio.Queue[_Unit | None] = asyncio.Queue()
+        self.sent: dict[int, _Unit] = {}
+        self.followups: set[asyncio.Task[None]] = set()
+
+    # -- the run ---------------------------------------------------------------------------
+
+    async def run(self) -> MigrationReport:
+        token = None if self.record is None else self.record.get("Token") or None
+        rows_before = 0 if self.record is None else int(self.record.get("Rows", 0))
+        if not self.dry_run:
+            await self.service.create_table_if_not_exists(MIGRATIONS_TABLE)
+            await self._save(token, rows_before, state="running")
+        tasks: set[asyncio.Task[None]] = set()
+        saver = None if self.dry_run else asyncio.create_task(self._saver(rows_before))
+        loading = None
+        if self.bulk and not self.dry_run:
+            loading = asyncio.create_task(self._load())
+        try:
+            attempts = 0
+            while True:
+                try:
+                    await self._scan(token, tasks)
+                    break
+                except (ServiceError, TransportError) as exc:
+                    # a read the client's retries (and the scan's) gave up on: once every
+                    # page before it is written, scan again from there (rows already
+                    # migrated are found so); a migration outlasts a bad minute
+                    attempts += 1
+                    if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
+                        raise
+                    if tasks:
+                        await asyncio.gather(*tasks)
+                    token = self._token()
+                    await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
+            if tasks:
+                await asyncio.gather(*tasks)
+            if loading is not None:
+                self.feed.put_nowait(None)  # every page settled: nothing more to write
+                await loading
+        except ServiceError as exc:
+            if exc.code != "TableNotFound":
+                raise
+            self.report.errors.append(f"table {self.m.table!r} does not exist")
+        finally:
+            for t in (*tasks, *self.followups):
+                t.cancel()
+            if loading is not None and not loading.done():
+                loading.cancel()
+            if saver is not None:
+                saver.cancel()
+        self.stats.done = True
+        self._tick(force=True)
+        r = self.report
+        if not self.dry_run:
+            if r.ok:
+                await self._save(None, rows_before + r.written, state="done")
+            else:
+                await self._save(self._token(), rows_before + r.written, state="running")
+        return r
+
+    async def _scan(self, token: str | None, tasks: set[asyncio.Task[None]]) -> None:
+        """Read the table from ``token`` on, each page planned and written by a task of
+        its own (at most ``_PAGES_AHEAD`` at once)."""
+        scan = parallel_scan(
+            self.table,
+            filter=_main_rows(self.m),
+            concurrency=self.scan_concurrency,
+            page_size=_PAGE_SIZE,
+            token=token,
+        )
+        async with scan:
+            async for page in scan.by_page():
+                await self.window.acquire()
+                task = asyncio.create_task(self._page(page.items, page.token))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+                self._tick()
+
+    async def _page(self, rows: list[TableEntity], token: str | None) -> None:
+        page = _Page(token)
+        self.pages.append(page)
+        try:
+            units = []
+            for row in rows:
+                if is_index_row_key(row["RowKey"]):
+                    continue
+                self.stats.scanned += 1
+                self.report.scanned += 1
+                try:
+                    unit = self._plan(row, page)
+                except _STEP_ERRORS as exc:  # a step or conversion refused this row
+                    self._refused(row, exc)
+                    continue
+                if unit is not None:
+                    units.append(unit)
+            self.report.pending += len(units)
+            self.stats.changed += len(units)
+            if self.dry_run:
+                for u in units[: max(0, _SAMPLE - len(self.report.samples))]:
+                    self.report.samples.append(_describe(u))
+            elif self.bulk:
+                page.left = len(units)
+                for u in units:
+                    self.feed.put_nowait(u)
+                if units:
+                    await page.done.wait()
+            else:
+                await self._write(units)
+        finally:
+            page.settled = True
+            self._settle()
+            self.window.release()
+
+    def _settle(self) -> None:
+        while self.settled < len(self.pages) and self.pages[self.settled].settled:
+            self.settled += 1
+
+    def _token(self) -> str | None:
+        if self.settled == 0:
+            return None if self.record is None else self.record.get("Token") or None
+        return self.pages[self.settled - 1].token
+
+    async def _saver(self, rows_before: int) -> None:
+        last: tuple[str | None, int] | None = None
+        while True:
+            await asyncio.sleep(self.interval)
+            now = (self._token(), self.report.written)
+            if now != last:
+                await self._save(now[0], rows_before + now[1], state="running")
+                last = now
+            self._tick()
+
+    async def _save(self, token: str | None, rows: int, *, state: str) -> None:
+        now = datetime.now(UTC)
+        entity: dict[str, Any] = {
+            "PartitionKey": self.m.table,
+            "RowKey": self.m.name,
+            "State": state,
+            "Rows": rows,
+            "Updated": now,
+            "Steps": "; ".join(s.describe for s in self.m.steps)[:4000],
+        }
+        if token is not None:
+            entity["Token"] = token
+        if state == "done":
+            entity["Finished"] = now
+        await _retrying(lambda: self.log.upsert_entity(entity, UpdateMode.REPLACE))
+
+    def _tick(self, force: bool = False) -> None:
+        self.stats.elapsed = time.monotonic() - self.started
+        self.stats.written = self.report.written
+        self.stats.conflicts = self.report.conflicts
+        if self.on_progress is not None:
+            now = time.monotonic()
+            if force or now - getattr(self, "_last_tick", 0.0) >= 1.0:
+                self._last_tick = now
+                self.on_progress(self.stats)
+
+    # -- planning a row --------------------------------------------------------------------
+
+    def _plan(self, row: TableEntity, page: _Page) -> _Unit | None:
+        plan = self.m.plan_row(row)
+        if plan is None:
+            return None
+        unit = _Unit(row, plan, page)
+        etag = row.metadata.etag or "*"
+        new = plan.entity
+        limits = self.limits
+        if not plan.moved:
+            op = BatchOperation("update", new, mode=UpdateMode.REPLACE, etag=etag)
+            if self.bulk:  # the loader checks it (a refusal is a failure with its keys)
+                unit.ops = [op]
+                return unit
+            unit.ops = [checked_operation(op, limits), *self._companions(row, new, "update", etag)]
+            return unit
+        create = checked_operation(BatchOperation("create", new), limits)
+        delete = BatchOperation("delete", _keys(row), etag=etag)
+        created = [create, *self._companions(None, new, "create", None)]
+        deleted = [delete, *self._companions(row, None, "delete", etag)]
+        unit.deleted = deleted
+        unit.size *= 2
+        if new["PartitionKey"] == row["PartitionKey"]:
+            unit.ops = created + deleted
+        else:
+            unit.ops, unit.then = created, deleted
+        return unit
+
+    def _companions(
+        self, old: TableEntity | None, new: TableEntity | None, kind: str, etag: str | None
+    ) -> list[BatchOperation]:
+        """The index-row operations of writing ``new`` over ``old`` (entity class with
+        indexes only): built from an object read from ``old`` (it records the index rows
+        that row implies) holding ``new``'s values."""
+        if not self.indexed:
+            return []
+        cls: Any = self.entity
+        if old is not None:
+            obj = cls.__azt_decode__(old, None)
+            if new is not None:
+                fresh = cls.from_entity(new)
+                for p in entity_info(cls).data_props:
+                    setattr(obj, p.attr, getattr(fresh, p.attr))
+        else:
+            assert new is not None
+            obj = cls.from_entity(new)
+        mode = UpdateMode.REPLACE if kind == "update" else None
+        return companions(obj, kind, mode, new, etag, self.limits)
+
+    # -- writing through the bulk loader -----------------------------------------------------
+
+    async def _load(self) -> None:
+        """Run the bulk loader over the units fed by the pages (and re-planned after a
+        conflict) until the run ends; each outcome resolves its unit."""
+
+        async def items() -> AsyncIterator[BatchOperation]:
+            index = 0
+            while True:
+                unit = await self.feed.get()
+                if unit is None:
+                    return
+                self.sent[index] = unit
+                index += 1
+                yield unit.ops[0]
+
+        result = await load(self.table, items(), options=self.options, on_result=self._outcome)
+        self.stats.throttled += result.throttled
+        self.stats.requests += result.requests
+
+    def _outcome(self, index: int, outcome: WriteResult | BulkFailure) -> None:
+        unit = self.sent.pop(index)
+        if isinstance(outcome, WriteResult):
+            self.report.written += 1
+            unit.page.resolved()
+        elif outcome.status in (404, 409, 412):  # changed (or gone) since read: again
+            task = asyncio.create_task(self._again_bulk(unit))
+            self.followups.add(task)
+            task.add_done_callback(self.followups.discard)
+        else:
+            self._failed(unit, outcome.error or Exception(outcome.message))
+            unit.page.resolved()
+
+    async def _again_bulk(self, unit: _Unit) -> None:
+        again = await self._again(unit, None)
+        if again:
+            self.feed.put_nowait(again[0])  # the same row, planned from what it is now
+        else:
+            unit.page.resolved()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    async def _write(self, units: list[_Unit]) -> None:
+        by_partition: dict[str, list[_Unit]] = {}
+        for u in units:
+            by_partition.setdefault(u.ops[0].partition_key, []).append(u)
+        await asyncio.gather(*(self._partition(us) for us in by_partition.values()))
+
+    async def _partition(self, units: list[_Unit]) -> None:
+        """Send one partition's units, as many whole units per transaction as fit (a
+        row's index rows always share its transaction)."""
+        while units:
+            group: list[_Unit] = []
+            n = size = 0
+            for u in units:
+                if group and (n + len(u.ops) > 100 or size + u.size > _MAX_BYTES):
+                    break
+                group.append(u)
+                n += len(u.ops)
+                size += u.size
+            units = units[len(group) :]
+            units = await self._send(group) + units
+
+    async def _send(self, group: list[_Unit]) -> list[_Unit]:
+        """Send one transaction of ``group``; returns the units to send again (the rest
+        of a transaction one unit failed, or the unit re-planned after a conflict)."""
+        ops = [op for u in group for op in u.ops]
+        attempts = 0
+        while True:
+            attempts += 1
+            self.stats.requests += 1
+            try:
+                async with self.sem:
+                    await self.table.submit_transaction(ops)
+            except TransactionError as exc:
+                return await self._op_failed(group, exc)
+            except AmbiguousOutcomeError:
+                # a resend met 412/404/409 after an attempt without an answer: ours may
+                # have been applied, or the application wrote: read every row again
+                again: list[_Unit] = []
+                for u in group:
+                    again.extend(await self._again(u, None))
+                return again
+            except (ServiceError, TransportError) as exc:
+                if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
+                    for u in group:
+                        self._failed(u, exc)
+                    return []
+                if isinstance(exc, ServiceError) and exc.status in (429, 503):
+                    self.stats.throttled += 1
+                # an answer lost after the service applied it: the resend fails 412 on the
+                # row's old ETag (or 409 on a moved row's insert) and is read again
+                await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
+                continue
+            break
+        later: list[_Unit] = []
+        for u in group:
+            if u.then:
+                u.ops, u.then = u.then, []
+                later.append(u)
+            else:
+                self.report.written += 1
+        return later
+
+    async def _op_failed(self, group: list[_Unit], exc: TransactionError) -> list[_Unit]:
+        i = exc.index if exc.index is not None else 0
+        at = 0
+        culprit = group[0]
+        for u in group:
+            if at <= i < at + len(u.ops):
+                culprit = u
+                break
+            at += len(u.ops)
+        rest = [u for u in group if u is not culprit]
+        error = exc.error
+        if isinstance(error, _CONFLICTS):
+            again = await self._again(culprit, error)
+            return rest + again
+        if isinstance(error, ServiceError) and is_retryable(error):
+            self.stats.throttled += 1
+            await asyncio.sleep(0.1)  # throttled inside the change set: all again, later
+            return group
+        self._failed(culprit, exc)
+        return rest
+
+    async def _again(self, u: _Unit, error: BaseException | None) -> list[_Unit]:
+        """Read the row again and plan it again (the application changed it, or an earlier
+        attempt of ours was applied)."""
+        self.report.conflicts += 1
+        if isinstance(error, EntityAlreadyExistsError) and u.deleted and u.ops[0].kind == "create":
+            # the moved row exists (an earlier attempt of ours, or the application wrote
+            # it): keep it, and delete the old row if it is still as read
+            u.ops, u.then = u.deleted, []
+            return [u]
+        pk, rk = u.plan.old_keys
+        try:
+            row = await _retrying(lambda: self.table.get_entity(pk, rk))
+        except EntityNotFoundError:
+            if u.deleted:
+                self.report.written += 1  # the old row of a move is gone: moved
+            return []
+        try:
+            fresh = self._plan(row, u.page)
+        except _STEP_ERRORS as exc:
+            self._refused(row, exc)
+            return []
+        if fresh is None:
+            return []  # already in the new shape
+        return [fresh]
+
+    def _refused(self, row: TableEntity, exc: BaseException) -> None:
+        self.report.failed += 1
+        if len(self.report.errors) < _SAMPLE:
+            self.report.errors.append(
+                f"{row['PartitionKey']!r}/{row['RowKey']!r}: cannot be migrated: {exc}"
+            )
+
+    def _failed(self, u: _Unit, exc: BaseException) -> None:
+        self.report.failed += 1
+        if len(self.report.errors) < _SAMPLE:
+            pk, rk = u.plan.old_keys
+            self.report.errors.append(f"{pk!r}/{rk!r}: {exc}")
+
+
+async def _retrying(call: Callable[[], Awaitable[_T]]) -> _T:
+    """``call()`` again after a retryable failure the client's own retries gave up on
+    (a migration outlasts a busy minute), up to ``_MAX_ATTEMPTS`` times."""
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return await call()
+        except (ServiceError, TransportError) as exc:
+            if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
+                raise
+            await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
+
+
+def _keys(row: TableEntity) -> dict[str, Any]:
+    return {"PartitionKey": row["PartitionKey"], "RowKey": row["RowKey"]}
+
+
+def _describe(u: _Unit) -> str:
+    pk, rk = u.plan.old_keys
+    new = {k: v for k, v in u.plan.entity.items() if k not in ("PartitionKey", "RowKey")}
+    where = f"{pk!r}/{rk!r}"
+    if u.plan.moved:
+        where += f" -> {u.plan.entity['PartitionKey']!r}/{u.plan.entity['RowKey']!r}"
+    old = {k: v for k, v in u.row.items() if k not in ("PartitionKey", "RowKey")}
+    return f"{where}: {old} -> {new}"
