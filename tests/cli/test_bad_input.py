@@ -230,6 +230,31 @@ CASES = [
         EXIT_SERVICE,
         ("404", "does not exist"),
     ),
+    # -- migrate
+    Case(
+        "migrate status: migrations that do not import",
+        ("migrate", "status", "--migrations", "no_such_module_x"),
+        EXIT_USAGE,
+        ("azt: --migrations 'no_such_module_x': cannot import it",),
+    ),
+    Case(
+        "migrate plan: a module that defines no migrations",
+        ("migrate", "plan", "--migrations", "azt.entity"),
+        EXIT_USAGE,
+        ("azt: --migrations 'azt.entity' defines no migrations",),
+    ),
+    Case(
+        "migrate up: --concurrency 0",
+        ("migrate", "up", "--migrations", "tests.migrate.models", "--concurrency", "0"),
+        EXIT_USAGE,
+        ("--concurrency must be at least 1",),
+    ),
+    Case(
+        "migrate verify: no --migrations",
+        ("migrate", "verify"),
+        EXIT_USAGE,
+        ("the following arguments are required: --migrations",),
+    ),
     Case(
         "import a bad first line",
         ("import", "{t}", "--create"),
@@ -269,7 +294,8 @@ def _reads_well(r: Run) -> None:
 def test_every_subcommand_has_bad_input_cases() -> None:
     commands = _subcommands(build_parser())
     walked = {
-        " ".join(c.argv[:2]) if c.argv[0] in ("tables", "index") else c.argv[0] for c in CASES
+        " ".join(c.argv[:2]) if c.argv[0] in ("tables", "index", "migrate") else c.argv[0]
+        for c in CASES
     }
     missing = [c for c in commands if c not in walked and c != "tables list"]
     assert not missing, f"no bad-input case for {missing}"
