@@ -46,7 +46,6 @@ class Known:
 # recording (under recordings/, without .yaml)  interaction index  issue-35 item(s)  differing aspects
 # (``python -m tests.conformance.figures --draft`` prints today's lines in this form)
 _TABLE = """
-cosmosdb_table/test_table.test_list_tables_with_marker 5 env body
 data_tables/test_table_batch_cosmos.test_batch_delete 5 newer content-type
 data_tables/test_table_batch_cosmos.test_batch_different_partition_operations_fail 2 newer content-type
 data_tables/test_table_batch_cosmos.test_batch_insert 3 newer content-type
