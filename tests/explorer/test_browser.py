@@ -410,9 +410,10 @@ def test_every_edm_type_is_edited_exactly(page: Any, table_api: TableApi) -> Non
     for name, (value, annotation) in READ_BACK.items():
         assert stored[name] == value, name
         assert stored.get(name + "@odata.type") == annotation, name
-    # reopened, the page shows every value as stored
+    # reopened, the page shows every value as stored (in the stored order: after a replace
+    # Storage keeps properties in name order, as the recordings show)
     by_id(page, "reload-entity").click()
-    wait_for(page, lambda: form_values(page) == EDITS)
+    wait_for(page, lambda: form_values(page) == sorted(EDITS))
 
 
 def test_a_stale_edit_is_refused(page: Any, table_api: TableApi) -> None:
