@@ -79,6 +79,10 @@ class Bodies:
 
         monkeypatch.setattr(module or table_client_module, "encode_valid", encode_valid)
         monkeypatch.setattr(wire_json, "encode_entity", encode)
+        # Writers are remembered by shape and typed by the first value they met: start from
+        # none, so what an earlier test wrote under the same names cannot decide the path.
+        monkeypatch.setattr(writers, "_writers", {})
+        monkeypatch.setattr(writers, "_typed_writers", {})
 
 
 def _reading(rk: str, n: int) -> Reading:
