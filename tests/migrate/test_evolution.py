@@ -118,6 +118,12 @@ def test_a_marker_tells_old_rows_from_new_when_the_type_does_not() -> None:
     assert stored["V"] == 3
     assert stored["Price"] == 1250
     assert Priced.from_entity(stored).cents == 1250  # not converted twice
+    # the JSON body of a write carries the marker too, and reads back unconverted
+    from azt._orm.codec import codec_for
+
+    body = codec_for(Priced).to_json(old)
+    assert (body["V"], body["Price"], body["Price@odata.type"]) == (3, "1250", "Edm.Int64")
+    assert codec_for(Priced).from_json(body).cents == 1250
     with pytest.raises(TypeError, match="marker"):
 
         class NoMarker(Entity):
