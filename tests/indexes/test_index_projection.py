@@ -13,8 +13,10 @@ import pytest
 
 import azt
 from azt import TableClient, TableServiceClient, UpdateMode
+from azt._orm.indexes import index_row
+from azt.edm import EdmType, TableEntity
 from azt.entity import Entity, Prop, prop
-from azt.indexes import Index, build_index, verify_index
+from azt.indexes import Holds, Index, IndexDef, build_index, encode_part, verify_index
 from azt.query import PlanKind, Query
 from azt_server_stub import StubConfig, StubServer
 from azt_server_stub.realism.throttle import Throttle, ThrottleLimits
@@ -129,3 +131,26 @@ def test_a_projection_names_properties_of_the_class() -> None:
 
             class Meta:
                 indexes = (Index("x", "category", holds=("nope",)),)
+
+
+def test_a_held_copy_keeps_each_property_s_edm_type() -> None:
+    # An Int64 that fits 32 bits is stored as Edm.Int64 only if its type travels with it:
+    # untyped, the copy would be an Int32, which a typed filter (views eq 5L) never matches.
+    d = IndexDef(
+        "by_cat",
+        ("category",),
+        ("category",),
+        (encode_part,),
+        Holds.PROPERTIES,
+        held=("views", "title"),
+        held_wires=("views", "title"),
+    )
+    main = TableEntity(PartitionKey="p", RowKey="r", category="c", views=5, title="T", body="b")
+    main.edm_types = {"views": EdmType.INT64}
+    row = index_row(d, "k", main)
+    assert dict(row) == {"PartitionKey": "p", "RowKey": "k", "views": 5, "title": "T"}
+    assert row.edm_types == {"views": EdmType.INT64}
+    # a held property the entity lacks is left out, with no type of its own
+    row = index_row(d, "k", TableEntity(PartitionKey="p", RowKey="r", category="c", title="T"))
+    assert dict(row) == {"PartitionKey": "p", "RowKey": "k", "title": "T"}
+    assert not row.edm_types
