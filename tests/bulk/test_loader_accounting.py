@@ -1,0 +1,155 @@
+"""A bulk load's bookkeeping, seen from inside the loader (issue 33: behaviour a load's
+final rows do not show): only the pace that held a transaction back grows on its success;
+a partition refused with no success in the last second is cut from the last partition
+cut's rate, else by a factor 4; an index row to delete that was already gone is dropped
+and its entity sent again, not reported failed; the progress snapshot's ``elapsed`` is
+the time since the load began. No network: a fixed clock and a sender that answers."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pytest
+
+import azt
+from azt._core.batch import BatchOperation, prepare_operation
+from azt._core.bulk.loader import _Loader
+from azt._core.bulk.queues import Op, Partition, Send, TableRef
+from azt._errors import EntityNotFoundError, TransactionError, error_from_response
+from azt.bulk import BulkOptions
+
+
+def _table() -> azt.TableClient:
+    credential = azt.SharedKeyCredential("acct", "a2V5")
+    return azt.TableClient("https://acct.table.core.windows.net/", "loads", credential)
+
+
+def _loader(now: list[float], options: BulkOptions | None = None) -> _Loader:
+    return _Loader(
+        _table(),
+        table=None,
+        kind="insert",
+        options=options or BulkOptions(),
+        checkpoint=None,
+        progress=None,
+        on_result=None,
+        clock=lambda: now[0],
+    )
+
+
+class _Ops:
+    """Stands for one queued entity with nine index rows: ten operations."""
+
+    index = 0
+    count = 10
+    size = 100
+
+    def parts(self) -> list[Any]:
+        return []
+
+
+class _Sender:
+    """Answers every transaction with success (one write result an operation)."""
+
+    def __init__(self) -> None:
+        self.transactions = 0
+
+    def batch(self) -> None:
+        return None
+
+    async def submit_transaction(self, batch: None) -> list[object]:
+        self.transactions += 1
+        return [object() for _ in range(_Ops.count)]
+
+
+class _Ref:
+    name = "loads"
+
+    def __init__(self) -> None:
+        self.sender = _Sender()
+
+
+@pytest.mark.parametrize(("account_bound", "partition_bound"), [(True, False), (False, True)])
+async def test_only_the_pace_that_held_a_transaction_back_grows(
+    account_bound: bool, partition_bound: bool
+) -> None:
+    now = [100.0]
+    loader = _loader(now)
+    ref = _Ref()
+    part = Partition(("loads", "p"), cast(TableRef, ref), loader._partition_pace(), now[0])
+    # both paces below their maximum, so either can grow
+    loader._pace.value = account = loader._pace.maximum / 2
+    part.pace.value = partition = part.pace.maximum / 2
+    send = Send([cast(Op, _Ops())])
+    send.account_bound = account_bound
+    send.partition_bound = partition_bound
+    now[0] = 101.0
+    await loader._attempt(part, send)
+    assert ref.sender.transactions == 1
+    assert loader.result.written == 1
+    assert send.ops == []
+    assert (loader._pace.value > account) is account_bound
+    assert (part.pace.value > partition) is partition_bound
+    assert loader._pace.value >= account  # the other one is left as it was
+    assert part.pace.value >= partition
+    if not account_bound:
+        assert loader._pace.value == account
+    if not partition_bound:
+        assert part.pace.value == partition
+
+
+@pytest.mark.parametrize("hint", [None, 200.0])
+def test_a_partition_refused_without_success_is_cut_from_the_hint_else_by_4(
+    hint: float | None,
+) -> None:
+    now = [100.0]
+    options = BulkOptions(partition_rate=1000)
+    loader = _loader(now, options)
+    loader._partition_hint = hint
+    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
+    send = Send([cast(Op, _Ops())])
+    send.attempts = 1
+    busy = error_from_response(503, "ServerBusy", "The server is busy.")
+    loader._pushed_back(part, send, busy)  # nothing admitted in the last second
+    cut_from = 1000 / 4 if hint is None else hint
+    assert part.pace.ceiling == pytest.approx(cut_from)
+    assert part.pace.value == pytest.approx(cut_from * options.decrease)
+    assert loader._partition_hint == pytest.approx(cut_from)  # the next partition's hint
+    assert loader._pace.value == options.account_rate  # the account's pace is not cut
+
+
+async def test_an_index_row_to_delete_already_gone_is_dropped_not_failed() -> None:
+    now = [100.0]
+    loader = _loader(now)
+    batch = _table().batch()
+    entity = {"PartitionKey": "p", "RowKey": "r", "Name": "new"}
+    own = prepare_operation(batch, BatchOperation("upsert", entity, azt.UpdateMode.REPLACE))
+    old_index = {"PartitionKey": "p", "RowKey": "idx-Name-old"}
+    new_index = {"PartitionKey": "p", "RowKey": "idx-Name-new"}
+    gone = prepare_operation(batch, BatchOperation("delete", old_index, etag="*"))
+    added = prepare_operation(batch, BatchOperation("upsert", new_index, azt.UpdateMode.REPLACE))
+    entry = Op(0, own, [gone, added])
+    second = BatchOperation("upsert", {**entity, "RowKey": "s"}, azt.UpdateMode.REPLACE)
+    other = Op(1, prepare_operation(batch, second), [])
+    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
+    send = Send([entry, other])
+    send.attempts = 1
+    inner = error_from_response(404, "ResourceNotFound", "gone", resource="entity")
+    assert isinstance(inner, EntityNotFoundError)
+    failed = TransactionError.from_error(inner, index=1, operation=gone.operation)
+    await loader._op_failed(part, send, failed)
+    assert loader.result.failures == []  # the entity is not reported failed
+    assert send.ops == [entry, other]  # both go again ...
+    assert entry.extra == [added]  # ... without the row already gone
+    assert entry.count == 2
+    assert [p.operation for p in entry.parts()] == [own.operation, added.operation]
+
+
+def test_the_snapshot_elapsed_is_the_time_since_the_load_began() -> None:
+    now = [100.0]
+    loader = _loader(now)
+    now[0] = 107.5
+    progress = loader.snapshot()
+    assert progress.elapsed == pytest.approx(7.5)
+    assert not progress.done
+    assert loader.snapshot(done=True).done
