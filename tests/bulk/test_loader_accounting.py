@@ -2,7 +2,8 @@
 final rows do not show): only the pace that held a transaction back grows on its success;
 a partition refused with no success in the last second is cut from the last partition
 cut's rate, else by a factor 4; an index row to delete that was already gone is dropped
-and its entity sent again, not reported failed; the progress snapshot's ``elapsed`` is
+and its entity sent again, not reported failed, while any other refusal of an index row
+fails only the entity that owns it; the progress snapshot's ``elapsed`` is
 the time since the load began. No network: a fixed clock and a sender that answers."""
 
 from __future__ import annotations
@@ -153,3 +154,30 @@ def test_the_snapshot_elapsed_is_the_time_since_the_load_began() -> None:
     assert progress.elapsed == pytest.approx(7.5)
     assert not progress.done
     assert loader.snapshot(done=True).done
+
+
+async def test_an_index_row_refused_fails_its_entity_and_the_others_go_again() -> None:
+    # any other refusal of an index row (here a unique value taken: its row exists) fails
+    # the entity that owns it, with the service's error, and only that one
+    now = [100.0]
+    loader = _loader(now)
+    batch = _table().batch()
+    entity = {"PartitionKey": "p", "RowKey": "r", "Email": "a@example.com"}
+    own = prepare_operation(batch, BatchOperation("upsert", entity, azt.UpdateMode.REPLACE))
+    unique = {"PartitionKey": "p", "RowKey": "idx-Email-a@example.com"}
+    taken = prepare_operation(batch, BatchOperation("create", unique))
+    entry = Op(0, own, [taken])
+    second = BatchOperation("upsert", {**entity, "RowKey": "s"}, azt.UpdateMode.REPLACE)
+    other = Op(1, prepare_operation(batch, second), [])
+    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
+    send = Send([entry, other])
+    send.attempts = 1
+    inner = error_from_response(409, "EntityAlreadyExists", "taken", resource="entity")
+    failed = TransactionError.from_error(inner, index=1, operation=taken.operation)
+    await loader._op_failed(part, send, failed)
+    assert [(f.index, f.status, f.code) for f in loader.result.failures] == [
+        (0, 409, "EntityAlreadyExists")
+    ]
+    assert loader.result.failures[0].error is inner
+    assert send.ops == [other]  # the other entity goes again, unharmed
+    assert entry.extra == [taken]  # the failed entity is reported as it was
