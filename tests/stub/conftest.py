@@ -182,6 +182,39 @@ async def stub() -> AsyncIterator[StubServer]:
         yield server
 
 
+async def make_table(raw: RawClient, name: str = "mytable") -> None:
+    """Create table ``name`` through ``raw`` (201 expected)."""
+    r = await raw.request(
+        "POST",
+        "/Tables",
+        headers={"Accept": JSON_MINIMAL, "Content-Type": "application/json"},
+        body=json.dumps({"TableName": name}),
+    )
+    assert r.status == 201, r.body
+
+
+async def raw_for(flavor: str) -> AsyncIterator[RawClient]:
+    """A raw client of a fresh stub answering as ``flavor``, with table ``mytable``."""
+    async with StubServer(flavor=flavor) as stub, aiohttp.ClientSession() as session:
+        raw = RawClient(session, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
+        await make_table(raw)
+        yield raw
+
+
+@pytest.fixture
+async def cosmos() -> AsyncIterator[RawClient]:
+    """A raw client of a Cosmos-flavoured stub holding table ``mytable``."""
+    async for raw in raw_for("cosmos"):
+        yield raw
+
+
+@pytest.fixture
+async def storage() -> AsyncIterator[RawClient]:
+    """A raw client of a Storage-flavoured stub holding table ``mytable``."""
+    async for raw in raw_for("storage"):
+        yield raw
+
+
 @pytest.fixture
 async def raw(stub: StubServer) -> AsyncIterator[RawClient]:
     """A raw client for the development account of ``stub``."""

@@ -4,7 +4,6 @@ requests (which must keep answering exactly as before)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -20,25 +19,6 @@ from .test_http_raw import insert, make_table
 
 JSON_HEADERS = {"Accept": JSON_MINIMAL, "Content-Type": "application/json"}
 ACL_BODY = '<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers />'
-
-
-async def _raw_for(flavor: str) -> AsyncIterator[RawClient]:
-    async with StubServer(flavor=flavor) as stub, aiohttp.ClientSession() as session:
-        raw = RawClient(session, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
-        await make_table(raw)
-        yield raw
-
-
-@pytest.fixture
-async def cosmos() -> AsyncIterator[RawClient]:
-    async for raw in _raw_for("cosmos"):
-        yield raw
-
-
-@pytest.fixture
-async def storage() -> AsyncIterator[RawClient]:
-    async for raw in _raw_for("storage"):
-        yield raw
 
 
 def odata_error(body: bytes) -> dict[str, object]:

@@ -10,41 +10,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import pytest
-
-from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubServer
 
 from .conftest import JSON_MINIMAL, RawClient
 from .test_http_batch import BATCH_CT, envelope, request_part
-from .test_http_raw import insert, make_table
+from .test_http_raw import insert
 
 JSON_HEADERS = {"Accept": JSON_MINIMAL, "Content-Type": "application/json"}
 ENTITY = "/mytable(PartitionKey='p',RowKey='r')"
 ETAG = re.compile(r"""W/"datetime'\d{4}-\d\d-\d\dT\d\d%3A\d\d%3A\d\d\.\d{7}Z'"$""")
 GATEWAY = "documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0"
-
-
-async def _raw_for(flavor: str) -> AsyncIterator[RawClient]:
-    async with StubServer(flavor=flavor) as stub, aiohttp.ClientSession() as session:
-        raw = RawClient(session, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
-        await make_table(raw)
-        yield raw
-
-
-@pytest.fixture
-async def cosmos() -> AsyncIterator[RawClient]:
-    async for raw in _raw_for("cosmos"):
-        yield raw
-
-
-@pytest.fixture
-async def storage() -> AsyncIterator[RawClient]:
-    async for raw in _raw_for("storage"):
-        yield raw
 
 
 async def _get(raw: RawClient, path: str = ENTITY, **query: str) -> Any:

@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
-
-from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubServer
 
 from .conftest import JSON_MINIMAL, RawClient
 from .test_http_batch import BATCH_CT, envelope, request_part
-from .test_http_raw import insert, make_table
+from .test_http_raw import insert
 
 JSON_HEADERS = {"Accept": JSON_MINIMAL, "Content-Type": "application/json"}
 FULL = "application/json;odata=fullmetadata"
@@ -29,25 +25,6 @@ ENTITY = "/mytable(PartitionKey='p',RowKey='r')"
 ROOT = r"http://127\.0\.0\.1:\d+/devstoreaccount1"
 #: sent in this order: neither sorted nor with the keys first
 SENT = {"zeta": 1, "PartitionKey": "p", "RowKey": "r", "alpha": "a", "Mid": True}
-
-
-async def _raw_for(flavor: str) -> AsyncIterator[RawClient]:
-    async with StubServer(flavor=flavor) as stub, aiohttp.ClientSession() as session:
-        raw = RawClient(session, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
-        await make_table(raw)
-        yield raw
-
-
-@pytest.fixture
-async def cosmos() -> AsyncIterator[RawClient]:
-    async for raw in _raw_for("cosmos"):
-        yield raw
-
-
-@pytest.fixture
-async def storage() -> AsyncIterator[RawClient]:
-    async for raw in _raw_for("storage"):
-        yield raw
 
 
 async def _members(

@@ -11,14 +11,11 @@ import json
 import re
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 
-from azt_server_stub import DEV_ACCOUNT, DEV_KEY, StubServer
-
-from .conftest import JSON_MINIMAL, RawClient
+from .conftest import JSON_MINIMAL, RawClient, raw_for
 from .test_http_batch import BATCH_CT, envelope, parts_of, post_batch, request_part
-from .test_http_raw import insert, make_table
+from .test_http_raw import insert
 
 ODATA_XML_ERROR = re.compile(
     rb'^<\?xml version="1.0" encoding="utf-8"\?><error xmlns="http://schemas.microsoft.com/'
@@ -26,29 +23,10 @@ ODATA_XML_ERROR = re.compile(
 )
 
 
-async def _raw_for(flavor: str) -> AsyncIterator[RawClient]:
-    async with StubServer(flavor=flavor) as stub, aiohttp.ClientSession() as session:
-        raw = RawClient(session, stub.endpoint, DEV_ACCOUNT, DEV_KEY)
-        await make_table(raw)
-        yield raw
-
-
 @pytest.fixture(params=["storage", "cosmos"])
 async def either(request: pytest.FixtureRequest) -> AsyncIterator[RawClient]:
-    async for raw in _raw_for(request.param):
+    async for raw in raw_for(request.param):
         raw.flavor = request.param  # type: ignore[attr-defined]
-        yield raw
-
-
-@pytest.fixture
-async def storage() -> AsyncIterator[RawClient]:
-    async for raw in _raw_for("storage"):
-        yield raw
-
-
-@pytest.fixture
-async def cosmos() -> AsyncIterator[RawClient]:
-    async for raw in _raw_for("cosmos"):
         yield raw
 
 

@@ -12,18 +12,12 @@ from lxml import etree
 from azt_server_stub import DEV_KEY, StubServer
 
 from .conftest import ATOM_VERSION, JSON_FULL, JSON_MINIMAL, JSON_NONE, RawClient
+from .conftest import make_table as make_table  # re-exported: the stub tests import it here
 
 JSON_HEADERS = {"Accept": JSON_MINIMAL, "Content-Type": "application/json"}
 M_NS = "http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"
 D_NS = "http://schemas.microsoft.com/ado/2007/08/dataservices"
 ATOM_NS = "http://www.w3.org/2005/Atom"
-
-
-async def make_table(raw: RawClient, name: str = "mytable") -> None:
-    r = await raw.request(
-        "POST", "/Tables", headers=JSON_HEADERS, body=json.dumps({"TableName": name})
-    )
-    assert r.status == 201, r.body
 
 
 async def insert(raw: RawClient, table: str, entity: dict[str, object]) -> str:
