@@ -17,14 +17,17 @@ Run by ``benchmarks/frames_bench.py``; by hand::
     python benchmarks/_seeded_stub.py --module _frames_rows --rows 100000 --port 0
 
 It prints ``seeded ROWS SECONDS`` then ``listening PORT`` and serves until SIGTERM or
-SIGINT. ``--module`` names a benchmark module (next to this file) whose ``TABLE``,
-``PER_PARTITION`` and ``entity(i)`` describe the rows.
+SIGINT; ``--profile FILE`` writes cProfile statistics of the serving to FILE then (where
+the stub's time goes on the query page path: ``python -m pstats FILE``). ``--module``
+names a benchmark module (next to this file) whose ``TABLE``, ``PER_PARTITION`` and
+``entity(i)`` describe the rows.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import importlib
 import signal
 import sys
@@ -65,7 +68,7 @@ def seed(stub: StubServer, rows: int, source: Any) -> float:
     return time.perf_counter() - started
 
 
-async def serve(port: int, rows: int, source: Any) -> None:
+async def serve(port: int, rows: int, source: Any, profile: str | None = None) -> None:
     args = build_parser().parse_args(["--port", str(port), "--log-level", "WARNING"])
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -74,8 +77,14 @@ async def serve(port: int, rows: int, source: Any) -> None:
     async with StubServer(config_from_args(args), host="127.0.0.1", port=port) as stub:
         seconds = seed(stub, rows, source)
         print(f"seeded {rows} {seconds:.2f}", flush=True)
+        profiler = cProfile.Profile() if profile else None
+        if profiler is not None:
+            profiler.enable()  # what serving costs, not the seeding
         print(f"listening {stub.port}", flush=True)
         await stop.wait()
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(str(profile))
 
 
 def main() -> None:
@@ -83,11 +92,17 @@ def main() -> None:
     parser.add_argument("--module", required=True, help="benchmark module describing the rows")
     parser.add_argument("--rows", type=int, required=True)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--profile",
+        default=None,
+        metavar="FILE",
+        help="write cProfile statistics of the serving (after the seeding) to FILE at exit",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
     source = importlib.import_module(args.module)
     _tune_collector()  # as azt-stub does in its own process
-    asyncio.run(serve(args.port, args.rows, source))
+    asyncio.run(serve(args.port, args.rows, source, args.profile))
 
 
 if __name__ == "__main__":
