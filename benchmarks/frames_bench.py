@@ -27,7 +27,10 @@ a key range):
   line says so (``peer extrapolated``). The peer holds the whole table in memory, so its
   rate at a sample is, if anything, kind to it;
 * **azt export_parquet**: ``azt.frames.export_parquet`` (parallel scan, ``concurrency=4``,
-  pages decoded straight to Arrow, row groups written on a worker thread), on each size.
+  pages decoded straight to Arrow, row groups written on a worker thread), on each size;
+* **azt export (CLI)**: the same through the command, ``azt export TABLE --format parquet
+  -o FILE --filter ...`` (its ``main`` called in the child: argument parsing, the client,
+  the progress bar), on each size.
 
 For each: rows/s (wall clock, the child's own timing of the export) and the ratio to the
 peer; the client's CPU per row (the child's CPU over the export, all its threads; its
@@ -57,6 +60,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import io
 import json
 import math
 import os
@@ -71,10 +75,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pyarrow.parquet as pq
 from _frames_rows import PER_PARTITION, TABLE, size_filter
 
 from azt import SharedKeyCredential, TableClient, generate_table_sas
 from azt._core.wire import json as wire_json
+from azt.cli import main as azt_cli
 from azt.frames import FrameDecoder, export_parquet
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY
 
@@ -110,6 +116,18 @@ def child_azt(conn: str, size: int, path: str) -> dict[str, Any]:
     rows = asyncio.run(run())
     seconds = time.perf_counter() - start
     return _child_result(rows, seconds, cpu0)
+
+
+def child_cli(conn: str, size: int, path: str) -> dict[str, Any]:
+    err = io.StringIO()
+    argv = ["export", TABLE, "--format", "parquet", "-o", path, "--filter", size_filter(size)]
+    cpu0 = _cpu()
+    start = time.perf_counter()
+    status = azt_cli([*argv, "--connection-string", conn], stderr=err)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        raise RuntimeError(f"azt export failed ({status}): {err.getvalue()}")
+    return _child_result(int(pq.read_metadata(path).num_rows), seconds, cpu0)
 
 
 def child_adt(conn: str, size: int, path: str) -> dict[str, Any]:
@@ -359,6 +377,8 @@ def main(sizes: list[int], peer_rows: int, pages: int, dask_rows: int) -> None:
             if peer is not None and peer["rows"] < got["rows"]:
                 note = f"  (peer extrapolated from {peer['rows']:,} rows)"
             print(_line("azt export_parquet", got, peer, note))
+            cli = run_child("cli", conn, size, stub.pid)
+            print(_line("azt export (CLI)", cli, peer, note))
         if len(results) > 1:
             a, b = results[0], results[-1]
             print(
@@ -415,13 +435,13 @@ if __name__ == "__main__":
     )
     parser.add_argument("--pages", type=int, default=50, help="pages for the decode figures")
     parser.add_argument("--dask-rows", type=int, default=100_000, help="0: no Dask read")
-    parser.add_argument("--child", choices=("azt", "adt"), default=None)
+    parser.add_argument("--child", choices=("azt", "cli", "adt"), default=None)
     parser.add_argument("--conn", default="")
     parser.add_argument("--size", type=int, default=0)
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     if args.child is not None:
-        runner = child_azt if args.child == "azt" else child_adt
+        runner = {"azt": child_azt, "cli": child_cli, "adt": child_adt}[args.child]
         print(json.dumps(runner(args.conn, args.size, args.out)))
     else:
         sizes = sorted(int(s) for s in args.sizes.split(","))
