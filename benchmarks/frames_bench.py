@@ -43,8 +43,12 @@ the client does); the child's peak memory.
 **The Dask read.** ``azt.frames_dask.read_dask`` of ``--dask-rows`` rows (default
 100,000) in 8 partitions on a ``LocalCluster`` of 1 and of 2 worker processes (one thread
 each), counted on the workers (which import azt first, outside the timing): rows/s, the
-scaling, the workers' CPU per row and the stub's (its busy share as above). On this 2-core
-machine the stub has one core: when it is busy near 100 % a second worker cannot add rows.
+scaling, the workers' CPU per row and the stub's, and the stub's busy share as above. On
+this 2-core machine the scaling cannot show: a row costs a worker about 7 us of CPU and
+the stub about 9, so one worker on one core and the stub on the other already use the
+machine (the stub alone caps any number of workers at one core's worth, about 110,000
+rows/s), and a second worker process only shares those two cores (with the scheduler, this
+script and, here, other jobs).
 
 **The decode.** The first ``--pages`` pages (1,000 rows each) of the table exactly as the
 stub sends them to the export (fetched with a table SAS over HTTP, minimal metadata), in
@@ -55,44 +59,41 @@ decode (``decode_rows`` + ``FrameDecoder``: bodies to record batches); azt's
 The machine's load average is printed at the start and the end: under load, judge by the
 CPU figures (steady) more than the wall-clock ones.
 
-Measured on the shared 2-core development machine (other helpers' jobs running, load
-average 3.7 to 5.3), the peer on the full million (``--dask-rows 0 --pages 20``, load
-4.2 to 4.4)::
+Measured on the shared 2-core development machine (other helpers' jobs running), the
+default command (load average 4.0 at the start, 5.4 at the end; 4 min 19 s in all)::
 
     export                    rows       s   rows/s  vs adt   cli us  vs adt  stub us   busy peak MB
-    adt + pandas         1,000,000   122.1    8,188   1.00x     74.1   1.00x      8.8     7%    3257
-    azt export_parquet     100,000     3.7   26,790   3.27x      8.0   9.22x      9.7    26%     241
-    azt export_parquet   1,000,000    31.9   31,355   3.83x      7.3  10.20x      9.6    30%     245
-
-and with the default options but the peer sampled at 100,000 rows (load 3.7 to 4.3)::
-
-    adt + pandas           100,000     9.6   10,413   1.00x     67.4   1.00x      8.2     9%     506
-    azt export_parquet     100,000     3.1   32,720   3.14x      8.1   8.36x      8.7    28%     249
-    azt export (CLI)       100,000     2.4   42,266   4.06x      6.6  10.15x      8.3    35%     240
-    azt export_parquet   1,000,000    27.5   36,326   3.49x      6.4  10.51x      8.7    32%     244
-    azt export (CLI)     1,000,000    32.1   31,193   3.00x      6.5  10.43x      8.7    27%     243
+    adt + pandas         1,000,000   118.1    8,471   1.00x     70.4   1.00x      8.4     7%    3257
+    azt export_parquet     100,000     3.3   30,596   3.61x      8.0   8.79x      8.6    26%     246
+    azt export (CLI)       100,000     3.1   31,874   3.76x      7.4   9.46x      8.3    26%     247
+    azt export_parquet   1,000,000    23.3   42,829   5.06x      5.3  13.40x      8.3    35%     243
+    azt export (CLI)     1,000,000    22.2   44,997   5.31x      5.4  13.04x      8.1    37%     249
+    azt peak memory 246 MB at 100,000 rows, 243 MB at 1,000,000 (0.99x for 10x the rows)
 
     read_dask of 100,000 rows in 8 partitions (LocalCluster, processes, 1 thread each)
     workers       rows       s   rows/s  scaling  workers us  stub us  stub busy
-    1          100,000     3.0   33,003    1.00x         6.6      9.3        31%
-    2          100,000     2.4   41,206    1.25x         7.6      8.9        37%
+    1          100,000     2.7   36,653    1.00x         7.3      9.2        34%
+    2          100,000     4.2   23,981    0.65x         9.2      9.6        23%
 
     decode of the stub's first 50 pages (23.3 MB; CPU us per row, best of 3)
-    json.loads                      1.67 us    1.00x json.loads
-    azt Arrow decode                1.87 us    1.12x json.loads
-    azt decode_feed (entities)      3.28 us    1.96x json.loads
+    json.loads                      1.61 us    1.00x json.loads
+    azt Arrow decode                1.90 us    1.18x json.loads
+    azt decode_feed (entities)      3.23 us    2.01x json.loads
 
-An earlier run at load 5.2 to 5.3 (before the decoder's one-shape pass) gave 6.18x at
-100,000 rows and 7.96x at 1,000,000 (peer sampled). The CPU ratios hold across runs (8.4x
-to 12x less client CPU per row); the wall-clock ratio follows the load: azt's rate is
-shared between two processes (client, stub) that both wait for the scheduler on a loaded
-machine, the peer's is its own client's CPU (the stub 7 to 9 % busy). The stub's CPU per
-row served, 8 to 10 us (rendering the JSON texts of its entities), is the same for both
-and bounds azt's rate on a quiet machine at about 1 / 8.7 us, some 115,000 rows/s: over
-the peer's 74 us of client CPU per row, about 8x at best; with the stub counted on both
-sides, azt's CPU per row is 15 us against the peer's 83 (5.5x). Peak memory is flat:
-241 to 249 MB at 100,000 rows and 242 to 245 MB at 1,000,000; the peer's is 506 MB at
-100,000 and 3,257 MB at 1,000,000.
+Over four runs (load average 3.7 to 5.4; the peer on the full million in two, on a
+100,000-row sample in two) the wall-clock ratio at 1,000,000 rows was 3.0x to 8.0x, at
+100,000 rows 3.1x to 6.2x, while the client's CPU per row was 8.4x to 13.4x less than the
+peer's in every run. The wall-clock ratio follows the load: azt's rate is shared between
+two processes (client, stub) that both wait for the scheduler on a loaded machine, the
+peer's is its own client's CPU (the stub 7 to 9 % busy). The stub's CPU per row served,
+8 to 10 us (rendering the JSON texts of its entities), is the same for both and bounds
+azt's rate on a quiet machine at about 1 / 8.5 us, some 115,000 rows/s: about 8x the
+peer's 70 to 75 us of client CPU per row at best; with the stub counted on both sides,
+azt's CPU per row is 13.6 us against the peer's 78.8 (5.8x). The first 100,000 rows cost the
+client more CPU per row (8 us, 5.3 at a million: the first pages pay for warming up).
+Peak memory is flat: 241 to 249 MB at 100,000 rows and 242 to 249 MB at 1,000,000; the
+peer's is 506 MB at 100,000 and 3,257 MB at 1,000,000. The Dask read's scaling was 0.65x
+to 1.25x: see the module docstring's Dask paragraph.
 """
 
 from __future__ import annotations
