@@ -443,8 +443,8 @@ def main(sizes: list[int], peer_rows: int, pages: int, dask_rows: int) -> None:
             totals.insert(0, ("adt + pandas", peer))
         for name, got in totals:
             total = got["cpu_total"] / got["rows"] * 1e6
-            size = f"file {got['file_mb']:.1f} MB"
-            print(f"  {name:<20}{got['rows']:>10,} rows{total:>8.1f} us  ({size})")
+            file_size = f"file {got['file_mb']:.1f} MB"
+            print(f"  {name:<20}{got['rows']:>10,} rows{total:>8.1f} us  ({file_size})")
         if dask_rows:
             print(
                 f"\nread_dask of {dask_rows:,} rows in 8 partitions (LocalCluster, processes, "
