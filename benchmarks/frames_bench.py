@@ -3,9 +3,9 @@ peak memory as the table grows; CPU per row of the Arrow decode vs ``json.loads`
 read on 1 and 2 workers.
 
 One command prints every figure of issue 31's "What must show it", the peer run on the
-full million beside azt (3 min 43 s on the loaded 2-core development machine; about 3
-minutes on a quiet one; ``--peer-rows 100000`` samples the peer instead: 2 min 16 s
-loaded)::
+full million beside azt (4 min 13 s to 4 min 47 s on the loaded 2-core development
+machine, load average 4 to 6; less on a quiet one, where the peer's two minutes shrink the
+most; ``--peer-rows 100000`` samples the peer instead, about 100 s less)::
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/frames_bench.py
 
@@ -64,40 +64,44 @@ The machine's load average is printed at the start and the end: under load, judg
 CPU figures (steady) more than the wall-clock ones.
 
 Measured on the shared 2-core development machine (other helpers' jobs running), the
-default command (load average 4.0 at the start, 5.4 at the end; 4 min 19 s in all)::
+default command (load average 5.9 at the start, 5.1 at the end; 4 min 47 s in all)::
 
     export                    rows       s   rows/s  vs adt   cli us  vs adt  stub us   busy peak MB
-    adt + pandas         1,000,000   118.1    8,471   1.00x     70.4   1.00x      8.4     7%    3257
-    azt export_parquet     100,000     3.3   30,596   3.61x      8.0   8.79x      8.6    26%     246
-    azt export (CLI)       100,000     3.1   31,874   3.76x      7.4   9.46x      8.3    26%     247
-    azt export_parquet   1,000,000    23.3   42,829   5.06x      5.3  13.40x      8.3    35%     243
-    azt export (CLI)     1,000,000    22.2   44,997   5.31x      5.4  13.04x      8.1    37%     249
-    azt peak memory 246 MB at 100,000 rows, 243 MB at 1,000,000 (0.99x for 10x the rows)
+    adt + pandas         1,000,000   124.8    8,012   1.00x     69.9   1.00x      8.7     7%    3257
+    azt export_parquet     100,000     2.2   44,513   5.56x      5.9  11.94x      8.7    39%     241
+    azt export (CLI)       100,000     2.2   45,856   5.72x      4.9  14.15x      8.3    38%     241
+    azt export_parquet   1,000,000    27.2   36,805   4.59x      5.7  12.20x      8.5    31%     248
+    azt export (CLI)     1,000,000    21.0   47,688   5.95x      4.8  14.48x      8.0    38%     245
+      ordered=False      1,000,000    24.7   40,488   5.05x      6.2  11.22x      8.2    33%     211
+    azt peak memory 241 MB at 100,000 rows, 248 MB at 1,000,000 (1.03x for 10x the rows)
+    process CPU per row, start-up and imports (pandas, pyarrow, the client) included:
+      adt + pandas         1,000,000 rows    70.8 us  (file 40.4 MB)
+      azt export_parquet     100,000 rows    13.9 us  (file 3.4 MB)
+      azt export_parquet   1,000,000 rows     6.5 us  (file 34.2 MB)
 
     read_dask of 100,000 rows in 8 partitions (LocalCluster, processes, 1 thread each)
     workers       rows       s   rows/s  scaling  workers us  stub us  stub busy
-    1          100,000     2.7   36,653    1.00x         7.3      9.2        34%
-    2          100,000     4.2   23,981    0.65x         9.2      9.6        23%
+    1          100,000     1.6   60,929    1.00x         5.7      8.1        49%
+    2          100,000     1.6   61,671    1.01x         7.2      8.9        55%
 
     decode of the stub's first 50 pages (23.3 MB; CPU us per row, best of 3)
-    json.loads                      1.61 us    1.00x json.loads
-    azt Arrow decode                1.90 us    1.18x json.loads
-    azt decode_feed (entities)      3.23 us    2.01x json.loads
+    json.loads                      1.77 us    1.00x json.loads
+    azt Arrow decode                2.01 us    1.14x json.loads
+    azt decode_feed (entities)      3.43 us    1.94x json.loads
 
-Over four runs (load average 3.7 to 5.4; the peer on the full million in two, on a
+Over six runs (load average 3.7 to 6.1; the peer on the full million in four, on a
 100,000-row sample in two) the wall-clock ratio at 1,000,000 rows was 3.0x to 8.0x, at
-100,000 rows 3.1x to 6.2x, while the client's CPU per row was 8.4x to 13.4x less than the
+100,000 rows 3.1x to 6.2x, while the client's CPU per row was 8.4x to 14.5x less than the
 peer's in every run. The wall-clock ratio follows the load: azt's rate is shared between
 two processes (client, stub) that both wait for the scheduler on a loaded machine, the
 peer's is its own client's CPU (the stub 7 to 9 % busy). The stub's CPU per row served,
 8 to 10 us (rendering the JSON texts of its entities), is the same for both and bounds
 azt's rate on a quiet machine at about 1 / 8.5 us, some 115,000 rows/s: about 8x the
-peer's 70 to 75 us of client CPU per row at best; with the stub counted on both sides,
-azt's CPU per row is 13.6 us against the peer's 78.8 (5.8x). The first 100,000 rows cost the
-client more CPU per row (8 us, 5.3 at a million: the first pages pay for warming up).
-Peak memory is flat: 241 to 249 MB at 100,000 rows and 242 to 249 MB at 1,000,000; the
-peer's is 506 MB at 100,000 and 3,257 MB at 1,000,000. The Dask read's scaling was 0.65x
-to 1.25x: see the module docstring's Dask paragraph.
+peer's 68 to 75 us of client CPU per row at best; with the stub counted on both sides,
+azt's CPU per row is 14.2 us against the peer's 78.6 (5.5x). Peak memory is flat: 238 to
+249 MB at 100,000 rows and 242 to 249 MB at 1,000,000; the peer's is 506 MB at 100,000
+and 3,257 MB at 1,000,000. The Dask read's scaling was 0.65x to 1.41x over five runs
+(see the Dask paragraph above for why this machine cannot show more).
 """
 
 from __future__ import annotations
