@@ -1,85 +1,141 @@
 """Exporting a table to Parquet: azt's Arrow export vs an azure-data-tables + pandas loop;
-peak memory as the table grows; CPU per row of the Arrow decode vs ``json.loads``.
+peak memory as the table grows; CPU per row of the Arrow decode vs ``json.loads``; the Dask
+read on 1 and 2 workers.
 
-A stub in its own process holds ``--rows`` entities (default 400,000; 1,000 per partition)
-with one property of each of the eight EDM types. Each export runs in a fresh child process
-(so its peak resident memory, ``ru_maxrss``, is its own) and reads the first ``size`` rows
-(``PartitionKey lt 'pNNNN'``, a key range) for each of ``--sizes`` (default 100,000 and
-400,000):
+One command prints every figure of issue 31's "What must show it", the peer run on the
+full million beside azt (4 min 13 s to 4 min 47 s on the loaded 2-core development
+machine, load average 4 to 6; less on a quiet one, where the peer's two minutes shrink the
+most; ``--peer-rows 100000`` samples the peer instead, about 100 s less)::
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/frames_bench.py
+
+**The table.** A stub in its own process (``benchmarks/_seeded_stub.py``: the ``azt-stub``
+server, its table filled before it listens through the stub's own backend API, each body
+parsed by the stub's request parser; benchmark-only, not a protocol path) holds the
+largest of ``--sizes`` entities (default 100,000 and 1,000,000; 1,000 per partition,
+``benchmarks/_frames_rows.py``) with one property of each of the eight EDM types.
+
+**The export.** Each export runs in a fresh child process (so its peak resident memory,
+``ru_maxrss``, is its own) and reads the first ``size`` rows (``PartitionKey lt 'pNNNN'``,
+a key range):
 
 * **adt + pandas**: the peer, written as azure-data-tables' docs suggest:
   ``list(table.query_entities(...))``, ``pd.DataFrame(entities)``, ``df.to_parquet(path)``;
   its Int64 values come back as ``EntityProperty`` objects pyarrow cannot write, so they are
-  unwrapped first (``.value``), and its GUIDs written as text, the least a user must add;
-  run at the smallest size only (it holds the whole table in memory);
+  unwrapped first (``.value``), and its GUIDs written as text, the least a user must add.
+  It runs on ``--peer-rows`` rows (default: the largest size, minutes at a million); given
+  fewer, its rate at that sample stands in for the larger sizes, and their lines say so
+  (``peer extrapolated``): nothing checks that the rate holds at the full size (the peer
+  holds the whole table in memory: 3.3 GB at a million rows);
 * **azt export_parquet**: ``azt.frames.export_parquet`` (parallel scan, ``concurrency=4``,
-  pages decoded straight to Arrow, row groups streamed).
+  pages decoded straight to Arrow, row groups written on a worker thread), on each size;
+* **azt export (CLI)**: the same through the command, ``azt export TABLE --format parquet
+  -o FILE --filter ...`` (its ``main`` called in the child: argument parsing, the client,
+  the progress bar), on each size;
+* **ordered=False**: ``export_parquet(..., ordered=False)`` at the largest size: rows in
+  the order pages arrive instead of key order. An ordered scan lets a range other than
+  the first read only a few pages ahead, so fewer requests stay in flight (a mean of about
+  2 of 4 measured, 3.7 unordered): this line shows what that costs.
 
-Then ``azt.frames_dask.read_dask`` of ``--dask-rows`` rows (default 100,000) in 8
-partitions on a ``LocalCluster`` of 1 and of 2 worker processes (one thread each),
-counted on the workers (which import azt first, outside the timing). On 2 cores shared
-with the stub (and other jobs) the scaling is bounded by the machine, not by the design.
+For each: rows/s (wall clock, the child's own timing of the export) and the ratio to the
+peer; the client's CPU per row (the child's CPU over the export, all its threads; its
+start-up and imports left out) and the ratio; the **stub's** CPU per row served (the stub
+process's CPU during the child's run, from ``/proc``) and how busy the stub was (its CPU
+over the child's wall time: near 100 % the stub's single core bounds the rate, whatever
+the client does); the child's peak memory.
 
-Then the decode alone, on pages of 1,000 rows built as the service sends them (minimal
-metadata, the same eight properties), in CPU microseconds per row: ``json.loads`` of the
-bodies; azt's JSON-to-Arrow decode (``decode_rows`` + ``FrameDecoder``: bodies to record
-batches); azt's ``decode_feed`` (bodies to ``TableEntity`` objects).
+**The Dask read.** ``azt.frames_dask.read_dask`` of ``--dask-rows`` rows (default
+100,000) in 8 partitions on a ``LocalCluster`` of 1 and of 2 worker processes (one thread
+each), counted on the workers (which import azt first, outside the timing): rows/s, the
+scaling, the workers' CPU per row and the stub's, and the stub's busy share as above. On
+this 2-core machine the scaling cannot show: a row costs a worker about 7 us of CPU and
+the stub about 9, so one worker on one core and the stub on the other already use the
+machine (the stub alone caps any number of workers at one core's worth, about 110,000
+rows/s), and a second worker process only shares those two cores (with the scheduler, this
+script and, here, other jobs).
 
-Usage::
+**The decode.** The first ``--pages`` pages (1,000 rows each) of the table exactly as the
+stub sends them to the export (fetched with a table SAS over HTTP, minimal metadata), in
+CPU microseconds per row, best of 3: ``json.loads`` of the bodies; azt's JSON-to-Arrow
+decode (``decode_rows`` + ``FrameDecoder``: bodies to record batches); azt's
+``decode_feed`` (bodies to ``TableEntity`` objects).
 
-    .venv/bin/python benchmarks/frames_bench.py [--rows 400000] [--sizes 100000,400000]
+The machine's load average is printed at the start and the end: under load, judge by the
+CPU figures (steady) more than the wall-clock ones.
 
-Measured on the 2-core shared development machine (stub and client each on a core, other
-helpers' jobs running, load average 6 to 9; 1,000,000 rows would take the shared machine
-too long to load, so 100,000 vs 400,000)::
+Measured on the shared 2-core development machine (other helpers' jobs running), the
+default command (load average 5.9 at the start, 5.1 at the end; 4 min 47 s in all)::
 
-    export                     rows   rows/s  vs adt  client CPU us/row  vs adt  peak MB
-    adt + pandas            100,000    3,790   1.00x               81.1   1.00x      508
-    azt export_parquet      100,000   20,652   5.45x               17.2   4.70x      252
+    export                    rows       s   rows/s  vs adt   cli us  vs adt  stub us   busy peak MB
+    adt + pandas         1,000,000   124.8    8,012   1.00x     69.9   1.00x      8.7     7%    3257
+    azt export_parquet     100,000     2.2   44,513   5.56x      5.9  11.94x      8.7    39%     241
+    azt export (CLI)       100,000     2.2   45,856   5.72x      4.9  14.15x      8.3    38%     241
+    azt export_parquet   1,000,000    27.2   36,805   4.59x      5.7  12.20x      8.5    31%     248
+    azt export (CLI)     1,000,000    21.0   47,688   5.95x      4.8  14.48x      8.0    38%     245
+      ordered=False      1,000,000    24.7   40,488   5.05x      6.2  11.22x      8.2    33%     211
+    azt peak memory 241 MB at 100,000 rows, 248 MB at 1,000,000 (1.03x for 10x the rows)
+    process CPU per row, start-up and imports (pandas, pyarrow, the client) included:
+      adt + pandas         1,000,000 rows    70.8 us  (file 40.4 MB)
+      azt export_parquet     100,000 rows    13.9 us  (file 3.4 MB)
+      azt export_parquet   1,000,000 rows     6.5 us  (file 34.2 MB)
 
-    read_dask of 100,000 rows, 8 partitions (LocalCluster, processes)
-    1 worker(s)     100,000 rows     5,356 rows/s   1.00x
-    2 worker(s)     100,000 rows     5,134 rows/s   0.96x
+    read_dask of 100,000 rows in 8 partitions (LocalCluster, processes, 1 thread each)
+    workers       rows       s   rows/s  scaling  workers us  stub us  stub busy
+    1          100,000     1.6   60,929    1.00x         5.7      8.1        49%
+    2          100,000     1.6   61,671    1.01x         7.2      8.9        55%
 
-    decode of 20 pages of 1,000 rows (CPU us per row, best of 3)
-    json.loads                      1.91 us    1.00x json.loads
-    azt Arrow decode                2.06 us    1.08x json.loads
-    azt decode_feed (entities)      3.36 us    1.76x json.loads
+    decode of the stub's first 50 pages (23.3 MB; CPU us per row, best of 3)
+    json.loads                      1.77 us    1.00x json.loads
+    azt Arrow decode                2.01 us    1.14x json.loads
+    azt decode_feed (entities)      3.43 us    1.94x json.loads
 
-Over three runs the export's wall-clock ratio was 3.9x to 6.2x (1.5x in a run where other
-jobs took the stub's core) and its client CPU per row 4.7x to 5.9x less; with
-``--rows 400000 --sizes 100000,400000`` azt's peak memory was 244 MB and 246 MB (flat), the
-peer's 502 MB at 100,000. The Dask read cannot scale here: the second worker has no core of
-its own (the stub has one).
+Over six runs (load average 3.7 to 6.1; the peer on the full million in four, on a
+100,000-row sample in two) the wall-clock ratio at 1,000,000 rows was 3.0x to 8.0x, at
+100,000 rows 3.1x to 6.2x, while the client's CPU per row was 8.4x to 14.5x less than the
+peer's in every run. The wall-clock ratio follows the load: azt's rate is shared between
+two processes (client, stub) that both wait for the scheduler on a loaded machine, the
+peer's is its own client's CPU (the stub 7 to 9 % busy). The stub's CPU per row served,
+8 to 10 us (rendering the JSON texts of its entities), is the same for both and bounds
+azt's rate on a quiet machine at about 1 / 8.5 us, some 115,000 rows/s: about 8x the
+peer's 68 to 75 us of client CPU per row at best; with the stub counted on both sides,
+azt's CPU per row is 14.2 us against the peer's 78.6 (5.5x). Peak memory is flat: 238 to
+249 MB at 100,000 rows and 242 to 249 MB at 1,000,000; the peer's is 506 MB at 100,000
+and 3,257 MB at 1,000,000. The Dask read's scaling was 0.65x to 1.41x over five runs
+(see the Dask paragraph above for why this machine cannot show more).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib
+import io
 import json
 import math
 import os
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from azt import RetryPolicy, TableClient
+import pyarrow.parquet as pq
+from _frames_rows import PER_PARTITION, TABLE, size_filter
+
+from azt import SharedKeyCredential, TableClient, generate_table_sas
 from azt._core.wire import json as wire_json
-from azt.bulk import BulkOptions, load
-from azt.edm import EdmDateTime, EdmType, Typed
+from azt.cli import main as azt_cli
 from azt.frames import FrameDecoder, export_parquet
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY
 
-TABLE = "framesbench"
-PER_PARTITION = 1000
+HERE = Path(__file__).resolve().parent
 
 
 def connection_string(port: int) -> str:
@@ -89,44 +145,52 @@ def connection_string(port: int) -> str:
     )
 
 
-def entity(i: int) -> dict[str, Any]:
-    """Row ``i``: one property of each EDM type."""
-    return {
-        "PartitionKey": f"p{i // PER_PARTITION:04d}",
-        "RowKey": f"r{i % PER_PARTITION:04d}",
-        "Name": f"customer-{i:08d}",
-        "Count": i % 100_000,
-        "Total": Typed(i * 1_000_003, EdmType.INT64),
-        "Price": i / 7,
-        "Active": i % 3 == 0,
-        "Seen": EdmDateTime.from_ticks(637_358_077_304_363_943 + i * 10_000_001),
-        "Id": uuid.UUID(int=i * 2_654_435_761),
-        "Blob": i.to_bytes(16, "little"),
-    }
-
-
-def size_filter(size: int) -> str:
-    return f"PartitionKey lt 'p{size // PER_PARTITION:04d}'"
-
-
 # --- children: one export each, in a fresh process ------------------------------------
 
 
-def _usage() -> tuple[float, float]:
+def _cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime, r.ru_maxrss / 1024
+    return r.ru_utime + r.ru_stime
 
 
-def child_azt(conn: str, size: int, path: str) -> dict[str, Any]:
+def _maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _import_pandas() -> None:
+    """pyarrow imports pandas, when it is installed, the first time it builds an array from
+    a Python list (half a second of CPU in a fresh process); the peer imports pandas before
+    its clock starts, so azt's children do too: neither side's export pays for it."""
+    importlib.import_module("pandas")
+
+
+def child_azt(conn: str, size: int, path: str, *, ordered: bool = True) -> dict[str, Any]:
+    _import_pandas()
+
     async def run() -> int:
         async with TableClient.from_connection_string(conn, TABLE) as table:
-            return await export_parquet(table, path, filter=size_filter(size), concurrency=4)
+            return await export_parquet(
+                table, path, filter=size_filter(size), concurrency=4, ordered=ordered
+            )
 
+    cpu0 = _cpu()
     start = time.perf_counter()
     rows = asyncio.run(run())
     seconds = time.perf_counter() - start
-    cpu, rss = _usage()
-    return {"rows": rows, "seconds": seconds, "cpu": cpu, "maxrss_mb": rss}
+    return _child_result(rows, seconds, cpu0)
+
+
+def child_cli(conn: str, size: int, path: str) -> dict[str, Any]:
+    _import_pandas()
+    err = io.StringIO()
+    argv = ["export", TABLE, "--format", "parquet", "-o", path, "--filter", size_filter(size)]
+    cpu0 = _cpu()
+    start = time.perf_counter()
+    status = azt_cli([*argv, "--connection-string", conn], stderr=err)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        raise RuntimeError(f"azt export failed ({status}): {err.getvalue()}")
+    return _child_result(int(pq.read_metadata(path).num_rows), seconds, cpu0)
 
 
 def child_adt(conn: str, size: int, path: str) -> dict[str, Any]:
@@ -134,6 +198,7 @@ def child_adt(conn: str, size: int, path: str) -> dict[str, Any]:
     from azure.data.tables import EntityProperty
     from azure.data.tables import TableClient as AdtTableClient
 
+    cpu0 = _cpu()
     start = time.perf_counter()
     with AdtTableClient.from_connection_string(conn, TABLE) as table:
         entities = list(table.query_entities(query_filter=size_filter(size)))
@@ -153,83 +218,146 @@ def child_adt(conn: str, size: int, path: str) -> dict[str, Any]:
     df = pd.DataFrame(rows)
     df.to_parquet(path)
     seconds = time.perf_counter() - start
-    cpu, rss = _usage()
-    return {"rows": len(df), "seconds": seconds, "cpu": cpu, "maxrss_mb": rss}
+    return _child_result(len(df), seconds, cpu0)
 
 
-def run_child(mode: str, conn: str, size: int) -> dict[str, Any]:
+def _child_result(rows: int, seconds: float, cpu0: float) -> dict[str, Any]:
+    cpu = _cpu()
+    return {
+        "rows": rows,
+        "seconds": seconds,
+        "cpu": cpu - cpu0,
+        "cpu_total": cpu,
+        "maxrss_mb": _maxrss_mb(),
+    }
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far, from ``/proc`` (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_child(mode: str, conn: str, size: int, stub_pid: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         path = str(Path(folder) / "out.parquet")
         argv = [sys.executable, __file__, "--child", mode, "--conn", conn]
         argv += ["--size", str(size), "--out", path]
+        stub0 = proc_cpu(stub_pid)
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        stub_cpu = proc_cpu(stub_pid) - stub0
         if done.returncode != 0:
             raise RuntimeError(f"{mode} failed:\n{done.stderr}")
         result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         result["file_mb"] = os.path.getsize(path) / 2**20
+        # the stub works for the child only while it exports (the child's start-up and
+        # imports send nothing); its busy share is over the export's wall time
+        result["stub_cpu"] = stub_cpu
         return result
 
 
-# --- the decode alone ---------------------------------------------------------------
+# --- the stub -------------------------------------------------------------------------
 
 
-def page_bodies(pages: int) -> list[bytes]:
-    import msgspec
+class SeededStub:
+    """``benchmarks/_seeded_stub.py`` in its own process, holding ``rows`` entities."""
 
-    bodies = []
-    for p in range(pages):
-        rows = []
-        for i in range(p * 1000, (p + 1) * 1000):
-            row = {"odata.etag": "W/\"datetime'2024-01-02T03%3A04%3A05.1234567Z'\""}
-            row["Timestamp"] = "2024-01-02T03:04:05.1234567Z"
-            row.update(wire_json.entity_json(entity(i)))
-            rows.append(row)
-        bodies.append(msgspec.json.encode({"value": rows}))
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+        self.seed_seconds = 0.0
+
+    def __enter__(self) -> SeededStub:
+        argv = [sys.executable, str(HERE / "_seeded_stub.py"), "--module", "_frames_rows"]
+        argv += ["--rows", str(self.rows), "--port", "0"]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            word, _, rest = line.partition(" ")
+            if word == "seeded":
+                self.seed_seconds = float(rest.split()[1])
+            elif word == "listening":
+                self.port = int(rest)
+                return self
+        self.proc.wait(10)
+        raise RuntimeError(f"the seeded stub exited ({self.proc.returncode}) before listening")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(30)
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+
+# --- the decode alone, on the stub's own pages -------------------------------------------
+
+
+def fetch_pages(port: int, pages: int) -> list[bytes]:
+    """The first ``pages`` query pages of the table as the stub sends them (minimal
+    metadata), through a read-only table SAS and plain HTTP."""
+    sas = generate_table_sas(
+        SharedKeyCredential(DEV_ACCOUNT, DEV_KEY),
+        TABLE,
+        permission="r",
+        expiry="2099-01-01T00:00:00Z",
+    )
+    base = f"http://127.0.0.1:{port}/{DEV_ACCOUNT}/{TABLE}()?{sas}"
+    headers = {
+        "Accept": "application/json;odata=minimalmetadata",
+        "x-ms-version": "2019-02-02",
+        "DataServiceVersion": "3.0",
+    }
+    bodies: list[bytes] = []
+    url = base
+    while len(bodies) < pages:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers)) as answer:
+            bodies.append(answer.read())
+            npk = answer.headers.get("x-ms-continuation-NextPartitionKey")
+            nrk = answer.headers.get("x-ms-continuation-NextRowKey")
+        if npk is None:
+            break
+        url = f"{base}&NextPartitionKey={quote(npk)}"
+        if nrk is not None:
+            url += f"&NextRowKey={quote(nrk)}"
     return bodies
 
 
-def cpu_per_row(decode: Any, bodies: list[bytes], rounds: int = 3) -> float:
+def cpu_per_row(decode: Any, bodies: list[bytes], rows: int, rounds: int = 3) -> float:
     best = math.inf
     for _ in range(rounds):
         start = time.process_time()
         for body in bodies:
             decode(body)
         best = min(best, time.process_time() - start)
-    return best / (len(bodies) * 1000) * 1e6
+    return best / rows * 1e6
 
 
-def decode_figures(pages: int) -> dict[str, float]:
-    bodies = page_bodies(pages)
+def decode_figures(bodies: list[bytes]) -> dict[str, float]:
+    rows = sum(len(wire_json.decode_rows(b)) for b in bodies)
     dec = FrameDecoder()
     return {
-        "json.loads": cpu_per_row(json.loads, bodies),
-        "azt Arrow decode": cpu_per_row(lambda b: dec.decode(wire_json.decode_rows(b)), bodies),
-        "azt decode_feed (entities)": cpu_per_row(wire_json.decode_feed, bodies),
+        "json.loads": cpu_per_row(json.loads, bodies, rows),
+        "azt Arrow decode": cpu_per_row(
+            lambda b: dec.decode(wire_json.decode_rows(b)), bodies, rows
+        ),
+        "azt decode_feed (entities)": cpu_per_row(wire_json.decode_feed, bodies, rows),
     }
 
 
-# --- the parent -----------------------------------------------------------------------
+# --- Dask -------------------------------------------------------------------------------
 
 
-async def fill(conn: str, rows: int) -> None:
-    async with TableClient.from_connection_string(
-        conn, TABLE, retry=RetryPolicy(max_attempts=20, base=0.01, minimum=0.01, maximum=0.2)
-    ) as table:
-        await table.create_table()
-        partitions = rows // PER_PARTITION
-        order = (p * PER_PARTITION + r for r in range(PER_PARTITION) for p in range(partitions))
-        result = await load(
-            table,
-            (entity(i) for i in order),  # partitions interleaved: all of them in flight
-            kind="insert",
-            options=BulkOptions(account_rate=1e9, partition_rate=1e9),
-        )
-        result.raise_for_failures()
-
-
-def dask_read(conn: str, size: int, workers: int, partitions: int) -> tuple[int, float]:
-    """Rows and seconds of ``read_dask`` over the first ``size`` rows on a LocalCluster of
-    ``workers`` worker processes (one thread each); the frame is counted on the workers."""
+def dask_read(
+    conn: str, size: int, workers: int, partitions: int, stub_pid: int
+) -> dict[str, float]:
+    """``read_dask`` over the first ``size`` rows on a LocalCluster of ``workers`` worker
+    processes (one thread each), the frame counted on the workers: rows, seconds, the
+    workers' CPU and the stub's over the read."""
     from distributed import Client, LocalCluster
 
     from azt.frames_dask import read_dask
@@ -249,102 +377,146 @@ def dask_read(conn: str, size: int, workers: int, partitions: int) -> tuple[int,
         # the workers import azt, pyarrow and pandas before the clock starts (else the
         # first task of each worker process pays for it)
         dask_client.run(importlib.import_module, "azt.frames_dask")
+        workers0 = sum(dask_client.run(time.process_time).values())
+        stub0 = proc_cpu(stub_pid)
         start = time.perf_counter()
         ddf: Any = read_dask(conn, TABLE, partitions=partitions, filter=size_filter(size))
         n = int(ddf.map_partitions(len).compute().sum())
-        return n, time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        stub_cpu = proc_cpu(stub_pid) - stub0
+        workers_cpu = sum(dask_client.run(time.process_time).values()) - workers0
+    return {"rows": n, "seconds": seconds, "workers_cpu": workers_cpu, "stub_cpu": stub_cpu}
 
 
-def main(rows: int, sizes: list[int], pages: int, dask_rows: int) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    with tempfile.TemporaryDirectory() as folder:
-        log = Path(folder) / "stub.log"
-        with log.open("wb") as out:
-            stub = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "azt_server_stub",
-                    "--port",
-                    str(port),
-                    "--log-level",
-                    "WARNING",
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        try:
-            conn = connection_string(port)
-            deadline = time.monotonic() + 30
-            while not _listening(port):
-                if stub.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the stub did not start:\n{log.read_text()}")
-                time.sleep(0.05)
-            start = time.perf_counter()
-            asyncio.run(fill(conn, rows))
-            print(f"loaded {rows:,} entities in {time.perf_counter() - start:.1f} s")
+# --- the parent -----------------------------------------------------------------------
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (2 cores: {os.cpu_count()})"
+
+
+def _line(name: str, got: dict[str, Any], peer: dict[str, Any] | None, note: str = "") -> str:
+    rows, seconds = got["rows"], got["seconds"]
+    rate = rows / seconds
+    cpu = got["cpu"] / rows * 1e6
+    stub = got["stub_cpu"] / rows * 1e6
+    busy = got["stub_cpu"] / seconds * 100
+    if peer is None:
+        vs_rate = vs_cpu = "1.00x"
+    else:
+        vs_rate = f"{rate / (peer['rows'] / peer['seconds']):.2f}x"
+        vs_cpu = f"{(peer['cpu'] / peer['rows'] * 1e6) / cpu:.2f}x"
+    return (
+        f"{name:<20}{rows:>10,}{seconds:>8.1f}{rate:>9,.0f}{vs_rate:>8}"
+        f"{cpu:>9.1f}{vs_cpu:>8}{stub:>9.1f}{busy:>6.0f}%{got['maxrss_mb']:>8.0f}{note}"
+    )
+
+
+def main(sizes: list[int], peer_rows: int, pages: int, dask_rows: int) -> None:
+    top = max([*sizes, peer_rows, dask_rows])
+    top = -(-top // PER_PARTITION) * PER_PARTITION
+    print(f"start: {_load()}")
+    with SeededStub(top) as stub:
+        conn = connection_string(stub.port)
+        print(
+            f"stub seeded with {top:,} entities in {stub.seed_seconds:.1f} s "
+            "(through its backend, benchmark-only)\n"
+        )
+        print(
+            f"{'export':<20}{'rows':>10}{'s':>8}{'rows/s':>9}{'vs adt':>8}"
+            f"{'cli us':>9}{'vs adt':>8}{'stub us':>9}{'busy':>7}{'peak MB':>8}"
+            "    (us: CPU per row; busy: stub CPU / wall)"
+        )
+        peer: dict[str, Any] | None = None
+        if peer_rows:
+            peer = run_child("adt", conn, peer_rows, stub.pid)
+            print(_line("adt + pandas", peer, None))
+        results: list[dict[str, Any]] = []
+        for size in sizes:
+            got = run_child("azt", conn, size, stub.pid)
+            results.append(got)
+            note = ""
+            if peer is not None and peer["rows"] < got["rows"]:
+                note = f"  (peer extrapolated from {peer['rows']:,} rows)"
+            print(_line("azt export_parquet", got, peer, note))
+            cli = run_child("cli", conn, size, stub.pid)
+            print(_line("azt export (CLI)", cli, peer, note))
+        free = run_child("azt-unordered", conn, sizes[-1], stub.pid)
+        print(_line("  ordered=False", free, peer, note))
+        if len(results) > 1:
+            a, b = results[0], results[-1]
             print(
-                f"{'export':<22}{'rows':>9}{'rows/s':>9}{'vs adt':>8}"
-                f"{'client CPU us/row':>19}{'vs adt':>8}{'peak MB':>9}"
+                f"azt peak memory {a['maxrss_mb']:.0f} MB at {a['rows']:,} rows, "
+                f"{b['maxrss_mb']:.0f} MB at {b['rows']:,} ({b['maxrss_mb'] / a['maxrss_mb']:.2f}x "
+                f"for {b['rows'] / a['rows']:.0f}x the rows)"
             )
-            peer = run_child("adt", conn, sizes[0])
-            base = peer["rows"] / peer["seconds"]
-            base_cpu = peer["cpu"] / peer["rows"] * 1e6
+        print("process CPU per row, start-up and imports (pandas, pyarrow, the client) included:")
+        totals = [("azt export_parquet", r) for r in results]
+        if peer is not None:
+            totals.insert(0, ("adt + pandas", peer))
+        for name, got in totals:
+            total = got["cpu_total"] / got["rows"] * 1e6
+            file_size = f"file {got['file_mb']:.1f} MB"
+            print(f"  {name:<20}{got['rows']:>10,} rows{total:>8.1f} us  ({file_size})")
+        if dask_rows:
             print(
-                f"{'adt + pandas':<22}{peer['rows']:>9,}{base:>9,.0f}{1.0:>7.2f}x"
-                f"{base_cpu:>19.1f}{1.0:>7.2f}x{peer['maxrss_mb']:>9.0f}"
+                f"\nread_dask of {dask_rows:,} rows in 8 partitions (LocalCluster, processes, "
+                "1 thread each)"
             )
-            for size in sizes:
-                got = run_child("azt", conn, size)
-                rate = got["rows"] / got["seconds"]
-                cpu = got["cpu"] / got["rows"] * 1e6
+            print(
+                f"{'workers':<8}{'rows':>10}{'s':>8}{'rows/s':>9}{'scaling':>9}"
+                f"{'workers us':>12}{'stub us':>9}{'stub busy':>11}"
+            )
+            one = 0.0
+            for workers in (1, 2):
+                d = dask_read(conn, dask_rows, workers, 8, stub.pid)
+                rate = d["rows"] / d["seconds"]
+                one = one or rate
                 print(
-                    f"{'azt export_parquet':<22}{got['rows']:>9,}{rate:>9,.0f}"
-                    f"{rate / base:>7.2f}x{cpu:>19.1f}{base_cpu / cpu:>7.2f}x"
-                    f"{got['maxrss_mb']:>9.0f}"
+                    f"{workers:<8}{int(d['rows']):>10,}{d['seconds']:>8.1f}{rate:>9,.0f}"
+                    f"{rate / one:>8.2f}x{d['workers_cpu'] / d['rows'] * 1e6:>12.1f}"
+                    f"{d['stub_cpu'] / d['rows'] * 1e6:>9.1f}"
+                    f"{d['stub_cpu'] / d['seconds'] * 100:>10.0f}%"
                 )
-            if dask_rows:
-                print(
-                    f"\nread_dask of {dask_rows:,} rows in 8 partitions (LocalCluster, processes)"
-                )
-                one = 0.0
-                for workers in (1, 2):
-                    n, seconds = dask_read(conn, dask_rows, workers, 8)
-                    rate = n / seconds
-                    one = one or rate
-                    print(
-                        f"{workers} worker(s){n:>12,} rows{rate:>10,.0f} rows/s{rate / one:>7.2f}x"
-                    )
-        finally:
-            stub.terminate()
-            stub.wait(10)
-    print(f"\ndecode of {pages} pages of 1,000 rows (CPU us per row, best of 3)")
-    figures = decode_figures(pages)
+        bodies = fetch_pages(stub.port, pages)
+    print(
+        f"\ndecode of the stub's first {len(bodies)} pages "
+        f"({sum(map(len, bodies)) / 2**20:.1f} MB; CPU us per row, best of 3)"
+    )
+    figures = decode_figures(bodies)
     ref = figures["json.loads"]
     for name, us in figures.items():
         print(f"{name:<28}{us:>8.2f} us{us / ref:>8.2f}x json.loads")
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+    print(f"\nend: {_load()}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--rows", type=int, default=400_000)
-    parser.add_argument("--sizes", default="100000,400000")
-    parser.add_argument("--pages", type=int, default=50)
+    parser.add_argument("--sizes", default="100000,1000000", help="export sizes, rows")
+    parser.add_argument(
+        "--peer-rows",
+        type=int,
+        default=None,
+        help="rows the azure-data-tables + pandas peer exports (default: the largest size; "
+        "0: none); its rate stands in, labelled, for larger sizes",
+    )
+    parser.add_argument("--pages", type=int, default=50, help="pages for the decode figures")
     parser.add_argument("--dask-rows", type=int, default=100_000, help="0: no Dask read")
-    parser.add_argument("--child", choices=("azt", "adt"), default=None)
+    parser.add_argument("--child", choices=("azt", "azt-unordered", "cli", "adt"), default=None)
     parser.add_argument("--conn", default="")
     parser.add_argument("--size", type=int, default=0)
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     if args.child is not None:
-        runner = child_azt if args.child == "azt" else child_adt
-        print(json.dumps(runner(args.conn, args.size, args.out)))
+        runner: dict[str, Callable[[str, int, str], dict[str, Any]]] = {
+            "azt": child_azt,
+            "azt-unordered": functools.partial(child_azt, ordered=False),
+            "cli": child_cli,
+            "adt": child_adt,
+        }
+        print(json.dumps(runner[args.child](args.conn, args.size, args.out)))
     else:
-        main(args.rows, [int(s) for s in args.sizes.split(",")], args.pages, args.dask_rows)
+        sizes = sorted(int(s) for s in args.sizes.split(","))
+        peer_rows = sizes[-1] if args.peer_rows is None else args.peer_rows
+        main(sizes, peer_rows, args.pages, args.dask_rows)

@@ -132,6 +132,10 @@ class FrameDecoder:
         """
         page = _Page(self, len(rows))
         n = len(rows)
+        shape = _one_shape(rows)
+        if shape is not None:  # the usual page: every row has the same names
+            page.run(rows, 0, n, shape[0], shape[1])
+            return page.finish()
         i = 0
         while i < n:
             keys = tuple(rows[i])
@@ -177,13 +181,23 @@ class _Page:
     def _system(self, out: list[Any], col: tuple[Any, ...] | None, m: int) -> None:
         out.extend(col if col is not None else (None,) * m)
 
-    def run(self, rows: list[dict[str, Any]], i: int, j: int, keys: tuple[str, ...]) -> None:
+    def run(
+        self,
+        rows: list[dict[str, Any]],
+        i: int,
+        j: int,
+        keys: tuple[str, ...],
+        values: list[tuple[Any, ...]] | None = None,
+    ) -> None:
+        """Rows ``i`` to ``j`` (excluded), which all have the names ``keys`` (``values``:
+        their values in that order, row by row, when already taken)."""
         m = j - i
         if len(keys) == 1:
             k0 = keys[0]
             columns: dict[str, tuple[Any, ...]] = {k0: tuple(r[k0] for r in rows[i:j])}
         elif keys:
-            values = list(map(itemgetter(*keys), rows[i:j]))
+            if values is None:
+                values = list(map(itemgetter(*keys), rows[i:j]))
             columns = dict(zip(keys, zip(*values, strict=True), strict=True))
         else:
             columns = {}
@@ -304,6 +318,22 @@ class _Page:
                 out.append(None)
                 self._misfit(row, name, v, EdmType.DATETIME.value)
         return pa.array(out, pa.int64()).view(DATETIME_TYPE)
+
+
+def _one_shape(rows: list[dict[str, Any]]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]] | None:
+    """The names of the first row and every row's values under them, when all the rows have
+    exactly those names (in any order): as many names each, and every one of them (a row
+    lacking one raises ``KeyError``); else None. Two passes in C instead of comparing
+    each row's names with the first's in Python."""
+    if not rows or type(rows[0]) is not dict:
+        return None
+    keys = tuple(rows[0])
+    try:
+        if len(keys) < 2 or len(set(map(len, rows))) != 1:
+            return None
+        return keys, list(map(itemgetter(*keys), rows))
+    except (KeyError, TypeError):  # names differ (or a row is not an object): row by row
+        return None
 
 
 def _run_type(col: tuple[Any, ...], ann: tuple[Any, ...] | None) -> EdmType | None:

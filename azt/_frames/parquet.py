@@ -3,8 +3,9 @@
 
 :func:`export_parquet` writes the record batches of a parallel scan (:func:`arrow_batches`,
 one schema: the first page's properties, later newcomers in ``@extra``) as row groups of at
-most ``row_group_rows`` rows: memory holds a row group and the scan's pages in flight,
-whatever the table's size. :func:`parquet_entities` reads a file back batch by batch
+most ``row_group_rows`` rows, each encoded on a worker thread while the scan reads on:
+memory holds two row groups (one being written) and the scan's pages in flight, whatever
+the table's size. :func:`parquet_entities` reads a file back batch by batch
 (``batch_rows`` at a time) as entities for the bulk loader; :func:`import_parquet` writes
 them to a table.
 
@@ -16,7 +17,9 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, Literal
 
 import pyarrow as pa
@@ -70,11 +73,23 @@ async def export_parquet(
     held: list[pa.RecordBatch] = []
     held_rows = 0
     total = 0
+    # Row groups are written on a thread of their own (Parquet's encoding and compression
+    # release the GIL, so the scan keeps fetching and decoding pages meanwhile), one at a
+    # time and in order (a ParquetWriter is not thread-safe); a group waits for the one
+    # before it, so memory holds at most the group being written and the next one.
+    pool = ThreadPoolExecutor(1, thread_name_prefix="azt-parquet")
+    writing: asyncio.Future[None] | None = None
 
-    def flush() -> None:
-        nonlocal held_rows
+    async def flush() -> None:
+        nonlocal held_rows, writing
+        if writing is not None:
+            await writing
+            writing = None
         if writer is not None and held:
-            writer.write_table(pa.Table.from_batches(held), row_group_size=row_group_rows)
+            group = pa.Table.from_batches(held)
+            writing = asyncio.wrap_future(
+                pool.submit(writer.write_table, group, row_group_size=row_group_rows)
+            )
         held.clear()
         held_rows = 0
 
@@ -94,13 +109,20 @@ async def export_parquet(
             held_rows += batch.num_rows
             total += batch.num_rows
             if held_rows >= row_group_rows:
-                flush()
+                await flush()
             if on_batch is not None:
                 on_batch(batch)
         if writer is None:  # no rows: a file with the columns known (the system ones)
             writer = pq.ParquetWriter(where, dec.schema, compression=compression)
-        flush()
+        await flush()
+        if writing is not None:
+            await writing  # the last group
     finally:
+        # on failure or cancellation, a group being written is finished before the file
+        # is closed (at most one group's encoding: the loop waits that long)
+        pool.shutdown(wait=True)
+        if writing is not None and writing.done() and not writing.cancelled():
+            writing.exception()  # retrieved: the scan's own error is the one raised
         if writer is not None:
             writer.close()
     return total

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,61 @@ def test_export_writes_row_groups_as_it_reads(stub: ThreadedStubServer, tmp_path
     meta = pq.read_metadata(path)
     assert meta.num_rows == 250
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [100, 100, 50]
+
+
+def test_export_encodes_row_groups_off_the_event_loop_thread(
+    stub: ThreadedStubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"pq{secrets.token_hex(4)}"
+    insert(stub.connection_string, name, typed_rows(250))
+    threads: list[str] = []
+    write_table = pq.ParquetWriter.write_table
+
+    def recording(self: Any, table: Any, *args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread().name)
+        write_table(self, table, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", recording)
+    path = str(tmp_path / "threads.parquet")
+
+    async def export() -> tuple[int, str]:
+        async with TableClient.from_connection_string(stub.connection_string, name) as table:
+            n = await export_parquet(table, path, row_group_rows=100)
+            return n, threading.current_thread().name
+
+    n, loop_thread = asyncio.run(export())
+    assert n == 250
+    assert threads  # (one page here: one write of three row groups)
+    assert loop_thread not in threads
+    assert all(t.startswith("azt-parquet") for t in threads)
+    assert pq.read_table(path).num_rows == 250
+
+
+def test_export_raises_a_failed_row_group_write_and_closes_the_file(
+    stub: ThreadedStubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"pq{secrets.token_hex(4)}"
+    insert(stub.connection_string, name, typed_rows(250))
+    closed: list[bool] = []
+    close = pq.ParquetWriter.close
+
+    def failing(self: Any, table: Any, *args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    def recording_close(self: Any) -> None:
+        closed.append(True)
+        close(self)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", failing)
+    monkeypatch.setattr(pq.ParquetWriter, "close", recording_close)
+
+    async def export() -> int:
+        async with TableClient.from_connection_string(stub.connection_string, name) as table:
+            return await export_parquet(table, str(tmp_path / "full.parquet"), row_group_rows=100)
+
+    with pytest.raises(OSError, match="disk full"):
+        asyncio.run(export())
+    assert closed == [True]
 
 
 def test_refused_rows_are_named_and_resumed_from_the_checkpoint(conn: str, tmp_path: Path) -> None:

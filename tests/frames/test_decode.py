@@ -58,3 +58,20 @@ def test_int32_widens_only_for_an_entity_class() -> None:
     assert plain.column(EXTRA).to_pylist() == ['{"N":1}']
     typed = FrameDecoder({"N": "Edm.Int64"}, fixed=True, widen=True).decode(rows)  # type: ignore[dict-item]
     assert typed.column("N").to_pylist() == [1]
+
+
+def test_rows_with_the_same_names_in_another_order_or_as_many_other_names() -> None:
+    # the same names in another order: one shape, each value in its own column
+    swapped = [row(A=1, B="x"), {"B": "y", "RowKey": "r2", "A": 2, "PartitionKey": "p"}]
+    batch = FrameDecoder().decode(swapped)
+    assert batch.column("RowKey").to_pylist() == ["r", "r2"]
+    assert batch.column("A").to_pylist() == [1, 2]
+    assert batch.column("B").to_pylist() == ["x", "y"]
+    # as many names but not the same ones: row by row, nothing lost or misplaced
+    other = [row(A=1, B="x"), row(A=2, C="z"), row(D=3.5, B="w")]
+    batch = FrameDecoder().decode(other)
+    assert batch.column("A").to_pylist() == [1, 2, None]
+    assert batch.column("B").to_pylist() == ["x", None, "w"]
+    assert batch.column("C").to_pylist() == [None, "z", None]
+    assert batch.column("D").to_pylist() == [None, None, 3.5]
+    assert batch.column(EXTRA).null_count == 3
