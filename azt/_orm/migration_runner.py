@@ -80,6 +80,8 @@ _MAX_BYTES = 3 * 1024 * 1024
 #: pace of pages of 200 read 8 ahead)
 _PAGE_SIZE = 200
 _PAGES_AHEAD = 8
+#: the longest the loader holds a partition's partial transaction for more of its rows
+_LINGER = 0.02
 
 
 @attrs.define
@@ -320,8 +322,9 @@ class _Unit:
         self.ops: list[BatchOperation] = []
         self.then: list[BatchOperation] = []  # a move across partitions: the delete after
         self.deleted: list[BatchOperation] = []  # a move: the old row's delete (+ index rows)
-        #: a generous estimate of the encoded size (a transaction stays under 4 MiB)
-        self.size = 2048 + 2 * len(repr(dict(plan.entity)))
+        #: a generous estimate of the encoded size (a transaction stays under 4 MiB); set
+        #: by the writers that group units themselves (the loader measures its own)
+        self.size = 0
 
 
 class _Page:
@@ -382,7 +385,10 @@ class _Run:
         #: rows must share a transaction with their index rows or move, through _partition
         self.bulk = not self.indexed and not any(s.kind == "rekey" for s in m.steps)
         told = options or BulkOptions()
-        self.options = told
+        # a page's rows reach the loader all at once: a partition's partial transaction
+        # has nothing more to wait for but the range's next page, a round trip away;
+        # lingering longer stalls the pages waiting on it (and so the scan)
+        self.options = attrs.evolve(told, linger=min(told.linger, _LINGER))
         self.feed: asyncio.Queue[_Unit | None] = asyncio.Queue()
         self.sent: dict[int, _Unit] = {}
         self.followups: set[asyncio.Task[None]] = set()
@@ -548,7 +554,9 @@ class _Run:
         if plan is None:
             return None
         unit = _Unit(row, plan, page)
-        etag = row.metadata.etag or "*"
+        # the ETag as decoded (row.metadata would build the metadata object and parse
+        # the Timestamp of every row read, which nothing here needs)
+        etag = getattr(row, "_etag", None) or row.metadata.etag or "*"
         new = plan.entity
         limits = self.limits
         if not plan.moved:
@@ -556,6 +564,7 @@ class _Run:
             if self.bulk:  # the loader checks it (a refusal is a failure with its keys)
                 unit.ops = [op]
                 return unit
+            unit.size = 2048 + 2 * len(repr(dict(new)))
             unit.ops = [checked_operation(op, limits), *self._companions(row, new, "update", etag)]
             return unit
         create = checked_operation(BatchOperation("create", new), limits)
@@ -563,7 +572,7 @@ class _Run:
         created = [create, *self._companions(None, new, "create", None)]
         deleted = [delete, *self._companions(row, None, "delete", etag)]
         unit.deleted = deleted
-        unit.size *= 2
+        unit.size = 2 * (2048 + 2 * len(repr(dict(new))))
         if new["PartitionKey"] == row["PartitionKey"]:
             unit.ops = created + deleted
         else:
