@@ -253,15 +253,21 @@ async def run_migrations(
         assert all(r.ok for r in reports)
     """
     reports = []
+    pending: list[Migration] = []  # not applied yet, in run order
     for m in ordered(migrations):
         rec = await _record(service, m)
         if rec is not None and rec.get("State") == "done":
             reports.append(MigrationReport(m.name, m.table, skipped=True))
             continue
         run = _Run(service, m, rec, dry_run, concurrency, scan_concurrency, progress, options)
+        if dry_run:
+            # a dry run writes nothing: each row is planned as the pending migrations of
+            # its table before this one would leave it
+            run.before = [e for e in pending if e.table.lower() == m.table.lower()]
         run.interval = checkpoint_interval
         report = await run.run()
         reports.append(report)
+        pending.append(m)
         if not report.ok:
             break
     return reports
@@ -389,6 +395,8 @@ class _Run:
         # has nothing more to wait for but the range's next page, a round trip away;
         # lingering longer stalls the pages waiting on it (and so the scan)
         self.options = attrs.evolve(told, linger=min(told.linger, _LINGER))
+        #: a dry run's earlier pending migrations of the table, applied to each row first
+        self.before: list[Migration] = []
         self.feed: asyncio.Queue[_Unit | None] = asyncio.Queue()
         self.sent: dict[int, _Unit] = {}
         self.followups: set[asyncio.Task[None]] = set()
@@ -478,6 +486,10 @@ class _Run:
                 self.stats.scanned += 1
                 self.report.scanned += 1
                 try:
+                    for earlier in self.before:
+                        chained = earlier.plan_row(row)
+                        if chained is not None:
+                            row = chained.entity
                     unit = self._plan(row, page)
                 except _STEP_ERRORS as exc:  # a step or conversion refused this row
                     self._refused(row, exc)
