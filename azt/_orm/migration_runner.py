@@ -80,6 +80,11 @@ _MAX_BYTES = 3 * 1024 * 1024
 #: pace of pages of 200 read 8 ahead)
 _PAGE_SIZE = 200
 _PAGES_AHEAD = 8
+#: ... starting at this many, one more each time a page is written (a slow start: a burst
+#: of reads at the start would overdraw the account's bucket the first writes then find
+#: empty, and a loader refused before its first success cuts its pace to the floor), and
+#: the scan holds at most this many read and not yet taken
+_START_AHEAD = 2
 #: the longest the loader holds a partition's partial transaction for more of its rows
 _LINGER = 0.02
 
@@ -373,7 +378,8 @@ class _Run:
         # pages read but not written: enough to keep the writers busy, few enough that the
         # reads (which a throttling service charges per entity, as the writes) do not
         # run far ahead and starve the writes of the account's budget
-        self.window = asyncio.Semaphore(_PAGES_AHEAD)
+        self.window = asyncio.Semaphore(_START_AHEAD)
+        self.ahead = _START_AHEAD
         self.scan_concurrency = scan_concurrency
         self.report = MigrationReport(m.name, m.table, dry_run=dry_run)
         self.stats = MigrationProgress(m.name)
@@ -397,7 +403,9 @@ class _Run:
         self.options = attrs.evolve(told, linger=min(told.linger, _LINGER))
         #: a dry run's earlier pending migrations of the table, applied to each row first
         self.before: list[Migration] = []
-        self.feed: asyncio.Queue[_Unit | None] = asyncio.Queue()
+        #: what the loader is to write: a page's units at a time (one handoff a page, not
+        #: one a row), or ``None`` once every page is settled
+        self.feed: asyncio.Queue[list[_Unit] | None] = asyncio.Queue()
         self.sent: dict[int, _Unit] = {}
         self.followups: set[asyncio.Task[None]] = set()
 
@@ -466,6 +474,7 @@ class _Run:
             concurrency=self.scan_concurrency,
             page_size=_PAGE_SIZE,
             token=token,
+            read_ahead=_START_AHEAD,
         )
         async with scan:
             async for page in scan.by_page():
@@ -503,9 +512,8 @@ class _Run:
                     self.report.samples.append(_describe(u))
             elif self.bulk:
                 page.left = len(units)
-                for u in units:
-                    self.feed.put_nowait(u)
                 if units:
+                    self.feed.put_nowait(units)
                     await page.done.wait()
             else:
                 await self._write(units)
@@ -513,6 +521,9 @@ class _Run:
             page.settled = True
             self._settle()
             self.window.release()
+            if self.ahead < _PAGES_AHEAD:
+                self.ahead += 1
+                self.window.release()
 
     def _settle(self) -> None:
         while self.settled < len(self.pages) and self.pages[self.settled].settled:
@@ -621,12 +632,14 @@ class _Run:
         async def items() -> AsyncIterator[BatchOperation]:
             index = 0
             while True:
-                unit = await self.feed.get()
-                if unit is None:
+                units = await self.feed.get()
+                if units is None:
                     return
-                self.sent[index] = unit
-                index += 1
-                yield unit.ops[0]
+                sent = self.sent
+                for unit in units:
+                    sent[index] = unit
+                    index += 1
+                    yield unit.ops[0]
 
         result = await load(self.table, items(), options=self.options, on_result=self._outcome)
         self.stats.throttled += result.throttled
@@ -648,7 +661,7 @@ class _Run:
     async def _again_bulk(self, unit: _Unit) -> None:
         again = await self._again(unit, None)
         if again:
-            self.feed.put_nowait(again[0])  # the same row, planned from what it is now
+            self.feed.put_nowait(again)  # the same row, planned from what it is now
         else:
             unit.page.resolved()
 
