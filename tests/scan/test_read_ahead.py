@@ -39,4 +39,4 @@ async def test_read_ahead_bounds_the_pages_read_before_they_are_taken(
         with pytest.raises(azt.ValidationError, match="read_ahead"):
             parallel_scan(table, read_ahead=0)
         with pytest.raises(azt.ValidationError, match="read_ahead"):
-            parallel_scan(table, read_ahead=True)  # type: ignore[arg-type]
+            parallel_scan(table, read_ahead=True)
