@@ -46,32 +46,40 @@ from azt._errors import (
     ServiceError,
     TransactionError,
     TransportError,
-    ValidationError,
 )
 from azt._orm.columns import entity_info
-from azt._orm.indexes import RESERVED, declared_indexes, is_index_row_key
+from azt._orm.indexes import declared_indexes, is_index_row_key
+from azt._orm.migration_records import (
+    MIGRATIONS_TABLE,
+    SAMPLE,
+    STEP_ERRORS,
+    MigrationProgress,
+    MigrationReport,
+    MigrationStatus,
+    main_rows,
+    migration_status,
+    ordered,
+    record_of,
+    verify_migrations,
+)
 from azt._orm.migrations import Migration, RowPlan
 from azt._orm.scan import parallel_scan
 
-__all__ = [
+__all__ = [  # the records' names too, so this module stays the one the faces import
     "MIGRATIONS_TABLE",
     "MigrationProgress",
     "MigrationReport",
     "MigrationStatus",
     "migration_status",
+    "ordered",
     "run_migrations",
     "verify_migrations",
 ]
 
-#: the table of applied migrations: PartitionKey the migrated table, RowKey the name
-MIGRATIONS_TABLE = "AztMigrations"
-_SAMPLE = 20
 _T = TypeVar("_T")
 _MAX_ATTEMPTS = 30
 #: a row changed since it was read (412), gone (404) or a moved row's target there (409)
 _CONFLICTS = (PreconditionFailedError, EntityNotFoundError, EntityAlreadyExistsError)
-#: what a step (or an entity class's conversion) raises for a row it cannot migrate
-_STEP_ERRORS = (ValueError, TypeError, KeyError, ValidationError)
 _MAX_BYTES = 3 * 1024 * 1024
 #: scan pages of this many rows, at most this many read and not yet written: a throttling
 #: service charges a read per entity as a write, and a burst of large pages read ahead
@@ -87,150 +95,6 @@ _PAGES_AHEAD = 8
 _START_AHEAD = 2
 #: the longest the loader holds a partition's partial transaction for more of its rows
 _LINGER = 0.02
-
-
-@attrs.define
-class MigrationProgress:
-    """Counters of a migration run, passed to ``progress`` about every second and at the end.
-
-    Example::
-
-        >>> MigrationProgress("0002_x").scanned
-        0
-    """
-
-    name: str
-    scanned: int = 0
-    changed: int = 0
-    written: int = 0
-    conflicts: int = 0
-    throttled: int = 0
-    requests: int = 0
-    elapsed: float = 0.0
-    done: bool = False
-
-    @property
-    def rate(self) -> float:
-        """Rows scanned per second.
-
-        Example::
-
-            >>> MigrationProgress("m", scanned=10, elapsed=2.0).rate
-            5.0
-        """
-        return self.scanned / self.elapsed if self.elapsed > 0 else 0.0
-
-
-@attrs.define
-class MigrationReport:
-    """What a run (``dry_run``: would) change, or what a verify found not migrated:
-    ``pending`` rows of the old shape, ``samples`` the keys (and for a dry run the new
-    entity) of the first few.
-
-    Example::
-
-        >>> MigrationReport("m", "things").ok
-        True
-    """
-
-    name: str
-    table: str
-    skipped: bool = False  #: already recorded as applied
-    dry_run: bool = False
-    scanned: int = 0
-    pending: int = 0
-    written: int = 0
-    conflicts: int = 0
-    failed: int = 0
-    samples: list[str] = attrs.field(factory=list)
-    errors: list[str] = attrs.field(factory=list)
-    progress: MigrationProgress | None = None
-
-    @property
-    def ok(self) -> bool:
-        """No failure (a verify: also nothing pending).
-
-        Example::
-
-            >>> MigrationReport("m", "things", failed=1).ok
-            False
-        """
-        return self.failed == 0 and not self.errors
-
-
-@attrs.frozen
-class MigrationStatus:
-    """A migration and its record: ``state`` is ``"pending"``, ``"running"`` (started,
-    not finished: a run again resumes it) or ``"applied"``.
-
-    Example::
-
-        >>> MigrationStatus("0001_x", "things", "pending").state
-        'pending'
-    """
-
-    name: str
-    table: str
-    state: str
-    rows: int = 0
-    finished: datetime | None = None
-
-
-async def _record(service: TableServiceClient, m: Migration) -> TableEntity | None:
-    log = service.get_table_client(MIGRATIONS_TABLE)
-    try:
-        return await log.get_entity(m.table, m.name)
-    except EntityNotFoundError:
-        return None
-    except ServiceError as exc:
-        if exc.code == "TableNotFound":
-            return None
-        raise
-
-
-async def migration_status(
-    service: TableServiceClient, migrations: Sequence[Migration]
-) -> list[MigrationStatus]:
-    """Each migration's state from the table of applied migrations, in run order.
-
-    Example::
-
-        for s in await migration_status(service, migrations):
-            print(s.name, s.state)
-    """
-    out = []
-    for m in ordered(migrations):
-        rec = await _record(service, m)
-        if rec is None:
-            out.append(MigrationStatus(m.name, m.table, "pending"))
-        else:
-            state = "applied" if rec.get("State") == "done" else "running"
-            out.append(
-                MigrationStatus(
-                    m.name, m.table, state, int(rec.get("Rows", 0)), rec.get("Finished")
-                )
-            )
-    return out
-
-
-def ordered(migrations: Sequence[Migration]) -> list[Migration]:
-    """The run order: by name; two migrations of one name are refused.
-
-    Example::
-
-        >>> from azt._orm.migrations import drop
-        >>> [m.name for m in ordered([Migration("0002", "things", [drop("A")]),
-        ...                           Migration("0001", "things", [drop("B")])])]
-        ['0001', '0002']
-    """
-    seen: set[tuple[str, str]] = set()
-    for m in migrations:
-        if not isinstance(m, Migration):
-            raise ValidationError(f"not a Migration: {m!r}")
-        if (m.table.lower(), m.name) in seen:
-            raise ValidationError(f"two migrations named {m.name!r} on table {m.table!r}")
-        seen.add((m.table.lower(), m.name))
-    return sorted(migrations, key=lambda m: m.name)
 
 
 async def run_migrations(
@@ -260,7 +124,7 @@ async def run_migrations(
     reports = []
     pending: list[Migration] = []  # not applied yet, in run order
     for m in ordered(migrations):
-        rec = await _record(service, m)
+        rec = await record_of(service, m)
         if rec is not None and rec.get("State") == "done":
             reports.append(MigrationReport(m.name, m.table, skipped=True))
             continue
@@ -278,53 +142,11 @@ async def run_migrations(
     return reports
 
 
-async def verify_migrations(
-    service: TableServiceClient, migrations: Sequence[Migration], *, scan_concurrency: int = 8
-) -> list[MigrationReport]:
-    """For each migration, the rows of its table not yet migrated (``pending``, with the
-    first few keys in ``samples``), whatever its record says.
-
-    Example::
-
-        reports = await verify_migrations(service, migrations)
-        assert all(r.pending == 0 for r in reports)
-    """
-    out = []
-    for m in ordered(migrations):
-        report = MigrationReport(m.name, m.table)
-        async for row in parallel_scan(
-            service.get_table_client(m.table),
-            filter=_main_rows(m),
-            concurrency=scan_concurrency,
-        ):
-            if is_index_row_key(row["RowKey"]):
-                continue
-            report.scanned += 1
-            try:
-                pending = m.plan_row(row) is not None
-            except _STEP_ERRORS as exc:
-                pending = True
-                if len(report.errors) < _SAMPLE:
-                    report.errors.append(f"{row['PartitionKey']!r}/{row['RowKey']!r}: {exc}")
-            if pending:
-                report.pending += 1
-                if len(report.samples) < _SAMPLE:
-                    report.samples.append(f"{row['PartitionKey']!r}/{row['RowKey']!r}")
-        out.append(report)
-    return out
-
-
-def _main_rows(m: Migration) -> str | None:
-    if m.entity is not None and declared_indexes(m.entity):
-        return f"RowKey lt '{RESERVED}'"
-    return None
-
-
 class _Unit:
     """The operations of one row's rewrite (one transaction's worth, or the first of a
     move across partitions), and the row as read."""
 
-    __slots__ = ("deleted", "ops", "page", "plan", "row", "size", "then")
+    __slots__ = ("copied", "deleted", "ops", "page", "plan", "row", "size", "then")
 
     def __init__(self, row: TableEntity, plan: RowPlan, page: _Page) -> None:
         self.row = row
@@ -333,6 +155,8 @@ class _Unit:
         self.ops: list[BatchOperation] = []
         self.then: list[BatchOperation] = []  # a move across partitions: the delete after
         self.deleted: list[BatchOperation] = []  # a move: the old row's delete (+ index rows)
+        #: a move across partitions: the ETag of the new row as this run inserted it
+        self.copied: str | None = None
         #: a generous estimate of the encoded size (a transaction stays under 4 MiB); set
         #: by the writers that group units themselves (the loader measures its own)
         self.size = 0
@@ -470,7 +294,7 @@ class _Run:
         its own (at most ``_PAGES_AHEAD`` at once)."""
         scan = parallel_scan(
             self.table,
-            filter=_main_rows(self.m),
+            filter=main_rows(self.m),
             concurrency=self.scan_concurrency,
             page_size=_PAGE_SIZE,
             token=token,
@@ -500,7 +324,7 @@ class _Run:
                         if chained is not None:
                             row = chained.entity
                     unit = self._plan(row, page)
-                except _STEP_ERRORS as exc:  # a step or conversion refused this row
+                except STEP_ERRORS as exc:  # a step or conversion refused this row
                     self._refused(row, exc)
                     continue
                 if unit is not None:
@@ -508,7 +332,7 @@ class _Run:
             self.report.pending += len(units)
             self.stats.changed += len(units)
             if self.dry_run:
-                for u in units[: max(0, _SAMPLE - len(self.report.samples))]:
+                for u in units[: max(0, SAMPLE - len(self.report.samples))]:
                     self.report.samples.append(_describe(u))
             elif self.bulk:
                 page.left = len(units)
@@ -677,16 +501,22 @@ class _Run:
         """Send one partition's units, as many whole units per transaction as fit (a
         row's index rows always share its transaction)."""
         while units:
+            # a unit's operations share a partition; the units do not always (a move's
+            # second half, the delete of the old row, is in the old row's partition)
+            pk = units[0].ops[0].partition_key
             group: list[_Unit] = []
+            rest: list[_Unit] = []
             n = size = 0
             for u in units:
-                if group and (n + len(u.ops) > 100 or size + u.size > _MAX_BYTES):
-                    break
+                if u.ops[0].partition_key != pk or (
+                    group and (n + len(u.ops) > 100 or size + u.size > _MAX_BYTES)
+                ):
+                    rest.append(u)
+                    continue
                 group.append(u)
                 n += len(u.ops)
                 size += u.size
-            units = units[len(group) :]
-            units = await self._send(group) + units
+            units = await self._send(group) + rest
 
     async def _send(self, group: list[_Unit]) -> list[_Unit]:
         """Send one transaction of ``group``; returns the units to send again (the rest
@@ -698,7 +528,7 @@ class _Run:
             self.stats.requests += 1
             try:
                 async with self.sem:
-                    await self.table.submit_transaction(ops)
+                    results = await self.table.submit_transaction(ops)
             except TransactionError as exc:
                 return await self._op_failed(group, exc)
             except AmbiguousOutcomeError:
@@ -721,8 +551,11 @@ class _Run:
                 continue
             break
         later: list[_Unit] = []
+        at = 0
         for u in group:
+            first, at = at, at + len(u.ops)
             if u.then:
+                u.copied = results[first].etag  # the new row as inserted
                 u.ops, u.then = u.then, []
                 later.append(u)
             else:
@@ -754,11 +587,8 @@ class _Run:
         """Read the row again and plan it again (the application changed it, or an earlier
         attempt of ours was applied)."""
         self.report.conflicts += 1
-        if isinstance(error, EntityAlreadyExistsError) and u.deleted and u.ops[0].kind == "create":
-            # the moved row exists (an earlier attempt of ours, or the application wrote
-            # it): keep it, and delete the old row if it is still as read
-            u.ops, u.then = u.deleted, []
-            return [u]
+        if u.deleted:
+            return await self._moved_again(u)
         pk, rk = u.plan.old_keys
         try:
             row = await _retrying(lambda: self.table.get_entity(pk, rk))
@@ -768,23 +598,76 @@ class _Run:
             return []
         try:
             fresh = self._plan(row, u.page)
-        except _STEP_ERRORS as exc:
+        except STEP_ERRORS as exc:
             self._refused(row, exc)
             return []
         if fresh is None:
             return []  # already in the new shape
         return [fresh]
 
+    async def _moved_again(self, u: _Unit) -> list[_Unit]:
+        """A move met a conflict: the new row exists (its insert failed ``409``), the old
+        row changed since it was read (its delete failed ``412``), or an answer was lost.
+        Read both rows again; the old row's content reaches the new keys unless the new
+        row is the later write:
+
+        * the old row is gone: moved;
+        * no new row: insert it (and delete the old one), as planned;
+        * the new row holds what the old one would move, or is the later write (the
+          application writes the new keys): it stands, and the old row is deleted if it
+          is still as read now;
+        * the new row is this run's copy, unchanged since (its ETag), or an earlier
+          write than the old row's last (their Timestamps): the old row changed after
+          the copy was made, so it is copied again over the new row (``If-Match`` the new
+          row as read) and the old row deleted, in one transaction within a partition;
+          a write of the application to the old row is carried over, never dropped.
+        """
+        pk, rk = u.plan.old_keys
+        try:
+            old = await _retrying(lambda: self.table.get_entity(pk, rk))
+        except EntityNotFoundError:
+            self.report.written += 1  # the old row is gone: moved
+            return []
+        try:
+            fresh = self._plan(old, u.page)
+        except STEP_ERRORS as exc:
+            self._refused(old, exc)
+            return []
+        if fresh is None:
+            return []  # no longer to be moved
+        entity = fresh.plan.entity
+        npk, nrk = entity["PartitionKey"], entity["RowKey"]
+        try:
+            new = await _retrying(lambda: self.table.get_entity(npk, nrk))
+        except EntityNotFoundError:
+            return [fresh]
+        new_etag = new.metadata.etag or "*"
+        stands = _holds(new, entity) or not (
+            (u.copied is not None and new_etag == u.copied) or _stamp(old) > _stamp(new)
+        )
+        if stands:
+            fresh.ops, fresh.then = fresh.deleted, []
+            return [fresh]
+        replace = checked_operation(
+            BatchOperation("update", entity, mode=UpdateMode.REPLACE, etag=new_etag), self.limits
+        )
+        copy = [replace, *self._companions(new, entity, "update", new_etag)]
+        if npk == pk:
+            fresh.ops, fresh.then = copy + fresh.deleted, []
+        else:
+            fresh.ops, fresh.then = copy, fresh.deleted
+        return [fresh]
+
     def _refused(self, row: TableEntity, exc: BaseException) -> None:
         self.report.failed += 1
-        if len(self.report.errors) < _SAMPLE:
+        if len(self.report.errors) < SAMPLE:
             self.report.errors.append(
                 f"{row['PartitionKey']!r}/{row['RowKey']!r}: cannot be migrated: {exc}"
             )
 
     def _failed(self, u: _Unit, exc: BaseException) -> None:
         self.report.failed += 1
-        if len(self.report.errors) < _SAMPLE:
+        if len(self.report.errors) < SAMPLE:
             pk, rk = u.plan.old_keys
             self.report.errors.append(f"{pk!r}/{rk!r}: {exc}")
 
@@ -801,6 +684,17 @@ async def _retrying(call: Callable[[], Awaitable[_T]]) -> _T:
             if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
                 raise
             await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
+
+
+def _holds(stored: TableEntity, entity: TableEntity) -> bool:
+    """Whether the stored row holds ``entity``'s properties and values, and no others."""
+    return dict(stored) == dict(entity)
+
+
+def _stamp(row: TableEntity) -> datetime:
+    """The row's Timestamp (the service's time of its last write)."""
+    ts = row.metadata.timestamp
+    return ts if ts is not None else datetime.min.replace(tzinfo=UTC)
 
 
 def _keys(row: TableEntity) -> dict[str, Any]:
