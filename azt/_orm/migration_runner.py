@@ -11,6 +11,10 @@ Why it is exactly once per row and safe next to live writers:
   again``), and written if it still needs it;
 * a step changes only rows of the old shape, so a row written by an earlier (killed) run,
   or by the application in the new shape, is planned as "nothing to do";
+* a move to new keys that meets a conflict (the old row changed after the copy, or the
+  new row is there already) reads both rows and keeps the later write: the old row's
+  content is copied over the new row unless the new row was written after it
+  (:meth:`_Run._moved_again`), so the application's write to the old keys is not lost;
 * the checkpoint (the scan's token, kept in the migration's record row) only moves past
   pages whose every row is written or found done, so after ``kill -9`` a run again
   resumes there, and reads what came after it again (finding the rows already done).
