@@ -76,6 +76,7 @@ __all__ = [  # the records' names too, so this module stays the one the faces im
     "MigrationStatus",
     "migration_status",
     "ordered",
+    "pacing",
     "run_migrations",
     "verify_migrations",
 ]
@@ -92,6 +93,18 @@ _MAX_BYTES = 3 * 1024 * 1024
 #: pace of pages of 200 read 8 ahead)
 _PAGE_SIZE = 200
 _PAGES_AHEAD = 8
+#: ... but a page reads at most this share of a partition's budget per second (the
+#: loader's ``partition_rate``: Azure's 2,000 gives pages of 200), and no fewer rows than
+#: this: reading a partition's page spends the partition's budget its writes then need,
+#: and a page the size of the whole budget has its first write refused, which cuts the
+#: loader's pace of that partition (benchmarks/migrate_bench.py, throttled at 200 a
+#: partition: pages of 200 ran at two thirds of the pace of pages of 20); smaller pages
+#: are read further ahead (up to this many rows, at most this many pages) by more readers
+_PAGE_SHARE = 0.1
+_MIN_PAGE = 20
+_ROWS_AHEAD = 1600
+_MAX_PAGES_AHEAD = 32
+_SMALL_PAGE_READERS = 16
 #: ... starting at this many, one more each time a page is written (a slow start: a burst
 #: of reads at the start would overdraw the account's bucket the first writes then find
 #: empty, and a loader refused before its first success cuts its pace to the floor), and
@@ -107,7 +120,7 @@ async def run_migrations(
     *,
     dry_run: bool = False,
     concurrency: int = 16,
-    scan_concurrency: int = 8,
+    scan_concurrency: int | None = None,
     checkpoint_interval: float = 1.0,
     progress: Callable[[MigrationProgress], object] | None = None,
     options: BulkOptions | None = None,
@@ -119,6 +132,8 @@ async def run_migrations(
     Rows that keep their keys and carry no index rows are written by the bulk loader
     (``options``: its limits and pacing, :class:`azt.bulk.BulkOptions`); rows with index
     rows or new keys in transactions of whole rows, ``concurrency`` at a time.
+    ``scan_concurrency``: the reads in flight (default 8, or 16 where the options'
+    ``partition_rate`` makes the pages small).
 
     Example::
 
@@ -192,7 +207,7 @@ class _Run:
         record: TableEntity | None,
         dry_run: bool,
         concurrency: int,
-        scan_concurrency: int,
+        scan_concurrency: int | None,
         progress: Callable[[MigrationProgress], object] | None,
         options: BulkOptions | None = None,
     ) -> None:
@@ -206,9 +221,6 @@ class _Run:
         # pages read but not written: enough to keep the writers busy, few enough that the
         # reads (which a throttling service charges per entity, as the writes) do not
         # run far ahead and starve the writes of the account's budget
-        self.window = asyncio.Semaphore(_START_AHEAD)
-        self.ahead = _START_AHEAD
-        self.scan_concurrency = scan_concurrency
         self.report = MigrationReport(m.name, m.table, dry_run=dry_run)
         self.stats = MigrationProgress(m.name)
         self.report.progress = self.stats
@@ -225,6 +237,10 @@ class _Run:
         #: rows must share a transaction with their index rows or move, through _partition
         self.bulk = not self.indexed and not any(s.kind == "rekey" for s in m.steps)
         told = options or BulkOptions()
+        self.page_size, self.pages_ahead, readers = pacing(told, scan_concurrency)
+        self.scan_concurrency = readers
+        self.window = asyncio.Semaphore(_START_AHEAD)
+        self.ahead = _START_AHEAD
         # a page's rows reach the loader all at once: a partition's partial transaction
         # has nothing more to wait for but the range's next page, a round trip away;
         # lingering longer stalls the pages waiting on it (and so the scan)
@@ -295,12 +311,12 @@ class _Run:
 
     async def _scan(self, token: str | None, tasks: set[asyncio.Task[None]]) -> None:
         """Read the table from ``token`` on, each page planned and written by a task of
-        its own (at most ``_PAGES_AHEAD`` at once)."""
+        its own (at most ``pages_ahead`` at once)."""
         scan = parallel_scan(
             self.table,
             filter=main_rows(self.m),
             concurrency=self.scan_concurrency,
-            page_size=_PAGE_SIZE,
+            page_size=self.page_size,
             token=token,
             read_ahead=_START_AHEAD,
         )
@@ -349,7 +365,7 @@ class _Run:
             page.settled = True
             self._settle()
             self.window.release()
-            if self.ahead < _PAGES_AHEAD:
+            if self.ahead < self.pages_ahead:
                 self.ahead += 1
                 self.window.release()
 
@@ -674,6 +690,22 @@ class _Run:
         if len(self.report.errors) < SAMPLE:
             pk, rk = u.plan.old_keys
             self.report.errors.append(f"{pk!r}/{rk!r}: {exc}")
+
+
+def pacing(told: BulkOptions, scan_concurrency: int | None) -> tuple[int, int, int]:
+    """A migration's page size, most pages read ahead of the writes, and readers, for a
+    loader told ``told`` (its ``partition_rate``) and the ``scan_concurrency`` asked.
+
+    Example::
+
+        >>> pacing(BulkOptions(), None), pacing(BulkOptions(partition_rate=200), None)
+        ((200, 8, 8), (20, 32, 16))
+    """
+    page = min(_PAGE_SIZE, max(_MIN_PAGE, int(told.partition_rate * _PAGE_SHARE)))
+    ahead = min(_MAX_PAGES_AHEAD, max(_PAGES_AHEAD, _ROWS_AHEAD // page))
+    if scan_concurrency is None:
+        scan_concurrency = 8 if page == _PAGE_SIZE else _SMALL_PAGE_READERS
+    return page, ahead, scan_concurrency
 
 
 async def _retrying(call: Callable[[], Awaitable[_T]]) -> _T:

@@ -1,7 +1,9 @@
 """The migration's pipeline settings that docs/migrations.md states: pages of 200 rows
 read at most 2 ahead of the writes at the start, one more per page written, up to 8 (the
-scan holding at most 2 unread); the loader holding a partial transaction at most 20 ms
-(or the shorter ``linger`` it was given), its other options as given."""
+scan holding at most 2 unread); a page at most a tenth of the loader's partition rate
+(at least 20 rows), smaller pages read further ahead (1,600 rows, at most 32 pages) by 16
+readers; the loader holding a partial transaction at most 20 ms (or the shorter
+``linger`` it was given), its other options as given."""
 
 from __future__ import annotations
 
@@ -35,9 +37,33 @@ async def fill(table: azt.TableClient, n: int) -> None:
 
 
 def test_the_documented_settings() -> None:
-    assert migration_runner._PAGE_SIZE == 200
-    assert (migration_runner._START_AHEAD, migration_runner._PAGES_AHEAD) == (2, 8)
+    assert migration_runner._START_AHEAD == 2
     assert migration_runner._LINGER == 0.02
+    pacing = migration_runner.pacing
+    assert pacing(BulkOptions(), None) == (200, 8, 8)  # Azure's 2,000 a partition
+    assert pacing(BulkOptions(partition_rate=5000), None) == (200, 8, 8)
+    assert pacing(BulkOptions(partition_rate=1000), None) == (100, 16, 16)
+    assert pacing(BulkOptions(partition_rate=300), None) == (30, 32, 16)
+    assert pacing(BulkOptions(partition_rate=200), None) == (20, 32, 16)
+    assert pacing(BulkOptions(partition_rate=50), 4) == (20, 32, 4)  # asked: as asked
+
+
+async def test_small_pages_for_a_low_partition_rate(
+    service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = await service.create_table("small")
+    await fill(table, 50)
+    asked: list[Any] = []
+
+    def scan(*args: Any, **kwargs: Any) -> Any:
+        asked.append((kwargs["page_size"], kwargs["concurrency"]))
+        return real_scan(*args, **kwargs)
+
+    monkeypatch.setattr(migration_runner, "parallel_scan", scan)
+    m = Migration("0001", "small", [rename("Name", "FullName")])
+    [report] = await run_migrations(service, [m], options=BulkOptions(partition_rate=200))
+    assert (report.ok, report.written) == (True, 50)
+    assert asked == [(20, 16)]
 
 
 @pytest.mark.parametrize(("given", "used"), [(1.0, 0.02), (0.25, 0.02), (0.005, 0.005)])
@@ -75,7 +101,7 @@ async def test_pages_ahead_start_at_two_and_grow_to_eight(
     later up to 8 are in hand at once, never more; the scan is asked to hold 2 unread."""
     table = await service.create_table("ahead")
     await fill(table, 400)
-    monkeypatch.setattr(migration_runner, "_PAGE_SIZE", 10)
+    monkeypatch.setattr(migration_runner, "pacing", lambda told, readers: (10, 8, 8))
     events: list[str] = []
     in_hand = [0, 0]  # now, most
     real_page = migration_runner._Run._page
