@@ -250,9 +250,10 @@ def main() -> None:
             else:
                 bound = throttled_bound(throttle, args.partitions, n)
                 print(
-                    f"  bound under this throttle: {bound:.2f} = (N - burst) / (2N - burst): a"
-                    " migration reads each row it writes,\n  and the throttle counts an"
-                    f" entity read as one written; reached: {ratio / bound:.0%} of the bound"
+                    f"  bound under this throttle: {bound:.2f} = (N - burst) / (2N - burst), with"
+                    " both at the budget exactly:\n  a migration reads each row it writes and"
+                    " the throttle counts an entity read as one written\n  (a loader below"
+                    f" its budget lets the ratio pass it); reached: {ratio / bound:.0%} of it"
                 )
 
 
