@@ -98,7 +98,7 @@ _PAGES_AHEAD = 8
 #: this: reading a partition's page spends the partition's budget its writes then need,
 #: and a page the size of the whole budget has its first write refused, which cuts the
 #: loader's pace of that partition (benchmarks/migrate_bench.py, throttled at 200 a
-#: partition: pages of 200 ran at two thirds of the pace of pages of 20); smaller pages
+#: partition: pages of 200 ran at about half the pace of pages of 20); smaller pages
 #: are read further ahead (up to this many rows, at most this many pages) by more readers
 _PAGE_SHARE = 0.1
 _MIN_PAGE = 20
