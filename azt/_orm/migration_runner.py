@@ -11,6 +11,10 @@ Why it is exactly once per row and safe next to live writers:
   again``), and written if it still needs it;
 * a step changes only rows of the old shape, so a row written by an earlier (killed) run,
   or by the application in the new shape, is planned as "nothing to do";
+* a move to new keys that meets a conflict (the old row changed after the copy, or the
+  new row is there already) reads both rows and keeps the later write: the old row's
+  content is copied over the new row unless the new row was written after it
+  (:meth:`_Run._moved_again`), so the application's write to the old keys is not lost;
 * the checkpoint (the scan's token, kept in the migration's record row) only moves past
   pages whose every row is written or found done, so after ``kill -9`` a run again
   resumes there, and reads what came after it again (finding the rows already done).
@@ -46,32 +50,41 @@ from azt._errors import (
     ServiceError,
     TransactionError,
     TransportError,
-    ValidationError,
 )
 from azt._orm.columns import entity_info
-from azt._orm.indexes import RESERVED, declared_indexes, is_index_row_key
+from azt._orm.indexes import declared_indexes, is_index_row_key
+from azt._orm.migration_records import (
+    MIGRATIONS_TABLE,
+    SAMPLE,
+    STEP_ERRORS,
+    MigrationProgress,
+    MigrationReport,
+    MigrationStatus,
+    main_rows,
+    migration_status,
+    ordered,
+    record_of,
+    verify_migrations,
+)
 from azt._orm.migrations import Migration, RowPlan
 from azt._orm.scan import parallel_scan
 
-__all__ = [
+__all__ = [  # the records' names too, so this module stays the one the faces import
     "MIGRATIONS_TABLE",
     "MigrationProgress",
     "MigrationReport",
     "MigrationStatus",
     "migration_status",
+    "ordered",
+    "pacing",
     "run_migrations",
     "verify_migrations",
 ]
 
-#: the table of applied migrations: PartitionKey the migrated table, RowKey the name
-MIGRATIONS_TABLE = "AztMigrations"
-_SAMPLE = 20
 _T = TypeVar("_T")
 _MAX_ATTEMPTS = 30
 #: a row changed since it was read (412), gone (404) or a moved row's target there (409)
 _CONFLICTS = (PreconditionFailedError, EntityNotFoundError, EntityAlreadyExistsError)
-#: what a step (or an entity class's conversion) raises for a row it cannot migrate
-_STEP_ERRORS = (ValueError, TypeError, KeyError, ValidationError)
 _MAX_BYTES = 3 * 1024 * 1024
 #: scan pages of this many rows, at most this many read and not yet written: a throttling
 #: service charges a read per entity as a write, and a burst of large pages read ahead
@@ -80,150 +93,25 @@ _MAX_BYTES = 3 * 1024 * 1024
 #: pace of pages of 200 read 8 ahead)
 _PAGE_SIZE = 200
 _PAGES_AHEAD = 8
-
-
-@attrs.define
-class MigrationProgress:
-    """Counters of a migration run, passed to ``progress`` about every second and at the end.
-
-    Example::
-
-        >>> MigrationProgress("0002_x").scanned
-        0
-    """
-
-    name: str
-    scanned: int = 0
-    changed: int = 0
-    written: int = 0
-    conflicts: int = 0
-    throttled: int = 0
-    requests: int = 0
-    elapsed: float = 0.0
-    done: bool = False
-
-    @property
-    def rate(self) -> float:
-        """Rows scanned per second.
-
-        Example::
-
-            >>> MigrationProgress("m", scanned=10, elapsed=2.0).rate
-            5.0
-        """
-        return self.scanned / self.elapsed if self.elapsed > 0 else 0.0
-
-
-@attrs.define
-class MigrationReport:
-    """What a run (``dry_run``: would) change, or what a verify found not migrated:
-    ``pending`` rows of the old shape, ``samples`` the keys (and for a dry run the new
-    entity) of the first few.
-
-    Example::
-
-        >>> MigrationReport("m", "things").ok
-        True
-    """
-
-    name: str
-    table: str
-    skipped: bool = False  #: already recorded as applied
-    dry_run: bool = False
-    scanned: int = 0
-    pending: int = 0
-    written: int = 0
-    conflicts: int = 0
-    failed: int = 0
-    samples: list[str] = attrs.field(factory=list)
-    errors: list[str] = attrs.field(factory=list)
-    progress: MigrationProgress | None = None
-
-    @property
-    def ok(self) -> bool:
-        """No failure (a verify: also nothing pending).
-
-        Example::
-
-            >>> MigrationReport("m", "things", failed=1).ok
-            False
-        """
-        return self.failed == 0 and not self.errors
-
-
-@attrs.frozen
-class MigrationStatus:
-    """A migration and its record: ``state`` is ``"pending"``, ``"running"`` (started,
-    not finished: a run again resumes it) or ``"applied"``.
-
-    Example::
-
-        >>> MigrationStatus("0001_x", "things", "pending").state
-        'pending'
-    """
-
-    name: str
-    table: str
-    state: str
-    rows: int = 0
-    finished: datetime | None = None
-
-
-async def _record(service: TableServiceClient, m: Migration) -> TableEntity | None:
-    log = service.get_table_client(MIGRATIONS_TABLE)
-    try:
-        return await log.get_entity(m.table, m.name)
-    except EntityNotFoundError:
-        return None
-    except ServiceError as exc:
-        if exc.code == "TableNotFound":
-            return None
-        raise
-
-
-async def migration_status(
-    service: TableServiceClient, migrations: Sequence[Migration]
-) -> list[MigrationStatus]:
-    """Each migration's state from the table of applied migrations, in run order.
-
-    Example::
-
-        for s in await migration_status(service, migrations):
-            print(s.name, s.state)
-    """
-    out = []
-    for m in ordered(migrations):
-        rec = await _record(service, m)
-        if rec is None:
-            out.append(MigrationStatus(m.name, m.table, "pending"))
-        else:
-            state = "applied" if rec.get("State") == "done" else "running"
-            out.append(
-                MigrationStatus(
-                    m.name, m.table, state, int(rec.get("Rows", 0)), rec.get("Finished")
-                )
-            )
-    return out
-
-
-def ordered(migrations: Sequence[Migration]) -> list[Migration]:
-    """The run order: by name; two migrations of one name are refused.
-
-    Example::
-
-        >>> from azt._orm.migrations import drop
-        >>> [m.name for m in ordered([Migration("0002", "things", [drop("A")]),
-        ...                           Migration("0001", "things", [drop("B")])])]
-        ['0001', '0002']
-    """
-    seen: set[tuple[str, str]] = set()
-    for m in migrations:
-        if not isinstance(m, Migration):
-            raise ValidationError(f"not a Migration: {m!r}")
-        if (m.table.lower(), m.name) in seen:
-            raise ValidationError(f"two migrations named {m.name!r} on table {m.table!r}")
-        seen.add((m.table.lower(), m.name))
-    return sorted(migrations, key=lambda m: m.name)
+#: ... but a page reads at most this share of a partition's budget per second (the
+#: loader's ``partition_rate``: Azure's 2,000 gives pages of 200), and no fewer rows than
+#: this: reading a partition's page spends the partition's budget its writes then need,
+#: and a page the size of the whole budget has its first write refused, which cuts the
+#: loader's pace of that partition (benchmarks/migrate_bench.py, throttled at 200 a
+#: partition: pages of 200 ran at about half the pace of pages of 20); smaller pages
+#: are read further ahead (up to this many rows, at most this many pages) by more readers
+_PAGE_SHARE = 0.1
+_MIN_PAGE = 20
+_ROWS_AHEAD = 1600
+_MAX_PAGES_AHEAD = 32
+_SMALL_PAGE_READERS = 16
+#: ... starting at this many, one more each time a page is written (a slow start: a burst
+#: of reads at the start would overdraw the account's bucket the first writes then find
+#: empty, and a loader refused before its first success cuts its pace to the floor), and
+#: the scan holds at most this many read and not yet taken
+_START_AHEAD = 2
+#: the longest the loader holds a partition's partial transaction for more of its rows
+_LINGER = 0.02
 
 
 async def run_migrations(
@@ -232,7 +120,7 @@ async def run_migrations(
     *,
     dry_run: bool = False,
     concurrency: int = 16,
-    scan_concurrency: int = 8,
+    scan_concurrency: int | None = None,
     checkpoint_interval: float = 1.0,
     progress: Callable[[MigrationProgress], object] | None = None,
     options: BulkOptions | None = None,
@@ -244,6 +132,8 @@ async def run_migrations(
     Rows that keep their keys and carry no index rows are written by the bulk loader
     (``options``: its limits and pacing, :class:`azt.bulk.BulkOptions`); rows with index
     rows or new keys in transactions of whole rows, ``concurrency`` at a time.
+    ``scan_concurrency``: the reads in flight (default 8, or 16 where the options'
+    ``partition_rate`` makes the pages small).
 
     Example::
 
@@ -251,67 +141,31 @@ async def run_migrations(
         assert all(r.ok for r in reports)
     """
     reports = []
+    pending: list[Migration] = []  # not applied yet, in run order
     for m in ordered(migrations):
-        rec = await _record(service, m)
+        rec = await record_of(service, m)
         if rec is not None and rec.get("State") == "done":
             reports.append(MigrationReport(m.name, m.table, skipped=True))
             continue
         run = _Run(service, m, rec, dry_run, concurrency, scan_concurrency, progress, options)
+        if dry_run:
+            # a dry run writes nothing: each row is planned as the pending migrations of
+            # its table before this one would leave it
+            run.before = [e for e in pending if e.table.lower() == m.table.lower()]
         run.interval = checkpoint_interval
         report = await run.run()
         reports.append(report)
+        pending.append(m)
         if not report.ok:
             break
     return reports
-
-
-async def verify_migrations(
-    service: TableServiceClient, migrations: Sequence[Migration], *, scan_concurrency: int = 8
-) -> list[MigrationReport]:
-    """For each migration, the rows of its table not yet migrated (``pending``, with the
-    first few keys in ``samples``), whatever its record says.
-
-    Example::
-
-        reports = await verify_migrations(service, migrations)
-        assert all(r.pending == 0 for r in reports)
-    """
-    out = []
-    for m in ordered(migrations):
-        report = MigrationReport(m.name, m.table)
-        async for row in parallel_scan(
-            service.get_table_client(m.table),
-            filter=_main_rows(m),
-            concurrency=scan_concurrency,
-        ):
-            if is_index_row_key(row["RowKey"]):
-                continue
-            report.scanned += 1
-            try:
-                pending = m.plan_row(row) is not None
-            except _STEP_ERRORS as exc:
-                pending = True
-                if len(report.errors) < _SAMPLE:
-                    report.errors.append(f"{row['PartitionKey']!r}/{row['RowKey']!r}: {exc}")
-            if pending:
-                report.pending += 1
-                if len(report.samples) < _SAMPLE:
-                    report.samples.append(f"{row['PartitionKey']!r}/{row['RowKey']!r}")
-        out.append(report)
-    return out
-
-
-def _main_rows(m: Migration) -> str | None:
-    if m.entity is not None and declared_indexes(m.entity):
-        return f"RowKey lt '{RESERVED}'"
-    return None
 
 
 class _Unit:
     """The operations of one row's rewrite (one transaction's worth, or the first of a
     move across partitions), and the row as read."""
 
-    __slots__ = ("deleted", "ops", "page", "plan", "row", "size", "then")
+    __slots__ = ("copied", "deleted", "ops", "page", "plan", "row", "size", "then")
 
     def __init__(self, row: TableEntity, plan: RowPlan, page: _Page) -> None:
         self.row = row
@@ -320,8 +174,11 @@ class _Unit:
         self.ops: list[BatchOperation] = []
         self.then: list[BatchOperation] = []  # a move across partitions: the delete after
         self.deleted: list[BatchOperation] = []  # a move: the old row's delete (+ index rows)
-        #: a generous estimate of the encoded size (a transaction stays under 4 MiB)
-        self.size = 2048 + 2 * len(repr(dict(plan.entity)))
+        #: a move across partitions: the ETag of the new row as this run inserted it
+        self.copied: str | None = None
+        #: a generous estimate of the encoded size (a transaction stays under 4 MiB); set
+        #: by the writers that group units themselves (the loader measures its own)
+        self.size = 0
 
 
 class _Page:
@@ -350,7 +207,7 @@ class _Run:
         record: TableEntity | None,
         dry_run: bool,
         concurrency: int,
-        scan_concurrency: int,
+        scan_concurrency: int | None,
         progress: Callable[[MigrationProgress], object] | None,
         options: BulkOptions | None = None,
     ) -> None:
@@ -364,8 +221,6 @@ class _Run:
         # pages read but not written: enough to keep the writers busy, few enough that the
         # reads (which a throttling service charges per entity, as the writes) do not
         # run far ahead and starve the writes of the account's budget
-        self.window = asyncio.Semaphore(_PAGES_AHEAD)
-        self.scan_concurrency = scan_concurrency
         self.report = MigrationReport(m.name, m.table, dry_run=dry_run)
         self.stats = MigrationProgress(m.name)
         self.report.progress = self.stats
@@ -382,8 +237,19 @@ class _Run:
         #: rows must share a transaction with their index rows or move, through _partition
         self.bulk = not self.indexed and not any(s.kind == "rekey" for s in m.steps)
         told = options or BulkOptions()
-        self.options = told
-        self.feed: asyncio.Queue[_Unit | None] = asyncio.Queue()
+        self.page_size, self.pages_ahead, readers = pacing(told, scan_concurrency)
+        self.scan_concurrency = readers
+        self.window = asyncio.Semaphore(_START_AHEAD)
+        self.ahead = _START_AHEAD
+        # a page's rows reach the loader all at once: a partition's partial transaction
+        # has nothing more to wait for but the range's next page, a round trip away;
+        # lingering longer stalls the pages waiting on it (and so the scan)
+        self.options = attrs.evolve(told, linger=min(told.linger, _LINGER))
+        #: a dry run's earlier pending migrations of the table, applied to each row first
+        self.before: list[Migration] = []
+        #: what the loader is to write: a page's units at a time (one handoff a page, not
+        #: one a row), or ``None`` once every page is settled
+        self.feed: asyncio.Queue[list[_Unit] | None] = asyncio.Queue()
         self.sent: dict[int, _Unit] = {}
         self.followups: set[asyncio.Task[None]] = set()
 
@@ -445,13 +311,14 @@ class _Run:
 
     async def _scan(self, token: str | None, tasks: set[asyncio.Task[None]]) -> None:
         """Read the table from ``token`` on, each page planned and written by a task of
-        its own (at most ``_PAGES_AHEAD`` at once)."""
+        its own (at most ``pages_ahead`` at once)."""
         scan = parallel_scan(
             self.table,
-            filter=_main_rows(self.m),
+            filter=main_rows(self.m),
             concurrency=self.scan_concurrency,
-            page_size=_PAGE_SIZE,
+            page_size=self.page_size,
             token=token,
+            read_ahead=_START_AHEAD,
         )
         async with scan:
             async for page in scan.by_page():
@@ -472,8 +339,12 @@ class _Run:
                 self.stats.scanned += 1
                 self.report.scanned += 1
                 try:
+                    for earlier in self.before:
+                        chained = earlier.plan_row(row)
+                        if chained is not None:
+                            row = chained.entity
                     unit = self._plan(row, page)
-                except _STEP_ERRORS as exc:  # a step or conversion refused this row
+                except STEP_ERRORS as exc:  # a step or conversion refused this row
                     self._refused(row, exc)
                     continue
                 if unit is not None:
@@ -481,13 +352,12 @@ class _Run:
             self.report.pending += len(units)
             self.stats.changed += len(units)
             if self.dry_run:
-                for u in units[: max(0, _SAMPLE - len(self.report.samples))]:
+                for u in units[: max(0, SAMPLE - len(self.report.samples))]:
                     self.report.samples.append(_describe(u))
             elif self.bulk:
                 page.left = len(units)
-                for u in units:
-                    self.feed.put_nowait(u)
                 if units:
+                    self.feed.put_nowait(units)
                     await page.done.wait()
             else:
                 await self._write(units)
@@ -495,6 +365,9 @@ class _Run:
             page.settled = True
             self._settle()
             self.window.release()
+            if self.ahead < self.pages_ahead:
+                self.ahead += 1
+                self.window.release()
 
     def _settle(self) -> None:
         while self.settled < len(self.pages) and self.pages[self.settled].settled:
@@ -548,7 +421,9 @@ class _Run:
         if plan is None:
             return None
         unit = _Unit(row, plan, page)
-        etag = row.metadata.etag or "*"
+        # the ETag as decoded (row.metadata would build the metadata object and parse
+        # the Timestamp of every row read, which nothing here needs)
+        etag = getattr(row, "_etag", None) or row.metadata.etag or "*"
         new = plan.entity
         limits = self.limits
         if not plan.moved:
@@ -556,6 +431,7 @@ class _Run:
             if self.bulk:  # the loader checks it (a refusal is a failure with its keys)
                 unit.ops = [op]
                 return unit
+            unit.size = 2048 + 2 * len(repr(dict(new)))
             unit.ops = [checked_operation(op, limits), *self._companions(row, new, "update", etag)]
             return unit
         create = checked_operation(BatchOperation("create", new), limits)
@@ -563,7 +439,7 @@ class _Run:
         created = [create, *self._companions(None, new, "create", None)]
         deleted = [delete, *self._companions(row, None, "delete", etag)]
         unit.deleted = deleted
-        unit.size *= 2
+        unit.size = 2 * (2048 + 2 * len(repr(dict(new))))
         if new["PartitionKey"] == row["PartitionKey"]:
             unit.ops = created + deleted
         else:
@@ -600,12 +476,14 @@ class _Run:
         async def items() -> AsyncIterator[BatchOperation]:
             index = 0
             while True:
-                unit = await self.feed.get()
-                if unit is None:
+                units = await self.feed.get()
+                if units is None:
                     return
-                self.sent[index] = unit
-                index += 1
-                yield unit.ops[0]
+                sent = self.sent
+                for unit in units:
+                    sent[index] = unit
+                    index += 1
+                    yield unit.ops[0]
 
         result = await load(self.table, items(), options=self.options, on_result=self._outcome)
         self.stats.throttled += result.throttled
@@ -627,7 +505,7 @@ class _Run:
     async def _again_bulk(self, unit: _Unit) -> None:
         again = await self._again(unit, None)
         if again:
-            self.feed.put_nowait(again[0])  # the same row, planned from what it is now
+            self.feed.put_nowait(again)  # the same row, planned from what it is now
         else:
             unit.page.resolved()
 
@@ -643,16 +521,22 @@ class _Run:
         """Send one partition's units, as many whole units per transaction as fit (a
         row's index rows always share its transaction)."""
         while units:
+            # a unit's operations share a partition; the units do not always (a move's
+            # second half, the delete of the old row, is in the old row's partition)
+            pk = units[0].ops[0].partition_key
             group: list[_Unit] = []
+            rest: list[_Unit] = []
             n = size = 0
             for u in units:
-                if group and (n + len(u.ops) > 100 or size + u.size > _MAX_BYTES):
-                    break
+                if u.ops[0].partition_key != pk or (
+                    group and (n + len(u.ops) > 100 or size + u.size > _MAX_BYTES)
+                ):
+                    rest.append(u)
+                    continue
                 group.append(u)
                 n += len(u.ops)
                 size += u.size
-            units = units[len(group) :]
-            units = await self._send(group) + units
+            units = await self._send(group) + rest
 
     async def _send(self, group: list[_Unit]) -> list[_Unit]:
         """Send one transaction of ``group``; returns the units to send again (the rest
@@ -664,7 +548,7 @@ class _Run:
             self.stats.requests += 1
             try:
                 async with self.sem:
-                    await self.table.submit_transaction(ops)
+                    results = await self.table.submit_transaction(ops)
             except TransactionError as exc:
                 return await self._op_failed(group, exc)
             except AmbiguousOutcomeError:
@@ -687,8 +571,11 @@ class _Run:
                 continue
             break
         later: list[_Unit] = []
+        at = 0
         for u in group:
+            first, at = at, at + len(u.ops)
             if u.then:
+                u.copied = results[first].etag  # the new row as inserted
                 u.ops, u.then = u.then, []
                 later.append(u)
             else:
@@ -720,11 +607,8 @@ class _Run:
         """Read the row again and plan it again (the application changed it, or an earlier
         attempt of ours was applied)."""
         self.report.conflicts += 1
-        if isinstance(error, EntityAlreadyExistsError) and u.deleted and u.ops[0].kind == "create":
-            # the moved row exists (an earlier attempt of ours, or the application wrote
-            # it): keep it, and delete the old row if it is still as read
-            u.ops, u.then = u.deleted, []
-            return [u]
+        if u.deleted:
+            return await self._moved_again(u)
         pk, rk = u.plan.old_keys
         try:
             row = await _retrying(lambda: self.table.get_entity(pk, rk))
@@ -734,25 +618,94 @@ class _Run:
             return []
         try:
             fresh = self._plan(row, u.page)
-        except _STEP_ERRORS as exc:
+        except STEP_ERRORS as exc:
             self._refused(row, exc)
             return []
         if fresh is None:
             return []  # already in the new shape
         return [fresh]
 
+    async def _moved_again(self, u: _Unit) -> list[_Unit]:
+        """A move met a conflict: the new row exists (its insert failed ``409``), the old
+        row changed since it was read (its delete failed ``412``), or an answer was lost.
+        Read both rows again; the old row's content reaches the new keys unless the new
+        row is the later write:
+
+        * the old row is gone: moved;
+        * no new row: insert it (and delete the old one), as planned;
+        * the new row holds what the old one would move, or is the later write (the
+          application writes the new keys): it stands, and the old row is deleted if it
+          is still as read now;
+        * the new row is this run's copy, unchanged since (its ETag), or an earlier
+          write than the old row's last (their Timestamps): the old row changed after
+          the copy was made, so it is copied again over the new row (``If-Match`` the new
+          row as read) and the old row deleted, in one transaction within a partition;
+          a write of the application to the old row is carried over, never dropped.
+        """
+        pk, rk = u.plan.old_keys
+        try:
+            old = await _retrying(lambda: self.table.get_entity(pk, rk))
+        except EntityNotFoundError:
+            self.report.written += 1  # the old row is gone: moved
+            return []
+        try:
+            fresh = self._plan(old, u.page)
+        except STEP_ERRORS as exc:
+            self._refused(old, exc)
+            return []
+        if fresh is None:
+            return []  # no longer to be moved
+        entity = fresh.plan.entity
+        npk, nrk = entity["PartitionKey"], entity["RowKey"]
+        try:
+            new = await _retrying(lambda: self.table.get_entity(npk, nrk))
+        except EntityNotFoundError:
+            return [fresh]
+        new_etag = new.metadata.etag or "*"
+        stands = _holds(new, entity) or not (
+            (u.copied is not None and new_etag == u.copied) or _stamp(old) > _stamp(new)
+        )
+        if stands:
+            fresh.ops, fresh.then = fresh.deleted, []
+            return [fresh]
+        replace = checked_operation(
+            BatchOperation("update", entity, mode=UpdateMode.REPLACE, etag=new_etag), self.limits
+        )
+        copy = [replace, *self._companions(new, entity, "update", new_etag)]
+        if npk == pk:
+            fresh.ops, fresh.then = copy + fresh.deleted, []
+        else:
+            fresh.ops, fresh.then = copy, fresh.deleted
+        return [fresh]
+
     def _refused(self, row: TableEntity, exc: BaseException) -> None:
         self.report.failed += 1
-        if len(self.report.errors) < _SAMPLE:
+        if len(self.report.errors) < SAMPLE:
             self.report.errors.append(
                 f"{row['PartitionKey']!r}/{row['RowKey']!r}: cannot be migrated: {exc}"
             )
 
     def _failed(self, u: _Unit, exc: BaseException) -> None:
         self.report.failed += 1
-        if len(self.report.errors) < _SAMPLE:
+        if len(self.report.errors) < SAMPLE:
             pk, rk = u.plan.old_keys
             self.report.errors.append(f"{pk!r}/{rk!r}: {exc}")
+
+
+def pacing(told: BulkOptions, scan_concurrency: int | None) -> tuple[int, int, int]:
+    """A migration's page size, most pages read ahead of the writes, and readers, for a
+    loader told ``told`` (its ``partition_rate``) and the ``scan_concurrency`` asked.
+
+    Example::
+
+        >>> pacing(BulkOptions(), None), pacing(BulkOptions(partition_rate=200), None)
+        ((200, 8, 8), (20, 32, 16))
+    """
+    page = min(_PAGE_SIZE, max(_MIN_PAGE, int(told.partition_rate * _PAGE_SHARE)))
+    ahead = min(_MAX_PAGES_AHEAD, max(_PAGES_AHEAD, _ROWS_AHEAD // page))
+    if scan_concurrency is None:
+        scan_concurrency = 8 if page == _PAGE_SIZE else _SMALL_PAGE_READERS
+    return page, ahead, scan_concurrency
 
 
 async def _retrying(call: Callable[[], Awaitable[_T]]) -> _T:
@@ -767,6 +720,17 @@ async def _retrying(call: Callable[[], Awaitable[_T]]) -> _T:
             if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
                 raise
             await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
+
+
+def _holds(stored: TableEntity, entity: TableEntity) -> bool:
+    """Whether the stored row holds ``entity``'s properties and values, and no others."""
+    return dict(stored) == dict(entity)
+
+
+def _stamp(row: TableEntity) -> datetime:
+    """The row's Timestamp (the service's time of its last write)."""
+    ts = row.metadata.timestamp
+    return ts if ts is not None else datetime.min.replace(tzinfo=UTC)
 
 
 def _keys(row: TableEntity) -> dict[str, Any]:

@@ -315,17 +315,18 @@ class Migration:
             >>> m.plan_row(TableEntity(PartitionKey="p", RowKey="r", B=1)) is None
             True
         """
-        work = dict(row.items())
+        work = TableEntity(row)  # the copy the steps change, and the plan's entity
         types = dict(getattr(row, "_types", None) or {})
         changed = False
         for step in self.steps:
             changed = step.apply(work, types) or changed
         if not changed:
             return None
-        out = TableEntity(work)
-        kept = {k: t for k, t in types.items() if k in work}
-        if kept:
-            out.edm_types = kept
+        out = work
+        if types:
+            kept = {k: t for k, t in types.items() if k in work}
+            if kept:
+                out.edm_types = kept
         old = (str(row["PartitionKey"]), str(row["RowKey"]))
         moved = (out["PartitionKey"], out["RowKey"]) != old
         return RowPlan(out, old, moved)

@@ -268,6 +268,7 @@ class ParallelScan:
         ordered: bool,
         token: str | None,
         page_size: int | None,
+        read_ahead: int | None = None,
     ) -> None:
         self._table = table
         self._filter = filter
@@ -283,6 +284,8 @@ class ParallelScan:
         auto = concurrency == "auto"
         initial = AUTO_START if auto else int(concurrency)
         self._limiter = _Limiter(initial, AUTO_MAX if auto else initial, auto, self.stats)
+        #: unordered mode: pages read and not yet returned, at most
+        self._read_ahead = read_ahead or 2 * self._limiter.maximum + 2
         self._ranges = [_Range(s, filter) for s in decoded.ranges]
         self.stats.ranges = len(self._ranges)
         self._signal = _Signal()  # any change: a page read, a reader done, a split
@@ -496,7 +499,7 @@ class ParallelScan:
             ):
                 await self._signal.wait()
         else:
-            bound = 2 * self._limiter.maximum + 2
+            bound = self._read_ahead
             while len(self._arrived) >= bound and not self._finished:
                 await self._signal.wait()
 
@@ -677,6 +680,7 @@ def parallel_scan(
     ordered: bool = False,
     token: str | None = None,
     page_size: int | None = None,
+    read_ahead: int | None = None,
 ) -> ParallelScan:
     """Read a whole table, or the PartitionKeys in ``[start, stop)`` (or starting with
     ``prefix``), with up to ``concurrency`` requests in flight (``"auto"``: grow while it
@@ -687,7 +691,10 @@ def parallel_scan(
     ``ordered=True`` returns entities in (PartitionKey, RowKey) order; by default they come
     as pages arrive (each range in order). ``token`` resumes a scan with the same filter,
     select and key range from its :attr:`ParallelScan.token`. ``page_size``: ``$top`` of
-    each request (default 1,000). Bad arguments or a token of another scan raise
+    each request (default 1,000). ``read_ahead``: how many pages the scan may hold read
+    and not yet taken (unordered; default twice the concurrency, plus 2): a consumer that
+    writes what it reads against the same throttling budget keeps the reads in step with
+    its writes by a low one. Bad arguments or a token of another scan raise
     :class:`azt.ValidationError`.
 
     Example::
@@ -734,6 +741,10 @@ def parallel_scan(
         or not 1 <= page_size <= MAX_PAGE
     ):
         raise ValidationError(f"page_size must be an int from 1 to {MAX_PAGE}, got {page_size!r}")
+    if read_ahead is not None and (
+        not isinstance(read_ahead, int) or isinstance(read_ahead, bool) or read_ahead < 1
+    ):
+        raise ValidationError(f"read_ahead must be an int >= 1, got {read_ahead!r}")
     return ParallelScan(
         table,
         filter=filter,
@@ -744,4 +755,5 @@ def parallel_scan(
         ordered=bool(ordered),
         token=token,
         page_size=page_size,
+        read_ahead=read_ahead,
     )

@@ -32,7 +32,7 @@ def run_migrations(
     *,
     dry_run: bool = False,
     concurrency: int = 16,
-    scan_concurrency: int = 8,
+    scan_concurrency: int | None = None,
     checkpoint_interval: float = 1.0,
     progress: Callable[[MigrationProgress], object] | None = None,
 ) -> list[MigrationReport]:

@@ -107,6 +107,7 @@ def parallel_scan(
     ordered: bool = False,
     token: str | None = None,
     page_size: int | None = None,
+    read_ahead: int | None = None,
 ) -> ParallelScan:
     """:func:`azt.scan.parallel_scan` for a blocking table client (the same arguments).
 
@@ -127,5 +128,6 @@ def parallel_scan(
         ordered=ordered,
         token=token,
         page_size=page_size,
+        read_ahead=read_ahead,
     )
     return ParallelScan(table._rt, inner)
