@@ -13,8 +13,19 @@ Ranges split at PartitionKey boundaries only: one partition is always read by on
 (the service throttles per partition anyway).
 
 Results come back per range in key order; ``ordered=True`` concatenates the ranges in key
-order (later ranges buffer a few pages each), ``ordered=False`` yields pages as they
-arrive. The token after any entity records, for every unfinished range, its bounds, its
+order, ``ordered=False`` yields pages as they arrive.
+
+An ordered scan can only hand out the head range (the first one not yet returned), and one
+range is read one page after another: with few long ranges, the readers of later ranges
+fill their buffers and wait while the head is read alone. So in ordered mode the splitter
+cuts the range nearest the head that still has an unread rest (not the widest one), and a
+reader that waits on a full buffer does not count against the concurrency: the head's rest
+is cut into pieces read side by side, and the requests in flight stay at the bound. Memory
+stays bounded whatever the consumer does: a range holds at most
+:data:`ORDERED_BUFFER_PAGES` pages read and not returned (counting its request under way),
+and all ranges together at most ``read_ahead`` (default ``4 * concurrency + 2``), plus one:
+the head may always read its next page when it holds none, so the consumer never waits on
+a full buffer of later ranges. The token after any entity records, for every unfinished range, its bounds, its
 service continuation and the last key returned, so a resumed scan reads no finished range
 again and returns nothing twice.
 
@@ -69,7 +80,7 @@ __all__ = ["ParallelScan", "ScanPage", "ScanStats", "parallel_scan"]
 MAX_CONCURRENCY = 256
 #: where ``concurrency="auto"`` starts, and how far it may grow
 AUTO_START, AUTO_MAX = 2, 64
-#: pages a range that is not the head may hold back in ordered mode
+#: ordered mode: pages one range may hold read and not returned (its request under way too)
 ORDERED_BUFFER_PAGES = 8
 #: probes one split attempt may send before giving up on that position
 MAX_PROBES = 48
@@ -284,8 +295,17 @@ class ParallelScan:
         auto = concurrency == "auto"
         initial = AUTO_START if auto else int(concurrency)
         self._limiter = _Limiter(initial, AUTO_MAX if auto else initial, auto, self.stats)
-        #: unordered mode: pages read and not yet returned, at most
-        self._read_ahead = read_ahead or 2 * self._limiter.maximum + 2
+        #: pages held read and not yet returned, at most (ordered: with those under way,
+        #: plus the head's next one)
+        default_ahead = (4 if ordered else 2) * self._limiter.maximum + 2
+        self._read_ahead = read_ahead or default_ahead
+        #: ordered mode: pages one range may hold, so that as many ranges as the
+        #: concurrency share ``read_ahead`` and the splits near the head find room
+        self._per_range = max(1, min(ORDERED_BUFFER_PAGES, self._read_ahead // self._limiter.maximum))
+        self._held = 0  # ordered mode: pages in ranges' buffers plus page requests under way
+        self._head_at = 0  # ordered mode: index of the range being returned
+        self._readers_n = 0  # ranges whose reader runs
+        self._waiting = 0  # of those, readers waiting for room (ordered mode)
         self._ranges = [_Range(s, filter) for s in decoded.ranges]
         self.stats.ranges = len(self._ranges)
         self._signal = _Signal()  # any change: a page read, a reader done, a split
@@ -436,12 +456,14 @@ class ParallelScan:
                 raise self._error
             if head.pages:
                 ev = head.pages.popleft()
+                self._held -= 1
                 self._signal.notify()
                 yield ev
             elif head.done_reading or head.returned_done:
                 if not head.returned_done:  # it finished with nothing to return
                     head.returned_done = True
                 i += 1
+                self._head_at = i
                 self._signal.notify()  # the next range is the head now: unblock it
             else:
                 await self._signal.wait()
@@ -466,20 +488,34 @@ class ParallelScan:
     def _start_reader(self, rng: _Range) -> None:
         rng.reading = True
         self._busy += 1
+        self._readers_n += 1
         self._spawn(self._read(rng))
 
     def _readers(self) -> int:
-        return sum(1 for r in self._ranges if r.reading)
+        """Readers that send requests: in ordered mode, one waiting for room in the
+        buffers does not count (a split may add a reader that can read now)."""
+        return self._readers_n - self._waiting
 
     async def _read(self, rng: _Range) -> None:
+        ordered = self._ordered
         try:
             while not self._finished:
                 await self._room_for(rng)
+                if self._finished:
+                    return
                 cont_at = rng.cont
-                items, cont_next = await self._fetch(rng)
+                if ordered:
+                    self._held += 1  # a buffer place for the page under way
+                    try:
+                        items, cont_next = await self._fetch(rng)
+                    except BaseException:
+                        self._held -= 1
+                        raise
+                else:
+                    items, cont_next = await self._fetch(rng)
                 finished = self._accept(rng, items, cont_next)
                 ev = _Event(rng, items, cont_at, cont_next, finished)
-                (rng.pages if self._ordered else self._arrived).append(ev)
+                (rng.pages if ordered else self._arrived).append(ev)
                 self._limiter.count(len(items))
                 self._signal.notify()
                 if finished:
@@ -487,27 +523,42 @@ class ParallelScan:
         finally:
             rng.reading = False
             self._busy -= 1
+            self._readers_n -= 1
             self._signal.notify()
 
     async def _room_for(self, rng: _Range) -> None:
         """Wait while this reader is too far ahead of what was returned."""
         if self._ordered:
-            while (
-                len(rng.pages) >= ORDERED_BUFFER_PAGES
-                and not self._finished
-                and self._head() is not rng
-            ):
-                await self._signal.wait()
+            if self._room(rng):
+                return
+            self._waiting += 1
+            self._signal.notify()  # the splitter may add a reader in this one's place
+            try:
+                while not self._room(rng):
+                    await self._signal.wait()
+            finally:
+                self._waiting -= 1
         else:
             bound = self._read_ahead
             while len(self._arrived) >= bound and not self._finished:
                 await self._signal.wait()
 
+    def _room(self, rng: _Range) -> bool:
+        """Ordered mode: whether ``rng`` may read its next page. Its own buffer is below
+        the per-range bound and all buffers together below ``read_ahead``; the head may
+        also read when it holds nothing (the consumer waits on it), whatever the others
+        hold: so at most ``read_ahead + 1`` pages are held or under way."""
+        if self._finished:
+            return True
+        held = len(rng.pages)
+        if held >= self._per_range:
+            return False
+        return self._held < self._read_ahead or (not held and self._head() is rng)
+
     def _head(self) -> _Range | None:
-        for r in self._ranges:
-            if not (r.returned_done or (r.done_reading and not r.pages)):
-                return r
-        return None
+        """The range being returned (ordered mode): splits only insert after it."""
+        i = self._head_at
+        return self._ranges[i] if i < len(self._ranges) else None
 
     def _accept(self, rng: _Range, items: list[TableEntity], cont_next: str | None) -> bool:
         """Cut a page to its range (and past a resume point); update the reader's position.
@@ -573,7 +624,7 @@ class ParallelScan:
 
     async def _splitter(self) -> None:
         while not self._finished:
-            rng = self._candidate() if self._readers() < self._limiter.limit else None
+            rng = self._candidate() if self._may_split() else None
             if rng is None:
                 await self._signal.wait()
                 continue
@@ -586,14 +637,25 @@ class ParallelScan:
                 self._busy -= 1
                 self._signal.notify()
 
+    def _may_split(self) -> bool:
+        """Whether a new reader would add requests in flight: fewer readers send than the
+        bound allows and, in ordered mode, the buffers have room for its pages."""
+        if self._readers() >= self._limiter.limit:
+            return False
+        return not self._ordered or self._held < self._read_ahead
+
     def _candidate(self) -> _Range | None:
-        """The range whose unread rest looks widest (shortest common prefix between its
-        position and its end), among those being read whose position is known."""
+        """Unordered: the range whose unread rest looks widest (shortest common prefix
+        between its position and its end), among those being read whose position is known.
+        Ordered: the first such range from the head on, as its rest is returned soonest."""
         best: _Range | None = None
         best_key: tuple[int, int] | None = None
-        for r in self._ranges:
+        ordered = self._ordered
+        for r in self._ranges[self._head_at :] if ordered else self._ranges:
             if not r.reading or r.done_reading or r.pos is None or r.pos == r.no_split_at:
                 continue
+            if ordered:
+                return r
             key = _width(r.pos, r.hi)
             if best_key is None or key < best_key:
                 best, best_key = r, key
