@@ -23,7 +23,8 @@ reader that waits on a full buffer does not count against the concurrency: the h
 is cut into pieces read side by side, and the requests in flight stay at the bound. Memory
 stays bounded whatever the consumer does: a range holds at most
 :data:`ORDERED_BUFFER_PAGES` pages read and not returned (counting its request under way),
-and all ranges together at most ``read_ahead`` (default ``4 * concurrency + 2``), plus one:
+and all ranges together at most ``read_ahead`` (default ``8 * concurrency + 2``, at most
+130), plus one:
 the head may always read its next page when it holds none, so the consumer never waits on
 a full buffer of later ranges. The token after any entity records, for every unfinished range, its bounds, its
 service continuation and the last key returned, so a resumed scan reads no finished range
@@ -55,6 +56,7 @@ import attrs
 from azt._core.pagination import ContinuationToken
 from azt._core.queries import format_filter
 from azt._edm.entity import TableEntity
+from azt._edm.types import format_literal
 from azt._errors import (
     OperationTimedOutError,
     ServerBusyError,
@@ -84,6 +86,10 @@ AUTO_START, AUTO_MAX = 2, 64
 ORDERED_BUFFER_PAGES = 8
 #: probes one split attempt may send before giving up on that position
 MAX_PROBES = 48
+#: ordered mode: the default ``read_ahead`` is 8 pages a request in flight, at most this + 2
+ORDERED_AHEAD_MAX = 128
+#: ordered mode: bisection probes of one split, after the one finding the next partition
+NEAR_PROBES = 6
 #: times one page is sent again after a throttled failure (the bound halves each time)
 THROTTLE_ROUNDS = 6
 _THROTTLED = (ServerBusyError, TooManyRequestsError, OperationTimedOutError)
@@ -221,6 +227,7 @@ class _Range:
         "returned_after",
         "returned_cont",
         "returned_done",
+        "splitting",
     )
 
     def __init__(self, state: RangeState, user_filter: str | None) -> None:
@@ -234,6 +241,7 @@ class _Range:
         self.no_split_at: str | None = None
         self.done_reading = False
         self.reading = False
+        self.splitting = False  # a split of its rest is under way
         self.pages: deque[_Event] = deque()  # read, not returned yet (ordered mode)
         # what the token says: where returning resumes
         self.returned_cont = state.cont
@@ -297,7 +305,10 @@ class ParallelScan:
         self._limiter = _Limiter(initial, AUTO_MAX if auto else initial, auto, self.stats)
         #: pages held read and not yet returned, at most (ordered: with those under way,
         #: plus the head's next one)
-        default_ahead = (4 if ordered else 2) * self._limiter.maximum + 2
+        limit = self._limiter.maximum
+        default_ahead = (
+            min(ORDERED_BUFFER_PAGES * limit, ORDERED_AHEAD_MAX) if ordered else 2 * limit
+        ) + 2
         self._read_ahead = read_ahead or default_ahead
         #: ordered mode: pages one range may hold, so that as many ranges as the
         #: concurrency share ``read_ahead`` and the splits near the head find room
@@ -306,6 +317,7 @@ class ParallelScan:
         self._head_at = 0  # ordered mode: index of the range being returned
         self._readers_n = 0  # ranges whose reader runs
         self._waiting = 0  # of those, readers waiting for room (ordered mode)
+        self._splits = 0  # splits under way
         self._ranges = [_Range(s, filter) for s in decoded.ranges]
         self.stats.ranges = len(self._ranges)
         self._signal = _Signal()  # any change: a page read, a reader done, a split
@@ -553,7 +565,23 @@ class ParallelScan:
         held = len(rng.pages)
         if held >= self._per_range:
             return False
-        return self._held < self._read_ahead or (not held and self._head() is rng)
+        if not held and self._head() is rng:
+            return True
+        return self._held < self._read_ahead and self._near(rng)
+
+    def _near(self, rng: _Range) -> bool:
+        """Whether ``rng`` is among the first ranges still being read, from the head on,
+        as many as the concurrency: their pages are returned first, so the buffers'
+        room goes to them before ranges further on."""
+        left = self._limiter.limit
+        for r in self._ranges[self._head_at :]:
+            if r is rng:
+                return True
+            if r.reading:
+                left -= 1
+                if not left:
+                    return False
+        return False
 
     def _head(self) -> _Range | None:
         """The range being returned (ordered mode): splits only insert after it."""
@@ -628,21 +656,33 @@ class ParallelScan:
             if rng is None:
                 await self._signal.wait()
                 continue
+            rng.splitting = True
+            self._splits += 1
             self._busy += 1
-            try:
-                pos = rng.pos
-                if not await self._split(rng):
-                    rng.no_split_at = pos
-            finally:
-                self._busy -= 1
-                self._signal.notify()
+            self._spawn(self._split_one(rng))
+
+    async def _split_one(self, rng: _Range) -> None:
+        try:
+            pos = rng.pos
+            split = self._split_near if self._ordered else self._split
+            if not await split(rng):
+                rng.no_split_at = pos
+        finally:
+            rng.splitting = False
+            self._splits -= 1
+            self._busy -= 1
+            self._signal.notify()
 
     def _may_split(self) -> bool:
         """Whether a new reader would add requests in flight: fewer readers send than the
-        bound allows and, in ordered mode, the buffers have room for its pages."""
-        if self._readers() >= self._limiter.limit:
-            return False
-        return not self._ordered or self._held < self._read_ahead
+        bound allows. Unordered, one split at a time; ordered, as many as there are idle
+        places (the head's rest must be cut quickly), while the buffers have room."""
+        if not self._ordered:
+            return self._splits == 0 and self._readers() < self._limiter.limit
+        return (
+            self._readers() + self._splits < self._limiter.limit
+            and self._held < self._read_ahead
+        )
 
     def _candidate(self) -> _Range | None:
         """Unordered: the range whose unread rest looks widest (shortest common prefix
@@ -652,7 +692,13 @@ class ParallelScan:
         best_key: tuple[int, int] | None = None
         ordered = self._ordered
         for r in self._ranges[self._head_at :] if ordered else self._ranges:
-            if not r.reading or r.done_reading or r.pos is None or r.pos == r.no_split_at:
+            if (
+                not r.reading
+                or r.done_reading
+                or r.splitting
+                or r.pos is None
+                or r.pos == r.no_split_at
+            ):
                 continue
             if ordered:
                 return r
@@ -661,11 +707,14 @@ class ParallelScan:
                 best, best_key = r, key
         return best
 
-    async def _split(self, rng: _Range) -> bool:
-        """Probe for a key between the range's position and its end; split there."""
+    async def _split(
+        self, rng: _Range, low: str | None = None, probes: int = MAX_PROBES
+    ) -> bool:
+        """Probe for a key between the range's position (or ``low``) and its end, with up
+        to ``probes`` probes; split there."""
         assert rng.pos is not None
-        low, up = rng.pos, rng.hi
-        for _ in range(MAX_PROBES):
+        low, up = low or rng.pos, rng.hi
+        for _ in range(probes):
             if self._gone(rng):
                 return True  # nothing to split any more
             assert rng.pos is not None
@@ -673,7 +722,7 @@ class ParallelScan:
             mid = between(low, up)
             if mid is None:
                 return False
-            found = await self._probe(mid, rng.hi)
+            found = await self._probe(range_filter(None, mid, rng.hi))
             if found is None:
                 up = mid  # nothing in [mid, hi): look lower
                 continue
@@ -686,21 +735,48 @@ class ParallelScan:
             if rng.hi is not None and ordinal(found) >= ordinal(rng.hi):
                 up = mid
                 continue
-            new = _Range(RangeState(found, rng.hi, rng.hi, None, None), self._filter)
-            rng.hi = found
-            self._ranges.insert(self._ranges.index(rng) + 1, new)
-            self.stats.ranges += 1
-            self._start_reader(new)
+            self._cut(rng, found)
             return True
         return False
+
+    async def _split_near(self, rng: _Range) -> bool:
+        """Ordered mode: first ask for the PartitionKey after the reader's one (none: the
+        rest is that one partition, never split: one probe, where a bisection spends up
+        to :data:`MAX_PROBES` on it, and a rest of one or two partitions is what the
+        ranges near the head often have); then bisect from there, with a few probes when
+        the range has an end (:data:`NEAR_PROBES`: a bisection past the last partition
+        of a short rest finds nothing, however long it goes on; without an end it needs
+        more to come down to where the keys are), falling back to a split right after
+        the reader's partition."""
+        assert rng.pos is not None
+        nxt = await self._probe(_after_filter(rng.pos, rng.hi))
+        if nxt is None or self._gone(rng):
+            return self._gone(rng)
+        if await self._split(rng, nxt, MAX_PROBES if rng.hi is None else NEAR_PROBES):
+            return True
+        if self._gone(rng):
+            return True
+        assert rng.pos is not None
+        if ordinal(nxt) <= ordinal(rng.pos):
+            return False  # the reader got there meanwhile: try again from where it is
+        self._cut(rng, nxt)
+        return True
+
+    def _cut(self, rng: _Range, at: str) -> None:
+        """Split ``rng`` at PartitionKey ``at``: a new range with its own reader reads
+        ``[at, hi)``; the old reader drops what it reads from ``at`` on."""
+        new = _Range(RangeState(at, rng.hi, rng.hi, None, None), self._filter)
+        rng.hi = at
+        self._ranges.insert(self._ranges.index(rng) + 1, new)
+        self.stats.ranges += 1
+        self._start_reader(new)
 
     def _gone(self, rng: _Range) -> bool:
         """Whether a range can no longer be split (checked again after every await)."""
         return self._finished or rng.done_reading or rng.pos is None
 
-    async def _probe(self, low: str, high: str | None) -> str | None:
-        """The first PartitionKey in ``[low, high)``, or None (following empty pages)."""
-        text = range_filter(None, low, high)
+    async def _probe(self, text: str | None) -> str | None:
+        """The first PartitionKey matching ``text``, or None (following empty pages)."""
         cont: ContinuationToken | None = None
         for _ in range(8):
             page = await self._send(
@@ -715,6 +791,18 @@ class ParallelScan:
             if cont is None:
                 return None
         return None
+
+
+def _after_filter(pos: str, hi: str | None) -> str:
+    """The ``$filter`` of the PartitionKeys after ``pos`` and before ``hi``.
+
+    Example::
+
+        >>> _after_filter("a", "c")
+        "PartitionKey gt 'a' and PartitionKey lt 'c'"
+    """
+    text = f"PartitionKey gt {format_literal(pos)}"
+    return text if hi is None else f"{text} and PartitionKey lt {format_literal(hi)}"
 
 
 def _width(pos: str, hi: str | None) -> tuple[int, int]:
