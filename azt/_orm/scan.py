@@ -1,3 +1,5 @@
+# Over 800 lines: the readers, the splitter and the consumer share one state (buffers,
+# readers waiting, the head), whose bounds are checked in one place.
 """Parallel scans: reading a whole table, or a PartitionKey range, with several requests in
 flight, resumable from a token.
 
@@ -17,16 +19,22 @@ order, ``ordered=False`` yields pages as they arrive.
 
 An ordered scan can only hand out the head range (the first one not yet returned), and one
 range is read one page after another: with few long ranges, the readers of later ranges
-fill their buffers and wait while the head is read alone. So in ordered mode the splitter
-cuts the range nearest the head that still has an unread rest (not the widest one), and a
-reader that waits on a full buffer does not count against the concurrency: the head's rest
-is cut into pieces read side by side, and the requests in flight stay at the bound. Memory
-stays bounded whatever the consumer does: a range holds at most
-:data:`ORDERED_BUFFER_PAGES` pages read and not returned (counting its request under way),
-and all ranges together at most ``read_ahead`` (default ``8 * concurrency + 2``, at most
-130), plus one:
-the head may always read its next page when it holds none, so the consumer never waits on
-a full buffer of later ranges. The token after any entity records, for every unfinished range, its bounds, its
+fill their buffers and wait while the head is read alone. So in ordered mode a reader
+waiting on a full buffer does not hold a place of the concurrency; the splitter cuts the
+first range from the head on that still has an unread rest (not the widest one), several
+at once, first asking for the partition after the reader's (a rest of one partition is
+never split, and costs one probe); and only the ranges nearest the head, as many as the
+concurrency, may fill the buffers. The head's rest is cut into pieces read side by side.
+
+Memory stays bounded whatever the consumer does (ordered): one range holds at most
+``read_ahead // concurrency`` pages read and not returned, counting its page under way
+(at most :data:`ORDERED_BUFFER_PAGES`, at least 1), and all ranges together at most
+``read_ahead`` (default ``8 * concurrency + 2``, at most 130), plus one: the head may
+always read its next page when it holds none, so the consumer never waits on the buffers
+of later ranges. Unordered, at most ``read_ahead`` pages wait to be taken (default
+``2 * concurrency + 2``), besides the requests in flight.
+
+The token after any entity records, for every unfinished range, its bounds, its
 service continuation and the last key returned, so a resumed scan reads no finished range
 again and returns nothing twice.
 
@@ -312,7 +320,7 @@ class ParallelScan:
         self._read_ahead = read_ahead or default_ahead
         #: ordered mode: pages one range may hold, so that as many ranges as the
         #: concurrency share ``read_ahead`` and the splits near the head find room
-        self._per_range = max(1, min(ORDERED_BUFFER_PAGES, self._read_ahead // self._limiter.maximum))
+        self._per_range = max(1, min(ORDERED_BUFFER_PAGES, self._read_ahead // limit))
         self._held = 0  # ordered mode: pages in ranges' buffers plus page requests under way
         self._head_at = 0  # ordered mode: index of the range being returned
         self._readers_n = 0  # ranges whose reader runs
@@ -512,9 +520,8 @@ class ParallelScan:
         ordered = self._ordered
         try:
             while not self._finished:
-                await self._room_for(rng)
-                if self._finished:
-                    return
+                if not await self._room_for(rng):
+                    return  # the scan ended while this reader waited
                 cont_at = rng.cont
                 if ordered:
                     self._held += 1  # a buffer place for the page under way
@@ -538,11 +545,12 @@ class ParallelScan:
             self._readers_n -= 1
             self._signal.notify()
 
-    async def _room_for(self, rng: _Range) -> None:
-        """Wait while this reader is too far ahead of what was returned."""
+    async def _room_for(self, rng: _Range) -> bool:
+        """Wait while this reader is too far ahead of what was returned; whether the scan
+        still runs."""
         if self._ordered:
             if self._room(rng):
-                return
+                return not self._finished
             self._waiting += 1
             self._signal.notify()  # the splitter may add a reader in this one's place
             try:
@@ -554,6 +562,7 @@ class ParallelScan:
             bound = self._read_ahead
             while len(self._arrived) >= bound and not self._finished:
                 await self._signal.wait()
+        return not self._finished
 
     def _room(self, rng: _Range) -> bool:
         """Ordered mode: whether ``rng`` may read its next page. Its own buffer is below
@@ -680,8 +689,7 @@ class ParallelScan:
         if not self._ordered:
             return self._splits == 0 and self._readers() < self._limiter.limit
         return (
-            self._readers() + self._splits < self._limiter.limit
-            and self._held < self._read_ahead
+            self._readers() + self._splits < self._limiter.limit and self._held < self._read_ahead
         )
 
     def _candidate(self) -> _Range | None:
@@ -707,9 +715,7 @@ class ParallelScan:
                 best, best_key = r, key
         return best
 
-    async def _split(
-        self, rng: _Range, low: str | None = None, probes: int = MAX_PROBES
-    ) -> bool:
+    async def _split(self, rng: _Range, low: str | None = None, probes: int = MAX_PROBES) -> bool:
         """Probe for a key between the range's position (or ``low``) and its end, with up
         to ``probes`` probes; split there."""
         assert rng.pos is not None
@@ -842,10 +848,11 @@ def parallel_scan(
     as pages arrive (each range in order). ``token`` resumes a scan with the same filter,
     select and key range from its :attr:`ParallelScan.token`. ``page_size``: ``$top`` of
     each request (default 1,000). ``read_ahead``: how many pages the scan may hold read
-    and not yet taken (unordered; default twice the concurrency, plus 2): a consumer that
+    and not yet taken (unordered: default twice the concurrency, plus 2; a consumer that
     writes what it reads against the same throttling budget keeps the reads in step with
-    its writes by a low one. Bad arguments or a token of another scan raise
-    :class:`azt.ValidationError`.
+    its writes by a low one. Ordered: counting the pages being read, plus the head's
+    next one; default 8 per request in flight, plus 2, at most 130). Bad arguments or a
+    token of another scan raise :class:`azt.ValidationError`.
 
     Example::
 
