@@ -1,3 +1,5 @@
+# Over 800 lines: the readers, the splitter and the consumer share one state (buffers,
+# readers waiting, the head), whose bounds are checked in one place.
 """Parallel scans: reading a whole table, or a PartitionKey range, with several requests in
 flight, resumable from a token.
 
@@ -13,8 +15,26 @@ Ranges split at PartitionKey boundaries only: one partition is always read by on
 (the service throttles per partition anyway).
 
 Results come back per range in key order; ``ordered=True`` concatenates the ranges in key
-order (later ranges buffer a few pages each), ``ordered=False`` yields pages as they
-arrive. The token after any entity records, for every unfinished range, its bounds, its
+order, ``ordered=False`` yields pages as they arrive.
+
+An ordered scan can only hand out the head range (the first one not yet returned), and one
+range is read one page after another: with few long ranges, the readers of later ranges
+fill their buffers and wait while the head is read alone. So in ordered mode a reader
+waiting on a full buffer does not hold a place of the concurrency; the splitter cuts the
+first range from the head on that still has an unread rest (not the widest one), several
+at once, first asking for the partition after the reader's (a rest of one partition is
+never split, and costs one probe); and only the ranges nearest the head, as many as the
+concurrency, may fill the buffers. The head's rest is cut into pieces read side by side.
+
+Memory stays bounded whatever the consumer does (ordered): one range holds at most
+``read_ahead // concurrency`` pages read and not returned, counting its page under way
+(at most :data:`ORDERED_BUFFER_PAGES`, at least 1), and all ranges together at most
+``read_ahead`` (default ``8 * concurrency + 2``, at most 130), plus one: the head may
+always read its next page when it holds none, so the consumer never waits on the buffers
+of later ranges. Unordered, at most ``read_ahead`` pages wait to be taken (default
+``2 * concurrency + 2``), besides the requests in flight.
+
+The token after any entity records, for every unfinished range, its bounds, its
 service continuation and the last key returned, so a resumed scan reads no finished range
 again and returns nothing twice.
 
@@ -44,6 +64,7 @@ import attrs
 from azt._core.pagination import ContinuationToken
 from azt._core.queries import format_filter
 from azt._edm.entity import TableEntity
+from azt._edm.types import format_literal
 from azt._errors import (
     OperationTimedOutError,
     ServerBusyError,
@@ -69,10 +90,14 @@ __all__ = ["ParallelScan", "ScanPage", "ScanStats", "parallel_scan"]
 MAX_CONCURRENCY = 256
 #: where ``concurrency="auto"`` starts, and how far it may grow
 AUTO_START, AUTO_MAX = 2, 64
-#: pages a range that is not the head may hold back in ordered mode
+#: ordered mode: pages one range may hold read and not returned (its request under way too)
 ORDERED_BUFFER_PAGES = 8
 #: probes one split attempt may send before giving up on that position
 MAX_PROBES = 48
+#: ordered mode: the default ``read_ahead`` is 8 pages a request in flight, at most this + 2
+ORDERED_AHEAD_MAX = 128
+#: ordered mode: bisection probes of one split, after the one finding the next partition
+NEAR_PROBES = 6
 #: times one page is sent again after a throttled failure (the bound halves each time)
 THROTTLE_ROUNDS = 6
 _THROTTLED = (ServerBusyError, TooManyRequestsError, OperationTimedOutError)
@@ -210,6 +235,7 @@ class _Range:
         "returned_after",
         "returned_cont",
         "returned_done",
+        "splitting",
     )
 
     def __init__(self, state: RangeState, user_filter: str | None) -> None:
@@ -223,6 +249,7 @@ class _Range:
         self.no_split_at: str | None = None
         self.done_reading = False
         self.reading = False
+        self.splitting = False  # a split of its rest is under way
         self.pages: deque[_Event] = deque()  # read, not returned yet (ordered mode)
         # what the token says: where returning resumes
         self.returned_cont = state.cont
@@ -284,8 +311,21 @@ class ParallelScan:
         auto = concurrency == "auto"
         initial = AUTO_START if auto else int(concurrency)
         self._limiter = _Limiter(initial, AUTO_MAX if auto else initial, auto, self.stats)
-        #: unordered mode: pages read and not yet returned, at most
-        self._read_ahead = read_ahead or 2 * self._limiter.maximum + 2
+        #: pages held read and not yet returned, at most (ordered: with those under way,
+        #: plus the head's next one)
+        limit = self._limiter.maximum
+        default_ahead = (
+            min(ORDERED_BUFFER_PAGES * limit, ORDERED_AHEAD_MAX) if ordered else 2 * limit
+        ) + 2
+        self._read_ahead = read_ahead or default_ahead
+        #: ordered mode: pages one range may hold, so that as many ranges as the
+        #: concurrency share ``read_ahead`` and the splits near the head find room
+        self._per_range = max(1, min(ORDERED_BUFFER_PAGES, self._read_ahead // limit))
+        self._held = 0  # ordered mode: pages in ranges' buffers plus page requests under way
+        self._head_at = 0  # ordered mode: index of the range being returned
+        self._readers_n = 0  # ranges whose reader runs
+        self._waiting = 0  # of those, readers waiting for room (ordered mode)
+        self._splits = 0  # splits under way
         self._ranges = [_Range(s, filter) for s in decoded.ranges]
         self.stats.ranges = len(self._ranges)
         self._signal = _Signal()  # any change: a page read, a reader done, a split
@@ -436,12 +476,14 @@ class ParallelScan:
                 raise self._error
             if head.pages:
                 ev = head.pages.popleft()
+                self._held -= 1
                 self._signal.notify()
                 yield ev
             elif head.done_reading or head.returned_done:
                 if not head.returned_done:  # it finished with nothing to return
                     head.returned_done = True
                 i += 1
+                self._head_at = i
                 self._signal.notify()  # the next range is the head now: unblock it
             else:
                 await self._signal.wait()
@@ -466,20 +508,33 @@ class ParallelScan:
     def _start_reader(self, rng: _Range) -> None:
         rng.reading = True
         self._busy += 1
+        self._readers_n += 1
         self._spawn(self._read(rng))
 
     def _readers(self) -> int:
-        return sum(1 for r in self._ranges if r.reading)
+        """Readers that send requests: in ordered mode, one waiting for room in the
+        buffers does not count (a split may add a reader that can read now)."""
+        return self._readers_n - self._waiting
 
     async def _read(self, rng: _Range) -> None:
+        ordered = self._ordered
         try:
             while not self._finished:
-                await self._room_for(rng)
+                if not await self._room_for(rng):
+                    return  # the scan ended while this reader waited
                 cont_at = rng.cont
-                items, cont_next = await self._fetch(rng)
+                if ordered:
+                    self._held += 1  # a buffer place for the page under way
+                    try:
+                        items, cont_next = await self._fetch(rng)
+                    except BaseException:
+                        self._held -= 1
+                        raise
+                else:
+                    items, cont_next = await self._fetch(rng)
                 finished = self._accept(rng, items, cont_next)
                 ev = _Event(rng, items, cont_at, cont_next, finished)
-                (rng.pages if self._ordered else self._arrived).append(ev)
+                (rng.pages if ordered else self._arrived).append(ev)
                 self._limiter.count(len(items))
                 self._signal.notify()
                 if finished:
@@ -487,27 +542,60 @@ class ParallelScan:
         finally:
             rng.reading = False
             self._busy -= 1
+            self._readers_n -= 1
             self._signal.notify()
 
-    async def _room_for(self, rng: _Range) -> None:
-        """Wait while this reader is too far ahead of what was returned."""
+    async def _room_for(self, rng: _Range) -> bool:
+        """Wait while this reader is too far ahead of what was returned; whether the scan
+        still runs."""
         if self._ordered:
-            while (
-                len(rng.pages) >= ORDERED_BUFFER_PAGES
-                and not self._finished
-                and self._head() is not rng
-            ):
-                await self._signal.wait()
+            if self._room(rng):
+                return not self._finished
+            self._waiting += 1
+            self._signal.notify()  # the splitter may add a reader in this one's place
+            try:
+                while not self._room(rng):
+                    await self._signal.wait()
+            finally:
+                self._waiting -= 1
         else:
             bound = self._read_ahead
             while len(self._arrived) >= bound and not self._finished:
                 await self._signal.wait()
+        return not self._finished
+
+    def _room(self, rng: _Range) -> bool:
+        """Ordered mode: whether ``rng`` may read its next page. Its own buffer is below
+        the per-range bound and all buffers together below ``read_ahead``; the head may
+        also read when it holds nothing (the consumer waits on it), whatever the others
+        hold: so at most ``read_ahead + 1`` pages are held or under way."""
+        if self._finished:
+            return True
+        held = len(rng.pages)
+        if held >= self._per_range:
+            return False
+        if not held and self._head() is rng:
+            return True
+        return self._held < self._read_ahead and self._near(rng)
+
+    def _near(self, rng: _Range) -> bool:
+        """Whether ``rng`` is among the first ranges still being read, from the head on,
+        as many as the concurrency: their pages are returned first, so the buffers'
+        room goes to them before ranges further on."""
+        left = self._limiter.limit
+        for r in self._ranges[self._head_at :]:
+            if r is rng:
+                return True
+            if r.reading:
+                left -= 1
+                if not left:
+                    return False
+        return False
 
     def _head(self) -> _Range | None:
-        for r in self._ranges:
-            if not (r.returned_done or (r.done_reading and not r.pages)):
-                return r
-        return None
+        """The range being returned (ordered mode): splits only insert after it."""
+        i = self._head_at
+        return self._ranges[i] if i < len(self._ranges) else None
 
     def _accept(self, rng: _Range, items: list[TableEntity], cont_next: str | None) -> bool:
         """Cut a page to its range (and past a resume point); update the reader's position.
@@ -573,37 +661,66 @@ class ParallelScan:
 
     async def _splitter(self) -> None:
         while not self._finished:
-            rng = self._candidate() if self._readers() < self._limiter.limit else None
+            rng = self._candidate() if self._may_split() else None
             if rng is None:
                 await self._signal.wait()
                 continue
+            rng.splitting = True
+            self._splits += 1
             self._busy += 1
-            try:
-                pos = rng.pos
-                if not await self._split(rng):
-                    rng.no_split_at = pos
-            finally:
-                self._busy -= 1
-                self._signal.notify()
+            self._spawn(self._split_one(rng))
+
+    async def _split_one(self, rng: _Range) -> None:
+        try:
+            pos = rng.pos
+            split = self._split_near if self._ordered else self._split
+            if not await split(rng):
+                rng.no_split_at = pos
+        finally:
+            rng.splitting = False
+            self._splits -= 1
+            self._busy -= 1
+            self._signal.notify()
+
+    def _may_split(self) -> bool:
+        """Whether a new reader would add requests in flight: fewer readers send than the
+        bound allows. Unordered, one split at a time; ordered, as many as there are idle
+        places (the head's rest must be cut quickly), while the buffers have room."""
+        if not self._ordered:
+            return self._splits == 0 and self._readers() < self._limiter.limit
+        return (
+            self._readers() + self._splits < self._limiter.limit and self._held < self._read_ahead
+        )
 
     def _candidate(self) -> _Range | None:
-        """The range whose unread rest looks widest (shortest common prefix between its
-        position and its end), among those being read whose position is known."""
+        """Unordered: the range whose unread rest looks widest (shortest common prefix
+        between its position and its end), among those being read whose position is known.
+        Ordered: the first such range from the head on, as its rest is returned soonest."""
         best: _Range | None = None
         best_key: tuple[int, int] | None = None
-        for r in self._ranges:
-            if not r.reading or r.done_reading or r.pos is None or r.pos == r.no_split_at:
+        ordered = self._ordered
+        for r in self._ranges[self._head_at :] if ordered else self._ranges:
+            if (
+                not r.reading
+                or r.done_reading
+                or r.splitting
+                or r.pos is None
+                or r.pos == r.no_split_at
+            ):
                 continue
+            if ordered:
+                return r
             key = _width(r.pos, r.hi)
             if best_key is None or key < best_key:
                 best, best_key = r, key
         return best
 
-    async def _split(self, rng: _Range) -> bool:
-        """Probe for a key between the range's position and its end; split there."""
+    async def _split(self, rng: _Range, low: str | None = None, probes: int = MAX_PROBES) -> bool:
+        """Probe for a key between the range's position (or ``low``) and its end, with up
+        to ``probes`` probes; split there."""
         assert rng.pos is not None
-        low, up = rng.pos, rng.hi
-        for _ in range(MAX_PROBES):
+        low, up = low or rng.pos, rng.hi
+        for _ in range(probes):
             if self._gone(rng):
                 return True  # nothing to split any more
             assert rng.pos is not None
@@ -611,7 +728,7 @@ class ParallelScan:
             mid = between(low, up)
             if mid is None:
                 return False
-            found = await self._probe(mid, rng.hi)
+            found = await self._probe(range_filter(None, mid, rng.hi))
             if found is None:
                 up = mid  # nothing in [mid, hi): look lower
                 continue
@@ -624,21 +741,48 @@ class ParallelScan:
             if rng.hi is not None and ordinal(found) >= ordinal(rng.hi):
                 up = mid
                 continue
-            new = _Range(RangeState(found, rng.hi, rng.hi, None, None), self._filter)
-            rng.hi = found
-            self._ranges.insert(self._ranges.index(rng) + 1, new)
-            self.stats.ranges += 1
-            self._start_reader(new)
+            self._cut(rng, found)
             return True
         return False
+
+    async def _split_near(self, rng: _Range) -> bool:
+        """Ordered mode: first ask for the PartitionKey after the reader's one (none: the
+        rest is that one partition, never split: one probe, where a bisection spends up
+        to :data:`MAX_PROBES` on it, and a rest of one or two partitions is what the
+        ranges near the head often have); then bisect from there, with a few probes when
+        the range has an end (:data:`NEAR_PROBES`: a bisection past the last partition
+        of a short rest finds nothing, however long it goes on; without an end it needs
+        more to come down to where the keys are), falling back to a split right after
+        the reader's partition."""
+        assert rng.pos is not None
+        nxt = await self._probe(_after_filter(rng.pos, rng.hi))
+        if nxt is None or self._gone(rng):
+            return self._gone(rng)
+        if await self._split(rng, nxt, MAX_PROBES if rng.hi is None else NEAR_PROBES):
+            return True
+        if self._gone(rng):
+            return True
+        assert rng.pos is not None
+        if ordinal(nxt) <= ordinal(rng.pos):
+            return False  # the reader got there meanwhile: try again from where it is
+        self._cut(rng, nxt)
+        return True
+
+    def _cut(self, rng: _Range, at: str) -> None:
+        """Split ``rng`` at PartitionKey ``at``: a new range with its own reader reads
+        ``[at, hi)``; the old reader drops what it reads from ``at`` on."""
+        new = _Range(RangeState(at, rng.hi, rng.hi, None, None), self._filter)
+        rng.hi = at
+        self._ranges.insert(self._ranges.index(rng) + 1, new)
+        self.stats.ranges += 1
+        self._start_reader(new)
 
     def _gone(self, rng: _Range) -> bool:
         """Whether a range can no longer be split (checked again after every await)."""
         return self._finished or rng.done_reading or rng.pos is None
 
-    async def _probe(self, low: str, high: str | None) -> str | None:
-        """The first PartitionKey in ``[low, high)``, or None (following empty pages)."""
-        text = range_filter(None, low, high)
+    async def _probe(self, text: str | None) -> str | None:
+        """The first PartitionKey matching ``text``, or None (following empty pages)."""
         cont: ContinuationToken | None = None
         for _ in range(8):
             page = await self._send(
@@ -653,6 +797,18 @@ class ParallelScan:
             if cont is None:
                 return None
         return None
+
+
+def _after_filter(pos: str, hi: str | None) -> str:
+    """The ``$filter`` of the PartitionKeys after ``pos`` and before ``hi``.
+
+    Example::
+
+        >>> _after_filter("a", "c")
+        "PartitionKey gt 'a' and PartitionKey lt 'c'"
+    """
+    text = f"PartitionKey gt {format_literal(pos)}"
+    return text if hi is None else f"{text} and PartitionKey lt {format_literal(hi)}"
 
 
 def _width(pos: str, hi: str | None) -> tuple[int, int]:
@@ -692,10 +848,11 @@ def parallel_scan(
     as pages arrive (each range in order). ``token`` resumes a scan with the same filter,
     select and key range from its :attr:`ParallelScan.token`. ``page_size``: ``$top`` of
     each request (default 1,000). ``read_ahead``: how many pages the scan may hold read
-    and not yet taken (unordered; default twice the concurrency, plus 2): a consumer that
+    and not yet taken (unordered: default twice the concurrency, plus 2; a consumer that
     writes what it reads against the same throttling budget keeps the reads in step with
-    its writes by a low one. Bad arguments or a token of another scan raise
-    :class:`azt.ValidationError`.
+    its writes by a low one. Ordered: counting the pages being read, plus the head's
+    next one; default 8 per request in flight, plus 2, at most 130). Bad arguments or a
+    token of another scan raise :class:`azt.ValidationError`.
 
     Example::
 
