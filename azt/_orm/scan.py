@@ -1,5 +1,3 @@
-# Over 800 lines: the readers, the splitter and the consumer share one state (buffers,
-# readers waiting, the head), whose bounds are checked in one place.
 """Parallel scans: reading a whole table, or a PartitionKey range, with several requests in
 flight, resumable from a token.
 
@@ -54,7 +52,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, Literal
@@ -64,7 +61,6 @@ import attrs
 from azt._core.pagination import ContinuationToken
 from azt._core.queries import format_filter
 from azt._edm.entity import TableEntity
-from azt._edm.types import format_literal
 from azt._errors import (
     OperationTimedOutError,
     ServerBusyError,
@@ -74,6 +70,15 @@ from azt._errors import (
 from azt._orm.expr import prefix_upper_bound
 from azt._orm.pages import MAX_PAGE, QueryTable
 from azt._orm.planner import ordinal
+from azt._orm.scan_parts import (
+    ScanStats,
+    _after_filter,
+    _Event,
+    _Limiter,
+    _Range,
+    _Signal,
+    _width,
+)
 from azt._orm.scan_ranges import (
     RangeState,
     ScanToken,
@@ -101,7 +106,6 @@ NEAR_PROBES = 6
 #: times one page is sent again after a throttled failure (the bound halves each time)
 THROTTLE_ROUNDS = 6
 _THROTTLED = (ServerBusyError, TooManyRequestsError, OperationTimedOutError)
-_WINDOW = 0.5  # seconds between concurrency adjustments
 
 
 @attrs.frozen
@@ -117,159 +121,6 @@ class ScanPage:
 
     items: list[TableEntity]
     token: str | None
-
-
-@attrs.define
-class ScanStats:
-    """What a scan did so far: ``requests`` sent (pages and probes), ``probes`` among them,
-    ``ranges`` read (1 plus one per split), ``peak_in_flight`` (most requests in flight at
-    once), ``concurrency`` (the bound now), ``throttled`` (requests that still failed
-    after the client's retries) and ``entities`` returned.
-
-    Example::
-
-        >>> ScanStats().ranges
-        0
-    """
-
-    requests: int = 0
-    probes: int = 0
-    ranges: int = 0
-    peak_in_flight: int = 0
-    concurrency: int = 0
-    throttled: int = 0
-    entities: int = 0
-
-
-class _Signal:
-    """Wakes every waiter on :meth:`notify` (waiters re-check their condition)."""
-
-    __slots__ = ("_waiters",)
-
-    def __init__(self) -> None:
-        self._waiters: list[asyncio.Future[None]] = []
-
-    def notify(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for f in waiters:
-            if not f.done():
-                f.set_result(None)
-
-    async def wait(self) -> None:
-        f: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(f)
-        await f
-
-
-class _Limiter:
-    """The bound on requests in flight, adjusted as the scan goes."""
-
-    def __init__(self, initial: int, maximum: int, auto: bool, stats: ScanStats) -> None:
-        self.limit = initial
-        self.maximum = maximum
-        self.auto = auto
-        self.in_flight = 0
-        self.stats = stats
-        self.signal = _Signal()
-        self._window_start = time.monotonic()
-        self._window_entities = 0
-        self._last_rate = 0.0
-        self._throttled_at = float("-inf")
-        stats.concurrency = initial
-
-    async def acquire(self) -> None:
-        while self.in_flight >= self.limit:
-            await self.signal.wait()
-        self.in_flight += 1
-        self.stats.requests += 1
-        self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.in_flight)
-
-    def release(self) -> None:
-        self.in_flight -= 1
-        self.signal.notify()
-
-    def throttled(self) -> None:
-        self.stats.throttled += 1
-        self.limit = max(1, self.limit // 2)
-        self._throttled_at = time.monotonic()
-        self._set(self.limit)
-
-    def count(self, entities: int) -> None:
-        self._window_entities += entities
-        now = time.monotonic()
-        elapsed = now - self._window_start
-        if elapsed < _WINDOW:
-            return
-        rate = self._window_entities / elapsed
-        self._window_start, self._window_entities = now, 0
-        if now - self._throttled_at < 2 * _WINDOW or self.limit >= self.maximum:
-            self._last_rate = rate
-            return
-        if not self.auto:
-            self._set(self.limit + 1)  # growing back after a throttled spell
-        elif rate > self._last_rate * 1.05:
-            self._set(min(self.maximum, self.limit + max(1, self.limit // 2)))
-        self._last_rate = rate
-
-    def _set(self, limit: int) -> None:
-        self.limit = limit
-        self.stats.concurrency = limit
-        self.signal.notify()
-
-
-class _Range:
-    """One key range ``[lo, hi)`` and its reader's progress."""
-
-    __slots__ = (
-        "after",
-        "cont",
-        "done_reading",
-        "filter",
-        "hi",
-        "lo",
-        "no_split_at",
-        "pages",
-        "pos",
-        "query_hi",
-        "reading",
-        "returned_after",
-        "returned_cont",
-        "returned_done",
-        "splitting",
-    )
-
-    def __init__(self, state: RangeState, user_filter: str | None) -> None:
-        self.lo = state.lo
-        self.query_hi = state.query_hi
-        self.hi = state.hi
-        self.filter = range_filter(user_filter, state.lo, state.query_hi)
-        self.cont = state.cont  # next page to fetch
-        self.after = state.after  # drop results up to this key (a resumed page)
-        self.pos: str | None = state.after[0] if state.after else None  # last PK read
-        self.no_split_at: str | None = None
-        self.done_reading = False
-        self.reading = False
-        self.splitting = False  # a split of its rest is under way
-        self.pages: deque[_Event] = deque()  # read, not returned yet (ordered mode)
-        # what the token says: where returning resumes
-        self.returned_cont = state.cont
-        self.returned_after = state.after
-        self.returned_done = False
-
-    def state(self) -> RangeState:
-        return RangeState(self.lo, self.query_hi, self.hi, self.returned_cont, self.returned_after)
-
-
-@attrs.frozen
-class _Event:
-    """A page read by a range's reader: its results, the continuation it was fetched with
-    and the one after it, and whether the range is finished."""
-
-    rng: _Range
-    items: list[TableEntity]
-    cont_at: str | None
-    cont_next: str | None
-    finished: bool
 
 
 class ParallelScan:
@@ -797,30 +648,6 @@ class ParallelScan:
             if cont is None:
                 return None
         return None
-
-
-def _after_filter(pos: str, hi: str | None) -> str:
-    """The ``$filter`` of the PartitionKeys after ``pos`` and before ``hi``.
-
-    Example::
-
-        >>> _after_filter("a", "c")
-        "PartitionKey gt 'a' and PartitionKey lt 'c'"
-    """
-    text = f"PartitionKey gt {format_literal(pos)}"
-    return text if hi is None else f"{text} and PartitionKey lt {format_literal(hi)}"
-
-
-def _width(pos: str, hi: str | None) -> tuple[int, int]:
-    """Sort key of a remainder ``(pos, hi)``: wider first."""
-    a, b = ordinal(pos), ordinal(hi) if hi is not None else None
-    n = 0
-    if b is not None:
-        while n < len(a) and n < len(b) and a[n] == b[n]:
-            n += 1
-    x = ord(a[n]) if n < len(a) else 0
-    y = ord(b[n]) if b is not None and n < len(b) else 0x10000
-    return (n, x - y)
 
 
 def parallel_scan(

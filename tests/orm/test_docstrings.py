@@ -54,6 +54,9 @@ class Evolving(Entity):
         "azt._orm.evolution",
         "azt._orm.migrations",
         "azt._orm.migration_runner",
+        "azt._orm.scan",
+        "azt._orm.scan_parts",
+        "azt._orm.scan_ranges",
     ],
 )
 def test_docstring_examples(module: str) -> None:
