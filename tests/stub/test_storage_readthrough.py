@@ -13,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from azt_server_stub import _store
+from azt_server_stub._rows import MemoryRows, StoredRows
 from azt_server_stub.backend import Backend, GroupWrite, WriteOp
 from azt_server_stub.model import Edm, Entity
 from azt_server_stub.odata import compile_entity_filter
 from azt_server_stub.odata._utf16 import to_units
-from azt_server_stub.query_pages import sort_str
+from azt_server_stub.query_pages import Key, sort_key, sort_str
 
 ACCOUNT = "devstoreaccount1"
 
@@ -105,6 +106,44 @@ def test_stored_pages_equal_memory_pages(tmp_path: Path, flt: str | None, top: i
             if token_d is None or pages > 60:
                 break
         assert pages > 1 or top == 1000
+
+
+def test_stored_take_equals_memory_take(tmp_path: Path) -> None:
+    """``StoredRows.take`` (one read per range, no sort keys) answers what the in-memory
+    rows answer for any sorted, disjoint ranges, start and count: ranges before the start,
+    a start inside a range, ranges that run out, a count met inside a range or exactly at
+    its end, keys in every UTF-16 region."""
+    keys = _keys()
+    rnd = random.Random(34)
+    with Backend(clock=lambda: 1) as memory, Backend(tmp_path, clock=lambda: 1) as durable:
+        _fill(memory, "Take", keys)
+        _fill(durable, "Take", keys)
+        m_rows = memory._table(ACCOUNT, "Take").rows
+        d_rows = durable._table(ACCOUNT, "Take").rows
+        assert isinstance(m_rows, MemoryRows)
+        assert isinstance(d_rows, StoredRows)
+        points = sorted({sort_key(pk, rk) for pk, rk in keys})
+        cases = 0
+        for _ in range(300):
+            cuts = sorted(rnd.sample(points, rnd.choice([2, 4, 6])))
+            ranges: list[tuple[Key, Key | None]] = [
+                (cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2)
+            ]
+            if rnd.random() < 0.3:  # the last range unbounded
+                ranges[-1] = (ranges[-1][0], None)
+            start = rnd.choice([("", ""), rnd.choice(points), ranges[-1][0]])
+            count = rnd.choice([1, 2, 7, 50, 1001])
+            with d_rows.snapshot():
+                got = d_rows.take(ranges, start, count)
+            want = m_rows.take(ranges, start, count)
+            assert got == want, (ranges, start, count)
+            cases += bool(want)
+        # exact fits: a count that ends exactly at a range's end, and one more
+        lo, hi = points[10], points[60]
+        for count in (49, 50, 51):
+            assert d_rows.take([(lo, hi)], lo, count) == m_rows.take([(lo, hi)], lo, count)
+        assert len(m_rows.take([(lo, hi)], lo, 51)) == 50
+        assert cases > 200
 
 
 def test_start_reads_no_entity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
