@@ -492,3 +492,57 @@ def test_a_groups_inserts_read_their_partition_at_once(
         "ok",
         "ok",
     ]
+
+
+@pytest.mark.parametrize("durability", ["process", "full"])
+def test_a_lone_insert_below_the_bound_is_one_statement_above_it_one_transaction(
+    tmp_path: Path, durability: str
+) -> None:
+    """``insert_new_entity`` commits a key not stored yet as one autocommitted statement
+    while the Timestamp stays below the stored bound, and in a transaction that also
+    rewrites the bound past it: either way the row is committed (read by another
+    connection, kept after a reopen), a stored key answers False with nothing changed,
+    and no transaction is left open."""
+    store = _store.SqliteStore(tmp_path, durability=durability)
+    try:
+        store.create_table(ACCOUNT, "t", "T")
+        statements: list[str] = []
+        store.db.set_trace_callback(statements.append)
+        assert store.insert_new_entity(ACCOUNT, "t", Entity("p", "a", 5, {"N": (Edm.INT32, 1)}), 5)
+        bound = 5 + _store.TIMESTAMP_RESERVE
+        # (the first bound of a new store: its meta row inserted after the UPDATE found none)
+        assert [s.split()[0] for s in statements] == [
+            "BEGIN",
+            "INSERT",
+            "UPDATE",
+            "INSERT",
+            "COMMIT",
+        ]
+        statements.clear()
+        assert store.insert_new_entity(ACCOUNT, "t", Entity("p", "b", 6), 6)
+        assert [s.split()[0] for s in statements] == ["INSERT"]  # autocommitted
+        statements.clear()
+        assert not store.insert_new_entity(ACCOUNT, "t", Entity("p", "a", 7), 7)  # stored
+        assert [s.split()[0] for s in statements] == ["INSERT"]
+        assert not store.db.in_transaction
+        statements.clear()
+        late = bound + 1  # past the bound: rewritten with the insert, in one transaction
+        assert not store.insert_new_entity(ACCOUNT, "t", Entity("p", "b", late), late)
+        assert [s.split()[0] for s in statements] == ["BEGIN", "INSERT", "ROLLBACK"]
+        assert not store.db.in_transaction
+        assert store.insert_new_entity(ACCOUNT, "t", Entity("p", "c", late), late)
+        assert not store.db.in_transaction
+        store.db.set_trace_callback(None)
+        with sqlite3.connect(store.path) as other:  # committed: another connection reads it
+            rows = other.execute("SELECT rk, ts FROM entity_rows ORDER BY rk").fetchall()
+            meta = other.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
+        assert [(_store.key_text(rk), ts) for rk, ts in rows] == [("a", 5), ("b", 6), ("c", late)]
+        assert meta == (late + _store.TIMESTAMP_RESERVE,)
+        assert store.get(ACCOUNT, "t", "p", "a") == Entity("p", "a", 5, {"N": (Edm.INT32, 1)})
+    finally:
+        store.close()
+    again = _store.SqliteStore(tmp_path, durability=durability)
+    try:
+        assert [e.rk for e in again.scan(ACCOUNT, "t", ("", ""), None, 10)] == ["a", "b", "c"]
+    finally:
+        again.close()
