@@ -19,7 +19,7 @@ Example::
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Protocol
 
@@ -106,6 +106,16 @@ class TableRows(Protocol):
         Example::
 
             >>> MemoryRows().apply(("p", "r"), None)
+        """
+        ...
+
+    def apply_all(self, changes: Iterable[tuple[Key, Key, Entity | None]]) -> None:
+        """:meth:`apply` each ``(sort key, (PartitionKey, RowKey), entity or None)`` in
+        order (a change set's changes, once all of them passed).
+
+        Example::
+
+            >>> MemoryRows().apply_all([(("p", "r"), ("p", "r"), None)])
         """
         ...
 
@@ -218,6 +228,22 @@ class MemoryRows:
         else:
             self._rows[key] = entity
 
+    def apply_all(self, changes: Iterable[tuple[Key, Key, Entity | None]]) -> None:
+        """:meth:`apply` of each change, in one loop.
+
+        Example::
+
+            >>> rows = MemoryRows(); rows.apply_all([(("a", "b"), ("a", "b"), Entity("a", "b", 1))])
+            >>> rows.get(("a", "b")).timestamp
+            1
+        """
+        rows = self._rows
+        for key, _, entity in changes:
+            if entity is None:
+                rows.pop(key, None)
+            else:
+                rows[key] = entity
+
     def snapshot(self) -> AbstractContextManager[None]:
         """Nothing to do: the backend's lock already keeps memory still during a page.
 
@@ -313,6 +339,9 @@ class StoredRows:
 
     def apply(self, key: Key, entity: Entity | None) -> None:
         """Nothing to do: the change is already committed to the store."""
+
+    def apply_all(self, changes: Iterable[tuple[Key, Key, Entity | None]]) -> None:
+        """Nothing to do: the changes are already committed to the store."""
 
     def snapshot(self) -> AbstractContextManager[None]:
         """One read transaction of the store."""

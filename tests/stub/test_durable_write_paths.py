@@ -20,6 +20,7 @@ import logging
 import sqlite3
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
 
@@ -546,3 +547,50 @@ def test_a_lone_insert_below_the_bound_is_one_statement_above_it_one_transaction
         assert [e.rk for e in again.scan(ACCOUNT, "t", ("", ""), None, 10)] == ["a", "b", "c"]
     finally:
         again.close()
+
+
+_CHECKED_INSERTS = st.builds(
+    lambda pk, rk, props: WriteOp("insert", pk, rk, props, checked=True), _PKS, _RKS, _PROPS
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(_CHECKED_INSERTS | _INSERTS | _op(), min_size=0, max_size=5),
+        min_size=1,
+        max_size=8,
+    ),
+    missing_table=st.booleans(),
+)
+def test_memory_change_sets_answer_as_a_group_of_one(
+    batches: list[list[WriteOp]], missing_table: bool
+) -> None:
+    """In memory ``Backend.execute_batch`` checks and applies a change set without
+    ``commit_group``'s overlay (and a known-valid insert of a new key without
+    ``apply_write``): the same answers (error, code and index included), Timestamps and
+    final state as the change set committed as a group of one; a refused change set
+    changes nothing."""
+    direct, grouped, unchecked = (Backend(clock=lambda: 1) for _ in range(3))
+    for b in (direct, grouped, unchecked):
+        if not missing_table:
+            b.create_table(ACCOUNT, TABLE)
+    for ops in batches:
+        try:
+            mine = _answer(direct.execute_batch(ACCOUNT, TABLE, ops))
+        except StubError as exc:
+            mine = _answer(exc)
+        item = GroupWrite(ACCOUNT, TABLE, list(ops), batch=True)
+        assert mine == _answer(grouped.commit_group([item])[0])
+        # every operation through apply_write (validation included): the same
+        plain = GroupWrite(ACCOUNT, TABLE, [replace(op, checked=False) for op in ops], True)
+        assert mine == _answer(unchecked.commit_group([plain])[0])
+        assert direct._last_ts == grouped._last_ts == unchecked._last_ts
+        if not missing_table:
+            assert _stored(direct) == _stored(grouped) == _stored(unchecked)
+
+
+def _stored(b: Backend) -> list[Any]:
+    """Every stored entity, compared whole (its creation rank and property order too)."""
+    entities = b.query_entities(ACCOUNT, TABLE, None, 1000, None).entities
+    return [(e.pk, e.rk, e.timestamp, list(e.props.items()), e.created) for e in entities]
