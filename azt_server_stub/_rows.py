@@ -163,7 +163,14 @@ class MemoryRows:
             >>> list(rows.get_partition_rows("p", ["a", "b"]))
             [('p', 'a')]
         """
-        get = self._rows.get
+        rows = self._rows
+        if len(rks) > 1 and rows:
+            # No row from the least to the greatest key asked (a change set into a new
+            # partition, or appending to one): nothing to look up, one bisection.
+            lo, hi = min(rks), max(rks)
+            if next(rows.irange((pk, lo), (pk, hi)), None) is None:
+                return {}
+        get = rows.get
         found: dict[Key, Entity] = {}
         for rk in rks:
             entity = get((pk, rk))

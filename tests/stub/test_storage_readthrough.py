@@ -146,6 +146,38 @@ def test_stored_take_equals_memory_take(tmp_path: Path) -> None:
         assert cases > 200
 
 
+def test_partition_rows_read_at_once_equal_point_reads(tmp_path: Path) -> None:
+    """``get_partition_rows`` (a change set's reads: in memory, one bisection first finds
+    that no row lies between the least and the greatest key asked) answers what point
+    reads answer, in memory and on disk: keys all absent below, above or between stored
+    ones, some present, in every UTF-16 region, one key or many."""
+    keys = _keys()
+    rnd = random.Random(35)
+    with Backend(clock=lambda: 1) as memory, Backend(tmp_path, clock=lambda: 1) as durable:
+        _fill(memory, "Rows", keys)
+        _fill(durable, "Rows", keys)
+        m_rows = memory._table(ACCOUNT, "Rows").rows
+        d_rows = durable._table(ACCOUNT, "Rows").rows
+        stored = sorted({sort_key(pk, rk) for pk, rk in keys})
+        spks = [*sorted({pk for pk, _ in stored}), "zz-none", "\U0001f601"]
+        found_some = found_none = 0
+        for _ in range(400):
+            spk = sort_str(rnd.choice(spks))
+            present = [rk for pk, rk in stored if pk == spk]
+            pool = present + [rk + "~" for rk in present[:5]] + ["", "\uffff\uffff", "m"]
+            asked = rnd.sample(pool, min(len(pool), rnd.choice([1, 2, 5, 40])))
+            if rnd.random() < 0.3:  # only absent keys, in a gap of the partition
+                asked = [rk + "\x00" + str(n) for n, rk in enumerate(present[:1] * 3)] or asked
+            want = {(spk, rk): m_rows.get((spk, rk)) for rk in asked}
+            want = {key: entity for key, entity in want.items() if entity is not None}
+            assert m_rows.get_partition_rows(spk, asked) == want
+            assert d_rows.get_partition_rows(spk, asked) == want
+            found_some += bool(want)
+            found_none += not want
+        assert found_some > 50
+        assert found_none > 50
+
+
 def test_start_reads_no_entity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with Backend(tmp_path) as b:
         _fill(b, "Lazy", [("p", f"{i:05d}") for i in range(500)])
