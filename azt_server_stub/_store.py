@@ -51,17 +51,18 @@ CREATE TABLE IF NOT EXISTS table_meta (
 CREATE TABLE IF NOT EXISTS entity_rows (
     tid INTEGER NOT NULL, pk BLOB NOT NULL, rk BLOB NOT NULL,
     ts INTEGER NOT NULL, props TEXT NOT NULL, created INTEGER NOT NULL DEFAULT 0,
+    keys_at INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tid, pk, rk)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID;
 """
 
-_COLUMNS = "(tid, pk, rk, ts, props, created) VALUES (?, ?, ?, ?, ?, ?)"
+_COLUMNS = "(tid, pk, rk, ts, props, created, keys_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _PUT = "INSERT OR REPLACE INTO entity_rows " + _COLUMNS
 _PUT_NEW = "INSERT INTO entity_rows " + _COLUMNS
 _DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 _SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
 _INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
-_ROW = "SELECT pk, rk, ts, props, created FROM entity_rows WHERE tid = ? AND "
+_ROW = "SELECT pk, rk, ts, props, created, keys_at FROM entity_rows WHERE tid = ? AND "
 _GET = _ROW + "pk = ? AND rk = ?"
 _GET_ROWS = _ROW + "pk = ? AND rk IN ({})"
 _ANY_ROW_BETWEEN = (
@@ -228,7 +229,7 @@ class SqliteStore:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
             _migrate_v1(db)
-            _add_created(db)
+            _add_columns(db)
             self._reader = _connect(self.path, timeout=5.0, durability=durability)
             self._reader.execute("PRAGMA query_only=ON")
             for account, lname, tid in db.execute("SELECT account, lname, tid FROM table_meta"):
@@ -363,7 +364,7 @@ class SqliteStore:
     # -- reads -------------------------------------------------------------------------
 
     def _entities(
-        self, tid: int, rows: Iterable[tuple[bytes, bytes, int, str, int]]
+        self, tid: int, rows: Iterable[tuple[bytes, bytes, int, str, int, int]]
     ) -> list[Entity]:
         """The entities of rows of table ``tid`` (call with the read lock held): a row
         whose stored version (key, Timestamp) was decoded before is that entity, others
@@ -374,13 +375,14 @@ class SqliteStore:
         out: list[Entity] = []
         last_blob: bytes | None = None
         pk = ""
-        for pk_blob, rk_blob, ts, props, created in rows:
+        for pk_blob, rk_blob, ts, props, created, keys_at in rows:
             key = (tid, pk_blob, rk_blob)
             entity = cached(key, ts)
             if entity is None:
                 if pk_blob != last_blob:
                     last_blob, pk = pk_blob, key_text(pk_blob)
-                entity = Entity(pk, key_text(rk_blob), ts, decode_props(props), created)
+                rk = key_text(rk_blob)
+                entity = Entity(pk, rk, ts, decode_props(props), created, keys_at)
                 keep(key, entity, entry_size(key, len(props)))
             out.append(entity)
         return out
@@ -543,6 +545,7 @@ class SqliteStore:
             entity.timestamp,
             encode_props(entity.props),
             entity.created,
+            entity.keys_at,
         )
         db = self.db
         self._writes += 1  # before anything changes: the cache's verified rows lapse
@@ -607,7 +610,9 @@ class SqliteStore:
                             pk_param = pk_params[e.pk] = key_param(e.pk)
                         rk_param = key_param(e.rk)
                         props = encode_props(e.props)
-                        rows.append((tid, pk_param, rk_param, e.timestamp, props, e.created))
+                        rows.append(
+                            (tid, pk_param, rk_param, e.timestamp, props, e.created, e.keys_at)
+                        )
                     removed = []
                     partitions = set(pk_params)
                     for pk, rk in deletes:
@@ -661,12 +666,24 @@ def _write_last(db: sqlite3.Connection, last_timestamp: int) -> None:
         db.execute(_INSERT_LAST, (last_timestamp,))
 
 
-def _add_created(db: sqlite3.Connection) -> None:
-    """Give a store written before creation ranks were kept their column (its rows rank
-    0: in key order, before every row created since); no-op for a current store."""
+#: Columns of ``entity_rows`` a store written by an older stub may lack, each added with
+#: its default when such a store is opened: ``created`` (creation ranks; the old rows rank
+#: 0: in key order, before every row created since) and ``keys_at`` (where an entity's
+#: keys were sent among its properties, ``Entity.keys_at``; the old rows 0: keys first, as
+#: they were written then).
+_ADDED_COLUMNS = (
+    ("created", "INTEGER NOT NULL DEFAULT 0"),
+    ("keys_at", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+
+def _add_columns(db: sqlite3.Connection) -> None:
+    """Give a store written before a column of :data:`_ADDED_COLUMNS` existed that column
+    (a new store has them all: no-op)."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(entity_rows)")}
-    if "created" not in columns:
-        db.execute("ALTER TABLE entity_rows ADD COLUMN created INTEGER NOT NULL DEFAULT 0")
+    for name, kind in _ADDED_COLUMNS:
+        if name not in columns:
+            db.execute(f"ALTER TABLE entity_rows ADD COLUMN {name} {kind}")
 
 
 def _migrate_v1(db: sqlite3.Connection) -> None:
@@ -708,6 +725,7 @@ def _migrate_v1(db: sqlite3.Connection) -> None:
                         ts,
                         props,
                         ts,
+                        0,  # keys first: as the stub wrote them then
                     )
                 )
             db.executemany(_PUT, puts)

@@ -18,6 +18,7 @@ import datetime as _dt
 import os
 import re
 import time
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
@@ -322,7 +323,10 @@ class Entity:
     Timestamp), in insertion order, each as ``(Edm, value)``. Stored entities
     never contain nulls. ``created``: the entity's rank in creation order (assigned when
     its key is inserted, kept by replaces and merges; the Cosmos DB Table API lists rows
-    in that order), not part of its value.
+    in that order), not part of its value. ``keys_at``: where the client sent
+    PartitionKey and RowKey among the properties (:func:`key_places`; 0: before them,
+    PartitionKey first), which the Cosmos DB Table API writes them at
+    (:func:`placed_items`); not part of its value either.
 
     Example::
 
@@ -336,6 +340,7 @@ class Entity:
     timestamp: int
     props: dict[str, TypedValue] = field(default_factory=dict)
     created: int = field(default=0, compare=False, repr=False)
+    keys_at: int = field(default=0, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -389,7 +394,78 @@ class Entity:
             >>> original.props["Age"][1], changed.props["Age"][1]
             (23, 24)
         """
-        return Entity(self.pk, self.rk, self.timestamp, dict(self.props), self.created)
+        return Entity(
+            self.pk, self.rk, self.timestamp, dict(self.props), self.created, self.keys_at
+        )
+
+
+#: :func:`key_places` codes: bits 0-15 hold how many properties precede PartitionKey, bits
+#: 16-31 how many precede RowKey, bit 32 whether RowKey came first when as many precede both.
+_PLACE_BITS = 16
+_PLACE_MASK = (1 << _PLACE_BITS) - 1
+_ROW_KEY_FIRST = 1 << (2 * _PLACE_BITS)
+
+
+def key_places(names: Iterable[str], props: Container[str]) -> int:
+    """Where PartitionKey and RowKey were sent among an entity's members ``names`` (in the
+    order sent), counted in the stored properties ``props`` that precede each: the
+    ``Entity.keys_at`` of the entity (0 when the keys came first, PartitionKey before
+    RowKey, or when either is missing: the keys are then written first).
+
+    Annotations, ``odata.*`` members, ``Timestamp`` and null values are not properties, so
+    they do not count.
+
+    Example::
+
+        >>> key_places(["PartitionKey", "RowKey", "a"], {"a"})
+        0
+        >>> placed = key_places(["a", "PartitionKey", "b", "RowKey"], {"a", "b"})
+        >>> placed & 0xFFFF, placed >> 16 & 0xFFFF, placed >> 32
+        (1, 2, 0)
+    """
+    pk_at = rk_at = -1
+    seen = 0
+    for name in names:
+        if name == "PartitionKey":
+            pk_at = seen
+            if rk_at >= 0:
+                break
+        elif name == "RowKey":
+            rk_at = seen
+            if pk_at >= 0:
+                break
+        elif name in props:
+            seen += 1
+    if pk_at < 0 or rk_at < 0:
+        return 0
+    rk_first = _ROW_KEY_FIRST if rk_at == pk_at and name == "PartitionKey" else 0
+    return min(pk_at, _PLACE_MASK) | min(rk_at, _PLACE_MASK) << _PLACE_BITS | rk_first
+
+
+def placed_items(entity: Entity) -> list[tuple[str, TypedValue]]:
+    """The entity's keys (``Edm.String``) and properties in the order its ``keys_at``
+    says the client sent them (see :func:`key_places`).
+
+    Example::
+
+        >>> e = Entity("p", "r", 0, {"a": (Edm.INT32, 1), "b": (Edm.INT32, 2)})
+        >>> e.keys_at = key_places(["a", "PartitionKey", "b", "RowKey"], e.props)
+        >>> [name for name, _ in placed_items(e)]
+        ['a', 'PartitionKey', 'b', 'RowKey']
+    """
+    code = entity.keys_at
+    pk_at, rk_at = code & _PLACE_MASK, code >> _PLACE_BITS & _PLACE_MASK
+    pk: tuple[str, TypedValue] = ("PartitionKey", (Edm.STRING, entity.pk))
+    rk: tuple[str, TypedValue] = ("RowKey", (Edm.STRING, entity.rk))
+    if rk_at < pk_at or (rk_at == pk_at and code & _ROW_KEY_FIRST):
+        (first_at, first), (second_at, second) = (rk_at, rk), (pk_at, pk)
+    else:
+        (first_at, first), (second_at, second) = (pk_at, pk), (rk_at, rk)
+    items = list(entity.props.items())
+    count = len(items)
+    items.insert(min(first_at, count), first)
+    items.insert(min(second_at, count) + 1, second)
+    return items
 
 
 #: Ready request ids (``list.pop`` and ``extend`` are atomic, so threads may share it).

@@ -182,9 +182,9 @@ class ProxyFront:
         tasks = [t for t in (accepting, *self._tasks) if t is not None]
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        # gather, not suppress(CancelledError) around each await: a cancellation of
+        # close() itself must propagate, the tasks' own outcomes are absorbed
+        await asyncio.gather(*tasks, return_exceptions=True)
         sock, self._sock = self._sock, None
         if sock is not None:
             sock.close()
@@ -218,7 +218,8 @@ class ProxyFront:
 
         loop.add_reader(conn.fileno(), wake)
         try:
-            await asyncio.wait_for(ready, _HEAD_SECONDS)
+            async with asyncio.timeout(_HEAD_SECONDS):
+                await ready
         finally:
             loop.remove_reader(conn.fileno())
 
@@ -272,7 +273,9 @@ class ProxyFront:
                 done.set_result(None)
 
     async def _serve_head(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HEAD_SECONDS)
+        # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
+        async with asyncio.timeout(_HEAD_SECONDS):
+            head = await reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split(" ")
         if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
@@ -423,8 +426,7 @@ class ProxyFront:
                 await pump(up_reader, writer)
             finally:
                 upstream.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await upstream
+                await asyncio.gather(upstream, return_exceptions=True)
         finally:
             up_writer.close()
             with contextlib.suppress(Exception):

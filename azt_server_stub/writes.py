@@ -46,7 +46,9 @@ class WriteOp:
     ``props``: custom properties, already parsed (no nulls; for merge, nulls were dropped
     by the parser). The backend validates keys and properties itself, unless ``checked``
     says the writer already knows that validation accepts them (as they are: the flag
-    takes no part in comparisons).
+    takes no part in comparisons). ``keys_at``: where the body had the keys among the
+    properties (:func:`~azt_server_stub.model.key_places`), for a flavour that writes
+    them there (Cosmos); 0 otherwise.
 
     Example::
 
@@ -61,6 +63,7 @@ class WriteOp:
     props: dict[str, TypedValue] = field(default_factory=dict)
     if_match: str | None = None
     checked: bool = field(default=False, compare=False, repr=False)
+    keys_at: int = field(default=0, repr=False)
 
 
 @dataclass(slots=True)
@@ -164,7 +167,10 @@ def apply_write(
     (default: ``timestamp``); a replace or merge keeps the current entity's.
     ``sorted_updates``: a replace or merge (upserts too) stores the properties in ordinal
     name order, as Azure Table storage answers afterwards (an insert keeps the order it was
-    sent in; docs/stub.md, Fidelity decisions).
+    sent in; docs/stub.md, Fidelity decisions), and the keys first. Otherwise (Cosmos) the
+    keys' places (``keys_at``) are the body's for an insert, a replace and a merge that
+    creates the entity, and a merge into a stored entity keeps the stored places, as it
+    keeps its properties' (new names go after them; docs/cosmos.md, Decisions).
 
     Example::
 
@@ -179,24 +185,28 @@ def apply_write(
             validate_entity(op.pk, op.rk, op.props)
         if current is not None:
             raise errors.entity_already_exists()
-        return Entity(op.pk, op.rk, timestamp, dict(op.props), rank)
+        return Entity(op.pk, op.rk, timestamp, dict(op.props), rank, op.keys_at)
     if kind == "replace":
         if not op.checked:
             validate_entity(op.pk, op.rk, op.props)
         if op.if_match is not None:
             _check_if_match(op.if_match, current)
-        return Entity(op.pk, op.rk, timestamp, _ordered(op.props, sorted_updates), rank)
+        places = 0 if sorted_updates else op.keys_at
+        return Entity(op.pk, op.rk, timestamp, _ordered(op.props, sorted_updates), rank, places)
     if kind == "merge":
         if not op.checked:
             validate_entity(op.pk, op.rk, op.props)
         if op.if_match is not None:
             _check_if_match(op.if_match, current)
         if current is None:
-            return Entity(op.pk, op.rk, timestamp, _ordered(op.props, sorted_updates), rank)
+            places = 0 if sorted_updates else op.keys_at
+            props = _ordered(op.props, sorted_updates)
+            return Entity(op.pk, op.rk, timestamp, props, rank, places)
         merged = dict(current.props)
         merged.update(op.props)
         check_entity_limits(op.pk, op.rk, merged)
-        return Entity(op.pk, op.rk, timestamp, _ordered(merged, sorted_updates), rank)
+        places = 0 if sorted_updates else current.keys_at
+        return Entity(op.pk, op.rk, timestamp, _ordered(merged, sorted_updates), rank, places)
     if kind == "delete":
         if op.if_match is None:
             raise errors.invalid_input(

@@ -31,7 +31,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Mapping, MutableMapping
 from typing import Any, Literal
 
@@ -41,6 +40,7 @@ from azt._core.bulk.loader import ProgressCallback, load
 from azt._core.bulk.outcomes import BulkFailure, BulkOptions, BulkResult
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.table_client import TableClient
+from azt._core.tasks import cancel_and_wait
 from azt._edm.entity import TableEntity
 from azt._errors import (
     PreconditionFailedError,
@@ -283,9 +283,7 @@ class _ByQuery:
                 on_result=self.on_result,
             )
         finally:
-            saver.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await saver
+            await cancel_and_wait(saver)
         complete = result.ok or not [f for f in result.failures if f.index not in self.retried]
         await self.save(finished=complete and not self.reread_failures)
         failures = [

@@ -36,6 +36,7 @@ from ..model import (
     Entity,
     TypedValue,
     parse_datetime,
+    placed_items,
     seconds_text,
 )
 from .json_feed import entity_texts
@@ -627,14 +628,17 @@ class EntityWriter:
         elif meta:
             d["odata.etag"] = "W/\"datetime'" + ts.replace(":", "%3A") + "'\""
         select = self._select
-        if select is None:
+        items: Iterable[tuple[str, TypedValue | None]]
+        if select is None and e.keys_at and self._form.key_places:
+            items = placed_items(e)  # the keys where the client sent them (Cosmos)
+        elif select is None:
             d["PartitionKey"] = e.pk
             d["RowKey"] = e.rk
             if not cosmos:
                 if fmt is Fmt.FULL:
                     d["Timestamp@odata.type"] = "Edm.DateTime"
                 d["Timestamp"] = ts
-            items: Iterable[tuple[str, TypedValue | None]] = e.props.items()
+            items = e.props.items()
         else:
             items = ((name, e.get(name)) for name in self._projection(select))
         annotations = _ANNOTATION_KEYS
@@ -724,6 +728,7 @@ class EntityWriter:
             fallback=self._entity_text,
             fixed=self._fixed,
             timestamp_last=self._form.cosmos_order,
+            key_places=self._form.key_places,
         )
 
     def feed(self, entities: Sequence[Entity], select_text: str | None = None) -> bytes:

@@ -208,11 +208,14 @@ def entity_texts(
     fallback: Callable[[Entity], str],
     fixed: bool = False,
     timestamp_last: bool = False,
+    key_places: bool = False,
 ) -> list[str]:
     """Each entity's JSON object text, minimal metadata (``meta``) or none; ``fixed``:
     DateTime values with exactly seven fractional digits (the Cosmos DB Table API's form)
     instead of the service's trimmed fraction; ``timestamp_last``: ``Timestamp`` after
-    the properties (the Cosmos DB Table API's member order) instead of after ``RowKey``.
+    the properties (the Cosmos DB Table API's member order) instead of after ``RowKey``;
+    ``key_places``: an entity whose keys were sent among its properties
+    (``Entity.keys_at``) is written by ``fallback``, which places them there (Cosmos).
 
     Example::
 
@@ -227,6 +230,9 @@ def entity_texts(
     slot = meta + 2 * fixed + 4 * timestamp_last
     texts = _TEXTS[slot]
     for e in entities:
+        if key_places and e.keys_at:
+            out.append(fallback(e))
+            continue
         i = id(e)
         if held.get(i) is e:
             body = texts.get(i)

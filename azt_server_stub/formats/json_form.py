@@ -33,7 +33,10 @@ class JsonForm:
     ``odata.metadata``, ``odata.etag`` (Storage: ``odata.metadata`` first, ``Timestamp``
     right after ``RowKey``, ``odata.etag`` before ``odata.editLink``). ``select_by_name``:
     a ``$select`` projection's properties after the keys in ordinal name order (Storage,
-    recorded), not in the order the ``$select`` lists them (Cosmos).
+    recorded), not in the order the ``$select`` lists them (Cosmos). ``key_places``:
+    ``PartitionKey`` and ``RowKey`` written where the client sent them among the
+    properties (Cosmos, recorded; ``Entity.keys_at``), not first (Storage); the handlers
+    note the places of what they read only for such a form.
 
     Example::
 
@@ -45,12 +48,17 @@ class JsonForm:
     element_path: bool = False
     cosmos_order: bool = False
     select_by_name: bool = True
+    key_places: bool = False
 
 
 STORAGE_FORM = JsonForm()
 """Azure Table storage's form."""
 
 COSMOS_FORM = JsonForm(
-    fixed_fraction=True, element_path=True, cosmos_order=True, select_by_name=False
+    fixed_fraction=True,
+    element_path=True,
+    cosmos_order=True,
+    select_by_name=False,
+    key_places=True,
 )
 """The Cosmos DB Table API's form (recorded 2020-2022, docs/cosmos.md)."""

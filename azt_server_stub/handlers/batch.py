@@ -28,7 +28,7 @@ from ..formats.negotiation import (
     parse_prefer,
     request_format,
 )
-from ..model import Entity, etag_for
+from ..model import Entity, etag_for, key_places
 from ..request_state import ODATA_XML, REQUEST_ID, parse_query
 from ..writes import WriteKind
 from .batch_plain import plain_entity
@@ -42,7 +42,7 @@ from .call import (
     negotiate,
     write_batch,
 )
-from .entities import entity_location, parse_insert, parse_update, write_kind_and_operation
+from .entities import entity_location, parse_insert, update_props, write_kind_and_operation
 from .error_payload import render_error
 from .parsing import (
     check_content_encoding,
@@ -139,10 +139,14 @@ def _batch_write_op(
     method = tunnelled_method(part.method, part.headers)
     prefer = parse_prefer(part.headers.get("Prefer"), call.version)
     ctype = part.headers.get("Content-Type")
+    places = call.flavor.json_form.key_places
     if resource.kind is Kind.COLLECTION and method == "POST":
         assert resource.table is not None
         pk, rk, props = parse_insert(part.body, ctype, call.version)
-        insert = WriteOp("insert", pk, rk, props)
+        at = 0
+        if places and request_format(ctype, call.version) is not Fmt.ATOM:
+            at = key_places(json_fmt.loads_object(part.body), props)
+        insert = WriteOp("insert", pk, rk, props, keys_at=at)
         return resource.table, _BatchOp(index, part, insert, Operation.INSERT_ENTITY, fmt, prefer)
     if resource.kind is not Kind.ENTITY:
         raise errors.invalid_input()
@@ -157,11 +161,11 @@ def _batch_write_op(
         return resource.table, _BatchOp(index, part, delete, Operation.DELETE_ENTITY, fmt, prefer)
     if method in ("PUT", "MERGE", "PATCH"):
         kind, operation = write_kind_and_operation(method, if_match, call.version)
-        props = parse_update(part.body, ctype, call.version, pk, rk)
+        props, at = update_props(part.body, ctype, call.version, pk, rk, places=places)
         return resource.table, _BatchOp(
             index,
             part,
-            WriteOp(kind, pk, rk, props, if_match),  # type: ignore[arg-type]
+            WriteOp(kind, pk, rk, props, if_match, keys_at=at),  # type: ignore[arg-type]
             operation,
             fmt,
             prefer,
@@ -480,6 +484,7 @@ async def _plain_changeset(
     # is looked up by the block's identity, without reading the headers.
     by_block: dict[tuple[str, int], tuple[_Plan, str | None]] = {}
     resources, formats = memo.resources, memo.formats
+    places = call.flavor.json_form.key_places
     try:
         for part in parts:
             block = part.block
@@ -515,10 +520,12 @@ async def _plain_changeset(
             if kind == "insert":
                 if resource.kind is not collection:
                     return None
-                got = plain_entity(json_fmt.loads_object(part.body), None, None)
+                members = json_fmt.loads_object(part.body)
+                got = plain_entity(members, None, None)
                 if got is None:
                     return None
-                op = WriteOp("insert", got[0], got[1], got[2], None, got[3])
+                at = key_places(members, got[2]) if places else 0
+                op = WriteOp("insert", got[0], got[1], got[2], None, got[3], at)
             else:
                 if resource.kind is not entity_kind or resource.keys is None:
                     return None
@@ -529,10 +536,12 @@ async def _plain_changeset(
                 elif not body.strip():
                     op = WriteOp(kind, pk, rk, {}, plan.if_match)
                 else:
-                    got = plain_entity(json_fmt.loads_object(body), pk, rk)
+                    members = json_fmt.loads_object(body)
+                    got = plain_entity(members, pk, rk)
                     if got is None:
                         return None
-                    op = WriteOp(kind, pk, rk, got[2], plan.if_match, got[3])
+                    at = key_places(members, got[2]) if places else 0
+                    op = WriteOp(kind, pk, rk, got[2], plan.if_match, got[3], at)
             part_table = resource.table
             if part_table is None:
                 return None

@@ -23,7 +23,7 @@ from ..formats import json as json_fmt
 from ..formats.json_feed import entity_etag, entity_texts
 from ..formats.json_form import JsonForm
 from ..formats.negotiation import Fmt, request_format
-from ..model import Entity, etag_for
+from ..model import Entity, etag_for, key_places
 from ..realism import partitions
 from .batch_plain import plain_entity
 from .call import (
@@ -175,6 +175,7 @@ def _entity_body(call: Call, table: str, entity: Entity, fmt: Fmt) -> bytes:
             fallback=_no_text,
             fixed=form.fixed_fraction,
             timestamp_last=form.cosmos_order,
+            key_places=form.key_places,
         )[0]
         if text:
             if meta:
@@ -238,8 +239,12 @@ def parse_insert(body: bytes, content_type: str | None, version: str) -> tuple[s
     return json_fmt.parse_entity(body)
 
 
-def insert_op(body: bytes, content_type: str | None, version: str) -> WriteOp:
-    """The write of an Insert Entity body: what :func:`parse_insert` reads, as a write.
+def insert_op(
+    body: bytes, content_type: str | None, version: str, *, places: bool = False
+) -> WriteOp:
+    """The write of an Insert Entity body: what :func:`parse_insert` reads, as a write;
+    ``places``: note where a JSON body had its keys among the properties (``keys_at``,
+    for a flavour that writes them there: :attr:`JsonForm.key_places`).
 
     A JSON entity of the usual kinds is converted and checked in one pass
     (:func:`~azt_server_stub.handlers.batch_plain.plain_entity`, as change-set parts are):
@@ -253,6 +258,9 @@ def insert_op(body: bytes, content_type: str | None, version: str) -> WriteOp:
         >>> op = insert_op(body, "application/json", "2019-02-02")
         >>> op.kind, op.pk, op.rk, op.props
         ('insert', 'p', 'r', {'n': ('Edm.Int32', 1)})
+        >>> body = b'{"n": 1, "PartitionKey": "p", "RowKey": "r"}'
+        >>> insert_op(body, "application/json", "2019-02-02", places=True).keys_at > 0
+        True
     """
     if request_format(content_type, version) is Fmt.ATOM:
         pk, rk, props = atom_fmt.parse_entity(body)
@@ -260,11 +268,14 @@ def insert_op(body: bytes, content_type: str | None, version: str) -> WriteOp:
     members = json_fmt.loads_object(body)
     got = plain_entity(members, None, None)
     if got is not None:
-        return WriteOp("insert", got[0], got[1], got[2], None, got[3])
+        at = key_places(members, got[2]) if places else 0
+        return WriteOp("insert", got[0], got[1], got[2], None, got[3], at)
     key_pk, key_rk, props = json_fmt.entity_from_members(members, keys_required=True)
     assert key_pk is not None
     assert key_rk is not None
-    return WriteOp("insert", key_pk, key_rk, props)
+    return WriteOp(
+        "insert", key_pk, key_rk, props, keys_at=key_places(members, props) if places else 0
+    )
 
 
 def parse_update(
@@ -277,12 +288,40 @@ def parse_update(
         >>> parse_update(b"", "application/json", "2019-02-02", "p", "r")
         {}
     """
+    return update_props(body, content_type, version, pk, rk)[0]
+
+
+def update_props(
+    body: bytes,
+    content_type: str | None,
+    version: str,
+    pk: str,
+    rk: str,
+    *,
+    places: bool = False,
+) -> tuple[dict[str, Any], int]:
+    """:func:`parse_update`'s properties, and with ``places`` where a JSON body had the
+    keys among them (``WriteOp.keys_at``; 0 without ``places``, for an Atom or empty body,
+    or a body without both keys: then they are written first).
+
+    Example::
+
+        >>> body = b'{"PartitionKey": "p", "a": 1, "RowKey": "r"}'
+        >>> props, at = update_props(body, "application/json", "2019-02-02", "p", "r",
+        ...                          places=True)
+        >>> props, at == 1 << 16
+        ({'a': ('Edm.Int32', 1)}, True)
+    """
     if not body.strip():
-        return {}
+        return {}, 0
     req_fmt = request_format(content_type, version)
     if req_fmt is Fmt.ATOM:
-        return atom_fmt.parse_entity_update(body, pk, rk)
-    return json_fmt.parse_entity_update(body, pk, rk)
+        return atom_fmt.parse_entity_update(body, pk, rk), 0
+    if not places:
+        return json_fmt.parse_entity_update(body, pk, rk), 0
+    members = json_fmt.loads_object(body)
+    _, _, props = json_fmt.entity_from_members(members, keys_required=False)
+    return props, key_places(members, props)
 
 
 async def insert_entity(call: Call, raw_path: str) -> web.Response:
@@ -304,7 +343,9 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
     body = await read_body(request)
     table_exists(call, table)
     sent = request.headers
-    op = insert_op(body, sent.get("Content-Type"), call.version)
+    op = insert_op(
+        body, sent.get("Content-Type"), call.version, places=call.flavor.json_form.key_places
+    )
     pk, rk = op.pk, op.rk
     if restricted:
         principal.check_key(pk, rk)
@@ -375,12 +416,19 @@ async def update_entity(call: Call, raw_path: str) -> web.Response:
     body = await read_body(call.request)
     table_exists(call, table)
     pk, rk = keys
-    props = parse_update(body, call.request.headers.get("Content-Type"), call.version, pk, rk)
+    props, at = update_props(
+        body,
+        call.request.headers.get("Content-Type"),
+        call.version,
+        pk,
+        rk,
+        places=call.flavor.json_form.key_places,
+    )
     principal.check_key(pk, rk)
     result = await write_entity(
         call,
         table,
-        WriteOp(kind, pk, rk, props, if_match),  # type: ignore[arg-type]
+        WriteOp(kind, pk, rk, props, if_match, keys_at=at),  # type: ignore[arg-type]
     )
     assert result.entity is not None
     return no_content({"ETag": etag_for(result.entity.timestamp), "DataServiceVersion": "1.0;"})

@@ -64,6 +64,7 @@ MODULES = [
     "azt._core.table_client",
     "azt._core.pagination",
     "azt._core.sas",
+    "azt._core.tasks",
 ]
 
 

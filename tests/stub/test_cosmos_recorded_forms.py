@@ -103,17 +103,19 @@ async def test_storage_names_an_empty_select_in_metadata(
 async def test_cosmos_member_order_as_recorded(cosmos: RawClient) -> None:
     # test_table_batch_cosmos.pyTestTableBatchCosmostest_batch_update.json (2022), entry 2:
     # odata.metadata, odata.etag, PartitionKey, RowKey, properties, Timestamp last;
-    # test_table_entity_cosmos.test_get_entity_full_metadata #2 (2020): odata.type, odata.id,
-    # odata.editLink, odata.metadata, odata.etag, ..., Timestamp@odata.type, Timestamp;
-    # every recorded listing and query: value, then odata.metadata; create table: TableName,
-    # then odata.metadata (test_table_cosmos.test_create_table #0).
+    # test_table_entity_cosmos.test_get_entity_full_metadata #1-2 (2020): odata.type, odata.id,
+    # odata.editLink, odata.metadata, odata.etag, ..., Timestamp@odata.type, Timestamp, and the
+    # keys where the client sent them among the properties (there PartitionKey after
+    # "binary", RowKey after "clsid"); every recorded listing and query: value, then
+    # odata.metadata; create table: TableName, then odata.metadata
+    # (test_table_cosmos.test_create_table #0).
     r = await cosmos.request("POST", "/mytable", headers=JSON_HEADERS, body=json.dumps(SENT))
     assert list(json.loads(r.body)) == [
         "odata.metadata",
         "odata.etag",
+        "zeta",
         "PartitionKey",
         "RowKey",
-        "zeta",
         "alpha",
         "Mid",
         "Timestamp",
@@ -125,9 +127,9 @@ async def test_cosmos_member_order_as_recorded(cosmos: RawClient) -> None:
         "odata.editLink",
         "odata.metadata",
         "odata.etag",
+        "zeta",
         "PartitionKey",
         "RowKey",
-        "zeta",
         "alpha",
         "Mid",
         "Timestamp@odata.type",

@@ -318,6 +318,7 @@ def _old_write_entity_groups(
                     e.timestamp,
                     _store.encode_props(e.props),
                     e.created,
+                    e.keys_at,
                 )
                 for e in puts
             ]

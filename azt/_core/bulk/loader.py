@@ -30,7 +30,6 @@ How it runs (:func:`load`):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import time
 from collections.abc import AsyncIterable, Callable, Iterable
@@ -77,6 +76,7 @@ from azt._core.results import UpdateMode, WriteResult
 from azt._core.retry import BackoffWait, hinted_wait, is_retryable, may_have_been_applied
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
+from azt._core.tasks import wait_until
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._edm.entity import TableEntity
 from azt._errors import (
@@ -352,8 +352,7 @@ class _Loader:
         if at_most is None:
             await self._wake.wait()
             return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), max(at_most, 0.001))
+        await wait_until(self._wake, max(at_most, 0.001))
 
     async def _dispatch(self) -> None:
         while not (self._eof and not self._pending):
