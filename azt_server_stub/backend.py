@@ -725,7 +725,9 @@ All commands in a batch must operate on same entity group.
             current = pending[3] if pending is not None else stored.get(key)
             if current is None and op.checked and op.kind == "insert":
                 # apply_write's insert of a new key whose entity is known valid, inline
-                new: Entity | None = Entity(op.pk, op.rk, timestamp, dict(op.props), timestamp + i)
+                new: Entity | None = Entity(
+                    op.pk, op.rk, timestamp, dict(op.props), timestamp + i, op.keys_at
+                )
                 changes.append((key, (op.pk, op.rk), new))
                 results.append(WriteResult(new, True))
                 continue

@@ -551,7 +551,11 @@ def test_a_lone_insert_below_the_bound_is_one_statement_above_it_one_transaction
 
 
 _CHECKED_INSERTS = st.builds(
-    lambda pk, rk, props: WriteOp("insert", pk, rk, props, checked=True), _PKS, _RKS, _PROPS
+    lambda pk, rk, props, at: WriteOp("insert", pk, rk, props, checked=True, keys_at=at),
+    _PKS,
+    _RKS,
+    _PROPS,
+    st.sampled_from([0, 1, 1 << 16 | 2]),  # keys first, or placed among the properties
 )
 
 
@@ -592,6 +596,8 @@ def test_memory_change_sets_answer_as_a_group_of_one(
 
 
 def _stored(b: Backend) -> list[Any]:
-    """Every stored entity, compared whole (its creation rank and property order too)."""
+    """Every stored entity, compared whole (creation rank, key places, property order)."""
     entities = b.query_entities(ACCOUNT, TABLE, None, 1000, None).entities
-    return [(e.pk, e.rk, e.timestamp, list(e.props.items()), e.created) for e in entities]
+    return [
+        (e.pk, e.rk, e.timestamp, list(e.props.items()), e.created, e.keys_at) for e in entities
+    ]
