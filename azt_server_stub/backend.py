@@ -1,3 +1,5 @@
+# Over 800 lines: one class, the semantics of every operation under one lock (tables, writes,
+# change sets checked once for the in-memory path and the group commit, queries).
 """Storage and semantics of the stub: accounts -> tables -> sorted entities, no aiohttp.
 
 Every :class:`Backend` method is synchronous and atomic with respect to other requests;
