@@ -624,3 +624,23 @@ def test_a_change_sets_new_rows_rank_in_operation_order() -> None:
             (8, 10),
         ]
         assert [r.created for r in results] == [True, True, True]
+
+
+def test_a_known_valid_insert_of_a_stored_key_is_refused_at_its_index() -> None:
+    """A change set's known-valid insert (the plain path marks them) of a key already
+    stored answers 409 EntityAlreadyExists at its index, and nothing is written."""
+    b = Backend(clock=lambda: 7)
+    b.create_table(ACCOUNT, TABLE)
+    b.write(ACCOUNT, TABLE, WriteOp("insert", "p", "b", {"N": (Edm.INT32, 1)}))
+    before = _stored(b)
+    ops = [
+        WriteOp("insert", "p", rk, {"N": (Edm.INT32, 2)}, checked=True) for rk in ("a", "b", "c")
+    ]
+    with pytest.raises(StubError) as caught:
+        b.execute_batch(ACCOUNT, TABLE, ops)
+    assert (caught.value.status, caught.value.code, caught.value.index) == (
+        409,
+        "EntityAlreadyExists",
+        1,
+    )
+    assert _stored(b) == before
