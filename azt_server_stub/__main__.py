@@ -245,8 +245,9 @@ def proxy_from_args(args: argparse.Namespace) -> ProxyOptions | None:
     return ProxyOptions(port=int(args.proxy_port), ssl_context=context, credentials=credentials)
 
 
-async def serve(args: argparse.Namespace) -> None:
-    """Run until SIGINT/SIGTERM.
+async def serve(args: argparse.Namespace, *, freeze_startup: bool = False) -> None:
+    """Run until SIGINT/SIGTERM; ``freeze_startup``: once listening, exempt what start-up
+    left alive from later cyclic collections (:func:`_freeze_startup`; ``azt-stub``).
 
     Example::
 
@@ -273,6 +274,8 @@ async def serve(args: argparse.Namespace) -> None:
         access_log=access_log,
         proxy=proxy,
     ) as stub:
+        if freeze_startup:
+            _freeze_startup()
         print(f"azt-stub listening on {stub.endpoint} (flavor {stub.flavor})", flush=True)
         for account in config.accounts:
             print(f"  {account}: {stub.table_endpoint(account)}", flush=True)
@@ -313,6 +316,17 @@ def _tune_collector() -> None:
     gc.set_threshold(GC_THRESHOLD, middle, oldest)
 
 
+def _freeze_startup() -> None:
+    """Move every object alive now to the collector's permanent generation (``azt-stub``
+    only, once it listens): the modules, the application and the server live as long as
+    the process, and each full collection traversed all of them again (measured: about
+    80 ms of a 95 ms full collection, with 20,000 entities stored). Garbage made later,
+    the stored entities included, is collected as before; a cycle of start-up objects
+    that became garbage only after this would be kept (none is known)."""
+    gc.collect()
+    gc.freeze()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``azt-stub``; returns the process exit status.
 
@@ -328,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        asyncio.run(serve(args))
+        asyncio.run(serve(args, freeze_startup=True))
     except ValueError as exc:
         parser.error(str(exc))
     except OSError as exc:

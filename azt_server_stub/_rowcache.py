@@ -76,13 +76,17 @@ class RowCache:
         True
     """
 
-    __slots__ = ("_bytes", "_entries", "budget")
+    __slots__ = ("_bytes", "_entries", "budget", "entry_of")
 
     def __init__(self, budget: int = DEFAULT_CACHE_BYTES) -> None:
         self.budget = budget
         #: key -> (entity, estimated size, write count it was verified at, or -1)
         self._entries: dict[RowKey, tuple[Entity, int, int]] = {}
         self._bytes = 0
+        #: The entry at a key (``(entity, size, stamp)``) or None, read only: what
+        #: :meth:`get` looks up, for a caller's loop over many rows to test the entity's
+        #: Timestamp itself, without a call per row.
+        self.entry_of = self._entries.get
 
     def __len__(self) -> int:
         return len(self._entries)

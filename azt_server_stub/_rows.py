@@ -19,9 +19,8 @@ Example::
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from itertools import islice
 from typing import Protocol
 
 from sortedcontainers import SortedDict
@@ -110,6 +109,16 @@ class TableRows(Protocol):
         """
         ...
 
+    def apply_all(self, changes: Iterable[tuple[Key, Key, Entity | None]]) -> None:
+        """:meth:`apply` each ``(sort key, (PartitionKey, RowKey), entity or None)`` in
+        order (a change set's changes, once all of them passed).
+
+        Example::
+
+            >>> MemoryRows().apply_all([(("p", "r"), ("p", "r"), None)])
+        """
+        ...
+
     def snapshot(self) -> AbstractContextManager[None]:
         """A block in which every read sees one committed state (a whole page).
 
@@ -154,7 +163,14 @@ class MemoryRows:
             >>> list(rows.get_partition_rows("p", ["a", "b"]))
             [('p', 'a')]
         """
-        get = self._rows.get
+        rows = self._rows
+        if len(rks) > 1 and rows:
+            # No row from the least to the greatest key asked (a change set into a new
+            # partition, or appending to one): nothing to look up, one bisection.
+            lo, hi = min(rks), max(rks)
+            if next(rows.irange((pk, lo), (pk, hi)), None) is None:
+                return {}
+        get = rows.get
         found: dict[Key, Entity] = {}
         for rk in rks:
             entity = get((pk, rk))
@@ -218,6 +234,22 @@ class MemoryRows:
             self._rows.pop(key, None)
         else:
             self._rows[key] = entity
+
+    def apply_all(self, changes: Iterable[tuple[Key, Key, Entity | None]]) -> None:
+        """:meth:`apply` of each change, in one loop.
+
+        Example::
+
+            >>> rows = MemoryRows(); rows.apply_all([(("a", "b"), ("a", "b"), Entity("a", "b", 1))])
+            >>> rows.get(("a", "b")).timestamp
+            1
+        """
+        rows = self._rows
+        for key, _, entity in changes:
+            if entity is None:
+                rows.pop(key, None)
+            else:
+                rows[key] = entity
 
     def snapshot(self) -> AbstractContextManager[None]:
         """Nothing to do: the backend's lock already keeps memory still during a page.
@@ -297,11 +329,26 @@ class StoredRows:
     def take(
         self, ranges: Sequence[tuple[Key, Key | None]], start: Key, count: int
     ) -> list[Entity]:
-        """The first ``count`` entities of :meth:`scan` (read ``count`` rows first)."""
-        return [entity for _, entity in islice(self.scan(ranges, start, count), count)]
+        """The first ``count`` entities of :meth:`scan`: one indexed read of each range, of
+        the rows still wanted (a read that returns fewer has exhausted its range), without
+        the sort keys :meth:`scan` pairs each entity with (a page needs only entities)."""
+        store, account, lname = self._store, self._account, self._lname
+        found: list[Entity] = []
+        for lo, hi in ranges:
+            if hi is not None and hi <= start:
+                continue
+            if lo < start:
+                lo = start
+            found += store.scan(account, lname, lo, hi, count - len(found))
+            if len(found) >= count:
+                break
+        return found
 
     def apply(self, key: Key, entity: Entity | None) -> None:
         """Nothing to do: the change is already committed to the store."""
+
+    def apply_all(self, changes: Iterable[tuple[Key, Key, Entity | None]]) -> None:
+        """Nothing to do: the changes are already committed to the store."""
 
     def snapshot(self) -> AbstractContextManager[None]:
         """One read transaction of the store."""

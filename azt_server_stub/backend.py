@@ -1,3 +1,5 @@
+# Over 800 lines: one class, the semantics of every operation under one lock (tables, writes,
+# change sets checked once for the in-memory path and the group commit, queries).
 """Storage and semantics of the stub: accounts -> tables -> sorted entities, no aiohttp.
 
 Every :class:`Backend` method is synchronous and atomic with respect to other requests;
@@ -576,6 +578,16 @@ does not exist.
             azt_server_stub.errors.StubError: 400 CommandsInBatchActOnDifferentPartitions: \
 All commands in a batch must operate on same entity group.
         """
+        if self._store is None:
+            # commit_group's checks and changes for one change set, without its overlay
+            with self._write_lock, self._lock:
+                try:
+                    tbl = self._table(account, table)
+                except StubError as exc:
+                    raise exc.at(0) from None
+                results, changes = self._change_set(tbl, ops, {})
+                tbl.rows.apply_all(changes)  # only once every operation passed
+                return results
         outcome = self.commit_group([GroupWrite(account, table, list(ops), batch=True)])[0]
         if isinstance(outcome, StubError):
             raise outcome
@@ -672,10 +684,23 @@ All commands in a batch must operate on same entity group.
             tbl = self._table(item.account, item.table)
         except StubError as exc:
             raise exc.at(0) from None
+        results, changes = self._change_set(tbl, ops, overlay)
+        tid = id(tbl)
+        for key, original, new in changes:  # only once every operation passed: all or nothing
+            overlay[(tid, key)] = (tbl, key, original, new)
+        return results
+
+    def _change_set(
+        self, tbl: _Table, ops: Sequence[WriteOp], overlay: _Overlay
+    ) -> tuple[list[WriteResult], list[tuple[Key, Key, Entity | None]]]:
+        """Check a change set on ``tbl`` against the state plus ``overlay``: its results and
+        its changes ``(sort key, (PartitionKey, RowKey), new entity or None)``, in order,
+        for the caller to record once it returns (a refusal raises, with its index, having
+        recorded nothing)."""
         if len(ops) > MAX_BATCH:
             raise errors.batch_too_many_operations().at(MAX_BATCH - 1)
         if not ops:
-            return []
+            return [], []
         pk = ops[0].pk
         for i, op in enumerate(ops):
             if op.pk != pk:
@@ -691,22 +716,30 @@ All commands in a batch must operate on same entity group.
         changes: list[tuple[Key, Key, Entity | None]] = []
         results: list[WriteResult] = []
         spk, tid = sort_str(pk), id(tbl)  # one partition: its sort string once
-        keys = [(spk, sort_str(rk)) for rk in rks]
+        # (an ASCII RowKey is its own sort string: sort_str's first test, without the call)
+        keys = [(spk, rk if rk.isascii() else sort_str(rk)) for rk in rks]
         # read at once what the group has not written yet
         unread = [key[1] for key in keys if not overlay or (tid, key) not in overlay]
         stored = tbl.rows.get_partition_rows(spk, unread) if unread else {}
+        apply = self._apply
         for i, (key, op) in enumerate(zip(keys, ops, strict=True)):
             pending = overlay.get((tid, key)) if overlay else None
             current = pending[3] if pending is not None else stored.get(key)
+            if current is None and op.checked and op.kind == "insert":
+                # apply_write's insert of a new key whose entity is known valid, inline
+                new: Entity | None = Entity(
+                    op.pk, op.rk, timestamp, dict(op.props), timestamp + i, op.keys_at
+                )
+                changes.append((key, (op.pk, op.rk), new))
+                results.append(WriteResult(new, True))
+                continue
             try:
-                new = self._apply(op, current, timestamp, timestamp + i)
+                new = apply(op, current, timestamp, timestamp + i)
             except StubError as exc:
                 raise exc.at(i) from None
             changes.append((key, (op.pk, op.rk), new))
             results.append(WriteResult(new, current is None and new is not None))
-        for key, original, new in changes:  # only once every operation passed: all or nothing
-            overlay[(tid, key)] = (tbl, key, original, new)
-        return results
+        return results, changes
 
     def query_entities(
         self,

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from .. import errors
 
@@ -43,7 +43,9 @@ class BatchPart:
 
     method: str
     target: str
-    headers: CIMultiDict[str]
+    #: Read only: the parts read from one remembered header block share one (read-only)
+    #: ``CIMultiDictProxy``.
+    headers: CIMultiDict[str] | CIMultiDictProxy[str]
     body: bytes
     content_id: str | None = None
     #: The (name, value) pairs ``headers`` was made from when the part was read from a
@@ -368,11 +370,15 @@ def _strict_block(block: bytes) -> bool:
     )
 
 
+#: A remembered inner header block: its (name, value) pairs and the read-only headers
+#: made of them once, which every part read from the block shares.
+_Block = tuple[tuple[tuple[str, str], ...], CIMultiDictProxy[str]]
+
 #: Strict MIME header blocks seen before (see :func:`_strict_block`) -> (media type,
 #: Content-ID or None); strict inner header blocks -> their (name, value) pairs; request
 #: lines -> (method, target). Only what read without error is remembered. Bounded.
 _STRICT_MIME: dict[bytes, tuple[str, str | None]] = {}
-_STRICT_BLOCKS: dict[bytes, tuple[tuple[str, str], ...]] = {}
+_STRICT_BLOCKS: dict[bytes, _Block] = {}
 _REQUEST_LINES: dict[bytes, tuple[str, str]] = {}
 
 
@@ -392,15 +398,15 @@ def _change_set_part(blob: bytes) -> BatchPart:
         return _learn_part(blob)
     start = line_end + 2
     if blob.startswith(b"\r\n", start):
-        pairs: tuple[tuple[str, str], ...] | None = _NO_HEADERS
+        pairs, headers = _NO_HEADERS
         start += 2
     else:
         end = blob.find(b"\r\n\r\n", start)
-        pairs = _STRICT_BLOCKS.get(blob[start:end]) if end >= 0 else None
-        if pairs is None:
+        known_block = _STRICT_BLOCKS.get(blob[start:end]) if end >= 0 else None
+        if known_block is None:
             return _learn_part(blob)
+        pairs, headers = known_block
         start = end + 4
-    headers = CIMultiDict(pairs)
     length_text = headers.get("Content-Length")
     if length_text is not None:
         length = _LENGTHS.get(length_text, -1)
@@ -417,8 +423,8 @@ def _change_set_part(blob: bytes) -> BatchPart:
     return BatchPart(request[0], request[1], headers, body, content_id, pairs)
 
 
-#: The pairs of an empty inner header block.
-_NO_HEADERS: tuple[tuple[str, str], ...] = ()
+#: An empty inner header block.
+_NO_HEADERS: _Block = ((), CIMultiDictProxy(CIMultiDict()))
 
 
 def _learn_part(blob: bytes) -> BatchPart:
@@ -446,7 +452,8 @@ def _learn_part(blob: bytes) -> BatchPart:
     if len(line) <= 1024 and len(_REQUEST_LINES) < 1024:
         _REQUEST_LINES[line] = (part.method, part.target)
     if block is not None and len(_STRICT_BLOCKS) < 1024:
-        _STRICT_BLOCKS[block] = tuple(part.headers.items())
+        pairs = tuple(part.headers.items())
+        _STRICT_BLOCKS[block] = (pairs, CIMultiDictProxy(CIMultiDict(pairs)))
     return part
 
 

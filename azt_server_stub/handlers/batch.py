@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aiohttp import web
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from .. import errors
 from ..addressing import AccountAddress, Kind, Resource, parse_resource, split_account
@@ -91,7 +91,7 @@ class _Memo:
             fmt = self.formats[key] = _part_format(part, version)
         return fmt
 
-    def check_versions(self, headers: CIMultiDict[str]) -> None:
+    def check_versions(self, headers: CIMultiDict[str] | CIMultiDictProxy[str]) -> None:
         key = (tuple(headers.getall(_DSV, ())), tuple(headers.getall(_MAX_DSV, ())))
         if key not in self.versions:
             check_data_service_versions(headers)

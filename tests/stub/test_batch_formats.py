@@ -306,3 +306,38 @@ def test_a_request_line_ended_by_the_part_leaves_no_block_behind() -> None:
     [bare] = fb.parse_batch(_change_set(f"{line}\n"), CT).parts
     assert (bare.method, dict(bare.headers), bare.body) == ("DELETE", {}, b"")
     assert dict(fb.parse_batch(_change_set(with_block), CT).parts[0].headers) == expected
+
+
+def test_parts_of_one_remembered_header_block_share_its_read_only_headers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Parts read from one remembered inner header block share one read-only headers
+    object (made once per block, not once per part), holding every line in order, a
+    repeated name included; another block has its own, and a part without headers an
+    empty one."""
+    for cache in ("_STRICT_MIME", "_STRICT_BLOCKS", "_REQUEST_LINES"):
+        monkeypatch.setattr(fb, cache, {})  # (bounded: others' tests may have filled them)
+    mime = "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+    block = "If-Match: *\r\nX-A: 1\r\nx-a: 2\r\n"
+    parts = [
+        f"DELETE http://h/t(PartitionKey='p',RowKey='{rk}') HTTP/1.1\r\n{head}\r\n"
+        for rk, head in (("s1", block), ("s2", block), ("s3", 'If-Match: W/"x"\r\n'), ("s4", ""))
+    ]
+    body = (
+        f"--b\r\nContent-Type: {INNER}\r\n\r\n"
+        + "".join(f"--c\r\n{mime}{part}\r\n" for part in parts)
+        + "--c--\r\n--b--\r\n"
+    ).encode()
+    fb.parse_batch(body, CT)  # the blocks remembered
+    first, second, third, fourth = fb.parse_batch(body, CT).parts
+    assert first.headers is second.headers
+    assert first.block is second.block
+    assert list(first.headers.items()) == [("If-Match", "*"), ("X-A", "1"), ("x-a", "2")]
+    assert first.headers.getall("X-A") == ["1", "2"]
+    with pytest.raises(TypeError):
+        first.headers["X-B"] = "3"  # type: ignore[index]
+    assert list(first.headers.items()) == [("If-Match", "*"), ("X-A", "1"), ("x-a", "2")]
+    assert third.headers is not first.headers
+    assert dict(third.headers) == {"If-Match": 'W/"x"'}
+    assert len(fourth.headers) == 0
+    assert fourth.target.endswith("RowKey='s4')")

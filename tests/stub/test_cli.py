@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import os
 import signal
+import weakref
 
 import aiohttp
 import pytest
@@ -77,3 +80,40 @@ def test_the_stub_process_collects_cyclic_garbage_less_often() -> None:
         assert gc.get_threshold() == (cli.GC_THRESHOLD, before[1], before[2])
     finally:
         gc.set_threshold(*before)
+
+
+class _Node:
+    """A weakly referable object for a garbage cycle."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_stub_process_freezes_what_start_up_left_alive() -> None:
+    """``azt-stub`` (``serve(..., freeze_startup=True)``, as ``main`` runs it) moves what
+    is alive once it listens to the permanent generation; garbage made later is still
+    collected; ``serve`` alone freezes nothing."""
+    from azt_server_stub import __main__ as cli
+
+    async def run(freeze: bool) -> int:
+        args = cli.build_parser().parse_args(["--port", "0", "--log-level", "WARNING"])
+        task = asyncio.ensure_future(cli.serve(args, freeze_startup=freeze))
+        for _ in range(100):  # until it is frozen (or half a second, unfrozen)
+            await asyncio.sleep(0.01 if freeze else 0.005)
+            if gc.get_freeze_count():
+                break
+        frozen = gc.get_freeze_count()
+        os.kill(os.getpid(), signal.SIGTERM)  # serve's own handler: a clean stop
+        await asyncio.wait_for(task, 10)
+        return frozen
+
+    assert gc.get_freeze_count() == 0
+    try:
+        assert asyncio.run(run(False)) == 0
+        assert asyncio.run(run(True)) > 1000
+        ref = weakref.ref(_Node())  # a cycle made after the freeze: garbage, collected
+        assert ref() is not None
+        gc.collect()
+        assert ref() is None
+    finally:
+        gc.unfreeze()

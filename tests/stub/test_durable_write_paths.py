@@ -20,6 +20,7 @@ import logging
 import sqlite3
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
 
@@ -493,3 +494,153 @@ def test_a_groups_inserts_read_their_partition_at_once(
         "ok",
         "ok",
     ]
+
+
+@pytest.mark.parametrize("durability", ["process", "full"])
+def test_a_lone_insert_below_the_bound_is_one_statement_above_it_one_transaction(
+    tmp_path: Path, durability: str
+) -> None:
+    """``insert_new_entity`` commits a key not stored yet as one autocommitted statement
+    while the Timestamp stays below the stored bound, and in a transaction that also
+    rewrites the bound past it: either way the row is committed (read by another
+    connection, kept after a reopen), a stored key answers False with nothing changed,
+    and no transaction is left open."""
+    store = _store.SqliteStore(tmp_path, durability=durability)
+    try:
+        store.create_table(ACCOUNT, "t", "T")
+        statements: list[str] = []
+        store.db.set_trace_callback(statements.append)
+        assert store.insert_new_entity(ACCOUNT, "t", Entity("p", "a", 5, {"N": (Edm.INT32, 1)}), 5)
+        bound = 5 + _store.TIMESTAMP_RESERVE
+        # (the first bound of a new store: its meta row inserted after the UPDATE found none)
+        assert [s.split()[0] for s in statements] == [
+            "BEGIN",
+            "INSERT",
+            "UPDATE",
+            "INSERT",
+            "COMMIT",
+        ]
+        statements.clear()
+        assert store.insert_new_entity(ACCOUNT, "t", Entity("p", "b", 6), 6)
+        assert [s.split()[0] for s in statements] == ["INSERT"]  # autocommitted
+        statements.clear()
+        assert not store.insert_new_entity(ACCOUNT, "t", Entity("p", "a", 7), 7)  # stored
+        assert [s.split()[0] for s in statements] == ["INSERT"]
+        assert not store.db.in_transaction
+        statements.clear()
+        late = bound + 1  # past the bound: rewritten with the insert, in one transaction
+        assert not store.insert_new_entity(ACCOUNT, "t", Entity("p", "b", late), late)
+        assert [s.split()[0] for s in statements] == ["BEGIN", "INSERT", "ROLLBACK"]
+        assert not store.db.in_transaction
+        assert store.insert_new_entity(ACCOUNT, "t", Entity("p", "c", late), late)
+        assert not store.db.in_transaction
+        store.db.set_trace_callback(None)
+        with sqlite3.connect(store.path) as other:  # committed: another connection reads it
+            rows = other.execute("SELECT rk, ts FROM entity_rows ORDER BY rk").fetchall()
+            meta = other.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
+        assert [(_store.key_text(rk), ts) for rk, ts in rows] == [("a", 5), ("b", 6), ("c", late)]
+        assert meta == (late + _store.TIMESTAMP_RESERVE,)
+        assert store.get(ACCOUNT, "t", "p", "a") == Entity("p", "a", 5, {"N": (Edm.INT32, 1)})
+    finally:
+        store.close()
+    again = _store.SqliteStore(tmp_path, durability=durability)
+    try:
+        assert [e.rk for e in again.scan(ACCOUNT, "t", ("", ""), None, 10)] == ["a", "b", "c"]
+    finally:
+        again.close()
+
+
+_CHECKED_INSERTS = st.builds(
+    lambda pk, rk, props, at: WriteOp("insert", pk, rk, props, checked=True, keys_at=at),
+    _PKS,
+    _RKS,
+    _PROPS,
+    st.sampled_from([0, 1, 1 << 16 | 2]),  # keys first, or placed among the properties
+)
+#: Any write whose properties validation accepts, marked so (as the plain change-set path
+#: marks them): only a new key's insert may skip apply_write.
+_CHECKED_OPS = _op().map(lambda op: replace(op, checked=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(_CHECKED_INSERTS | _CHECKED_OPS | _INSERTS | _op(), min_size=0, max_size=5),
+        min_size=1,
+        max_size=8,
+    ),
+    missing_table=st.booleans(),
+)
+def test_memory_change_sets_answer_as_a_group_of_one(
+    batches: list[list[WriteOp]], missing_table: bool
+) -> None:
+    """In memory ``Backend.execute_batch`` checks and applies a change set without
+    ``commit_group``'s overlay (and a known-valid insert of a new key without
+    ``apply_write``): the same answers (error, code and index included), Timestamps and
+    final state as the change set committed as a group of one; a refused change set
+    changes nothing."""
+    direct, grouped, unchecked = (Backend(clock=lambda: 1) for _ in range(3))
+    for b in (direct, grouped, unchecked):
+        if not missing_table:
+            b.create_table(ACCOUNT, TABLE)
+    for ops in batches:
+        try:
+            mine = _answer(direct.execute_batch(ACCOUNT, TABLE, ops))
+        except StubError as exc:
+            mine = _answer(exc)
+        item = GroupWrite(ACCOUNT, TABLE, list(ops), batch=True)
+        assert mine == _answer(grouped.commit_group([item])[0])
+        # every operation through apply_write (validation included): the same
+        plain = GroupWrite(ACCOUNT, TABLE, [replace(op, checked=False) for op in ops], True)
+        assert mine == _answer(unchecked.commit_group([plain])[0])
+        assert direct._last_ts == grouped._last_ts == unchecked._last_ts
+        if not missing_table:
+            assert _stored(direct) == _stored(grouped) == _stored(unchecked)
+
+
+def _stored(b: Backend) -> list[Any]:
+    """Every stored entity, compared whole (creation rank, key places, property order)."""
+    entities = b.query_entities(ACCOUNT, TABLE, None, 1000, None).entities
+    return [
+        (e.pk, e.rk, e.timestamp, list(e.props.items()), e.created, e.keys_at) for e in entities
+    ]
+
+
+def test_a_change_sets_new_rows_rank_in_operation_order() -> None:
+    """The entities a change set creates share its Timestamp and rank in the order of its
+    operations (Timestamp, Timestamp + 1, ...), inserted inline or through apply_write."""
+    for checked in (True, False):
+        b = Backend(clock=lambda: 7)
+        b.create_table(ACCOUNT, TABLE)
+        b.write(ACCOUNT, TABLE, WriteOp("insert", "p", "a"))  # Timestamp 7
+        ops = [
+            WriteOp("insert", "p", rk, {"N": (Edm.INT32, n)}, checked=checked)
+            for n, rk in enumerate(["d", "b", "c"])
+        ]
+        results = b.execute_batch(ACCOUNT, TABLE, ops)
+        assert [(r.entity.timestamp, r.entity.created) for r in results if r.entity] == [
+            (8, 8),
+            (8, 9),
+            (8, 10),
+        ]
+        assert [r.created for r in results] == [True, True, True]
+
+
+def test_a_known_valid_insert_of_a_stored_key_is_refused_at_its_index() -> None:
+    """A change set's known-valid insert (the plain path marks them) of a key already
+    stored answers 409 EntityAlreadyExists at its index, and nothing is written."""
+    b = Backend(clock=lambda: 7)
+    b.create_table(ACCOUNT, TABLE)
+    b.write(ACCOUNT, TABLE, WriteOp("insert", "p", "b", {"N": (Edm.INT32, 1)}))
+    before = _stored(b)
+    ops = [
+        WriteOp("insert", "p", rk, {"N": (Edm.INT32, 2)}, checked=True) for rk in ("a", "b", "c")
+    ]
+    with pytest.raises(StubError) as caught:
+        b.execute_batch(ACCOUNT, TABLE, ops)
+    assert (caught.value.status, caught.value.code, caught.value.index) == (
+        409,
+        "EntityAlreadyExists",
+        1,
+    )
+    assert _stored(b) == before

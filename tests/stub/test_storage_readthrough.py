@@ -13,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from azt_server_stub import _store
+from azt_server_stub._rows import MemoryRows, StoredRows
 from azt_server_stub.backend import Backend, GroupWrite, WriteOp
 from azt_server_stub.model import Edm, Entity
 from azt_server_stub.odata import compile_entity_filter
 from azt_server_stub.odata._utf16 import to_units
-from azt_server_stub.query_pages import sort_str
+from azt_server_stub.query_pages import Key, sort_key, sort_str
 
 ACCOUNT = "devstoreaccount1"
 
@@ -105,6 +106,76 @@ def test_stored_pages_equal_memory_pages(tmp_path: Path, flt: str | None, top: i
             if token_d is None or pages > 60:
                 break
         assert pages > 1 or top == 1000
+
+
+def test_stored_take_equals_memory_take(tmp_path: Path) -> None:
+    """``StoredRows.take`` (one read per range, no sort keys) answers what the in-memory
+    rows answer for any sorted, disjoint ranges, start and count: ranges before the start,
+    a start inside a range, ranges that run out, a count met inside a range or exactly at
+    its end, keys in every UTF-16 region."""
+    keys = _keys()
+    rnd = random.Random(34)
+    with Backend(clock=lambda: 1) as memory, Backend(tmp_path, clock=lambda: 1) as durable:
+        _fill(memory, "Take", keys)
+        _fill(durable, "Take", keys)
+        m_rows = memory._table(ACCOUNT, "Take").rows
+        d_rows = durable._table(ACCOUNT, "Take").rows
+        assert isinstance(m_rows, MemoryRows)
+        assert isinstance(d_rows, StoredRows)
+        points = sorted({sort_key(pk, rk) for pk, rk in keys})
+        cases = 0
+        for _ in range(300):
+            cuts = sorted(rnd.sample(points, rnd.choice([2, 4, 6])))
+            ranges: list[tuple[Key, Key | None]] = [
+                (cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2)
+            ]
+            if rnd.random() < 0.3:  # the last range unbounded
+                ranges[-1] = (ranges[-1][0], None)
+            start = rnd.choice([("", ""), rnd.choice(points), ranges[-1][0]])
+            count = rnd.choice([1, 2, 7, 50, 1001])
+            with d_rows.snapshot():
+                got = d_rows.take(ranges, start, count)
+            want = m_rows.take(ranges, start, count)
+            assert got == want, (ranges, start, count)
+            cases += bool(want)
+        # exact fits: a count that ends exactly at a range's end, and one more
+        lo, hi = points[10], points[60]
+        for count in (49, 50, 51):
+            assert d_rows.take([(lo, hi)], lo, count) == m_rows.take([(lo, hi)], lo, count)
+        assert len(m_rows.take([(lo, hi)], lo, 51)) == 50
+        assert cases > 200
+
+
+def test_partition_rows_read_at_once_equal_point_reads(tmp_path: Path) -> None:
+    """``get_partition_rows`` (a change set's reads: in memory, one bisection first finds
+    that no row lies between the least and the greatest key asked) answers what point
+    reads answer, in memory and on disk: keys all absent below, above or between stored
+    ones, some present, in every UTF-16 region, one key or many."""
+    keys = _keys()
+    rnd = random.Random(35)
+    with Backend(clock=lambda: 1) as memory, Backend(tmp_path, clock=lambda: 1) as durable:
+        _fill(memory, "Rows", keys)
+        _fill(durable, "Rows", keys)
+        m_rows = memory._table(ACCOUNT, "Rows").rows
+        d_rows = durable._table(ACCOUNT, "Rows").rows
+        stored = sorted({sort_key(pk, rk) for pk, rk in keys})
+        spks = [*sorted({pk for pk, _ in stored}), "zz-none", "\U0001f601"]
+        found_some = found_none = 0
+        for _ in range(400):
+            spk = sort_str(rnd.choice(spks))
+            present = [rk for pk, rk in stored if pk == spk]
+            pool = present + [rk + "~" for rk in present[:5]] + ["", "\uffff\uffff", "m"]
+            asked = rnd.sample(pool, min(len(pool), rnd.choice([1, 2, 5, 40])))
+            if rnd.random() < 0.3:  # only absent keys, in a gap of the partition
+                asked = [rk + "\x00" + str(n) for n, rk in enumerate(present[:1] * 3)] or asked
+            want = {(spk, rk): m_rows.get((spk, rk)) for rk in asked}
+            want = {key: entity for key, entity in want.items() if entity is not None}
+            assert m_rows.get_partition_rows(spk, asked) == want
+            assert d_rows.get_partition_rows(spk, asked) == want
+            found_some += bool(want)
+            found_none += not want
+        assert found_some > 50
+        assert found_none > 50
 
 
 def test_start_reads_no_entity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
