@@ -147,6 +147,9 @@ class StubFlavor:
     continuation tokens in the Cosmos DB Table API's shape. ``bare_json_type``: JSON
     answers typed ``application/json;odata=<level>`` alone. ``version_header``: whether
     answers carry ``x-ms-version`` (no recorded Cosmos answer does, refusals included).
+    ``string_body_keys``: an entity body's ``PartitionKey``/``RowKey`` members, when present,
+    must be JSON strings typed ``Edm.String`` on every write, updates and upserts included
+    (Storage reads the keys of those from the URL and ignores the body's).
 
     Example::
 
@@ -177,6 +180,7 @@ class StubFlavor:
     cosmos_tokens: bool = False
     bare_json_type: bool = False
     version_header: bool = True
+    string_body_keys: bool = False
 
     @property
     def checks_requests(self) -> bool:
@@ -194,6 +198,7 @@ class StubFlavor:
             or not self.secondary
             or self.max_row_key_bytes is not None
             or self.reserved_names
+            or self.string_body_keys
             or self.max_batch_bytes is not None
             or not self.patch_merges
             or self.no_content_type is not None
@@ -389,7 +394,7 @@ class StubFlavor:
 
             body = await request.read() if COSMOS.needs_body(request) else None
         """
-        if self.max_row_key_bytes is None and not self.reserved_names:
+        if self.max_row_key_bytes is None and not self.reserved_names and not self.string_body_keys:
             return self.max_batch_bytes is not None and request.method.upper() == "POST"
         return request.method.upper() in ("POST", "PUT", "MERGE", "PATCH") and request.can_read_body
 
@@ -419,7 +424,7 @@ class StubFlavor:
             )
 
     def check_entity_body(self, body: bytes) -> None:
-        """Check a JSON entity body's RowKey and property names (other formats and
+        """Check a JSON entity body's keys, RowKey and property names (other formats and
         malformed bodies are left to the handlers).
 
         Example::
@@ -428,6 +433,11 @@ class StubFlavor:
             Traceback (most recent call last):
             ...
             azt_server_stub.errors.StubError: 400 PropertyNameInvalid: ...
+            >>> COSMOS.check_entity_body(
+            ...     b'{"PartitionKey": "AAE=", "PartitionKey@odata.type": "Edm.Binary"}')
+            Traceback (most recent call last):
+            ...
+            azt_server_stub.errors.StubError: 400 InvalidInput: ...
         """
         try:
             entity = json.loads(body)
@@ -435,6 +445,8 @@ class StubFlavor:
             return
         if not isinstance(entity, dict):
             return
+        if self.string_body_keys:
+            _check_string_keys(entity)
         row_key = entity.get("RowKey")
         if isinstance(row_key, str):
             self.check_key("RowKey", row_key)
@@ -487,9 +499,42 @@ class StubFlavor:
                 if part.body:
                     self.check_entity_body(part.body)
             except StubError as err:
-                if err.status == 400 and err.code in ("KeyValueTooLarge", "PropertyNameInvalid"):
+                if err.status == 400 and err.code in _PART_REFUSALS:
                     raise err.at(index) from None
                 continue  # addressing errors are the batch handler's to answer
+
+
+#: The refusals of :meth:`StubFlavor.check_entity_body` a change set answers at the part.
+_PART_REFUSALS = ("KeyValueTooLarge", "PropertyNameInvalid", "InvalidInput")
+
+
+def _check_string_keys(entity: dict[str, object]) -> None:
+    """Refuse an entity body whose ``PartitionKey`` or ``RowKey`` is given as anything but a
+    string typed ``Edm.String`` (``400 InvalidInput``). A ``null`` key is left to the
+    handlers (an insert reads it as missing).
+
+    Evidence: azure-data-tables' own live tests against the real Cosmos DB Table API
+    (``test_encoder_cosmos.test_encoder_update_entity_complex_keys`` and
+    ``test_encoder_upsert_entity_complex_keys``) expect ``InvalidInput`` when an update or
+    upsert body carries keys typed ``Edm.DateTime``/``Edm.Guid`` or ``Edm.Binary``, where
+    their Storage twins (``test_encoder``) expect the same bodies to succeed.
+
+    Example::
+
+        >>> _check_string_keys({"PartitionKey": "p", "RowKey@odata.type": "Edm.String"})
+        >>> _check_string_keys({"RowKey": 5})
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidInput: ...
+    """
+    for name in ("PartitionKey", "RowKey"):
+        value = entity.get(name)
+        annotation = entity.get(name + "@odata.type")
+        if (value is not None and not isinstance(value, str)) or annotation not in (
+            None,
+            "Edm.String",
+        ):
+            raise errors.invalid_input()
 
 
 #: What Azure Table storage adds after a JSON answer's ``odata=<level>`` (Cosmos does not).
@@ -545,6 +590,7 @@ COSMOS = StubFlavor(
     cosmos_tokens=True,
     bare_json_type=True,
     version_header=False,
+    string_body_keys=True,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 
