@@ -150,6 +150,8 @@ class StubFlavor:
     ``string_body_keys``: an entity body's ``PartitionKey``/``RowKey`` members, when present,
     must be JSON strings typed ``Edm.String`` on every write, updates and upserts included
     (Storage reads the keys of those from the URL and ignores the body's).
+    ``empty_keys_refused``: an insert whose PartitionKey or RowKey is empty is refused
+    (Cosmos's recorded ``400 PropertiesNeedValue``; Storage takes empty keys).
 
     Example::
 
@@ -181,6 +183,7 @@ class StubFlavor:
     bare_json_type: bool = False
     version_header: bool = True
     string_body_keys: bool = False
+    empty_keys_refused: bool = False
 
     @property
     def checks_requests(self) -> bool:
@@ -199,6 +202,7 @@ class StubFlavor:
             or self.max_row_key_bytes is not None
             or self.reserved_names
             or self.string_body_keys
+            or self.empty_keys_refused
             or self.max_batch_bytes is not None
             or not self.patch_merges
             or self.no_content_type is not None
@@ -359,6 +363,8 @@ class StubFlavor:
             self._check_batch(body, request.headers.get("Content-Type"), request.get(REQUEST_ID))
         elif resource.kind is Kind.COLLECTION or resource.kind is Kind.ENTITY:
             self.check_entity_body(body)
+            if resource.kind is Kind.COLLECTION and request.method.upper() == "POST":
+                self.check_insert_keys(body)
         return resource.kind
 
     def finish(self, request: web.Request, kind: Kind | None, response: web.StreamResponse) -> None:
@@ -394,7 +400,12 @@ class StubFlavor:
 
             body = await request.read() if COSMOS.needs_body(request) else None
         """
-        if self.max_row_key_bytes is None and not self.reserved_names and not self.string_body_keys:
+        if not (
+            self.max_row_key_bytes is not None
+            or self.reserved_names
+            or self.string_body_keys
+            or self.empty_keys_refused
+        ):
             return self.max_batch_bytes is not None and request.method.upper() == "POST"
         return request.method.upper() in ("POST", "PUT", "MERGE", "PATCH") and request.can_read_body
 
@@ -459,6 +470,30 @@ class StubFlavor:
                     f"The property name '{name}' is reserved by {self.service}.",
                 )
 
+    def check_insert_keys(self, body: bytes) -> None:
+        """Refuse an insert body with an empty PartitionKey or RowKey where the flavour
+        does: Cosmos's gateway answers ``400 PropertiesNeedValue`` "PartitionKey/RowKey
+        cannot be empty" (recorded: ``test_table_entity_cosmos.test_insert_entity_empty_string_pk``,
+        interaction 1, 2020); Storage takes empty keys. Malformed bodies are left to the
+        handlers.
+
+        Example::
+
+            >>> COSMOS.check_insert_keys(b'{"PartitionKey": "", "RowKey": "rk"}')
+            Traceback (most recent call last):
+            ...
+            azt_server_stub.flavors.GatewayError: 400 PropertiesNeedValue: ...
+            >>> STORAGE.check_insert_keys(b'{"PartitionKey": "", "RowKey": ""}')
+        """
+        if not self.empty_keys_refused:
+            return
+        try:
+            entity = json.loads(body)
+        except ValueError:
+            return
+        if isinstance(entity, dict) and "" in (entity.get("PartitionKey"), entity.get("RowKey")):
+            raise GatewayError(400, "PropertiesNeedValue", "PartitionKey/RowKey cannot be empty")
+
     def invalid_input(self, activity_id: str | None) -> StubError:
         """Cosmos's own ``400 InvalidInput`` (its message names the activity, as recorded).
 
@@ -498,6 +533,8 @@ class StubFlavor:
                     self.check_key("RowKey", resource.keys[1])
                 if part.body:
                     self.check_entity_body(part.body)
+                    if part.method == "POST" and resource.keys is None:
+                        self.check_insert_keys(part.body)
             except StubError as err:
                 if err.status == 400 and err.code in _PART_REFUSALS:
                     raise err.at(index) from None
@@ -505,7 +542,7 @@ class StubFlavor:
 
 
 #: The refusals of :meth:`StubFlavor.check_entity_body` a change set answers at the part.
-_PART_REFUSALS = ("KeyValueTooLarge", "PropertyNameInvalid", "InvalidInput")
+_PART_REFUSALS = ("KeyValueTooLarge", "PropertyNameInvalid", "InvalidInput", "PropertiesNeedValue")
 
 
 def _check_string_keys(entity: dict[str, object]) -> None:
@@ -591,6 +628,7 @@ COSMOS = StubFlavor(
     bare_json_type=True,
     version_header=False,
     string_body_keys=True,
+    empty_keys_refused=True,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 

@@ -6,7 +6,8 @@ Evidence: azure-data-tables' own tests, run live against the real services, expe
 ``InvalidInput`` from Cosmos for update and upsert bodies with keys typed ``Edm.DateTime``,
 ``Edm.Guid`` or ``Edm.Binary`` (``test_encoder_cosmos.test_encoder_update_entity_complex_keys``,
 ``test_encoder_upsert_entity_complex_keys``) and success from Storage for the same bodies
-(``test_encoder``'s twins). Found by running that suite against the stub (issue 35).
+(``test_encoder``'s twins). An insert with an empty key is refused as recorded (below).
+Found by running that suite against the stub (issue 35).
 """
 
 from __future__ import annotations
@@ -137,3 +138,58 @@ async def test_cosmos_refuses_a_change_set_part_with_typed_keys_whole(cosmos: Ra
     r = await cosmos.request("GET", "/mytable()", headers={"Accept": JSON_MINIMAL})
     rows = r.json()["value"]
     assert [(row["RowKey"], row.get("keep")) for row in rows] == [(GUID, 1)]
+
+
+# -- empty keys on insert: test_table_entity_cosmos.test_insert_entity_empty_string_pk.yaml,
+# interaction 1 (2020): 400 PropertiesNeedValue "PartitionKey/RowKey cannot be empty" from the
+# gateway (ActivityId line, CRLF after the JSON); Storage takes empty keys.
+
+GATEWAY = "documentdb-dotnet-sdk/2.11.0 Host/64-bit MicrosoftWindowsNT/6.2.9200.0"
+
+
+@pytest.mark.parametrize(("pk", "rk"), [("", "rk"), ("pk", ""), ("", "")])
+async def test_cosmos_refuses_an_insert_with_an_empty_key_as_recorded(
+    cosmos: RawClient, storage: RawClient, pk: str, rk: str
+) -> None:
+    body = json.dumps({"RowKey": rk, "PartitionKey": pk})
+    r = await cosmos.request("POST", "/mytable", headers=JSON_HEADERS, body=body)
+    assert r.status == 400, r.body
+    assert r.body.endswith(b"}}}\r\n")
+    rid = r.headers["x-ms-request-id"]
+    error = json.loads(r.body)["odata.error"]
+    assert error["code"] == "PropertiesNeedValue"
+    assert error["message"]["value"] == (
+        f"PartitionKey/RowKey cannot be empty\r\nActivityId: {rid}, {GATEWAY}\nRequestID:{rid}\n"
+    )
+    r = await cosmos.request("GET", "/mytable()", headers={"Accept": JSON_MINIMAL})
+    assert r.json()["value"] == []  # nothing written
+    r = await storage.request("POST", "/mytable", headers=JSON_HEADERS, body=body)
+    assert r.status == 201, r.body
+
+
+async def test_cosmos_refuses_a_change_set_insert_with_an_empty_key_whole(
+    cosmos: RawClient,
+) -> None:
+    base = "http://127.0.0.1/devstoreaccount1/mytable"
+    parts = [
+        request_part("POST", base, json.dumps({"PartitionKey": "p", "RowKey": "a"})),
+        request_part("POST", base, json.dumps({"PartitionKey": "p", "RowKey": ""})),
+    ]
+    r = await cosmos.request(
+        "POST", "/$batch", headers={"Content-Type": BATCH_CT}, body=envelope(parts)
+    )
+    assert r.status == 400, r.body
+    error = json.loads(r.body)["odata.error"]
+    assert error["code"] == "PropertiesNeedValue"
+    assert str(error["message"]["value"]).startswith("1:PartitionKey/RowKey cannot be empty")
+    r = await cosmos.request("GET", "/mytable()", headers={"Accept": JSON_MINIMAL})
+    assert r.json()["value"] == []
+
+
+async def test_cosmos_takes_non_empty_keys_and_updates_of_existing_rows(cosmos: RawClient) -> None:
+    await insert(cosmos, "mytable", {"PartitionKey": "p", "RowKey": "r", "n": 1})
+    r = await cosmos.request(
+        "PUT", _entity_path("r"), headers=JSON_HEADERS, body=json.dumps({"n": 2})
+    )
+    assert r.status == 204, r.body
+    assert (await _row(cosmos, "r"))["n"] == 2
