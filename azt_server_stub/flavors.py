@@ -147,6 +147,11 @@ class StubFlavor:
     continuation tokens in the Cosmos DB Table API's shape. ``bare_json_type``: JSON
     answers typed ``application/json;odata=<level>`` alone. ``version_header``: whether
     answers carry ``x-ms-version`` (no recorded Cosmos answer does, refusals included).
+    ``string_body_keys``: an entity body's ``PartitionKey``/``RowKey`` members, when present,
+    must be JSON strings typed ``Edm.String`` on every write, updates and upserts included
+    (Storage reads the keys of those from the URL and ignores the body's).
+    ``empty_keys_refused``: an insert whose PartitionKey or RowKey is empty is refused
+    (Cosmos's recorded ``400 PropertiesNeedValue``; Storage takes empty keys).
 
     Example::
 
@@ -177,6 +182,8 @@ class StubFlavor:
     cosmos_tokens: bool = False
     bare_json_type: bool = False
     version_header: bool = True
+    string_body_keys: bool = False
+    empty_keys_refused: bool = False
 
     @property
     def checks_requests(self) -> bool:
@@ -194,6 +201,8 @@ class StubFlavor:
             or not self.secondary
             or self.max_row_key_bytes is not None
             or self.reserved_names
+            or self.string_body_keys
+            or self.empty_keys_refused
             or self.max_batch_bytes is not None
             or not self.patch_merges
             or self.no_content_type is not None
@@ -354,6 +363,8 @@ class StubFlavor:
             self._check_batch(body, request.headers.get("Content-Type"), request.get(REQUEST_ID))
         elif resource.kind is Kind.COLLECTION or resource.kind is Kind.ENTITY:
             self.check_entity_body(body)
+            if resource.kind is Kind.COLLECTION and request.method.upper() == "POST":
+                self.check_insert_keys(body)
         return resource.kind
 
     def finish(self, request: web.Request, kind: Kind | None, response: web.StreamResponse) -> None:
@@ -389,7 +400,12 @@ class StubFlavor:
 
             body = await request.read() if COSMOS.needs_body(request) else None
         """
-        if self.max_row_key_bytes is None and not self.reserved_names:
+        if not (
+            self.max_row_key_bytes is not None
+            or self.reserved_names
+            or self.string_body_keys
+            or self.empty_keys_refused
+        ):
             return self.max_batch_bytes is not None and request.method.upper() == "POST"
         return request.method.upper() in ("POST", "PUT", "MERGE", "PATCH") and request.can_read_body
 
@@ -419,7 +435,7 @@ class StubFlavor:
             )
 
     def check_entity_body(self, body: bytes) -> None:
-        """Check a JSON entity body's RowKey and property names (other formats and
+        """Check a JSON entity body's keys, RowKey and property names (other formats and
         malformed bodies are left to the handlers).
 
         Example::
@@ -428,6 +444,11 @@ class StubFlavor:
             Traceback (most recent call last):
             ...
             azt_server_stub.errors.StubError: 400 PropertyNameInvalid: ...
+            >>> COSMOS.check_entity_body(
+            ...     b'{"PartitionKey": "AAE=", "PartitionKey@odata.type": "Edm.Binary"}')
+            Traceback (most recent call last):
+            ...
+            azt_server_stub.errors.StubError: 400 InvalidInput: ...
         """
         try:
             entity = json.loads(body)
@@ -435,6 +456,8 @@ class StubFlavor:
             return
         if not isinstance(entity, dict):
             return
+        if self.string_body_keys:
+            _check_string_keys(entity)
         row_key = entity.get("RowKey")
         if isinstance(row_key, str):
             self.check_key("RowKey", row_key)
@@ -446,6 +469,30 @@ class StubFlavor:
                     "PropertyNameInvalid",
                     f"The property name '{name}' is reserved by {self.service}.",
                 )
+
+    def check_insert_keys(self, body: bytes) -> None:
+        """Refuse an insert body with an empty PartitionKey or RowKey where the flavour
+        does: Cosmos's gateway answers ``400 PropertiesNeedValue`` "PartitionKey/RowKey
+        cannot be empty" (recorded: ``test_table_entity_cosmos.test_insert_entity_empty_string_pk``,
+        interaction 1, 2020); Storage takes empty keys. Malformed bodies are left to the
+        handlers.
+
+        Example::
+
+            >>> COSMOS.check_insert_keys(b'{"PartitionKey": "", "RowKey": "rk"}')
+            Traceback (most recent call last):
+            ...
+            azt_server_stub.flavors.GatewayError: 400 PropertiesNeedValue: ...
+            >>> STORAGE.check_insert_keys(b'{"PartitionKey": "", "RowKey": ""}')
+        """
+        if not self.empty_keys_refused:
+            return
+        try:
+            entity = json.loads(body)
+        except ValueError:
+            return
+        if isinstance(entity, dict) and "" in (entity.get("PartitionKey"), entity.get("RowKey")):
+            raise GatewayError(400, "PropertiesNeedValue", "PartitionKey/RowKey cannot be empty")
 
     def invalid_input(self, activity_id: str | None) -> StubError:
         """Cosmos's own ``400 InvalidInput`` (its message names the activity, as recorded).
@@ -486,10 +533,45 @@ class StubFlavor:
                     self.check_key("RowKey", resource.keys[1])
                 if part.body:
                     self.check_entity_body(part.body)
+                    if part.method == "POST" and resource.keys is None:
+                        self.check_insert_keys(part.body)
             except StubError as err:
-                if err.status == 400 and err.code in ("KeyValueTooLarge", "PropertyNameInvalid"):
+                if err.status == 400 and err.code in _PART_REFUSALS:
                     raise err.at(index) from None
                 continue  # addressing errors are the batch handler's to answer
+
+
+#: The refusals of :meth:`StubFlavor.check_entity_body` a change set answers at the part.
+_PART_REFUSALS = ("KeyValueTooLarge", "PropertyNameInvalid", "InvalidInput", "PropertiesNeedValue")
+
+
+def _check_string_keys(entity: dict[str, object]) -> None:
+    """Refuse an entity body whose ``PartitionKey`` or ``RowKey`` is given as anything but a
+    string typed ``Edm.String`` (``400 InvalidInput``). A ``null`` key is left to the
+    handlers (an insert reads it as missing).
+
+    Evidence: azure-data-tables' own live tests against the real Cosmos DB Table API
+    (``test_encoder_cosmos.test_encoder_update_entity_complex_keys`` and
+    ``test_encoder_upsert_entity_complex_keys``) expect ``InvalidInput`` when an update or
+    upsert body carries keys typed ``Edm.DateTime``/``Edm.Guid`` or ``Edm.Binary``, where
+    their Storage twins (``test_encoder``) expect the same bodies to succeed.
+
+    Example::
+
+        >>> _check_string_keys({"PartitionKey": "p", "RowKey@odata.type": "Edm.String"})
+        >>> _check_string_keys({"RowKey": 5})
+        Traceback (most recent call last):
+        ...
+        azt_server_stub.errors.StubError: 400 InvalidInput: ...
+    """
+    for name in ("PartitionKey", "RowKey"):
+        value = entity.get(name)
+        annotation = entity.get(name + "@odata.type")
+        if (value is not None and not isinstance(value, str)) or annotation not in (
+            None,
+            "Edm.String",
+        ):
+            raise errors.invalid_input()
 
 
 #: What Azure Table storage adds after a JSON answer's ``odata=<level>`` (Cosmos does not).
@@ -545,6 +627,8 @@ COSMOS = StubFlavor(
     cosmos_tokens=True,
     bare_json_type=True,
     version_header=False,
+    string_body_keys=True,
+    empty_keys_refused=True,
 )
 """The Azure Cosmos DB Table API where its documentation says it differs."""
 

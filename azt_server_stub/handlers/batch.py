@@ -40,6 +40,7 @@ from .call import (
     error_style_for,
     header_safe,
     negotiate,
+    table_exists,
     write_batch,
 )
 from .entities import entity_location, parse_insert, update_props, write_kind_and_operation
@@ -625,8 +626,7 @@ def _batch_query(call: Call, principal: Principal, part: batch_fmt.BatchPart) ->
         assert resource.table is not None
         assert resource.keys is not None
         principal.authorize(Operation.QUERY_ENTITIES, resource.table)
-        if call.backend.table_name(call.account, resource.table) is None:
-            raise errors.table_not_found()
+        table_exists(call, resource.table)
         if not principal.key_allowed(*resource.keys):
             raise errors.authorization_failure()
         entity = call.backend.get_entity(call.account, resource.table, *resource.keys)

@@ -348,7 +348,10 @@ def _negotiated(accept: str | None, fmt_param: str | None, version: str) -> tupl
 
 
 def table_exists(call: Call, table: str) -> str:
-    """The stored name of ``table`` (``404 TableNotFound`` when there is none).
+    """The stored name of ``table``: ``404 TableNotFound`` when there is none, but first
+    ``400 InvalidResourceName`` / ``OutOfRangeInput`` for a name no table can have (Storage
+    answers an entity operation on such a name so: azure-data-tables' live
+    ``test_table_client.test_table_name_errors`` and its ``_validate_tablename_error``).
 
     Example::
 
@@ -356,6 +359,7 @@ def table_exists(call: Call, table: str) -> str:
     """
     name = call.backend.table_name(call.account, table)
     if name is None:
+        flavor_of(call.request.app).table_naming.validate(table)
         raise errors.table_not_found()
     return name
 

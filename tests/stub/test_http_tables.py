@@ -53,3 +53,37 @@ async def test_entity_operations_through_another_casing_of_the_table_name(
     )
     assert deleted.status == 204, deleted.body
     assert await matching_row_keys(raw, "MixedCase", "PartitionKey eq 'p'") == ["upper"]
+
+
+BAD_NAMES = [
+    ("1table", "InvalidResourceName"),
+    ("my_table", "InvalidResourceName"),
+    ("ab", "OutOfRangeInput"),
+    ("a" * 64, "OutOfRangeInput"),
+]
+
+ENTITY_CALLS = [
+    ("POST", "/{t}", JSON_HEADERS, '{"PartitionKey":"p","RowKey":"r"}'),  # insert
+    ("PUT", "/{t}(PartitionKey='p',RowKey='r')", JSON_HEADERS, '{"a":1}'),  # upsert
+    ("MERGE", "/{t}(PartitionKey='p',RowKey='r')", JSON_HEADERS, '{"a":1}'),  # upsert (merge)
+    ("PUT", "/{t}(PartitionKey='p',RowKey='r')", {**JSON_HEADERS, "If-Match": "*"}, "{}"),
+    ("DELETE", "/{t}(PartitionKey='p',RowKey='r')", {"If-Match": "*"}, None),
+    ("GET", "/{t}(PartitionKey='p',RowKey='r')", {"Accept": JSON_MINIMAL}, None),
+    ("GET", "/{t}()", QUERY_HEADERS, None),
+]
+
+
+async def test_entity_operations_on_a_name_no_table_can_have_are_refused_as_bad_names(
+    raw: RawClient,
+) -> None:
+    """Storage answers an entity operation on an invalid table name with the name's refusal
+    (400 InvalidResourceName / OutOfRangeInput), not 404 TableNotFound: azure-data-tables'
+    live test_table_client.test_table_name_errors turns exactly those codes into its
+    ValueError. A valid name of a missing table stays 404 TableNotFound."""
+    for name, code in BAD_NAMES:
+        for method, path, headers, body in ENTITY_CALLS:
+            r = await raw.request(method, path.format(t=name), headers=headers, body=body)
+            assert (r.status, r.code) == (400, code), (method, path, name, r.body)
+    for method, path, headers, body in ENTITY_CALLS:
+        r = await raw.request(method, path.format(t="missingtable"), headers=headers, body=body)
+        assert (r.status, r.code) == (404, "TableNotFound"), (method, path, r.body)
