@@ -60,6 +60,8 @@ data_tables/test_table_cosmos.test_query_tables 2 newer content-type
 data_tables/test_table_entity_cosmos.test_binary_property_value 3 newer content-type
 data_tables/test_table_entity_cosmos.test_delete_entity 2 newer content-type
 data_tables/test_table_entity_cosmos.test_delete_entity 4 newer content-type
+data_tables/test_table_entity_cosmos.test_etag_duplicate_field 3 newer content-type
+data_tables/test_table_entity_cosmos.test_etag_duplicate_field 6 newer content-type
 data_tables/test_table_entity_cosmos.test_get_entity 3 newer content-type
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 3 newer content-type
 data_tables/test_table_entity_cosmos.test_get_entity_if_match 3 newer content-type
