@@ -356,7 +356,7 @@ async def test_cosmos_refuses_etag_s_case_variant_before_it(cosmos: RawClient) -
 
 async def test_storage_keeps_etag_and_its_case_variant(storage: RawClient) -> None:
     # Storage names are case-sensitive and have no such rule: both are stored.
-    body = {"PartitionKey": "p", "RowKey": "r", "etag": "bar", "Etag": "baz"}
+    body: dict[str, object] = {"PartitionKey": "p", "RowKey": "r", "etag": "bar", "Etag": "baz"}
     await insert(storage, "mytable", body)
     got = await _get(storage)
     assert (got["etag"], got["Etag"]) == ("bar", "baz")
