@@ -27,6 +27,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -152,6 +153,11 @@ class StubFlavor:
     (Storage reads the keys of those from the URL and ignores the body's).
     ``empty_keys_refused``: an insert whose PartitionKey or RowKey is empty is refused
     (Cosmos's recorded ``400 PropertiesNeedValue``; Storage takes empty keys).
+    ``accepted_names``: spellings of ``reserved_names`` (compared case-insensitively)
+    taken as ordinary properties, exactly as spelt. ``shadowed_names``: ``(kept, dropped)``
+    pairs: a body that carries ``kept`` and, after it, ``dropped`` is taken with
+    ``dropped`` (and its annotation) left out, unstored and unechoed (Cosmos: ``etag`` then
+    ``Etag``, recorded; :meth:`drop_shadowed`).
 
     Example::
 
@@ -184,6 +190,8 @@ class StubFlavor:
     version_header: bool = True
     string_body_keys: bool = False
     empty_keys_refused: bool = False
+    accepted_names: frozenset[str] = frozenset()
+    shadowed_names: tuple[tuple[str, str], ...] = ()
 
     @property
     def checks_requests(self) -> bool:
@@ -444,6 +452,7 @@ class StubFlavor:
             Traceback (most recent call last):
             ...
             azt_server_stub.errors.StubError: 400 PropertyNameInvalid: ...
+            >>> COSMOS.check_entity_body(b'{"PartitionKey": "p", "RowKey": "r", "etag": 1}')
             >>> COSMOS.check_entity_body(
             ...     b'{"PartitionKey": "AAE=", "PartitionKey@odata.type": "Edm.Binary"}')
             Traceback (most recent call last):
@@ -462,13 +471,64 @@ class StubFlavor:
         if isinstance(row_key, str):
             self.check_key("RowKey", row_key)
         reserved = self.reserved_names
+        if not reserved:
+            return
+        accepted = self.accepted_names
+        shadowed = self.shadowed(entity) if self.shadowed_names else ()
         for name in entity:
-            if isinstance(name, str) and name.split("@", 1)[0].lower() in reserved:
+            if not isinstance(name, str):
+                continue
+            base = name.split("@", 1)[0]
+            if base.lower() in reserved and base not in accepted and base not in shadowed:
                 raise StubError(
                     400,
                     "PropertyNameInvalid",
                     f"The property name '{name}' is reserved by {self.service}.",
                 )
+
+    def shadowed(self, members: dict[str, Any]) -> frozenset[str]:
+        """The names of ``shadowed_names`` that ``members`` (a JSON entity's members, in
+        body order) carries after the name that shadows them.
+
+        Evidence (Cosmos): ``test_table_entity_cosmos.test_etag_duplicate_field`` (2021, and
+        its 2022 and async twins): an insert and a merge carrying ``etag`` then ``Etag``
+        answer ``201`` / ``204``; reads return ``etag`` alone. Whether Cosmos drops ``Etag``
+        because names compare case-insensitively (the first one winning) or because
+        ``Etag`` itself is dropped, no recording tells apart: only the recorded order and
+        casings are taken (docs/cosmos.md, REC 16).
+
+        Example::
+
+            >>> sorted(COSMOS.shadowed({"etag": "a", "Etag": "b"}))
+            ['Etag']
+            >>> sorted(COSMOS.shadowed({"Etag": "b", "etag": "a"}))
+            []
+        """
+        found: set[str] = set()
+        for kept, dropped in self.shadowed_names:
+            if kept in members and dropped in members:
+                names = list(members)
+                if names.index(kept) < names.index(dropped):
+                    found.add(dropped)
+        return frozenset(found)
+
+    def drop_shadowed(self, members: dict[str, Any]) -> dict[str, Any]:
+        """``members`` without the names :meth:`shadowed` finds, nor their annotations
+        (the same dict when there are none).
+
+        Example::
+
+            >>> COSMOS.drop_shadowed({"etag": "a", "Etag": "b", "Etag@odata.type": "Edm.String"})
+            {'etag': 'a'}
+            >>> STORAGE.drop_shadowed({"etag": "a", "Etag": "b"})
+            {'etag': 'a', 'Etag': 'b'}
+        """
+        if not self.shadowed_names:
+            return members
+        gone = self.shadowed(members)
+        if not gone:
+            return members
+        return {k: v for k, v in members.items() if k.split("@", 1)[0] not in gone}
 
     def check_insert_keys(self, body: bytes) -> None:
         """Refuse an insert body with an empty PartitionKey or RowKey where the flavour
@@ -611,6 +671,8 @@ COSMOS = StubFlavor(
     secondary=False,
     max_row_key_bytes=255,
     reserved_names=frozenset({"id", "rid", "etag", "resourceid"}),
+    accepted_names=frozenset({"etag"}),
+    shadowed_names=(("etag", "Etag"),),
     max_batch_bytes=2 * 1000 * 1000,
     throttle_status=429,
     error_code_header=False,

@@ -140,13 +140,20 @@ def _batch_write_op(
     method = tunnelled_method(part.method, part.headers)
     prefer = parse_prefer(part.headers.get("Prefer"), call.version)
     ctype = part.headers.get("Content-Type")
-    places = call.flavor.json_form.key_places
+    flavor = call.flavor
+    places = flavor.json_form.key_places
     if resource.kind is Kind.COLLECTION and method == "POST":
         assert resource.table is not None
-        pk, rk, props = parse_insert(part.body, ctype, call.version)
-        at = 0
-        if places and request_format(ctype, call.version) is not Fmt.ATOM:
-            at = key_places(json_fmt.loads_object(part.body), props)
+        if request_format(ctype, call.version) is Fmt.ATOM or not (places or flavor.shadowed_names):
+            pk, rk, props = parse_insert(part.body, ctype, call.version)
+            at = 0
+        else:
+            members = flavor.drop_shadowed(json_fmt.loads_object(part.body))
+            key_pk, key_rk, props = json_fmt.entity_from_members(members, keys_required=True)
+            assert key_pk is not None
+            assert key_rk is not None
+            pk, rk = key_pk, key_rk
+            at = key_places(members, props) if places else 0
         insert = WriteOp("insert", pk, rk, props, keys_at=at)
         return resource.table, _BatchOp(index, part, insert, Operation.INSERT_ENTITY, fmt, prefer)
     if resource.kind is not Kind.ENTITY:
@@ -162,7 +169,9 @@ def _batch_write_op(
         return resource.table, _BatchOp(index, part, delete, Operation.DELETE_ENTITY, fmt, prefer)
     if method in ("PUT", "MERGE", "PATCH"):
         kind, operation = write_kind_and_operation(method, if_match, call.version)
-        props, at = update_props(part.body, ctype, call.version, pk, rk, places=places)
+        props, at = update_props(
+            part.body, ctype, call.version, pk, rk, places=places, flavor=flavor
+        )
         return resource.table, _BatchOp(
             index,
             part,
@@ -485,7 +494,8 @@ async def _plain_changeset(
     # is looked up by the block's identity, without reading the headers.
     by_block: dict[tuple[str, int], tuple[_Plan, str | None]] = {}
     resources, formats = memo.resources, memo.formats
-    places = call.flavor.json_form.key_places
+    flavor = call.flavor
+    places = flavor.json_form.key_places
     try:
         for part in parts:
             block = part.block
@@ -521,7 +531,7 @@ async def _plain_changeset(
             if kind == "insert":
                 if resource.kind is not collection:
                     return None
-                members = json_fmt.loads_object(part.body)
+                members = flavor.drop_shadowed(json_fmt.loads_object(part.body))
                 got = plain_entity(members, None, None)
                 if got is None:
                     return None
@@ -537,7 +547,7 @@ async def _plain_changeset(
                 elif not body.strip():
                     op = WriteOp(kind, pk, rk, {}, plan.if_match)
                 else:
-                    members = json_fmt.loads_object(body)
+                    members = flavor.drop_shadowed(json_fmt.loads_object(body))
                     got = plain_entity(members, pk, rk)
                     if got is None:
                         return None

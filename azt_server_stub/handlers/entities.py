@@ -18,6 +18,7 @@ from aiohttp import web
 from .. import errors, odata, versions
 from ..auth import Operation
 from ..backend import WriteOp
+from ..flavors import STORAGE, StubFlavor
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
 from ..formats.json_feed import entity_etag, entity_texts
@@ -240,11 +241,17 @@ def parse_insert(body: bytes, content_type: str | None, version: str) -> tuple[s
 
 
 def insert_op(
-    body: bytes, content_type: str | None, version: str, *, places: bool = False
+    body: bytes,
+    content_type: str | None,
+    version: str,
+    *,
+    places: bool = False,
+    flavor: StubFlavor = STORAGE,
 ) -> WriteOp:
     """The write of an Insert Entity body: what :func:`parse_insert` reads, as a write;
     ``places``: note where a JSON body had its keys among the properties (``keys_at``,
-    for a flavour that writes them there: :attr:`JsonForm.key_places`).
+    for a flavour that writes them there: :attr:`JsonForm.key_places`). ``flavor``: the
+    members it drops from a JSON body (:meth:`StubFlavor.drop_shadowed`).
 
     A JSON entity of the usual kinds is converted and checked in one pass
     (:func:`~azt_server_stub.handlers.batch_plain.plain_entity`, as change-set parts are):
@@ -265,7 +272,7 @@ def insert_op(
     if request_format(content_type, version) is Fmt.ATOM:
         pk, rk, props = atom_fmt.parse_entity(body)
         return WriteOp("insert", pk, rk, props)
-    members = json_fmt.loads_object(body)
+    members = flavor.drop_shadowed(json_fmt.loads_object(body))
     got = plain_entity(members, None, None)
     if got is not None:
         at = key_places(members, got[2]) if places else 0
@@ -299,10 +306,12 @@ def update_props(
     rk: str,
     *,
     places: bool = False,
+    flavor: StubFlavor = STORAGE,
 ) -> tuple[dict[str, Any], int]:
     """:func:`parse_update`'s properties, and with ``places`` where a JSON body had the
     keys among them (``WriteOp.keys_at``; 0 without ``places``, for an Atom or empty body,
-    or a body without both keys: then they are written first).
+    or a body without both keys: then they are written first). ``flavor``: the members it
+    drops from a JSON body (:meth:`StubFlavor.drop_shadowed`).
 
     Example::
 
@@ -317,11 +326,11 @@ def update_props(
     req_fmt = request_format(content_type, version)
     if req_fmt is Fmt.ATOM:
         return atom_fmt.parse_entity_update(body, pk, rk), 0
-    if not places:
+    if not places and not flavor.shadowed_names:
         return json_fmt.parse_entity_update(body, pk, rk), 0
-    members = json_fmt.loads_object(body)
+    members = flavor.drop_shadowed(json_fmt.loads_object(body))
     _, _, props = json_fmt.entity_from_members(members, keys_required=False)
-    return props, key_places(members, props)
+    return props, key_places(members, props) if places else 0
 
 
 async def insert_entity(call: Call, raw_path: str) -> web.Response:
@@ -343,8 +352,13 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
     body = await read_body(request)
     table_exists(call, table)
     sent = request.headers
+    flavor = call.flavor
     op = insert_op(
-        body, sent.get("Content-Type"), call.version, places=call.flavor.json_form.key_places
+        body,
+        sent.get("Content-Type"),
+        call.version,
+        places=flavor.json_form.key_places,
+        flavor=flavor,
     )
     pk, rk = op.pk, op.rk
     if restricted:
@@ -423,6 +437,7 @@ async def update_entity(call: Call, raw_path: str) -> web.Response:
         pk,
         rk,
         places=call.flavor.json_form.key_places,
+        flavor=call.flavor,
     )
     principal.check_key(pk, rk)
     result = await write_entity(

@@ -58,8 +58,12 @@ data_tables/test_table_cosmos.test_create_table_fail_on_exist 2 newer content-ty
 data_tables/test_table_cosmos.test_delete_table_with_existing_table 1 newer content-type
 data_tables/test_table_cosmos.test_query_tables 2 newer content-type
 data_tables/test_table_entity_cosmos.test_binary_property_value 3 newer content-type
+data_tables/test_table_entity_cosmos.test_datetime_duplicate_field 3 newer content-type
+data_tables/test_table_entity_cosmos.test_datetime_duplicate_field 6 newer content-type
 data_tables/test_table_entity_cosmos.test_delete_entity 2 newer content-type
 data_tables/test_table_entity_cosmos.test_delete_entity 4 newer content-type
+data_tables/test_table_entity_cosmos.test_etag_duplicate_field 3 newer content-type
+data_tables/test_table_entity_cosmos.test_etag_duplicate_field 6 newer content-type
 data_tables/test_table_entity_cosmos.test_get_entity 3 newer content-type
 data_tables/test_table_entity_cosmos.test_get_entity_full_metadata 3 newer content-type
 data_tables/test_table_entity_cosmos.test_get_entity_if_match 3 newer content-type
