@@ -93,12 +93,13 @@ def datetime_text(ticks: int, fixed: bool = False) -> str:
     seconds, frac = divmod(ticks, 10_000_000)
     days, rem = divmod(seconds, 86_400)
     minutes, secs = divmod(rem, 60)
-    head = (_DAYS.get(days) or _day(days)) + _HOUR_MINUTES[minutes] + _SECONDS[secs]
+    day = _DAYS.get(days) or _day(days)
     if fixed:
-        return head + "." + str(10_000_000 + frac)[1:] + "Z"
+        return f"{day}{_HOUR_MINUTES[minutes]}{_SECONDS[secs]}.{str(10_000_000 + frac)[1:]}Z"
     if frac:
-        return head + ("." + str(10_000_000 + frac)[1:]).rstrip("0") + "Z"
-    return head + "Z"
+        fraction = str(10_000_000 + frac)[1:].rstrip("0")
+        return f"{day}{_HOUR_MINUTES[minutes]}{_SECONDS[secs]}.{fraction}Z"
+    return f"{day}{_HOUR_MINUTES[minutes]}{_SECONDS[secs]}Z"
 
 
 #: Timestamp ticks -> (the entity's ETag, its Timestamp text). Bounded (emptied when full).
@@ -266,9 +267,14 @@ class EntityLayout:
         return d
 
     def _put(self, d: dict[str, Any], items: Iterable[tuple[str, Any]], ts_text: str) -> bool:
-        """Add the properties ``items`` to ``d`` (False: a value to leave to ``fallback``)."""
+        """Add the properties ``items`` to ``d`` (False: a value to leave to ``fallback``).
+
+        Dispatched on the value's Python type first (one test finds a string), then on its
+        EDM type, which must be the one that Python type stands for."""
         meta = self.meta
+        fixed = self.fixed
         annotations = _ANNOTATIONS
+        days_text = _DAYS
         try:
             for name, typed in items:
                 if typed is None:
@@ -276,23 +282,39 @@ class EntityLayout:
                     continue
                 edm, value = typed
                 t = type(value)
-                if edm is _STRING:
-                    if t is not str:
+                if t is str:
+                    if edm is not _STRING:
                         return False
                     d[name] = value
                     continue
-                if edm is _INT32:
-                    if t is not int:
+                if t is int:
+                    if edm is _INT32:
+                        d[name] = value
+                        continue
+                    if edm is _INT64:
+                        text: Any = str(value)
+                    elif edm is not _DATETIME:
                         return False
-                    d[name] = value
-                    continue
-                if edm is _BOOLEAN:
-                    if t is not bool:
-                        return False
-                    d[name] = value
-                    continue
-                if edm is _DOUBLE:
-                    if t is not float:
+                    elif name == "Timestamp":  # a $select of the system property
+                        if not self.full:
+                            d[name] = ts_text
+                            continue
+                        text = ts_text
+                    else:  # datetime_text(value, fixed), inline
+                        seconds, frac = divmod(value, 10_000_000)
+                        days, rem = divmod(seconds, 86_400)
+                        minutes, secs = divmod(rem, 60)
+                        day = days_text.get(days) or _day(days)
+                        if fixed:
+                            fraction = str(10_000_000 + frac)[1:]
+                            text = f"{day}{_HOUR_MINUTES[minutes]}{_SECONDS[secs]}.{fraction}Z"
+                        elif frac:
+                            fraction = str(10_000_000 + frac)[1:].rstrip("0")
+                            text = f"{day}{_HOUR_MINUTES[minutes]}{_SECONDS[secs]}.{fraction}Z"
+                        else:
+                            text = f"{day}{_HOUR_MINUTES[minutes]}{_SECONDS[secs]}Z"
+                elif t is float:
+                    if edm is not _DOUBLE:
                         return False
                     if 1e-4 <= abs(value) < 1e16 or value == 0.0:
                         d[name] = value  # msgspec writes repr's text
@@ -300,26 +322,19 @@ class EntityLayout:
                     if value - value == 0.0:  # finite, written with an exponent
                         d[name] = _Raw(float.__repr__(value))
                         continue
-                    text: Any = "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
-                elif edm is _INT64:
-                    if t is not int:
+                    text = "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+                elif t is bool:
+                    if edm is not _BOOLEAN:
                         return False
-                    text = str(value)
-                elif edm is _DATETIME:
-                    if t is not int:
-                        return False
-                    if name == "Timestamp":  # a $select of the system property
-                        if not self.full:
-                            d[name] = ts_text
-                            continue
-                        text = ts_text
-                    else:
-                        text = datetime_text(value, self.fixed)
-                elif edm is _GUID:
-                    if t is not _UUID:
+                    d[name] = value
+                    continue
+                elif t is _UUID:
+                    if edm is not _GUID:
                         return False
                     text = value  # msgspec writes str(value)
-                elif edm is _BINARY and t is bytes:
+                elif t is bytes:
+                    if edm is not _BINARY:
+                        return False
                     text = value  # msgspec writes base64.b64encode(value)
                 else:
                     return False
@@ -369,11 +384,17 @@ _HELD: dict[int, Entity] = {}
 _MAX_REMEMBERED = 1 << 14
 _MAX_REMEMBERED_BYTES = 1 << 24
 _remembered_bytes = 0
-#: Ids of entities written once and not remembered (holding nothing: an id reused by
-#: another object only lets that object's text be remembered a pass early). An entity
-#: asked for again while its id is here is remembered. Bounded (emptied when full).
-_SEEN: set[int] = set()
-_MAX_SEEN = 1 << 16
+#: Ids of the entities written lately and not remembered, in two generations: the newer
+#: (``_SEEN[0]``) takes each id until it holds :data:`_MAX_SEEN`, then becomes the older
+#: (the older one forgotten). An entity asked for again while its id is in either is
+#: remembered: one asked for again within the last ``_MAX_SEEN`` entities written, or
+#: sooner (half the memory of texts, so what is remembered fits it). A pass over more
+#: entities than the memory holds (a scan) finds none of its ids here the next time,
+#: so it writes texts without remembering any (which would only push one another out).
+#: Ids hold nothing: an id reused by another object only lets that object's text be
+#: remembered one read early.
+_SEEN: list[set[int]] = [set(), set()]
+_MAX_SEEN = _MAX_REMEMBERED // 2
 
 
 def forget_texts() -> None:
@@ -389,7 +410,8 @@ def forget_texts() -> None:
     for texts in _TEXTS:
         texts.clear()
     _HELD.clear()
-    _SEEN.clear()
+    for seen in _SEEN:
+        seen.clear()
     _remembered_bytes = 0
 
 
@@ -447,7 +469,7 @@ def entity_values(entities: Sequence[Entity], layout: EntityLayout) -> list[Any]
     add = out.append
     held = _HELD
     texts = _TEXTS[slot]
-    seen = _SEEN
+    newer, older = _SEEN
     for e in entities:
         i = id(e)
         if held.get(i) is e:
@@ -455,10 +477,12 @@ def entity_values(entities: Sequence[Entity], layout: EntityLayout) -> list[Any]
             if raw is not None:
                 add(raw)
                 continue
-        elif i not in seen:
-            if len(seen) >= _MAX_SEEN:
-                seen.clear()
-            seen.add(i)
+        elif i not in newer and i not in older:
+            if len(newer) >= _MAX_SEEN:
+                older = newer
+                newer = set()
+                _SEEN[:] = newer, older
+            newer.add(i)
             add(members(e))
             continue
         add(_REMEMBER)  # asked for again: written and remembered by write_feed
