@@ -46,7 +46,6 @@ from .json_feed import (
     write_entity,
     write_feed,
 )
-from .json_feed import key_literal as key_literal  # its home before json_feed
 from .json_form import STORAGE_FORM, JsonForm
 from .negotiation import Fmt
 
@@ -740,9 +739,7 @@ class EntityWriter:
         url = None
         if self._fmt is not Fmt.NOMETADATA:
             url = self.metadata_url(element=False, select_text=select_text)
-        return write_feed(
-            entities, self._layout(), self._entity_text, url, self._form.cosmos_order
-        )
+        return write_feed(entities, self._layout(), self._entity_text, url, self._form.cosmos_order)
 
 
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.

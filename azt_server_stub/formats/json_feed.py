@@ -586,7 +586,5 @@ def entity_texts(
         ...              fallback=lambda e: "the reference")
         ['the reference']
     """
-    layout = layout_for(
-        meta=meta, fixed=fixed, cosmos_order=timestamp_last, key_places=key_places
-    )
+    layout = layout_for(meta=meta, fixed=fixed, cosmos_order=timestamp_last, key_places=key_places)
     return [write_entity(e, layout, fallback).decode("ascii") for e in entities]

@@ -20,7 +20,7 @@ from ..auth import Operation
 from ..backend import WriteOp
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
-from ..formats.json_feed import entity_etag, entity_texts
+from ..formats.json_feed import entity_etag, entity_path, entity_texts
 from ..formats.json_form import JsonForm
 from ..formats.negotiation import Fmt, request_format
 from ..model import Entity, etag_for, key_places
@@ -221,7 +221,7 @@ def entity_location(endpoint: str, table: str, pk: str, rk: str) -> str:
         >>> entity_location("http://h/a", "t", "p", "r")
         "http://h/a/t(PartitionKey='p',RowKey='r')"
     """
-    return header_safe(f"{endpoint}/{json_fmt.entity_path(table, pk, rk)}")
+    return header_safe(f"{endpoint}/{entity_path(table, pk, rk)}")
 
 
 def parse_insert(body: bytes, content_type: str | None, version: str) -> tuple[str, str, Any]:

@@ -118,7 +118,11 @@ def ref_entity(e: Entity, fmt: Fmt, form: JsonForm, select: list[str] | None) ->
     if form.key_places and e.keys_at:
         pk_at, rk_at = e.keys_at & 0xFFFF, e.keys_at >> 16 & 0xFFFF
         rk_first = rk_at < pk_at or (rk_at == pk_at and e.keys_at >> 32)
-        order = [(rk_at, keys[1]), (pk_at, keys[0])] if rk_first else [(pk_at, keys[0]), (rk_at, keys[1])]
+        order = (
+            [(rk_at, keys[1]), (pk_at, keys[0])]
+            if rk_first
+            else [(pk_at, keys[0]), (rk_at, keys[1])]
+        )
         members.insert(min(order[0][0], len(members)), order[0][1])
         members.insert(min(order[1][0], len(members) - 1) + 1, order[1][1])
     else:
@@ -137,10 +141,14 @@ def ref_feed(entities: list[Entity], fmt: Fmt, form: JsonForm, select: list[str]
         url = f"{ENDPOINT}/$metadata#{TABLE}"
         if select is not None and form.select_by_name:
             url += "&$select=" + ",".join(select)
-        page = {"value": values, "odata.metadata": url} if form.cosmos_order else {
-            "odata.metadata": url,
-            "value": values,
-        }
+        page = (
+            {"value": values, "odata.metadata": url}
+            if form.cosmos_order
+            else {
+                "odata.metadata": url,
+                "value": values,
+            }
+        )
     return json.dumps(page, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
@@ -148,18 +156,56 @@ def ref_feed(entities: list[Entity], fmt: Fmt, form: JsonForm, select: list[str]
 
 EDGE_DATETIMES = [0, MIN_DATETIME_TICKS, MAX_DATETIME_TICKS, 637_358_077_304_363_943, 10_000_000]
 EDGE_DOUBLES = [
-    math.nan, math.inf, -math.inf, 0.0, -0.0, 1e16, 9999999999999998.0, 1e-4, 9.99e-5,
-    1e-5, 5e-324, 1.7976931348623157e308, -1e300, 1 / 3, 2.5, 1e22, 123456789.125,
+    math.nan,
+    math.inf,
+    -math.inf,
+    0.0,
+    -0.0,
+    1e16,
+    9999999999999998.0,
+    1e-4,
+    9.99e-5,
+    1e-5,
+    5e-324,
+    1.7976931348623157e308,
+    -1e300,
+    1 / 3,
+    2.5,
+    1e22,
+    123456789.125,
 ]
 texts = hs.text(
-    alphabet=hs.sampled_from(["a", "Z", "é", "日", '"', "\\", "\n", "\x00", "\x1f", "\x7f",
-                              "\U0001f600", "'", "<", "/", " "]),
+    alphabet=hs.sampled_from(
+        [
+            "a",
+            "Z",
+            "é",
+            "日",
+            '"',
+            "\\",
+            "\n",
+            "\x00",
+            "\x1f",
+            "\x7f",
+            "\U0001f600",
+            "'",
+            "<",
+            "/",
+            " ",
+        ]
+    ),
     max_size=6,
 )
 values = hs.one_of(
     hs.tuples(hs.just(Edm.STRING), texts),
-    hs.tuples(hs.just(Edm.INT32), hs.integers(-(2**31), 2**31 - 1) | hs.sampled_from([-(2**31), 2**31 - 1])),
-    hs.tuples(hs.just(Edm.INT64), hs.integers(INT64_MIN, INT64_MAX) | hs.sampled_from([INT64_MIN, INT64_MAX])),
+    hs.tuples(
+        hs.just(Edm.INT32),
+        hs.integers(-(2**31), 2**31 - 1) | hs.sampled_from([-(2**31), 2**31 - 1]),
+    ),
+    hs.tuples(
+        hs.just(Edm.INT64),
+        hs.integers(INT64_MIN, INT64_MAX) | hs.sampled_from([INT64_MIN, INT64_MAX]),
+    ),
     hs.tuples(hs.just(Edm.DOUBLE), hs.floats() | hs.sampled_from(EDGE_DOUBLES)),
     hs.tuples(hs.just(Edm.BOOLEAN), hs.booleans()),
     hs.tuples(
@@ -193,7 +239,9 @@ def entities(draw: hs.DrawFn) -> list[Entity]:
     entities(),
     hs.sampled_from([Fmt.MINIMAL, Fmt.NOMETADATA, Fmt.FULL]),
     hs.sampled_from([STORAGE_FORM, COSMOS_FORM]),
-    hs.sampled_from([None, ["RowKey"], ["Timestamp", "A", "Missing", "PartitionKey"], ["Größe", "b"]]),
+    hs.sampled_from(
+        [None, ["RowKey"], ["Timestamp", "A", "Missing", "PartitionKey"], ["Größe", "b"]]
+    ),
 )
 def test_pages_match_the_reference(
     batch: list[Entity], fmt: Fmt, form: JsonForm, select: list[str] | None
@@ -221,7 +269,7 @@ def test_edge_values_in_one_page() -> None:
         M=(Edm.INT64, INT64_MAX),
         G=(Edm.GUID, uuid.UUID(int=0)),
         H=(Edm.GUID, uuid.UUID(int=2**128 - 1)),
-        S=(Edm.STRING, "é\x7f\U0001f600\"\\\n\x00"),
+        S=(Edm.STRING, 'é\x7f\U0001f600"\\\n\x00'),
         T=(Edm.STRING, ""),
     )
     page = [Entity("p", "r", MAX_DATETIME_TICKS, props), Entity("é", "\x7f", 0, props)]
@@ -239,9 +287,7 @@ def test_edge_values_in_one_page() -> None:
 def test_msgspec_writes_ascii_as_json_dumps_but_for_0x7f() -> None:
     """What the module's check of a body rests on: every ASCII character but U+007F is
     written as ``json.dumps`` writes it (msgspec at any version the project accepts)."""
-    differ = [
-        c for c in range(128) if msgspec.json.encode(chr(c)) != json.dumps(chr(c)).encode()
-    ]
+    differ = [c for c in range(128) if msgspec.json.encode(chr(c)) != json.dumps(chr(c)).encode()]
     assert differ == [0x7F]
 
 
