@@ -10,12 +10,14 @@ and zeros: msgspec writes the same shortest digits as ``repr``, but ``1e16`` whe
 ``repr`` writes ``1e+16``; the others are written as ``repr``'s text, verbatim). One
 ``msgspec`` call then writes a whole page, in C.
 
-msgspec writes non-ASCII characters as UTF-8 and U+007F as itself, where ``json.dumps``
-(``ensure_ascii``) writes ``\\uXXXX``; every other ASCII character it writes exactly as
-``json.dumps`` does (``tests/stub/test_json_render.py`` checks all 128). So a body that
-is ASCII and holds no byte 0x7F is ``json.dumps``'s text; any other is written again with
-each entity's text from the caller's ``fallback`` (the ``json.dumps`` reference). An
-entity whose values do not have their EDM type's Python type is left to ``fallback`` too.
+msgspec writes the characters from U+007F up as themselves (UTF-8), where ``json.dumps``
+(``ensure_ascii``) writes ``\\uXXXX`` escapes; every other character it writes exactly as
+``json.dumps`` does (``tests/stub/test_json_render.py`` checks every ASCII one and the
+escapes of every other). So a body that is ASCII with no byte 0x7F is ``json.dumps``'s
+text as it is, and any other becomes it once those characters (found only inside strings)
+are escaped. What msgspec cannot write (a lone surrogate, an integer beyond 64 bits), and
+an entity whose values do not have their EDM type's Python type, are written by the
+caller's ``fallback`` (the ``json.dumps`` reference).
 
 Entity texts are remembered (:func:`entity_values`): a page of entities read before is
 mostly copied. Only entities asked for a second time are remembered, so a scan of a table
@@ -31,6 +33,7 @@ Example::
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from json.encoder import encode_basestring_ascii
@@ -415,25 +418,42 @@ def forget_texts() -> None:
     _remembered_bytes = 0
 
 
-def _clean(body: bytes) -> bool:
-    """Whether msgspec's ``body`` is ``json.dumps``'s text (ASCII, no U+007F)."""
-    return body.isascii() and b"\x7f" not in body
+#: A run of the characters msgspec writes as themselves and ``json.dumps`` escapes.
+_NOT_ASCII = re.compile("[\x7f-\U0010ffff]+")
+
+
+def _escape_run(match: re.Match[str]) -> str:
+    out = []
+    for char in match.group():
+        code = ord(char)
+        if code >= 0x10000:  # a surrogate pair, as json.dumps writes it
+            code -= 0x10000
+            out.append(f"\\u{0xD800 | code >> 10:04x}\\u{0xDC00 | code & 0x3FF:04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)
+
+
+def _ascii(body: bytes) -> bytes:
+    """msgspec's ``body`` as ``json.dumps`` writes it: each character from U+007F up
+    (msgspec writes them as UTF-8; they occur only inside strings) as its ``\\uXXXX``
+    escape (a surrogate pair beyond U+FFFF), as ``ensure_ascii`` does."""
+    if body.isascii() and b"\x7f" not in body:
+        return body
+    return _NOT_ASCII.sub(_escape_run, body.decode("utf-8")).encode("ascii")
 
 
 def _remember(e: Entity, layout: EntityLayout, fallback: Callable[[Entity], str]) -> msgspec.Raw:
-    """The entity's text in ``layout``, written now and remembered."""
+    """The entity's text in ``layout``, written now and remembered (``fallback``'s text,
+    for what msgspec cannot write, is not remembered)."""
     global _remembered_bytes
     members = layout.members(e)
-    body = None
-    if members is not None:
-        try:
-            body = _encode(members)
-        except (TypeError, ValueError, OverflowError):
-            body = None
-        if body is not None and not _clean(body):
-            body = None
-    if body is None:
-        body = fallback(e).encode("ascii")
+    if members is None:
+        return _Raw(fallback(e).encode("ascii"))
+    try:
+        body = _ascii(_encode(members))
+    except (TypeError, ValueError, OverflowError):  # a lone surrogate, an int beyond 64 bits
+        return _Raw(fallback(e).encode("ascii"))
     size = len(body)
     if len(_HELD) >= _MAX_REMEMBERED or _remembered_bytes + size > _MAX_REMEMBERED_BYTES:
         for texts in _TEXTS:
@@ -525,13 +545,11 @@ def write_feed(
     else:
         page = {"odata.metadata": _Raw(encode_basestring_ascii(url)), "value": values}
     try:
-        body = _encode(page)
+        return _ascii(_encode(page))
     except (TypeError, ValueError, OverflowError):
-        body = b""
-    if body and _clean(body):
-        return body
-    # text msgspec writes otherwise than json.dumps (non-ASCII, U+007F), or cannot write:
-    # those entities' reference texts (remembered texts are the reference's already)
+        pass
+    # what msgspec cannot write (a lone surrogate, an int beyond 64 bits): the reference
+    # texts of the entities not remembered (remembered texts were written already)
     for k, value in enumerate(values):
         if type(value) is not _Raw:
             values[k] = _Raw(fallback(entities[k]).encode("ascii"))
@@ -552,12 +570,9 @@ def write_entity(e: Entity, layout: EntityLayout, fallback: Callable[[Entity], s
         value = _remember(e, layout, fallback)
     elif value is not None:
         try:
-            body = _encode(value)
+            return _ascii(_encode(value))
         except (TypeError, ValueError, OverflowError):
-            body = b""
-        if body and _clean(body):
-            return body
-        value = None
+            value = None
     if value is None:
         return fallback(e).encode("ascii")
     return bytes(value)

@@ -291,6 +291,27 @@ def test_msgspec_writes_ascii_as_json_dumps_but_for_0x7f() -> None:
     assert differ == [0x7F]
 
 
+def test_every_character_is_escaped_as_json_dumps_escapes_it() -> None:
+    """Every character (lone surrogates too: msgspec cannot write them, the reference
+    does), as a value, a key and a property name, in pages written again and remembered."""
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    surrogates = "".join(chr(c) for c in range(0xD800, 0xE000))
+    page = [
+        Entity("p", every[:5000], 0, {"S": (Edm.STRING, every)}),
+        Entity(every[-3:], "r", 0, {"Größe\U0001f600": (Edm.STRING, "\x7f")}),
+        Entity("p", "s", 0, {"S": (Edm.STRING, surrogates)}),
+    ]
+    for fmt in (Fmt.MINIMAL, Fmt.NOMETADATA, Fmt.FULL):
+        writer = EntityWriter(fmt, ENDPOINT, "acct", TABLE)
+        try:
+            for _ in range(3):
+                assert writer.feed(page) == ref_feed(page, fmt, STORAGE_FORM, None)
+                for e in page:
+                    assert writer.feed([e]) == ref_feed([e], fmt, STORAGE_FORM, None)
+        finally:
+            json_feed.forget_texts()
+
+
 @settings(max_examples=2000, deadline=None)
 @given(hs.floats(allow_nan=False, allow_infinity=False))
 def test_doubles_without_an_exponent_are_written_as_repr(value: float) -> None:
