@@ -17,6 +17,8 @@ import base64
 import datetime as dt
 import json
 import math
+import subprocess
+import sys
 import uuid
 from typing import Any
 
@@ -376,8 +378,67 @@ def test_the_remembered_texts_are_bounded(monkeypatch: Any) -> None:
     writer = EntityWriter(Fmt.MINIMAL, ENDPOINT, "acct", TABLE)
     rows = _rows(30)
     try:
-        for _ in range(3):
+        for read in range(3):  # written; remembered (and forgotten, room for 8) twice
             assert writer.feed(rows) == ref_feed(rows, Fmt.MINIMAL, STORAGE_FORM, None)
-            assert len(json_feed._HELD) <= 8
+            assert (read > 0) <= len(json_feed._HELD) <= 8
+            # the bytes counted are those held (the count starts again when all is forgotten)
+            held = sum(len(bytes(raw)) for texts in json_feed._TEXTS for raw in texts.values())
+            assert json_feed._remembered_bytes == held
     finally:
         json_feed.forget_texts()
+
+
+def _even_rows(n: int) -> list[Entity]:
+    """Rows whose texts are all of one length."""
+    return [Entity("p", f"{i:06d}", 10**17, {"N": (Edm.INT64, 100 + i)}) for i in range(n)]
+
+
+def test_the_memory_of_texts_is_bounded_in_bytes(monkeypatch: Any) -> None:
+    writer = EntityWriter(Fmt.NOMETADATA, ENDPOINT, "acct", TABLE)
+    rows = _even_rows(10)
+    size = len(writer.feed(rows[:1])) - len('{"value":[]}')
+    json_feed.forget_texts()
+    try:
+        monkeypatch.setattr(json_feed, "_MAX_REMEMBERED_BYTES", 3 * size)
+        for _ in range(2):  # the second read remembers: forgotten at the 4th, 7th and 10th
+            assert writer.feed(rows) == ref_feed(rows, Fmt.NOMETADATA, STORAGE_FORM, None)
+        assert len(json_feed._HELD) == 1
+        assert json_feed._remembered_bytes == size
+        json_feed.forget_texts()
+        monkeypatch.setattr(json_feed, "_MAX_REMEMBERED_BYTES", size)  # room for one text
+        for _ in range(2):
+            writer.feed(rows[:1])
+        assert len(json_feed._HELD) == 1
+        json_feed.forget_texts()
+        monkeypatch.setattr(json_feed, "_MAX_REMEMBERED_BYTES", size - 1)  # for none
+        for _ in range(3):
+            assert writer.feed(rows[:1]) == ref_feed(rows[:1], Fmt.NOMETADATA, STORAGE_FORM, None)
+        assert not json_feed._HELD
+    finally:
+        json_feed.forget_texts()
+
+
+def test_the_memory_of_texts_is_bounded_in_entities(monkeypatch: Any) -> None:
+    monkeypatch.setattr(json_feed, "_MAX_REMEMBERED", 8)
+    writer = EntityWriter(Fmt.NOMETADATA, ENDPOINT, "acct", TABLE)
+    rows = _even_rows(20)
+    try:
+        for _ in range(2):
+            for e in rows:
+                writer.feed([e])
+                assert len(json_feed._HELD) <= 8
+        assert len(json_feed._HELD) == 20 % 8
+    finally:
+        json_feed.forget_texts()
+
+
+def test_a_new_process_remembers_texts() -> None:
+    """Before anything was forgotten (the module's own starting state)."""
+    code = (
+        "from azt_server_stub.formats import json_feed as f\n"
+        "from azt_server_stub.model import Entity\n"
+        "e = Entity('p', 'r', 0)\n"
+        "texts = [f.write_entity(e, f.layout_for(meta=False), str) for _ in range(3)]\n"
+        "assert len(set(texts)) == 1 and len(f._HELD) == 1, texts\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
