@@ -68,8 +68,11 @@ def seed(stub: StubServer, rows: int, source: Any) -> float:
     return time.perf_counter() - started
 
 
-async def serve(port: int, rows: int, source: Any, profile: str | None = None) -> None:
-    args = build_parser().parse_args(["--port", str(port), "--log-level", "WARNING"])
+async def serve(
+    port: int, rows: int, source: Any, profile: str | None = None, flavor: str = "storage"
+) -> None:
+    argv = ["--port", str(port), "--log-level", "WARNING", "--flavor", flavor]
+    args = build_parser().parse_args(argv)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -98,11 +101,12 @@ def main() -> None:
         metavar="FILE",
         help="write cProfile statistics of the serving (after the seeding) to FILE at exit",
     )
+    parser.add_argument("--flavor", choices=("storage", "cosmos"), default="storage")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
     source = importlib.import_module(args.module)
     _tune_collector()  # as azt-stub does in its own process
-    asyncio.run(serve(args.port, args.rows, source, args.profile))
+    asyncio.run(serve(args.port, args.rows, source, args.profile, args.flavor))
 
 
 if __name__ == "__main__":

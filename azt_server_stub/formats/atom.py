@@ -34,12 +34,11 @@ from ..model import (
 )
 from .json import (
     DOUBLE_RE,
-    entity_path,
-    key_literal,
     parse_base64,
     parse_datetime_value,
     parse_guid,
 )
+from .json_feed import entity_path, key_literal
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 D_NS = "http://schemas.microsoft.com/ado/2007/08/dataservices"

@@ -39,7 +39,13 @@ from ..model import (
     placed_items,
     seconds_text,
 )
-from .json_feed import entity_texts
+from .json_feed import (
+    EntityLayout,
+    entity_path,
+    layout_for,
+    write_entity,
+    write_feed,
+)
 from .json_form import STORAGE_FORM, JsonForm
 from .negotiation import Fmt
 
@@ -503,28 +509,6 @@ def _special(value: float) -> str:
     return "Infinity" if value > 0 else "-Infinity"
 
 
-def key_literal(value: str) -> str:
-    """An OData key literal: quotes doubled, otherwise verbatim (Azure's ``odata.id`` form).
-
-    Example::
-
-        >>> key_literal("O'Brien")
-        "'O''Brien'"
-    """
-    return "'" + value.replace("'", "''") + "'"
-
-
-def entity_path(table: str, pk: str, rk: str) -> str:
-    """``table(PartitionKey='..',RowKey='..')`` as Azure writes it in ids and links.
-
-    Example::
-
-        >>> entity_path("t", "a", "b")
-        "t(PartitionKey='a',RowKey='b')"
-    """
-    return f"{table}(PartitionKey={key_literal(pk)},RowKey={key_literal(rk)})"
-
-
 class EntityWriter:
     """Builds JSON entity dicts for one table, endpoint and metadata level.
 
@@ -711,24 +695,36 @@ class EntityWriter:
         if self._select is None and fmt is not Fmt.FULL:
             # the text a page writes for the entity (remembered while it is the stored one)
             meta = fmt is not Fmt.NOMETADATA
-            text = self._texts((e,), meta)
+            text = write_entity(e, self._layout(), self._entity_text)
             if not meta:
-                return text[0].encode("ascii")
+                return text
             url = encode_basestring_ascii(self.metadata_url(element=True, select_text=select_text))
-            return ('{"odata.metadata":' + url + "," + text[0][1:]).encode("ascii")
+            return b'{"odata.metadata":' + url.encode("ascii") + b"," + text[1:]
         if fmt is Fmt.NOMETADATA:
             return dumps(self.entity(e))
         return dumps(self.entity(e, self.metadata_url(element=True, select_text=select_text)))
 
-    def _texts(self, entities: Sequence[Entity], meta: bool) -> list[str]:
-        """:func:`entity_texts` in this writer's form."""
-        return entity_texts(
-            entities,
-            meta=meta,
-            fallback=self._entity_text,
+    def _layout(self) -> EntityLayout:
+        """How :func:`~.json_feed.write_feed` lays out this writer's entities."""
+        form = self._form
+        fmt = self._fmt
+        if self._select is None and fmt is not Fmt.FULL:
+            return layout_for(
+                meta=fmt is not Fmt.NOMETADATA,
+                fixed=self._fixed,
+                cosmos_order=form.cosmos_order,
+                key_places=form.key_places,
+            )
+        return EntityLayout(
+            meta=fmt is not Fmt.NOMETADATA,
+            full=fmt is Fmt.FULL,
             fixed=self._fixed,
-            timestamp_last=self._form.cosmos_order,
-            key_places=self._form.key_places,
+            cosmos_order=form.cosmos_order,
+            key_places=form.key_places,
+            projection=None if self._select is None else self._projection(self._select),
+            type_name=self._type_name,
+            endpoint=self._endpoint,
+            table=self._table,
         )
 
     def feed(self, entities: Sequence[Entity], select_text: str | None = None) -> bytes:
@@ -740,25 +736,10 @@ class EntityWriter:
             >>> w.feed([Entity("p", "r1", 0), Entity("p", "r2", 0)])
             b'{"value":[{"RowKey":"r1"},{"RowKey":"r2"}]}'
         """
-        if self._select is None and self._fmt is not Fmt.FULL:
-            meta = self._fmt is not Fmt.NOMETADATA
-            values_text = ",".join(self._texts(entities, meta))
-            if not meta:
-                return ('{"value":[' + values_text + "]}").encode("ascii")
-            url = encode_basestring_ascii(self.metadata_url(element=False, select_text=select_text))
-            if self._form.cosmos_order:
-                return ('{"value":[' + values_text + '],"odata.metadata":' + url + "}").encode(
-                    "ascii"
-                )
-            return ('{"odata.metadata":' + url + ',"value":[' + values_text + "]}").encode("ascii")
-        entity = self.entity
-        values = [entity(e) for e in entities]
-        if self._fmt is Fmt.NOMETADATA:
-            return dumps({"value": values})
-        url_text = self.metadata_url(element=False, select_text=select_text)
-        if self._form.cosmos_order:
-            return dumps({"value": values, "odata.metadata": url_text})
-        return dumps({"odata.metadata": url_text, "value": values})
+        url = None
+        if self._fmt is not Fmt.NOMETADATA:
+            url = self.metadata_url(element=False, select_text=select_text)
+        return write_feed(entities, self._layout(), self._entity_text, url, self._form.cosmos_order)
 
 
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.

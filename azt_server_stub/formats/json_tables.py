@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .json import dumps, key_literal
+from .json import dumps
+from .json_feed import key_literal
 from .json_form import STORAGE_FORM, JsonForm
 from .negotiation import Fmt
 

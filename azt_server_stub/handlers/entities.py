@@ -21,7 +21,8 @@ from ..backend import WriteOp
 from ..flavors import STORAGE, StubFlavor
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
-from ..formats.json_feed import entity_etag, entity_texts
+from ..formats import json_feed
+from ..formats.json_feed import entity_etag, entity_path, layout_for
 from ..formats.json_form import JsonForm
 from ..formats.negotiation import Fmt, request_format
 from ..model import Entity, etag_for, key_places
@@ -149,15 +150,15 @@ def _no_text(_: Entity) -> str:
 #: (endpoint, table, form) -> what precedes a single entity's members in a minimal metadata
 #: body: ``{"odata.metadata":"<endpoint>/$metadata#<table>/@Element",`` (the form's URL).
 #: Bounded.
-_ELEMENT_PREFIXES: dict[tuple[str, str, JsonForm], str] = {}
+_ELEMENT_PREFIXES: dict[tuple[str, str, JsonForm], bytes] = {}
 
 
-def _element_prefix(endpoint: str, table: str, form: JsonForm) -> str:
+def _element_prefix(endpoint: str, table: str, form: JsonForm) -> bytes:
     prefix = _ELEMENT_PREFIXES.get((endpoint, table, form))
     if prefix is None:
         writer = json_fmt.EntityWriter(Fmt.MINIMAL, endpoint, "", table, form=form)
         url = writer.metadata_url(element=True)
-        prefix = '{"odata.metadata":' + encode_basestring_ascii(url) + ","
+        prefix = ('{"odata.metadata":' + encode_basestring_ascii(url) + ",").encode("ascii")
         if len(_ELEMENT_PREFIXES) >= 1024:
             _ELEMENT_PREFIXES.clear()
         _ELEMENT_PREFIXES[endpoint, table, form] = prefix
@@ -170,18 +171,17 @@ def _entity_body(call: Call, table: str, entity: Entity, fmt: Fmt) -> bytes:
     if select is None and select_text is None and (fmt is Fmt.MINIMAL or fmt is Fmt.NOMETADATA):
         # EntityWriter.single's text (the remembered entity text), without the writer
         meta = fmt is Fmt.MINIMAL
-        text = entity_texts(
-            (entity,),
+        layout = layout_for(
             meta=meta,
-            fallback=_no_text,
             fixed=form.fixed_fraction,
-            timestamp_last=form.cosmos_order,
+            cosmos_order=form.cosmos_order,
             key_places=form.key_places,
-        )[0]
+        )
+        text = json_feed.write_entity(entity, layout, _no_text)
         if text:
             if meta:
-                text = _element_prefix(call.endpoint, table, form) + text[1:]
-            return text.encode("ascii")
+                return _element_prefix(call.endpoint, table, form) + text[1:]
+            return text
     if fmt is Fmt.ATOM:
         return atom_fmt.AtomWriter(call.endpoint, call.account, table, select).single(entity)
     writer = json_fmt.EntityWriter(fmt, call.endpoint, call.account, table, select, form=form)
@@ -222,7 +222,7 @@ def entity_location(endpoint: str, table: str, pk: str, rk: str) -> str:
         >>> entity_location("http://h/a", "t", "p", "r")
         "http://h/a/t(PartitionKey='p',RowKey='r')"
     """
-    return header_safe(f"{endpoint}/{json_fmt.entity_path(table, pk, rk)}")
+    return header_safe(f"{endpoint}/{entity_path(table, pk, rk)}")
 
 
 def parse_insert(body: bytes, content_type: str | None, version: str) -> tuple[str, str, Any]:

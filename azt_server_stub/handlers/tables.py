@@ -14,6 +14,7 @@ from ..auth import Operation
 from ..formats import atom as atom_fmt
 from ..formats import json as json_fmt
 from ..formats import json_tables
+from ..formats.json_feed import key_literal
 from ..formats.negotiation import Fmt, request_format
 from .call import (
     Call,
@@ -60,7 +61,7 @@ def query_tables(call: Call, raw_path: str) -> web.Response:
 
 
 def _table_location(call: Call, name: str) -> str:
-    return header_safe(f"{call.endpoint}/Tables({json_fmt.key_literal(name)})")
+    return header_safe(f"{call.endpoint}/Tables({key_literal(name)})")
 
 
 async def create_table(call: Call, raw_path: str) -> web.Response:
