@@ -16,7 +16,8 @@ import operator
 import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Self, dataclass_transform, overload
+from types import MemberDescriptorType
+from typing import TYPE_CHECKING, Any, Self, cast, dataclass_transform, overload
 
 import attrs
 
@@ -48,7 +49,7 @@ from azt._orm.indexes import (
     declared_indexes,
     note_index_keys,
 )
-from azt._orm.values import value_checker
+from azt._orm.values import fast_init, value_checker
 
 __all__ = ["Entity", "EntityBase", "EntityMeta"]
 
@@ -65,6 +66,9 @@ _CLASS_PROPS: dict[type, dict[str, Prop[Any]]] = {}
 _CLASS_COLUMNS: dict[type, dict[str, Prop[Any]]] = {}
 #: class -> the Index declarations it has (its own Meta.indexes, or its base's)
 _INDEXES: dict[type, tuple[Index, ...]] = {}
+#: class -> the ``__init__`` attrs generated for it, replaced by ``fast_init``'s (kept for
+#: the differential tests, which compare the two)
+_ATTRS_INIT: dict[type, Callable[..., None]] = {}
 
 
 class IndexSlot(PartialSlot):
@@ -198,6 +202,11 @@ class EntityMeta(type):
         finally:
             _BUILDING.reset(token)
         type.__setattr__(built, "__eq__", _projection_safe_eq(built))
+        fields = attrs.fields(cast(Any, built))
+        init = fast_init(built, fields, props, _slot_setters(built, props))
+        if init is not None:  # attrs' own __init__, with each value's plain check inline
+            _ATTRS_INIT[built] = type.__getattribute__(built, "__init__")
+            type.__setattr__(built, "__init__", init)
         for p in props.values():
             p.owner = built
         by_wire = _by_wire(name, props)
@@ -278,6 +287,8 @@ class EntityMeta(type):
     if not TYPE_CHECKING:
 
         def __getattribute__(cls, name):
+            if name[:1] == "_":  # no column starts with "_" (refused above): dunders fast
+                return type.__getattribute__(cls, name)
             props = _CLASS_COLUMNS.get(cls)
             if props is not None:
                 p = props.get(name)
@@ -292,6 +303,24 @@ class EntityMeta(type):
         def __delattr__(cls, name):
             _refuse_column_change(cls, name)
             type.__delattr__(cls, name)
+
+
+def _slot_setters(cls: type, props: Mapping[str, Prop[Any]]) -> dict[str, Any]:
+    """The setter of each property's slot, as an instance's ``object.__setattr__`` finds
+    it (the first class of the MRO holding the name): a slot's own ``__set__``, and the
+    slot under :class:`LazyTimestamp` (whose ``__set__`` only forwards to it)."""
+    found: dict[str, Any] = {}
+    for attr in props:
+        for klass in type.__getattribute__(cls, "__mro__"):
+            d = type.__getattribute__(klass, "__dict__")
+            if attr in d:
+                desc = d[attr]
+                if isinstance(desc, LazyTimestamp):
+                    desc = desc.slot
+                if isinstance(desc, MemberDescriptorType):
+                    found[attr] = desc.__set__
+                break
+    return found
 
 
 def _keys_first(
