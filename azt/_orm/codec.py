@@ -909,24 +909,9 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     )
     un_value, partial_value = _unstructure_fn(cls, info, "value")
     un_json, partial_json = _unstructure_fn(cls, info, "json")
-    int64_type = EdmType.INT64
-
-    def to_entity(obj: E) -> TableEntity:
-        try:
-            e = TableEntity(un_value(obj))
-        except AttributeError:
-            e = TableEntity(partial_value(obj))
-            for k in [k for k, v in e.items() if v is None]:
-                del e[k]
-        else:
-            for n in optional:
-                if e[n] is None:
-                    del e[n]
-        if int64:
-            types = {n: int64_type for n in int64 if n in e}
-            if types:
-                e.edm_types = types
-        return e
+    to_entity = _fast_to_entity(
+        info, un_value, _general_to_entity(optional, int64, un_value, partial_value)
+    )
 
     def to_json(obj: E) -> dict[str, Any]:
         try:
@@ -958,6 +943,78 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     codec.to_entity = to_entity
     codec.to_json = to_json
     return codec
+
+
+def _general_to_entity(
+    optional: tuple[str, ...],
+    int64: tuple[str, ...],
+    un_value: Callable[[E], dict[str, Any]],
+    partial_value: Callable[[E], dict[str, Any]],
+) -> Callable[[E], TableEntity]:
+    """``to_entity`` by loops over the optional and Int64 properties: what
+    :func:`_fast_to_entity` does in straight-line code, and what it calls for an object
+    with unset properties (from a projection)."""
+    int64_type = EdmType.INT64
+
+    def to_entity(obj: E) -> TableEntity:
+        try:
+            e = TableEntity(un_value(obj))
+        except AttributeError:
+            e = TableEntity(partial_value(obj))
+            for k in [k for k, v in e.items() if v is None]:
+                del e[k]
+        else:
+            for n in optional:
+                if e[n] is None:
+                    del e[n]
+        if int64:
+            types = {n: int64_type for n in int64 if n in e}
+            if types:
+                e.edm_types = types
+        return e
+
+    return to_entity
+
+
+def _fast_to_entity(
+    info: EntityInfo,
+    un_value: Callable[[E], dict[str, Any]],
+    general: Callable[[E], TableEntity],
+) -> Callable[[E], TableEntity]:
+    """``to_entity`` generated for one class: the values (``un_value``), the optional
+    properties that are None dropped one by one, and the ``edm_types`` of the Int64
+    properties written as a dict display (in declaration order, as ``general`` builds it;
+    none when no Int64 property is left); an object with unset properties goes to
+    ``general``."""
+    props = info.data_props
+    body = [
+        "def to_entity(obj):",
+        "    try:",
+        "        d = _un(obj)",
+        "    except AttributeError:",
+        "        return _general(obj)",
+    ]
+    body += [f"    if d[{p.wire!r}] is None: del d[{p.wire!r}]" for p in props if p.optional]
+    body.append("    e = _TE(d)")
+    int64 = [p for p in props if p.edm is EdmType.INT64]
+    if int64 and not any(p.optional for p in int64):
+        body.append("    e._types = {" + ", ".join(f"{p.wire!r}: _I64" for p in int64) + "}")
+    elif int64:
+        body.append("    t = {}")
+        for p in int64:
+            put = f"t[{p.wire!r}] = _I64"
+            body.append(f"    if {p.wire!r} in d: {put}" if p.optional else f"    {put}")
+        body.append("    if t: e._types = t")
+    body.append("    return e")
+    ns: dict[str, Any] = {
+        "_un": un_value,
+        "_general": general,
+        "_TE": TableEntity,
+        "_I64": EdmType.INT64,
+    }
+    exec(compile("\n".join(body) + "\n", f"<azt to_entity {info.cls.__qualname__}>", "exec"), ns)
+    fn: Callable[[E], TableEntity] = ns["to_entity"]
+    return fn
 
 
 # --------------------------------------------------------------------------------------------

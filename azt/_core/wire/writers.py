@@ -170,7 +170,8 @@ _KINDS: Final[dict[str, _Kind]] = {
         "if type({v}) is not EdmDateTime or {v}.year < 1601: return None",
         8,
         None,
-        "{a!r}: 'Edm.DateTime', {n!r}: {v}.to_wire()",
+        # EdmDateTime.to_wire inline: the C isoformat, its "+00:00" tail replaced
+        "{a!r}: 'Edm.DateTime', {n!r}: _iso({v}, 'T', 'microseconds')[:26] + _tail[{v}._hns]",
     ),
     "UUID": (
         "if type({v}) is not UUID: return None",
@@ -206,6 +207,7 @@ _GLOBALS: Final[dict[str, Any]] = {
     "UUID": uuid.UUID,
     "UTC": UTC,
     "_iso": datetime.isoformat,
+    "_tail": tuple(f"{d}Z" for d in range(10)),  # the seventh digit and the Z
     "b64": binascii.b2a_base64,
 }
 
