@@ -57,15 +57,15 @@ def _seen(e: TableEntity) -> tuple[Any, ...]:
 def _values(cls: type) -> st.SearchStrategy[dict[str, Any]]:
     choices: dict[str, st.SearchStrategy[Any]] = {}
     for p in entity_info(cls).data_props:
-        if p.is_key:
-            continue
+        if p.is_key or p.converter is not None:
+            continue  # (converters keep their defaults)
         if p.edm is EdmType.INT64:
             base: st.SearchStrategy[Any] = st.integers(-(2**63), 2**63 - 1)
         elif p.edm is EdmType.INT32:
             base = st.integers(-(2**31), 2**31 - 1)
-        elif p.edm is EdmType.DOUBLE and p.converter is None:
+        elif p.edm is EdmType.DOUBLE:
             base = st.floats(allow_nan=False)
-        elif p.edm is EdmType.STRING and p.converter is None:
+        elif p.edm is EdmType.STRING:
             base = st.text(max_size=8)
         elif p.edm is EdmType.DATETIME:
             base = st.datetimes(min_value=datetime(1601, 1, 2), timezones=st.just(UTC))
@@ -73,10 +73,8 @@ def _values(cls: type) -> st.SearchStrategy[dict[str, Any]]:
             base = st.uuids()
         elif p.edm is EdmType.BINARY:
             base = st.binary(max_size=8)
-        elif p.edm is EdmType.BOOLEAN:
-            base = st.booleans()
         else:
-            continue  # converters keep their defaults
+            base = st.booleans()
         choices[p.attr] = st.one_of(st.none(), base) if p.optional else base
     return st.fixed_dictionaries({}, optional=choices)
 
