@@ -329,7 +329,7 @@ def test_pages_of_several_shapes_take_the_generated_decoder() -> None:
         "dt@odata.type": "Edm.DateTime",
         "dt": "2020-09-15T23:02:10.43Z",
     }
-    bare = {k: v for k, v in base.items() if k != "i64@odata.type"}  # i64 as a number
+    bare: dict[str, Any] = {k: v for k, v in base.items() if k != "i64@odata.type"}
     bare["i64"] = 5
     extra = {**base, "Undeclared": 1}
     reordered = dict(reversed(list(base.items())))
@@ -344,6 +344,7 @@ def test_pages_of_several_shapes_take_the_generated_decoder() -> None:
     assert getattr(objs[3], PARTIAL_ATTR).missing == ("Undeclared",)
     assert getattr(objs[0], PARTIAL_ATTR, None) is None
     assert objs[2].i64 == 5
+    assert objs[0].dt is not None
     assert objs[0].dt.microsecond == 430000
 
 
