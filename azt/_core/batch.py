@@ -61,6 +61,8 @@ def companions(
     if hook is None:
         return []
     extra = hook(obj, kind, mode, data, etag)
+    if not extra:  # (most classes: no companions; no comprehension frame for them)
+        return []
     return [checked_operation(op, limits) for op in extra]
 
 

@@ -469,6 +469,9 @@ def _retry_without_nulls(
 
 
 _CACHE: dict[tuple[type, frozenset[str] | None], EntityCodec[Any]] = {}
+#: the codecs of whole reads and writes (``select`` None) by class alone: what every write
+#: of an entity object asks for, without building the key tuple
+_PLAIN: dict[type, EntityCodec[Any]] = {}
 
 
 def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec[E]:
@@ -480,6 +483,10 @@ def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec
         >>> codec_for(Movie) is codec_for(Movie)
         True
     """
+    if select is None:
+        codec = _PLAIN.get(cls)
+        if codec is not None:
+            return codec
     key = (cls, select)
     codec = _CACHE.get(key)
     if codec is None:
@@ -487,6 +494,8 @@ def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec
         if codec.info.evolution is not None:
             codec = _evolving(codec)
         _CACHE[key] = codec
+    if select is None:
+        _PLAIN[cls] = codec
     return codec
 
 
@@ -906,9 +915,7 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     )
     un_value, partial_value = _unstructure_fn(cls, info, "value")
     un_json, partial_json = _unstructure_fn(cls, info, "json")
-    to_entity = _fast_to_entity(
-        info, un_value, _general_to_entity(optional, int64, un_value, partial_value)
-    )
+    to_entity = _fast_to_entity(info, _general_to_entity(optional, int64, un_value, partial_value))
 
     def to_json(obj: E) -> dict[str, Any]:
         try:
@@ -974,20 +981,32 @@ def _general_to_entity(
 
 
 def _fast_to_entity(
-    info: EntityInfo,
-    un_value: Callable[[E], dict[str, Any]],
-    general: Callable[[E], TableEntity],
+    info: EntityInfo, general: Callable[[E], TableEntity]
 ) -> Callable[[E], TableEntity]:
-    """``to_entity`` generated for one class: the values (``un_value``), the optional
-    properties that are None dropped one by one, and the ``edm_types`` of the Int64
-    properties written as a dict display (in declaration order, as ``general`` builds it;
-    none when no Int64 property is left); an object with unset properties goes to
-    ``general``."""
+    """``to_entity`` generated for one class: the values read into a dict display as the
+    ``value`` form's unstructure function reads them (each property's unstructure hook,
+    ``_unstruct_hook``, called unless it is the identity), the optional properties that
+    are None dropped one by one, and the ``edm_types`` of the Int64 properties written as
+    a dict display (in declaration order, as ``general`` builds it; none when no Int64
+    property is left); an object with unset properties goes to ``general``."""
     props = info.data_props
+    ns: dict[str, Any] = {
+        "_general": general,
+        "_TE": TableEntity,
+        "_I64": EdmType.INT64,
+    }
+    members = []
+    for i, p in enumerate(props):
+        hook = _unstruct_hook(p, "value")
+        if hook is identity:
+            members.append(f"{p.wire!r}: obj.{p.attr}")
+        else:
+            ns[f"_h{i}"] = hook
+            members.append(f"{p.wire!r}: _h{i}(obj.{p.attr})")
     body = [
         "def to_entity(obj):",
         "    try:",
-        "        d = _un(obj)",
+        "        d = {" + ", ".join(members) + "}",
         "    except AttributeError:",
         "        return _general(obj)",
     ]
@@ -1003,12 +1022,6 @@ def _fast_to_entity(
             body.append(f"    if {p.wire!r} in d: {put}" if p.optional else f"    {put}")
         body.append("    if t: e._types = t")
     body.append("    return e")
-    ns: dict[str, Any] = {
-        "_un": un_value,
-        "_general": general,
-        "_TE": TableEntity,
-        "_I64": EdmType.INT64,
-    }
     exec(compile("\n".join(body) + "\n", f"<azt to_entity {info.cls.__qualname__}>", "exec"), ns)
     fn: Callable[[E], TableEntity] = ns["to_entity"]
     return fn

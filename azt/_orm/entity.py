@@ -43,11 +43,11 @@ from azt._orm.columns import (
 from azt._orm.evolution import BoundEvolution, Evolution
 from azt._orm.indexes import (
     INDEX_RECORD,
+    RESERVED,
     Index,
     bind_indexes,
     companion_operations,
     declared_indexes,
-    is_index_row_key,
     note_index_keys,
 )
 from azt._orm.values import fast_init, value_checker
@@ -611,8 +611,11 @@ class EntityBase(IndexSlot, metaclass=EntityMeta):
             >>> Rental("m", "r", movie="Alien").__azt_companions__("create", None, {}, None)
             []
         """
-        if not _indexed(type(self)) and not is_index_row_key(getattr(self, "RowKey", None)):
-            return []  # what companion_operations answers for a class without indexes
+        indexed = _INDEXED.get(type(self))
+        if indexed is False:
+            rk = getattr(self, "RowKey", None)
+            if not (isinstance(rk, str) and rk.startswith(RESERVED)):  # is_index_row_key
+                return []  # what companion_operations answers for a class without indexes
         return companion_operations(self, kind, mode, payload, etag)
 
     @classmethod
