@@ -60,8 +60,8 @@ def companions(
     hook = getattr(type(obj), "__azt_companions__", None)
     if hook is None:
         return []
-    extra = hook(obj, kind, mode, data, etag)
-    return [checked_operation(op, limits) for op in extra]
+    extra = hook(obj, kind, mode, data, etag)  # (mostly none: then no comprehension frame)
+    return [checked_operation(op, limits) for op in extra] if extra else []
 
 
 def operation_source(operation: BatchOperation) -> EntityObject | None:

@@ -129,6 +129,12 @@ class EdmDateTime(datetime):
         """
         if type(value) is cls:
             return value
+        if value.__class__ is datetime and value.tzinfo is UTC:
+            # the common case (an aware UTC datetime): its fields as its pickled state,
+            # as _make builds them (fold dropped), without seven attribute reads
+            self: EdmDateTime = _dt_unpack(cls, _dt_state(value)[1][0], UTC)
+            self._hns = 0
+            return self
         if isinstance(value, EdmDateTime):
             return cls._make(value, value._hns)
         off = value.utcoffset()

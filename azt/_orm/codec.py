@@ -398,12 +398,9 @@ class EntityCodec(Generic[E]):
             'b'
         """
         try:
-            out = self._decode_page(rows)
+            return self._decode_page(rows)  # (which marks what rows had beyond objects)
         except Exception:
             pass
-        else:
-            self._mark_rows(rows, out)
-            return out
         return self._decode_general(rows)
 
     def _decode_general(self, rows: list[Any]) -> list[E]:
@@ -472,6 +469,9 @@ def _retry_without_nulls(
 
 
 _CACHE: dict[tuple[type, frozenset[str] | None], EntityCodec[Any]] = {}
+#: the codecs of whole reads and writes (``select`` None) by class alone: what every write
+#: of an entity object asks for, without building the key tuple
+_PLAIN: dict[type, EntityCodec[Any]] = {}
 
 
 def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec[E]:
@@ -483,6 +483,10 @@ def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec
         >>> codec_for(Movie) is codec_for(Movie)
         True
     """
+    if select is None:
+        codec = _PLAIN.get(cls)
+        if codec is not None:
+            return codec
     key = (cls, select)
     codec = _CACHE.get(key)
     if codec is None:
@@ -490,6 +494,8 @@ def codec_for(cls: type[E], select: frozenset[str] | None = None) -> EntityCodec
         if codec.info.evolution is not None:
             codec = _evolving(codec)
         _CACHE[key] = codec
+    if select is None:
+        _PLAIN[cls] = codec
     return codec
 
 
@@ -909,24 +915,7 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     )
     un_value, partial_value = _unstructure_fn(cls, info, "value")
     un_json, partial_json = _unstructure_fn(cls, info, "json")
-    int64_type = EdmType.INT64
-
-    def to_entity(obj: E) -> TableEntity:
-        try:
-            e = TableEntity(un_value(obj))
-        except AttributeError:
-            e = TableEntity(partial_value(obj))
-            for k in [k for k, v in e.items() if v is None]:
-                del e[k]
-        else:
-            for n in optional:
-                if e[n] is None:
-                    del e[n]
-        if int64:
-            types = {n: int64_type for n in int64 if n in e}
-            if types:
-                e.edm_types = types
-        return e
+    to_entity = _fast_to_entity(info, _general_to_entity(optional, int64, un_value, partial_value))
 
     def to_json(obj: E) -> dict[str, Any]:
         try:
@@ -958,6 +947,84 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     codec.to_entity = to_entity
     codec.to_json = to_json
     return codec
+
+
+def _general_to_entity(
+    optional: tuple[str, ...],
+    int64: tuple[str, ...],
+    un_value: Callable[[E], dict[str, Any]],
+    partial_value: Callable[[E], dict[str, Any]],
+) -> Callable[[E], TableEntity]:
+    """``to_entity`` by loops over the optional and Int64 properties: what
+    :func:`_fast_to_entity` does in straight-line code, and what it calls for an object
+    with unset properties (from a projection)."""
+    int64_type = EdmType.INT64
+
+    def to_entity(obj: E) -> TableEntity:
+        try:
+            e = TableEntity(un_value(obj))
+        except AttributeError:
+            e = TableEntity(partial_value(obj))
+            for k in [k for k, v in e.items() if v is None]:
+                del e[k]
+        else:
+            for n in optional:
+                if e[n] is None:
+                    del e[n]
+        if int64:
+            types = {n: int64_type for n in int64 if n in e}
+            if types:
+                e.edm_types = types
+        return e
+
+    return to_entity
+
+
+def _fast_to_entity(
+    info: EntityInfo, general: Callable[[E], TableEntity]
+) -> Callable[[E], TableEntity]:
+    """``to_entity`` generated for one class: the values read into a dict display as the
+    ``value`` form's unstructure function reads them (each property's unstructure hook,
+    ``_unstruct_hook``, called unless it is the identity), the optional properties that
+    are None dropped one by one, and the ``edm_types`` of the Int64 properties written as
+    a dict display (in declaration order, as ``general`` builds it; none when no Int64
+    property is left); an object with unset properties goes to ``general``."""
+    props = info.data_props
+    ns: dict[str, Any] = {
+        "_general": general,
+        "_TE": TableEntity,
+        "_I64": EdmType.INT64,
+    }
+    members = []
+    for i, p in enumerate(props):
+        hook = _unstruct_hook(p, "value")
+        if hook is identity:
+            members.append(f"{p.wire!r}: obj.{p.attr}")
+        else:
+            ns[f"_h{i}"] = hook
+            members.append(f"{p.wire!r}: _h{i}(obj.{p.attr})")
+    body = [
+        "def to_entity(obj):",
+        "    try:",
+        "        d = {" + ", ".join(members) + "}",
+        "    except AttributeError:",
+        "        return _general(obj)",
+    ]
+    body += [f"    if d[{p.wire!r}] is None: del d[{p.wire!r}]" for p in props if p.optional]
+    body.append("    e = _TE(d)")
+    int64 = [p for p in props if p.edm is EdmType.INT64]
+    if int64 and not any(p.optional for p in int64):
+        body.append("    e._types = {" + ", ".join(f"{p.wire!r}: _I64" for p in int64) + "}")
+    elif int64:
+        body.append("    t = {}")
+        for p in int64:
+            put = f"t[{p.wire!r}] = _I64"
+            body.append(f"    if {p.wire!r} in d: {put}" if p.optional else f"    {put}")
+        body.append("    if t: e._types = t")
+    body.append("    return e")
+    exec(compile("\n".join(body) + "\n", f"<azt to_entity {info.cls.__qualname__}>", "exec"), ns)
+    fn: Callable[[E], TableEntity] = ns["to_entity"]
+    return fn
 
 
 # --------------------------------------------------------------------------------------------
@@ -1014,16 +1081,63 @@ _INLINE: dict[EdmType, tuple[str, ...]] = {
 def _page_decoder(
     cls: type[E], info: EntityInfo, select: frozenset[str] | None
 ) -> Callable[[list[Any]], list[E]]:
-    """The query path's decoder of a page of JSON rows: one generated function per class
-    and projection, reading each row's members directly into the slots. It handles the plain
-    case only (values of their declared types, annotations the declared types read, no
-    nulls, required properties present) and raises on anything else, leaving that page to
-    the general path, so that it never reads a row otherwise than ``from_json`` does."""
+    """The query path's decoder of a page of JSON rows, which also records on each object
+    what its row held beyond it (``_partial_markers``' ``mark_one``): per class and
+    projection, one generated function per row shape (its member names, in order) reads
+    each row's values by position (one unpacking of ``row.values()``, no lookups) straight
+    into the slots, while the rows keep that shape. A shape's members are known when its
+    function is generated, so an annotation or a property the shape lacks costs nothing per
+    row, and a shape with no member the class has no place for needs no partial-read check
+    per row. It handles the plain case only (values of their declared types, annotations
+    the declared types read, no nulls, required properties present) and raises on anything
+    else, leaving that page to the general path, so that it never reads a row otherwise
+    than ``from_json`` does."""
+    shapes: dict[tuple[Any, ...], Callable[[list[Any], int, list[Any]], int]] = {}
+    mark_one, _ = _partial_markers(cls, info, select, "json")
+    known = _known(info, select, "json")
+
+    def decode_page(rows: list[Any]) -> list[E]:
+        out: list[E] = []
+        i, n = 0, len(rows)
+        while i < n:
+            row = rows[i]
+            if row.__class__ is not dict:
+                raise _Slow
+            keys = tuple(row)
+            run = shapes.get(keys)
+            if run is None:
+                if len(shapes) >= _SHAPES_MAX:
+                    shapes.clear()
+                run = shapes[keys] = _shape_decoder(cls, info, select, keys, known, mark_one)
+            i = run(rows, i, out)
+        return out
+
+    return decode_page
+
+
+#: row shapes a class's page decoder keeps functions for (then it starts again)
+_SHAPES_MAX = 64
+
+
+def _shape_decoder(
+    cls: type[E],
+    info: EntityInfo,
+    select: frozenset[str] | None,
+    keys: tuple[Any, ...],
+    known: frozenset[str],
+    mark_one: Callable[[Any, Mapping[str, Any]], None],
+) -> Callable[[list[Any], int, list[Any]], int]:
+    """The generated function decoding ``rows[i:]`` into ``out`` while they have the
+    shape ``keys`` (``rows[i]`` has it); returns the index of the first row it left."""
     fields = {a.name: a for a in attrs.fields(cast(Any, cls))}
+    at = {k: j for j, k in enumerate(keys)}
     ns: dict[str, Any] = {
         "_new": object.__new__,
         "_cls": cls,
         "_Slow": _Slow,
+        "_dict": dict,
+        "_SHAPE": keys,
+        "_mark": mark_one,
         "_str": str,
         "_int": int,
         "_bool": bool,
@@ -1036,12 +1150,14 @@ def _page_decoder(
         "_guid": decode_guid,
         "_a2b": _a2b,
     }
+    unpack = "".join(f"v{j}, " for j in range(len(keys)))
     body = [
-        "def decode_page(rows):",
-        "    out = []",
+        "def run(rows, i, out):",
         "    append = out.append",
-        "    for row in rows:",
-        "        get = row.get",
+        "    n = len(rows)",
+        "    row = rows[i]",
+        "    while True:",
+        f"        ({unpack}) = row.values()" if keys else "        pass",
         "        o = _new(_cls)",
     ]
     ind = " " * 8
@@ -1051,14 +1167,18 @@ def _page_decoder(
         ns[s] = _slot_setter(cls, a)
         default = fields[a].default
         if a in ("Timestamp", "ETag"):
-            ns[f"_D{i}"] = default
             wire = "Timestamp" if a == "Timestamp" else "odata.etag"
-            body.append(f"{ind}{s}(o, get({wire!r}, _D{i}))")
+            if wire in at:
+                body.append(f"{ind}{s}(o, v{at[wire]})")
+            else:
+                ns[f"_D{i}"] = default
+                body.append(f"{ind}{s}(o, _D{i})")
             continue
-        if not p.is_key:  # every declared property, as _json_type_check does
+        ann = p.wire + _ANN
+        if not p.is_key and ann in at:  # every declared property, as _json_type_check does
             ok = " and ".join(f"t != {t.value!r}" for t in sorted(_READS[p.edm]))
             body += [
-                f"{ind}t = get({p.wire + _ANN!r})",
+                f"{ind}t = v{at[ann]}",
                 f"{ind}if t is not None and {ok}: raise _Slow",
             ]
         if not (select is None or p.wire in select or p.is_key):
@@ -1077,20 +1197,31 @@ def _page_decoder(
         else:
             ns[f"_D{i}"] = default
             absent = [f"{s}(o, _D{i})"]
+        if p.wire not in at:
+            body += [f"{ind}{line}" for line in absent]
+            continue
         if p.converter is None:
             convert = list(_INLINE[p.edm])
         else:
             ns[f"_H{i}"] = _struct_hook(p, "json")
             convert = [f"v = _H{i}(v, None)"]
-        body += [f"{ind}v = get({p.wire!r})", f"{ind}if v is None:"]
+        body += [f"{ind}v = v{at[p.wire]}", f"{ind}if v is None:"]
         body += [f"{ind}    {line}" for line in absent]
         body.append(f"{ind}else:")
         body += [f"{ind}    {line}" for line in convert]
         body.append(f"{ind}    {s}(o, v)")
-    body += [f"{ind}append(o)", "    return out"]
+    body.append(f"{ind}append(o)")
+    if select is not None or not known.issuperset(keys):
+        body.append(f"{ind}_mark(o, row)")  # what the row had beyond the object
+    body += [
+        f"{ind}i += 1",
+        f"{ind}if i == n: return i",
+        f"{ind}row = rows[i]",
+        f"{ind}if row.__class__ is not _dict or tuple(row) != _SHAPE: return i",
+    ]
     src = "\n".join(body) + "\n"
     exec(compile(src, f"<azt page decoder {cls.__qualname__}>", "exec"), ns)
-    fn: Callable[[list[Any]], list[E]] = ns["decode_page"]
+    fn: Callable[[list[Any], int, list[Any]], int] = ns["run"]
     return fn
 
 

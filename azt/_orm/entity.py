@@ -16,7 +16,8 @@ import operator
 import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Self, dataclass_transform, overload
+from types import MemberDescriptorType
+from typing import TYPE_CHECKING, Any, Self, cast, dataclass_transform, overload
 
 import attrs
 
@@ -42,13 +43,14 @@ from azt._orm.columns import (
 from azt._orm.evolution import BoundEvolution, Evolution
 from azt._orm.indexes import (
     INDEX_RECORD,
+    RESERVED,
     Index,
     bind_indexes,
     companion_operations,
     declared_indexes,
     note_index_keys,
 )
-from azt._orm.values import value_checker
+from azt._orm.values import fast_init, value_checker
 
 __all__ = ["Entity", "EntityBase", "EntityMeta"]
 
@@ -65,6 +67,15 @@ _CLASS_PROPS: dict[type, dict[str, Prop[Any]]] = {}
 _CLASS_COLUMNS: dict[type, dict[str, Prop[Any]]] = {}
 #: class -> the Index declarations it has (its own Meta.indexes, or its base's)
 _INDEXES: dict[type, tuple[Index, ...]] = {}
+#: class -> (the ETag slot's setter, the ETag check, the Timestamp slot's setter, its
+#: check): what assigning each does, for ``__azt_written__`` (see _note_written_setters)
+_WRITTEN: dict[type, tuple[Any, Any, Any, Any]] = {}
+#: class -> whether it declares indexes (``declared_indexes``, which reads the class's
+#: ``__azt_info__`` through the metaclass: per write, this is one dict lookup)
+_INDEXED: dict[type, bool] = {}
+#: class -> the ``__init__`` attrs generated for it, replaced by ``fast_init``'s (kept for
+#: the differential tests, which compare the two)
+_ATTRS_INIT: dict[type, Callable[..., None]] = {}
 
 
 class IndexSlot(PartialSlot):
@@ -198,6 +209,13 @@ class EntityMeta(type):
         finally:
             _BUILDING.reset(token)
         type.__setattr__(built, "__eq__", _projection_safe_eq(built))
+        fields = attrs.fields(cast(Any, built))
+        setters = _slot_setters(built, props)
+        init = fast_init(built, fields, props, setters)
+        if init is not None:  # attrs' own __init__, with each value's plain check inline
+            _ATTRS_INIT[built] = type.__getattribute__(built, "__init__")
+            type.__setattr__(built, "__init__", init)
+        _note_written_setters(built, fields, setters)
         for p in props.values():
             p.owner = built
         by_wire = _by_wire(name, props)
@@ -262,6 +280,7 @@ class EntityMeta(type):
                 evolution,
             ),
         )
+        _INDEXED[built] = bool(declared_indexes(built))
         return built
 
     def __init__(
@@ -278,6 +297,8 @@ class EntityMeta(type):
     if not TYPE_CHECKING:
 
         def __getattribute__(cls, name):
+            if name[:1] == "_":  # no column starts with "_" (refused above): dunders fast
+                return type.__getattribute__(cls, name)
             props = _CLASS_COLUMNS.get(cls)
             if props is not None:
                 p = props.get(name)
@@ -292,6 +313,54 @@ class EntityMeta(type):
         def __delattr__(cls, name):
             _refuse_column_change(cls, name)
             type.__delattr__(cls, name)
+
+
+def _slot_setters(cls: type, props: Mapping[str, Prop[Any]]) -> dict[str, Any]:
+    """The setter of each property's slot, as an instance's ``object.__setattr__`` finds
+    it (the first class of the MRO holding the name): a slot's own ``__set__``, and the
+    slot under :class:`LazyTimestamp` (whose ``__set__`` only forwards to it)."""
+    found: dict[str, Any] = {}
+    for attr in props:
+        for klass in type.__getattribute__(cls, "__mro__"):
+            d = type.__getattribute__(klass, "__dict__")
+            if attr in d:
+                desc = d[attr]
+                if isinstance(desc, LazyTimestamp):
+                    desc = desc.slot
+                if isinstance(desc, MemberDescriptorType):
+                    found[attr] = desc.__set__
+                break
+    return found
+
+
+def _indexed(cls: type) -> bool:
+    """Whether ``cls`` declares indexes (``declared_indexes``, recorded per class)."""
+    found = _INDEXED.get(cls)
+    return bool(declared_indexes(cls)) if found is None else found
+
+
+def _note_written_setters(cls: type, fields: Any, setters: Mapping[str, Any]) -> None:
+    """Record for ``__azt_written__`` what assigning ``ETag`` and ``Timestamp`` does on
+    ``cls``: attrs' generated ``__setattr__`` runs the field's check (its ``on_setattr``
+    hook, the check that is also its converter) and stores the result in the slot, so
+    ``__azt_written__`` calls the two directly. Nothing is recorded when the class's
+    ``__setattr__`` is not attrs' (``__azt_written__`` then assigns)."""
+    own = type.__getattribute__(cls, "__dict__").get("__setattr__")
+    code = getattr(own, "__code__", None)
+    if code is None or not code.co_filename.endswith(_ATTRS_MAKE):
+        return
+    by_name = {a.name: a for a in fields}
+    try:
+        etag, ts = by_name["ETag"], by_name["Timestamp"]
+        found = (setters["ETag"], etag.converter, setters["Timestamp"], ts.converter)
+    except KeyError:  # pragma: no cover (every entity class has both slots)
+        return
+    if etag.on_setattr is not None and ts.on_setattr is not None:
+        _WRITTEN[cls] = found
+
+
+#: where attrs' generated methods (``__setattr__``) are compiled
+_ATTRS_MAKE = "/attr/_make.py"
 
 
 def _keys_first(
@@ -515,9 +584,16 @@ class EntityBase(IndexSlot, metaclass=EntityMeta):
             >>> r.ETag
             'W/"x"'
         """
-        self.ETag = etag
-        self.Timestamp = timestamp
-        if declared_indexes(type(self)):
+        cls = type(self)
+        fast = _WRITTEN.get(cls)
+        if fast is None:
+            self.ETag = etag
+            self.Timestamp = timestamp
+        else:  # what the two assignments do, without attrs' __setattr__ dispatch
+            set_etag, check_etag, set_ts, check_ts = fast
+            set_etag(self, check_etag(etag))
+            set_ts(self, check_ts(timestamp))
+        if _indexed(cls):
             note_index_keys(self)
 
     def __azt_companions__(
@@ -535,6 +611,11 @@ class EntityBase(IndexSlot, metaclass=EntityMeta):
             >>> Rental("m", "r", movie="Alien").__azt_companions__("create", None, {}, None)
             []
         """
+        indexed = _INDEXED.get(type(self))
+        if indexed is False:
+            rk = getattr(self, "RowKey", None)
+            if not (isinstance(rk, str) and rk.startswith(RESERVED)):  # is_index_row_key
+                return []  # what companion_operations answers for a class without indexes
         return companion_operations(self, kind, mode, payload, etag)
 
     @classmethod

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
@@ -360,3 +360,145 @@ def check_property_name(where: str, name: str) -> None:
             f"{where}: {name!r} is not a valid Table property name (a C# identifier: letter or "
             "'_' first, then letters, digits or '_', at most 255 characters)"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# The generated __init__ of an entity class
+# --------------------------------------------------------------------------------------------
+
+#: the names the plain-case expressions of :func:`_plain_case` use
+_INIT_GLOBALS: dict[str, Any] = {
+    "_str": str,
+    "_int": int,
+    "_float": float,
+    "_bool": bool,
+    "_bytes": bytes,
+    "_UUID": uuid.UUID,
+    "_edt": EdmDateTime,
+    "_dt": datetime,
+    "_utc": UTC,
+    "_from_dt": EdmDateTime.from_datetime,
+    "_forbidden": _KEY_FORBIDDEN.search,
+    "_NOTHING": attrs.NOTHING,
+}
+
+
+def _plain_case(p: Column[Any], v: str) -> list[str] | None:
+    """The statements :func:`value_checker`'s plain case runs on the variable ``v``,
+    inline (the same conditions, the same value kept or normalised), ending in the call of
+    the whole check ``_CHECK`` when the value is not plain (``None`` of an optional column
+    kept, as the check keeps it); ``None`` when the column has no plain case (a converter:
+    always the whole check)."""
+    if p.converter is not None:
+        return None
+    lines = _plain_lines(p, v)
+    if lines is None or not p.optional:
+        return lines
+    return [f"if {v} is not None:", *(f"    {line}" for line in lines)]
+
+
+def _plain_lines(p: Column[Any], v: str) -> list[str] | None:
+    edm = p.edm
+    if p.is_key:
+        if edm is not EdmType.STRING:  # pragma: no cover (keys are strings)
+            return None
+        cond = (
+            f"{v}.__class__ is _str and len({v}) <= {MAX_KEY_UTF16} and {v}.isascii() "
+            f"and _forbidden({v}) is None"
+        )
+    elif edm is EdmType.STRING:
+        cond = f"{v}.__class__ is _str and len({v}) <= {MAX_STRING_UTF16} and {v}.isascii()"
+    elif edm is EdmType.INT32:
+        cond = f"{v}.__class__ is _int and {INT32_MIN} <= {v} <= {INT32_MAX}"
+    elif edm is EdmType.INT64:
+        cond = f"{v}.__class__ is _int and {INT64_MIN} <= {v} <= {INT64_MAX}"
+    elif edm is EdmType.DATETIME:
+        same = f"{v}.tzinfo is _utc and {v}.year >= {_MIN_YEAR}"
+        return [
+            f"if {v}.__class__ is _edt and {same}: pass",
+            f"elif {v}.__class__ is _dt and {same}: {v} = _from_dt({v})",
+            f"else: {v} = _CHECK({v})",
+        ]
+    elif edm is EdmType.BINARY:
+        cond = f"{v}.__class__ is _bytes and len({v}) <= {MAX_BINARY_BYTES}"
+    else:
+        exact = {EdmType.DOUBLE: "_float", EdmType.BOOLEAN: "_bool", EdmType.GUID: "_UUID"}
+        cond = f"{v}.__class__ is {exact[edm]}"
+    return [f"if not ({cond}): {v} = _CHECK({v})"]
+
+
+def fast_init(
+    cls: type,
+    fields: Any,
+    columns: Mapping[str, Column[Any]],
+    setters: Mapping[str, Callable[[Any, Any], None]] | None = None,
+) -> Any:
+    """A generated ``__init__`` for the attrs class ``cls`` (``fields``: its
+    ``attrs.fields``, each column's check as its converter; ``columns``: by attribute
+    name; ``setters``: the slot setter of an attribute, which the instance's
+    ``object.__setattr__`` would reach, else that is called), doing what attrs' generated
+    one does (the same parameters and defaults, each value through its converter and
+    stored in field order, factories called for defaults left out) with the plain case of
+    each check inline rather than a call per value; ``None`` when
+    attrs' own must stay (a class with its own ``__init__`` or attrs' pre/post init
+    hooks, a field without a column).
+
+    Example::
+
+        >>> class Point:
+        ...     def __init__(self, x: int) -> None:
+        ...         self.x = x
+        >>> fast_init(Point, (), {}) is None   # not attrs' generated __init__: kept
+        True
+    """
+    own = type.__getattribute__(cls, "__dict__").get("__init__")
+    code = getattr(own, "__code__", None)
+    if code is None or not code.co_filename.startswith("<attrs generated"):
+        return None
+    for hook in ("__attrs_pre_init__", "__attrs_post_init__"):
+        if hasattr(cls, hook):
+            return None
+    ns: dict[str, Any] = dict(_INIT_GLOBALS)
+    ns["_get_setattr"] = object.__setattr__.__get__
+    positional: list[str] = []
+    keyword: list[str] = []
+    body = ["    _setattr = _get_setattr(self)"]
+    for i, a in enumerate(fields):
+        name = a.name
+        column = columns.get(name)
+        if column is None or a.converter is None or not name.isidentifier() or a.alias != name:
+            return None
+        param = name
+        if a.default is attrs.NOTHING:
+            pass
+        elif isinstance(a.default, attrs.Factory):  # type: ignore[arg-type]
+            if a.default.takes_self:  # pragma: no cover (prop() factories take no self)
+                return None
+            ns[f"_f{i}"] = a.default.factory
+            param = f"{name}=_NOTHING"
+            body.append(f"    if {name} is _NOTHING: {name} = _f{i}()")
+        else:
+            ns[f"_d{i}"] = a.default
+            param = f"{name}=_d{i}"
+        (keyword if a.kw_only else positional).append(param)
+        ns[f"_c{i}"] = a.converter
+        inline = _plain_case(column, name)
+        if inline is None:
+            body.append(f"    {name} = _c{i}({name})")
+        else:
+            body += [f"    {line.replace('_CHECK(', f'_c{i}(')}" for line in inline]
+        setter = (setters or {}).get(name)
+        if setter is None:
+            body.append(f"    _setattr({name!r}, {name})")
+        else:
+            ns[f"_s{i}"] = setter
+            body.append(f"    _s{i}(self, {name})")
+    params = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
+    src = f"def __init__({params}):\n" + "\n".join(body) + "\n"
+    exec(compile(src, f"<azt init {cls.__qualname__}>", "exec"), ns)
+    init = ns["__init__"]
+    init.__qualname__ = own.__qualname__
+    init.__module__ = own.__module__
+    init.__annotations__ = dict(own.__annotations__)
+    init.__doc__ = own.__doc__
+    return init

@@ -160,6 +160,27 @@ def test_from_datetime_of_an_aware_datetime() -> None:
         EdmDateTime.from_datetime(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))))
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2020, 1, 1, 0, 0, 0, 8, tzinfo=UTC),
+        datetime(2020, 1, 1, 0, 0, 0, 8, tzinfo=UTC, fold=1),
+        datetime(1, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(2024, 2, 29, 12, 30, 45, 123456, tzinfo=UTC),
+    ],
+)
+def test_from_datetime_of_a_utc_datetime_as_make_builds_it(value: datetime) -> None:
+    # the fast case (a plain datetime in UTC, read as its packed state) against _make's
+    # field by field copy, for the subclass too
+    for cls in (EdmDateTime, _Later):
+        fast = cls.from_datetime(value)
+        slow = cls._make(value, 0)
+        assert type(fast) is cls
+        assert (fast, fast._hns, fast.fold, fast.tzinfo) == (slow, 0, 0, UTC)
+        assert fast.to_wire() == slow.to_wire()
+
+
 class _FoldZone(tzinfo):
     """A zone whose offset says which side of a repeated hour ``fold`` picks."""
 

@@ -95,33 +95,34 @@ def _new_writer(keys: tuple[Any, ...], sample: dict[str, Any]) -> Writer | None:
     return writer
 
 
-#: writers of ``TableEntity`` shapes: (property names, the names declared Int64)
-_typed_writers: dict[tuple[tuple[Any, ...], tuple[str, ...]], Writer | None] = {}
+#: writers of ``TableEntity`` shapes by property names: (the ``edm_types`` they were
+#: generated for, as a dict of Int64s, or ``None`` for none; the writer)
+_typed_writers: dict[tuple[Any, ...], tuple[dict[str, EdmType] | None, Writer | None]] = {}
 
 
 def _typed_writer(entity: TableEntity) -> Writer | None:
     """The writer of a ``TableEntity`` whose ``edm_types`` declare nothing but Int64 (what
     entity objects give, ``to_entity``), ``None`` for any other: a declared Int64 is written
-    as one whatever its value, as :func:`~azt._core.wire.json.encode_entity` does."""
-    types = getattr(entity, "_types", None)
+    as one whatever its value, as :func:`~azt._core.wire.json.encode_entity` does. Found by
+    the property names, then the entity's ``edm_types`` compared with the ones the writer
+    was generated for (one dict comparison: entities of one class declare the same)."""
+    keys = tuple(entity)
+    types = getattr(entity, "_types", None) or None
+    found = _typed_writers.get(keys)
+    if found is not None and found[0] == types:
+        return found[1]
     int64: tuple[str, ...] = ()
     if types:
         for t in types.values():
             if t is not EdmType.INT64:
                 return None
         int64 = tuple(types)
-    shape = (tuple(entity), int64)
-    try:
-        return _typed_writers[shape]
-    except KeyError:
-        pass
     if len(_typed_writers) >= _WRITERS_MAX:
         _typed_writers.clear()
-    keys = shape[0]
     writer = None
     if all(name in keys for name in int64) and not {"PartitionKey", "RowKey"} & set(int64):
         writer = _generate(keys, list(entity.values()), frozenset(int64))
-    _typed_writers[shape] = writer
+    _typed_writers[keys] = (dict(types) if types else None, writer)
     return writer
 
 
@@ -170,7 +171,8 @@ _KINDS: Final[dict[str, _Kind]] = {
         "if type({v}) is not EdmDateTime or {v}.year < 1601: return None",
         8,
         None,
-        "{a!r}: 'Edm.DateTime', {n!r}: {v}.to_wire()",
+        # EdmDateTime.to_wire inline: the C isoformat, its "+00:00" tail replaced
+        "{a!r}: 'Edm.DateTime', {n!r}: _iso({v}, 'T', 'microseconds')[:26] + _tail[{v}._hns]",
     ),
     "UUID": (
         "if type({v}) is not UUID: return None",
@@ -206,6 +208,7 @@ _GLOBALS: Final[dict[str, Any]] = {
     "UUID": uuid.UUID,
     "UTC": UTC,
     "_iso": datetime.isoformat,
+    "_tail": tuple(f"{d}Z" for d in range(10)),  # the seventh digit and the Z
     "b64": binascii.b2a_base64,
 }
 
