@@ -227,7 +227,17 @@ class EntityLayout:
 
     def members(self, e: Entity) -> dict[str, Any] | None:
         """The entity's members for msgspec (see the module's docstring), or None when a
-        value's Python type is not its EDM type's (the caller's ``fallback`` writes it)."""
+        value's Python type is not its EDM type's (the caller's ``fallback`` writes it).
+
+        Example::
+
+            >>> from azt_server_stub.model import Edm, Entity
+            >>> plain = EntityLayout(meta=False)
+            >>> plain.members(Entity("p", "r", 0, {"N": (Edm.INT64, 5)}))["N"]
+            '5'
+            >>> plain.members(Entity("p", "r", 0, {"N": (Edm.INT64, "five")})) is None
+            True
+        """
         ts = e.timestamp
         etag, ts_text = _HEADS.get(ts) or _head(ts)
         full = self.full
@@ -478,8 +488,12 @@ def entity_values(entities: Sequence[Entity], layout: EntityLayout) -> list[Any]
     Example::
 
         >>> from azt_server_stub.model import Entity
-        >>> entity_values([Entity("p", "r", 0)], layout_for(meta=False))[0]["RowKey"]
+        >>> forget_texts()  # (ids are remembered: start from none)
+        >>> e, layout = Entity("p", "r", 0), layout_for(meta=False)
+        >>> entity_values([e], layout)[0]["RowKey"]  # first asked for: its members
         'r'
+        >>> entity_values([e], layout)[0] is _REMEMBER  # again: to write and remember
+        True
     """
     members = layout.members
     slot = layout.slot
