@@ -100,6 +100,19 @@ class TableRows(Protocol):
         """
         ...
 
+    def by_creation(self, start: tuple[int, Key], hint: int) -> Iterator[tuple[Key, Entity]]:
+        """Every entity at or after the position ``start`` in Cosmos order
+        (:func:`~azt_server_stub.query_pages.cosmos_order`: creation rank, then sort key),
+        in that order, with its sort key; ``hint`` as for :meth:`scan`. O(log n) to start,
+        then O(1) a row (an in-memory table kept without its creation order sorts instead).
+
+        Example::
+
+            >>> list(MemoryRows(True).by_creation((0, ("", "")), 10))
+            []
+        """
+        ...
+
     def apply(self, key: Key, entity: Entity | None) -> None:
         """Record a committed change (None: deleted) for the readers that follow.
 
@@ -131,7 +144,10 @@ class TableRows(Protocol):
 
 
 class MemoryRows:
-    """The entities of an in-memory table, in a ``SortedDict``.
+    """The entities of an in-memory table, in a ``SortedDict`` by sort key; with
+    ``by_creation`` (the Cosmos flavour) also in a second one by Cosmos position
+    (:func:`~azt_server_stub.query_pages.cosmos_order`), kept by every write, so a query
+    page in creation order costs O(page + log n).
 
     Example::
 
@@ -139,10 +155,13 @@ class MemoryRows:
         True
     """
 
-    __slots__ = ("_rows",)
+    __slots__ = ("_created", "_rows")
 
-    def __init__(self) -> None:
+    def __init__(self, by_creation: bool = False) -> None:
         self._rows: SortedDict[Key, Entity] = SortedDict()
+        self._created: SortedDict[tuple[int, Key], Entity] | None = (
+            SortedDict() if by_creation else None
+        )
 
     def get(self, key: Key) -> Entity | None:
         """A dict lookup.
@@ -230,10 +249,45 @@ class MemoryRows:
             >>> rows.get(("a", "b")).timestamp
             1
         """
-        if entity is None:
+        if self._created is not None:
+            self._apply_both(key, entity)
+        elif entity is None:
             self._rows.pop(key, None)
         else:
             self._rows[key] = entity
+
+    def _apply_both(self, key: Key, entity: Entity | None) -> None:
+        """A change applied to both orders (a replace keeps its rank: one dict write)."""
+        rows, created = self._rows, self._created
+        assert created is not None
+        old = rows.pop(key, None) if entity is None else rows.get(key)
+        if old is not None and (entity is None or old.created != entity.created):
+            del created[(old.created, key)]
+        if entity is not None:
+            rows[key] = entity
+            created[(entity.created, key)] = entity
+
+    def by_creation(self, start: tuple[int, Key], hint: int) -> Iterator[tuple[Key, Entity]]:
+        """Walk the creation order from ``start`` (``hint`` is not needed in memory).
+
+        Example::
+
+            >>> rows = MemoryRows(True)
+            >>> for rank, rk in enumerate("ba"):
+            ...     rows.apply(("p", rk), Entity("p", rk, 1, {}, rank))
+            >>> [key for key, _ in rows.by_creation((0, ("", "")), 10)]
+            [('p', 'b'), ('p', 'a')]
+        """
+        created = self._created
+        if created is None:  # a table kept in key order only: sort it
+            order = sorted((e.created, k) for k, e in self._rows.items())
+            rows = self._rows
+            for i in range(bisect.bisect_left(order, start), len(order)):
+                key = order[i][1]
+                yield key, rows[key]
+            return
+        for position in created.irange(minimum=start):
+            yield position[1], created[position]
 
     def apply_all(self, changes: Iterable[tuple[Key, Key, Entity | None]]) -> None:
         """:meth:`apply` of each change, in one loop.
@@ -244,6 +298,10 @@ class MemoryRows:
             >>> rows.get(("a", "b")).timestamp
             1
         """
+        if self._created is not None:
+            for key, _, entity in changes:
+                self._apply_both(key, entity)
+            return
         rows = self._rows
         for key, _, entity in changes:
             if entity is None:
@@ -344,6 +402,27 @@ class StoredRows:
                 break
         return found
 
+    def by_creation(self, start: tuple[int, Key], hint: int) -> Iterator[tuple[Key, Entity]]:
+        """Reads of the store's creation-order index, ``hint`` rows first, then growing
+        chunks until the caller stops (call inside :meth:`snapshot`)."""
+        store, account, lname = self._store, self._account, self._lname
+        chunk = max(1, min(hint, _MAX_CHUNK))
+        at = (start[0], *start[1])
+        after = False
+        last_pk: str | None = None
+        sort_pk = ""
+        while True:
+            entities = store.scan_created(account, lname, at, chunk, after=after)
+            for entity in entities:
+                if entity.pk is not last_pk:  # rows of a partition share its key object
+                    last_pk, sort_pk = entity.pk, sort_str(entity.pk)
+                yield (sort_pk, sort_str(entity.rk)), entity
+            if len(entities) < chunk:
+                return
+            last = entities[-1]
+            at, after = (last.created, last.pk, last.rk), True
+            chunk = min(chunk * 2, _MAX_CHUNK)
+
     def apply(self, key: Key, entity: Entity | None) -> None:
         """Nothing to do: the change is already committed to the store."""
 
@@ -405,18 +484,74 @@ def unordered_page(
         >>> [e.rk for e in page.entities], page.next_key, page.next_rank
         (['d', 'c'], ('p', 'b'), 2)
     """
-    # Every row in the ranges, ordered by its Cosmos position: O(n log n) a page, which
-    # an emulator can afford (the durable store reads them through in key order).
-    order = [
-        (cosmos_order(e.created, e.pk, e.rk), e) for _, e in rows.scan(ranges, ranges[0][0], 4096)
-    ]
-    order.sort(key=_position)
-    at = 0
+    start: tuple[int, Key] = (0, ("", ""))
     if start_after is not None:
         if start_rank is None:
             named = rows.get(sort_key(*start_after))
             start_rank = named.created if named is not None else 0
-        at = bisect.bisect_left(order, cosmos_order(start_rank, *start_after), key=_position)
+        start = cosmos_order(start_rank, *start_after)
+    # Walk the creation order from the continuation, skipping the rows outside the
+    # ranges: O(page + log n) when the ranges hold most of the table. Narrow ranges
+    # would have the walk skip most rows: past a skip allowance the page is cut from
+    # the ranges' rows sorted instead (the same page, at the cost of their count).
+    los = [lo for lo, _ in ranges]
+    everything = len(ranges) == 1 and ranges[0] == (("", ""), None)
+    allowance = _SKIP_ALLOWANCE + 8 * limit
+    skipped = 0
+    matches = None if flt is None else flt.matches
+    found: list[Entity] = []
+    scanned = 0
+    for key, entity in rows.by_creation(start, limit + 1):
+        if not everything:
+            i = bisect.bisect_right(los, key) - 1
+            hi = ranges[i][1] if i >= 0 else None
+            if i < 0 or (hi is not None and key >= hi):
+                skipped += 1
+                if skipped > allowance:
+                    return sorted_page(rows, ranges, flt, limit, start, restrict, scan_budget)
+                continue
+        if scanned == scan_budget or len(found) >= limit:
+            return QueryPage(found, entity.key, scanned, entity.created)
+        scanned += 1
+        if restrict is not None and not restrict(entity.pk, entity.rk):
+            continue
+        if matches is None or matches(entity):
+            found.append(entity)
+    return QueryPage(found, None, scanned)
+
+
+#: Rows outside a query's ranges a page in creation order skips (beside 8 a row of the
+#: page) before it sorts the ranges' rows instead.
+_SKIP_ALLOWANCE = 256
+
+
+def sorted_page(
+    rows: TableRows,
+    ranges: Sequence[KeyRange],
+    flt: EntityFilter | None,
+    limit: int,
+    start: tuple[int, Key],
+    restrict: Callable[[str, str], bool] | None,
+    scan_budget: int | None,
+) -> QueryPage:
+    """:func:`unordered_page` from the Cosmos position ``start`` by sorting every row of
+    ``ranges``: O(m log m) for the m rows in the ranges (narrow ranges of a large table,
+    where walking the whole table's creation order would skip most of its rows).
+
+    Example::
+
+        >>> rows = MemoryRows()
+        >>> for rank, rk in enumerate("dcba"):
+        ...     rows.apply(("p", rk), Entity("p", rk, 1, {}, rank))
+        >>> page = sorted_page(rows, [(("p", "b"), None)], None, 5, (0, ("", "")), None, None)
+        >>> [e.rk for e in page.entities]
+        ['d', 'c', 'b']
+    """
+    order = [
+        (cosmos_order(e.created, e.pk, e.rk), e) for _, e in rows.scan(ranges, ranges[0][0], 4096)
+    ]
+    order.sort(key=_position)
+    at = bisect.bisect_left(order, start, key=_position)
     matches = None if flt is None else flt.matches
     found: list[Entity] = []
     scanned = 0

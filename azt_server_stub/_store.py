@@ -83,6 +83,13 @@ _SCAN_FROM = _SCAN.format(op=">=") + " ORDER BY pk, rk LIMIT ?"
 _SCAN_AFTER = _SCAN.format(op=">") + " ORDER BY pk, rk LIMIT ?"
 _SCAN_FROM_TO = _SCAN.format(op=">=") + " AND (pk, rk) < (?, ?) ORDER BY pk, rk LIMIT ?"
 _SCAN_AFTER_TO = _SCAN.format(op=">") + " AND (pk, rk) < (?, ?) ORDER BY pk, rk LIMIT ?"
+#: The creation-order index (:meth:`SqliteStore.scan_created`): the Cosmos order of a
+#: table's rows, ``query_pages.cosmos_order`` (the key BLOBs sort as UTF-16 code units).
+_CREATED_INDEX = (
+    "CREATE INDEX IF NOT EXISTS entity_rows_created ON entity_rows (tid, created, pk, rk)"
+)
+_SCAN_CREATED = _ROW + "(created, pk, rk) >= (?, ?, ?) ORDER BY created, pk, rk LIMIT ?"
+_SCAN_CREATED_AFTER = _ROW + "(created, pk, rk) > (?, ?, ?) ORDER BY created, pk, rk LIMIT ?"
 
 
 def key_blob(key: str) -> bytes:
@@ -191,6 +198,10 @@ class SqliteStore:
     Rows read are decoded once: a :class:`~azt_server_stub._rowcache.RowCache` of at most
     ``cache_bytes`` (estimated) keeps the entities, each used again only for a row read
     later with the same key and Timestamp (the same stored version).
+
+    ``creation_index``: keep the index of rows in creation order on ``(tid, created, pk,
+    rk)`` (the Cosmos flavour's query order, :meth:`scan_created`), built when a store
+    written without it is opened; once built it is kept up to date by SQLite on every write.
     """
 
     def __init__(
@@ -199,6 +210,7 @@ class SqliteStore:
         *,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         durability: str = "full",
+        creation_index: bool = False,
     ) -> None:
         if durability not in SYNCHRONOUS:
             raise ValueError(f"durability must be one of {sorted(SYNCHRONOUS)}, not {durability!r}")
@@ -230,6 +242,8 @@ class SqliteStore:
             db.executescript(_SCHEMA)
             _migrate_v1(db)
             _add_columns(db)
+            if creation_index:  # built once, for a store written without it
+                db.execute(_CREATED_INDEX)
             self._reader = _connect(self.path, timeout=5.0, durability=durability)
             self._reader.execute("PRAGMA query_only=ON")
             for account, lname, tid in db.execute("SELECT account, lname, tid FROM table_meta"):
@@ -482,6 +496,27 @@ class SqliteStore:
         with self._reading() as db:
             rows = db.execute(sql, (*args, limit)).fetchall()
             return self._entities(tid, rows)
+
+    def scan_created(
+        self,
+        account: str,
+        lname: str,
+        start: tuple[int, str, str],
+        limit: int,
+        *,
+        after: bool = False,
+    ) -> list[Entity]:
+        """At most ``limit`` entities from the position ``start`` (creation rank, key;
+        inclusive; exclusive with ``after``) in Cosmos order: by creation rank, then UTF-16
+        key. One read of the creation-order index when the store was opened with
+        ``creation_index`` (without it, a sort of the table's rows)."""
+        tid = self._tids.get((account, lname))
+        if tid is None:
+            return []
+        sql = _SCAN_CREATED_AFTER if after else _SCAN_CREATED
+        args = (tid, start[0], key_param(start[1]), key_param(start[2]), limit)
+        with self._reading() as db:
+            return self._entities(tid, db.execute(sql, args).fetchall())
 
     # -- writes (each one transaction) ---------------------------------------------------
 

@@ -91,11 +91,20 @@ def _current(tbl: _Table, key: Key, overlay: _Overlay, read: _Read | None = None
 class _Table:
     __slots__ = ("account", "acl", "key", "name", "rows")
 
-    def __init__(self, name: str, account: str, key: str, store: SqliteStore | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        account: str,
+        key: str,
+        store: SqliteStore | None,
+        by_creation: bool = False,
+    ) -> None:
         self.name = name
         self.account = account
         self.key = key  # the durable store's name for the table
-        self.rows: TableRows = MemoryRows() if store is None else StoredRows(store, account, key)
+        self.rows: TableRows = (
+            MemoryRows(by_creation) if store is None else StoredRows(store, account, key)
+        )
         self.acl: list[SignedIdentifier] = []
 
 
@@ -189,7 +198,9 @@ class Backend:
         self._accounts: dict[str, _Account] = {}
         self._store: SqliteStore | None = None
         if location is not None:
-            self._store = SqliteStore(Path(location), durability=durability)
+            self._store = SqliteStore(
+                Path(location), durability=durability, creation_index=not key_order
+            )
             try:
                 self._load(self._store)
             except BaseException:
@@ -202,7 +213,7 @@ class Backend:
         for account_name, tables in state.tables.items():
             account = self._account(account_name)
             for lname, loaded in tables.items():
-                table = _Table(loaded.name, account_name, lname, store)
+                table = _Table(loaded.name, account_name, lname, store, not self._key_order)
                 table.acl = acl_from_json(loaded.acl)
                 key = self._naming.key(loaded.name)
                 if key in account.tables:
@@ -368,7 +379,7 @@ class Backend:
                     del self._being_deleted[(account, lname)]
             if self._store is not None:
                 self._durably(self._store.create_table, account, lname, name)
-            acct.tables[lname] = _Table(name, account, lname, self._store)
+            acct.tables[lname] = _Table(name, account, lname, self._store, not self._key_order)
             return name
 
     def delete_table(self, account: str, name: str) -> None:

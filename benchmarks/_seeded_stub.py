@@ -69,9 +69,16 @@ def seed(stub: StubServer, rows: int, source: Any) -> float:
 
 
 async def serve(
-    port: int, rows: int, source: Any, profile: str | None = None, flavor: str = "storage"
+    port: int,
+    rows: int,
+    source: Any,
+    profile: str | None = None,
+    flavor: str = "storage",
+    location: str | None = None,
 ) -> None:
     argv = ["--port", str(port), "--log-level", "WARNING", "--flavor", flavor]
+    if location is not None:  # the durable store, as ``azt-stub --durability process``
+        argv += ["--location", location, "--durability", "process"]
     args = build_parser().parse_args(argv)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -102,11 +109,12 @@ def main() -> None:
         help="write cProfile statistics of the serving (after the seeding) to FILE at exit",
     )
     parser.add_argument("--flavor", choices=("storage", "cosmos"), default="storage")
+    parser.add_argument("--location", default=None, help="a new folder: a durable stub")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
     source = importlib.import_module(args.module)
     _tune_collector()  # as azt-stub does in its own process
-    asyncio.run(serve(args.port, args.rows, source, args.profile, args.flavor))
+    asyncio.run(serve(args.port, args.rows, source, args.profile, args.flavor, args.location))
 
 
 if __name__ == "__main__":

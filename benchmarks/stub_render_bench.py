@@ -18,7 +18,8 @@ this script with each on ``PYTHONPATH`` (the stub process imports what this one 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/stub_render_bench.py --rows 50000
 
 Prints one line per flavour, shape, level and read: rows, the stub's CPU per entity (us)
-and its CPU per page.
+and its CPU per page. ``--durable``: stubs with a durable store (``--location`` in a new
+temporary folder, ``--durability process``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import tempfile
 import urllib.request
 from pathlib import Path
 from urllib.parse import quote
@@ -78,11 +80,21 @@ def read_table(port: int, table: str, level: str, where: str = "") -> tuple[int,
             url += f"&NextRowKey={quote(nrk)}"
 
 
-def run(flavor: str, shape: str, rows: int, level: str, reads: int) -> None:
-    """Read the table ``reads`` times at ``level`` from a new seeded stub."""
+def run(flavor: str, shape: str, rows: int, level: str, reads: int, durable: bool = False) -> None:
+    """Read the table ``reads`` times at ``level`` from a new seeded stub (``durable``: one
+    with a durable store in a new temporary folder)."""
     module, table = SHAPES[shape]
     argv = [sys.executable, str(HERE / "_seeded_stub.py"), "--module", module]
     argv += ["--rows", str(rows), "--port", "0", "--flavor", flavor]
+    with tempfile.TemporaryDirectory() as folder:
+        if durable:
+            argv += ["--location", folder]
+        _read_from(argv, flavor, shape, table, level, reads)
+
+
+def _read_from(
+    argv: list[str], flavor: str, shape: str, table: str, level: str, reads: int
+) -> None:
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -117,12 +129,13 @@ def main() -> None:
     parser.add_argument("--flavors", default="storage,cosmos", help="storage, cosmos")
     parser.add_argument("--levels", default=",".join(LEVELS), help="metadata levels")
     parser.add_argument("--reads", type=int, default=2, help="reads of the table per level")
+    parser.add_argument("--durable", action="store_true", help="stubs with a durable store")
     args = parser.parse_args()
     print(f"{'flavor':<8}{'shape':<8}{'level':<23}{'rows':>9}{'stub CPU':>12}{'per page':>12}")
     for flavor in args.flavors.split(","):
         for shape in args.shapes.split(","):
             for level in args.levels.split(","):
-                run(flavor, shape, args.rows, level, args.reads)
+                run(flavor, shape, args.rows, level, args.reads, args.durable)
 
 
 if __name__ == "__main__":

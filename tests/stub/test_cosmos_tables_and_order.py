@@ -303,6 +303,7 @@ def test_a_store_written_before_creation_ranks_opens_with_its_rows_first(tmp_pat
     finally:
         old.close()
     with sqlite3.connect(tmp_path / DB_FILE) as db:  # the layout before ranks were kept
+        db.execute("DROP INDEX entity_rows_created")  # nor the index of creation order
         db.execute("ALTER TABLE entity_rows DROP COLUMN created")
     reopened = cosmos_backend(tmp_path)
     try:
@@ -311,3 +312,10 @@ def test_a_store_written_before_creation_ranks_opens_with_its_rows_first(tmp_pat
         assert _pages(reopened, 1000)[0] == [("p", "a"), ("p", "b"), ("p", "0")]
     finally:
         reopened.close()
+    with sqlite3.connect(tmp_path / DB_FILE) as db:  # the index was built on opening
+        plan = db.execute(
+            "EXPLAIN QUERY PLAN SELECT pk FROM entity_rows WHERE tid = 1 AND "
+            "(created, pk, rk) > (0, x'', x'') ORDER BY created, pk, rk LIMIT 5"
+        ).fetchall()
+    assert "entity_rows_created" in str(plan)
+    assert "TEMP B-TREE" not in str(plan)
