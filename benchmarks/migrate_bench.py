@@ -260,6 +260,9 @@ def main() -> None:
                 print(f"  goal (issue 30): at least {GOAL} unthrottled: {verdict}")
             else:
                 bound = throttled_bound(throttle, args.partitions, n)
+                if bound <= 0:  # the burst alone covers the load: the throttle never bites
+                    print("  no bound under this throttle: its burst covers the whole load")
+                    continue
                 print(
                     f"  bound under this throttle: {bound:.2f} = (N - burst) / (2N - burst), with"
                     " both at the budget exactly:\n  a migration reads each row it writes and"
