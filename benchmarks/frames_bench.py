@@ -48,10 +48,10 @@ the client does); the child's peak memory.
 100,000) in 8 partitions on a ``LocalCluster`` of 1 and of 2 worker processes (one thread
 each), counted on the workers (which import azt first, outside the timing): rows/s, the
 scaling, the workers' CPU per row and the stub's, and the stub's busy share as above. On
-this 2-core machine the scaling cannot show: a row costs a worker about 7 us of CPU and
-the stub about 9, so one worker on one core and the stub on the other already use the
-machine (the stub alone caps any number of workers at one core's worth, about 110,000
-rows/s), and a second worker process only shares those two cores (with the scheduler, this
+this 2-core machine the scaling cannot show: a row costs a worker about 5 us of CPU and
+the stub about 4.5, so one worker on one core and the stub on the other already use the
+machine (the stub alone caps any number of workers at one core's worth), and a second
+worker process only shares those two cores (with the scheduler, this
 script and, here, other jobs).
 
 **The decode.** The first ``--pages`` pages (1,000 rows each) of the table exactly as the
@@ -63,45 +63,39 @@ decode (``decode_rows`` + ``FrameDecoder``: bodies to record batches); azt's
 The machine's load average is printed at the start and the end: under load, judge by the
 CPU figures (steady) more than the wall-clock ones.
 
-Measured on the shared 2-core development machine (other helpers' jobs running), the
-default command (load average 5.9 at the start, 5.1 at the end; 4 min 47 s in all)::
+Measured on the 2-core development machine with nothing else running, on 2026-11-29,
+after the stub's rendering was halved (msgspec) and ordered scans kept their concurrency:
+the default command (load average 0.42 at the start, 1.12 at the end; 2 min 26 s)::
 
     export                    rows       s   rows/s  vs adt   cli us  vs adt  stub us   busy peak MB
-    adt + pandas         1,000,000   124.8    8,012   1.00x     69.9   1.00x      8.7     7%    3257
-    azt export_parquet     100,000     2.2   44,513   5.56x      5.9  11.94x      8.7    39%     241
-    azt export (CLI)       100,000     2.2   45,856   5.72x      4.9  14.15x      8.3    38%     241
-    azt export_parquet   1,000,000    27.2   36,805   4.59x      5.7  12.20x      8.5    31%     248
-    azt export (CLI)     1,000,000    21.0   47,688   5.95x      4.8  14.48x      8.0    38%     245
-      ordered=False      1,000,000    24.7   40,488   5.05x      6.2  11.22x      8.2    33%     211
-    azt peak memory 241 MB at 100,000 rows, 248 MB at 1,000,000 (1.03x for 10x the rows)
+    adt + pandas         1,000,000    80.2   12,463   1.00x     74.7   1.00x      5.6     7%    3257
+    azt export_parquet     100,000     0.6  157,550  12.64x      4.3  17.35x      4.7    74%     254
+    azt export (CLI)       100,000     0.6  177,183  14.22x      4.2  17.97x      4.3    76%     249
+    azt export_parquet   1,000,000     7.3  136,686  10.97x      4.6  16.23x      5.3    72%     262
+    azt export (CLI)     1,000,000     8.0  125,106  10.04x      5.1  14.65x      5.8    73%     264
+      ordered=False      1,000,000     4.9  206,034  16.53x      4.8  15.72x      4.2    88%     222
+    azt peak memory 254 MB at 100,000 rows, 262 MB at 1,000,000 (1.03x for 10x the rows)
     process CPU per row, start-up and imports (pandas, pyarrow, the client) included:
-      adt + pandas         1,000,000 rows    70.8 us  (file 40.4 MB)
-      azt export_parquet     100,000 rows    13.9 us  (file 3.4 MB)
-      azt export_parquet   1,000,000 rows     6.5 us  (file 34.2 MB)
+      adt + pandas         1,000,000 rows    75.6 us  (file 40.4 MB)
+      azt export_parquet     100,000 rows    12.6 us  (file 3.4 MB)
+      azt export_parquet   1,000,000 rows     5.4 us  (file 34.2 MB)
 
     read_dask of 100,000 rows in 8 partitions (LocalCluster, processes, 1 thread each)
     workers       rows       s   rows/s  scaling  workers us  stub us  stub busy
-    1          100,000     1.6   60,929    1.00x         5.7      8.1        49%
-    2          100,000     1.6   61,671    1.01x         7.2      8.9        55%
+    1          100,000     0.7  141,567    1.00x         4.4      4.5        64%
+    2          100,000     0.6  156,234    1.10x         5.3      4.5        70%
 
     decode of the stub's first 50 pages (23.3 MB; CPU us per row, best of 3)
-    json.loads                      1.77 us    1.00x json.loads
-    azt Arrow decode                2.01 us    1.14x json.loads
-    azt decode_feed (entities)      3.43 us    1.94x json.loads
+    json.loads                      1.59 us    1.00x json.loads
+    azt Arrow decode                1.77 us    1.12x json.loads
+    azt decode_feed (entities)      3.09 us    1.95x json.loads
 
-Over six runs (load average 3.7 to 6.1; the peer on the full million in four, on a
-100,000-row sample in two) the wall-clock ratio at 1,000,000 rows was 3.0x to 8.0x, at
-100,000 rows 3.1x to 6.2x, while the client's CPU per row was 8.4x to 14.5x less than the
-peer's in every run. The wall-clock ratio follows the load: azt's rate is shared between
-two processes (client, stub) that both wait for the scheduler on a loaded machine, the
-peer's is its own client's CPU (the stub 7 to 9 % busy). The stub's CPU per row served,
-8 to 10 us (rendering the JSON texts of its entities), is the same for both and bounds
-azt's rate on a quiet machine at about 1 / 8.5 us, some 115,000 rows/s: about 8x the
-peer's 68 to 75 us of client CPU per row at best; with the stub counted on both sides,
-azt's CPU per row is 14.2 us against the peer's 78.6 (5.5x). Peak memory is flat: 238 to
-249 MB at 100,000 rows and 242 to 249 MB at 1,000,000; the peer's is 506 MB at 100,000
-and 3,257 MB at 1,000,000. The Dask read's scaling was 0.65x to 1.41x over five runs
-(see the Dask paragraph above for why this machine cannot show more).
+On a loaded machine the wall-clock ratio follows the load (with other jobs running, before
+those two changes, 3.0x to 8.0x at a million rows over six runs) while the client's CPU per
+row stays the steady figure (8.4x to 14.5x less than the peer's in every run then). The
+stub's CPU per row served is the same for both and bounds azt's rate: azt's client and the
+stub share the machine's two cores, the peer's rate is its own client's CPU (the stub 7 %
+busy).
 """
 
 from __future__ import annotations
