@@ -22,6 +22,7 @@ from azt._core.pagination import ContinuationToken
 from azt._core.table_client import TableClient
 from azt._errors import ValidationError
 from azt._orm.planner import ordinal
+from azt._orm.scan_parts import range_width
 from azt._orm.scan_ranges import between, range_filter
 
 __all__ = ["plan_ranges"]
@@ -46,19 +47,6 @@ async def _first_key(
         if cont is None:
             return None
     return None
-
-
-def _width(lo: str, hi: str | None) -> tuple[int, int]:
-    """Sort key of a range: the shorter the keys' common prefix, and the further apart
-    their first differing units, the wider."""
-    a, b = ordinal(lo), ordinal(hi) if hi is not None else None
-    n = 0
-    if b is not None:
-        while n < len(a) and n < len(b) and a[n] == b[n]:
-            n += 1
-    x = ord(a[n]) if n < len(a) else 0
-    y = ord(b[n]) if b is not None and n < len(b) else 0x10000
-    return (n, x - y)
 
 
 async def _split(table: TableClient, filter: str | None, first: str, hi: str | None) -> str | None:
@@ -102,7 +90,7 @@ async def plan_ranges(
         candidates = [r for r in ranges if r[3]]
         if not candidates:
             break
-        rng = min(candidates, key=lambda r: _width(r[2], r[1]))
+        rng = min(candidates, key=lambda r: range_width(r[2], r[1]))
         key = await _split(table, filter, rng[2], rng[1])
         if key is None:
             rng[3] = False

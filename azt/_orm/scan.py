@@ -77,7 +77,7 @@ from azt._orm.scan_parts import (
     _Limiter,
     _Range,
     _Signal,
-    _width,
+    range_width,
 )
 from azt._orm.scan_ranges import (
     RangeState,
@@ -561,7 +561,7 @@ class ParallelScan:
                 continue
             if ordered:
                 return r
-            key = _width(r.pos, r.hi)
+            key = range_width(r.pos, r.hi)
             if best_key is None or key < best_key:
                 best, best_key = r, key
         return best

@@ -191,8 +191,16 @@ def _after_filter(pos: str, hi: str | None) -> str:
     return text if hi is None else f"{text} and PartitionKey lt {format_literal(hi)}"
 
 
-def _width(pos: str, hi: str | None) -> tuple[int, int]:
-    """Sort key of a remainder ``(pos, hi)``: wider first."""
+def range_width(pos: str, hi: str | None) -> tuple[int, int]:
+    """Sort key of a key range or a range's unread rest ``(pos, hi)``, wider first: the
+    shorter the two keys' common prefix, and the further apart their first differing
+    UTF-16 units, the wider (``hi`` None: the end of the key space).
+
+    Example::
+
+        >>> sorted([("a", "b"), ("a", None), ("aa", "ab")], key=lambda r: range_width(*r))
+        [('a', None), ('a', 'b'), ('aa', 'ab')]
+    """
     a, b = ordinal(pos), ordinal(hi) if hi is not None else None
     n = 0
     if b is not None:
