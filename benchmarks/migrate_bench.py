@@ -31,46 +31,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scan_bench import free_port, start_stub
+from stub_vs_azurite import cpu_seconds
+
 from azt import RetryPolicy, TableServiceClient
 from azt.bulk import BulkOptions, load
 from azt.migrate import Migration, rename, run_migrations
 from azt_server_stub import DEV_ACCOUNT, DEV_KEY
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_stub(port: int, throttle: str | None, log: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "azt_server_stub", "--port", str(port)]
-    argv += ["--log-level", "WARNING"]
-    if throttle:
-        argv += ["--throttle", throttle]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the stub exited:\n{log.read_text()}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("the stub did not start listening")
 
 
 def rows(partitions: int, per: int) -> list[dict[str, Any]]:
@@ -79,15 +53,6 @@ def rows(partitions: int, per: int) -> list[dict[str, Any]]:
         for r in range(per)
         for p in range(partitions)
     ]
-
-
-def stub_cpu(pid: int) -> float | None:
-    """CPU seconds the stub's process has used (Linux ``/proc``; ``None`` elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -106,11 +71,11 @@ class Clock:
         self.pid = pid
 
     def __enter__(self) -> Clock:
-        self._s, self._c, self._w = stub_cpu(self.pid), time.process_time(), time.perf_counter()
+        self._s, self._c, self._w = cpu_seconds(self.pid), time.process_time(), time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        s = stub_cpu(self.pid)
+        s = cpu_seconds(self.pid)
         stub = None if s is None or self._s is None else s - self._s
         self.timed = Timed(time.perf_counter() - self._w, time.process_time() - self._c, stub)
 

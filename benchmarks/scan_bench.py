@@ -65,9 +65,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_stub(port: int, throttle: str, log: Path) -> subprocess.Popen[bytes]:
+def start_stub(port: int, throttle: str | None, log: Path) -> subprocess.Popen[bytes]:
+    """A stub process on ``port`` (throttled by ``throttle``, if given), once it listens."""
     argv = [sys.executable, "-m", "azt_server_stub", "--port", str(port)]
-    argv += ["--log-level", "WARNING", "--throttle", throttle]
+    argv += ["--log-level", "WARNING"]
+    if throttle:
+        argv += ["--throttle", throttle]
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
