@@ -13,19 +13,23 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 import attrs
 
+from azt._core.retry import is_retryable
 from azt._core.service_client import TableServiceClient
 from azt._edm.entity import TableEntity
-from azt._errors import EntityNotFoundError, ServiceError, ValidationError
+from azt._errors import EntityNotFoundError, ServiceError, TransportError, ValidationError
 from azt._orm.indexes import RESERVED, declared_indexes, is_index_row_key
 from azt._orm.migrations import Migration
 from azt._orm.scan import parallel_scan
 
 __all__ = [
+    "MAX_ATTEMPTS",
     "MIGRATIONS_TABLE",
     "STEP_ERRORS",
     "MigrationProgress",
@@ -35,8 +39,11 @@ __all__ = [
     "migration_status",
     "ordered",
     "record_of",
+    "retrying",
     "verify_migrations",
 ]
+
+_T = TypeVar("_T")
 
 #: the table of applied migrations: PartitionKey the migrated table, RowKey the name
 MIGRATIONS_TABLE = "AztMigrations"
@@ -44,6 +51,8 @@ MIGRATIONS_TABLE = "AztMigrations"
 SAMPLE = 20
 #: what a step (or an entity class's conversion) raises for a row it cannot migrate
 STEP_ERRORS = (ValueError, TypeError, KeyError, ValidationError)
+#: how often a migration tries a call the client's own retries gave up on
+MAX_ATTEMPTS = 30
 
 
 @attrs.define
@@ -230,3 +239,22 @@ def main_rows(m: Migration) -> str | None:
     if m.entity is not None and declared_indexes(m.entity):
         return f"RowKey lt '{RESERVED}'"
     return None
+
+
+async def retrying(call: Callable[[], Awaitable[_T]]) -> _T:
+    """``call()`` again after a retryable failure the client's own retries gave up on
+    (a migration outlasts a busy minute), up to ``MAX_ATTEMPTS`` times.
+
+    Example::
+
+        row = await retrying(lambda: table.get_entity("p", "r"))
+    """
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return await call()
+        except (ServiceError, TransportError) as exc:
+            if not is_retryable(exc) or attempts >= MAX_ATTEMPTS:
+                raise
+            await asyncio.sleep(min(0.05 * 2**attempts, 2.0))

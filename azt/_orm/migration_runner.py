@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 
@@ -53,7 +53,9 @@ from azt._errors import (
 )
 from azt._orm.columns import entity_info
 from azt._orm.indexes import declared_indexes, is_index_row_key
+from azt._orm.migration_journal import MoveJournal, content_digest
 from azt._orm.migration_records import (
+    MAX_ATTEMPTS,
     MIGRATIONS_TABLE,
     SAMPLE,
     STEP_ERRORS,
@@ -64,6 +66,7 @@ from azt._orm.migration_records import (
     migration_status,
     ordered,
     record_of,
+    retrying,
     verify_migrations,
 )
 from azt._orm.migrations import Migration, RowPlan
@@ -81,8 +84,6 @@ __all__ = [  # the records' names too, so this module stays the one the faces im
     "verify_migrations",
 ]
 
-_T = TypeVar("_T")
-_MAX_ATTEMPTS = 30
 #: a row changed since it was read (412), gone (404) or a moved row's target there (409)
 _CONFLICTS = (PreconditionFailedError, EntityNotFoundError, EntityAlreadyExistsError)
 _MAX_BYTES = 3 * 1024 * 1024
@@ -165,7 +166,7 @@ class _Unit:
     """The operations of one row's rewrite (one transaction's worth, or the first of a
     move across partitions), and the row as read."""
 
-    __slots__ = ("copied", "deleted", "ops", "page", "plan", "row", "size", "then")
+    __slots__ = ("copied", "deleted", "ops", "page", "plan", "row", "sent", "size", "then")
 
     def __init__(self, row: TableEntity, plan: RowPlan, page: _Page) -> None:
         self.row = row
@@ -174,8 +175,12 @@ class _Unit:
         self.ops: list[BatchOperation] = []
         self.then: list[BatchOperation] = []  # a move across partitions: the delete after
         self.deleted: list[BatchOperation] = []  # a move: the old row's delete (+ index rows)
-        #: a move across partitions: the ETag of the new row as this run inserted it
+        #: a move across partitions: the ETag of the new row as this run wrote it (the
+        #: insert's answer, or a copy's), or known to be the migration's copy
         self.copied: str | None = None
+        #: ... and the new row as this run last sent it (the insert, or a copy over the new
+        #: row): the copy, if the new row holds exactly this and the answer was lost
+        self.sent: TableEntity | None = None
         #: a generous estimate of the encoded size (a transaction stays under 4 MiB); set
         #: by the writers that group units themselves (the loader measures its own)
         self.size = 0
@@ -185,13 +190,16 @@ class _Page:
     """A scan page in flight: ``left`` rows still to write (or to find done), ``done``
     once every one is; then the scan's token after it may be saved."""
 
-    __slots__ = ("done", "left", "settled", "token")
+    __slots__ = ("done", "failed", "journal", "left", "settled", "token")
 
     def __init__(self, token: str | None) -> None:
         self.token = token
         self.left = 0
         self.settled = False
         self.done = asyncio.Event()
+        #: the journal rows of its moves across partitions (deleted once they are done)
+        self.journal: list[str] = []
+        self.failed = False
 
     def resolved(self) -> None:
         self.left -= 1
@@ -252,6 +260,10 @@ class _Run:
         self.feed: asyncio.Queue[list[_Unit] | None] = asyncio.Queue()
         self.sent: dict[int, _Unit] = {}
         self.followups: set[asyncio.Task[None]] = set()
+        #: a re-key's journal of moves across partitions in flight (none for the others)
+        self.journal: MoveJournal | None = None
+        if not dry_run and any(s.kind == "rekey" for s in m.steps):
+            self.journal = MoveJournal(self.log, m)
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -261,6 +273,8 @@ class _Run:
         if not self.dry_run:
             await self.service.create_table_if_not_exists(MIGRATIONS_TABLE)
             await self._save(token, rows_before, state="running")
+            if self.journal is not None and self.record is not None:
+                await self.journal.load()  # the moves a killed run left in flight
         tasks: set[asyncio.Task[None]] = set()
         saver = None if self.dry_run else asyncio.create_task(self._saver(rows_before))
         loading = None
@@ -277,7 +291,7 @@ class _Run:
                     # page before it is written, scan again from there (rows already
                     # migrated are found so); a migration outlasts a bad minute
                     attempts += 1
-                    if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
+                    if not is_retryable(exc) or attempts >= MAX_ATTEMPTS:
                         raise
                     if tasks:
                         await asyncio.gather(*tasks)
@@ -304,6 +318,8 @@ class _Run:
         r = self.report
         if not self.dry_run:
             if r.ok:
+                if self.journal is not None:
+                    await self.journal.clear()  # every row moved: no move in flight
                 await self._save(None, rows_before + r.written, state="done")
             else:
                 await self._save(self._token(), rows_before + r.written, state="running")
@@ -360,7 +376,12 @@ class _Run:
                     self.feed.put_nowait(units)
                     await page.done.wait()
             else:
+                moves = [u for u in units if u.then]
+                if moves and self.journal is not None:
+                    await self._note(moves)
                 await self._write(units)
+                if page.journal and not page.failed and self.journal is not None:
+                    await self.journal.forget(page.journal)
         finally:
             page.settled = True
             self._settle()
@@ -402,7 +423,7 @@ class _Run:
             entity["Token"] = token
         if state == "done":
             entity["Finished"] = now
-        await _retrying(lambda: self.log.upsert_entity(entity, UpdateMode.REPLACE))
+        await retrying(lambda: self.log.upsert_entity(entity, UpdateMode.REPLACE))
 
     def _tick(self, force: bool = False) -> None:
         self.stats.elapsed = time.monotonic() - self.started
@@ -443,7 +464,7 @@ class _Run:
         if new["PartitionKey"] == row["PartitionKey"]:
             unit.ops = created + deleted
         else:
-            unit.ops, unit.then = created, deleted
+            unit.ops, unit.then, unit.sent = created, deleted, new
         return unit
 
     def _companions(
@@ -559,7 +580,7 @@ class _Run:
                     again.extend(await self._again(u, None))
                 return again
             except (ServiceError, TransportError) as exc:
-                if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
+                if not is_retryable(exc) or attempts >= MAX_ATTEMPTS:
                     for u in group:
                         self._failed(u, exc)
                     return []
@@ -611,7 +632,7 @@ class _Run:
             return await self._moved_again(u)
         pk, rk = u.plan.old_keys
         try:
-            row = await _retrying(lambda: self.table.get_entity(pk, rk))
+            row = await retrying(lambda: self.table.get_entity(pk, rk))
         except EntityNotFoundError:
             if u.deleted:
                 self.report.written += 1  # the old row of a move is gone: moved
@@ -619,7 +640,7 @@ class _Run:
         try:
             fresh = self._plan(row, u.page)
         except STEP_ERRORS as exc:
-            self._refused(row, exc)
+            self._refused(row, exc, u.page)
             return []
         if fresh is None:
             return []  # already in the new shape
@@ -629,56 +650,72 @@ class _Run:
         """A move met a conflict: the new row exists (its insert failed ``409``), the old
         row changed since it was read (its delete failed ``412``), or an answer was lost.
         Read both rows again; the old row's content reaches the new keys unless the new
-        row is the later write:
+        row is the application's later write:
 
         * the old row is gone: moved;
         * no new row: insert it (and delete the old one), as planned;
-        * the new row holds what the old one would move, or is the later write (the
-          application writes the new keys): it stands, and the old row is deleted if it
-          is still as read now;
-        * the new row is this run's copy, unchanged since (its ETag), or an earlier
-          write than the old row's last (their Timestamps): the old row changed after
-          the copy was made, so it is copied again over the new row (``If-Match`` the new
-          row as read) and the old row deleted, in one transaction within a partition;
-          a write of the application to the old row is carried over, never dropped.
+        * the new row holds what the old one would move now, or is a killed run's copy
+          of the old row as it is now (the journal): it stands, and the old row is
+          deleted if it is still as read now;
+        * the new row is the migration's copy (:meth:`_ours`, or a killed run's by the
+          journal), made from the old row as read before it changed: the old row is
+          copied again over the new row (``If-Match`` the new row as read) and deleted,
+          in one transaction within a partition;
+        * else the application wrote the new row: it stands if it is the later write
+          (their Timestamps), else the old row is copied over it.
+
+        A write of the application to the old row is carried over, never dropped.
         """
         pk, rk = u.plan.old_keys
         try:
-            old = await _retrying(lambda: self.table.get_entity(pk, rk))
+            old = await retrying(lambda: self.table.get_entity(pk, rk))
         except EntityNotFoundError:
             self.report.written += 1  # the old row is gone: moved
             return []
         try:
             fresh = self._plan(old, u.page)
         except STEP_ERRORS as exc:
-            self._refused(old, exc)
+            self._refused(old, exc, u.page)
             return []
         if fresh is None:
             return []  # no longer to be moved
         entity = fresh.plan.entity
         npk, nrk = entity["PartitionKey"], entity["RowKey"]
         try:
-            new = await _retrying(lambda: self.table.get_entity(npk, nrk))
+            new = await retrying(lambda: self.table.get_entity(npk, nrk))
         except EntityNotFoundError:
             return [fresh]
         new_etag = new.metadata.etag or "*"
-        stands = _holds(new, entity) or not (
-            (u.copied is not None and new_etag == u.copied) or _stamp(old) > _stamp(new)
-        )
-        if stands:
-            fresh.ops, fresh.then = fresh.deleted, []
+        ours, now = _ours(u, new, new_etag), False
+        if not ours and self.journal is not None:
+            earlier = self.journal.earlier_copy((pk, rk), old.metadata.etag or "*", new)
+            ours, now = earlier is not None, earlier is False
+        if _holds(new, entity) or now or not (ours or _stamp(old) > _stamp(new)):
+            fresh.ops, fresh.then, fresh.sent = fresh.deleted, [], None
+            fresh.copied = new_etag if ours or _holds(new, entity) else None
             return [fresh]
         replace = checked_operation(
             BatchOperation("update", entity, mode=UpdateMode.REPLACE, etag=new_etag), self.limits
         )
         copy = [replace, *self._companions(new, entity, "update", new_etag)]
         if npk == pk:
-            fresh.ops, fresh.then = copy + fresh.deleted, []
+            fresh.ops, fresh.then, fresh.sent = copy + fresh.deleted, [], None
         else:
-            fresh.ops, fresh.then = copy, fresh.deleted
+            fresh.ops, fresh.then, fresh.sent = copy, fresh.deleted, entity
+            await self._note([fresh])  # a killed run's successor knows this copy too
         return [fresh]
 
-    def _refused(self, row: TableEntity, exc: BaseException) -> None:
+    async def _note(self, units: list[_Unit]) -> None:
+        """Journal a page's moves across partitions before their copies are sent: one
+        row for them all, deleted with the page's others once its moves are done."""
+        if self.journal is None:
+            return
+        moves = [(u.plan.old_keys, u.then[0].etag or "*", u.sent or u.plan.entity) for u in units]
+        units[0].page.journal.append(await self.journal.note(moves))
+
+    def _refused(self, row: TableEntity, exc: BaseException, page: _Page | None = None) -> None:
+        if page is not None:
+            page.failed = True  # its journal rows stay (a move of it may be in flight)
         self.report.failed += 1
         if len(self.report.errors) < SAMPLE:
             self.report.errors.append(
@@ -686,6 +723,7 @@ class _Run:
             )
 
     def _failed(self, u: _Unit, exc: BaseException) -> None:
+        u.page.failed = True
         self.report.failed += 1
         if len(self.report.errors) < SAMPLE:
             pk, rk = u.plan.old_keys
@@ -708,18 +746,13 @@ def pacing(told: BulkOptions, scan_concurrency: int | None) -> tuple[int, int, i
     return page, ahead, scan_concurrency
 
 
-async def _retrying(call: Callable[[], Awaitable[_T]]) -> _T:
-    """``call()`` again after a retryable failure the client's own retries gave up on
-    (a migration outlasts a busy minute), up to ``_MAX_ATTEMPTS`` times."""
-    attempts = 0
-    while True:
-        attempts += 1
-        try:
-            return await call()
-        except (ServiceError, TransportError) as exc:
-            if not is_retryable(exc) or attempts >= _MAX_ATTEMPTS:
-                raise
-            await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
+def _ours(u: _Unit, new: TableEntity, etag: str) -> bool:
+    """Whether ``new`` (the new row as read, its ETag ``etag``) is the copy this run
+    wrote for ``u``, unchanged since: the ETag of the write's answer; where the answer
+    was lost, the content sent, exactly (every property, its type and value)."""
+    if u.copied is not None:
+        return etag == u.copied
+    return u.sent is not None and content_digest(new) == content_digest(u.sent)
 
 
 def _holds(stored: TableEntity, entity: TableEntity) -> bool:
