@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from azt._core.results import UpdateMode
 from azt._core.table_client import TableClient
 from azt._edm.types import EdmType, coerce_value, resolved_type
 from azt._errors import AmbiguousOutcomeError, EntityNotFoundError, ServiceError, TransportError
@@ -168,7 +169,7 @@ class MoveJournal:
         }
         for i, at in enumerate(range(0, len(data), _CHUNK)):
             entity[f"M{i}"] = data[at : at + _CHUNK]
-        await retrying(lambda: self.log.upsert_entity(entity))
+        await retrying(lambda: self.log.upsert_entity(entity, UpdateMode.REPLACE))
         self.rows.add(key)
         return key
 
@@ -188,7 +189,9 @@ class MoveJournal:
         """Delete every journal row left (the migration is done: no move is in flight)."""
         await asyncio.gather(*(self.forget([k]) for k in sorted(self.rows)))
 
-    def earlier_copy(self, keys: tuple[str, str], old_etag: str, new: Mapping[str, Any]) -> bool | None:
+    def earlier_copy(
+        self, keys: tuple[str, str], old_etag: str, new: Mapping[str, Any]
+    ) -> bool | None:
         """Whether ``new`` is a killed run's copy of the old row at ``keys``: ``None`` if
         no killed run journalled this content for these keys; ``True`` if one did and the
         old row changed since it read it (its ETag now is ``old_etag``): the copy is

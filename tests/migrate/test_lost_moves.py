@@ -18,6 +18,7 @@ from azt.indexes import verify_index
 from azt.migrate import MIGRATIONS_TABLE, Migration, rekey, run_migrations, verify_migrations
 from azt.testing import stub_retry_policy
 from azt_server_stub import StubServer
+from azt_server_stub.realism.faults import FaultKind
 from tests.migrate.test_migrations import Ticket
 from tests.migrate.test_moves import bucketed, rows_of
 
@@ -39,6 +40,8 @@ async def test_a_lost_insert_answer_does_not_drop_a_write_made_before_the_insert
     own (it holds exactly what was planned from the first read), and older than the
     application's write in truth, though its Timestamp is later: the old row's content
     is copied over it, then the old row deleted."""
+    faults = azt_stub.config.faults
+    assert faults is not None
     table = await service.create_table("tickets")
     tickets = EntityTable(Ticket, table)
     for i in range(6):
@@ -55,7 +58,7 @@ async def test_a_lost_insert_answer_does_not_drop_a_write_made_before_the_insert
             await tickets.save(ticket)
             changed.append(rk)
             # the migration's insert is applied, its answer lost
-            azt_stub.config.faults.fail_next("drop-after", 1, methods={"POST"}, table="tickets")
+            faults.fail_next("drop-after", 1, methods={"POST"}, table="tickets")
         later: list[Any] = await real(self, group)
         return later
 
@@ -63,7 +66,7 @@ async def test_a_lost_insert_answer_does_not_drop_a_write_made_before_the_insert
     m = Migration("0001_bucket", "tickets", [rekey(bucketed(True), "b-")], entity=Ticket)
     [r] = await run_migrations(service, [m])
     assert changed
-    assert azt_stub.config.faults.counters["drop-after"] == 1
+    assert faults.counters[FaultKind.DROP_AFTER] == 1
     assert (r.ok, r.written, r.failed) == (True, 6, 0)
     stored = await rows_of(table)
     assert sorted(stored) == [("b-t", f"r-{i:03d}") for i in range(6)]
@@ -72,3 +75,120 @@ async def test_a_lost_insert_answer_does_not_drop_a_write_made_before_the_insert
     assert (await verify_index(table, Ticket)).consistent
     [left] = await verify_migrations(service, [m])
     assert left.pending == 0
+
+
+async def journal_rows(service: azt.TableServiceClient) -> list[Any]:
+    """The rows of the table of applied migrations that are not a migration's record."""
+    log = service.get_table_client(MIGRATIONS_TABLE)
+    return [e async for e in log.list_entities() if "." in e["PartitionKey"]]
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+async def test_a_run_killed_between_copy_and_delete_does_not_drop_a_write(
+    service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch, kills: int
+) -> None:
+    """The application changes a row after the migration read it and before the copy
+    is inserted; the run is killed after the insert, before the delete. The run after it
+    finds the stale copy at the new keys, with a later Timestamp than the old row's; the
+    journal (written before the inserts) says it is the killed run's copy of the old row
+    as read then: the old row is copied over it and deleted.
+
+    ``kills=2``: the second run meets the application twice: a write before its insert
+    (which meets the stale copy: the old row is read again and copied over it), and one
+    between that read and the copy, and is killed after the copy. The third run finds a
+    copy newer than the old row again, which no page's journal entry describes: the
+    journal row written before the copy does."""
+    table = await service.create_table("tickets")
+    tickets = EntityTable(Ticket, table)
+    await tickets.insert(Ticket("t", "000", status="open"))
+    await tickets.insert(Ticket("u", "r-000", status="open"))  # stays
+    real = migration_runner._Run._send
+    statuses = iter(["closed", "reopened", "escalated"])
+    written: list[str] = []  # the statuses the application wrote, in order
+    #: each run: the sends (an insert, a copy over the new row) the application writes
+    #: the old row before; the run is killed after the last
+    races = [["create"], ["create", "update"]][:kills]
+    killed = asyncio.Event()
+
+    async def send(self: Any, group: list[Any]) -> list[Any]:
+        todo = races[0]
+        racing = bool(todo) and any(u.then and u.ops[0].kind == todo[0] for u in group)
+        if racing:  # read, not yet copied: the application writes the old row
+            todo.pop(0)
+            ticket = await tickets.get("t", "000")
+            ticket.status = next(statuses)
+            await tickets.save(ticket)
+            written.append(ticket.status)
+        later: list[Any] = await real(self, group)
+        if racing and not todo:
+            killed.set()
+            await asyncio.Event().wait()  # killed: the delete is never sent
+        return later
+
+    m = Migration("0001_bucket", "tickets", [rekey(bucketed(True), "b-")], entity=Ticket)
+    for run in range(kills):
+        killed.clear()
+        monkeypatch.setattr(migration_runner._Run, "_send", send)
+        task = asyncio.create_task(run_migrations(service, [m]))
+        kill = asyncio.create_task(killed.wait())
+        await asyncio.wait([task, kill], timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        kill.cancel()
+        assert killed.is_set(), "the run finished without the copy to kill it after"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        monkeypatch.undo()
+        races.pop(0)
+        # both rows of the move are there, and the journal of the moves in flight: the
+        # pages' (one move each) and the copy's
+        stored = await rows_of(table)
+        assert sorted(stored) == [("b-t", "r-000"), ("t", "000"), ("u", "r-000")]
+        assert stored[("t", "000")]["status"] == written[-1]
+        # the copy: of the row as the run read it, before the application's last write
+        assert stored[("b-t", "r-000")]["status"] == (written[-2] if run else "open")
+        journal = await journal_rows(service)
+        assert {e["PartitionKey"] for e in journal} == {"tickets.0001_bucket"}
+        assert [e["Moves"] for e in journal] == [1] * (1 if run == 0 else 3)
+
+    [r] = await run_migrations(service, [m])
+    assert (r.ok, r.failed) == (True, 0)
+    stored = await rows_of(table)
+    assert sorted(stored) == [("b-t", "r-000"), ("u", "r-000")]
+    assert len(written) == (1 if kills == 1 else 3)
+    assert stored[("b-t", "r-000")]["status"] == written[-1]  # the last write, carried over
+    assert (await verify_index(table, Ticket)).consistent
+    [left] = await verify_migrations(service, [m])
+    assert left.pending == 0
+    assert await journal_rows(service) == []  # cleared once the migration is done
+
+
+async def test_a_move_nothing_raced_costs_two_journal_writes_a_page(
+    service: azt.TableServiceClient, azt_stub: StubServer
+) -> None:
+    """Moves that meet nobody cost the writes of the moves (a transaction of inserts, one
+    of deletes, per partition and page, up to 100 rows each) and, for the journal, one
+    write before a page's inserts and one delete after its deletes: not one per row. A
+    migration that moves nothing writes no journal."""
+    table = await service.create_table("things")
+    async with table.batch_writer() as writer:
+        for i in range(250):
+            await writer.upsert({"PartitionKey": "p", "RowKey": f"{i:03d}", "N": i})
+    faults = azt_stub.config.faults
+    assert faults is not None
+    data_writes = faults.add_latency(1e-6, only="writes", table="things")
+    journal_writes = faults.add_latency(1e-6, only="writes", path=r"PartitionKey=(%27|')things\.")
+    m = Migration("0001_bucket", "things", [rekey(bucketed(True), "b-")])
+    [r] = await run_migrations(service, [m], checkpoint_interval=60)
+    assert (r.ok, r.written, r.conflicts) == (True, 250, 0)
+    stored = await rows_of(table)
+    assert sorted(stored) == [("b-p", f"r-{i:03d}") for i in range(250)]
+    # pages of 200 and 50 rows: inserts in transactions of 100 + 100 and 50, the deletes
+    # the same; a journal row written and deleted for each page
+    assert data_writes.seen == 2 * 3
+    assert journal_writes.seen == 2 * 2
+    assert await journal_rows(service) == []
+    # a migration that does not move rows pays nothing for the journal
+    renamed = Migration("0002_rename", "things", [azt.migrate.rename("N", "Number")])
+    [r] = await run_migrations(service, [renamed], checkpoint_interval=60)
+    assert (r.ok, r.written) == (True, 250)
+    assert journal_writes.seen == 2 * 2
