@@ -12,9 +12,19 @@ Why it is exactly once per row and safe next to live writers:
 * a step changes only rows of the old shape, so a row written by an earlier (killed) run,
   or by the application in the new shape, is planned as "nothing to do";
 * a move to new keys that meets a conflict (the old row changed after the copy, or the
-  new row is there already) reads both rows and keeps the later write: the old row's
-  content is copied over the new row unless the new row was written after it
-  (:meth:`_Run._moved_again`), so the application's write to the old keys is not lost;
+  new row is there already) reads both rows (:meth:`_Run._moved_again`). The old row's
+  content is copied over the new row when the new row is the migration's copy: by the
+  ETag of its write's answer; where that answer was lost, by holding exactly what was
+  sent; after a crash, by the journal of moves in flight
+  (:mod:`azt._orm.migration_journal`: for each move across partitions, written before
+  its insert, the old row's ETag as read and a digest of the new row as planned). Any
+  other new row is the application's: it stands if it is the later write (their
+  Timestamps). So a write to the old keys made after the migration read the row, even
+  before its copy was inserted, is carried over, not dropped for the copy's later
+  Timestamp. What stays ambiguous: an application writing the new keys itself that
+  puts back, while the migration's answer is lost or its run dead, exactly the content
+  of the migration's stale copy (every property, type and value): that write is taken
+  for the copy, and the old row's last write copied over it;
 * the checkpoint (the scan's token, kept in the migration's record row) only moves past
   pages whose every row is written or found done, so after ``kill -9`` a run again
   resumes there, and reads what came after it again (finding the rows already done).

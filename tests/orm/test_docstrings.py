@@ -54,6 +54,8 @@ class Evolving(Entity):
         "azt._orm.evolution",
         "azt._orm.migrations",
         "azt._orm.migration_runner",
+        "azt._orm.migration_records",
+        "azt._orm.migration_journal",
         "azt._orm.scan",
         "azt._orm.scan_parts",
         "azt._orm.scan_ranges",
