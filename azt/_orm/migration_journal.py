@@ -176,18 +176,20 @@ class MoveJournal:
     async def forget(self, keys: Sequence[str]) -> None:
         """Delete journal rows (their moves are done); a row that cannot be deleted now
         stays listed, for :meth:`clear`."""
-        for key in keys:
-            try:
-                await retrying(lambda k=key: self.log.delete_entity(self.partition, k))  # type: ignore[misc]
-            except (EntityNotFoundError, AmbiguousOutcomeError):
-                pass  # gone already (an earlier attempt's answer was lost)
-            except (ServiceError, TransportError):
-                continue  # left for clear()
-            self.rows.discard(key)
+        await asyncio.gather(*(self._delete(key) for key in keys))
 
     async def clear(self) -> None:
         """Delete every journal row left (the migration is done: no move is in flight)."""
-        await asyncio.gather(*(self.forget([k]) for k in sorted(self.rows)))
+        await self.forget(sorted(self.rows))
+
+    async def _delete(self, key: str) -> None:
+        try:
+            await retrying(lambda: self.log.delete_entity(self.partition, key))
+        except (EntityNotFoundError, AmbiguousOutcomeError):
+            pass  # gone already (an earlier attempt's answer was lost)
+        except (ServiceError, TransportError):
+            return  # left for clear()
+        self.rows.discard(key)
 
     def earlier_copy(
         self, keys: tuple[str, str], old_etag: str, new: Mapping[str, Any]

@@ -6,19 +6,31 @@ killed between the insert and the delete. The application's write reaches the ne
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 import azt
 from azt._orm import migration_runner
+from azt._orm.migration_journal import content_digest
+from azt.edm import EdmDateTime, EdmType, TableEntity, Typed
 from azt.entity import EntityTable
 from azt.indexes import verify_index
-from azt.migrate import MIGRATIONS_TABLE, Migration, rekey, run_migrations, verify_migrations
+from azt.migrate import (
+    MIGRATIONS_TABLE,
+    Migration,
+    rekey,
+    run_migrations,
+    upgrade,
+    verify_migrations,
+)
 from azt.testing import stub_retry_policy
 from azt_server_stub import StubServer
 from azt_server_stub.realism.faults import FaultKind
+from tests.migrate.models import Customer, CustomerV1
 from tests.migrate.test_migrations import Ticket
 from tests.migrate.test_moves import bucketed, rows_of
 
@@ -192,3 +204,47 @@ async def test_a_move_nothing_raced_costs_two_journal_writes_a_page(
     [r] = await run_migrations(service, [renamed], checkpoint_interval=60)
     assert (r.ok, r.written) == (True, 250)
     assert journal_writes.seen == 2 * 2
+
+
+async def test_a_row_read_back_has_the_content_digest_of_the_row_as_planned(
+    service: azt.TableServiceClient,
+) -> None:
+    """A move knows its copy by content where its answer was lost, and a killed run's by
+    the digest journalled: the row read back must digest as the row planned, for every
+    EDM type (Int64 by its declared type, a DateTime to the 100 ns, a Double holding an
+    integer), and a row differing in one value or one type must not."""
+    table = await service.create_table("typed")
+    planned = TableEntity(
+        PartitionKey="p",
+        RowKey="r",
+        S="text \u00fc \U0001f642",
+        I=5,
+        L=5,
+        D=1.0,
+        F=0.1,
+        B=True,
+        T=EdmDateTime.parse("2020-09-15T23:02:10.4363943Z"),
+        A=datetime(2021, 1, 1, 12, 30, tzinfo=UTC),
+        G=uuid.UUID("c9da6455-213d-42c9-9a79-3e9149a57833"),
+        X=b"\x00\x01\xff",
+        Big=2**40,
+        Typed=Typed(7, EdmType.INT64),
+        Gone=None,
+    )
+    planned.edm_types["L"] = EdmType.INT64
+    await table.insert_entity(planned)
+    back = await table.get_entity("p", "r")
+    assert content_digest(back) == content_digest(planned)
+    changed = planned.copy()
+    changed["F"] = 0.2
+    assert content_digest(changed) != content_digest(planned)
+    retyped = planned.copy()
+    retyped.edm_types["I"] = EdmType.INT64
+    assert content_digest(retyped) != content_digest(planned)
+    # the plan of an upgrade (its marker, an Int64, a parsed DateTime), read back
+    v1 = CustomerV1("c", "1", Name="Ann", Visits=3, Joined="2020-01-02T03:04:05Z", City="x")
+    plan = Migration("0001", "typed", [upgrade(Customer)]).plan_row(v1.to_entity())
+    assert plan is not None
+    await table.insert_entity(plan.entity)
+    back = await table.get_entity("c", "1")
+    assert content_digest(back) == content_digest(plan.entity)
