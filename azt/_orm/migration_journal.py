@@ -13,11 +13,12 @@ new keys, and drop the application's write to the old row with the old row.
 So before a run sends the inserts of a page's moves (or a copy over a new row after a
 conflict) it writes one journal row: for each move a digest of the old keys, of the
 ETag the old row was read with and of the content of the new row as planned (its
-properties, their EDM types and values: :func:`content_digest`). The row is deleted
-once the page's moves are done; what a killed run left is loaded by the next run and
-deleted when the migration is done. A new row whose content digest a dead run journalled
-for the old keys is that run's copy: copied again from the old row if the old row changed
-since (its ETag), or taken as the move's copy if not.
+properties, their EDM types and values: :func:`content_digest`). Once the page's moves
+are done, the row is deleted in the transaction of the next journal write (no request
+of its own; the last ones when the migration is done); what a killed run left is loaded
+by the next run and deleted when the migration is done. A new row whose content digest
+a dead run journalled for the old keys is that run's copy: copied again from the old row
+if the old row changed since (its ETag), or taken as the move's copy if not.
 
 Journal rows live in the table of applied migrations, PartitionKey
 ``"<table>.<migration name>"`` (a table name has no ``.``, so no record's partition),
@@ -30,7 +31,8 @@ Example::
     await journal.load()          # what killed runs left
     row = await journal.note([(("p", "1"), etag, planned_entity)])
     ...                           # insert the new rows, delete the old ones
-    await journal.forget([row])
+    journal.finished([row])       # deleted with the next journal write
+    await journal.clear()         # the migration is done
 """
 
 from __future__ import annotations
@@ -42,10 +44,17 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from azt._core.batch import BatchOperation
 from azt._core.results import UpdateMode
 from azt._core.table_client import TableClient
 from azt._edm.types import EdmType, coerce_value, resolved_type
-from azt._errors import AmbiguousOutcomeError, EntityNotFoundError, ServiceError, TransportError
+from azt._errors import (
+    AmbiguousOutcomeError,
+    EntityNotFoundError,
+    ServiceError,
+    TransactionError,
+    TransportError,
+)
 from azt._orm.evolution import stored_type
 from azt._orm.migration_records import retrying
 from azt._orm.migrations import Migration
@@ -56,6 +65,8 @@ _DIGEST = 16
 _ENTRY = 3 * _DIGEST
 #: a Binary property holds at most 64 KiB
 _CHUNK = (65536 // _ENTRY) * _ENTRY
+#: operations of an entity group transaction
+_MAX_OPS = 100
 
 
 def content_digest(entity: Mapping[str, Any]) -> bytes:
@@ -112,7 +123,7 @@ def _digest(*parts: str) -> bytes:
 
 class MoveJournal:
     """The journal rows of one migration (see the module text): :meth:`load` what killed
-    runs left, :meth:`note` moves before their copies are sent, :meth:`forget` a page's
+    runs left, :meth:`note` moves before their copies are sent, :meth:`finished` a page's
     rows once its moves are done, :meth:`clear` every row left once the migration is
     done; :meth:`earlier_copy` says whether a new row is a killed run's copy.
 
@@ -129,6 +140,8 @@ class MoveJournal:
         self.earlier: dict[bytes, list[tuple[bytes, bytes]]] = {}
         #: the journal rows (RowKeys) not yet deleted: loaded, or written by this run
         self.rows: set[str] = set()
+        #: ... of which those whose moves are done (deleted with the next journal write)
+        self.done: list[str] = []
         self.run = uuid.uuid4().hex[:12]
         self.written = 0
 
@@ -154,8 +167,9 @@ class MoveJournal:
 
     async def note(self, moves: Sequence[tuple[tuple[str, str], str, Mapping[str, Any]]]) -> str:
         """Write one journal row for ``moves`` (old keys, the ETag the old row was read
-        with, the new row as it is to be written) before their copies are sent; returns
-        its RowKey."""
+        with, the new row as it is to be written) before their copies are sent, in one
+        transaction with the deletes of the rows :meth:`finished` since the last write;
+        returns its RowKey."""
         data = b"".join(
             _digest(pk, rk) + _digest(etag) + content_digest(new) for (pk, rk), etag, new in moves
         )
@@ -169,18 +183,49 @@ class MoveJournal:
         }
         for i, at in enumerate(range(0, len(data), _CHUNK)):
             entity[f"M{i}"] = data[at : at + _CHUNK]
-        await retrying(lambda: self.log.upsert_entity(entity, UpdateMode.REPLACE))
         self.rows.add(key)
+        gone, self.done = self.done[: _MAX_OPS - 1], self.done[_MAX_OPS - 1 :]
+        write = BatchOperation("upsert", entity, mode=UpdateMode.REPLACE)
+        if gone:
+            try:
+                await self._submit([write, *self._deletes(gone)])
+            except (TransactionError, AmbiguousOutcomeError):
+                pass  # a row to delete is gone already (an answer lost): clear() deletes
+            else:  # the rest one by one, a row gone already being fine
+                self.rows.difference_update(gone)
+                return key
+        await retrying(lambda: self.log.upsert_entity(entity, UpdateMode.REPLACE))
         return key
 
-    async def forget(self, keys: Sequence[str]) -> None:
-        """Delete journal rows (their moves are done); a row that cannot be deleted now
-        stays listed, for :meth:`clear`."""
-        await asyncio.gather(*(self._delete(key) for key in keys))
+    def finished(self, keys: Sequence[str]) -> None:
+        """The moves of these journal rows are done: the rows are deleted with the next
+        journal write (no request of their own), or by :meth:`clear`."""
+        self.done.extend(keys)
 
     async def clear(self) -> None:
-        """Delete every journal row left (the migration is done: no move is in flight)."""
-        await self.forget(sorted(self.rows))
+        """Delete every journal row left (the migration is done: no move is in flight),
+        in transactions of up to 100."""
+        left = sorted(self.rows)
+        self.done.clear()
+        for at in range(0, len(left), _MAX_OPS):
+            await self._clear(left[at : at + _MAX_OPS])
+
+    async def _clear(self, keys: list[str]) -> None:
+        try:
+            await self._submit(self._deletes(keys))
+        except (TransactionError, AmbiguousOutcomeError):  # one is gone already
+            await asyncio.gather(*(self._delete(key) for key in keys))
+        else:
+            self.rows.difference_update(keys)
+
+    async def _submit(self, ops: list[BatchOperation]) -> None:
+        await retrying(lambda: self.log.submit_transaction(ops))
+
+    def _deletes(self, keys: Sequence[str]) -> list[BatchOperation]:
+        return [
+            BatchOperation("delete", {"PartitionKey": self.partition, "RowKey": k}, etag="*")
+            for k in keys
+        ]
 
     async def _delete(self, key: str) -> None:
         try:
@@ -188,7 +233,7 @@ class MoveJournal:
         except (EntityNotFoundError, AmbiguousOutcomeError):
             pass  # gone already (an earlier attempt's answer was lost)
         except (ServiceError, TransportError):
-            return  # left for clear()
+            return  # left (a later run's clear() deletes it)
         self.rows.discard(key)
 
     def earlier_copy(

@@ -391,7 +391,7 @@ class _Run:
                     await self._note(moves)
                 await self._write(units)
                 if page.journal and not page.failed and self.journal is not None:
-                    await self.journal.forget(page.journal)
+                    self.journal.finished(page.journal)  # deleted with the next journal write
         finally:
             page.settled = True
             self._settle()
