@@ -24,7 +24,9 @@ Why it is exactly once per row and safe next to live writers:
   Timestamp. What stays ambiguous: an application writing the new keys itself that
   puts back, while the migration's answer is lost or its run dead, exactly the content
   of the migration's stale copy (every property, type and value): that write is taken
-  for the copy, and the old row's last write copied over it;
+  for the copy, and the old row's last write copied over it. An old row the
+  application deletes after the copy is deleted at the new keys too (where this run
+  never sent the old row's delete);
 * the checkpoint (the scan's token, kept in the migration's record row) only moves past
   pages whose every row is written or found done, so after ``kill -9`` a run again
   resumes there, and reads what came after it again (finding the rows already done).
@@ -63,7 +65,7 @@ from azt._errors import (
 )
 from azt._orm.columns import entity_info
 from azt._orm.indexes import declared_indexes, is_index_row_key
-from azt._orm.migration_journal import MoveJournal, content_digest
+from azt._orm.migration_journal import MoveJournal
 from azt._orm.migration_records import (
     MAX_ATTEMPTS,
     MIGRATIONS_TABLE,
@@ -79,7 +81,8 @@ from azt._orm.migration_records import (
     retrying,
     verify_migrations,
 )
-from azt._orm.migrations import Migration, RowPlan
+from azt._orm.migration_units import Page, Unit, describe, holds, keys_of, own_copy, stamp
+from azt._orm.migrations import Migration
 from azt._orm.scan import parallel_scan
 
 __all__ = [  # the records' names too, so this module stays the one the faces import
@@ -172,51 +175,6 @@ async def run_migrations(
     return reports
 
 
-class _Unit:
-    """The operations of one row's rewrite (one transaction's worth, or the first of a
-    move across partitions), and the row as read."""
-
-    __slots__ = ("copied", "deleted", "ops", "page", "plan", "row", "sent", "size", "then")
-
-    def __init__(self, row: TableEntity, plan: RowPlan, page: _Page) -> None:
-        self.row = row
-        self.plan = plan
-        self.page = page
-        self.ops: list[BatchOperation] = []
-        self.then: list[BatchOperation] = []  # a move across partitions: the delete after
-        self.deleted: list[BatchOperation] = []  # a move: the old row's delete (+ index rows)
-        #: a move across partitions: the ETag of the new row as this run wrote it (the
-        #: insert's answer, or a copy's), or known to be the migration's copy
-        self.copied: str | None = None
-        #: ... and the new row as this run last sent it (the insert, or a copy over the new
-        #: row): the copy, if the new row holds exactly this and the answer was lost
-        self.sent: TableEntity | None = None
-        #: a generous estimate of the encoded size (a transaction stays under 4 MiB); set
-        #: by the writers that group units themselves (the loader measures its own)
-        self.size = 0
-
-
-class _Page:
-    """A scan page in flight: ``left`` rows still to write (or to find done), ``done``
-    once every one is; then the scan's token after it may be saved."""
-
-    __slots__ = ("done", "failed", "journal", "left", "settled", "token")
-
-    def __init__(self, token: str | None) -> None:
-        self.token = token
-        self.left = 0
-        self.settled = False
-        self.done = asyncio.Event()
-        #: the journal rows of its moves across partitions (deleted once they are done)
-        self.journal: list[str] = []
-        self.failed = False
-
-    def resolved(self) -> None:
-        self.left -= 1
-        if self.left <= 0:
-            self.done.set()
-
-
 class _Run:
     def __init__(
         self,
@@ -243,7 +201,7 @@ class _Run:
         self.stats = MigrationProgress(m.name)
         self.report.progress = self.stats
         self.on_progress = progress
-        self.pages: list[_Page] = []
+        self.pages: list[Page] = []
         self.settled = 0  # pages[:settled] are all written
         self.interval = 1.0
         self.started = time.monotonic()
@@ -267,8 +225,8 @@ class _Run:
         self.before: list[Migration] = []
         #: what the loader is to write: a page's units at a time (one handoff a page, not
         #: one a row), or ``None`` once every page is settled
-        self.feed: asyncio.Queue[list[_Unit] | None] = asyncio.Queue()
-        self.sent: dict[int, _Unit] = {}
+        self.feed: asyncio.Queue[list[Unit] | None] = asyncio.Queue()
+        self.sent: dict[int, Unit] = {}
         self.followups: set[asyncio.Task[None]] = set()
         #: a re-key's journal of moves across partitions in flight (none for the others)
         self.journal: MoveJournal | None = None
@@ -355,7 +313,7 @@ class _Run:
                 self._tick()
 
     async def _page(self, rows: list[TableEntity], token: str | None) -> None:
-        page = _Page(token)
+        page = Page(token)
         self.pages.append(page)
         try:
             units = []
@@ -379,7 +337,7 @@ class _Run:
             self.stats.changed += len(units)
             if self.dry_run:
                 for u in units[: max(0, SAMPLE - len(self.report.samples))]:
-                    self.report.samples.append(_describe(u))
+                    self.report.samples.append(describe(u))
             elif self.bulk:
                 page.left = len(units)
                 if units:
@@ -447,11 +405,11 @@ class _Run:
 
     # -- planning a row --------------------------------------------------------------------
 
-    def _plan(self, row: TableEntity, page: _Page) -> _Unit | None:
+    def _plan(self, row: TableEntity, page: Page) -> Unit | None:
         plan = self.m.plan_row(row)
         if plan is None:
             return None
-        unit = _Unit(row, plan, page)
+        unit = Unit(row, plan, page)
         # the ETag as decoded (row.metadata would build the metadata object and parse
         # the Timestamp of every row read, which nothing here needs)
         etag = getattr(row, "_etag", None) or row.metadata.etag or "*"
@@ -466,7 +424,7 @@ class _Run:
             unit.ops = [checked_operation(op, limits), *self._companions(row, new, "update", etag)]
             return unit
         create = checked_operation(BatchOperation("create", new), limits)
-        delete = BatchOperation("delete", _keys(row), etag=etag)
+        delete = BatchOperation("delete", keys_of(row), etag=etag)
         created = [create, *self._companions(None, new, "create", None)]
         deleted = [delete, *self._companions(row, None, "delete", etag)]
         unit.deleted = deleted
@@ -533,7 +491,7 @@ class _Run:
             self._failed(unit, outcome.error or Exception(outcome.message))
             unit.page.resolved()
 
-    async def _again_bulk(self, unit: _Unit) -> None:
+    async def _again_bulk(self, unit: Unit) -> None:
         again = await self._again(unit, None)
         if again:
             self.feed.put_nowait(again)  # the same row, planned from what it is now
@@ -542,21 +500,21 @@ class _Run:
 
     # -- writing ---------------------------------------------------------------------------
 
-    async def _write(self, units: list[_Unit]) -> None:
-        by_partition: dict[str, list[_Unit]] = {}
+    async def _write(self, units: list[Unit]) -> None:
+        by_partition: dict[str, list[Unit]] = {}
         for u in units:
             by_partition.setdefault(u.ops[0].partition_key, []).append(u)
         await asyncio.gather(*(self._partition(us) for us in by_partition.values()))
 
-    async def _partition(self, units: list[_Unit]) -> None:
+    async def _partition(self, units: list[Unit]) -> None:
         """Send one partition's units, as many whole units per transaction as fit (a
         row's index rows always share its transaction)."""
         while units:
             # a unit's operations share a partition; the units do not always (a move's
             # second half, the delete of the old row, is in the old row's partition)
             pk = units[0].ops[0].partition_key
-            group: list[_Unit] = []
-            rest: list[_Unit] = []
+            group: list[Unit] = []
+            rest: list[Unit] = []
             n = size = 0
             for u in units:
                 if u.ops[0].partition_key != pk or (
@@ -569,10 +527,15 @@ class _Run:
                 size += u.size
             units = await self._send(group) + rest
 
-    async def _send(self, group: list[_Unit]) -> list[_Unit]:
+    async def _send(self, group: list[Unit]) -> list[Unit]:
         """Send one transaction of ``group``; returns the units to send again (the rest
         of a transaction one unit failed, or the unit re-planned after a conflict)."""
         ops = [op for u in group for op in u.ops]
+        was = [u.deleting for u in group]
+        for u in group:
+            if not u.then and u.deleted:
+                u.deleting = True  # the old row's delete is sent: if it is gone, moved
+        maybe = False  # an attempt of this transaction may have been applied
         attempts = 0
         while True:
             attempts += 1
@@ -581,15 +544,19 @@ class _Run:
                 async with self.sem:
                     results = await self.table.submit_transaction(ops)
             except TransactionError as exc:
+                if not (maybe or exc.earlier_attempt_may_have_applied):
+                    for u, before in zip(group, was, strict=True):
+                        u.deleting = before  # refused whole: none of it was applied
                 return await self._op_failed(group, exc)
             except AmbiguousOutcomeError:
                 # a resend met 412/404/409 after an attempt without an answer: ours may
                 # have been applied, or the application wrote: read every row again
-                again: list[_Unit] = []
+                again: list[Unit] = []
                 for u in group:
                     again.extend(await self._again(u, None))
                 return again
             except (ServiceError, TransportError) as exc:
+                maybe = True
                 if not is_retryable(exc) or attempts >= MAX_ATTEMPTS:
                     for u in group:
                         self._failed(u, exc)
@@ -601,7 +568,7 @@ class _Run:
                 await asyncio.sleep(min(0.05 * 2**attempts, 2.0))
                 continue
             break
-        later: list[_Unit] = []
+        later: list[Unit] = []
         at = 0
         for u in group:
             first, at = at, at + len(u.ops)
@@ -613,7 +580,7 @@ class _Run:
                 self.report.written += 1
         return later
 
-    async def _op_failed(self, group: list[_Unit], exc: TransactionError) -> list[_Unit]:
+    async def _op_failed(self, group: list[Unit], exc: TransactionError) -> list[Unit]:
         i = exc.index if exc.index is not None else 0
         at = 0
         culprit = group[0]
@@ -634,7 +601,7 @@ class _Run:
         self._failed(culprit, exc)
         return rest
 
-    async def _again(self, u: _Unit, error: BaseException | None) -> list[_Unit]:
+    async def _again(self, u: Unit, error: BaseException | None) -> list[Unit]:
         """Read the row again and plan it again (the application changed it, or an earlier
         attempt of ours was applied)."""
         self.report.conflicts += 1
@@ -656,13 +623,15 @@ class _Run:
             return []  # already in the new shape
         return [fresh]
 
-    async def _moved_again(self, u: _Unit) -> list[_Unit]:
+    async def _moved_again(self, u: Unit) -> list[Unit]:
         """A move met a conflict: the new row exists (its insert failed ``409``), the old
         row changed since it was read (its delete failed ``412``), or an answer was lost.
         Read both rows again; the old row's content reaches the new keys unless the new
         row is the application's later write:
 
-        * the old row is gone: moved;
+        * the old row is gone: moved; but if this run never sent a delete that could have
+          taken it, the application deleted it after the copy, and the copy, if still
+          the migration's, is deleted too (:meth:`_deleted_meanwhile`);
         * no new row: insert it (and delete the old one), as planned;
         * the new row holds what the old one would move now, or is a killed run's copy
           of the old row as it is now (the journal): it stands, and the old row is
@@ -681,6 +650,8 @@ class _Run:
             old = await retrying(lambda: self.table.get_entity(pk, rk))
         except EntityNotFoundError:
             self.report.written += 1  # the old row is gone: moved
+            if not u.deleting and (u.sent is not None or u.copied is not None):
+                await self._deleted_meanwhile(u)
             return []
         try:
             fresh = self._plan(old, u.page)
@@ -696,13 +667,13 @@ class _Run:
         except EntityNotFoundError:
             return [fresh]
         new_etag = new.metadata.etag or "*"
-        ours, now = _ours(u, new, new_etag), False
+        ours, now = own_copy(u, new, new_etag), False
         if not ours and self.journal is not None:
             earlier = self.journal.earlier_copy((pk, rk), old.metadata.etag or "*", new)
             ours, now = earlier is not None, earlier is False
-        if _holds(new, entity) or now or not (ours or _stamp(old) > _stamp(new)):
+        if holds(new, entity) or now or not (ours or stamp(old) > stamp(new)):
             fresh.ops, fresh.then, fresh.sent = fresh.deleted, [], None
-            fresh.copied = new_etag if ours or _holds(new, entity) else None
+            fresh.copied = new_etag if ours or holds(new, entity) else None
             return [fresh]
         replace = checked_operation(
             BatchOperation("update", entity, mode=UpdateMode.REPLACE, etag=new_etag), self.limits
@@ -715,7 +686,38 @@ class _Run:
             await self._note([fresh])  # a killed run's successor knows this copy too
         return [fresh]
 
-    async def _note(self, units: list[_Unit]) -> None:
+    async def _deleted_meanwhile(self, u: Unit) -> None:
+        """The old row of a move across partitions is gone, and this run never sent its
+        delete: the application deleted it after the migration's copy was made. The copy
+        goes too (with its index rows, ``If-Match`` it as read) if it is still the
+        migration's (:func:`_ours`, or a killed run's by the journal); a new row the
+        application wrote stands."""
+        planned = u.sent if u.sent is not None else u.plan.entity
+        npk, nrk = planned["PartitionKey"], planned["RowKey"]
+        try:
+            new = await retrying(lambda: self.table.get_entity(npk, nrk))
+        except EntityNotFoundError:
+            return
+        etag = new.metadata.etag or "*"
+        ours = own_copy(u, new, etag) or (
+            self.journal is not None
+            and self.journal.earlier_copy(u.plan.old_keys, "", new) is not None
+        )
+        if not ours:
+            return  # the application's row at the new keys
+        ops = [
+            BatchOperation("delete", keys_of(new), etag=etag),
+            *self._companions(new, None, "delete", etag),
+        ]
+        try:
+            await retrying(lambda: self.table.submit_transaction(ops))
+        except (TransactionError, AmbiguousOutcomeError) as exc:
+            if not isinstance(exc, AmbiguousOutcomeError) and not isinstance(exc.error, _CONFLICTS):
+                raise
+            # the application wrote the new row since (it stands), or the answer to this
+            # delete was lost (the copy is gone)
+
+    async def _note(self, units: list[Unit]) -> None:
         """Journal a page's moves across partitions before their copies are sent: one
         row for them all, deleted with the page's others once its moves are done."""
         if self.journal is None:
@@ -723,7 +725,7 @@ class _Run:
         moves = [(u.plan.old_keys, u.then[0].etag or "*", u.sent or u.plan.entity) for u in units]
         units[0].page.journal.append(await self.journal.note(moves))
 
-    def _refused(self, row: TableEntity, exc: BaseException, page: _Page | None = None) -> None:
+    def _refused(self, row: TableEntity, exc: BaseException, page: Page | None = None) -> None:
         if page is not None:
             page.failed = True  # its journal rows stay (a move of it may be in flight)
         self.report.failed += 1
@@ -732,7 +734,7 @@ class _Run:
                 f"{row['PartitionKey']!r}/{row['RowKey']!r}: cannot be migrated: {exc}"
             )
 
-    def _failed(self, u: _Unit, exc: BaseException) -> None:
+    def _failed(self, u: Unit, exc: BaseException) -> None:
         u.page.failed = True
         self.report.failed += 1
         if len(self.report.errors) < SAMPLE:
@@ -754,37 +756,3 @@ def pacing(told: BulkOptions, scan_concurrency: int | None) -> tuple[int, int, i
     if scan_concurrency is None:
         scan_concurrency = 8 if page == _PAGE_SIZE else _SMALL_PAGE_READERS
     return page, ahead, scan_concurrency
-
-
-def _ours(u: _Unit, new: TableEntity, etag: str) -> bool:
-    """Whether ``new`` (the new row as read, its ETag ``etag``) is the copy this run
-    wrote for ``u``, unchanged since: the ETag of the write's answer; where the answer
-    was lost, the content sent, exactly (every property, its type and value)."""
-    if u.copied is not None:
-        return etag == u.copied
-    return u.sent is not None and content_digest(new) == content_digest(u.sent)
-
-
-def _holds(stored: TableEntity, entity: TableEntity) -> bool:
-    """Whether the stored row holds ``entity``'s properties and values, and no others."""
-    return dict(stored) == dict(entity)
-
-
-def _stamp(row: TableEntity) -> datetime:
-    """The row's Timestamp (the service's time of its last write)."""
-    ts = row.metadata.timestamp
-    return ts if ts is not None else datetime.min.replace(tzinfo=UTC)
-
-
-def _keys(row: TableEntity) -> dict[str, Any]:
-    return {"PartitionKey": row["PartitionKey"], "RowKey": row["RowKey"]}
-
-
-def _describe(u: _Unit) -> str:
-    pk, rk = u.plan.old_keys
-    new = {k: v for k, v in u.plan.entity.items() if k not in ("PartitionKey", "RowKey")}
-    where = f"{pk!r}/{rk!r}"
-    if u.plan.moved:
-        where += f" -> {u.plan.entity['PartitionKey']!r}/{u.plan.entity['RowKey']!r}"
-    old = {k: v for k, v in u.row.items() if k not in ("PartitionKey", "RowKey")}
-    return f"{where}: {old} -> {new}"

@@ -174,6 +174,79 @@ async def test_a_run_killed_between_copy_and_delete_does_not_drop_a_write(
     assert await journal_rows(service) == []  # cleared once the migration is done
 
 
+@pytest.mark.parametrize("rewrites", [False, True])
+async def test_an_old_row_deleted_after_the_copy_is_not_brought_back(
+    service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch, rewrites: bool
+) -> None:
+    """The application deletes a row (``If-Match``) after the migration copied it and
+    before the migration's delete: that delete meets ``404``, the run never having sent
+    one that could have taken the row, so the application deleted it: the copy, still as
+    the migration wrote it, is deleted too, with its index rows (the row does not come
+    back at the new keys). ``rewrites``: the application then wrote the new keys itself:
+    its row stands."""
+    table = await service.create_table("tickets")
+    tickets = EntityTable(Ticket, table)
+    for i in range(3):
+        await tickets.insert(Ticket("t", f"{i:03d}", status="open"))
+    real = migration_runner._Run._send
+    deleted: list[str] = []
+
+    async def send(self: Any, group: list[Any]) -> list[Any]:
+        inserting = [u.plan.old_keys[1] for u in group if u.then]
+        later: list[Any] = await real(self, group)
+        if inserting and not deleted:  # copied, not yet deleted: the application deletes
+            await tickets.delete(await tickets.get("t", "000"))
+            if rewrites:  # the application writes the new keys: its row
+                mine = await tickets.get("b-t", "r-000")
+                mine.status = "mine"
+                await tickets.save(mine)
+            deleted.append("000")
+        return later
+
+    monkeypatch.setattr(migration_runner._Run, "_send", send)
+    m = Migration("0001_bucket", "tickets", [rekey(bucketed(True), "b-")], entity=Ticket)
+    [r] = await run_migrations(service, [m])
+    assert deleted
+    assert (r.ok, r.failed) == (True, 0)
+    stored = await rows_of(table)
+    kept = [("b-t", "r-000")] if rewrites else []
+    assert sorted(stored) == [*kept, ("b-t", "r-001"), ("b-t", "r-002")]
+    if rewrites:
+        assert stored[("b-t", "r-000")]["status"] == "mine"
+    assert (await verify_index(table, Ticket)).consistent
+    assert await journal_rows(service) == []
+
+
+async def test_a_lost_answer_to_the_delete_keeps_the_copy(
+    service: azt.TableServiceClient, azt_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old row's delete is applied but its answer lost; the resend meets ``404``.
+    This run sent a delete that may have taken the row: the row moved, and its copy
+    stays (only a row the run never sent a delete for is the application's delete)."""
+    faults = azt_stub.config.faults
+    assert faults is not None
+    table = await service.create_table("tickets")
+    tickets = EntityTable(Ticket, table)
+    for i in range(3):
+        await tickets.insert(Ticket("t", f"{i:03d}", status="open"))
+    real = migration_runner._Run._send
+
+    async def send(self: Any, group: list[Any]) -> list[Any]:
+        if any(u.deleted and not u.then for u in group):  # the deletes: answer lost
+            faults.fail_next(FaultKind.DROP_AFTER, 1, methods={"POST"}, table="tickets")
+        later: list[Any] = await real(self, group)
+        return later
+
+    monkeypatch.setattr(migration_runner._Run, "_send", send)
+    m = Migration("0001_bucket", "tickets", [rekey(bucketed(True), "b-")], entity=Ticket)
+    [r] = await run_migrations(service, [m])
+    assert faults.counters[FaultKind.DROP_AFTER] >= 1
+    assert (r.ok, r.failed) == (True, 0)
+    stored = await rows_of(table)
+    assert sorted(stored) == [("b-t", f"r-{i:03d}") for i in range(3)]
+    assert (await verify_index(table, Ticket)).consistent
+
+
 async def test_a_move_nothing_raced_costs_one_journal_write_a_page(
     service: azt.TableServiceClient, azt_stub: StubServer
 ) -> None:

@@ -56,6 +56,7 @@ class Evolving(Entity):
         "azt._orm.migration_runner",
         "azt._orm.migration_records",
         "azt._orm.migration_journal",
+        "azt._orm.migration_units",
         "azt._orm.scan",
         "azt._orm.scan_parts",
         "azt._orm.scan_ranges",
