@@ -432,7 +432,7 @@ class _Run:
         if new["PartitionKey"] == row["PartitionKey"]:
             unit.ops = created + deleted
         else:
-            unit.ops, unit.then, unit.sent = created, deleted, new
+            unit.ops, unit.then = created, deleted
         return unit
 
     def _companions(
@@ -531,10 +531,12 @@ class _Run:
         """Send one transaction of ``group``; returns the units to send again (the rest
         of a transaction one unit failed, or the unit re-planned after a conflict)."""
         ops = [op for u in group for op in u.ops]
-        was = [u.deleting for u in group]
+        was = [(u.sent, u.deleting) for u in group]
         for u in group:
-            if not u.then and u.deleted:
-                u.deleting = True  # the old row's delete is sent: if it is gone, moved
+            if u.then:  # a move across partitions: the new row is written (insert or copy)
+                u.sent = u.plan.entity
+            elif u.deleted:  # the old row's delete is sent: if it is gone, moved
+                u.deleting = True
         maybe = False  # an attempt of this transaction may have been applied
         attempts = 0
         while True:
@@ -545,8 +547,8 @@ class _Run:
                     results = await self.table.submit_transaction(ops)
             except TransactionError as exc:
                 if not (maybe or exc.earlier_attempt_may_have_applied):
-                    for u, before in zip(group, was, strict=True):
-                        u.deleting = before  # refused whole: none of it was applied
+                    for u, (sent, deleting) in zip(group, was, strict=True):
+                        u.sent, u.deleting = sent, deleting  # refused whole: none applied
                 return await self._op_failed(group, exc)
             except AmbiguousOutcomeError:
                 # a resend met 412/404/409 after an attempt without an answer: ours may
@@ -672,7 +674,7 @@ class _Run:
             earlier = self.journal.earlier_copy((pk, rk), old.metadata.etag or "*", new)
             ours, now = earlier is not None, earlier is False
         if holds(new, entity) or now or not (ours or stamp(old) > stamp(new)):
-            fresh.ops, fresh.then, fresh.sent = fresh.deleted, [], None
+            fresh.ops, fresh.then = fresh.deleted, []
             fresh.copied = new_etag if ours or holds(new, entity) else None
             return [fresh]
         replace = checked_operation(
@@ -680,9 +682,9 @@ class _Run:
         )
         copy = [replace, *self._companions(new, entity, "update", new_etag)]
         if npk == pk:
-            fresh.ops, fresh.then, fresh.sent = copy + fresh.deleted, [], None
+            fresh.ops, fresh.then = copy + fresh.deleted, []
         else:
-            fresh.ops, fresh.then, fresh.sent = copy, fresh.deleted, entity
+            fresh.ops, fresh.then = copy, fresh.deleted
             await self._note([fresh])  # a killed run's successor knows this copy too
         return [fresh]
 
@@ -722,7 +724,7 @@ class _Run:
         row for them all, deleted with the page's others once its moves are done."""
         if self.journal is None:
             return
-        moves = [(u.plan.old_keys, u.then[0].etag or "*", u.sent or u.plan.entity) for u in units]
+        moves = [(u.plan.old_keys, u.then[0].etag or "*", u.plan.entity) for u in units]
         units[0].page.journal.append(await self.journal.note(moves))
 
     def _refused(self, row: TableEntity, exc: BaseException, page: Page | None = None) -> None:

@@ -53,9 +53,11 @@ class Unit:
         #: insert's answer, or a copy's), or known to be the migration's copy
         self.copied: str | None = None
         #: ... and the new row as this run last sent it (the insert, or a copy over the new
-        #: row): the copy, if the new row holds exactly this and the answer was lost
+        #: row) in a transaction that may have been applied: the copy, if the new row holds
+        #: exactly this and the answer was lost
         self.sent: TableEntity | None = None
-        #: a move: the old row's delete was sent (it may be this run's delete that took it)
+        #: a move: the old row's delete was sent in a transaction that may have been
+        #: applied (if the old row is gone, it may be this run's delete that took it)
         self.deleting = False
         #: a generous estimate of the encoded size (a transaction stays under 4 MiB); set
         #: by the writers that group units themselves (the loader measures its own)
@@ -93,7 +95,7 @@ def own_copy(u: Unit, new: TableEntity, etag: str) -> bool:
         >>> from azt._orm.migrations import Migration, rekey
         >>> row = TableEntity(PartitionKey="p", RowKey="1", N=1)
         >>> m = Migration("m", "things", [rekey(lambda r: ("b-p", "1"))])
-        >>> u = Unit(row, m.plan_row(row), Page(None)); u.sent = u.plan.entity
+        >>> u = Unit(row, m.plan_row(row), Page(None)); u.sent = u.plan.entity  # sent
         >>> copy = TableEntity(PartitionKey="b-p", RowKey="1", N=1)
         >>> own_copy(u, copy, 'W/"x"'), own_copy(u, TableEntity(copy, N=2), 'W/"x"')
         (True, False)

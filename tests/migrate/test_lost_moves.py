@@ -217,6 +217,35 @@ async def test_an_old_row_deleted_after_the_copy_is_not_brought_back(
     assert await journal_rows(service) == []
 
 
+async def test_a_new_row_the_insert_was_refused_for_is_not_taken_for_the_copy(
+    service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The application moves a row itself, between the migration's read and its insert:
+    it writes the new keys with exactly the content the migration planned, and deletes
+    the old row. The migration's insert is refused whole (``409``, no earlier attempt):
+    the new row is not its copy, though it holds what it would have sent, and stands."""
+    table = await service.create_table("moved")
+    for i in range(3):
+        await table.upsert_entity({"PartitionKey": "p", "RowKey": f"{i}", "N": i})
+    real = migration_runner._Run._send
+    moved: list[str] = []
+
+    async def send(self: Any, group: list[Any]) -> list[Any]:
+        if any(u.then for u in group) and not moved:  # the application moves row 0
+            await table.upsert_entity({"PartitionKey": "b-p", "RowKey": "r-0", "N": 0})
+            await table.delete_entity("p", "0")
+            moved.append("0")
+        later: list[Any] = await real(self, group)
+        return later
+
+    monkeypatch.setattr(migration_runner._Run, "_send", send)
+    [r] = await run_migrations(service, [Migration("0001", "moved", [rekey(bucketed(True))])])
+    assert moved
+    assert (r.ok, r.failed) == (True, 0)
+    stored = await rows_of(table)
+    assert {k: e["N"] for k, e in stored.items()} == {("b-p", f"r-{i}"): i for i in range(3)}
+
+
 async def test_a_lost_answer_to_the_delete_keeps_the_copy(
     service: azt.TableServiceClient, azt_stub: StubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
