@@ -652,8 +652,8 @@ class _Run:
             old = await retrying(lambda: self.table.get_entity(pk, rk))
         except EntityNotFoundError:
             self.report.written += 1  # the old row is gone: moved
-            if not u.deleting and (u.sent is not None or u.copied is not None):
-                await self._deleted_meanwhile(u)
+            if not u.deleting and u.plan.entity["PartitionKey"] != pk:
+                await self._deleted_meanwhile(u)  # across partitions: by the application
             return []
         try:
             fresh = self._plan(old, u.page)

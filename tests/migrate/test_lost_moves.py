@@ -217,6 +217,52 @@ async def test_an_old_row_deleted_after_the_copy_is_not_brought_back(
     assert await journal_rows(service) == []
 
 
+async def test_a_row_deleted_after_a_killed_runs_copy_is_not_brought_back(
+    service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run is killed after its copy, before its delete; during the next run, after it
+    read the old row, the application deletes it. The next run's insert meets the killed
+    run's copy (``409``), then finds the old row gone without having sent its delete:
+    the journal says the new row is the killed run's copy, so it goes too."""
+    table = await service.create_table("tickets")
+    tickets = EntityTable(Ticket, table)
+    await tickets.insert(Ticket("t", "000", status="open"))
+    real = migration_runner._Run._send
+    killed = asyncio.Event()
+
+    async def kill_after_the_copy(self: Any, group: list[Any]) -> list[Any]:
+        copying = any(u.then for u in group)
+        later: list[Any] = await real(self, group)
+        if copying:
+            killed.set()
+            await asyncio.Event().wait()
+        return later
+
+    async def delete_before_the_insert(self: Any, group: list[Any]) -> list[Any]:
+        if any(u.then for u in group) and await tickets.get_or_none("t", "000"):
+            await tickets.delete(await tickets.get("t", "000"))
+        later: list[Any] = await real(self, group)
+        return later
+
+    m = Migration("0001_bucket", "tickets", [rekey(bucketed(True), "b-")], entity=Ticket)
+    monkeypatch.setattr(migration_runner._Run, "_send", kill_after_the_copy)
+    task = asyncio.create_task(run_migrations(service, [m]))
+    kill = asyncio.create_task(killed.wait())
+    await asyncio.wait([task, kill], timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    kill.cancel()
+    assert killed.is_set()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sorted(await rows_of(table)) == [("b-t", "r-000"), ("t", "000")]
+    monkeypatch.setattr(migration_runner._Run, "_send", delete_before_the_insert)
+    [r] = await run_migrations(service, [m])
+    assert (r.ok, r.failed) == (True, 0)
+    assert await rows_of(table) == {}
+    assert (await verify_index(table, Ticket)).consistent
+    assert await journal_rows(service) == []
+
+
 async def test_a_new_row_the_insert_was_refused_for_is_not_taken_for_the_copy(
     service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
