@@ -638,7 +638,7 @@ class _Run:
         * the new row holds what the old one would move now, or is a killed run's copy
           of the old row as it is now (the journal): it stands, and the old row is
           deleted if it is still as read now;
-        * the new row is the migration's copy (:meth:`_ours`, or a killed run's by the
+        * the new row is the migration's copy (:func:`own_copy`, or a killed run's by the
           journal), made from the old row as read before it changed: the old row is
           copied again over the new row (``If-Match`` the new row as read) and deleted,
           in one transaction within a partition;
@@ -692,7 +692,7 @@ class _Run:
         """The old row of a move across partitions is gone, and this run never sent its
         delete: the application deleted it after the migration's copy was made. The copy
         goes too (with its index rows, ``If-Match`` it as read) if it is still the
-        migration's (:func:`_ours`, or a killed run's by the journal); a new row the
+        migration's (:func:`own_copy`, or a killed run's by the journal); a new row the
         application wrote stands."""
         planned = u.sent if u.sent is not None else u.plan.entity
         npk, nrk = planned["PartitionKey"], planned["RowKey"]
@@ -713,11 +713,12 @@ class _Run:
         ]
         try:
             await retrying(lambda: self.table.submit_transaction(ops))
-        except (TransactionError, AmbiguousOutcomeError) as exc:
-            if not isinstance(exc, AmbiguousOutcomeError) and not isinstance(exc.error, _CONFLICTS):
-                raise
-            # the application wrote the new row since (it stands), or the answer to this
-            # delete was lost (the copy is gone)
+        except AmbiguousOutcomeError:
+            pass  # the answer to this delete was lost, or the application wrote the row
+        except TransactionError as exc:
+            if not isinstance(exc.error, _CONFLICTS):
+                self._failed(u, exc)  # the copy stays; the migration is not done
+            # else the application wrote the new row since (it stands), or deleted it
 
     async def _note(self, units: list[Unit]) -> None:
         """Journal a page's moves across partitions before their copies are sent: one
