@@ -27,7 +27,6 @@ import json
 import sqlite3
 import sys
 import threading
-from codecs import utf_16_be_decode
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
@@ -36,46 +35,26 @@ from typing import IO, Any
 
 from ._props import decode_props, encode_props
 from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, RowKey, entry_size
+from ._sql import DELETE as _DELETE
+from ._sql import PUT as _PUT
+from ._sql import PUT_NEW as _PUT_NEW
+from ._sql import SCHEMA as _SCHEMA
+from ._sql import SET_LAST as _SET_LAST
+from ._sql import TIMESTAMP_RESERVE, key_blob, key_param, key_text
+from ._sql import read_last as _read_last
+from ._sql import write_last as _write_last
 from .model import Entity
 from .query_pages import sort_str
 
 DB_FILE = "azt-stub.sqlite3"
 LOCK_FILE = "azt-stub.lock"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS table_meta (
-    account TEXT NOT NULL, lname TEXT NOT NULL, name TEXT NOT NULL, acl TEXT NOT NULL,
-    tid INTEGER NOT NULL UNIQUE,
-    PRIMARY KEY (account, lname)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS entity_rows (
-    tid INTEGER NOT NULL, pk BLOB NOT NULL, rk BLOB NOT NULL,
-    ts INTEGER NOT NULL, props TEXT NOT NULL, created INTEGER NOT NULL DEFAULT 0,
-    keys_at INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (tid, pk, rk)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID;
-"""
-
-_COLUMNS = "(tid, pk, rk, ts, props, created, keys_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-_PUT = "INSERT OR REPLACE INTO entity_rows " + _COLUMNS
-_PUT_NEW = "INSERT INTO entity_rows " + _COLUMNS
-_DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
-_SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
-_INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
 _ROW = "SELECT pk, rk, ts, props, created, keys_at FROM entity_rows WHERE tid = ? AND "
 _GET = _ROW + "pk = ? AND rk = ?"
 _GET_ROWS = _ROW + "pk = ? AND rk IN ({})"
 _ANY_ROW_BETWEEN = (
     "SELECT 1 FROM entity_rows WHERE tid = ? AND pk = ? AND rk BETWEEN ? AND ? LIMIT 1"
 )
-#: How far ahead of the last Timestamp issued the stored bound is set (ticks of 100 ns:
-#: 0.1 s). Every Timestamp issued stays at or below the stored bound, which a restart
-#: continues from, so Timestamps keep increasing across restarts, a crash included;
-#: the bound is rewritten only when a commit's Timestamp passes it, not by every commit
-#: (the meta row was a third of a single insert's WAL writes). A clean close stores the
-#: exact last Timestamp; after a crash the first Timestamps may be up to this far ahead
-#: of the clock (a process restart takes longer than that).
-TIMESTAMP_RESERVE = 1_000_000
 #: Most RowKeys one read of :meth:`SqliteStore.get_rows` asks for (SQLite's parameter limit).
 _ROWS_PER_READ = 500
 _SCAN = _ROW + "(pk, rk) {op} (?, ?)"
@@ -90,49 +69,6 @@ _CREATED_INDEX = (
 )
 _SCAN_CREATED = _ROW + "(created, pk, rk) >= (?, ?, ?) ORDER BY created, pk, rk LIMIT ?"
 _SCAN_CREATED_AFTER = _ROW + "(created, pk, rk) > (?, ?, ?) ORDER BY created, pk, rk LIMIT ?"
-
-
-def key_blob(key: str) -> bytes:
-    """A key as stored: its UTF-16-BE code units, so bytewise order is UTF-16 order.
-
-    Big-endian 2-byte units compare bytewise exactly as the units compare as
-    numbers, and a shorter prefix sorts first in both orders. Lone surrogates pass
-    through, so any Python ``str`` is stored (a key given as two surrogate code
-    points reads back as the one astral character they encode: the same key).
-
-    Example::
-
-        >>> key_blob("\\U0001f600") < key_blob("\\uffff")  # D83D DE00 < FFFF
-        True
-    """
-    return key.encode("utf-16-be", "surrogatepass")
-
-
-def key_param(key: str) -> bytearray:
-    """:func:`key_blob` as a statement parameter.
-
-    Python's sqlite3 binds ``int``, ``float``, ``str`` and ``bytearray`` parameters
-    directly but looks for an adapter for any other type, ``bytes`` included (two
-    failed attribute lookups a parameter): a ``bytearray`` of the same bytes binds as
-    the same BLOB at a third of the cost (100 rows of two keys: 240 -> 157 us).
-
-    Example::
-
-        >>> key_param("a") == key_blob("a")
-        True
-    """
-    return bytearray(key, "utf-16-be", "surrogatepass")
-
-
-def key_text(blob: bytes) -> str:
-    """Inverse of :func:`key_blob`.
-
-    Example::
-
-        >>> key_text(key_blob("é\\U0001f600"))
-        'é\\U0001f600'
-    """
-    return utf_16_be_decode(blob, "surrogatepass", True)[0]
 
 
 @dataclass(slots=True)
@@ -689,20 +625,6 @@ class SqliteStore:
 _TOUCHED_MAX = 16_384
 
 
-def _read_last(db: sqlite3.Connection) -> int:
-    """The stored bound of the Timestamps issued (0 for a new store)."""
-    row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
-    return int(row[0]) if row else 0
-
-
-def _write_last(db: sqlite3.Connection, last_timestamp: int) -> None:
-    """Store the bound of the Timestamps issued, in the write transaction open on ``db``."""
-    # An UPDATE rewrites the row in place: one page of the WAL, where INSERT OR REPLACE
-    # (a new rowid) rewrites the meta table's page and its key index's.
-    if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
-        db.execute(_INSERT_LAST, (last_timestamp,))
-
-
 #: Columns of ``entity_rows`` a store written by an older stub may lack, each added with
 #: its default when such a store is opened: ``created`` (creation ranks; the old rows rank
 #: 0: in key order, before every row created since) and ``keys_at`` (where an entity's
@@ -779,6 +701,7 @@ def _migrate_v1(db: sqlite3.Connection) -> None:
 __all__ = [
     "DB_FILE",
     "LOCK_FILE",
+    "TIMESTAMP_RESERVE",
     "LoadedState",
     "LoadedTable",
     "SqliteStore",

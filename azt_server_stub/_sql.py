@@ -1,0 +1,115 @@
+"""The durable store's SQL layout, its write statements and key encoding (private).
+
+Shared by the store (:mod:`~azt_server_stub._store`) and its write-behind log
+(:mod:`~azt_server_stub._writelog`), which replays logged rows with these statements.
+
+Example::
+
+    >>> key_text(key_blob("p")) == "p"
+    True
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from codecs import utf_16_be_decode
+
+__all__ = [
+    "DELETE",
+    "PUT",
+    "PUT_NEW",
+    "SCHEMA",
+    "SET_LAST",
+    "TIMESTAMP_RESERVE",
+    "key_blob",
+    "key_param",
+    "key_text",
+    "read_last",
+    "write_last",
+]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS table_meta (
+    account TEXT NOT NULL, lname TEXT NOT NULL, name TEXT NOT NULL, acl TEXT NOT NULL,
+    tid INTEGER NOT NULL UNIQUE,
+    PRIMARY KEY (account, lname)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entity_rows (
+    tid INTEGER NOT NULL, pk BLOB NOT NULL, rk BLOB NOT NULL,
+    ts INTEGER NOT NULL, props TEXT NOT NULL, created INTEGER NOT NULL DEFAULT 0,
+    keys_at INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tid, pk, rk)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID;
+"""
+
+COLUMNS = "(tid, pk, rk, ts, props, created, keys_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+PUT = "INSERT OR REPLACE INTO entity_rows " + COLUMNS
+PUT_NEW = "INSERT INTO entity_rows " + COLUMNS
+DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
+SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
+INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
+#: How far ahead of the last Timestamp issued the stored bound is set (ticks of 100 ns:
+#: 0.1 s). Every Timestamp issued stays at or below the stored bound, which a restart
+#: continues from, so Timestamps keep increasing across restarts, a crash included;
+#: the bound is rewritten only when a commit's Timestamp passes it, not by every commit
+#: (the meta row was a third of a single insert's WAL writes). A clean close stores the
+#: exact last Timestamp; after a crash the first Timestamps may be up to this far ahead
+#: of the clock (a process restart takes longer than that).
+TIMESTAMP_RESERVE = 1_000_000
+
+
+def key_blob(key: str) -> bytes:
+    """A key as stored: its UTF-16-BE code units, so bytewise order is UTF-16 order.
+
+    Big-endian 2-byte units compare bytewise exactly as the units compare as
+    numbers, and a shorter prefix sorts first in both orders. Lone surrogates pass
+    through, so any Python ``str`` is stored (a key given as two surrogate code
+    points reads back as the one astral character they encode: the same key).
+
+    Example::
+
+        >>> key_blob("\\U0001f600") < key_blob("\\uffff")  # D83D DE00 < FFFF
+        True
+    """
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def key_param(key: str) -> bytearray:
+    """:func:`key_blob` as a statement parameter.
+
+    Python's sqlite3 binds ``int``, ``float``, ``str`` and ``bytearray`` parameters
+    directly but looks for an adapter for any other type, ``bytes`` included (two
+    failed attribute lookups a parameter): a ``bytearray`` of the same bytes binds as
+    the same BLOB at a third of the cost (100 rows of two keys: 240 -> 157 us).
+
+    Example::
+
+        >>> key_param("a") == key_blob("a")
+        True
+    """
+    return bytearray(key, "utf-16-be", "surrogatepass")
+
+
+def key_text(blob: bytes) -> str:
+    """Inverse of :func:`key_blob`.
+
+    Example::
+
+        >>> key_text(key_blob("é\\U0001f600"))
+        'é\\U0001f600'
+    """
+    return utf_16_be_decode(blob, "surrogatepass", True)[0]
+
+
+def read_last(db: sqlite3.Connection) -> int:
+    """The stored bound of the Timestamps issued (0 for a new store)."""
+    row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def write_last(db: sqlite3.Connection, last_timestamp: int) -> None:
+    """Store the bound of the Timestamps issued, in the write transaction open on ``db``."""
+    # An UPDATE rewrites the row in place: one page of the WAL, where INSERT OR REPLACE
+    # (a new rowid) rewrites the meta table's page and its key index's.
+    if db.execute(SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
+        db.execute(INSERT_LAST, (last_timestamp,))
