@@ -1,4 +1,4 @@
-"""The durable store's SQL layout, its write statements and key encoding (private).
+"""The durable store's SQL layout, write statements, key encoding, migrations (private).
 
 Shared by the store (:mod:`~azt_server_stub._store`) and its write-behind log
 (:mod:`~azt_server_stub._writelog`), which replays logged rows with these statements.
@@ -21,9 +21,11 @@ __all__ = [
     "SCHEMA",
     "SET_LAST",
     "TIMESTAMP_RESERVE",
+    "add_columns",
     "key_blob",
     "key_param",
     "key_text",
+    "migrate_v1",
     "read_last",
     "write_last",
 ]
@@ -113,3 +115,76 @@ def write_last(db: sqlite3.Connection, last_timestamp: int) -> None:
     # (a new rowid) rewrites the meta table's page and its key index's.
     if db.execute(SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
         db.execute(INSERT_LAST, (last_timestamp,))
+
+
+#: Columns of ``entity_rows`` a store written by an older stub may lack, each added with
+#: its default when such a store is opened: ``created`` (creation ranks; the old rows rank
+#: 0: in key order, before every row created since) and ``keys_at`` (where an entity's
+#: keys were sent among its properties, ``Entity.keys_at``; the old rows 0: keys first, as
+#: they were written then).
+ADDED_COLUMNS = (
+    ("created", "INTEGER NOT NULL DEFAULT 0"),
+    ("keys_at", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+
+def add_columns(db: sqlite3.Connection) -> None:
+    """Give a store written before a column of :data:`ADDED_COLUMNS` existed that column
+    (a new store has them all: no-op)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(entity_rows)")}
+    for name, kind in ADDED_COLUMNS:
+        if name not in columns:
+            db.execute(f"ALTER TABLE entity_rows ADD COLUMN {name} {kind}")
+
+
+def migrate_v1(db: sqlite3.Connection) -> None:
+    """Convert a store written before read-through (``tables``/``entities`` keyed by UTF-8
+    key BLOBs) to the current layout, in one transaction; no-op for a current store."""
+    old = db.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'entities'"
+    ).fetchone()[0]
+    if not old:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        last = 0
+        row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
+        if row:
+            last = int(row[0])
+        tids: dict[tuple[str, str], int] = {}
+        for account, lname, name, acl in db.execute(
+            "SELECT account, lname, name, acl FROM tables"
+        ).fetchall():
+            new_tid = tids[(account, lname)] = len(tids) + 1
+            db.execute(
+                "INSERT INTO table_meta (account, lname, name, acl, tid) VALUES (?, ?, ?, ?, ?)",
+                (account, lname, name, acl, new_tid),
+            )
+        cursor = db.execute("SELECT account, lname, pk, rk, ts, props FROM entities")
+        while batch := cursor.fetchmany(10_000):
+            puts = []
+            for account, lname, pk, rk, ts, props in batch:
+                tid = tids.get((account, lname))
+                if tid is None:
+                    continue
+                last = max(last, ts)
+                puts.append(
+                    (
+                        tid,
+                        key_blob(bytes(pk).decode("utf-8", "surrogatepass")),
+                        key_blob(bytes(rk).decode("utf-8", "surrogatepass")),
+                        ts,
+                        props,
+                        ts,
+                        0,  # keys first: as the stub wrote them then
+                    )
+                )
+            db.executemany(PUT, puts)
+        db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('next_tid', ?)", (len(tids) + 1,))
+        db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)", (last,))
+        db.execute("DROP TABLE entities")
+        db.execute("DROP TABLE tables")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -40,9 +40,18 @@ from ._sql import PUT as _PUT
 from ._sql import PUT_NEW as _PUT_NEW
 from ._sql import SCHEMA as _SCHEMA
 from ._sql import SET_LAST as _SET_LAST
-from ._sql import TIMESTAMP_RESERVE, key_blob, key_param, key_text
+from ._sql import TIMESTAMP_RESERVE, add_columns, key_blob, key_param, key_text, migrate_v1
 from ._sql import read_last as _read_last
 from ._sql import write_last as _write_last
+from ._writelog import (
+    FLUSH_BYTES,
+    FLUSH_RECORDS,
+    LOG_FILE,
+    Flusher,
+    WriteLog,
+    encode_record,
+    replay,
+)
 from .model import Entity
 from .query_pages import sort_str
 
@@ -147,6 +156,7 @@ class SqliteStore:
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         durability: str = "full",
         creation_index: bool = False,
+        write_behind: bool | None = None,
     ) -> None:
         if durability not in SYNCHRONOUS:
             raise ValueError(f"durability must be one of {sorted(SYNCHRONOUS)}, not {durability!r}")
@@ -172,14 +182,27 @@ class SqliteStore:
         #: The stored bound of the Timestamps issued (see :data:`TIMESTAMP_RESERVE`), and
         #: the last Timestamp a commit stored (the bound read at open until one does).
         self._reserved = self._committed = 0
+        #: Held while the writer connection is used (a write, a commit, a write's checks).
+        self._write_mutex = threading.RLock()
+        #: The write-behind log (``process`` durability, see _writelog), and whether the
+        #: writer connection holds an open transaction of logged writes.
+        self._log: WriteLog | None = None
+        self._flusher: Flusher | None = None
+        self._pending = False
         try:
             self._db = db = _connect(self.path, timeout=5.0, durability=durability)
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
-            _migrate_v1(db)
-            _add_columns(db)
+            migrate_v1(db)
+            add_columns(db)
             if creation_index:  # built once, for a store written without it
                 db.execute(_CREATED_INDEX)
+            replay(db, directory / LOG_FILE)  # what a killed stub acknowledged
+            if durability == "process" if write_behind is None else write_behind:
+                self._log = WriteLog(directory / LOG_FILE)
+                self._flusher = Flusher(self.flush)
+            else:
+                (directory / LOG_FILE).unlink(missing_ok=True)
             self._reader = _connect(self.path, timeout=5.0, durability=durability)
             self._reader.execute("PRAGMA query_only=ON")
             for account, lname, tid in db.execute("SELECT account, lname, tid FROM table_meta"):
@@ -197,12 +220,19 @@ class SqliteStore:
         return self._db
 
     def _close_connections(self) -> None:
+        if self._flusher is not None:
+            self._flusher.stop()
+            self._flusher = None
+        if self._log is not None:  # (kept on disk while its writes are not committed)
+            self._log.close(remove=not self._pending)
+            self._log = None
         if self._reader is not None:
             self._reader.close()
             self._reader = None
         if self._db is not None:
             try:
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                if not self._db.in_transaction:  # (else rolled back: the log keeps its writes)
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 self._db.close()
                 self._db = None
@@ -217,11 +247,18 @@ class SqliteStore:
         may be ahead of it, see :data:`TIMESTAMP_RESERVE`): a clean restart continues
         from the exact last Timestamp. Never lowered below a Timestamp a commit stored.
         """
+        if self._flusher is not None:
+            self._flusher.stop()
+            self._flusher = None
+        if self._pending:
+            with suppress(sqlite3.Error, OSError):  # (else the log is replayed at next open)
+                self.flush()
         with self._read_lock:
             self._cache.clear()
             db = self._db
             if (
                 db is not None
+                and not self._pending
                 and last_timestamp is not None
                 and max(last_timestamp, self._committed) < self._reserved
             ):
@@ -229,27 +266,80 @@ class SqliteStore:
                     db.execute(_SET_LAST, (max(last_timestamp, self._committed),))
             self._close_connections()
 
+    def flush(self) -> None:
+        """Commit the writes logged so far (write-behind, see _writelog) to SQLite and
+        empty the log; no-op when none is pending. A failed commit is replayed from the
+        log, which stays until a commit succeeds (``sqlite3.Error``/``OSError`` raised)."""
+        with self._write_mutex:
+            if not self._pending:
+                return
+            db, log = self.db, self._log
+            assert log is not None
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error:  # rolled back or not: the log holds every logged write
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                replay(db, log.path)
+            log.reset()
+            self._pending = False
+
+    def _begin_logged(self, db: sqlite3.Connection) -> None:
+        """Open the transaction of logged writes, if none is (call with the mutex held)."""
+        if not db.in_transaction:
+            if self._pending:  # a commit and its replay failed: logged writes not in SQLite
+                self.flush()  # (replays them, or raises: the write is refused)
+            db.execute("BEGIN IMMEDIATE")
+            self._pending = True
+
+    def _logged(self, record: bytes) -> None:
+        """Hand a write's record to the log (call with the mutex held, its statements
+        run); the open transaction is committed at once past the log's thresholds."""
+        log = self._log
+        assert log is not None
+        assert self._flusher is not None
+        log.append(record)
+        self._flusher.wake()
+
+    def _flush_if_full(self) -> None:
+        """Commit the logged writes at once past the log's thresholds (a write's last step)."""
+        log = self._log
+        if log is not None and (log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES):
+            with suppress(sqlite3.Error, OSError):  # (the writes are logged: acknowledged)
+                self.flush()
+
+    def _settle(self) -> None:
+        """Before a read of the committed state: commit the logged writes (unless this
+        thread's reads use the writer connection, which sees them)."""
+        if self._writer_reads != threading.get_ident():
+            self.flush()
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, committed (and synced) when the block ends."""
-        db = self.db
-        self._writes += 1  # before anything changes: the cache's verified rows lapse
-        self._touch_floor = self._writes + 1  # (rows of any partition may change)
-        try:
-            db.execute("BEGIN IMMEDIATE")
+        """One write transaction, committed (and synced) when the block ends (the logged
+        writes are committed before it)."""
+        with self._write_mutex:
+            self.flush()
+            db = self.db
+            self._writes += 1  # before anything changes: the cache's verified rows lapse
+            self._touch_floor = self._writes + 1  # (rows of any partition may change)
             try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-        finally:
-            self._writes += 1
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            finally:
+                self._writes += 1
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """Hold one read transaction: every read inside the block sees the same
         committed state (a commit landing meanwhile is seen after the block)."""
+        if self._pending:
+            self._settle()
         with self._read_lock:
             reader = self._reader
             if reader is None or reader.in_transaction:
@@ -268,12 +358,13 @@ class SqliteStore:
         none running, as the backend's write checks are. The writer's page cache stays
         warm across its own commits, where the reader's is dropped after each commit it
         did not make, so the checks' probes read fewer pages."""
-        owner = self._writer_reads
-        self._writer_reads = threading.get_ident()
-        try:
-            yield
-        finally:
-            self._writer_reads = owner
+        with self._write_mutex:  # (no commit of logged writes meanwhile)
+            owner = self._writer_reads
+            self._writer_reads = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._writer_reads = owner
 
     def _connection(self) -> sqlite3.Connection | None:
         """The connection this thread reads with (call with the read lock held): the
@@ -284,6 +375,8 @@ class SqliteStore:
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
+        if self._pending:
+            self._settle()
         with self._read_lock:
             db = self._connection()
             if db is not None:
@@ -352,6 +445,8 @@ class SqliteStore:
             pk.encode("utf-16-be", "surrogatepass"),
             rk.encode("utf-16-be", "surrogatepass"),
         )
+        if self._pending:
+            self._settle()
         with self._read_lock:
             db = self._connection()
             if db is not None:
@@ -521,6 +616,8 @@ class SqliteStore:
             entity.keys_at,
         )
         db = self.db
+        if self._log is not None:
+            return self._insert_logged(db, row, entity.pk, last_timestamp)
         self._writes += 1  # before anything changes: the cache's verified rows lapse
         self._touch(tid, key_blob(entity.pk))
         try:
@@ -556,6 +653,40 @@ class SqliteStore:
         finally:
             self._writes += 1
 
+    def _insert_logged(
+        self, db: sqlite3.Connection, row: tuple[Any, ...], pk: str, last_timestamp: int
+    ) -> bool:
+        """:meth:`insert_new_entity` with the write-behind log: the INSERT in the open
+        transaction (its uniqueness check sees the logged writes), then the record logged."""
+        with self._write_mutex:
+            self._begin_logged(db)
+            self._writes += 1  # before anything changes: the cache's verified rows lapse
+            self._touch(row[0], key_blob(pk))
+            try:
+                try:
+                    db.execute(_PUT_NEW, row)
+                except sqlite3.IntegrityError:
+                    return False  # (the primary key: the only constraint a row can break)
+                try:
+                    self._logged(encode_record((row,), (), last_timestamp))
+                except BaseException:
+                    db.execute(_DELETE, row[:3])  # (a new key: its removal undoes the insert)
+                    raise
+                self._note_timestamp(db, last_timestamp)
+            finally:
+                self._writes += 1
+        self._flush_if_full()
+        return True
+
+    def _note_timestamp(self, db: sqlite3.Connection, last_timestamp: int) -> None:
+        """The Timestamp bound rewritten in the open transaction when ``last_timestamp``
+        passes it (see :data:`TIMESTAMP_RESERVE`); a logged write's last statement."""
+        if last_timestamp > self._reserved:
+            with suppress(sqlite3.Error):  # (the replay of the log raises it too)
+                _write_last(db, last_timestamp + TIMESTAMP_RESERVE)
+                self._reserved = last_timestamp + TIMESTAMP_RESERVE
+        self._committed = last_timestamp
+
     def write_entity_groups(
         self,
         groups: Iterable[tuple[str, str, Iterable[Entity], Iterable[tuple[str, str]]]],
@@ -566,9 +697,18 @@ class SqliteStore:
         once per table across puts and deletes."""
         # What transaction() does, spelled out: this runs for every write request.
         db = self.db
+        logged = self._log is not None
+        if logged:  # one savepoint of the open transaction, undone unless logged whole
+            self._write_mutex.acquire()
         self._writes += 1  # before anything changes: the cache's verified rows lapse
         try:
-            db.execute("BEGIN IMMEDIATE")
+            if logged:
+                self._begin_logged(db)
+                db.execute("SAVEPOINT azt_write")
+            else:
+                db.execute("BEGIN IMMEDIATE")
+            record_rows: list[tuple[Any, ...]] = []
+            record_removed: list[tuple[Any, ...]] = []
             try:
                 for account, lname, puts, deletes in groups:
                     tid = self._tids.get((account, lname))
@@ -597,11 +737,23 @@ class SqliteStore:
                         db.executemany(_PUT, rows)
                     if removed:
                         db.executemany(_DELETE, removed)
+                    if logged:
+                        record_rows += rows
+                        record_removed += removed
+                if logged:
+                    self._logged(encode_record(record_rows, record_removed, last_timestamp))
+                    db.execute("RELEASE azt_write")
+                    self._note_timestamp(db, last_timestamp)
+                    return
                 reserve = last_timestamp > self._reserved
                 if reserve:
                     _write_last(db, last_timestamp + TIMESTAMP_RESERVE)
             except BaseException:
-                db.execute("ROLLBACK")
+                if logged:
+                    db.execute("ROLLBACK TO azt_write")
+                    db.execute("RELEASE azt_write")
+                else:
+                    db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
             self._committed = last_timestamp
@@ -609,6 +761,9 @@ class SqliteStore:
                 self._reserved = last_timestamp + TIMESTAMP_RESERVE
         finally:
             self._writes += 1
+            if logged:
+                self._write_mutex.release()
+                self._flush_if_full()
 
     def _touch(self, tid: int, pk_blob: bytes) -> None:
         """Note that the write open now (odd count) changes a row of the partition, before
@@ -623,79 +778,6 @@ class SqliteStore:
 
 #: Most partitions :meth:`SqliteStore._touch` remembers (about 2 MiB of keys).
 _TOUCHED_MAX = 16_384
-
-
-#: Columns of ``entity_rows`` a store written by an older stub may lack, each added with
-#: its default when such a store is opened: ``created`` (creation ranks; the old rows rank
-#: 0: in key order, before every row created since) and ``keys_at`` (where an entity's
-#: keys were sent among its properties, ``Entity.keys_at``; the old rows 0: keys first, as
-#: they were written then).
-_ADDED_COLUMNS = (
-    ("created", "INTEGER NOT NULL DEFAULT 0"),
-    ("keys_at", "INTEGER NOT NULL DEFAULT 0"),
-)
-
-
-def _add_columns(db: sqlite3.Connection) -> None:
-    """Give a store written before a column of :data:`_ADDED_COLUMNS` existed that column
-    (a new store has them all: no-op)."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(entity_rows)")}
-    for name, kind in _ADDED_COLUMNS:
-        if name not in columns:
-            db.execute(f"ALTER TABLE entity_rows ADD COLUMN {name} {kind}")
-
-
-def _migrate_v1(db: sqlite3.Connection) -> None:
-    """Convert a store written before read-through (``tables``/``entities`` keyed by UTF-8
-    key BLOBs) to the current layout, in one transaction; no-op for a current store."""
-    old = db.execute(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'entities'"
-    ).fetchone()[0]
-    if not old:
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        last = 0
-        row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
-        if row:
-            last = int(row[0])
-        tids: dict[tuple[str, str], int] = {}
-        for account, lname, name, acl in db.execute(
-            "SELECT account, lname, name, acl FROM tables"
-        ).fetchall():
-            new_tid = tids[(account, lname)] = len(tids) + 1
-            db.execute(
-                "INSERT INTO table_meta (account, lname, name, acl, tid) VALUES (?, ?, ?, ?, ?)",
-                (account, lname, name, acl, new_tid),
-            )
-        cursor = db.execute("SELECT account, lname, pk, rk, ts, props FROM entities")
-        while batch := cursor.fetchmany(10_000):
-            puts = []
-            for account, lname, pk, rk, ts, props in batch:
-                tid = tids.get((account, lname))
-                if tid is None:
-                    continue
-                last = max(last, ts)
-                puts.append(
-                    (
-                        tid,
-                        key_blob(bytes(pk).decode("utf-8", "surrogatepass")),
-                        key_blob(bytes(rk).decode("utf-8", "surrogatepass")),
-                        ts,
-                        props,
-                        ts,
-                        0,  # keys first: as the stub wrote them then
-                    )
-                )
-            db.executemany(_PUT, puts)
-        db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('next_tid', ?)", (len(tids) + 1,))
-        db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)", (last,))
-        db.execute("DROP TABLE entities")
-        db.execute("DROP TABLE tables")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 __all__ = [

@@ -184,15 +184,25 @@ def test_the_stored_timestamp_bound_is_written_once_per_reserve(
                 got = [b.write(ACCOUNT, "Bound", op)]
             assert got[0].entity is not None
             issued.append(got[0].entity.timestamp)
+        assert b._store is not None
+        b._store.flush()  # (the write-behind log's writes committed to SQLite)
         assert _stored_bound(tmp_path) == issued[0] + reserve  # written by the first commit only
         b._clock = lambda: issued[0] + reserve + 10
         passed = b.write(ACCOUNT, "Bound", WriteOp("insert", "p", "z")).entity
         assert passed is not None
         issued.append(passed.timestamp)
+        b._store.flush()
         assert _stored_bound(tmp_path) == passed.timestamp + reserve
+        b._clock = lambda: passed.timestamp + reserve + 10  # past it again: left in the log
+        late = b.write(ACCOUNT, "Bound", WriteOp("insert", "p", "zz")).entity
+        assert late is not None
+        issued.append(late.timestamp)
     finally:
         assert b._store is not None
         b._store._close_connections()  # a crash: the exact last Timestamp is never stored
+    # the log's write was not committed; the replay on opening moves the bound past it
+    assert _stored_bound(tmp_path) == passed.timestamp + reserve
+    _store.SqliteStore(tmp_path).close()  # (a store opened over the log replays it)
     assert _stored_bound(tmp_path) == issued[-1] + reserve
     with Backend(tmp_path, clock=lambda: start) as again:  # the clock went back, too
         after_crash = again.write(ACCOUNT, "Bound", WriteOp("insert", "q", "1")).entity
@@ -224,6 +234,7 @@ def test_a_refused_commit_does_not_move_the_stored_bound(tmp_path: Path) -> None
         with pytest.raises(StubError):
             b.execute_batch(ACCOUNT, "Refused", [WriteOp("insert", "p", "r")])
         assert b._last_ts > first.timestamp + reserve  # (the refused writes' Timestamps)
+        b._store.flush()  # (the write-behind log's writes committed to SQLite)
         assert b._store._reserved == _stored_bound(tmp_path) == first.timestamp + reserve
 
 
