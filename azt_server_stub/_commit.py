@@ -54,7 +54,9 @@ class WriteCommitter:
         self._backend = backend
         # Without an fsync to wait for (durability "process"), a commit is short: it runs
         # on the event loop, sparing each write two thread hand-offs.
-        self._inline = not backend.fsyncs
+        #: Whether every write is committed at once on the calling thread
+        #: (:meth:`commit_inline`).
+        self.inline = not backend.fsyncs
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="azt-stub-writer")
         self._offloaded = 0  # jobs handed to the writer thread and not finished yet
         self._pending: list[tuple[GroupWrite, asyncio.Future[list[WriteResult]]]] = []
@@ -65,8 +67,8 @@ class WriteCommitter:
 
     async def submit(self, item: GroupWrite) -> list[WriteResult]:
         """Commit one write request; its results, or its ``StubError`` raised."""
-        if self._inline:
-            return self._commit(item)
+        if self.inline:
+            return self.commit_inline(item)
         # The loop of the last write, while it runs: on Python 3.11, get_running_loop() is
         # a getpid() system call (its check for a fork) on every write.
         loop = self._loop
@@ -92,10 +94,11 @@ class WriteCommitter:
         """Commit one write request now on the loop, as the group of one it is."""
         self._turn_busy = True
         loop.call_soon(self._turn_ended)
-        return self._commit(item)
+        return self.commit_inline(item)
 
-    def _commit(self, item: GroupWrite) -> list[WriteResult]:
-        """Commit one write request on this thread; its results, or its error raised."""
+    def commit_inline(self, item: GroupWrite) -> list[WriteResult]:
+        """Commit one write request on this thread, now; its results, or its error raised.
+        What :meth:`submit` does when :attr:`inline` (a caller may skip the coroutine)."""
         try:
             outcome = self._backend.commit_group([item])[0]
         except StubError:  # the disk failed: nothing was applied
@@ -137,7 +140,7 @@ class WriteCommitter:
 
     async def call(self, write: Callable[..., _T], *args: Any) -> _T:
         """Run another durable write (table, ACL, service properties) on the writer thread."""
-        if self._inline:
+        if self.inline:
             return write(*args)
         return await self._offload(write, *args)
 

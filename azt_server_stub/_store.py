@@ -27,7 +27,7 @@ import json
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +49,7 @@ from ._writelog import (
     LOG_FILE,
     Flusher,
     WriteLog,
+    encode_insert,
     encode_record,
     replay,
 )
@@ -188,6 +189,8 @@ class SqliteStore:
         #: writer connection holds an open transaction of logged writes.
         self._log: WriteLog | None = None
         self._flusher: Flusher | None = None
+        #: Wakes the flusher after a logged write (no-op without a log).
+        self._wake: Callable[[], None] = _no_flusher
         self._pending = False
         try:
             self._db = db = _connect(self.path, timeout=5.0, durability=durability)
@@ -201,6 +204,8 @@ class SqliteStore:
             if durability == "process" if write_behind is None else write_behind:
                 self._log = WriteLog(directory / LOG_FILE)
                 self._flusher = Flusher(self.flush)
+                self._wake = self._flusher.wake
+                self._insert_cursor = db.cursor()
             else:
                 (directory / LOG_FILE).unlink(missing_ok=True)
             self._reader = _connect(self.path, timeout=5.0, durability=durability)
@@ -294,12 +299,11 @@ class SqliteStore:
 
     def _logged(self, record: bytes) -> None:
         """Hand a write's record to the log (call with the mutex held, its statements
-        run); the open transaction is committed at once past the log's thresholds."""
+        run), the flusher woken."""
         log = self._log
         assert log is not None
-        assert self._flusher is not None
         log.append(record)
-        self._flusher.wake()
+        self._wake()
 
     def _flush_if_full(self) -> None:
         """Commit the logged writes at once past the log's thresholds (a write's last step)."""
@@ -606,10 +610,11 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
+        pk = entity.pk
         row = (
             tid,
-            key_param(entity.pk),
-            key_param(entity.rk),
+            bytearray(pk, "utf-16-be", "surrogatepass"),  # (key_param, inline)
+            bytearray(entity.rk, "utf-16-be", "surrogatepass"),
             entity.timestamp,
             encode_props(entity.props),
             entity.created,
@@ -617,7 +622,7 @@ class SqliteStore:
         )
         db = self.db
         if self._log is not None:
-            return self._insert_logged(db, row, entity.pk, last_timestamp)
+            return self._insert_logged(db, row, pk, last_timestamp)
         self._writes += 1  # before anything changes: the cache's verified rows lapse
         self._touch(tid, key_blob(entity.pk))
         try:
@@ -658,24 +663,36 @@ class SqliteStore:
     ) -> bool:
         """:meth:`insert_new_entity` with the write-behind log: the INSERT in the open
         transaction (its uniqueness check sees the logged writes), then the record logged."""
+        log = self._log
+        assert log is not None
         with self._write_mutex:
-            self._begin_logged(db)
+            if not self._pending:
+                self._begin_logged(db)
             self._writes += 1  # before anything changes: the cache's verified rows lapse
-            self._touch(row[0], key_blob(pk))
+            touched, partition = self._touched, (row[0], bytes(row[1]))
+            if len(touched) < _TOUCHED_MAX:  # (_touch, inline)
+                touched[partition] = self._writes
+            else:
+                self._touch(*partition)
             try:
-                try:
-                    db.execute(_PUT_NEW, row)
+                try:  # (one cursor for every insert: Connection.execute makes one a call)
+                    self._insert_cursor.execute(_PUT_NEW, row)
                 except sqlite3.IntegrityError:
                     return False  # (the primary key: the only constraint a row can break)
                 try:
-                    self._logged(encode_record((row,), (), last_timestamp))
+                    log.append(encode_insert(row, last_timestamp))
                 except BaseException:
                     db.execute(_DELETE, row[:3])  # (a new key: its removal undoes the insert)
                     raise
-                self._note_timestamp(db, last_timestamp)
+                if last_timestamp > self._reserved:
+                    self._note_timestamp(db, last_timestamp)
+                self._committed = last_timestamp
             finally:
                 self._writes += 1
-        self._flush_if_full()
+        if log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES:
+            self._flush_if_full()
+        else:
+            self._wake()
         return True
 
     def _note_timestamp(self, db: sqlite3.Connection, last_timestamp: int) -> None:
@@ -774,6 +791,10 @@ class SqliteStore:
             touched.clear()
             self._touch_floor = self._writes + 1
         touched[tid, pk_blob] = self._writes
+
+
+def _no_flusher() -> None:
+    """What a logged write wakes in a store without a write-behind log: nothing."""
 
 
 #: Most partitions :meth:`SqliteStore._touch` remembers (about 2 MiB of keys).

@@ -26,7 +26,7 @@ Example::
     >>> row = (1, b"\\x00p", b"\\x00r", 5, "[]", 5, 0)
     >>> record = encode_record([row], [], 5)
     >>> decode_records(record + record[:-1])  # the torn second record is left out
-    ([(5, [(1, b'\\x00p', b'\\x00r', 5, '[]', 5, 0)], [])], 47)
+    ([(5, [(1, b'\\x00p', b'\\x00r', 5, '[]', 5, 0)], [])], 74)
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ __all__ = [
     "Record",
     "WriteLog",
     "decode_records",
+    "encode_insert",
     "encode_record",
     "replay",
 ]
@@ -73,6 +74,7 @@ _HEAD = struct.Struct("<II")
 _BODY = struct.Struct("<qII")
 _PUT_HEAD = struct.Struct("<qIIIqqq")
 _DELETE_HEAD = struct.Struct("<qII")
+_ONE_PUT = struct.Struct("<qII" + "qIIIqqq")  # _BODY then one _PUT_HEAD
 
 Row = tuple[int, Any, Any, int, str, int, int]
 """A stored row as bound: ``(tid, pk, rk, ts, props, created, keys_at)`` (keys as BLOBs)."""
@@ -88,7 +90,7 @@ def encode_record(puts: Sequence[Row], deletes: Sequence[Removal], last_timestam
     Example::
 
         >>> len(encode_record([], [(1, b"\\x00p", b"\\x00r")], 9))
-        48
+        44
     """
     parts = [b"", _BODY.pack(last_timestamp, len(puts), len(deletes))]
     for tid, pk, rk, ts, props, created, keys_at in puts:
@@ -98,6 +100,30 @@ def encode_record(puts: Sequence[Row], deletes: Sequence[Removal], last_timestam
     for tid, pk, rk in deletes:
         parts += (_DELETE_HEAD.pack(tid, len(pk), len(rk)), pk, rk)
     payload = b"".join(parts)
+    return _HEAD.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def encode_insert(row: Row, last_timestamp: int) -> bytes:
+    """:func:`encode_record` of one put and no delete (a lone insert), in fewer steps.
+
+    Example::
+
+        >>> row = (1, b"\\x00p", b"\\x00r", 5, "[]", 5, 0)
+        >>> encode_insert(row, 5) == encode_record([row], [], 5)
+        True
+    """
+    tid, pk, rk, ts, props, created, keys_at = row
+    text = props.encode()
+    payload = b"".join(
+        (
+            _ONE_PUT.pack(
+                last_timestamp, 1, 0, tid, len(pk), len(rk), len(text), ts, created, keys_at
+            ),
+            pk,
+            rk,
+            text,
+        )
+    )
     return _HEAD.pack(len(payload), zlib.crc32(payload)) + payload
 
 
