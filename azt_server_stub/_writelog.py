@@ -285,9 +285,9 @@ class Flusher:
         [1]
     """
 
-    def __init__(self, flush: Callable[[], None], *, delay: float = FLUSH_DELAY) -> None:
+    def __init__(self, flush: Callable[[], None], *, delay: float | None = None) -> None:
         self._flush = flush
-        self._delay = delay
+        self._delay = FLUSH_DELAY if delay is None else delay  # (the module's, when made)
         self._due = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="azt-stub-flusher", daemon=True)

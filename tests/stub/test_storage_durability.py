@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from azt_server_stub import _store
+from azt_server_stub._writelog import LOG_FILE, decode_records
 from azt_server_stub.backend import Backend, SignedIdentifier, WriteOp
 from azt_server_stub.errors import StubError
 from azt_server_stub.model import Edm, TypedValue, parse_datetime
@@ -339,7 +340,10 @@ from azt_server_stub.model import Edm
 def typed(props):
     return {k: ((Edm.INT64, v) if v > 2**31 else (Edm.INT32, v)) for k, v in props.items()}
 
-b = Backend(Path(sys.argv[1]))
+if sys.argv[3] != "-":  # the write-behind log's writes never committed before the kill
+    import azt_server_stub._writelog
+    azt_server_stub._writelog.FLUSH_DELAY = float(sys.argv[3])
+b = Backend(Path(sys.argv[1]), durability=sys.argv[2])
 if b.table_name("devstoreaccount1", "Crash") is None:
     b.create_table("devstoreaccount1", "Crash")
 i = 0
@@ -376,10 +380,19 @@ def _model(steps: int) -> dict[tuple[str, str], dict[str, int]]:
     return state
 
 
-def test_sigkill_keeps_exactly_the_acknowledged_writes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("durability", "flush_delay"), [("full", "-"), ("process", "-"), ("process", "3600")]
+)
+def test_sigkill_keeps_exactly_the_acknowledged_writes(
+    tmp_path: Path, durability: str, flush_delay: str
+) -> None:
+    """SIGKILL of a process writing as fast as it can keeps exactly the acknowledged
+    steps (change sets whole or not at all): committed to SQLite (``full``), or at
+    ``process`` in the write-behind log too (with a flush delay of an hour: every write
+    since the table's creation only in the log, replayed by the next open)."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(tmp_path)],
+        [sys.executable, "-c", CHILD, str(tmp_path), durability, flush_delay],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -398,8 +411,11 @@ def test_sigkill_keeps_exactly_the_acknowledged_writes(tmp_path: Path) -> None:
         acked = int(line)
     assert acked >= 150, err.decode()
     assert proc.returncode == -signal.SIGKILL
-
+    log = tmp_path / LOG_FILE
+    if flush_delay != "-":  # nothing flushed: the log holds every acknowledged step
+        assert len(decode_records(log.read_bytes())[0]) >= acked + 1
     with Backend(tmp_path) as b:
+        assert not log.exists()  # replayed, then removed by the clean close
         got = {
             key: {name: value for name, (_, value) in props.items()}
             for key, (_, props) in _dump(b, "Crash").items()
