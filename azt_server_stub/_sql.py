@@ -1,4 +1,5 @@
-"""The durable store's SQL layout, write statements, key encoding, migrations (private).
+"""The durable store's files and SQL: its lock, connections, layout, write statements, key
+encoding and migrations (private).
 
 Shared by the store (:mod:`~azt_server_stub._store`) and its write-behind log
 (:mod:`~azt_server_stub._writelog`), which replays logged rows with these statements.
@@ -12,23 +13,33 @@ Example::
 from __future__ import annotations
 
 import sqlite3
+import sys
 from codecs import utf_16_be_decode
+from pathlib import Path
+from typing import IO
 
 __all__ = [
     "DELETE",
+    "LOCK_FILE",
     "PUT",
     "PUT_NEW",
     "SCHEMA",
     "SET_LAST",
+    "SYNCHRONOUS",
     "TIMESTAMP_RESERVE",
     "add_columns",
+    "connect",
     "key_blob",
     "key_param",
     "key_text",
+    "lock_directory",
     "migrate_v1",
     "read_last",
     "write_last",
 ]
+
+#: The lock file that keeps a location to one store at a time.
+LOCK_FILE = "azt-stub.lock"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
@@ -188,3 +199,38 @@ def migrate_v1(db: sqlite3.Connection) -> None:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+def lock_directory(directory: Path) -> IO[bytes]:
+    """Hold ``directory``'s lock file exclusively until the returned file is closed."""
+    handle = open(directory / LOCK_FILE, "a+b")  # noqa: SIM115 - held until close()
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            handle.seek(0)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        handle.close()
+        raise RuntimeError(
+            f"the stub's data directory {directory} is in use by another process"
+        ) from exc
+    return handle
+
+
+#: ``durability`` -> SQLite's ``synchronous`` setting (WAL journal). ``full``: every
+#: commit is fsynced before it is acknowledged (survives power loss and OS crashes).
+#: ``process``: a commit is in the operating system's hands when acknowledged (survives
+#: the stub's process being killed, ``kill -9`` included; an OS crash or power loss may
+#: lose the last commits, never half of one).
+SYNCHRONOUS = {"full": "FULL", "process": "NORMAL"}
+
+
+def connect(path: Path, *, timeout: float, durability: str = "full") -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout)
+    db.execute(f"PRAGMA synchronous={SYNCHRONOUS[durability]}")
+    return db

@@ -8,24 +8,35 @@ start but table metadata, ACLs and service documents). Entities live in one
 (:func:`key_blob`) and a key range is one indexed ``(pk, rk) >= (?, ?)`` scan:
 O(log n + k).
 
-One writer connection (WAL journal, ``synchronous=FULL``) commits each write, or a
-group of writes, as one transaction; one reader connection serves reads from the
-last committed state, so readers never wait for an fsync and never see half a
-transaction (a write's own checks read through the writer connection, between its
-transactions: :meth:`SqliteStore.writer_reads`). A lock file keeps a location to one
-store at a time.
+One writer connection (WAL journal, ``synchronous=FULL``; ``NORMAL`` at ``process``
+durability) commits each write, or a group of writes, as one transaction; one reader
+connection serves reads from the last committed state, so readers never wait for an
+fsync and never see half a transaction (a write's own checks read through the writer
+connection: :meth:`SqliteStore.writer_reads`). A lock file keeps a location to one store
+at a time. Properties are stored as lossless JSON (:mod:`~azt_server_stub._props`).
 
-Values are stored losslessly as JSON (ASCII only, so lone surrogates survive):
-``[[name, code, value], ...]`` with codes ``s`` String, ``i`` Int32, ``l`` Int64
-(exact Python int), ``d`` Double (``NaN``/``Infinity`` allowed), ``b`` Boolean,
-``t`` DateTime ticks, ``g`` Guid (32 hex digits), ``x`` Binary (base64).
+At ``process`` durability writes go through a write-behind log
+(:mod:`~azt_server_stub._writelog`): each is acknowledged once appended to it, and its
+statements run in one open transaction committed in groups; reads of the committed state
+commit it first.
+
+Example::
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     store = SqliteStore(Path(folder), durability="process")
+    ...     store.create_table("acct", "t", "T")
+    ...     logged = store.insert_new_entity("acct", "t", Entity("p", "r", 5), 5)
+    ...     found = store.get("acct", "t", "p", "r")  # (commits the logged insert first)
+    ...     store.close()
+    >>> logged, found.timestamp
+    (True, 5)
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
@@ -36,11 +47,22 @@ from typing import IO, Any
 from ._props import decode_props, encode_props
 from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, RowKey, entry_size
 from ._sql import DELETE as _DELETE
+from ._sql import (
+    LOCK_FILE,
+    SYNCHRONOUS,
+    TIMESTAMP_RESERVE,
+    add_columns,
+    connect,
+    key_blob,
+    key_param,
+    key_text,
+    lock_directory,
+    migrate_v1,
+)
 from ._sql import PUT as _PUT
 from ._sql import PUT_NEW as _PUT_NEW
 from ._sql import SCHEMA as _SCHEMA
 from ._sql import SET_LAST as _SET_LAST
-from ._sql import TIMESTAMP_RESERVE, add_columns, key_blob, key_param, key_text, migrate_v1
 from ._sql import read_last as _read_last
 from ._sql import write_last as _write_last
 from ._writelog import (
@@ -57,7 +79,6 @@ from .model import Entity
 from .query_pages import sort_str
 
 DB_FILE = "azt-stub.sqlite3"
-LOCK_FILE = "azt-stub.lock"
 
 _ROW = "SELECT pk, rk, ts, props, created, keys_at FROM entity_rows WHERE tid = ? AND "
 _GET = _ROW + "pk = ? AND rk = ?"
@@ -99,41 +120,6 @@ class LoadedState:
     last_timestamp: int
 
 
-def _lock_directory(directory: Path) -> IO[bytes]:
-    """Hold ``directory``'s lock file exclusively until the returned file is closed."""
-    handle = open(directory / LOCK_FILE, "a+b")  # noqa: SIM115 - held until close()
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        handle.close()
-        raise RuntimeError(
-            f"the stub's data directory {directory} is in use by another process"
-        ) from exc
-    return handle
-
-
-#: ``durability`` -> SQLite's ``synchronous`` setting (WAL journal). ``full``: every
-#: commit is fsynced before it is acknowledged (survives power loss and OS crashes).
-#: ``process``: a commit is in the operating system's hands when acknowledged (survives
-#: the stub's process being killed, ``kill -9`` included; an OS crash or power loss may
-#: lose the last commits, never half of one).
-SYNCHRONOUS = {"full": "FULL", "process": "NORMAL"}
-
-
-def _connect(path: Path, *, timeout: float, durability: str = "full") -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout)
-    db.execute(f"PRAGMA synchronous={SYNCHRONOUS[durability]}")
-    return db
-
-
 class SqliteStore:
     """The durable storage of the backend: one SQLite database in ``directory``.
 
@@ -164,7 +150,7 @@ class SqliteStore:
         directory.mkdir(parents=True, exist_ok=True)
         self.durability = durability
         self.path = directory / DB_FILE
-        self._lock_handle: IO[bytes] | None = _lock_directory(directory)
+        self._lock_handle: IO[bytes] | None = lock_directory(directory)
         self._db: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.RLock()
@@ -193,7 +179,7 @@ class SqliteStore:
         self._wake: Callable[[], None] = _no_flusher
         self._pending = False
         try:
-            self._db = db = _connect(self.path, timeout=5.0, durability=durability)
+            self._db = db = connect(self.path, timeout=5.0, durability=durability)
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
             migrate_v1(db)
@@ -208,7 +194,7 @@ class SqliteStore:
                 self._insert_cursor = db.cursor()
             else:
                 (directory / LOG_FILE).unlink(missing_ok=True)
-            self._reader = _connect(self.path, timeout=5.0, durability=durability)
+            self._reader = connect(self.path, timeout=5.0, durability=durability)
             self._reader.execute("PRAGMA query_only=ON")
             for account, lname, tid in db.execute("SELECT account, lname, tid FROM table_meta"):
                 self._tids[(account, lname)] = tid
@@ -296,14 +282,6 @@ class SqliteStore:
                 self.flush()  # (replays them, or raises: the write is refused)
             db.execute("BEGIN IMMEDIATE")
             self._pending = True
-
-    def _logged(self, record: bytes) -> None:
-        """Hand a write's record to the log (call with the mutex held, its statements
-        run), the flusher woken."""
-        log = self._log
-        assert log is not None
-        log.append(record)
-        self._wake()
 
     def _flush_if_full(self) -> None:
         """Commit the logged writes at once past the log's thresholds (a write's last step)."""
@@ -758,7 +736,9 @@ class SqliteStore:
                         record_rows += rows
                         record_removed += removed
                 if logged:
-                    self._logged(encode_record(record_rows, record_removed, last_timestamp))
+                    assert self._log is not None
+                    self._log.append(encode_record(record_rows, record_removed, last_timestamp))
+                    self._wake()
                     db.execute("RELEASE azt_write")
                     self._note_timestamp(db, last_timestamp)
                     return
