@@ -598,7 +598,9 @@ class SqliteStore:
             entity.created,
             entity.keys_at,
         )
-        db = self.db
+        db = self._db
+        if db is None:
+            raise RuntimeError("the durable store is closed")
         if self._log is not None:
             return self._insert_logged(db, row, pk, last_timestamp)
         self._writes += 1  # before anything changes: the cache's verified rows lapse

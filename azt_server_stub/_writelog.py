@@ -289,13 +289,15 @@ class Flusher:
         self._flush = flush
         self._delay = FLUSH_DELAY if delay is None else delay  # (the module's, when made)
         self._due = threading.Event()
+        self._woken = False  # whether _due is set (or about to be)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="azt-stub-flusher", daemon=True)
         self._thread.start()
 
     def wake(self) -> None:
         """A write was logged: flush within the delay (cheap when a flush is due already)."""
-        if not self._due.is_set():
+        if not self._woken:  # (an attribute: cheaper than asking the event)
+            self._woken = True
             self._due.set()
 
     def _run(self) -> None:
@@ -303,7 +305,8 @@ class Flusher:
             self._due.wait()
             if self._stopping.wait(self._delay):
                 return
-            self._due.clear()
+            self._due.clear()  # then the flag: a write woken now is flushed now or wakes it
+            self._woken = False  # (both before the flush: a write logged after it wakes)
             try:
                 self._flush()
             except Exception:  # (a failing disk: the next read or write reports it too)
