@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from codecs import utf_16_be_decode
+from codecs import utf_16_be_decode, utf_16_be_encode
 from pathlib import Path
 from typing import IO
 
@@ -84,7 +84,7 @@ def key_blob(key: str) -> bytes:
         >>> key_blob("\\U0001f600") < key_blob("\\uffff")  # D83D DE00 < FFFF
         True
     """
-    return key.encode("utf-16-be", "surrogatepass")
+    return utf_16_be_encode(key, "surrogatepass")[0]
 
 
 def key_param(key: str) -> bytearray:
@@ -93,14 +93,16 @@ def key_param(key: str) -> bytearray:
     Python's sqlite3 binds ``int``, ``float``, ``str`` and ``bytearray`` parameters
     directly but looks for an adapter for any other type, ``bytes`` included (two
     failed attribute lookups a parameter): a ``bytearray`` of the same bytes binds as
-    the same BLOB at a third of the cost (100 rows of two keys: 240 -> 157 us).
+    the same BLOB at a third of the cost (100 rows of two keys: 240 -> 157 us). The codec's
+    own function encodes without looking the codec up by its name (``bytearray(key,
+    "utf-16-be", ...)``'s lookup was half its cost).
 
     Example::
 
         >>> key_param("a") == key_blob("a")
         True
     """
-    return bytearray(key, "utf-16-be", "surrogatepass")
+    return bytearray(utf_16_be_encode(key, "surrogatepass")[0])
 
 
 def key_text(blob: bytes) -> str:

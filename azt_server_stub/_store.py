@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from codecs import utf_16_be_encode
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
@@ -424,8 +425,8 @@ class SqliteStore:
             return None
         key = (
             tid,
-            pk.encode("utf-16-be", "surrogatepass"),
-            rk.encode("utf-16-be", "surrogatepass"),
+            utf_16_be_encode(pk, "surrogatepass")[0],  # (key_blob, inline)
+            utf_16_be_encode(rk, "surrogatepass")[0],
         )
         if self._pending:
             self._settle()
@@ -591,8 +592,8 @@ class SqliteStore:
         pk = entity.pk
         row = (
             tid,
-            bytearray(pk, "utf-16-be", "surrogatepass"),  # (key_param, inline)
-            bytearray(entity.rk, "utf-16-be", "surrogatepass"),
+            bytearray(utf_16_be_encode(pk, "surrogatepass")[0]),  # (key_param, inline)
+            bytearray(utf_16_be_encode(entity.rk, "surrogatepass")[0]),
             entity.timestamp,
             encode_props(entity.props),
             entity.created,
