@@ -93,10 +93,10 @@ def encode_record(puts: Sequence[Row], deletes: Sequence[Removal], last_timestam
         44
     """
     parts = [b"", _BODY.pack(last_timestamp, len(puts), len(deletes))]
+    extend, head = parts.extend, _PUT_HEAD.pack  # (a change set's hundred rows)
     for tid, pk, rk, ts, props, created, keys_at in puts:
         text = props.encode()
-        parts += (_PUT_HEAD.pack(tid, len(pk), len(rk), len(text), ts, created, keys_at), pk, rk)
-        parts.append(text)
+        extend((head(tid, len(pk), len(rk), len(text), ts, created, keys_at), pk, rk, text))
     for tid, pk, rk in deletes:
         parts += (_DELETE_HEAD.pack(tid, len(pk), len(rk)), pk, rk)
     payload = b"".join(parts)
