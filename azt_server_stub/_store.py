@@ -279,8 +279,8 @@ class SqliteStore:
     def _begin_logged(self, db: sqlite3.Connection) -> None:
         """Open the transaction of logged writes, if none is (call with the mutex held)."""
         if not db.in_transaction:
-            if self._pending:  # a commit and its replay failed: logged writes not in SQLite
-                self.flush()  # (replays them, or raises: the write is refused)
+            if self._pending:  # logged writes not in SQLite (a failing disk rolled them
+                self.flush()  # back): replayed from the log, or raises: write refused
             db.execute("BEGIN IMMEDIATE")
             self._pending = True
 
@@ -337,11 +337,12 @@ class SqliteStore:
     @contextmanager
     def writer_reads(self) -> Iterator[None]:
         """Inside the block, this thread's reads use the writer connection (the last
-        committed state, as the reader's): call it with the store's writes serialized and
-        none running, as the backend's write checks are. The writer's page cache stays
-        warm across its own commits, where the reader's is dropped after each commit it
-        did not make, so the checks' probes read fewer pages."""
+        committed state and the logged writes): call it with the store's writes serialized
+        and none running, as the backend's write checks are. The writer's page cache stays
+        warm across its own commits, where the reader's is dropped after each commit."""
         with self._write_mutex:  # (no commit of logged writes meanwhile)
+            if self._pending and self._db is not None and not self._db.in_transaction:
+                self.flush()  # (logged writes a failing disk rolled back: replayed first)
             owner = self._writer_reads
             self._writer_reads = threading.get_ident()
             try:
@@ -647,7 +648,7 @@ class SqliteStore:
         log = self._log
         assert log is not None
         with self._write_mutex:
-            if not self._pending:
+            if not db.in_transaction:  # (also after a failing disk rolled it back)
                 self._begin_logged(db)
             self._writes += 1  # before anything changes: the cache's verified rows lapse
             touched, partition = self._touched, (row[0], bytes(row[1]))

@@ -235,6 +235,28 @@ def test_a_log_that_cannot_be_written_refuses_the_write(
         assert sorted(_state(again)) == [("p", "after"), ("p", "kept")]
 
 
+def test_a_transaction_rolled_back_under_the_log_is_replayed_from_it(tmp_path: Path) -> None:
+    """A failing disk may make SQLite roll the open transaction back: the logged writes
+    are then missing from SQLite, so the next write replays the log before its checks
+    (an insert of a logged key is still refused) and reads see every logged write."""
+    with Backend(tmp_path, durability="process") as b:
+        b.create_table(ACCOUNT, TABLE)
+        for rk in "abc":
+            b.write(ACCOUNT, TABLE, WriteOp("insert", "p", rk, _props(1)))
+        assert b._store is not None
+        b._store.db.execute("ROLLBACK")  # (what SQLITE_FULL or SQLITE_IOERR may do)
+        with pytest.raises(StubError) as taken:
+            b.write(ACCOUNT, TABLE, WriteOp("insert", "p", "b"))
+        assert taken.value.code == "EntityAlreadyExists"
+        b.write(ACCOUNT, TABLE, WriteOp("insert", "p", "d"))
+        b._store.db.execute("ROLLBACK")
+        with pytest.raises(StubError) as batch_taken:  # (a change set's checks read first)
+            b.execute_batch(ACCOUNT, TABLE, [WriteOp("insert", "p", "d")])
+        assert batch_taken.value.code == "EntityAlreadyExists"
+        b.execute_batch(ACCOUNT, TABLE, [WriteOp("insert", "q", "e")])
+        assert sorted(_state(b)) == [("p", "a"), ("p", "b"), ("p", "c"), ("p", "d"), ("q", "e")]
+
+
 def test_table_level_writes_commit_the_logged_writes_first(tmp_path: Path) -> None:
     """Table-level writes are their own transactions: the logged writes before them are
     committed first, so a crash after them keeps both, in order."""
