@@ -36,6 +36,9 @@ MAX_GROUP = 256
 # other write in this turn of the loop: a client waiting for each answer) is committed
 # at once on the loop, fsync included: two thread hand-offs cost it more CPU than
 # the fsync stalls the loop (measured: ~150 us of CPU per write saved, ~100 us fsync).
+# Without an fsync (durability "process") every write is committed at once on the loop:
+# the store appends it to its write-behind log and commits its SQLite transactions in
+# groups itself (_writelog), so there is nothing left to group here.
 # Each request is answered only after its group is on disk and applied in memory, and
 # groups run in arrival order, so a client that waits for its answers sees its writes
 # applied in order.
@@ -51,18 +54,21 @@ class WriteCommitter:
         self._backend = backend
         # Without an fsync to wait for (durability "process"), a commit is short: it runs
         # on the event loop, sparing each write two thread hand-offs.
-        self._inline = not backend.fsyncs
+        #: Whether every write is committed at once on the calling thread
+        #: (:meth:`commit_inline`).
+        self.inline = not backend.fsyncs
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="azt-stub-writer")
         self._offloaded = 0  # jobs handed to the writer thread and not finished yet
         self._pending: list[tuple[GroupWrite, asyncio.Future[list[WriteResult]]]] = []
         self._drainer: asyncio.Task[None] | None = None
-        self._scheduled = False  # inline: a commit of the queue is due (call_soon)
-        self._turn_busy = False  # inline: a write was committed in this turn of the loop
-        self._grouping = False  # inline: writes come several a turn: queue them all
+        self._turn_busy = False  # a write was committed on the loop in this turn of it
+        self._grouping = False  # writes come several a turn: queue them all
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the last write
 
     async def submit(self, item: GroupWrite) -> list[WriteResult]:
         """Commit one write request; its results, or its ``StubError`` raised."""
+        if self.inline:
+            return self.commit_inline(item)
         # The loop of the last write, while it runs: on Python 3.11, get_running_loop() is
         # a getpid() system call (its check for a fork) on every write.
         loop = self._loop
@@ -73,28 +79,26 @@ class WriteCommitter:
         future: asyncio.Future[list[WriteResult]] = loop.create_future()
         self._pending.append((item, future))
         self._grouping = True
-        if self._inline:
-            # Commit what is queued once the requests ready now have queued theirs (the
-            # same group a drain task's first step would take), without a task.
-            if not self._scheduled:
-                self._scheduled = True
-                loop.call_soon(self._commit_queued)
-        elif self._drainer is None or self._drainer.done():
+        if self._drainer is None or self._drainer.done():
             self._drainer = loop.create_task(self._drain())
         return await future
 
-    # Inline, writes that come one at a time (a client waiting for each answer) are
-    # committed at once by the handler (_commit_now: no future, no callback, the handler
-    # goes on in the same turn of the loop). A second write in the same turn of the loop
-    # means several clients write at once: from then on writes are queued and each
-    # turn's are committed as one group (_commit_queued), until a turn brings only one.
-    # Nothing is committed directly while anything is queued, so writes still commit in
-    # arrival order.
+    # Writes that come one at a time (a client waiting for each answer) are committed at
+    # once by the handler on the loop (_commit_now: no future, the handler goes on in the
+    # same turn of the loop). A second write in the same turn of the loop means several
+    # clients write at once: from then on writes are queued and committed in groups on
+    # the writer thread, until a group of one. Nothing is committed directly while
+    # anything is queued, so writes still commit in arrival order.
 
     def _commit_now(self, loop: asyncio.AbstractEventLoop, item: GroupWrite) -> list[WriteResult]:
-        """Inline: commit one write request now, as the group of one it is."""
+        """Commit one write request now on the loop, as the group of one it is."""
         self._turn_busy = True
         loop.call_soon(self._turn_ended)
+        return self.commit_inline(item)
+
+    def commit_inline(self, item: GroupWrite) -> list[WriteResult]:
+        """Commit one write request on this thread, now; its results, or its error raised.
+        What :meth:`submit` does when :attr:`inline` (a caller may skip the coroutine)."""
         try:
             outcome = self._backend.commit_group([item])[0]
         except StubError:  # the disk failed: nothing was applied
@@ -108,20 +112,6 @@ class WriteCommitter:
 
     def _turn_ended(self) -> None:
         self._turn_busy = False
-
-    def _commit_queued(self) -> None:
-        """Inline: commit everything queued, group by group, on the event loop."""
-        self._scheduled = False
-        if len(self._pending) == 1:  # one write this turn: commit the next ones at once
-            self._grouping = False
-        while self._pending:
-            group = self._take_group()
-            try:
-                outcomes = self._backend.commit_group([item for item, _ in group])
-            except Exception as exc:
-                _fail(group, exc)
-                continue
-            _answer(group, outcomes)
 
     def _take_group(self) -> list[tuple[GroupWrite, asyncio.Future[list[WriteResult]]]]:
         group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
@@ -150,14 +140,12 @@ class WriteCommitter:
 
     async def call(self, write: Callable[..., _T], *args: Any) -> _T:
         """Run another durable write (table, ACL, service properties) on the writer thread."""
-        if self._inline:
+        if self.inline:
             return write(*args)
         return await self._offload(write, *args)
 
     async def close(self) -> None:
         """Finish every queued write, then stop the writer thread."""
-        if self._pending and self._inline:
-            self._commit_queued()
         if self._drainer is not None:
             await asyncio.shield(self._drainer)
         self._executor.shutdown(wait=True)

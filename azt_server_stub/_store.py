@@ -8,27 +8,38 @@ start but table metadata, ACLs and service documents). Entities live in one
 (:func:`key_blob`) and a key range is one indexed ``(pk, rk) >= (?, ?)`` scan:
 O(log n + k).
 
-One writer connection (WAL journal, ``synchronous=FULL``) commits each write, or a
-group of writes, as one transaction; one reader connection serves reads from the
-last committed state, so readers never wait for an fsync and never see half a
-transaction (a write's own checks read through the writer connection, between its
-transactions: :meth:`SqliteStore.writer_reads`). A lock file keeps a location to one
-store at a time.
+One writer connection (WAL journal, ``synchronous=FULL``; ``NORMAL`` at ``process``
+durability) commits each write, or a group of writes, as one transaction; one reader
+connection serves reads from the last committed state, so readers never wait for an
+fsync and never see half a transaction (a write's own checks read through the writer
+connection: :meth:`SqliteStore.writer_reads`). A lock file keeps a location to one store
+at a time. Properties are stored as lossless JSON (:mod:`~azt_server_stub._props`).
 
-Values are stored losslessly as JSON (ASCII only, so lone surrogates survive):
-``[[name, code, value], ...]`` with codes ``s`` String, ``i`` Int32, ``l`` Int64
-(exact Python int), ``d`` Double (``NaN``/``Infinity`` allowed), ``b`` Boolean,
-``t`` DateTime ticks, ``g`` Guid (32 hex digits), ``x`` Binary (base64).
+At ``process`` durability writes go through a write-behind log
+(:mod:`~azt_server_stub._writelog`): each is acknowledged once appended to it, and its
+statements run in one open transaction committed in groups; reads of the committed state
+commit it first.
+
+Example::
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     store = SqliteStore(Path(folder), durability="process")
+    ...     store.create_table("acct", "t", "T")
+    ...     logged = store.insert_new_entity("acct", "t", Entity("p", "r", 5), 5)
+    ...     found = store.get("acct", "t", "p", "r")  # (commits the logged insert first)
+    ...     store.close()
+    >>> logged, found.timestamp
+    (True, 5)
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 import threading
-from codecs import utf_16_be_decode
-from collections.abc import Iterable, Iterator, Sequence
+from codecs import utf_16_be_encode
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,46 +47,46 @@ from typing import IO, Any
 
 from ._props import decode_props, encode_props
 from ._rowcache import DEFAULT_CACHE_BYTES, RowCache, RowKey, entry_size
+from ._sql import DELETE as _DELETE
+from ._sql import (
+    LOCK_FILE,
+    SYNCHRONOUS,
+    TIMESTAMP_RESERVE,
+    add_columns,
+    connect,
+    key_blob,
+    key_param,
+    key_text,
+    lock_directory,
+    migrate_v1,
+)
+from ._sql import PUT as _PUT
+from ._sql import PUT_NEW as _PUT_NEW
+from ._sql import SCHEMA as _SCHEMA
+from ._sql import SET_LAST as _SET_LAST
+from ._sql import read_last as _read_last
+from ._sql import write_last as _write_last
+from ._writelog import (
+    FLUSH_BYTES,
+    FLUSH_RECORDS,
+    LOG_FILE,
+    Flusher,
+    WriteLog,
+    encode_insert,
+    encode_record,
+    replay,
+)
 from .model import Entity
 from .query_pages import sort_str
 
 DB_FILE = "azt-stub.sqlite3"
-LOCK_FILE = "azt-stub.lock"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS table_meta (
-    account TEXT NOT NULL, lname TEXT NOT NULL, name TEXT NOT NULL, acl TEXT NOT NULL,
-    tid INTEGER NOT NULL UNIQUE,
-    PRIMARY KEY (account, lname)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS entity_rows (
-    tid INTEGER NOT NULL, pk BLOB NOT NULL, rk BLOB NOT NULL,
-    ts INTEGER NOT NULL, props TEXT NOT NULL, created INTEGER NOT NULL DEFAULT 0,
-    keys_at INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (tid, pk, rk)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS service (account TEXT PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID;
-"""
-
-_COLUMNS = "(tid, pk, rk, ts, props, created, keys_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-_PUT = "INSERT OR REPLACE INTO entity_rows " + _COLUMNS
-_PUT_NEW = "INSERT INTO entity_rows " + _COLUMNS
-_DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
-_SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
-_INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
 _ROW = "SELECT pk, rk, ts, props, created, keys_at FROM entity_rows WHERE tid = ? AND "
 _GET = _ROW + "pk = ? AND rk = ?"
 _GET_ROWS = _ROW + "pk = ? AND rk IN ({})"
 _ANY_ROW_BETWEEN = (
     "SELECT 1 FROM entity_rows WHERE tid = ? AND pk = ? AND rk BETWEEN ? AND ? LIMIT 1"
 )
-#: How far ahead of the last Timestamp issued the stored bound is set (ticks of 100 ns:
-#: 0.1 s). Every Timestamp issued stays at or below the stored bound, which a restart
-#: continues from, so Timestamps keep increasing across restarts, a crash included;
-#: the bound is rewritten only when a commit's Timestamp passes it, not by every commit
-#: (the meta row was a third of a single insert's WAL writes). A clean close stores the
-#: exact last Timestamp; after a crash the first Timestamps may be up to this far ahead
-#: of the clock (a process restart takes longer than that).
-TIMESTAMP_RESERVE = 1_000_000
 #: Most RowKeys one read of :meth:`SqliteStore.get_rows` asks for (SQLite's parameter limit).
 _ROWS_PER_READ = 500
 _SCAN = _ROW + "(pk, rk) {op} (?, ?)"
@@ -90,49 +101,6 @@ _CREATED_INDEX = (
 )
 _SCAN_CREATED = _ROW + "(created, pk, rk) >= (?, ?, ?) ORDER BY created, pk, rk LIMIT ?"
 _SCAN_CREATED_AFTER = _ROW + "(created, pk, rk) > (?, ?, ?) ORDER BY created, pk, rk LIMIT ?"
-
-
-def key_blob(key: str) -> bytes:
-    """A key as stored: its UTF-16-BE code units, so bytewise order is UTF-16 order.
-
-    Big-endian 2-byte units compare bytewise exactly as the units compare as
-    numbers, and a shorter prefix sorts first in both orders. Lone surrogates pass
-    through, so any Python ``str`` is stored (a key given as two surrogate code
-    points reads back as the one astral character they encode: the same key).
-
-    Example::
-
-        >>> key_blob("\\U0001f600") < key_blob("\\uffff")  # D83D DE00 < FFFF
-        True
-    """
-    return key.encode("utf-16-be", "surrogatepass")
-
-
-def key_param(key: str) -> bytearray:
-    """:func:`key_blob` as a statement parameter.
-
-    Python's sqlite3 binds ``int``, ``float``, ``str`` and ``bytearray`` parameters
-    directly but looks for an adapter for any other type, ``bytes`` included (two
-    failed attribute lookups a parameter): a ``bytearray`` of the same bytes binds as
-    the same BLOB at a third of the cost (100 rows of two keys: 240 -> 157 us).
-
-    Example::
-
-        >>> key_param("a") == key_blob("a")
-        True
-    """
-    return bytearray(key, "utf-16-be", "surrogatepass")
-
-
-def key_text(blob: bytes) -> str:
-    """Inverse of :func:`key_blob`.
-
-    Example::
-
-        >>> key_text(key_blob("é\\U0001f600"))
-        'é\\U0001f600'
-    """
-    return utf_16_be_decode(blob, "surrogatepass", True)[0]
 
 
 @dataclass(slots=True)
@@ -151,41 +119,6 @@ class LoadedState:
     tables: dict[str, dict[str, LoadedTable]]
     service: dict[str, bytes]
     last_timestamp: int
-
-
-def _lock_directory(directory: Path) -> IO[bytes]:
-    """Hold ``directory``'s lock file exclusively until the returned file is closed."""
-    handle = open(directory / LOCK_FILE, "a+b")  # noqa: SIM115 - held until close()
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        handle.close()
-        raise RuntimeError(
-            f"the stub's data directory {directory} is in use by another process"
-        ) from exc
-    return handle
-
-
-#: ``durability`` -> SQLite's ``synchronous`` setting (WAL journal). ``full``: every
-#: commit is fsynced before it is acknowledged (survives power loss and OS crashes).
-#: ``process``: a commit is in the operating system's hands when acknowledged (survives
-#: the stub's process being killed, ``kill -9`` included; an OS crash or power loss may
-#: lose the last commits, never half of one).
-SYNCHRONOUS = {"full": "FULL", "process": "NORMAL"}
-
-
-def _connect(path: Path, *, timeout: float, durability: str = "full") -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout)
-    db.execute(f"PRAGMA synchronous={SYNCHRONOUS[durability]}")
-    return db
 
 
 class SqliteStore:
@@ -211,13 +144,14 @@ class SqliteStore:
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         durability: str = "full",
         creation_index: bool = False,
+        write_behind: bool | None = None,
     ) -> None:
         if durability not in SYNCHRONOUS:
             raise ValueError(f"durability must be one of {sorted(SYNCHRONOUS)}, not {durability!r}")
         directory.mkdir(parents=True, exist_ok=True)
         self.durability = durability
         self.path = directory / DB_FILE
-        self._lock_handle: IO[bytes] | None = _lock_directory(directory)
+        self._lock_handle: IO[bytes] | None = lock_directory(directory)
         self._db: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.RLock()
@@ -236,15 +170,32 @@ class SqliteStore:
         #: The stored bound of the Timestamps issued (see :data:`TIMESTAMP_RESERVE`), and
         #: the last Timestamp a commit stored (the bound read at open until one does).
         self._reserved = self._committed = 0
+        #: Held while the writer connection is used (a write, a commit, a write's checks).
+        self._write_mutex = threading.RLock()
+        #: The write-behind log (``process`` durability, see _writelog), and whether the
+        #: writer connection holds an open transaction of logged writes.
+        self._log: WriteLog | None = None
+        self._flusher: Flusher | None = None
+        #: Wakes the flusher after a logged write (no-op without a log).
+        self._wake: Callable[[], None] = _no_flusher
+        self._pending = False
         try:
-            self._db = db = _connect(self.path, timeout=5.0, durability=durability)
+            self._db = db = connect(self.path, timeout=5.0, durability=durability)
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
-            _migrate_v1(db)
-            _add_columns(db)
+            migrate_v1(db)
+            add_columns(db)
             if creation_index:  # built once, for a store written without it
                 db.execute(_CREATED_INDEX)
-            self._reader = _connect(self.path, timeout=5.0, durability=durability)
+            replay(db, directory / LOG_FILE)  # what a killed stub acknowledged
+            if durability == "process" if write_behind is None else write_behind:
+                self._log = WriteLog(directory / LOG_FILE)
+                self._flusher = Flusher(self.flush)
+                self._wake = self._flusher.wake
+                self._insert_cursor = db.cursor()
+            else:
+                (directory / LOG_FILE).unlink(missing_ok=True)
+            self._reader = connect(self.path, timeout=5.0, durability=durability)
             self._reader.execute("PRAGMA query_only=ON")
             for account, lname, tid in db.execute("SELECT account, lname, tid FROM table_meta"):
                 self._tids[(account, lname)] = tid
@@ -261,12 +212,19 @@ class SqliteStore:
         return self._db
 
     def _close_connections(self) -> None:
+        if self._flusher is not None:
+            self._flusher.stop()
+            self._flusher = None
+        if self._log is not None:  # (kept on disk while its writes are not committed)
+            self._log.close(remove=not self._pending)
+            self._log = None
         if self._reader is not None:
             self._reader.close()
             self._reader = None
         if self._db is not None:
             try:
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                if not self._db.in_transaction:  # (else rolled back: the log keeps its writes)
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 self._db.close()
                 self._db = None
@@ -281,11 +239,18 @@ class SqliteStore:
         may be ahead of it, see :data:`TIMESTAMP_RESERVE`): a clean restart continues
         from the exact last Timestamp. Never lowered below a Timestamp a commit stored.
         """
+        if self._flusher is not None:
+            self._flusher.stop()
+            self._flusher = None
+        if self._pending:
+            with suppress(sqlite3.Error, OSError):  # (else the log is replayed at next open)
+                self.flush()
         with self._read_lock:
             self._cache.clear()
             db = self._db
             if (
                 db is not None
+                and not self._pending
                 and last_timestamp is not None
                 and max(last_timestamp, self._committed) < self._reserved
             ):
@@ -293,27 +258,71 @@ class SqliteStore:
                     db.execute(_SET_LAST, (max(last_timestamp, self._committed),))
             self._close_connections()
 
+    def flush(self) -> None:
+        """Commit the writes logged so far (write-behind, see _writelog) to SQLite and
+        empty the log; no-op when none is pending. A failed commit is replayed from the
+        log, which stays until a commit succeeds (``sqlite3.Error``/``OSError`` raised)."""
+        with self._write_mutex:
+            if not self._pending:
+                return
+            db, log = self.db, self._log
+            assert log is not None
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error:  # rolled back or not: the log holds every logged write
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                replay(db, log.path)
+            log.reset()
+            self._pending = False
+
+    def _begin_logged(self, db: sqlite3.Connection) -> None:
+        """Open the transaction of logged writes, if none is (call with the mutex held)."""
+        if not db.in_transaction:
+            if self._pending:  # logged writes not in SQLite (a failing disk rolled them
+                self.flush()  # back): replayed from the log, or raises: write refused
+            db.execute("BEGIN IMMEDIATE")
+            self._pending = True
+
+    def _flush_if_full(self) -> None:
+        """Commit the logged writes at once past the log's thresholds (a write's last step)."""
+        log = self._log
+        if log is not None and (log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES):
+            with suppress(sqlite3.Error, OSError):  # (the writes are logged: acknowledged)
+                self.flush()
+
+    def _settle(self) -> None:
+        """Before a read of the committed state: commit the logged writes (unless this
+        thread's reads use the writer connection, which sees them)."""
+        if self._writer_reads != threading.get_ident():
+            self.flush()
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, committed (and synced) when the block ends."""
-        db = self.db
-        self._writes += 1  # before anything changes: the cache's verified rows lapse
-        self._touch_floor = self._writes + 1  # (rows of any partition may change)
-        try:
-            db.execute("BEGIN IMMEDIATE")
+        """One write transaction, committed (and synced) when the block ends (the logged
+        writes are committed before it)."""
+        with self._write_mutex:
+            self.flush()
+            db = self.db
+            self._writes += 1  # before anything changes: the cache's verified rows lapse
+            self._touch_floor = self._writes + 1  # (rows of any partition may change)
             try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-        finally:
-            self._writes += 1
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            finally:
+                self._writes += 1
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """Hold one read transaction: every read inside the block sees the same
         committed state (a commit landing meanwhile is seen after the block)."""
+        if self._pending:
+            self._settle()
         with self._read_lock:
             reader = self._reader
             if reader is None or reader.in_transaction:
@@ -328,16 +337,18 @@ class SqliteStore:
     @contextmanager
     def writer_reads(self) -> Iterator[None]:
         """Inside the block, this thread's reads use the writer connection (the last
-        committed state, as the reader's): call it with the store's writes serialized and
-        none running, as the backend's write checks are. The writer's page cache stays
-        warm across its own commits, where the reader's is dropped after each commit it
-        did not make, so the checks' probes read fewer pages."""
-        owner = self._writer_reads
-        self._writer_reads = threading.get_ident()
-        try:
-            yield
-        finally:
-            self._writer_reads = owner
+        committed state and the logged writes): call it with the store's writes serialized
+        and none running, as the backend's write checks are. The writer's page cache stays
+        warm across its own commits, where the reader's is dropped after each commit."""
+        with self._write_mutex:  # (no commit of logged writes meanwhile)
+            if self._pending and self._db is not None and not self._db.in_transaction:
+                self.flush()  # (logged writes a failing disk rolled back: replayed first)
+            owner = self._writer_reads
+            self._writer_reads = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._writer_reads = owner
 
     def _connection(self) -> sqlite3.Connection | None:
         """The connection this thread reads with (call with the read lock held): the
@@ -348,6 +359,8 @@ class SqliteStore:
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
+        if self._pending:
+            self._settle()
         with self._read_lock:
             db = self._connection()
             if db is not None:
@@ -413,9 +426,11 @@ class SqliteStore:
             return None
         key = (
             tid,
-            pk.encode("utf-16-be", "surrogatepass"),
-            rk.encode("utf-16-be", "surrogatepass"),
+            utf_16_be_encode(pk, "surrogatepass")[0],  # (key_blob, inline)
+            utf_16_be_encode(rk, "surrogatepass")[0],
         )
+        if self._pending:
+            self._settle()
         with self._read_lock:
             db = self._connection()
             if db is not None:
@@ -575,16 +590,21 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
+        pk = entity.pk
         row = (
             tid,
-            key_param(entity.pk),
-            key_param(entity.rk),
+            bytearray(utf_16_be_encode(pk, "surrogatepass")[0]),  # (key_param, inline)
+            bytearray(utf_16_be_encode(entity.rk, "surrogatepass")[0]),
             entity.timestamp,
             encode_props(entity.props),
             entity.created,
             entity.keys_at,
         )
-        db = self.db
+        db = self._db
+        if db is None:
+            raise RuntimeError("the durable store is closed")
+        if self._log is not None:
+            return self._insert_logged(db, row, pk, last_timestamp)
         self._writes += 1  # before anything changes: the cache's verified rows lapse
         self._touch(tid, key_blob(entity.pk))
         try:
@@ -620,6 +640,52 @@ class SqliteStore:
         finally:
             self._writes += 1
 
+    def _insert_logged(
+        self, db: sqlite3.Connection, row: tuple[Any, ...], pk: str, last_timestamp: int
+    ) -> bool:
+        """:meth:`insert_new_entity` with the write-behind log: the INSERT in the open
+        transaction (its uniqueness check sees the logged writes), then the record logged."""
+        log = self._log
+        assert log is not None
+        with self._write_mutex:
+            if not db.in_transaction:  # (also after a failing disk rolled it back)
+                self._begin_logged(db)
+            self._writes += 1  # before anything changes: the cache's verified rows lapse
+            touched, partition = self._touched, (row[0], bytes(row[1]))
+            if len(touched) < _TOUCHED_MAX:  # (_touch, inline)
+                touched[partition] = self._writes
+            else:
+                self._touch(*partition)
+            try:
+                try:  # (one cursor for every insert: Connection.execute makes one a call)
+                    self._insert_cursor.execute(_PUT_NEW, row)
+                except sqlite3.IntegrityError:
+                    return False  # (the primary key: the only constraint a row can break)
+                try:
+                    log.append(encode_insert(row, last_timestamp))
+                except BaseException:
+                    db.execute(_DELETE, row[:3])  # (a new key: its removal undoes the insert)
+                    raise
+                if last_timestamp > self._reserved:
+                    self._note_timestamp(db, last_timestamp)
+                self._committed = last_timestamp
+            finally:
+                self._writes += 1
+        if log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES:
+            self._flush_if_full()
+        else:
+            self._wake()
+        return True
+
+    def _note_timestamp(self, db: sqlite3.Connection, last_timestamp: int) -> None:
+        """The Timestamp bound rewritten in the open transaction when ``last_timestamp``
+        passes it (see :data:`TIMESTAMP_RESERVE`); a logged write's last statement."""
+        if last_timestamp > self._reserved:
+            with suppress(sqlite3.Error):  # (the replay of the log raises it too)
+                _write_last(db, last_timestamp + TIMESTAMP_RESERVE)
+                self._reserved = last_timestamp + TIMESTAMP_RESERVE
+        self._committed = last_timestamp
+
     def write_entity_groups(
         self,
         groups: Iterable[tuple[str, str, Iterable[Entity], Iterable[tuple[str, str]]]],
@@ -630,9 +696,18 @@ class SqliteStore:
         once per table across puts and deletes."""
         # What transaction() does, spelled out: this runs for every write request.
         db = self.db
+        logged = self._log is not None
+        if logged:  # one savepoint of the open transaction, undone unless logged whole
+            self._write_mutex.acquire()
         self._writes += 1  # before anything changes: the cache's verified rows lapse
         try:
-            db.execute("BEGIN IMMEDIATE")
+            if logged:
+                self._begin_logged(db)
+                db.execute("SAVEPOINT azt_write")
+            else:
+                db.execute("BEGIN IMMEDIATE")
+            record_rows: list[tuple[Any, ...]] = []
+            record_removed: list[tuple[Any, ...]] = []
             try:
                 for account, lname, puts, deletes in groups:
                     tid = self._tids.get((account, lname))
@@ -661,11 +736,25 @@ class SqliteStore:
                         db.executemany(_PUT, rows)
                     if removed:
                         db.executemany(_DELETE, removed)
+                    if logged:
+                        record_rows += rows
+                        record_removed += removed
+                if logged:
+                    assert self._log is not None
+                    self._log.append(encode_record(record_rows, record_removed, last_timestamp))
+                    self._wake()
+                    db.execute("RELEASE azt_write")
+                    self._note_timestamp(db, last_timestamp)
+                    return
                 reserve = last_timestamp > self._reserved
                 if reserve:
                     _write_last(db, last_timestamp + TIMESTAMP_RESERVE)
             except BaseException:
-                db.execute("ROLLBACK")
+                if logged:
+                    db.execute("ROLLBACK TO azt_write")
+                    db.execute("RELEASE azt_write")
+                else:
+                    db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
             self._committed = last_timestamp
@@ -673,6 +762,9 @@ class SqliteStore:
                 self._reserved = last_timestamp + TIMESTAMP_RESERVE
         finally:
             self._writes += 1
+            if logged:
+                self._write_mutex.release()
+                self._flush_if_full()
 
     def _touch(self, tid: int, pk_blob: bytes) -> None:
         """Note that the write open now (odd count) changes a row of the partition, before
@@ -685,100 +777,18 @@ class SqliteStore:
         touched[tid, pk_blob] = self._writes
 
 
+def _no_flusher() -> None:
+    """What a logged write wakes in a store without a write-behind log: nothing."""
+
+
 #: Most partitions :meth:`SqliteStore._touch` remembers (about 2 MiB of keys).
 _TOUCHED_MAX = 16_384
-
-
-def _read_last(db: sqlite3.Connection) -> int:
-    """The stored bound of the Timestamps issued (0 for a new store)."""
-    row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
-    return int(row[0]) if row else 0
-
-
-def _write_last(db: sqlite3.Connection, last_timestamp: int) -> None:
-    """Store the bound of the Timestamps issued, in the write transaction open on ``db``."""
-    # An UPDATE rewrites the row in place: one page of the WAL, where INSERT OR REPLACE
-    # (a new rowid) rewrites the meta table's page and its key index's.
-    if db.execute(_SET_LAST, (last_timestamp,)).rowcount == 0:  # the first commit
-        db.execute(_INSERT_LAST, (last_timestamp,))
-
-
-#: Columns of ``entity_rows`` a store written by an older stub may lack, each added with
-#: its default when such a store is opened: ``created`` (creation ranks; the old rows rank
-#: 0: in key order, before every row created since) and ``keys_at`` (where an entity's
-#: keys were sent among its properties, ``Entity.keys_at``; the old rows 0: keys first, as
-#: they were written then).
-_ADDED_COLUMNS = (
-    ("created", "INTEGER NOT NULL DEFAULT 0"),
-    ("keys_at", "INTEGER NOT NULL DEFAULT 0"),
-)
-
-
-def _add_columns(db: sqlite3.Connection) -> None:
-    """Give a store written before a column of :data:`_ADDED_COLUMNS` existed that column
-    (a new store has them all: no-op)."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(entity_rows)")}
-    for name, kind in _ADDED_COLUMNS:
-        if name not in columns:
-            db.execute(f"ALTER TABLE entity_rows ADD COLUMN {name} {kind}")
-
-
-def _migrate_v1(db: sqlite3.Connection) -> None:
-    """Convert a store written before read-through (``tables``/``entities`` keyed by UTF-8
-    key BLOBs) to the current layout, in one transaction; no-op for a current store."""
-    old = db.execute(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'entities'"
-    ).fetchone()[0]
-    if not old:
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        last = 0
-        row = db.execute("SELECT v FROM meta WHERE k = 'last_timestamp'").fetchone()
-        if row:
-            last = int(row[0])
-        tids: dict[tuple[str, str], int] = {}
-        for account, lname, name, acl in db.execute(
-            "SELECT account, lname, name, acl FROM tables"
-        ).fetchall():
-            new_tid = tids[(account, lname)] = len(tids) + 1
-            db.execute(
-                "INSERT INTO table_meta (account, lname, name, acl, tid) VALUES (?, ?, ?, ?, ?)",
-                (account, lname, name, acl, new_tid),
-            )
-        cursor = db.execute("SELECT account, lname, pk, rk, ts, props FROM entities")
-        while batch := cursor.fetchmany(10_000):
-            puts = []
-            for account, lname, pk, rk, ts, props in batch:
-                tid = tids.get((account, lname))
-                if tid is None:
-                    continue
-                last = max(last, ts)
-                puts.append(
-                    (
-                        tid,
-                        key_blob(bytes(pk).decode("utf-8", "surrogatepass")),
-                        key_blob(bytes(rk).decode("utf-8", "surrogatepass")),
-                        ts,
-                        props,
-                        ts,
-                        0,  # keys first: as the stub wrote them then
-                    )
-                )
-            db.executemany(_PUT, puts)
-        db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('next_tid', ?)", (len(tids) + 1,))
-        db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('last_timestamp', ?)", (last,))
-        db.execute("DROP TABLE entities")
-        db.execute("DROP TABLE tables")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 __all__ = [
     "DB_FILE",
     "LOCK_FILE",
+    "TIMESTAMP_RESERVE",
     "LoadedState",
     "LoadedTable",
     "SqliteStore",

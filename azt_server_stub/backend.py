@@ -663,10 +663,8 @@ All commands in a batch must operate on same entity group.
                 stored = store.insert_new_entity(tbl.account, tbl.key, new, self._last_ts)
             except (sqlite3.Error, OSError) as exc:  # disk full, I/O error
                 raise errors.internal_error() from exc
-            if not stored:
+            if not stored:  # (stored: nothing to apply, the table's rows read the store)
                 return errors.entity_already_exists()
-            with self._lock:
-                tbl.rows.apply(sort_key(op.pk, op.rk), new)
             return [WriteResult(new, created=True)]
 
     def _read_inserts(self, items: Sequence[GroupWrite]) -> _Read:

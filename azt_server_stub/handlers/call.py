@@ -153,6 +153,8 @@ async def write_entity(call: Call, table: str, op: WriteOp) -> WriteResult:
     committer = call.services.committer
     if committer is None:
         return call.backend.write(call.account, table, op)
+    if committer.inline:  # committed at once: no coroutine
+        return committer.commit_inline(GroupWrite(call.account, table, [op]))[0]
     return (await committer.submit(GroupWrite(call.account, table, [op])))[0]
 
 

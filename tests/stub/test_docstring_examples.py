@@ -53,6 +53,8 @@ MODULES = [
     "azt_server_stub._rowcache",
     "azt_server_stub._rows",
     "azt_server_stub._store",
+    "azt_server_stub._sql",
+    "azt_server_stub._writelog",
     "azt_server_stub.writes",
     "azt_server_stub.errors",
     "azt_server_stub.odata",

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from azt_server_stub import _store
+from azt_server_stub._writelog import LOG_FILE, decode_records
 from azt_server_stub.backend import Backend, SignedIdentifier, WriteOp
 from azt_server_stub.errors import StubError
 from azt_server_stub.model import Edm, TypedValue, parse_datetime
@@ -184,15 +185,25 @@ def test_the_stored_timestamp_bound_is_written_once_per_reserve(
                 got = [b.write(ACCOUNT, "Bound", op)]
             assert got[0].entity is not None
             issued.append(got[0].entity.timestamp)
+        assert b._store is not None
+        b._store.flush()  # (the write-behind log's writes committed to SQLite)
         assert _stored_bound(tmp_path) == issued[0] + reserve  # written by the first commit only
         b._clock = lambda: issued[0] + reserve + 10
         passed = b.write(ACCOUNT, "Bound", WriteOp("insert", "p", "z")).entity
         assert passed is not None
         issued.append(passed.timestamp)
+        b._store.flush()
         assert _stored_bound(tmp_path) == passed.timestamp + reserve
+        b._clock = lambda: passed.timestamp + reserve + 10  # past it again: left in the log
+        late = b.write(ACCOUNT, "Bound", WriteOp("insert", "p", "zz")).entity
+        assert late is not None
+        issued.append(late.timestamp)
     finally:
         assert b._store is not None
         b._store._close_connections()  # a crash: the exact last Timestamp is never stored
+    # the log's write was not committed; the replay on opening moves the bound past it
+    assert _stored_bound(tmp_path) == passed.timestamp + reserve
+    _store.SqliteStore(tmp_path).close()  # (a store opened over the log replays it)
     assert _stored_bound(tmp_path) == issued[-1] + reserve
     with Backend(tmp_path, clock=lambda: start) as again:  # the clock went back, too
         after_crash = again.write(ACCOUNT, "Bound", WriteOp("insert", "q", "1")).entity
@@ -224,6 +235,7 @@ def test_a_refused_commit_does_not_move_the_stored_bound(tmp_path: Path) -> None
         with pytest.raises(StubError):
             b.execute_batch(ACCOUNT, "Refused", [WriteOp("insert", "p", "r")])
         assert b._last_ts > first.timestamp + reserve  # (the refused writes' Timestamps)
+        b._store.flush()  # (the write-behind log's writes committed to SQLite)
         assert b._store._reserved == _stored_bound(tmp_path) == first.timestamp + reserve
 
 
@@ -328,7 +340,10 @@ from azt_server_stub.model import Edm
 def typed(props):
     return {k: ((Edm.INT64, v) if v > 2**31 else (Edm.INT32, v)) for k, v in props.items()}
 
-b = Backend(Path(sys.argv[1]))
+if sys.argv[3] != "-":  # the write-behind log's writes never committed before the kill
+    import azt_server_stub._writelog
+    azt_server_stub._writelog.FLUSH_DELAY = float(sys.argv[3])
+b = Backend(Path(sys.argv[1]), durability=sys.argv[2])
 if b.table_name("devstoreaccount1", "Crash") is None:
     b.create_table("devstoreaccount1", "Crash")
 i = 0
@@ -365,10 +380,19 @@ def _model(steps: int) -> dict[tuple[str, str], dict[str, int]]:
     return state
 
 
-def test_sigkill_keeps_exactly_the_acknowledged_writes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("durability", "flush_delay"), [("full", "-"), ("process", "-"), ("process", "3600")]
+)
+def test_sigkill_keeps_exactly_the_acknowledged_writes(
+    tmp_path: Path, durability: str, flush_delay: str
+) -> None:
+    """SIGKILL of a process writing as fast as it can keeps exactly the acknowledged
+    steps (change sets whole or not at all): committed to SQLite (``full``), or at
+    ``process`` in the write-behind log too (with a flush delay of an hour: every write
+    since the table's creation only in the log, replayed by the next open)."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(tmp_path)],
+        [sys.executable, "-c", CHILD, str(tmp_path), durability, flush_delay],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -382,13 +406,22 @@ def test_sigkill_keeps_exactly_the_acknowledged_writes(tmp_path: Path) -> None:
                 break
     finally:
         os.kill(proc.pid, signal.SIGKILL)
-        rest, err = proc.communicate(timeout=30)
-    for line in rest.splitlines():  # acknowledged before the kill, read after it
+        proc.wait(timeout=30)
+    # Acknowledged before the kill, read after it: through the same buffered file, whose
+    # read-ahead holds lines the loop above has not reached (communicate() reads the pipe
+    # itself and would miss them: a fast writer's acknowledgements lost, not its writes).
+    assert proc.stderr is not None
+    with proc.stdout, proc.stderr:
+        rest, err = proc.stdout.read(), proc.stderr.read()
+    for line in rest.splitlines():
         acked = int(line)
     assert acked >= 150, err.decode()
     assert proc.returncode == -signal.SIGKILL
-
+    log = tmp_path / LOG_FILE
+    if flush_delay != "-":  # nothing flushed: the log holds every acknowledged step
+        assert len(decode_records(log.read_bytes())[0]) >= acked + 1
     with Backend(tmp_path) as b:
+        assert not log.exists()  # replayed, then removed by the clean close
         got = {
             key: {name: value for name, (_, value) in props.items()}
             for key, (_, props) in _dump(b, "Crash").items()
