@@ -16,10 +16,12 @@ import attrs
 
 from azt._core.base import (
     ClientCore,
+    EncodedSource,
     EntityArg,
     EntityObject,
     check_entity,
     check_etag,
+    encoded_source,
     entity_source,
     plain_value,
     validate_table_name,
@@ -114,7 +116,7 @@ class OperationEncoder:
     ``encode_request(batch_part(...))`` writes; a table URL or header that part would
     refuse takes that path, so it raises as before)."""
 
-    __slots__ = ("_codec", "_core", "_heads", "_table_name", "_table_url", "flavor", "key")
+    __slots__ = ("_codec", "_core", "_heads", "_table_name", "_table_url", "flavor", "key", "plain")
 
     def __init__(self, core: ClientCore, table_name: str) -> None:
         self._core = core
@@ -132,6 +134,9 @@ class OperationEncoder:
         self._heads = wire_batch.request_heads(
             self._table_url, core.pipeline.url_for(""), core.odata_read["Accept"], core.body_type
         )
+        #: whether an entity's body checked and encoded in one pass (``encode_valid``) is
+        #: what this encoder sends (JSON, usual heads; the limits are the batch's to say)
+        self.plain = self._heads is not None and self._codec is wire_json
 
     def __call__(self, op: BatchOperation, body: bytes | None = None) -> bytes:
         """The request of ``op``; ``body``: its entity's body, already encoded (by
@@ -161,28 +166,6 @@ class OperationEncoder:
                 return b"".join((start, url, after_url, b"%d\r\n\r\n" % len(body), body, _CRLF))
         part = batch_part(self._core, self._table_name, op, self._table_url)
         return wire_batch.encode_request(part)
-
-    def valid_body(self, entity: Any) -> bytes | None:
-        """The body of ``entity`` (a plain dict, or the ``TableEntity`` of an entity
-        object), checked against Azure Table storage's limits and encoded in one pass
-        (:func:`encode_valid`); ``None`` for anything else (check and encode it as
-        usual)."""
-        if self._heads is None or self._codec is not wire_json:
-            return None
-        return encode_valid(entity)
-
-    def create_request(self, entity: Any) -> bytes | None:
-        """The request of a create of ``entity`` (a plain dict, or the ``TableEntity`` of
-        an entity object), checked against Azure Table storage's limits and encoded in one
-        pass (:func:`encode_valid`); ``None`` for anything else (check and encode it as
-        usual)."""
-        heads = self._heads
-        if heads is None or self._codec is not wire_json:
-            return None
-        body = encode_valid(entity)
-        if body is None:
-            return None
-        return b"".join((heads[0], b"%d\r\n\r\n" % len(body), body, _CRLF))
 
 
 _CRLF = b"\r\n"
@@ -389,29 +372,13 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        encoder = self._encoder
-        if encoder is not None and self.limits.is_storage:
-            data, obj, _ = entity_source(entity)
-            request = encoder.create_request(data)
-            if request is not None:  # checked and encoded in one pass
-                op = BatchOperation("create", data, source=obj)
-                extra = (
-                    companions(obj, "create", None, data, None, self.limits)
-                    if obj is not None
-                    else []
-                )
-                if extra:
-                    self._add_group(op, extra)
-                else:
-                    self._add(op, request)
-                return
-            op = _create(data, obj, self.limits)
+        data, obj, _, body, more = self._source(entity)
+        if body is not None:  # checked and encoded in one pass
+            op = BatchOperation("create", data, source=obj)
         else:
-            op = create_operation(entity, limits=self.limits)
-        if op.source is None:  # a mapping: no companions
-            self._add(op)
-            return
-        self._add_group(op, companions(op.source, "create", None, op.entity, None, self.limits))
+            op = _create(data, obj, self.limits)
+        extra = companions(obj, "create", None, data, None, self.limits) if more else []
+        self._add_group(op, extra, body)
 
     def update(
         self,
@@ -432,11 +399,10 @@ class TableBatch:
         """
         if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "batch update(mode=REPLACE)")
-        data, obj, own_etag = entity_source(entity)
-        body = self._valid_body(data)
+        data, obj, own_etag, body, more = self._source(entity)
         etag = etag if etag is not None else own_etag or "*"
         op = _update(data, mode, etag, obj, self.limits, checked=body is not None)
-        extra = companions(obj, "update", op.mode, op.entity, op.etag, self.limits)
+        extra = companions(obj, "update", op.mode, data, op.etag, self.limits) if more else []
         self._add_group(op, extra, body)
 
     def upsert(
@@ -454,10 +420,9 @@ class TableBatch:
         """
         if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
-        data, obj, _ = entity_source(entity)
-        body = self._valid_body(data)
+        data, obj, _, body, more = self._source(entity)
         op = _upsert(data, mode, obj, self.limits, checked=body is not None)
-        extra = companions(obj, "upsert", op.mode, op.entity, None, self.limits)
+        extra = companions(obj, "upsert", op.mode, data, None, self.limits) if more else []
         self._add_group(op, extra, body)
 
     def delete(
@@ -480,9 +445,18 @@ class TableBatch:
     def _valid_body(self, data: Any) -> bytes | None:
         """``data``'s body when checked and encoded in one pass (Storage limits only)."""
         encoder = self._encoder
-        if encoder is None or not self.limits.is_storage:
+        if encoder is None or not encoder.plain or not self.limits.is_storage:
             return None
-        return encoder.valid_body(data)
+        return encode_valid(data)
+
+    def _source(self, entity: Any) -> EncodedSource:
+        """:func:`encoded_source` of ``entity`` when this batch's bodies are JSON checked
+        against Azure Table storage's limits; else :func:`entity_source`'s, with no body."""
+        encoder = self._encoder
+        if encoder is not None and encoder.plain and self.limits.is_storage:
+            return encoded_source(entity)
+        data, obj, etag = entity_source(entity)
+        return data, obj, etag, None, obj is not None
 
     def _add_group(
         self, op: BatchOperation, extra: list[BatchOperation], body: bytes | None = None

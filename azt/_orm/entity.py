@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Self, cast, dataclass_transform, overload
 import attrs
 
 from azt._edm.entity import PartialSlot, TableEntity
-from azt._orm.codec import ANNOTATED, codec_for, json_hook
+from azt._orm.codec import ANNOTATED, codec_for, json_hook, object_encoder
 from azt._orm.columns import (
     KEY_NAMES,
     NOTHING,
@@ -73,6 +73,8 @@ _WRITTEN: dict[type, tuple[Any, Any, Any, Any]] = {}
 #: class -> whether it declares indexes (``declared_indexes``, which reads the class's
 #: ``__azt_info__`` through the metaclass: per write, this is one dict lookup)
 _INDEXED: dict[type, bool] = {}
+#: class -> its generated ``__azt_encoded__`` (``object_encoder``; ``None``: it has none)
+_ENCODERS: dict[type, Callable[[Any], Any] | None] = {}
 #: class -> the ``__init__`` attrs generated for it, replaced by ``fast_init``'s (kept for
 #: the differential tests, which compare the two)
 _ATTRS_INIT: dict[type, Callable[..., None]] = {}
@@ -573,6 +575,29 @@ class EntityBase(IndexSlot, metaclass=EntityMeta):
             (TableEntity({'PartitionKey': 'm', 'RowKey': 'r', 'movie': 'Alien'}), None)
         """
         return codec_for(type(self)).to_entity(self), self.ETag
+
+    def __azt_encoded__(self) -> tuple[TableEntity, Self, str | None, bytes | None, bool] | None:
+        """The entity to send, this object, its ETag, the entity's JSON body checked
+        against Azure Table storage's limits (``None``: check and encode it as usual), and
+        whether the write may carry index rows, in one call (``TableClient`` writes call
+        it: ``azt._core.base.encoded_source``); ``None`` when the object has unset
+        properties (then ``__azt_entity__``).
+
+        Example::
+
+            >>> entity, obj, etag, body, more = Rental("m", "r", movie="Alien").__azt_encoded__()
+            >>> body, more
+            (b'{"PartitionKey":"m","RowKey":"r","movie":"Alien"}', False)
+        """
+        cls = type(self)
+        try:
+            encode = _ENCODERS[cls]
+        except KeyError:
+            encode = _ENCODERS[cls] = object_encoder(cls, _indexed(cls), RESERVED)
+        found: tuple[TableEntity, Self, str | None, bytes | None, bool] | None = (
+            None if encode is None else encode(self)
+        )
+        return found
 
     def __azt_written__(self, etag: str | None, timestamp: datetime | None) -> None:
         """Take the ETag and Timestamp of a successful write.
