@@ -50,7 +50,7 @@ from azt._orm.indexes import (
     declared_indexes,
     note_index_keys,
 )
-from azt._orm.values import fast_init, value_checker
+from azt._orm.values import fast_init, fast_store, value_checker
 
 __all__ = ["Entity", "EntityBase", "EntityMeta"]
 
@@ -67,9 +67,9 @@ _CLASS_PROPS: dict[type, dict[str, Prop[Any]]] = {}
 _CLASS_COLUMNS: dict[type, dict[str, Prop[Any]]] = {}
 #: class -> the Index declarations it has (its own Meta.indexes, or its base's)
 _INDEXES: dict[type, tuple[Index, ...]] = {}
-#: class -> (the ETag slot's setter, the ETag check, the Timestamp slot's setter, its
-#: check): what assigning each does, for ``__azt_written__`` (see _note_written_setters)
-_WRITTEN: dict[type, tuple[Any, Any, Any, Any]] = {}
+#: class -> ``store(obj, etag, timestamp)``: what assigning its ``ETag`` and ``Timestamp``
+#: does, for ``__azt_written__`` (see _note_written_setters)
+_WRITTEN: dict[type, Callable[[Any, Any, Any], None]] = {}
 #: class -> whether it declares indexes (``declared_indexes``, which reads the class's
 #: ``__azt_info__`` through the metaclass: per write, this is one dict lookup)
 _INDEXED: dict[type, bool] = {}
@@ -217,7 +217,7 @@ class EntityMeta(type):
         if init is not None:  # attrs' own __init__, with each value's plain check inline
             _ATTRS_INIT[built] = type.__getattribute__(built, "__init__")
             type.__setattr__(built, "__init__", init)
-        _note_written_setters(built, fields, setters)
+        _note_written_setters(built, fields, props, setters)
         for p in props.values():
             p.owner = built
         by_wire = _by_wire(name, props)
@@ -341,12 +341,15 @@ def _indexed(cls: type) -> bool:
     return bool(declared_indexes(cls)) if found is None else found
 
 
-def _note_written_setters(cls: type, fields: Any, setters: Mapping[str, Any]) -> None:
+def _note_written_setters(
+    cls: type, fields: Any, props: Mapping[str, Prop[Any]], setters: Mapping[str, Any]
+) -> None:
     """Record for ``__azt_written__`` what assigning ``ETag`` and ``Timestamp`` does on
     ``cls``: attrs' generated ``__setattr__`` runs the field's check (its ``on_setattr``
     hook, the check that is also its converter) and stores the result in the slot, so
-    ``__azt_written__`` calls the two directly. Nothing is recorded when the class's
-    ``__setattr__`` is not attrs' (``__azt_written__`` then assigns)."""
+    ``__azt_written__`` does the two in one generated call (``fast_store``: the plain case
+    of each check inline). Nothing is recorded when the class's ``__setattr__`` is not
+    attrs' (``__azt_written__`` then assigns)."""
     own = type.__getattribute__(cls, "__dict__").get("__setattr__")
     code = getattr(own, "__code__", None)
     if code is None or not code.co_filename.endswith(_ATTRS_MAKE):
@@ -354,11 +357,14 @@ def _note_written_setters(cls: type, fields: Any, setters: Mapping[str, Any]) ->
     by_name = {a.name: a for a in fields}
     try:
         etag, ts = by_name["ETag"], by_name["Timestamp"]
-        found = (setters["ETag"], etag.converter, setters["Timestamp"], ts.converter)
     except KeyError:  # pragma: no cover (every entity class has both slots)
         return
-    if etag.on_setattr is not None and ts.on_setattr is not None:
-        _WRITTEN[cls] = found
+    if etag.on_setattr is None or ts.on_setattr is None:
+        return  # pragma: no cover (prop() always gives both their check)
+    checks = {"ETag": etag.converter, "Timestamp": ts.converter}
+    store = fast_store(("ETag", "Timestamp"), props, checks, setters)
+    if store is not None:
+        _WRITTEN[cls] = store
 
 
 #: where attrs' generated methods (``__setattr__``) are compiled
@@ -610,15 +616,14 @@ class EntityBase(IndexSlot, metaclass=EntityMeta):
             'W/"x"'
         """
         cls = type(self)
-        fast = _WRITTEN.get(cls)
-        if fast is None:
+        store = _WRITTEN.get(cls)
+        if store is None:
             self.ETag = etag
             self.Timestamp = timestamp
         else:  # what the two assignments do, without attrs' __setattr__ dispatch
-            set_etag, check_etag, set_ts, check_ts = fast
-            set_etag(self, check_etag(etag))
-            set_ts(self, check_ts(timestamp))
-        if _indexed(cls):
+            store(self, etag, timestamp)
+        indexed = _INDEXED.get(cls)
+        if indexed or (indexed is None and declared_indexes(cls)):
             note_index_keys(self)
 
     def __azt_companions__(
