@@ -203,11 +203,15 @@ def encoded_source(entity: object) -> EncodedSource:
         >>> body, more
         (b'{"PartitionKey":"p","RowKey":"r"}', False)
     """
-    hook = getattr(type(entity), "__azt_encoded__", None)
-    if hook is not None:
-        found: EncodedSource | None = hook(entity)
-        if found is not None:
-            return found
+    te = type(entity)
+    if te is not dict and te is not TableEntity:
+        # (the instance's attribute: an entity class's metaclass has its own, slower,
+        # class attribute lookup)
+        hook = getattr(entity, "__azt_encoded__", None)
+        if hook is not None:
+            found: EncodedSource | None = hook()
+            if found is not None:
+                return found
     data, obj, etag = entity_source(entity)
     return data, obj, etag, encode_valid(data), obj is not None
 

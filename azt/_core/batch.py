@@ -262,6 +262,9 @@ class TableBatch:
         # Set by TableClient.batch(): each operation is encoded once, as it is added, into
         # the change set that is sent; ``_encoded`` are the operations it holds, in order.
         self._encoder: OperationEncoder | None = None
+        # whether the encoder sends JSON bodies checked against Azure Table storage's
+        # limits: entities are then checked and encoded in one pass (encoded_source)
+        self._plain = False
         self._changeset: Changeset | None = None
         self._encoded: list[BatchOperation] = []
 
@@ -444,16 +447,12 @@ class TableBatch:
 
     def _valid_body(self, data: Any) -> bytes | None:
         """``data``'s body when checked and encoded in one pass (Storage limits only)."""
-        encoder = self._encoder
-        if encoder is None or not encoder.plain or not self.limits.is_storage:
-            return None
-        return encode_valid(data)
+        return encode_valid(data) if self._plain else None
 
     def _source(self, entity: Any) -> EncodedSource:
         """:func:`encoded_source` of ``entity`` when this batch's bodies are JSON checked
         against Azure Table storage's limits; else :func:`entity_source`'s, with no body."""
-        encoder = self._encoder
-        if encoder is not None and encoder.plain and self.limits.is_storage:
+        if self._plain:
             return encoded_source(entity)
         data, obj, etag = entity_source(entity)
         return data, obj, etag, None, obj is not None
@@ -692,6 +691,7 @@ def bound_batch(table_name: str, encoder: OperationEncoder) -> TableBatch:
     entity limits, and a change set cut at its largest body (Cosmos DB 2 MB)."""
     batch = TableBatch(table_name, flavor=encoder.flavor)
     batch._encoder = encoder
+    batch._plain = encoder.plain and batch.limits.is_storage
     batch._changeset = Changeset(max_bytes=batch.limits.max_batch_bytes)
     return batch
 
