@@ -1082,14 +1082,16 @@ def object_encoder(cls: type[E], indexed: bool, reserved: str) -> Callable[[E], 
     ns: dict[str, Any] = {"_write": write, "_isinstance": isinstance, "_str": str}
     ns["_reserved"] = reserved
     values = [f"v{i}" for i in range(len(props))]
+    # (a hook's AttributeError too goes where to_entity's goes: the general path)
     body = ["def encoded(obj):", "    try:"]
-    body += [f"        v{i} = obj.{p.attr}" for i, p in enumerate(props)]
-    body += ["        etag = obj.ETag", "    except AttributeError:", "        return None"]
     for i, p in enumerate(props):
         hook = _unstruct_hook(p, "value")
-        if hook is not identity:
+        if hook is identity:
+            body.append(f"        v{i} = obj.{p.attr}")
+        else:
             ns[f"_h{i}"] = hook
-            body.append(f"    v{i} = _h{i}(v{i})")
+            body.append(f"        v{i} = _h{i}(obj.{p.attr})")
+    body += ["        etag = obj.ETag", "    except AttributeError:", "        return None"]
     body.append("    d = {" + ", ".join(f"{p.wire!r}: v{i}" for i, p in enumerate(props)) + "}")
     body += [f"    if v{i} is None: del d[{p.wire!r}]" for i, p in enumerate(props) if p.optional]
     body += _entity_lines(props, ns)
