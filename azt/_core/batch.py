@@ -167,6 +167,12 @@ class OperationEncoder:
         part = batch_part(self._core, self._table_name, op, self._table_url)
         return wire_batch.encode_request(part)
 
+    def create_request(self, body: bytes) -> bytes:
+        """The request of a create whose entity's body is ``body`` (only when :attr:`plain`:
+        what ``self(op, body)`` gives for a create)."""
+        assert self._heads is not None
+        return b"".join((self._heads[0], b"%d\r\n\r\n" % len(body), body, _CRLF))
+
 
 _CRLF = b"\r\n"
 
@@ -377,7 +383,10 @@ class TableBatch:
         """
         data, obj, _, body, more = self._source(entity)
         if body is not None:  # checked and encoded in one pass
-            op = BatchOperation("create", data, source=obj)
+            op = BatchOperation("create", data, None, None, obj)  # (positional: faster)
+            if not more and self._encoder is not None:  # the usual case, in one step
+                self._add(op, self._encoder.create_request(body))
+                return
         else:
             op = _create(data, obj, self.limits)
         extra = companions(obj, "create", None, data, None, self.limits) if more else []
