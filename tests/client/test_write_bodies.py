@@ -27,7 +27,6 @@ from azt import (
 )
 from azt._core import base as base_module
 from azt._core import batch as batch_module
-from azt._core import table_client as table_client_module
 from azt._core.wire import json as wire_json
 from azt._core.wire import writers
 from azt_server_stub import StubServer
@@ -87,7 +86,8 @@ class Bodies:
                 self.by_writer.append(found[3])
             return found
 
-        monkeypatch.setattr(module or table_client_module, "encode_valid", encode_valid)
+        if module is not None:
+            monkeypatch.setattr(module, "encode_valid", encode_valid)
         monkeypatch.setattr(base_module, "encode_valid", encode_valid)
         monkeypatch.setattr(Entity, "__azt_encoded__", encoded)
         monkeypatch.setattr(wire_json, "encode_entity", encode)
