@@ -205,11 +205,13 @@ def encoded_source(entity: object) -> EncodedSource:
     """
     te = type(entity)
     if te is not dict and te is not TableEntity:
-        # (the instance's attribute: an entity class's metaclass has its own, slower,
-        # class attribute lookup)
-        hook = getattr(entity, "__azt_encoded__", None)
-        if hook is not None:
-            found: EncodedSource | None = hook()
+        # (type's own lookup: an entity class's metaclass has a slower one of its own)
+        try:
+            hook = type.__getattribute__(te, "__azt_encoded__")
+        except AttributeError:
+            pass
+        else:
+            found: EncodedSource | None = hook(entity)
             if found is not None:
                 return found
     data, obj, etag = entity_source(entity)
