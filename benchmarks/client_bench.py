@@ -29,7 +29,9 @@ built from the same values, ``get_entity(..., entity_class=...)``, ``Query(cls, 
 It prints the cost per operation (per entity for the query) and the ratios to the bare
 loop, twice: wall time, and this process's CPU time (the client's own work, which other load
 on a shared machine disturbs far less than wall time). Run:
-``.venv/bin/python benchmarks/client_bench.py [--n 200] [--rounds 5] [--stub process|inprocess]``.
+``.venv/bin/python benchmarks/client_bench.py [--n 200] [--rounds 5] [--stub process|inprocess]
+[--only insert read batch query]``. The transaction's client cost without the network (and
+its instruction counts): ``batch_build_bench.py``.
 """
 
 from __future__ import annotations
