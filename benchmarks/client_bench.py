@@ -29,7 +29,9 @@ built from the same values, ``get_entity(..., entity_class=...)``, ``Query(cls, 
 It prints the cost per operation (per entity for the query) and the ratios to the bare
 loop, twice: wall time, and this process's CPU time (the client's own work, which other load
 on a shared machine disturbs far less than wall time). Run:
-``.venv/bin/python benchmarks/client_bench.py [--n 200] [--rounds 5] [--stub process|inprocess]``.
+``.venv/bin/python benchmarks/client_bench.py [--n 200] [--rounds 5] [--stub process|inprocess]
+[--only insert read batch query]``. The transaction's client cost without the network (and
+its instruction counts): ``batch_build_bench.py``.
 """
 
 from __future__ import annotations
@@ -439,13 +441,16 @@ SCENARIOS: dict[str, Callable[[Any, int, int], Awaitable[Timing]]] = {
 }
 
 
-async def measure_round(clients: list[Any], r: int, n: int) -> dict[tuple[str, str], Timing]:
-    """One round: each scenario for every client in turn (the order rotated each round, so
-    that no client always runs first and the machine's noise hits them alike); (wall, CPU)
-    seconds per operation (per entity for the query)."""
+async def measure_round(
+    clients: list[Any], r: int, n: int, ops: tuple[str, ...] = tuple(SCENARIOS)
+) -> dict[tuple[str, str], Timing]:
+    """One round: each scenario of ``ops`` for every client in turn (the order rotated each
+    round, so that no client always runs first and the machine's noise hits them alike);
+    (wall, CPU) seconds per operation (per entity for the query)."""
     per: dict[tuple[str, str], Timing] = {}
     order = clients[r % len(clients) :] + clients[: r % len(clients)]
-    for op, scenario in SCENARIOS.items():
+    for op in ops:
+        scenario = SCENARIOS[op]
         for client in order:
             # Each measurement starts from the same state of the cyclic garbage collector:
             # otherwise one client pays for full collections that the objects another
@@ -509,7 +514,14 @@ async def stub_endpoint(mode: str) -> AsyncIterator[tuple[str, str, str, str]]:
 NAMES = ("bare aiohttp", "azt", "azt typed", "azure-data-tables")
 
 
-async def run(n: int, rounds: int, stub_mode: str = "process") -> None:
+#: the short names ``--only`` takes, by scenario
+SHORT_NAMES = {"insert": "single insert", "read": "point read", "batch": "100-op batch"}
+SHORT_NAMES["query"] = "query (per entity)"
+
+
+async def run(
+    n: int, rounds: int, stub_mode: str = "process", ops: tuple[str, ...] = tuple(SCENARIOS)
+) -> None:
     async with stub_endpoint(stub_mode) as (conn, account, key, endpoint):
         tables = dict(zip(NAMES, ("benchbare", "benchazt", "benchtyped", "benchadt"), strict=True))
         clients: list[Any] = [
@@ -521,19 +533,28 @@ async def run(n: int, rounds: int, stub_mode: str = "process") -> None:
         for client in clients:
             await client.setup()
         # load the 10,000-entity partition for each client (with its own batches)
-        for client in clients:
+        for client in clients if "query (per entity)" in ops else ():
             make = _maker(client)
             for start in range(0, QUERY_ENTITIES, BATCH_SIZE):
                 await client.batch([make("Q", i) for i in range(start, start + BATCH_SIZE)])
+        if "point read" in ops and "single insert" not in ops:  # what the reads read
+            for client in clients:
+                for r in range(rounds):
+                    await _insert(client, r, n)
         runs: list[dict[tuple[str, str], Timing]] = []
         for r in range(rounds):
-            runs.append(await measure_round(clients, r, n))
+            runs.append(await measure_round(clients, r, n, ops))
         for client in clients:
             await client.close()
-    report(runs, n, stub_mode)
+    report(runs, n, stub_mode, ops)
 
 
-def report(runs: list[dict[tuple[str, str], Timing]], n: int, stub_mode: str) -> None:
+def report(
+    runs: list[dict[tuple[str, str], Timing]],
+    n: int,
+    stub_mode: str,
+    ops: tuple[str, ...] = tuple(SCENARIOS),
+) -> None:
     """Per-operation costs (best of the rounds) and the ratios, each with its range over
     the rounds (the ratio of the two figures measured in the same round): the noise."""
     where = "in this process" if stub_mode == "inprocess" else "in a separate process"
@@ -546,7 +567,7 @@ def report(runs: list[dict[tuple[str, str], Timing]], n: int, stub_mode: str) ->
         header = f"{'operation':<20}" + "".join(f"{short[c]:>11}" for c in NAMES)
         header += "".join(f"{short[a] + '/' + short[b]:>22}" for a, b in pairs)
         print(header)
-        for op in SCENARIOS:
+        for op in ops:
             best = {c: min(run[(c, op)][idx] for run in runs) for c in NAMES}
             line = f"{op:<20}" + "".join(f"{best[c] * 1e6:>8.1f} us" for c in NAMES)
             for a, b in pairs:
@@ -570,8 +591,15 @@ def main() -> None:
         default="process",
         help="run the stub in its own process (default) or on this event loop",
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=tuple(SHORT_NAMES),
+        help="run only these scenarios (insert, read, batch, query; default: all)",
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.n, args.rounds, args.stub))
+    ops = tuple(SHORT_NAMES[o] for o in args.only) if args.only else tuple(SCENARIOS)
+    asyncio.run(run(args.n, args.rounds, args.stub, ops))
 
 
 if __name__ == "__main__":

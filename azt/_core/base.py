@@ -41,6 +41,7 @@ from azt._core.transport import AiohttpTransport, HttpResponse, Transport
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
+from azt._core.wire.writers import encode_valid
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import TableEntity
 from azt._edm.types import Typed
@@ -115,7 +116,9 @@ class EntityObject(Protocol):
     """An object the clients take wherever they take an entity mapping: declarative
     entities (``azt.Entity``) and ``azt.DynamicEntity`` implement it. The client core
     asks it for the entity to send and hands it the outcome of a successful write; it
-    never needs to know the object's class (the ORM sits above the client core).
+    never needs to know the object's class (the ORM sits above the client core). A class
+    may also have ``__azt_encoded__``: the entity, its body and more in one call (see
+    :func:`encoded_source`).
 
     Example::
 
@@ -176,6 +179,43 @@ def entity_source(entity: object) -> tuple[Any, EntityObject | None, str | None]
         return entity, None, None
     data, etag = hook(entity)
     return data, cast(EntityObject, entity), etag
+
+
+#: What :func:`encoded_source` gives: the entity to send, the object to write the outcome
+#: back to, its ETag, the entity's JSON body checked against Azure Table storage's limits
+#: (``None``: check and encode it as usual), and whether companions may come with it.
+EncodedSource: TypeAlias = "tuple[Any, EntityObject | None, str | None, bytes | None, bool]"
+
+
+def encoded_source(entity: object) -> EncodedSource:
+    """What :func:`entity_source` gives, plus the entity's body as a JSON client of Azure
+    Table storage sends it, checked against the service's limits and encoded in one pass
+    (``None``: not sure; check and encode it as usual, which raises the precise error),
+    and whether a write of it may carry companion operations (``False`` for a mapping, and
+    for an object whose class says that its writes carry none). An entity object whose
+    class has the optional hook ``__azt_encoded__`` gives all five in one call (or
+    ``None``: then ``__azt_entity__`` is asked); a plain ``dict`` (or the ``TableEntity``
+    an object gives) goes through the per-shape writers (:func:`encode_valid`).
+
+    Example::
+
+        >>> data, obj, etag, body, more = encoded_source({"PartitionKey": "p", "RowKey": "r"})
+        >>> body, more
+        (b'{"PartitionKey":"p","RowKey":"r"}', False)
+    """
+    te = type(entity)
+    if te is not dict and te is not TableEntity:
+        # (type's own lookup: an entity class's metaclass has a slower one of its own)
+        try:
+            hook = type.__getattribute__(te, "__azt_encoded__")
+        except AttributeError:
+            pass
+        else:
+            found: EncodedSource | None = hook(entity)
+            if found is not None:
+                return found
+    data, obj, etag = entity_source(entity)
+    return data, obj, etag, encode_valid(data), obj is not None
 
 
 def write_back(obj: EntityObject | None, etag: str | None) -> None:

@@ -16,10 +16,12 @@ import attrs
 
 from azt._core.base import (
     ClientCore,
+    EncodedSource,
     EntityArg,
     EntityObject,
     check_entity,
     check_etag,
+    encoded_source,
     entity_source,
     plain_value,
     validate_table_name,
@@ -114,7 +116,7 @@ class OperationEncoder:
     ``encode_request(batch_part(...))`` writes; a table URL or header that part would
     refuse takes that path, so it raises as before)."""
 
-    __slots__ = ("_codec", "_core", "_heads", "_table_name", "_table_url", "flavor", "key")
+    __slots__ = ("_codec", "_core", "_heads", "_table_name", "_table_url", "flavor", "key", "plain")
 
     def __init__(self, core: ClientCore, table_name: str) -> None:
         self._core = core
@@ -132,6 +134,9 @@ class OperationEncoder:
         self._heads = wire_batch.request_heads(
             self._table_url, core.pipeline.url_for(""), core.odata_read["Accept"], core.body_type
         )
+        #: whether an entity's body checked and encoded in one pass (``encode_valid``) is
+        #: what this encoder sends (JSON, usual heads; the limits are the batch's to say)
+        self.plain = self._heads is not None and self._codec is wire_json
 
     def __call__(self, op: BatchOperation, body: bytes | None = None) -> bytes:
         """The request of ``op``; ``body``: its entity's body, already encoded (by
@@ -162,27 +167,11 @@ class OperationEncoder:
         part = batch_part(self._core, self._table_name, op, self._table_url)
         return wire_batch.encode_request(part)
 
-    def valid_body(self, entity: Any) -> bytes | None:
-        """The body of ``entity`` (a plain dict, or the ``TableEntity`` of an entity
-        object), checked against Azure Table storage's limits and encoded in one pass
-        (:func:`encode_valid`); ``None`` for anything else (check and encode it as
-        usual)."""
-        if self._heads is None or self._codec is not wire_json:
-            return None
-        return encode_valid(entity)
-
-    def create_request(self, entity: Any) -> bytes | None:
-        """The request of a create of ``entity`` (a plain dict, or the ``TableEntity`` of
-        an entity object), checked against Azure Table storage's limits and encoded in one
-        pass (:func:`encode_valid`); ``None`` for anything else (check and encode it as
-        usual)."""
-        heads = self._heads
-        if heads is None or self._codec is not wire_json:
-            return None
-        body = encode_valid(entity)
-        if body is None:
-            return None
-        return b"".join((heads[0], b"%d\r\n\r\n" % len(body), body, _CRLF))
+    def create_request(self, body: bytes) -> bytes:
+        """The request of a create whose entity's body is ``body`` (only when :attr:`plain`:
+        what ``self(op, body)`` gives for a create)."""
+        assert self._heads is not None
+        return b"".join((self._heads[0], b"%d\r\n\r\n" % len(body), body, _CRLF))
 
 
 _CRLF = b"\r\n"
@@ -279,6 +268,9 @@ class TableBatch:
         # Set by TableClient.batch(): each operation is encoded once, as it is added, into
         # the change set that is sent; ``_encoded`` are the operations it holds, in order.
         self._encoder: OperationEncoder | None = None
+        # whether the encoder sends JSON bodies checked against Azure Table storage's
+        # limits: entities are then checked and encoded in one pass (encoded_source)
+        self._plain = False
         self._changeset: Changeset | None = None
         self._encoded: list[BatchOperation] = []
 
@@ -389,29 +381,16 @@ class TableBatch:
 
             batch.create({"PartitionKey": "p", "RowKey": "1", "n": 1})
         """
-        encoder = self._encoder
-        if encoder is not None and self.limits.is_storage:
-            data, obj, _ = entity_source(entity)
-            request = encoder.create_request(data)
-            if request is not None:  # checked and encoded in one pass
-                op = BatchOperation("create", data, source=obj)
-                extra = (
-                    companions(obj, "create", None, data, None, self.limits)
-                    if obj is not None
-                    else []
-                )
-                if extra:
-                    self._add_group(op, extra)
-                else:
-                    self._add(op, request)
+        data, obj, _, body, more = self._source(entity)
+        if body is not None:  # checked and encoded in one pass
+            op = BatchOperation("create", data, None, None, obj)  # (positional: faster)
+            if not more and self._encoder is not None:  # the usual case, in one step
+                self._add(op, self._encoder.create_request(body))
                 return
-            op = _create(data, obj, self.limits)
         else:
-            op = create_operation(entity, limits=self.limits)
-        if op.source is None:  # a mapping: no companions
-            self._add(op)
-            return
-        self._add_group(op, companions(op.source, "create", None, op.entity, None, self.limits))
+            op = _create(data, obj, self.limits)
+        extra = companions(obj, "create", None, data, None, self.limits) if more else []
+        self._add_group(op, extra, body)
 
     def update(
         self,
@@ -432,11 +411,10 @@ class TableBatch:
         """
         if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "batch update(mode=REPLACE)")
-        data, obj, own_etag = entity_source(entity)
-        body = self._valid_body(data)
+        data, obj, own_etag, body, more = self._source(entity)
         etag = etag if etag is not None else own_etag or "*"
         op = _update(data, mode, etag, obj, self.limits, checked=body is not None)
-        extra = companions(obj, "update", op.mode, op.entity, op.etag, self.limits)
+        extra = companions(obj, "update", op.mode, data, op.etag, self.limits) if more else []
         self._add_group(op, extra, body)
 
     def upsert(
@@ -454,10 +432,9 @@ class TableBatch:
         """
         if UpdateMode(mode) is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "batch upsert(mode=REPLACE)")
-        data, obj, _ = entity_source(entity)
-        body = self._valid_body(data)
+        data, obj, _, body, more = self._source(entity)
         op = _upsert(data, mode, obj, self.limits, checked=body is not None)
-        extra = companions(obj, "upsert", op.mode, op.entity, None, self.limits)
+        extra = companions(obj, "upsert", op.mode, data, None, self.limits) if more else []
         self._add_group(op, extra, body)
 
     def delete(
@@ -479,10 +456,15 @@ class TableBatch:
 
     def _valid_body(self, data: Any) -> bytes | None:
         """``data``'s body when checked and encoded in one pass (Storage limits only)."""
-        encoder = self._encoder
-        if encoder is None or not self.limits.is_storage:
-            return None
-        return encoder.valid_body(data)
+        return encode_valid(data) if self._plain else None
+
+    def _source(self, entity: Any) -> EncodedSource:
+        """:func:`encoded_source` of ``entity`` when this batch's bodies are JSON checked
+        against Azure Table storage's limits; else :func:`entity_source`'s, with no body."""
+        if self._plain:
+            return encoded_source(entity)
+        data, obj, etag = entity_source(entity)
+        return data, obj, etag, None, obj is not None
 
     def _add_group(
         self, op: BatchOperation, extra: list[BatchOperation], body: bytes | None = None
@@ -718,6 +700,7 @@ def bound_batch(table_name: str, encoder: OperationEncoder) -> TableBatch:
     entity limits, and a change set cut at its largest body (Cosmos DB 2 MB)."""
     batch = TableBatch(table_name, flavor=encoder.flavor)
     batch._encoder = encoder
+    batch._plain = encoder.plain and batch.limits.is_storage
     batch._changeset = Changeset(max_bytes=batch.limits.max_batch_bytes)
     return batch
 

@@ -37,9 +37,8 @@ def batch_results(
     outcome = change_set_outcome(content_type, resp.body)
     if outcome is not None and len(outcome) == len(operations):
         # every operation succeeded, in the usual form: statuses and ETags are all it takes
-        return [
-            WriteResult(etag=etag, request_id=request_id, status=status) for status, etag in outcome
-        ]
+        # (positional: attrs' __init__ binds them faster than keywords, 100 times a batch)
+        return [WriteResult(etag, request_id, status) for status, etag in outcome]
     parts = wire_batch.decode_batch_response(content_type, resp.body)
     for position, part in enumerate(parts):
         if part.status >= 300:

@@ -24,7 +24,9 @@ from azt._core.base import (
     ClientCore,
     EntityArg,
     EntityFactory,
+    EntityObject,
     check_entity,
+    encoded_source,
     endpoint_and_credential,
     entity_source,
     plain_value,
@@ -81,7 +83,6 @@ from azt._core.transport import Transport
 from azt._core.wire import json as wire_json
 from azt._core.wire import urls
 from azt._core.wire import xml as wire_xml
-from azt._core.wire.writers import encode_valid
 from azt._core.wire.xml import AccessPolicy
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import (
@@ -348,29 +349,23 @@ class TableClient(ClientBase):
         body: bytes = self._core.codec.encode_entity(entity)
         return body
 
-    def _plain_body(self, entity: Any) -> bytes | None:
-        """The body of a plain ``dict`` entity (or an entity object's ``TableEntity``),
-        checked (Storage limits) and encoded in one pass (:func:`encode_valid`); ``None``:
-        check and encode it as usual."""
+    def _checked_source(
+        self, entity: Any
+    ) -> tuple[Any, EntityObject | None, str | None, str, str, bytes | None, bool]:
+        """What :func:`encoded_source` gives of ``entity`` when this client sends JSON
+        checked against Azure Table storage's limits (else :func:`entity_source`'s, with no
+        body), its keys between: checked with its body in one pass, else by
+        :func:`check_entity` (its body then ``None``, to be encoded: :meth:`_encode`)."""
         core = self._core
-        te = type(entity)
-        if (
-            (te is not dict and te is not TableEntity)
-            or core.codec is not wire_json
-            or not core.limits.is_storage
-        ):
-            return None
-        return encode_valid(entity)
-
-    def _checked_body(self, data: Any) -> tuple[str, str, bytes | None]:
-        """``data``'s keys, checked, and its body when the per-shape writer checked and
-        encoded it in one pass (:meth:`_plain_body`); ``None``: checked by
-        :func:`check_entity`, to be encoded (:meth:`_encode`)."""
-        body = self._plain_body(data)
-        if body is not None:
-            return data["PartitionKey"], data["RowKey"], body
-        pk, rk = check_entity(data, self._core.limits)
-        return pk, rk, None
+        if core.codec is wire_json and core.limits.is_storage:
+            data, obj, etag, body, more = encoded_source(entity)
+            if body is not None:
+                return data, obj, etag, data["PartitionKey"], data["RowKey"], body, more
+        else:
+            data, obj, etag = entity_source(entity)
+            more = obj is not None
+        pk, rk = check_entity(data, core.limits)
+        return data, obj, etag, pk, rk, None, more
 
     @traced("insert_entity", key_arg="entity", entities=1)
     async def insert_entity(
@@ -391,23 +386,13 @@ class TableClient(ClientBase):
             await table.insert_entity(movie)      # movie.ETag, movie.Timestamp now set
         """
         core = self._core
-        body = self._plain_body(entity)
-        data: Any = entity
-        if body is not None:  # a plain dict, checked and encoded in one pass
-            obj = None
-            pk, rk = data["PartitionKey"], data["RowKey"]
-        else:
-            data, obj, _ = entity_source(entity)
-            body = self._plain_body(data) if obj is not None else None
-            if body is not None:  # an entity object's entity, checked and encoded in one pass
-                pk, rk = data["PartitionKey"], data["RowKey"]
-            else:
-                pk, rk = check_entity(data, core.limits)
+        data, obj, _, pk, rk, body, more = self._checked_source(entity)
+        if more:
             extra = companions(obj, "create", None, data, None, core.limits)
             if extra:
                 return await self._write_group(BatchOperation("create", data, source=obj), extra)
-            if body is None:
-                body = self._encode(data)
+        if body is None:
+            body = self._encode(data)
         headers = dict(core.odata_write)
         headers["Prefer"] = "return-content" if return_content else "return-no-content"
         try:
@@ -505,13 +490,12 @@ class TableClient(ClientBase):
             hero.rating = 5.0
             await table.update_entity(hero)       # If-Match: hero.ETag
         """
-        data, obj, own_etag = entity_source(entity)
-        pk, rk, body = self._checked_body(data)
+        data, obj, own_etag, pk, rk, body, more = self._checked_source(entity)
         etag = if_match(etag, match_condition, entity, own_etag, "update_entity()")
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "update_entity(mode=REPLACE)")
-        extra = companions(obj, "update", mode, data, etag, self._core.limits)
+        extra = companions(obj, "update", mode, data, etag, self._core.limits) if more else []
         if extra:
             op = BatchOperation("update", data, mode=mode, etag=etag, source=obj)
             return await self._write_group(op, extra)
@@ -556,12 +540,11 @@ class TableClient(ClientBase):
             await table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "n": 2},
                                       UpdateMode.REPLACE)
         """
-        data, obj, _ = entity_source(entity)
-        pk, rk, body = self._checked_body(data)
+        data, obj, _, pk, rk, body, more = self._checked_source(entity)
         mode = UpdateMode(mode)
         if mode is UpdateMode.REPLACE and not allow_property_loss:
             refuse_property_loss(entity, "upsert_entity(mode=REPLACE)")
-        extra = companions(obj, "upsert", mode, data, None, self._core.limits)
+        extra = companions(obj, "upsert", mode, data, None, self._core.limits) if more else []
         if extra:
             op = BatchOperation("upsert", data, mode=mode, source=obj)
             return await self._write_group(op, extra)

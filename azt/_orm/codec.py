@@ -35,8 +35,9 @@ from cattrs.gen import (
 )
 
 from azt._core.wire import WireDecodeError, decode_base64, decode_guid
+from azt._core.wire.writers import declared_writer
 from azt._edm.datetime import EdmDateTime
-from azt._edm.entity import PARTIAL_ATTR, PartialRead, TableEntity
+from azt._edm.entity import PARTIAL_ATTR, PartialRead, SharedEdmTypes, TableEntity
 from azt._edm.types import EdmType
 from azt._errors import ValidationError
 from azt._orm.columns import EntityInfo, LazyTimestamp, Prop, entity_info
@@ -990,11 +991,7 @@ def _fast_to_entity(
     a dict display (in declaration order, as ``general`` builds it; none when no Int64
     property is left); an object with unset properties goes to ``general``."""
     props = info.data_props
-    ns: dict[str, Any] = {
-        "_general": general,
-        "_TE": TableEntity,
-        "_I64": EdmType.INT64,
-    }
+    ns: dict[str, Any] = {"_general": general}
     members = []
     for i, p in enumerate(props):
         hook = _unstruct_hook(p, "value")
@@ -1011,19 +1008,99 @@ def _fast_to_entity(
         "        return _general(obj)",
     ]
     body += [f"    if d[{p.wire!r}] is None: del d[{p.wire!r}]" for p in props if p.optional]
-    body.append("    e = _TE(d)")
-    int64 = [p for p in props if p.edm is EdmType.INT64]
-    if int64 and not any(p.optional for p in int64):
-        body.append("    e._types = {" + ", ".join(f"{p.wire!r}: _I64" for p in int64) + "}")
-    elif int64:
-        body.append("    t = {}")
-        for p in int64:
-            put = f"t[{p.wire!r}] = _I64"
-            body.append(f"    if {p.wire!r} in d: {put}" if p.optional else f"    {put}")
-        body.append("    if t: e._types = t")
+    body += _entity_lines(props, ns)
     body.append("    return e")
     exec(compile("\n".join(body) + "\n", f"<azt to_entity {info.cls.__qualname__}>", "exec"), ns)
     fn: Callable[[E], TableEntity] = ns["to_entity"]
+    return fn
+
+
+def _entity_lines(props: tuple[Prop[Any], ...], ns: dict[str, Any]) -> list[str]:
+    """The lines of generated code that make ``e``, the ``TableEntity`` of the dict ``d``
+    (its optional properties that are None dropped already), with the ``edm_types`` of its
+    Int64 properties: one read-only mapping shared by every entity of the class when none
+    of them is optional (``SharedEdmTypes``: ``edm_types`` gives each entity its own copy
+    on first use), else a dict of those present (none when none is)."""
+    ns["_TE"] = TableEntity
+    ns["_I64"] = EdmType.INT64
+    lines = ["    e = _TE(d)"]
+    int64 = [p for p in props if p.edm is EdmType.INT64]
+    if int64 and not any(p.optional for p in int64):
+        ns["_SHARED_TYPES"] = SharedEdmTypes({p.wire: EdmType.INT64 for p in int64})
+        lines.append("    e._types = _SHARED_TYPES")
+    elif int64:
+        lines.append("    t = {}")
+        for p in int64:
+            put = f"t[{p.wire!r}] = _I64"
+            lines.append(f"    if {p.wire!r} in d: {put}" if p.optional else f"    {put}")
+        lines.append("    if t: e._types = t")
+    return lines
+
+
+#: the kind of :func:`azt._core.wire.writers.declared_writer` of each EDM type's values
+_WRITER_KINDS: dict[EdmType, str] = {
+    EdmType.STRING: "str",
+    EdmType.INT32: "int32",
+    EdmType.INT64: "Int64",
+    EdmType.DOUBLE: "float",
+    EdmType.BOOLEAN: "bool",
+    EdmType.DATETIME: "EdmDateTime",
+    EdmType.GUID: "UUID",
+    EdmType.BINARY: "bytes",
+}
+
+
+def object_encoder(cls: type[E], indexed: bool, reserved: str) -> Callable[[E], Any] | None:
+    """The ``__azt_encoded__`` of the entity class ``cls`` (see
+    :func:`azt._core.base.encoded_source`), generated once: each property read once, the
+    entity built as ``to_entity`` builds it, and the same values handed to a
+    :func:`~azt._core.wire.writers.declared_writer` of the class's shape (the body checked
+    and encoded in one pass, or ``None``), without the entity's shape looked up again.
+    ``indexed``: whether the class declares indexes (its writes may then carry index rows),
+    else only a RowKey starting with ``reserved`` (refused by ``__azt_companions__``) takes
+    the companions' path. An object with unset properties (a projection) gives ``None``
+    (``__azt_entity__`` then). ``None`` for a class with a schema evolution (its marker).
+
+    Example::
+
+        >>> encode = object_encoder(Movie, False, "\ufffdix;")
+        >>> entity, obj, etag, body, more = encode(Movie("Action", "Heat"))
+        >>> body.startswith(b'{"PartitionKey":"Action","RowKey":"Heat"'), more
+        (True, False)
+    """
+    info = entity_info(cls)
+    if info.evolution is not None:
+        return None
+    props = info.data_props
+    write = declared_writer(
+        tuple(p.wire for p in props),
+        tuple(_WRITER_KINDS.get(p.edm, "") for p in props),
+        tuple(p.optional for p in props),
+    )
+    if write is None:
+        return None
+    ns: dict[str, Any] = {"_write": write, "_isinstance": isinstance, "_str": str}
+    ns["_reserved"] = reserved
+    values = [f"v{i}" for i in range(len(props))]
+    # (a hook's AttributeError too goes where to_entity's goes: the general path)
+    body = ["def encoded(obj):", "    try:"]
+    for i, p in enumerate(props):
+        hook = _unstruct_hook(p, "value")
+        if hook is identity:
+            body.append(f"        v{i} = obj.{p.attr}")
+        else:
+            ns[f"_h{i}"] = hook
+            body.append(f"        v{i} = _h{i}(obj.{p.attr})")
+    body += ["        etag = obj.ETag", "    except AttributeError:", "        return None"]
+    body.append("    d = {" + ", ".join(f"{p.wire!r}: v{i}" for i, p in enumerate(props)) + "}")
+    body += [f"    if v{i} is None: del d[{p.wire!r}]" for i, p in enumerate(props) if p.optional]
+    body += _entity_lines(props, ns)
+    rk = values[[p.wire for p in props].index("RowKey")]
+    more = "True" if indexed else f"_isinstance({rk}, _str) and {rk}.startswith(_reserved)"
+    body.append(f"    return e, obj, etag, _write({', '.join(values)}), {more}")
+    src = "\n".join(body) + "\n"
+    exec(compile(src, f"<azt encoded {info.cls.__qualname__}>", "exec"), ns)
+    fn: Callable[[E], Any] = ns["encoded"]
     return fn
 
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from datetime import datetime
-from typing import Any, Generic, NoReturn, TypeVar, overload
+from typing import Any, Generic, NoReturn, Self, TypeVar, overload
 
 from azt._core.wire import WireDecodeError
 from azt._core.wire.json import decode_entity
+from azt._core.wire.writers import encode_valid
 from azt._edm.entity import PARTIAL_ATTR, PROJECTED, PartialRead, TableEntity
 from azt._edm.types import EdmType, Typed, coerce_value, infer_edm_type
 from azt._edm.validation import validate_entity, validate_key
@@ -251,6 +252,21 @@ class DynamicEntity(MutableMapping[str, Any]):
             (TableEntity({'N': 1, 'PartitionKey': 'p', 'RowKey': 'r'}), None)
         """
         return self.to_entity(), self.ETag
+
+    def __azt_encoded__(self) -> tuple[TableEntity, Self, str | None, bytes | None, bool]:
+        """The entity to send, this object, its ETag, the entity's JSON body checked
+        against Azure Table storage's limits by the per-shape writers (``None``: check and
+        encode it as usual), and ``True`` (ask for companions), in one call
+        (``azt._core.base.encoded_source``).
+
+        Example::
+
+            >>> entity, obj, etag, body, more = DynamicEntity("p", "r", N=1).__azt_encoded__()
+            >>> entity, etag, more
+            (TableEntity({'N': 1, 'PartitionKey': 'p', 'RowKey': 'r'}), None, True)
+        """
+        data = self.to_entity()
+        return data, self, self.ETag, encode_valid(data), True
 
     def __azt_written__(self, etag: str | None, timestamp: datetime | None) -> None:
         """Take the ETag and Timestamp of a successful write.

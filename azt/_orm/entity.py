@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Self, cast, dataclass_transform, overload
 import attrs
 
 from azt._edm.entity import PartialSlot, TableEntity
-from azt._orm.codec import ANNOTATED, codec_for, json_hook
+from azt._orm.codec import ANNOTATED, codec_for, json_hook, object_encoder
 from azt._orm.columns import (
     KEY_NAMES,
     NOTHING,
@@ -50,7 +50,7 @@ from azt._orm.indexes import (
     declared_indexes,
     note_index_keys,
 )
-from azt._orm.values import fast_init, value_checker
+from azt._orm.values import fast_init, fast_store, value_checker
 
 __all__ = ["Entity", "EntityBase", "EntityMeta"]
 
@@ -67,12 +67,14 @@ _CLASS_PROPS: dict[type, dict[str, Prop[Any]]] = {}
 _CLASS_COLUMNS: dict[type, dict[str, Prop[Any]]] = {}
 #: class -> the Index declarations it has (its own Meta.indexes, or its base's)
 _INDEXES: dict[type, tuple[Index, ...]] = {}
-#: class -> (the ETag slot's setter, the ETag check, the Timestamp slot's setter, its
-#: check): what assigning each does, for ``__azt_written__`` (see _note_written_setters)
-_WRITTEN: dict[type, tuple[Any, Any, Any, Any]] = {}
+#: class -> ``store(obj, etag, timestamp)``: what assigning its ``ETag`` and ``Timestamp``
+#: does, for ``__azt_written__`` (see _note_written_setters)
+_WRITTEN: dict[type, Callable[[Any, Any, Any], None]] = {}
 #: class -> whether it declares indexes (``declared_indexes``, which reads the class's
 #: ``__azt_info__`` through the metaclass: per write, this is one dict lookup)
 _INDEXED: dict[type, bool] = {}
+#: class -> its generated ``__azt_encoded__`` (``object_encoder``; ``None``: it has none)
+_ENCODERS: dict[type, Callable[[Any], Any] | None] = {}
 #: class -> the ``__init__`` attrs generated for it, replaced by ``fast_init``'s (kept for
 #: the differential tests, which compare the two)
 _ATTRS_INIT: dict[type, Callable[..., None]] = {}
@@ -215,7 +217,7 @@ class EntityMeta(type):
         if init is not None:  # attrs' own __init__, with each value's plain check inline
             _ATTRS_INIT[built] = type.__getattribute__(built, "__init__")
             type.__setattr__(built, "__init__", init)
-        _note_written_setters(built, fields, setters)
+        _note_written_setters(built, fields, props, setters)
         for p in props.values():
             p.owner = built
         by_wire = _by_wire(name, props)
@@ -339,12 +341,15 @@ def _indexed(cls: type) -> bool:
     return bool(declared_indexes(cls)) if found is None else found
 
 
-def _note_written_setters(cls: type, fields: Any, setters: Mapping[str, Any]) -> None:
+def _note_written_setters(
+    cls: type, fields: Any, props: Mapping[str, Prop[Any]], setters: Mapping[str, Any]
+) -> None:
     """Record for ``__azt_written__`` what assigning ``ETag`` and ``Timestamp`` does on
     ``cls``: attrs' generated ``__setattr__`` runs the field's check (its ``on_setattr``
     hook, the check that is also its converter) and stores the result in the slot, so
-    ``__azt_written__`` calls the two directly. Nothing is recorded when the class's
-    ``__setattr__`` is not attrs' (``__azt_written__`` then assigns)."""
+    ``__azt_written__`` does the two in one generated call (``fast_store``: the plain case
+    of each check inline). Nothing is recorded when the class's ``__setattr__`` is not
+    attrs' (``__azt_written__`` then assigns)."""
     own = type.__getattribute__(cls, "__dict__").get("__setattr__")
     code = getattr(own, "__code__", None)
     if code is None or not code.co_filename.endswith(_ATTRS_MAKE):
@@ -352,11 +357,14 @@ def _note_written_setters(cls: type, fields: Any, setters: Mapping[str, Any]) ->
     by_name = {a.name: a for a in fields}
     try:
         etag, ts = by_name["ETag"], by_name["Timestamp"]
-        found = (setters["ETag"], etag.converter, setters["Timestamp"], ts.converter)
     except KeyError:  # pragma: no cover (every entity class has both slots)
         return
-    if etag.on_setattr is not None and ts.on_setattr is not None:
-        _WRITTEN[cls] = found
+    if etag.on_setattr is None or ts.on_setattr is None:
+        return  # pragma: no cover (prop() always gives both their check)
+    checks = {"ETag": etag.converter, "Timestamp": ts.converter}
+    store = fast_store(("ETag", "Timestamp"), props, checks, setters)
+    if store is not None:
+        _WRITTEN[cls] = store
 
 
 #: where attrs' generated methods (``__setattr__``) are compiled
@@ -574,6 +582,29 @@ class EntityBase(IndexSlot, metaclass=EntityMeta):
         """
         return codec_for(type(self)).to_entity(self), self.ETag
 
+    def __azt_encoded__(self) -> tuple[TableEntity, Self, str | None, bytes | None, bool] | None:
+        """The entity to send, this object, its ETag, the entity's JSON body checked
+        against Azure Table storage's limits (``None``: check and encode it as usual), and
+        whether the write may carry index rows, in one call (``TableClient`` writes call
+        it: ``azt._core.base.encoded_source``); ``None`` when the object has unset
+        properties (then ``__azt_entity__``).
+
+        Example::
+
+            >>> entity, obj, etag, body, more = Rental("m", "r", movie="Alien").__azt_encoded__()
+            >>> body, more
+            (b'{"PartitionKey":"m","RowKey":"r","movie":"Alien"}', False)
+        """
+        cls = type(self)
+        try:
+            encode = _ENCODERS[cls]
+        except KeyError:
+            encode = _ENCODERS[cls] = object_encoder(cls, _indexed(cls), RESERVED)
+        found: tuple[TableEntity, Self, str | None, bytes | None, bool] | None = (
+            None if encode is None else encode(self)
+        )
+        return found
+
     def __azt_written__(self, etag: str | None, timestamp: datetime | None) -> None:
         """Take the ETag and Timestamp of a successful write.
 
@@ -585,15 +616,14 @@ class EntityBase(IndexSlot, metaclass=EntityMeta):
             'W/"x"'
         """
         cls = type(self)
-        fast = _WRITTEN.get(cls)
-        if fast is None:
+        store = _WRITTEN.get(cls)
+        if store is None:
             self.ETag = etag
             self.Timestamp = timestamp
         else:  # what the two assignments do, without attrs' __setattr__ dispatch
-            set_etag, check_etag, set_ts, check_ts = fast
-            set_etag(self, check_etag(etag))
-            set_ts(self, check_ts(timestamp))
-        if _indexed(cls):
+            store(self, etag, timestamp)
+        indexed = _INDEXED.get(cls)
+        if indexed or (indexed is None and declared_indexes(cls)):
             note_index_keys(self)
 
     def __azt_companions__(

@@ -462,7 +462,7 @@ def fast_init(
     ns["_get_setattr"] = object.__setattr__.__get__
     positional: list[str] = []
     keyword: list[str] = []
-    body = ["    _setattr = _get_setattr(self)"]
+    body: list[str] = []
     for i, a in enumerate(fields):
         name = a.name
         column = columns.get(name)
@@ -493,8 +493,10 @@ def fast_init(
         else:
             ns[f"_s{i}"] = setter
             body.append(f"    _s{i}(self, {name})")
+    if any("_setattr(" in line for line in body):  # (a field whose slot has no setter)
+        body.insert(0, "    _setattr = _get_setattr(self)")
     params = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
-    src = f"def __init__({params}):\n" + "\n".join(body) + "\n"
+    src = f"def __init__({params}):\n" + "\n".join(body or ["    pass"]) + "\n"
     exec(compile(src, f"<azt init {cls.__qualname__}>", "exec"), ns)
     init = ns["__init__"]
     init.__qualname__ = own.__qualname__
@@ -502,3 +504,39 @@ def fast_init(
     init.__annotations__ = dict(own.__annotations__)
     init.__doc__ = own.__doc__
     return init
+
+
+def fast_store(
+    names: tuple[str, ...],
+    columns: Mapping[str, Column[Any]],
+    checks: Mapping[str, Callable[[Any], Any]],
+    setters: Mapping[str, Callable[[Any, Any], None]],
+) -> Callable[..., None] | None:
+    """A generated ``store(obj, *values)`` assigning the attributes ``names`` of an entity
+    object as attrs' ``__setattr__`` does (each value through its column's check, ``checks``,
+    then into its slot, ``setters``), with the plain case of each check inline as
+    :func:`fast_init` has it; ``None`` when a name lacks a column, a check or a setter.
+
+    Example::
+
+        >>> fast_store(("x",), {}, {}, {}) is None
+        True
+    """
+    ns: dict[str, Any] = dict(_INIT_GLOBALS)
+    body: list[str] = []
+    for i, name in enumerate(names):
+        column, check, setter = columns.get(name), checks.get(name), setters.get(name)
+        if column is None or check is None or setter is None:
+            return None
+        ns[f"_c{i}"], ns[f"_s{i}"] = check, setter
+        inline = _plain_case(column, f"v{i}")
+        if inline is None:
+            body.append(f"    v{i} = _c{i}(v{i})")
+        else:
+            body += [f"    {line.replace('_CHECK(', f'_c{i}(')}" for line in inline]
+        body.append(f"    _s{i}(obj, v{i})")
+    params = ", ".join(["obj", *(f"v{i}" for i in range(len(names)))])
+    src = f"def store({params}):\n" + "\n".join(body) + "\n"
+    exec(compile(src, f"<azt store {', '.join(names)}>", "exec"), ns)
+    store: Callable[..., None] = ns["store"]
+    return store

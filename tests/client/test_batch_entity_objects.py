@@ -22,6 +22,7 @@ from azt import (
     UpdateMode,
     prop,
 )
+from azt._core import base as base_module
 from azt._core import batch as batch_module
 from azt._core.wire import json as wire_json
 from azt._core.wire import writers
@@ -47,13 +48,16 @@ async def table() -> AsyncIterator[TableClient]:
 
 
 class Counts:
-    """Counts ``__azt_entity__`` calls on ``Film`` and entity encodings (the general
-    encoder's, and the per-shape writers' that checked and encoded in one pass), by RowKey."""
+    """Counts the takings of ``Film`` objects' entities (``__azt_entity__``, and
+    ``__azt_encoded__``, which takes it and encodes its body in one call) and entity
+    encodings (the general encoder's, the per-shape writers' that checked and encoded in
+    one pass, and ``__azt_encoded__``'s), by RowKey."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.taken: list[str] = []
         self.encoded: list[str] = []
         real_take = Film.__azt_entity__
+        real_encoded = Film.__azt_encoded__
         real_encode = wire_json.encode_entity
         real_valid = writers.encode_valid
 
@@ -71,9 +75,19 @@ class Counts:
             self.encoded.append(entity["RowKey"])
             return real_encode(entity, **kwargs)
 
+        def encoded(obj: Film) -> Any:
+            found = real_encoded(obj)
+            if found is not None:
+                self.taken.append(obj.RowKey)
+                if found[3] is not None:
+                    self.encoded.append(obj.RowKey)
+            return found
+
         monkeypatch.setattr(Film, "__azt_entity__", take)
+        monkeypatch.setattr(Film, "__azt_encoded__", encoded)
         monkeypatch.setattr(wire_json, "encode_entity", encode)
         monkeypatch.setattr(batch_module, "encode_valid", encode_valid)
+        monkeypatch.setattr(base_module, "encode_valid", encode_valid)
 
 
 async def test_batch_writer_writes_back_etag_and_timestamp(table: TableClient) -> None:

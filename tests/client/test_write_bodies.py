@@ -25,8 +25,8 @@ from azt import (
     UpdateMode,
     prop,
 )
+from azt._core import base as base_module
 from azt._core import batch as batch_module
-from azt._core import table_client as table_client_module
 from azt._core.wire import json as wire_json
 from azt._core.wire import writers
 from azt_server_stub import StubServer
@@ -57,7 +57,9 @@ async def table() -> AsyncIterator[TableClient]:
 
 
 class Bodies:
-    """The bodies the writers encoded, and the entities the general encoder encoded."""
+    """The bodies the writers encoded (the per-shape writers of dicts and ``TableEntity``
+    objects, and the generated ``__azt_encoded__`` of entity classes), and the entities the
+    general encoder encoded; ``writers_on=False`` turns both writers off."""
 
     def __init__(
         self, monkeypatch: pytest.MonkeyPatch, *, writers_on: bool, module: Any = None
@@ -66,6 +68,7 @@ class Bodies:
         self.general: list[str] = []
         real_valid = writers.encode_valid
         real_encode = wire_json.encode_entity
+        real_encoded = Entity.__azt_encoded__
 
         def encode_valid(entity: Any) -> bytes | None:
             body = real_valid(entity) if writers_on else None
@@ -77,7 +80,16 @@ class Bodies:
             self.general.append(entity["RowKey"])
             return real_encode(entity, **kwargs)
 
-        monkeypatch.setattr(module or table_client_module, "encode_valid", encode_valid)
+        def encoded(obj: Any) -> Any:
+            found = real_encoded(obj) if writers_on else None
+            if found is not None and found[3] is not None:
+                self.by_writer.append(found[3])
+            return found
+
+        if module is not None:
+            monkeypatch.setattr(module, "encode_valid", encode_valid)
+        monkeypatch.setattr(base_module, "encode_valid", encode_valid)
+        monkeypatch.setattr(Entity, "__azt_encoded__", encoded)
         monkeypatch.setattr(wire_json, "encode_entity", encode)
         # Writers are remembered by shape and typed by the first value they met: start from
         # none, so what an earlier test wrote under the same names cannot decide the path.

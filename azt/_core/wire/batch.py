@@ -383,10 +383,11 @@ class Changeset:
             1
         """
         requests = self._requests
+        n = len(requests)
         self.size += (
             _PART_HEAD_FIXED
             + len(self.changeset_boundary)
-            + len(str(len(requests) + 1))
+            + (1 if n < 9 else 2 if n < 99 else len(str(n + 1)))  # the Content-ID's digits
             + len(request)
         )  # self.cost(request), inline
         requests.append(request)

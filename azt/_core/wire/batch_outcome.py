@@ -68,34 +68,42 @@ def change_set_outcome(content_type: str, body: bytes) -> list[tuple[int, str | 
     heads = _PLAIN_PART_HEADS
     signatures = _PLAIN_SIGNATURES
     table = _SIGNATURE_BYTES
-    # The previous part's MIME head and the blank line after it: a plain head holds no
-    # blank line and ends in no line break, so a piece starting with it has its head end
+    statuses = _STATUS_2XX
+    # The previous part's CRLF, MIME head and the blank line after it: a plain head holds
+    # no blank line and ends in no line break, so a piece starting with it has its head end
     # there (where the search for the first CRLF CRLF would find it).
     last_head = b""
+    # the previous part's raw ETag value and its text (the parts of one answer mostly
+    # carry the same ETag: one Timestamp per transaction)
+    last_raw = b""
+    last_etag = ""
     for k in range(1, len(pieces) - 1):
         piece = pieces[k]
-        if not (piece.startswith(b"\r\n") and piece.endswith(b"\r\n")):
-            return None
         # piece: CRLF, MIME head, CRLF CRLF, status line and headers, CRLF CRLF, body, CRLF
-        if last_head and piece.startswith(last_head, 2):
-            i = len(last_head) - 2
+        if last_head and piece.startswith(last_head):
+            i = len(last_head)
         else:
+            if not piece.startswith(b"\r\n"):
+                return None
             i = piece.find(b"\r\n\r\n", 2)
             if i <= 2 or (piece[2:i] not in heads and not _plain_part_head(piece[2:i])):
                 return None
-            last_head = piece[2 : i + 4]
-        size = len(piece)
-        if piece.endswith(b"\r\n\r\n\r\n") and size - 6 >= i + 4:
+            i += 4
+            last_head = piece[:i]
+        if piece.endswith(b"\r\n\r\n\r\n") and len(piece) - 6 >= i:
             # No body: the HTTP head ends where the piece's last six bytes begin (were an
             # earlier CRLF CRLF the head's end, the head taken here would end in a line
             # break or hold an empty line, and its signature would not be found plain).
-            j = size - 6
+            http = piece[i:-6]
         else:
-            j = piece.find(b"\r\n\r\n", i + 4)
-            if j < 0 or j + 4 > size - 2:
+            if not piece.endswith(b"\r\n"):
                 return None
-        http = piece[i + 4 : j]
-        if not (http.startswith(b"HTTP/1.1 2") and http[10:12].isdigit() and http[12:13] == b" "):
+            j = piece.find(b"\r\n\r\n", i)
+            if j < 0 or j + 4 > len(piece) - 2:
+                return None
+            http = piece[i:j]
+        status = statuses.get(http[:13])
+        if status is None:
             return None  # not 2xx (or not a status line the general parser reads the same)
         signature = http.translate(None, table)
         if signature not in signatures and not _plain_signature(signature):
@@ -106,16 +114,22 @@ def change_set_outcome(content_type: str, body: bytes) -> list[tuple[int, str | 
         if start < 0:
             if b"etag" in http.lower():
                 return None
-            append((int(http[9:12]), None))
+            append((status, None))
             continue
         if http.lower().count(b"etag") != 1:
             return None
         end = http.find(b"\r\n", start + 7)
-        value = http[start + 7 : end] if end >= 0 else http[start + 7 :]
-        append((int(http[9:12]), value.decode("utf-8", "replace").strip()))
+        raw = http[start + 7 : end] if end >= 0 else http[start + 7 :]
+        if raw != last_raw:
+            last_raw = raw
+            last_etag = raw.decode("utf-8", "replace").strip()
+        append((status, last_etag))
     return out
 
 
+#: the status lines' starts this reader takes, and their codes: "HTTP/1.1 2", two ASCII
+#: digits and a space
+_STATUS_2XX: Final = {b"HTTP/1.1 %d " % code: code for code in range(200, 300)}
 #: MIME heads of parts found plain (not multipart, every line a header): a service writes
 #: the same one or few heads in every part of every answer
 _PLAIN_PART_HEADS: set[bytes] = set()

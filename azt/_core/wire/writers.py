@@ -9,7 +9,9 @@ are checked once, when its writer is generated, and the writer only checks each 
 (its exact type, range, length) and builds the JSON object in one expression.
 :func:`encode_valid` returns ``None`` for anything a writer is not sure of; the caller
 then validates and encodes as before (that path raises the precise error), so that the
-results, bytes and errors are the same either way.
+results, bytes and errors are the same either way. :func:`declared_writer` generates the
+same checks and members for a shape declared ahead (an entity class's columns: each
+property's kind, and which may be ``None``, then left out), returning the body itself.
 
 Example::
 
@@ -42,7 +44,7 @@ from azt._edm.validation import (
     utf16_len,
 )
 
-__all__ = ["encode_valid"]
+__all__ = ["declared_writer", "encode_valid"]
 
 Writer = Callable[..., dict[str, Any] | None]
 
@@ -174,11 +176,11 @@ _KINDS: Final[dict[str, _Kind]] = {
         # EdmDateTime.to_wire inline: the C isoformat, its "+00:00" tail replaced
         "{a!r}: 'Edm.DateTime', {n!r}: _iso({v}, 'T', 'microseconds')[:26] + _tail[{v}._hns]",
     ),
-    "UUID": (
+    "UUID": (  # (msgspec writes a UUID as str() does: its canonical form)
         "if type({v}) is not UUID: return None",
         16,
         None,
-        "{a!r}: 'Edm.Guid', {n!r}: str({v})",
+        "{a!r}: 'Edm.Guid', {n!r}: {v}",
     ),
     "bytes": (
         f"if type({{v}}) is not bytes or len({{v}}) > {MAX_BINARY_BYTES}: return None",
@@ -195,6 +197,7 @@ _DECLARED_INT64: Final[_Kind] = (
     None,
     "{a!r}: 'Edm.Int64', {n!r}: str({v})",
 )
+_KINDS["Int64"] = _DECLARED_INT64
 _KEY_CHECK: Final = (
     "if type({v}) is not str: return None\n"
     "u{i} = len({v}) if {v}.isascii() else utf16_len({v})\n"
@@ -210,6 +213,7 @@ _GLOBALS: Final[dict[str, Any]] = {
     "_iso": datetime.isoformat,
     "_tail": tuple(f"{d}Z" for d in range(10)),  # the seventh digit and the Z
     "b64": binascii.b2a_base64,
+    "_encode": _ms_encode,
 }
 
 
@@ -237,17 +241,70 @@ def _generate(
     keys: tuple[Any, ...], sample: list[Any], int64: frozenset[str] = frozenset()
 ) -> Writer | None:
     """The writer of entities shaped as ``keys`` whose values are of the kinds ``sample``'s
-    are, or ``None`` when the shape or a sample value is not plain. Property names are
-    checked here, once, exactly as validate_entity checks them; the size it estimates is a
-    constant plus the lengths of the strings, keys and binaries."""
+    are (``int64``: the names declared Int64), or ``None`` when the shape or a sample value
+    is not plain."""
+    kinds: list[str] = []
+    for name, value in zip(keys, sample, strict=True):
+        kind = "Int64" if name in int64 else _kind(value)
+        if kind is None and name != "PartitionKey" and name != "RowKey":
+            return None
+        kinds.append(kind or "")
+    return _compile(keys, kinds)
+
+
+#: the kinds :func:`declared_writer` takes (the EDM types' plain values)
+DECLARED_KINDS: Final = frozenset(
+    {"str", "int32", "Int64", "float", "bool", "EdmDateTime", "UUID", "bytes"}
+)
+
+
+def declared_writer(
+    names: tuple[str, ...], kinds: tuple[str, ...], optional: tuple[bool, ...]
+) -> Callable[..., bytes | None] | None:
+    """A function of the values of entities shaped as ``names`` (in order; ``kinds``: each
+    property's kind, one of :data:`DECLARED_KINDS`, ignored for the keys; ``optional``:
+    whether a ``None`` value is allowed, the property then left out), returning what
+    :func:`encode_valid` returns for the entity of those values with the ``None`` ones left
+    out and the ``Int64`` ones declared so (``edm_types``): its body, checked against Azure
+    Table storage's limits, else ``None``. ``None`` when the shape itself is not plain.
+
+    Example::
+
+        >>> write = declared_writer(("PartitionKey", "RowKey", "n", "big"),
+        ...                         ("", "", "int32", "Int64"), (False, False, True, False))
+        >>> write("p", "r", None, 5)
+        b'{"PartitionKey":"p","RowKey":"r","big@odata.type":"Edm.Int64","big":"5"}'
+        >>> write("p", "r", 2**40, 5) is None   # not an Int32: the general path's error
+        True
+    """
+    for name, kind, may_be_none in zip(names, kinds, optional, strict=True):
+        if name == "PartitionKey" or name == "RowKey":
+            if may_be_none:
+                return None
+        elif kind not in DECLARED_KINDS:
+            return None
+    # (with ``optional`` the generated writer returns the body: see _compile)
+    return cast("Callable[..., bytes | None] | None", _compile(names, kinds, optional))
+
+
+def _compile(
+    keys: tuple[Any, ...], kinds: list[str] | tuple[str, ...], optional: tuple[bool, ...] = ()
+) -> Writer | None:
+    """The writer of entities shaped as ``keys`` whose values are of the ``kinds`` (keys'
+    ignored); with ``optional`` (a declared shape) the values flagged there may be ``None``,
+    left out, and the writer returns the body itself rather than its JSON object. Property
+    names are checked here, once, exactly as validate_entity checks them; the size it
+    estimates is a constant plus the lengths of the strings, keys and binaries (and of the
+    properties present, for the optional ones)."""
     if "PartitionKey" not in keys or "RowKey" not in keys:
         return None
     lines: list[str] = []
     members: list[str] = []
     sizes: list[str] = []
+    dropped: list[str] = []
     fixed = 4
     count = 0
-    for i, (name, value) in enumerate(zip(keys, sample, strict=True)):
+    for i, (name, kind) in enumerate(zip(keys, kinds, strict=True)):
         v = f"v{i}"
         if name == "PartitionKey" or name == "RowKey":
             lines.append(_KEY_CHECK.format(v=v, i=i))
@@ -261,23 +318,36 @@ def _generate(
             or not name.isidentifier()
         ):
             return None
-        if name in int64:
-            check, size, variable, member = _DECLARED_INT64
-        else:
-            kind = _kind(value)
-            if kind is None:
-                return None
-            check, size, variable, member = _KINDS[kind]
-        lines.append(check.format(v=v, i=i))
-        fixed += 8 + 2 * len(name) + size
+        check, size, variable, member = _KINDS[kind]
+        own = 8 + 2 * len(name) + size
+        check = check.format(v=v, i=i)
+        member = member.format(v=v, n=name, a=name + "@odata.type")
+        count += 1
+        if optional and optional[i]:
+            lines.append(f"if {v} is not None:\n    " + check.replace("\n", "\n    "))
+            more = f" + {variable.format(v=v, i=i)}" if variable is not None else ""
+            sizes.append(f"(0 if {v} is None else {own}{more})")
+            value_at = member.rindex(": ") + 2  # the value's expression: none for None
+            members.append(f"{member[:value_at]}(None if {v} is None else {member[value_at:]})")
+            gone = [repr(name + "@odata.type")] if "@odata.type" in member else []
+            drops = "; ".join(f"del j[{k}]" for k in [*gone, repr(name)])
+            dropped.append(f"if {v} is None: {drops}")
+            continue
+        lines.append(check)
+        fixed += own
         if variable is not None:
             sizes.append(variable.format(v=v, i=i))
-        members.append(member.format(v=v, n=name, a=name + "@odata.type"))
-        count += 1
+        members.append(member)
     if count > MAX_PROPERTIES:
         return None
     lines.append(f"if {' + '.join([str(fixed), *sizes])} > {MAX_ENTITY_BYTES}: return None")
-    lines.append("return {" + ", ".join(members) + "}")
+    if optional:  # the body itself (the JSON object's Nones left out)
+        lines.append("j = {" + ", ".join(members) + "}")
+        lines += dropped
+        lines.append("try:\n    return _encode(j)")
+        lines.append("except (TypeError, ValueError):\n    return None")
+    else:
+        lines.append("return {" + ", ".join(members) + "}")
     params = ", ".join(f"v{i}" for i in range(len(keys)))
     source = f"def writer({params}):\n" + "".join(
         f"    {line}\n" for text in lines for line in text.split("\n")
