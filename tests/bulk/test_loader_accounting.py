@@ -77,10 +77,10 @@ async def test_only_the_pace_that_held_a_transaction_back_grows(
     now = [100.0]
     loader = _loader(now)
     ref = _Ref()
-    part = Partition(("loads", "p"), cast(TableRef, ref), loader._partition_pace(), now[0])
+    part = Partition(("loads", "p"), cast(TableRef, ref), loader._pacing.partition(now[0]), now[0])
     # both paces below their maximum, so either can grow
-    loader._pace.value = account = loader._pace.maximum / 2
-    part.pace.value = partition = part.pace.maximum / 2
+    loader._pacing.account.rate.value = account = loader._pacing.account.rate.maximum / 2
+    part.pace.rate.value = partition = part.pace.rate.maximum / 2
     send = Send([cast(Op, _Ops())])
     send.account_bound = account_bound
     send.partition_bound = partition_bound
@@ -89,12 +89,12 @@ async def test_only_the_pace_that_held_a_transaction_back_grows(
     assert ref.sender.transactions == 1
     assert loader.result.written == 1
     assert send.ops == []
-    assert (loader._pace.value > account) is account_bound
+    assert (loader._pacing.account.value > account) is account_bound
     assert (part.pace.value > partition) is partition_bound
-    assert loader._pace.value >= account  # the other one is left as it was
+    assert loader._pacing.account.value >= account  # the other one is left as it was
     assert part.pace.value >= partition
     if not account_bound:
-        assert loader._pace.value == account
+        assert loader._pacing.account.value == account
     if not partition_bound:
         assert part.pace.value == partition
 
@@ -106,17 +106,19 @@ def test_a_partition_refused_without_success_is_cut_from_the_hint_else_by_4(
     now = [100.0]
     options = BulkOptions(partition_rate=1000)
     loader = _loader(now, options)
-    loader._partition_hint = hint
-    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
+    loader._pacing.partition_hint = hint
+    part = Partition(
+        ("loads", "p"), loader._table("loads"), loader._pacing.partition(now[0]), now[0]
+    )
     send = Send([cast(Op, _Ops())])
     send.attempts = 1
     busy = error_from_response(503, "ServerBusy", "The server is busy.")
     loader._pushed_back(part, send, busy)  # nothing admitted in the last second
     cut_from = 1000 / 4 if hint is None else hint
-    assert part.pace.ceiling == pytest.approx(cut_from)
+    assert part.pace.rate.ceiling == pytest.approx(cut_from)
     assert part.pace.value == pytest.approx(cut_from * options.decrease)
-    assert loader._partition_hint == pytest.approx(cut_from)  # the next partition's hint
-    assert loader._pace.value == options.account_rate  # the account's pace is not cut
+    assert loader._pacing.partition_hint == pytest.approx(cut_from)  # the next partition's hint
+    assert loader._pacing.account.value == options.account_rate  # the account's pace is not cut
 
 
 async def test_an_index_row_to_delete_already_gone_is_dropped_not_failed() -> None:
@@ -132,7 +134,9 @@ async def test_an_index_row_to_delete_already_gone_is_dropped_not_failed() -> No
     entry = Op(0, own, [gone, added])
     second = BatchOperation("upsert", {**entity, "RowKey": "s"}, azt.UpdateMode.REPLACE)
     other = Op(1, prepare_operation(batch, second), [])
-    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
+    part = Partition(
+        ("loads", "p"), loader._table("loads"), loader._pacing.partition(now[0]), now[0]
+    )
     send = Send([entry, other])
     send.attempts = 1
     inner = error_from_response(404, "ResourceNotFound", "gone", resource="entity")
@@ -169,7 +173,9 @@ async def test_an_index_row_refused_fails_its_entity_and_the_others_go_again() -
     entry = Op(0, own, [taken])
     second = BatchOperation("upsert", {**entity, "RowKey": "s"}, azt.UpdateMode.REPLACE)
     other = Op(1, prepare_operation(batch, second), [])
-    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
+    part = Partition(
+        ("loads", "p"), loader._table("loads"), loader._pacing.partition(now[0]), now[0]
+    )
     send = Send([entry, other])
     send.attempts = 1
     inner = error_from_response(409, "EntityAlreadyExists", "taken", resource="entity")
