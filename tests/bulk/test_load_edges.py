@@ -130,10 +130,9 @@ def test_a_cut_pace_probes_by_3_percent_of_itself() -> None:
         ("loads", "p"), TableRef(table, table), loader._pacing.partition(now[0]), now[0]
     )
     busy = "Operations per second is over the account limit."
-    for message, pace in (
-        (busy, loader._pacing.account.rate),
-        ("The server is busy.", part.pace.rate),
-    ):
+    for message, scope in ((busy, loader._pacing.account), ("The server is busy.", part.pace)):
+        scope.admitted(100, now[0], bound=False)  # measured: a success in the last second
+        pace = scope.rate
         before = pace.value
         send = Send([])
         send.attempts = 1

@@ -1,7 +1,8 @@
 """A bulk load's bookkeeping, seen from inside the loader (issue 33: behaviour a load's
 final rows do not show): only the pace that held a transaction back grows on its success;
-a partition refused with no success in the last second is cut from the last partition
-cut's rate, else by a factor 4; an index row to delete that was already gone is dropped
+a partition refused with no success in the last second is not cut from a guess (at most
+down to the last partition cut's rate, once) but backs off in time, exponentially over
+the refusals in a row; an index row to delete that was already gone is dropped
 and its entity sent again, not reported failed, while any other refusal of an index row
 fails only the entity that owns it; the progress snapshot's ``elapsed`` is
 the time since the load began. No network: a fixed clock and a sender that answers."""
@@ -100,7 +101,7 @@ async def test_only_the_pace_that_held_a_transaction_back_grows(
 
 
 @pytest.mark.parametrize("hint", [None, 200.0])
-def test_a_partition_refused_without_success_is_cut_from_the_hint_else_by_4(
+def test_a_partition_refused_without_success_backs_off_and_is_not_cut_below_the_hint(
     hint: float | None,
 ) -> None:
     now = [100.0]
@@ -110,15 +111,31 @@ def test_a_partition_refused_without_success_is_cut_from_the_hint_else_by_4(
     part = Partition(
         ("loads", "p"), loader._table("loads"), loader._pacing.partition(now[0]), now[0]
     )
-    send = Send([cast(Op, _Ops())])
+    send = Send([cast(Op, _Ops())])  # ten operations
     send.attempts = 1
     busy = error_from_response(503, "ServerBusy", "The server is busy.")
-    loader._pushed_back(part, send, busy)  # nothing admitted in the last second
-    cut_from = 1000 / 4 if hint is None else hint
-    assert part.pace.rate.ceiling == pytest.approx(cut_from)
-    assert part.pace.value == pytest.approx(cut_from * options.decrease)
-    assert loader._pacing.partition_hint == pytest.approx(cut_from)  # the next partition's hint
+    waits = []
+    for _ in range(4):  # refused four times in a row, nothing admitted in the last second
+        loader._pushed_back(part, send, busy)
+        waits.append(part.not_before - now[0])
+        now[0] = part.not_before  # sent again once its wait is over ...
+        assert part.pace.delay(10, now[0]) == pytest.approx(0.0, abs=1e-9)  # its pace has room
+    # the pace: as it was, or brought down to the learned target once, not again and again
+    rate = 1000 if hint is None else hint * options.decrease
+    assert part.pace.value == pytest.approx(rate)
+    assert part.pace.rate.ceiling == hint
+    assert loader._pacing.partition_hint == hint  # a guess is no hint for the next one
+    # the wait: the pace's time for the transaction (at least), then twice that and one
+    # more each time (1, 3, 7, 15 times it), jittered +-20 %
+    base = 10 / rate
+    for k, wait in enumerate(waits, start=1):
+        assert max(base, 0.8 * base * (2**k - 1)) <= wait <= 1.2 * base * (2**k - 1)
     assert loader._pacing.account.value == options.account_rate  # the account's pace is not cut
+    # the first success ends the row: the next refusal waits the first step again
+    part.pace.admitted(10, now[0], bound=False)
+    now[0] += 2.0  # and measures nothing (no success in the last second)
+    loader._pushed_back(part, send, busy)
+    assert base <= part.not_before - now[0] <= 1.2 * base
 
 
 async def test_an_index_row_to_delete_already_gone_is_dropped_not_failed() -> None:

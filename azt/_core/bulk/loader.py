@@ -161,7 +161,7 @@ class _Loader:
         self._acknowledged = 0  # positions added to _done; and that count as of the last
         self._saved_at = 0  # state whose save returned (see _save)
         self._start = clock()
-        self._pacing = Pacing(options, clock)
+        self._pacing = Pacing(options, clock, backoff_cap=self._policy.maximum)
 
     # -- input ------------------------------------------------------------------------------
 
