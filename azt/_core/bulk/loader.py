@@ -14,12 +14,14 @@ How it runs (:func:`load`):
   transaction (100 operations or 4 MiB), waited ``linger``, the window is full (oldest
   first) or the input ended; one transaction per partition in flight (input order kept),
   at most ``concurrency`` in all, paced by an account token bucket and one per partition.
-* **Adapting**: throttling answers (``503 ServerBusy``, ``429``, ``OperationTimedOut``)
-  cut the pace (the account's, and the number in flight, or the partition's) to what was
-  admitted; rising latency cuts the number in flight; a pace grows back while it limits.
-  A throttled transaction waits for room in its cut pace (a service hint, as Cosmos's
-  ``429`` sends, its floor); other failures wait the retry policy's back-off (a hint its
-  floor); other partitions go on.
+* **Adapting** (:mod:`azt._core.bulk.pacing`): throttling answers (``503 ServerBusy``,
+  ``429``, ``OperationTimedOut``) cut the pace (the account's, and the number in flight,
+  or the partition's) to what was admitted; rising latency cuts the number in flight; a
+  pace grows back while it limits. A throttled transaction waits for room in its cut pace
+  (a service hint, as Cosmos's ``429`` sends, its floor); one refused when nothing was
+  admitted in the last second (the budget may be shared) backs off in time instead,
+  exponentially, the pace uncut; other failures wait the retry policy's back-off (a hint
+  its floor); other partitions go on.
 * **Exactly once**: sending is single-attempt (the loader retries, not the pipeline); a
   lost answer is resolved by reading the entities back (:mod:`azt._core.bulk.settle`)
   before a resend; a failed operation is reported (index, error), the others resent.
