@@ -136,7 +136,6 @@ def test_a_cut_pace_probes_by_3_percent_of_itself() -> None:
         before = pace.value
         send = Send([])
         send.attempts = 1
-        send.partition_bound = True  # sent at its pace: what was admitted is the budget
         loader._pushed_back(part, send, error_from_response(503, "ServerBusy", message))
         assert pace.value < before
         assert pace.increase == pytest.approx(pace.value * 0.03)

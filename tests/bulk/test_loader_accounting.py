@@ -138,39 +138,6 @@ def test_a_partition_refused_without_success_backs_off_and_is_not_cut_below_the_
     assert base <= part.not_before - now[0] <= 1.2 * base
 
 
-@pytest.mark.parametrize(
-    ("bound", "more_queued", "cut"),
-    [(False, False, False), (True, False, True), (False, True, True)],
-)
-def test_a_partition_that_sent_all_it_had_is_not_cut_to_its_own_demand(
-    bound: bool, more_queued: bool, cut: bool
-) -> None:
-    # a migration hands a partition a page's rows at a time: twenty admitted in the last
-    # second say how much it had, not how much the partition's budget holds
-    now = [100.0]
-    options = BulkOptions(partition_rate=1000)
-    loader = _loader(now, options)
-    part = Partition(
-        ("loads", "p"), loader._table("loads"), loader._pacing.partition(now[0]), now[0]
-    )
-    part.pace.admitted(20, now[0], bound=False)
-    if more_queued:
-        part.queue.append(cast(Op, _Ops()))
-    send = Send([cast(Op, _Ops())])
-    send.attempts = 1
-    send.partition_bound = bound
-    now[0] += 0.5
-    loader._pushed_back(part, send, error_from_response(503, "ServerBusy", "The server is busy."))
-    if cut:  # sent at its pace, or more waiting: the 20/s admitted is what the budget held
-        assert part.pace.rate.ceiling == pytest.approx(20.0)
-        assert part.pace.value == pytest.approx(20.0 * options.decrease)
-    else:  # a back-off in time, the pace as it was
-        assert part.pace.value == 1000.0
-        assert part.pace.rate.ceiling is None
-        assert part.pace.refusals == 1
-        assert part.not_before - now[0] <= 1.2 * 10 / 1000
-
-
 async def test_an_index_row_to_delete_already_gone_is_dropped_not_failed() -> None:
     now = [100.0]
     loader = _loader(now)

@@ -418,11 +418,7 @@ class _Loader:
             # room for it, not after the retry policy's waits for a lone request (3 s,
             # 33 s, ...).
             n = ops_in(send.ops)
-            # a partition that sent all it had, under its pace, measured its own demand
-            saturated = scope == "account" or send.partition_bound or bool(part.queue)
-            wait = self._pacing.refused(
-                part.pace, scope, n, now, self._uniform, saturated=saturated
-            )
+            wait = self._pacing.refused(part.pace, scope, n, now, self._uniform)
             asked = exc.retry_after if isinstance(exc, ServiceError) else None
             if asked is not None:  # the service's hint (Cosmos's 429) is a floor, jittered
                 maximum = self._policy.maximum

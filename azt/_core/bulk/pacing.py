@@ -242,20 +242,10 @@ class Pacing:
         self.account.admitted(n, now, bound=account_bound)
         part.admitted(n, now, bound=partition_bound)
 
-    def refused(
-        self,
-        part: Pace,
-        scope: str,
-        n: int,
-        now: float,
-        uniform: Uniform,
-        *,
-        saturated: bool = True,
-    ) -> float:
+    def refused(self, part: Pace, scope: str, n: int, now: float, uniform: Uniform) -> float:
         """The service refused a transaction of ``n`` entities to ``part``, for the
         account (``scope`` ``"account"``) or for the partition. Return how long the
-        transaction waits. ``saturated``: whether the scope was sending all its pace let
-        it (the transaction was held back by the pace, or more waited behind it).
+        transaction waits.
 
         When the service admitted some of ours over the last second, that is what the
         scope holds for us: its pace is cut from that rate (an account's refusal also
@@ -273,10 +263,6 @@ class Pacing:
         partition with a learned target (``partition_hint``: what another partition's
         cut was made from, partitions share a target) is brought down to it first.
 
-        A scope that was not ``saturated`` sent all it had (a partition that gets a
-        migration's page at a time): what it was admitted measures its own demand, not
-        the budget, so its refusal too is one that measured nothing.
-
         Example::
 
             >>> from azt._core.bulk.outcomes import BulkOptions
@@ -288,13 +274,10 @@ class Pacing:
             >>> pacing.account.admitted(300, 0.5, bound=True)    # measured from here
             >>> round(pacing.refused(part, "account", 100, 1.0, mid), 3), pacing.account.value
             (0.196, 510.0)
-            >>> part.admitted(20, 1.0, bound=False)      # the partition had 20 to send
-            >>> pacing.refused(part, "partition", 20, 1.1, mid, saturated=False), part.value
-            (0.01, 2000.0)
         """
         account = scope == "account"
         pace = self.account if account else part
-        admitted = pace.admitted_rate(now) if saturated else 0.0
+        admitted = pace.admitted_rate(now)
         if admitted > 0:
             if account:
                 self.concurrency.cut()
