@@ -102,10 +102,10 @@ def test_the_controllers_are_set_as_documented() -> None:
         on_result=None,
         clock=lambda: 0.0,
     )
-    conc = loader._conc
+    conc = loader._pacing.concurrency
     assert (conc.minimum, conc.increase, conc.hold) == (1, 1.0, 1.0)
-    assert loader._meter.span == 1.0
-    pace = loader._partition_pace()
+    assert loader._pacing.account.meter.span == 1.0
+    pace = loader._pacing.partition(0.0).rate
     assert (pace.value, pace.minimum, pace.maximum, pace.increase) == (1000, 1.0, 1000, 30.0)
     assert pace.decrease == options.decrease
 
@@ -126,9 +126,13 @@ def test_a_cut_pace_probes_by_3_percent_of_itself() -> None:
         on_result=None,
         clock=lambda: now[0],
     )
-    part = Partition(("loads", "p"), TableRef(table, table), loader._partition_pace(), now[0])
+    part = Partition(
+        ("loads", "p"), TableRef(table, table), loader._pacing.partition(now[0]), now[0]
+    )
     busy = "Operations per second is over the account limit."
-    for message, pace in ((busy, loader._pace), ("The server is busy.", part.pace)):
+    for message, scope in ((busy, loader._pacing.account), ("The server is busy.", part.pace)):
+        scope.admitted(100, now[0], bound=False)  # measured: a success in the last second
+        pace = scope.rate
         before = pace.value
         send = Send([])
         send.attempts = 1

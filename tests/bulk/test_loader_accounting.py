@@ -1,7 +1,8 @@
 """A bulk load's bookkeeping, seen from inside the loader (issue 33: behaviour a load's
 final rows do not show): only the pace that held a transaction back grows on its success;
-a partition refused with no success in the last second is cut from the last partition
-cut's rate, else by a factor 4; an index row to delete that was already gone is dropped
+a partition refused with no success in the last second is not cut from a guess (at most
+down to the last partition cut's rate, once) but backs off in time, exponentially over
+the refusals in a row; an index row to delete that was already gone is dropped
 and its entity sent again, not reported failed, while any other refusal of an index row
 fails only the entity that owns it; the progress snapshot's ``elapsed`` is
 the time since the load began. No network: a fixed clock and a sender that answers."""
@@ -77,10 +78,10 @@ async def test_only_the_pace_that_held_a_transaction_back_grows(
     now = [100.0]
     loader = _loader(now)
     ref = _Ref()
-    part = Partition(("loads", "p"), cast(TableRef, ref), loader._partition_pace(), now[0])
+    part = Partition(("loads", "p"), cast(TableRef, ref), loader._pacing.partition(now[0]), now[0])
     # both paces below their maximum, so either can grow
-    loader._pace.value = account = loader._pace.maximum / 2
-    part.pace.value = partition = part.pace.maximum / 2
+    loader._pacing.account.rate.value = account = loader._pacing.account.rate.maximum / 2
+    part.pace.rate.value = partition = part.pace.rate.maximum / 2
     send = Send([cast(Op, _Ops())])
     send.account_bound = account_bound
     send.partition_bound = partition_bound
@@ -89,34 +90,52 @@ async def test_only_the_pace_that_held_a_transaction_back_grows(
     assert ref.sender.transactions == 1
     assert loader.result.written == 1
     assert send.ops == []
-    assert (loader._pace.value > account) is account_bound
+    assert (loader._pacing.account.value > account) is account_bound
     assert (part.pace.value > partition) is partition_bound
-    assert loader._pace.value >= account  # the other one is left as it was
+    assert loader._pacing.account.value >= account  # the other one is left as it was
     assert part.pace.value >= partition
     if not account_bound:
-        assert loader._pace.value == account
+        assert loader._pacing.account.value == account
     if not partition_bound:
         assert part.pace.value == partition
 
 
 @pytest.mark.parametrize("hint", [None, 200.0])
-def test_a_partition_refused_without_success_is_cut_from_the_hint_else_by_4(
+def test_a_partition_refused_without_success_backs_off_and_is_not_cut_below_the_hint(
     hint: float | None,
 ) -> None:
     now = [100.0]
     options = BulkOptions(partition_rate=1000)
     loader = _loader(now, options)
-    loader._partition_hint = hint
-    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
-    send = Send([cast(Op, _Ops())])
+    loader._pacing.partition_hint = hint
+    part = Partition(
+        ("loads", "p"), loader._table("loads"), loader._pacing.partition(now[0]), now[0]
+    )
+    send = Send([cast(Op, _Ops())])  # ten operations
     send.attempts = 1
     busy = error_from_response(503, "ServerBusy", "The server is busy.")
-    loader._pushed_back(part, send, busy)  # nothing admitted in the last second
-    cut_from = 1000 / 4 if hint is None else hint
-    assert part.pace.ceiling == pytest.approx(cut_from)
-    assert part.pace.value == pytest.approx(cut_from * options.decrease)
-    assert loader._partition_hint == pytest.approx(cut_from)  # the next partition's hint
-    assert loader._pace.value == options.account_rate  # the account's pace is not cut
+    waits = []
+    for _ in range(4):  # refused four times in a row, nothing admitted in the last second
+        loader._pushed_back(part, send, busy)
+        waits.append(part.not_before - now[0])
+        now[0] = part.not_before  # sent again once its wait is over ...
+        assert part.pace.delay(10, now[0]) == pytest.approx(0.0, abs=1e-9)  # its pace has room
+    # the pace: as it was, or brought down to the learned target once, not again and again
+    rate = 1000 if hint is None else hint * options.decrease
+    assert part.pace.value == pytest.approx(rate)
+    assert part.pace.rate.ceiling == hint
+    assert loader._pacing.partition_hint == hint  # a guess is no hint for the next one
+    # the wait: the pace's time for the transaction (at least), then twice that and one
+    # more each time (1, 3, 7, 15 times it), jittered +-20 %
+    base = 10 / rate
+    for k, wait in enumerate(waits, start=1):
+        assert max(base, 0.8 * base * (2**k - 1)) <= wait <= 1.2 * base * (2**k - 1)
+    assert loader._pacing.account.value == options.account_rate  # the account's pace is not cut
+    # the first success ends the row: the next refusal waits the first step again
+    part.pace.admitted(10, now[0], bound=False)
+    now[0] += 2.0  # and measures nothing (no success in the last second)
+    loader._pushed_back(part, send, busy)
+    assert base <= part.not_before - now[0] <= 1.2 * base
 
 
 async def test_an_index_row_to_delete_already_gone_is_dropped_not_failed() -> None:
@@ -132,7 +151,9 @@ async def test_an_index_row_to_delete_already_gone_is_dropped_not_failed() -> No
     entry = Op(0, own, [gone, added])
     second = BatchOperation("upsert", {**entity, "RowKey": "s"}, azt.UpdateMode.REPLACE)
     other = Op(1, prepare_operation(batch, second), [])
-    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
+    part = Partition(
+        ("loads", "p"), loader._table("loads"), loader._pacing.partition(now[0]), now[0]
+    )
     send = Send([entry, other])
     send.attempts = 1
     inner = error_from_response(404, "ResourceNotFound", "gone", resource="entity")
@@ -169,7 +190,9 @@ async def test_an_index_row_refused_fails_its_entity_and_the_others_go_again() -
     entry = Op(0, own, [taken])
     second = BatchOperation("upsert", {**entity, "RowKey": "s"}, azt.UpdateMode.REPLACE)
     other = Op(1, prepare_operation(batch, second), [])
-    part = Partition(("loads", "p"), loader._table("loads"), loader._partition_pace(), now[0])
+    part = Partition(
+        ("loads", "p"), loader._table("loads"), loader._pacing.partition(now[0]), now[0]
+    )
     send = Send([entry, other])
     send.attempts = 1
     inner = error_from_response(409, "EntityAlreadyExists", "taken", resource="entity")

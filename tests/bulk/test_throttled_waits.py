@@ -43,7 +43,7 @@ def _wait_after(exc: ServiceError) -> float:
         on_result=None,
         clock=clock,
     )
-    part = Partition(("bulk", "p"), loader._table("bulk"), loader._partition_pace(), 100.0)
+    part = Partition(("bulk", "p"), loader._table("bulk"), loader._pacing.partition(100.0), 100.0)
     send = Send([cast(Op, _Ops())])
     send.attempts = 1
     loader._pushed_back(part, send, exc)

@@ -207,16 +207,19 @@ class RateLimiter:
         self.tokens = self._level(now) - cost
         self.stamp = now
 
-    def empty(self, now: float) -> None:
+    def empty(self, now: float, *, hold: float = 0.0) -> None:
         """Start again from an empty bucket (the service said its own is empty: a request
-        was refused), so what was saved up is not sent at once into the refusal.
+        was refused), so what was saved up is not sent at once into the refusal; with
+        ``hold`` seconds of debt, nothing goes for that long (a back-off of all requests).
 
         Example::
 
             >>> lim = RateLimiter(100, now=0.0); lim.empty(0.0); lim.delay(50, 0.0)
             0.5
+            >>> lim.empty(0.0, hold=2.0); lim.delay(50, 0.0)
+            2.5
         """
-        self.tokens = 0.0
+        self.tokens = -hold * self.rate
         self.stamp = now
 
     def set_rate(self, rate: float, now: float) -> None:

@@ -14,12 +14,14 @@ How it runs (:func:`load`):
   transaction (100 operations or 4 MiB), waited ``linger``, the window is full (oldest
   first) or the input ended; one transaction per partition in flight (input order kept),
   at most ``concurrency`` in all, paced by an account token bucket and one per partition.
-* **Adapting**: throttling answers (``503 ServerBusy``, ``429``, ``OperationTimedOut``)
-  cut the pace (the account's, and the number in flight, or the partition's) to what was
-  admitted; rising latency cuts the number in flight; a pace grows back while it limits.
-  A throttled transaction waits for room in its cut pace (a service hint, as Cosmos's
-  ``429`` sends, its floor); other failures wait the retry policy's back-off (a hint its
-  floor); other partitions go on.
+* **Adapting** (:mod:`azt._core.bulk.pacing`): throttling answers (``503 ServerBusy``,
+  ``429``, ``OperationTimedOut``) cut the pace (the account's, and the number in flight,
+  or the partition's) to what was admitted; rising latency cuts the number in flight; a
+  pace grows back while it limits. A throttled transaction waits for room in its cut pace
+  (a service hint, as Cosmos's ``429`` sends, its floor); one refused when nothing was
+  admitted in the last second (the budget may be shared) backs off in time instead,
+  exponentially, the pace uncut; other failures wait the retry policy's back-off (a hint
+  its floor); other partitions go on.
 * **Exactly once**: sending is single-attempt (the loader retries, not the pipeline); a
   lost answer is resolved by reading the entities back (:mod:`azt._core.bulk.settle`)
   before a resend; a failed operation is reported (index, error), the others resent.
@@ -49,7 +51,6 @@ from azt._core.batch import (
     upsert_operation,
 )
 from azt._core.bulk.checkpoint import CheckpointStore, DonePositions, OrderedSaves
-from azt._core.bulk.control import Aimd, LatencyTracker, RateLimiter, RateMeter
 from azt._core.bulk.outcomes import (
     WRITE_KINDS,
     BulkFailure,
@@ -60,6 +61,7 @@ from azt._core.bulk.outcomes import (
     WriteKind,
     describe_item,
 )
+from azt._core.bulk.pacing import Pacing
 from azt._core.bulk.queues import (
     Op,
     Partition,
@@ -77,7 +79,6 @@ from azt._core.retry import BackoffWait, hinted_wait, is_retryable, may_have_bee
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
 from azt._core.tasks import wait_until
-from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._edm.entity import TableEntity
 from azt._errors import (
     AmbiguousOutcomeError,
@@ -98,17 +99,6 @@ __all__ = ["load"]
 
 ProgressCallback = Callable[[BulkProgress], object]
 ResultCallback = Callable[[int, WriteResult | BulkFailure], object]
-
-#: After a cut of a pace, further throttling answers (of requests already under way)
-#: are one episode for this long.
-_PACE_HOLD = 0.25
-
-#: After a cut, a pace closes this share of the gap to the rate it was cut from per
-#: second of traffic at that pace ...
-_APPROACH = 0.5
-
-#: ... and above that rate probes by this share of it per second.
-_PROBE = 0.03
 
 
 class _Loader:
@@ -172,34 +162,8 @@ class _Loader:
         self._resumed = False
         self._acknowledged = 0  # positions added to _done; and that count as of the last
         self._saved_at = 0  # state whose save returned (see _save)
-        now = clock()
-        self._start = now
-        rate = options.account_rate
-        self._pace = Aimd(
-            rate,
-            minimum=max(1.0, rate / 1000),
-            maximum=rate,
-            increase=rate * _PROBE,
-            decrease=options.decrease,
-            hold=_PACE_HOLD,
-            approach=_APPROACH,
-            clock=clock,
-        )
-        self._limiter = RateLimiter(rate, now=now)
-        fixed = options.concurrency
-        self._conc = Aimd(
-            fixed or min(options.initial_concurrency, options.max_concurrency),
-            minimum=fixed or 1,
-            maximum=fixed or options.max_concurrency,
-            increase=0.0 if fixed else 1.0,
-            decrease=0.7,
-            hold=1.0,
-            clock=clock,
-        )
-        self._meter = RateMeter(span=1.0)
-        #: the rate the last partition cut was made from (a partition's target, learned)
-        self._partition_hint: float | None = None
-        self._latency = LatencyTracker(factor=options.latency_factor)
+        self._start = clock()
+        self._pacing = Pacing(options, clock, backoff_cap=self._policy.maximum)
 
     # -- input ------------------------------------------------------------------------------
 
@@ -296,8 +260,7 @@ class _Loader:
         part = self._parts.get(key)
         now = self._clock()
         if part is None:
-            pace = self._partition_pace()
-            part = self._parts[key] = Partition(key, table, pace, now)
+            part = self._parts[key] = Partition(key, table, self._pacing.partition(now), now)
         if key not in self._waiting:
             part.first_at = now
             self._waiting[key] = part
@@ -308,19 +271,6 @@ class _Loader:
         part.qops += entry.count
         if part.full() and not was_full:
             self._wake.set()
-
-    def _partition_pace(self) -> Aimd:
-        rate = self.options.partition_rate
-        return Aimd(
-            rate,
-            minimum=max(1.0, rate / 1000),
-            maximum=rate,
-            increase=rate * _PROBE,
-            decrease=self.options.decrease,
-            hold=_PACE_HOLD,
-            approach=_APPROACH,
-            clock=self._clock,
-        )
 
     # -- dispatching ------------------------------------------------------------------------
 
@@ -356,7 +306,7 @@ class _Loader:
 
     async def _dispatch(self) -> None:
         while not (self._eof and not self._pending):
-            if self._inflight >= int(self._conc.value):
+            if self._inflight >= self._pacing.room():
                 await self._idle(None)
                 continue
             now = self._clock()
@@ -365,21 +315,19 @@ class _Loader:
                 await self._idle(wait)
                 continue
             n = part.next_size()
-            delay = part.limiter.delay(n, now)
+            delay = part.pace.delay(n, now)
             if delay > 0:
                 part.not_before = now + delay
                 continue
-            delay = self._limiter.delay(n, now)
+            delay = self._pacing.account.delay(n, now)
             if delay > 0:
                 await self._sleep(delay)
                 continue
             send = part.retry or self._group(part)
             part.retry = None
             n = ops_in(send.ops)
-            part.limiter.take(n, now)
-            self._limiter.take(n, now)
-            send.partition_bound = part.limiter.binding(now)
-            send.account_bound = self._limiter.binding(now)
+            send.partition_bound = part.pace.take(n, now)
+            send.account_bound = self._pacing.account.take(n, now)
             self._rotate(part)
             part.busy = True
             self._inflight += 1
@@ -447,20 +395,14 @@ class _Loader:
             self._pushed_back(part, send, exc)
             return
         now = self._clock()
-        n = ops_in(send.ops)
-        if n >= MAX_BATCH_OPERATIONS // 2:
-            self._latency.add(now - started)
-            if self._latency.rising() and self._conc.cut():
-                self._latency.baseline *= 1.5  # one cut per episode: relearn from here
-        self._conc.grow()
-        if send.account_bound:
-            self._pace.grow(n)
-            self._limiter.set_rate(self._pace.value, now)
-        if send.partition_bound:
-            part.pace.grow(n)
-            part.limiter.set_rate(part.pace.value, now)
-        self._meter.add(n, now)
-        part.meter.add(n, now)
+        self._pacing.succeeded(
+            part.pace,
+            ops_in(send.ops),
+            now,
+            took=now - started,
+            account_bound=send.account_bound,
+            partition_bound=send.partition_bound,
+        )
         position = 0
         for entry in send.ops:  # each entry's own write (its index rows' follow it)
             self._succeed(entry, writes[position])
@@ -472,32 +414,14 @@ class _Loader:
         scope = throttle_scope(exc)
         if scope is not None:
             self.result.throttled += 1
-            n = ops_in(send.ops)
-            if scope == "account":
-                pace, limiter, meter = self._pace, self._limiter, self._meter
-                hint = None
-                self._conc.cut()
-            else:
-                pace, limiter, meter = part.pace, part.limiter, part.meter
-                hint = self._partition_hint
-            # Cut from what the service admitted over the last second; with no success
-            # in it, from what another partition was cut from (partitions share a
-            # target), or by a factor 4 at most.
-            admitted = meter.rate(now)
-            if admitted <= 0:
-                admitted = hint if hint is not None else pace.value / 4
-            if pace.cut(to=admitted):
-                pace.increase = pace.value * _PROBE
-                limiter.set_rate(pace.value, now)
-                limiter.empty(now)  # the service's bucket is empty: so is ours
-                if scope != "account":
-                    self._partition_hint = pace.ceiling
             # The pace is the back-off: the transaction goes again when the cut pace has
-            # room for it (jittered, so refused partitions do not all return at once),
-            # not after the retry policy's waits for a lone request (3 s, 33 s, ...).
-            wait, maximum = n / pace.value * self._uniform(0.5, 1.5), self._policy.maximum
+            # room for it, not after the retry policy's waits for a lone request (3 s,
+            # 33 s, ...).
+            n = ops_in(send.ops)
+            wait = self._pacing.refused(part.pace, scope, n, now, self._uniform)
             asked = exc.retry_after if isinstance(exc, ServiceError) else None
             if asked is not None:  # the service's hint (Cosmos's 429) is a floor, jittered
+                maximum = self._policy.maximum
                 wait = max(wait, hinted_wait(asked, send.attempts, maximum, self._uniform))
         else:
             # the client's rule: the policy's back-off, a service hint a floor under it
@@ -706,9 +630,9 @@ class _Loader:
             retries=r.retries,
             throttled=r.throttled,
             resolved=r.resolved,
-            rate=self._meter.rate(now, since=self._start),
-            concurrency=int(self._conc.value),
-            account_rate=self._pace.value,
+            rate=self._pacing.account.meter.rate(now, since=self._start),
+            concurrency=self._pacing.room(),
+            account_rate=self._pacing.account.value,
             elapsed=now - self._start,
             done=done,
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 
 from azt._core.batch import Prepared, add_prepared
-from azt._core.bulk.control import Aimd, RateLimiter, RateMeter
+from azt._core.bulk.pacing import Pace
 from azt._core.packing import group_fits
 from azt._core.table_client import TableClient
 from azt._core.wire.batch import MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS
@@ -87,8 +87,6 @@ class Partition:
         "busy",
         "first_at",
         "key",
-        "limiter",
-        "meter",
         "not_before",
         "pace",
         "qbytes",
@@ -98,7 +96,7 @@ class Partition:
         "table",
     )
 
-    def __init__(self, key: tuple[str, str], table: TableRef, pace: Aimd, now: float) -> None:
+    def __init__(self, key: tuple[str, str], table: TableRef, pace: Pace, now: float) -> None:
         self.key = key
         self.table = table
         self.queue: collections.deque[Op] = collections.deque()
@@ -109,8 +107,6 @@ class Partition:
         self.first_at = now
         self.retry: Send | None = None
         self.pace = pace
-        self.limiter = RateLimiter(pace.value, now=now)
-        self.meter = RateMeter(span=1.0)
 
     def next_transaction(self) -> Send:
         """The next transaction: the oldest queued operations, each with its index rows,
