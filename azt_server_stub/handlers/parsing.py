@@ -118,7 +118,9 @@ def check_data_service_versions(headers: CIMultiDictProxy[str] | CIMultiDict[str
         >>> check_data_service_versions(CIMultiDict({"MaxDataServiceVersion": "3.0;NetFx"}))
     """
     for name in _DSV_HEADERS:
-        data_service_version(headers, name)
+        values = headers.getall(name, ())
+        if values and (len(values) != 1 or values[0] not in _DSV_SEEN):  # (else valid)
+            data_service_version(headers, name)
 
 
 def split_target(raw: str) -> tuple[str | None, str, str]:
