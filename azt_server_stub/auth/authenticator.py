@@ -463,7 +463,7 @@ class Authenticator:
         self._policies: Callable[[str, str], Sequence[PolicyLike]] = policies
         self.options = options or AuthOptions()
         self._clock = clock or _utcnow
-        self._signers: dict[str, tuple[tuple[bytes, ...], Signer]] = {}
+        self._signers: dict[str, tuple[Sequence[bytes], Signer]] = {}
         # shared_key's memory: the last string-to-sign and signature it verified (with
         # the signer that verified them), and one Principal per (account, scheme)
         self._last_verified: tuple[Signer | None, str, str] = (None, "", "")
@@ -482,12 +482,12 @@ class Authenticator:
         keys = self._accounts.get(primary)
         if not keys:
             raise authentication_failed(f"The account '{primary}' does not exist.")
-        frozen = tuple(keys)
         cached = self._signers.get(primary)
-        if cached is not None and cached[0] == frozen:
+        if cached is not None and cached[0] == keys:  # (the keys as they were: a copy)
             return cached[1]
+        frozen = tuple(keys)
         signer = Signer(frozen)
-        self._signers[primary] = (frozen, signer)
+        self._signers[primary] = (list(frozen) if isinstance(keys, list) else frozen, signer)
         return signer
 
     def shared_key(
