@@ -26,9 +26,11 @@ from azt_server_stub import addressing, model
 from azt_server_stub.auth import _common
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import negotiation
+from azt_server_stub.formats.json_feed import entity_path
 from azt_server_stub.formats.negotiation import Fmt
 from azt_server_stub.handlers import call as call_mod
 from azt_server_stub.handlers import parsing
+from azt_server_stub.handlers.entities import entity_location
 from azt_server_stub.request_state import ODATA_XML, parse_query
 from azt_server_stub.versions import supports_format_option
 
@@ -294,3 +296,18 @@ def test_addressing_memo_matches_the_functions(
         resource = "/".join(pieces)
         got = outcome(addressing.parse_resource, resource)
         assert got == outcome(addressing.parse_resource.__wrapped__, resource)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    endpoint=hs.sampled_from(["http://127.0.0.1:10002/acct", "https://h/a", "http://h:1/é"]),
+    table=hs.from_regex(r"[A-Za-z][A-Za-z0-9]{2,10}", fullmatch=True),
+    pk=hs.text(max_size=12),
+    rk=hs.text(max_size=12),
+)
+def test_entity_location_is_the_entity_path_at_the_endpoint(
+    endpoint: str, table: str, pk: str, rk: str
+) -> None:
+    """``entity_location`` writes ``entity_path``'s text itself: the same URL."""
+    expected = call_mod.header_safe(f"{endpoint}/{entity_path(table, pk, rk)}")
+    assert entity_location(endpoint, table, pk, rk) == expected
