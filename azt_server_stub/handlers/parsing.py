@@ -235,12 +235,12 @@ async def read_body(request: web.Request) -> bytes:
         body = await read_body(request)
     """
     check_content_encoding(request.headers)
-    length = request.content_length
-    if length is not None and length > MAX_BODY_BYTES:
-        raise errors.request_body_too_large()
     try:
-        body = _arrived_body(request)
+        body = _arrived_body(request)  # (its length is Content-Length's: checked below)
         if body is None:
+            length = request.content_length
+            if length is not None and length > MAX_BODY_BYTES:
+                raise errors.request_body_too_large()
             body = await request.read()
         elif request.client_max_size and len(body) > request.client_max_size:  # as read()
             raise web.HTTPRequestEntityTooLarge(request.client_max_size, len(body))

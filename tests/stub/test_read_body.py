@@ -87,3 +87,17 @@ async def test_only_a_whole_unread_body_is_taken_at_once() -> None:
     read_before = _request([b"abc"])
     assert await read_before.read() == b"abc"  # type: ignore[attr-defined]
     assert parsing._arrived_body(read_before) is None  # type: ignore[arg-type]
+
+
+async def test_a_declared_length_over_the_limit_is_refused_before_reading() -> None:
+    request = _request([b"x" * 10], eof=False)
+    too_long = make_mocked_request(
+        "POST",
+        "/a/t",
+        headers={"Content-Length": str(parsing.MAX_BODY_BYTES + 1)},
+        payload=request.content,  # type: ignore[attr-defined]
+    )
+    with pytest.raises(StubError) as got:
+        await parsing.read_body(too_long)
+    assert (got.value.status, got.value.code) == (413, "RequestBodyTooLarge")
+    assert too_long.content.read_nowait() == b"x" * 10  # (nothing was read)
