@@ -11,6 +11,7 @@ same result, or the same error.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import re
 import uuid
 from collections.abc import Callable
@@ -18,11 +19,12 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
+from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from multidict import CIMultiDict
 
-from azt_server_stub import addressing, model
+from azt_server_stub import addressing, flavors, model
 from azt_server_stub.auth import _common
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import negotiation
@@ -311,3 +313,26 @@ def test_entity_location_is_the_entity_path_at_the_endpoint(
     """``entity_location`` writes ``entity_path``'s text itself: the same URL."""
     expected = call_mod.header_safe(f"{endpoint}/{entity_path(table, pk, rk)}")
     assert entity_location(endpoint, table, pk, rk) == expected
+
+
+def test_flavor_of_remembers_the_last_application_and_nothing_stale() -> None:
+    """``flavor_of`` remembers the application it answered last: another application,
+    a flavour installed anew, or an application gone (a new one at its address) is
+    looked up again."""
+    storage_app, cosmos_app = web.Application(), web.Application()
+    flavors.install(storage_app, flavors.STORAGE)
+    flavors.install(cosmos_app, flavors.COSMOS)
+    for _ in range(2):
+        assert flavors.flavor_of(storage_app) is flavors.STORAGE
+        assert flavors.flavor_of(cosmos_app) is flavors.COSMOS
+    flavors.install(cosmos_app, flavors.STORAGE)  # (a flavour installed anew)
+    assert flavors.flavor_of(cosmos_app) is flavors.STORAGE
+    assert flavors.flavor_of(web.Application()) is flavors.STORAGE  # none installed
+    for _ in range(20):  # an application gone: never taken for a new one
+        gone = web.Application()
+        flavors.install(gone, flavors.COSMOS)
+        assert flavors.flavor_of(gone) is flavors.COSMOS
+        del gone
+        gc.collect()
+        fresh = web.Application()
+        assert flavors.flavor_of(fresh) is flavors.STORAGE
