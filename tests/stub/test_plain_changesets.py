@@ -272,6 +272,12 @@ _annotated = hs.sampled_from(
     [
         ("Edm.Int64", "1099511627777"),
         ("Edm.Int64", "99999999999999999999"),
+        ("Edm.Int64", "123456789012345678901"),  # (21 digits: not a number the regex takes)
+        ("Edm.Int64", "-12"),
+        ("Edm.Int64", "+12"),
+        ("Edm.Int64", ""),
+        ("Edm.Int64", "\u0661\u0662"),  # (digits, not ASCII ones)
+        ("Edm.Int64", "12\n"),
         ("Edm.Int64", 5),
         ("Edm.Double", 0.5),
         ("Edm.Double", "NaN"),
