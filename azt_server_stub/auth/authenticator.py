@@ -537,7 +537,8 @@ class Authenticator:
         name, _, signature = credentials.partition(":")
         # The addressed account is a configured one (so it is its own primary, not a
         # secondary) and the header names it.
-        if name != account or not self._accounts.get(account) or not signature:
+        keys = self._accounts.get(account)
+        if name != account or not keys or not signature:
             return None
         date = headers.get(_X_MS_DATE) or headers.get(_DATE)
         if not date or raw_path.startswith("/" + account + SECONDARY_SUFFIX):
@@ -551,7 +552,8 @@ class Authenticator:
             )
         else:
             sts = date + "\n" + resource
-        signer = self._signer(account)
+        cached = self._signers.get(account)  # (_signer's memo, read in place)
+        signer = cached[1] if cached is not None and cached[0] == keys else self._signer(account)
         last = self._last_verified
         if last[0] is not signer or last[2] != signature or last[1] != sts:
             if not signer.matches(sts, signature):
