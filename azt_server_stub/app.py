@@ -21,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aiohttp import hdrs, web
 from multidict import istr
@@ -48,6 +49,7 @@ from .request_state import (
     SERVICES_KEY,
     VERSION,
     Services,
+    state_of,
 )
 from .versions import BASELINE_VERSION, returns_version_header
 
@@ -183,11 +185,17 @@ def check_header_text(headers: Mapping[str, str]) -> None:
             raise err from None
 
 
-def _common_headers(request: web.Request, response: web.StreamResponse, rid: str) -> None:
+def _common_headers(
+    request: web.Request,
+    response: web.StreamResponse,
+    rid: str,
+    state: dict[Any, Any],
+    app: web.Application,
+) -> None:
     headers = response.headers
     headers[_REQUEST_ID] = rid
-    version = request.get(VERSION) or BASELINE_VERSION
-    if returns_version_header(version) and flavors.flavor_of(request.app).version_header:
+    version = state.get(VERSION) or BASELINE_VERSION
+    if returns_version_header(version) and flavors.flavor_of(app).version_header:
         headers[_VERSION] = version
     client_id = request.headers.get(_CLIENT_REQUEST_ID)
     if client_id is not None and (client_id.isascii() or _writable(client_id)):
@@ -247,7 +255,8 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
 
         app = web.Application(middlewares=[service_middleware])
     """
-    rid = request[REQUEST_ID] = new_guid()
+    state = state_of(request)
+    rid = state[REQUEST_ID] = new_guid()
     try:
         check_header_text(request.headers)
         response = await handler(request)
@@ -266,13 +275,14 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
     except Exception:
         log.exception("stub bug while serving %s %s", request.method, request.rel_url)
         response = error_response(request, errors.internal_error())
-    _common_headers(request, response, rid)
+    app = request.app
+    _common_headers(request, response, rid, state, app)
     method = request.method
-    account = None if method == "OPTIONS" else request.get(ACCOUNT)
+    account = None if method == "OPTIONS" else state.get(ACCOUNT)
     if account is not None:
         # Also without Origin: a GET/HEAD gets Vary: Origin when the account has CORS
         # rules (handlers/cors.py has the table).
-        backend = request.app[BACKEND_KEY]
+        backend = app[BACKEND_KEY]
         origin = request.headers.get(hdrs.ORIGIN) or None
         try:
             extra = cors_response_headers(backend, account, origin, method)

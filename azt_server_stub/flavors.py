@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -725,8 +726,30 @@ def flavor_of(app: web.Application) -> StubFlavor:
         >>> flavor_of(web.Application()) is STORAGE
         True
     """
+    last = _LAST_APP
+    if last is not None and last[0]() is app:
+        return last[1]
     flavor = app.get(FLAVOR_KEY) if isinstance(app, web.Application) else None
-    return flavor if isinstance(flavor, StubFlavor) else STORAGE
+    if not isinstance(flavor, StubFlavor):
+        return STORAGE
+    _remember(app, flavor)
+    return flavor
+
+
+#: The application :func:`flavor_of` answered last (weakly) and its flavour: a server
+#: asks for the same application's on every request. :func:`install` forgets it (the
+#: only writer of :data:`FLAVOR_KEY`).
+_LAST_APP: tuple[weakref.ref[web.Application], StubFlavor] | None = None
+
+
+def _remember(app: web.Application, flavor: StubFlavor) -> None:
+    global _LAST_APP
+    _LAST_APP = (weakref.ref(app), flavor)
+
+
+def _forget() -> None:
+    global _LAST_APP
+    _LAST_APP = None
 
 
 def middleware(flavor: StubFlavor) -> Middleware:
@@ -757,5 +780,6 @@ def install(app: web.Application, flavor: StubFlavor) -> None:
         install(app, COSMOS)
     """
     app[FLAVOR_KEY] = flavor
+    _forget()
     if flavor.checks_requests:
         app.middlewares.append(middleware(flavor))

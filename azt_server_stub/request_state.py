@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote_plus
 
 from aiohttp import web
@@ -101,6 +102,25 @@ def parse_query(raw: str) -> MultiDictProxy[str]:
     return MultiDictProxy(result)
 
 
+def state_of(request: web.BaseRequest) -> dict[Any, Any]:
+    """The request's own storage: what ``request[KEY]`` reads and writes, as the dict it is.
+
+    For the per-request path: ``state[KEY] = value`` is a dict store, where
+    ``request[KEY] = value`` is a call of aiohttp's ``__setitem__`` (a Python method, which
+    also warns about keys that are not ``web.RequestKey``: the stub's all are).
+
+    Example::
+
+        >>> from aiohttp.test_utils import make_mocked_request
+        >>> request = make_mocked_request("GET", "/a/Tables")
+        >>> state_of(request)[VERSION] = "2019-02-02"
+        >>> request[VERSION], request.get(ACCOUNT)
+        ('2019-02-02', None)
+    """
+    state: dict[Any, Any] = request._state
+    return state
+
+
 def query_of(request: web.Request) -> MultiDictProxy[str]:
     """The request's query parameters per :func:`parse_query` (parsed once per request).
 
@@ -108,13 +128,13 @@ def query_of(request: web.Request) -> MultiDictProxy[str]:
 
         q = query_of(request)
     """
-    try:
-        return request[QUERY]
-    except KeyError:
-        pass
+    state = state_of(request)
+    query: MultiDictProxy[str] | None = state.get(QUERY)
+    if query is not None:
+        return query
     raw = request.rel_url.raw_query_string
     parsed = parse_query(raw) if raw else _NO_QUERY
-    request[QUERY] = parsed
+    state[QUERY] = parsed
     return parsed
 
 

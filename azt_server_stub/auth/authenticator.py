@@ -463,7 +463,7 @@ class Authenticator:
         self._policies: Callable[[str, str], Sequence[PolicyLike]] = policies
         self.options = options or AuthOptions()
         self._clock = clock or _utcnow
-        self._signers: dict[str, tuple[tuple[bytes, ...], Signer]] = {}
+        self._signers: dict[str, tuple[Sequence[bytes], Signer]] = {}
         # shared_key's memory: the last string-to-sign and signature it verified (with
         # the signer that verified them), and one Principal per (account, scheme)
         self._last_verified: tuple[Signer | None, str, str] = (None, "", "")
@@ -482,12 +482,12 @@ class Authenticator:
         keys = self._accounts.get(primary)
         if not keys:
             raise authentication_failed(f"The account '{primary}' does not exist.")
-        frozen = tuple(keys)
         cached = self._signers.get(primary)
-        if cached is not None and cached[0] == frozen:
+        if cached is not None and cached[0] == keys:  # (the keys as they were: a copy)
             return cached[1]
+        frozen = tuple(keys)
         signer = Signer(frozen)
-        self._signers[primary] = (frozen, signer)
+        self._signers[primary] = (list(frozen) if isinstance(keys, list) else frozen, signer)
         return signer
 
     def shared_key(
@@ -537,7 +537,8 @@ class Authenticator:
         name, _, signature = credentials.partition(":")
         # The addressed account is a configured one (so it is its own primary, not a
         # secondary) and the header names it.
-        if name != account or not self._accounts.get(account) or not signature:
+        keys = self._accounts.get(account)
+        if name != account or not keys or not signature:
             return None
         date = headers.get(_X_MS_DATE) or headers.get(_DATE)
         if not date or raw_path.startswith("/" + account + SECONDARY_SUFFIX):
@@ -551,7 +552,8 @@ class Authenticator:
             )
         else:
             sts = date + "\n" + resource
-        signer = self._signer(account)
+        cached = self._signers.get(account)  # (_signer's memo, read in place)
+        signer = cached[1] if cached is not None and cached[0] == keys else self._signer(account)
         last = self._last_verified
         if last[0] is not signer or last[2] != signature or last[1] != sts:
             if not signer.matches(sts, signature):

@@ -260,7 +260,12 @@ def _compile(plan: _Plan, sample: dict[str, Any]) -> _Compiled:
                 return _planned_unsure  # a null, a long integer...: the loop
             continue
         if annotation == "Edm.Int64" and t is str:
-            body.append(f"if type({r}) is not str or not INT64_RE.match({r}): return UNSURE")
+            body.append(f"if type({r}) is not str: return UNSURE")
+            # INT64_RE's digits-only texts without the regex (a sign: the regex decides)
+            body.append(
+                f"if not ({r}.isdigit() and {r}.isascii() and len({r}) <= 20)"
+                f" and not INT64_RE.match({r}): return UNSURE"
+            )
             body.append(f"{r} = int({r})")
             body.append(f"if not {INT64_MIN} <= {r} <= {INT64_MAX}: checked = False")
             fixed += cost + 8

@@ -32,7 +32,14 @@ from ..formats.negotiation import (
     negotiate_response,
     parse_prefer,
 )
-from ..request_state import ERR_STYLE, ODATA_XML, PREFERENCE_APPLIED, Services, query_of
+from ..request_state import (
+    ERR_STYLE,
+    ODATA_XML,
+    PREFERENCE_APPLIED,
+    Services,
+    query_of,
+    state_of,
+)
 
 COMMON_HEADERS: tuple[tuple[str, str], ...] = (
     (istr("Cache-Control"), "no-cache"),
@@ -298,7 +305,7 @@ def negotiate(call: Call) -> Fmt:
     fmt, style = _negotiated(
         request.headers.get(hdrs.ACCEPT), call.query.get("$format"), call.version
     )
-    request[ERR_STYLE] = style
+    state_of(request)[ERR_STYLE] = style
     return fmt
 
 
@@ -315,7 +322,8 @@ def preference(call: Call) -> bool | None:
     """
     prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
     if prefer is not None:
-        call.request[PREFERENCE_APPLIED] = "return-content" if prefer else "return-no-content"
+        applied = "return-content" if prefer else "return-no-content"
+        state_of(call.request)[PREFERENCE_APPLIED] = applied
     return prefer
 
 

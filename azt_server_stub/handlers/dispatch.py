@@ -27,6 +27,7 @@ from ..request_state import (
     VERSION,
     Services,
     query_of,
+    state_of,
 )
 from .batch import batch_operation
 from .call import Call, authenticate
@@ -73,7 +74,7 @@ def _resolve(
     """The general steps of :func:`dispatch` up to the resource (errors in their order)."""
     url_host, raw_path, _ = split_target(raw_target)
     addr = split_account(url_host or host, raw_path, product_style=services.product_style_urls)
-    request[ACCOUNT] = addr.account
+    state_of(request)[ACCOUNT] = addr.account
     if method not in _KNOWN_VERBS:
         raise errors.unsupported_http_verb()
     resource = parse_resource(addr.resource)
@@ -96,25 +97,26 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     raw_target = request.raw_path
     host = request.host
     method = request.method.upper()
+    state = state_of(request)
     route = _ROUTES.get((raw_target, host, services.product_style_urls))
     if route is None:
         route = _resolve(request, raw_target, host, services, method)
         query = route.query
     else:
-        request[ACCOUNT] = route.addr.account
+        state[ACCOUNT] = route.addr.account
         if method not in _KNOWN_VERBS:
             raise errors.unsupported_http_verb()
         query = route.query
-        request[QUERY] = query
+        state[QUERY] = query
     raw_path, addr, resource = route.raw_path, route.addr, route.resource
     if method == "OPTIONS":
-        request[ERR_STYLE] = STORAGE_XML
+        state[ERR_STYLE] = STORAGE_XML
         return preflight(request, services, addr)
     headers = request.headers
     version = versions.request_version(
         headers.get(_X_MS_VERSION), query.get("sv"), lenient=services.lenient_versions
     )
-    request[VERSION] = version
+    state[VERSION] = version
     effective = tunnelled_method(method, headers)
     endpoint = request.scheme + route.endpoint_tail
     call = Call(request, services, addr, resource, effective, version, endpoint, query)

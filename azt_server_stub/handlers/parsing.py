@@ -15,6 +15,7 @@ import re
 from urllib.parse import urlsplit
 
 from aiohttp import hdrs, web
+from aiohttp.streams import StreamReader
 from multidict import CIMultiDict, CIMultiDictProxy, MultiDictProxy, istr
 
 from .. import errors
@@ -117,7 +118,9 @@ def check_data_service_versions(headers: CIMultiDictProxy[str] | CIMultiDict[str
         >>> check_data_service_versions(CIMultiDict({"MaxDataServiceVersion": "3.0;NetFx"}))
     """
     for name in _DSV_HEADERS:
-        data_service_version(headers, name)
+        values = headers.getall(name, ())
+        if values and (len(values) != 1 or values[0] not in _DSV_SEEN):  # (else valid)
+            data_service_version(headers, name)
 
 
 def split_target(raw: str) -> tuple[str | None, str, str]:
@@ -232,15 +235,41 @@ async def read_body(request: web.Request) -> bytes:
         body = await read_body(request)
     """
     check_content_encoding(request.headers)
-    length = request.content_length
-    if length is not None and length > MAX_BODY_BYTES:
-        raise errors.request_body_too_large()
     try:
-        body = await request.read()
+        body = _arrived_body(request)  # (its length is Content-Length's: checked below)
+        if body is None:
+            length = request.content_length
+            if length is not None and length > MAX_BODY_BYTES:
+                raise errors.request_body_too_large()
+            body = await request.read()
+        elif request.client_max_size and len(body) > request.client_max_size:  # as read()
+            raise web.HTTPRequestEntityTooLarge(request.client_max_size, len(body))
     except web.HTTPRequestEntityTooLarge:
         raise errors.request_body_too_large() from None
     except (web.RequestPayloadError, ConnectionError):
         raise errors.invalid_input("The request body could not be read.") from None
     if len(body) > MAX_BODY_BYTES:
         raise errors.request_body_too_large()
+    return body
+
+
+def _arrived_body(request: web.Request) -> bytes | None:
+    """The whole body when it has all arrived (usually with its head) and nothing has read
+    any of it yet, taken from the payload stream at once and kept as ``request.read()``
+    keeps it (a later ``read()`` answers the same bytes); None otherwise (then
+    ``request.read()`` reads it). The same bytes and errors as ``request.read()``, without
+    its read loop (two stream reads and a copy through a ``bytearray``).
+    """
+    payload = request.content
+    if (
+        type(payload) is not StreamReader
+        or not payload.is_eof()  # (more to come: read() waits for it)
+        or payload.at_eof()  # (empty, or already read: read() knows which)
+        or request._read_bytes is not None
+    ):
+        return None
+    body = payload.read_nowait()  # (the stream's error, if it has one, is raised)
+    if not payload.at_eof():  # (cannot happen: the stream was complete)
+        raise ConnectionError("the request body was not read whole")
+    request._read_bytes = body
     return body

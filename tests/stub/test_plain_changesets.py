@@ -134,8 +134,12 @@ _near_misses = hs.sampled_from(
 def usual_entities(draw: hs.DrawFn) -> dict[str, Any]:
     """Entities such as SDKs send: string keys, then properties of the common types, some
     annotated (the shapes the compiled plans are made for)."""
-    members: dict[str, Any] = {"PartitionKey": draw(hs.sampled_from(["p", "p'q", "\u00e9"]))}
-    members["RowKey"] = draw(hs.sampled_from(["r", "00000001", "a/b", "x" * 600]))
+    # (keys with each character a key may not hold, and the printable ones around them)
+    odd_keys = ["a\\b", "a#b", "a?b", "a\x1fb", "a\x7f", "\x00", "a b", "~", "a\x85b"]
+    members: dict[str, Any] = {
+        "PartitionKey": draw(hs.sampled_from(["p", "p'q", "\u00e9", *odd_keys]))
+    }
+    members["RowKey"] = draw(hs.sampled_from(["r", "00000001", "a/b", "x" * 600, *odd_keys]))
     for name in draw(hs.lists(hs.sampled_from(["A", "B", "C", "Größe", "Name"]), unique=True)):
         annotation, value = draw(_usual)
         if annotation is not None:
@@ -272,6 +276,12 @@ _annotated = hs.sampled_from(
     [
         ("Edm.Int64", "1099511627777"),
         ("Edm.Int64", "99999999999999999999"),
+        ("Edm.Int64", "123456789012345678901"),  # (21 digits: not a number the regex takes)
+        ("Edm.Int64", "-12"),
+        ("Edm.Int64", "+12"),
+        ("Edm.Int64", ""),
+        ("Edm.Int64", "\u0661\u0662"),  # (digits, not ASCII ones)
+        ("Edm.Int64", "12\n"),
         ("Edm.Int64", 5),
         ("Edm.Double", 0.5),
         ("Edm.Double", "NaN"),

@@ -11,6 +11,7 @@ same result, or the same error.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import re
 import uuid
 from collections.abc import Callable
@@ -18,17 +19,20 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
+from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from multidict import CIMultiDict
 
-from azt_server_stub import addressing, model
+from azt_server_stub import addressing, flavors, model
 from azt_server_stub.auth import _common
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import negotiation
+from azt_server_stub.formats.json_feed import entity_path
 from azt_server_stub.formats.negotiation import Fmt
 from azt_server_stub.handlers import call as call_mod
 from azt_server_stub.handlers import parsing
+from azt_server_stub.handlers.entities import entity_location
 from azt_server_stub.request_state import ODATA_XML, parse_query
 from azt_server_stub.versions import supports_format_option
 
@@ -294,3 +298,41 @@ def test_addressing_memo_matches_the_functions(
         resource = "/".join(pieces)
         got = outcome(addressing.parse_resource, resource)
         assert got == outcome(addressing.parse_resource.__wrapped__, resource)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    endpoint=hs.sampled_from(["http://127.0.0.1:10002/acct", "https://h/a", "http://h:1/é"]),
+    table=hs.from_regex(r"[A-Za-z][A-Za-z0-9]{2,10}", fullmatch=True),
+    pk=hs.text(max_size=12),
+    rk=hs.text(max_size=12),
+)
+def test_entity_location_is_the_entity_path_at_the_endpoint(
+    endpoint: str, table: str, pk: str, rk: str
+) -> None:
+    """``entity_location`` writes ``entity_path``'s text itself: the same URL."""
+    expected = call_mod.header_safe(f"{endpoint}/{entity_path(table, pk, rk)}")
+    assert entity_location(endpoint, table, pk, rk) == expected
+
+
+def test_flavor_of_remembers_the_last_application_and_nothing_stale() -> None:
+    """``flavor_of`` remembers the application it answered last: another application,
+    a flavour installed anew, or an application gone (a new one at its address) is
+    looked up again."""
+    storage_app, cosmos_app = web.Application(), web.Application()
+    flavors.install(storage_app, flavors.STORAGE)
+    flavors.install(cosmos_app, flavors.COSMOS)
+    for _ in range(2):
+        assert flavors.flavor_of(storage_app) is flavors.STORAGE
+        assert flavors.flavor_of(cosmos_app) is flavors.COSMOS
+    flavors.install(cosmos_app, flavors.STORAGE)  # (a flavour installed anew)
+    assert flavors.flavor_of(cosmos_app) is flavors.STORAGE
+    assert flavors.flavor_of(web.Application()) is flavors.STORAGE  # none installed
+    for _ in range(20):  # an application gone: never taken for a new one
+        gone = web.Application()
+        flavors.install(gone, flavors.COSMOS)
+        assert flavors.flavor_of(gone) is flavors.COSMOS
+        del gone
+        gc.collect()
+        fresh = web.Application()
+        assert flavors.flavor_of(fresh) is flavors.STORAGE

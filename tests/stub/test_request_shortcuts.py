@@ -199,6 +199,13 @@ def test_shared_key_shortcut_takes_the_common_request() -> None:
     assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is not None
     keys["acct"] = [KEY1]
     assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is None
+    # also a key list changed in place (the signer is kept with a copy of the keys)
+    keys["acct"] = [KEY2]
+    assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is not None
+    keys["acct"][0] = KEY1
+    assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is None
+    keys["acct"].append(KEY2)
+    assert live.shared_key("POST", "/acct/t", query, proxy, "acct") is not None
 
 
 def test_shared_key_shortcut_with_the_real_clock() -> None:
