@@ -11,8 +11,11 @@ import contextlib
 import json
 import random
 from pathlib import Path
+from typing import Any
 
-from azt import TableClient, UpdateMode
+import pytest
+
+from azt import ResponseInfo, TableClient, UpdateMode
 from azt.bulk import BulkOptions, FileCheckpoint, delete_where, load, update_where
 from azt.dynamic import DynamicEntity, column
 from azt.entity import Entity, Prop, prop
@@ -174,3 +177,90 @@ async def test_an_entity_changed_after_its_read_is_read_again_or_reported() -> N
     assert (rows["d00001"]["stamp"], rows["d00001"]["writer"]) == ("bulk", 7)
     assert (rows["d00002"]["stamp"], rows["d00002"]["status"]) == ("", "done")
     assert all(r["stamp"] == "bulk" for k, r in rows.items() if r["status"] == "old")
+
+
+@pytest.mark.parametrize(
+    ("source", "mode", "others"),
+    [
+        ("class", "replace", {"writer": 7}),
+        ("class", "merge", {"writer": 7}),
+        ("raw", "replace", {"writer": 7}),
+        ("class", "replace", {"writer": 7, "status": "done"}),  # our change undone
+    ],
+)
+async def test_a_lost_answer_then_a_change_by_another_writer(
+    source: str, mode: Any, others: dict[str, Any]
+) -> None:
+    # The update's transaction is applied but its answer lost; before it is settled,
+    # another writer changes one of its entities. The read-back finds that entity unlike
+    # what was sent, the resend (If-Match the ETag read) is refused with 412 and the
+    # entity no longer matches the filter (its status is our "new"): it still is done,
+    # as it carries every change of the update. When the other writer undid one of our
+    # changes, the entity is "changed meanwhile and no longer selected", as before.
+    inj = FaultInjector()
+    fired: list[ResponseInfo] = []
+    async with stub(faults=inj) as server, table_on(server, "lost") as other:
+
+        async def meanwhile(info: ResponseInfo) -> None:  # the batch's answer was lost
+            if info.request.method == "POST" and info.status is None and not fired:
+                fired.append(info)
+                change = {"PartitionKey": "p00", "RowKey": "d00001", **others}
+                await other.update_entity(change, mode=UpdateMode.MERGE)
+
+        async with table_on(server, "lost", event_hooks={"response": [meanwhile]}) as table:
+            await table.create_table()
+            await seed_docs(table, 20, 1)
+            inj.fail_next(FaultKind.DROP_AFTER, 1, methods=["POST"], table="lost")
+            changes = {"status": "new", "stamp": "bulk"}
+            if source == "class":
+                query: Any = Query(Doc, table).where(Doc.status == "old")
+                result = await update_where(query, changes, mode=mode, options=OPTIONS)
+            else:
+                result = await update_where(
+                    table, changes, filter="status eq 'old'", mode=mode, options=OPTIONS
+                )
+            rows = {e["RowKey"]: e async for e in table.list_entities()}
+    assert fired
+    assert inj.counters[FaultKind.DROP_AFTER] == 1
+    changed = rows["d00001"]
+    assert changed["writer"] == 7
+    selected = [rk for rk in rows if int(rk[1:]) % 10]
+    if "status" in others:  # not ours any more: reported, left as the other writer made it
+        [failure] = result.failures
+        assert (failure.row_key, failure.status, failure.ambiguous) == ("d00001", 412, False)
+        assert "no longer matches" in failure.message
+        assert (changed["status"], changed["stamp"]) == ("done", "bulk")
+        assert result.written == len(selected) - 1
+        return
+    assert result.ok, result.failures
+    assert result.written == result.read == len(selected) == 18
+    assert (changed["status"], changed["stamp"]) == ("new", "bulk")
+    assert all((rows[rk]["status"], rows[rk]["stamp"]) == ("new", "bulk") for rk in selected)
+
+
+async def test_a_lost_delete_then_the_entity_brought_back_is_reported() -> None:
+    # delete_where's transaction is applied, its answer lost; an entity of it is then
+    # brought back by someone else, with other values: the resend is refused (412) and
+    # the entity is neither gone nor selected: reported. The others are done.
+    inj = FaultInjector()
+    fired: list[ResponseInfo] = []
+    async with stub(faults=inj) as server, table_on(server, "lostdel") as other:
+
+        async def meanwhile(info: ResponseInfo) -> None:
+            if info.request.method == "POST" and info.status is None and not fired:
+                fired.append(info)
+                back = {"PartitionKey": "p00", "RowKey": "d00001", "status": "back"}
+                await other.upsert_entity(back)
+
+        async with table_on(server, "lostdel", event_hooks={"response": [meanwhile]}) as table:
+            await table.create_table()
+            await seed_docs(table, 20, 1)
+            inj.fail_next(FaultKind.DROP_AFTER, 1, methods=["POST"], table="lostdel")
+            result = await delete_where(Query(Doc, table).where(Doc.status == "old"))
+            rows = {e["RowKey"]: e async for e in table.list_entities()}
+    assert fired
+    assert sorted(rows) == ["d00000", "d00001", "d00010"]
+    assert rows["d00001"]["status"] == "back"
+    [failure] = result.failures
+    assert (failure.row_key, failure.status) == ("d00001", 412)
+    assert result.written == 17
