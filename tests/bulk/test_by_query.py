@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from azt import ResponseInfo, TableClient, UpdateMode
+from azt import RequestInfo, ResponseInfo, TableClient, UpdateMode
 from azt.bulk import BulkOptions, FileCheckpoint, delete_where, load, update_where
 from azt.dynamic import DynamicEntity, column
 from azt.entity import Entity, Prop, prop
@@ -54,17 +54,42 @@ async def seed_docs(table: TableClient, n: int, partitions: int) -> None:
 async def test_update_under_faults_and_a_concurrent_writer(tmp_path: Path) -> None:
     n, partitions = 2000, 20
     inj = faults(seed=4)
-    async with stub(faults=inj) as server, table_on(server, "chaos") as table:
+    # The writer starts first and runs until the update ends, in step with it: the
+    # update's first ``held`` transactions are each held until the writer has made two
+    # more writes (so at least ``2 * held`` of its writes land while the update is in
+    # flight), and the writer makes at most two writes per transaction the update sends
+    # (a writer much faster than the update would keep refusing its transactions with
+    # 412s, however fast either side runs on a loaded machine).
+    held, made, sent, armed = 15, [0], [0], False
+    step = asyncio.Condition()  # notified on each write and each transaction sent
+
+    async def gate(info: RequestInfo) -> None:
+        if not armed or info.method != "POST" or "$batch" not in info.url:
+            return
+        async with step:
+            sent[0] += 1
+            step.notify_all()
+            if sent[0] <= held:
+                wanted = 2 * sent[0]
+                async with asyncio.timeout(60):
+                    await step.wait_for(lambda: made[0] >= wanted)
+
+    hooks = {"request": [gate]}
+    async with stub(faults=inj) as server, table_on(server, "chaos", event_hooks=hooks) as table:
         with inj.suspended():
             await table.create_table()
             await seed_docs(table, n, partitions)
         rng = random.Random(1)
         touched: dict[str, int] = {}
-        stop = asyncio.Event()
+        stop = False
 
         async def writer() -> None:  # changes entities under the bulk update
             k = 0
-            while not stop.is_set():
+            while True:
+                async with step:  # wait for the update to go on
+                    await step.wait_for(lambda: stop or made[0] < 2 * sent[0] + 2)
+                if stop:
+                    return
                 k += 1
                 i = rng.randrange(n)
                 if i % 10 == 0:
@@ -77,14 +102,22 @@ async def test_update_under_faults_and_a_concurrent_writer(tmp_path: Path) -> No
                     touched[rk] = k
                 except Exception:  # a fault: what was applied is unknown, read it later
                     touched[rk] = -1
+                async with step:
+                    made[0] += 1
+                    step.notify_all()
                 await asyncio.sleep(0.002)
 
         task = asyncio.create_task(writer())
+        async with step:  # the writer is under way before the update starts
+            await step.wait_for(lambda: made[0] > 0)
+            made[0], sent[0], armed = 0, 0, True
         query = Query(Doc, table).where(Doc.status == "old")
         result = await update_where(
             query, {"status": "new", "stamp": "bulk"}, mode="replace", options=OPTIONS
         )
-        stop.set()
+        async with step:
+            stop = True
+            step.notify_all()
         await task
         assert result.ok, result.failures[:3]
         with inj.suspended():
@@ -94,6 +127,7 @@ async def test_update_under_faults_and_a_concurrent_writer(tmp_path: Path) -> No
     assert all(docs[rk].status == "new" and docs[rk].stamp == "bulk" for rk in selected)
     assert all(docs[f"d{i:05d}"].status == "keep" for i in range(0, n, 10))
     # no stale overwrite: every writer change that surely applied is still there
+    assert made[0] >= 2 * held
     assert len(touched) > 20
     for rk, k in touched.items():  # the writer's values only grow: a stale replace
         if k > 0:  # would bring back an older one (a -1: that call's outcome is unknown)
