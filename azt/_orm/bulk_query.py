@@ -14,6 +14,12 @@ How it runs:
   the new version and it goes again (with its new ETag); when it no longer matches (or is
   gone), it is left alone and reported (``412``, "changed meanwhile and no longer
   selected");
+* an item whose answer was lost (the service may have applied it) and that is then
+  refused on the resend (``412``/``404``/``409``: perhaps the consequence of our own
+  write, or of a change made after it) is read by its keys alone: when the entity already
+  carries every change (each property set, with its value and type; for a replace a
+  property set to ``None`` is absent; a delete: the entity is gone), it is done (counted
+  written); else it goes on as any ``412`` (read again with the filter) or is reported;
 * a checkpoint keeps the query's continuation after the last page whose entities are all
   finished (saved before the first request, then every ``checkpoint_interval`` and at
   the end); resuming reads the query from there: the entities of later pages are read
@@ -31,6 +37,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import AsyncIterator, Mapping, MutableMapping
 from typing import Any, Literal
 
@@ -72,6 +79,33 @@ def _apply(obj: Any, changes: Mapping[str, Any]) -> Any:
         else:
             setattr(obj, name, value)
     return obj
+
+
+def _value(obj: Any, name: str) -> Any:
+    """A property of an entity object or a mapping (``None`` when absent)."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _carries(found: Any, changes: Mapping[str, Any], action: str) -> bool:
+    """Whether the stored entity ``found`` (``None``: absent) already carries the effect
+    of the by-query write: gone for a delete; else each change's property with the value
+    (and type) the write set, read through a copy of ``found`` with the changes applied
+    (so an entity class's conversions apply alike). A change to ``None`` in a merge sets
+    nothing (a merge cannot remove a property); in a replace it means absent."""
+    if action == "delete":
+        return found is None
+    if found is None:
+        return False
+    wanted = _apply(copy.copy(found), changes)
+    for name, value in changes.items():
+        if value is None and action == "merge":
+            continue
+        want, got = _value(wanted, name), _value(found, name)
+        if type(got) is not type(want) or got != want:
+            return False
+    return True
 
 
 def _keys(obj: Any) -> tuple[str, str]:
@@ -121,6 +155,8 @@ class _ByQuery:
         self.saved: str | None = None
         self.again: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
         self.retried: set[int] = set()  # positions answered 412 and read again
+        self.checked: set[int] = set()  # positions refused after a lost answer, checked
+        self.absorbed: set[int] = set()  # of them, those found done (our write applied)
         self.reread_failures: list[BulkFailure] = []
         self.rounds: dict[int, int] = {}
         self.waiting = 0
@@ -160,12 +196,14 @@ class _ByQuery:
             token = raw.continuation
             yield list(raw.items), (str(token) if token is not None else None)
 
-    async def _find(self, pk: str, rk: str) -> list[Any]:
-        """The entity with these keys if it still matches the query's filter."""
+    async def _find(self, pk: str, rk: str, *, filtered: bool = True) -> list[Any]:
+        """The entity with these keys if it still matches the query's filter (any entity
+        with these keys when not ``filtered``)."""
         if self.query is not None:
-            return await self.query.where(Entity.PartitionKey == pk, Entity.RowKey == rk).to_list()
+            query = self.query if filtered else self.query._copy(_cond=None, _select=None)
+            return await query.where(Entity.PartitionKey == pk, Entity.RowKey == rk).to_list()
         keys = "PartitionKey eq @bulk_pk and RowKey eq @bulk_rk"
-        text = keys if self.filter is None else f"({self.filter}) and {keys}"
+        text = keys if self.filter is None or not filtered else f"({self.filter}) and {keys}"
         params = {**self.parameters, "bulk_pk": pk, "bulk_rk": rk}
         return [e async for e in self.table.query_entities(text, parameters=params)]
 
@@ -188,6 +226,17 @@ class _ByQuery:
 
     def on_result(self, index: int, outcome: WriteResult | BulkFailure) -> None:
         first = self.origin[index]
+        if (
+            isinstance(outcome, BulkFailure)
+            and outcome.ambiguous
+            and outcome.status in (404, 409, 412)
+            and index not in self.checked
+        ):
+            # the refusal may be the consequence of our own write, whose answer was lost
+            self.waiting += 1
+            self.checked.add(index)
+            asyncio.get_running_loop().create_task(self._check(first, index, outcome))
+            return
         if isinstance(outcome, BulkFailure) and isinstance(outcome.error, PreconditionFailedError):
             rounds = self.rounds.get(first, 0)
             if rounds < _MAX_ROUNDS:
@@ -199,6 +248,26 @@ class _ByQuery:
         self.outcome[first] = isinstance(outcome, WriteResult)
         self.done.add(first)
         self.wake.set()
+
+    async def _check(self, first: int, index: int, failure: BulkFailure) -> None:
+        """After a refusal that followed a lost answer: done when the entity, read by its
+        keys alone, already carries every change; else the refusal is handled as any."""
+        pk, rk = self.keys[index]
+        found: list[Any] | None = None
+        for attempt in range(_MAX_ROUNDS):
+            try:
+                found = await self._find(pk, rk, filtered=False)
+                break
+            except (ServiceError, TransportError):
+                await asyncio.sleep(0.1 * (attempt + 1))
+        self.waiting -= 1
+        if found is not None and _carries(found[0] if found else None, self.changes, self.action):
+            self.absorbed.add(index)
+            self.outcome[first] = True
+            self.done.add(first)
+            self.wake.set()
+            return
+        self.on_result(index, failure)  # not ours (or unknown): handled as any refusal
 
     async def _read_again(self, first: int, index: int) -> None:
         pk, rk = self.keys[index]
@@ -284,7 +353,8 @@ class _ByQuery:
             )
         finally:
             await cancel_and_wait(saver)
-        complete = result.ok or not [f for f in result.failures if f.index not in self.retried]
+        dropped = self.retried | self.absorbed  # read again, or found done after all
+        complete = result.ok or not [f for f in result.failures if f.index not in dropped]
         await self.save(finished=complete and not self.reread_failures)
         failures = [
             BulkFailure(
@@ -297,10 +367,13 @@ class _ByQuery:
                 code=f.code,
                 message=f.message,
                 error=f.error,
+                ambiguous=f.ambiguous,
             )
             for f in result.failures
-            if f.index not in self.retried
+            if f.index not in dropped
         ]
+        result.written += len(self.absorbed)
+        result.resolved += len(self.absorbed)
         result.failures = sorted([*failures, *self.reread_failures], key=lambda f: f.index)
         result.read = len(self.outcome)
         return result

@@ -11,8 +11,11 @@ import contextlib
 import json
 import random
 from pathlib import Path
+from typing import Any
 
-from azt import TableClient, UpdateMode
+import pytest
+
+from azt import RequestInfo, ResponseInfo, TableClient, UpdateMode
 from azt.bulk import BulkOptions, FileCheckpoint, delete_where, load, update_where
 from azt.dynamic import DynamicEntity, column
 from azt.entity import Entity, Prop, prop
@@ -51,17 +54,42 @@ async def seed_docs(table: TableClient, n: int, partitions: int) -> None:
 async def test_update_under_faults_and_a_concurrent_writer(tmp_path: Path) -> None:
     n, partitions = 2000, 20
     inj = faults(seed=4)
-    async with stub(faults=inj) as server, table_on(server, "chaos") as table:
+    # The writer starts first and runs until the update ends, in step with it: the
+    # update's first ``held`` transactions are each held until the writer has made two
+    # more writes (so at least ``2 * held`` of its writes land while the update is in
+    # flight), and the writer makes at most two writes per transaction the update sends
+    # (a writer much faster than the update would keep refusing its transactions with
+    # 412s, however fast either side runs on a loaded machine).
+    held, made, sent, armed = 15, [0], [0], False
+    step = asyncio.Condition()  # notified on each write and each transaction sent
+
+    async def gate(info: RequestInfo) -> None:
+        if not armed or info.method != "POST" or "$batch" not in info.url:
+            return
+        async with step:
+            sent[0] += 1
+            step.notify_all()
+            if sent[0] <= held:
+                wanted = 2 * sent[0]
+                async with asyncio.timeout(60):
+                    await step.wait_for(lambda: made[0] >= wanted)
+
+    hooks = {"request": [gate]}
+    async with stub(faults=inj) as server, table_on(server, "chaos", event_hooks=hooks) as table:
         with inj.suspended():
             await table.create_table()
             await seed_docs(table, n, partitions)
         rng = random.Random(1)
         touched: dict[str, int] = {}
-        stop = asyncio.Event()
+        stop = False
 
         async def writer() -> None:  # changes entities under the bulk update
             k = 0
-            while not stop.is_set():
+            while True:
+                async with step:  # wait for the update to go on
+                    await step.wait_for(lambda: stop or made[0] < 2 * sent[0] + 2)
+                if stop:
+                    return
                 k += 1
                 i = rng.randrange(n)
                 if i % 10 == 0:
@@ -74,14 +102,22 @@ async def test_update_under_faults_and_a_concurrent_writer(tmp_path: Path) -> No
                     touched[rk] = k
                 except Exception:  # a fault: what was applied is unknown, read it later
                     touched[rk] = -1
+                async with step:
+                    made[0] += 1
+                    step.notify_all()
                 await asyncio.sleep(0.002)
 
         task = asyncio.create_task(writer())
+        async with step:  # the writer is under way before the update starts
+            await step.wait_for(lambda: made[0] > 0)
+            made[0], sent[0], armed = 0, 0, True
         query = Query(Doc, table).where(Doc.status == "old")
         result = await update_where(
             query, {"status": "new", "stamp": "bulk"}, mode="replace", options=OPTIONS
         )
-        stop.set()
+        async with step:
+            stop = True
+            step.notify_all()
         await task
         assert result.ok, result.failures[:3]
         with inj.suspended():
@@ -91,6 +127,7 @@ async def test_update_under_faults_and_a_concurrent_writer(tmp_path: Path) -> No
     assert all(docs[rk].status == "new" and docs[rk].stamp == "bulk" for rk in selected)
     assert all(docs[f"d{i:05d}"].status == "keep" for i in range(0, n, 10))
     # no stale overwrite: every writer change that surely applied is still there
+    assert made[0] >= 2 * held
     assert len(touched) > 20
     for rk, k in touched.items():  # the writer's values only grow: a stale replace
         if k > 0:  # would bring back an older one (a -1: that call's outcome is unknown)
@@ -174,3 +211,90 @@ async def test_an_entity_changed_after_its_read_is_read_again_or_reported() -> N
     assert (rows["d00001"]["stamp"], rows["d00001"]["writer"]) == ("bulk", 7)
     assert (rows["d00002"]["stamp"], rows["d00002"]["status"]) == ("", "done")
     assert all(r["stamp"] == "bulk" for k, r in rows.items() if r["status"] == "old")
+
+
+@pytest.mark.parametrize(
+    ("source", "mode", "others"),
+    [
+        ("class", "replace", {"writer": 7}),
+        ("class", "merge", {"writer": 7}),
+        ("raw", "replace", {"writer": 7}),
+        ("class", "replace", {"writer": 7, "status": "done"}),  # our change undone
+    ],
+)
+async def test_a_lost_answer_then_a_change_by_another_writer(
+    source: str, mode: Any, others: dict[str, Any]
+) -> None:
+    # The update's transaction is applied but its answer lost; before it is settled,
+    # another writer changes one of its entities. The read-back finds that entity unlike
+    # what was sent, the resend (If-Match the ETag read) is refused with 412 and the
+    # entity no longer matches the filter (its status is our "new"): it still is done,
+    # as it carries every change of the update. When the other writer undid one of our
+    # changes, the entity is "changed meanwhile and no longer selected", as before.
+    inj = FaultInjector()
+    fired: list[ResponseInfo] = []
+    async with stub(faults=inj) as server, table_on(server, "lost") as other:
+
+        async def meanwhile(info: ResponseInfo) -> None:  # the batch's answer was lost
+            if info.request.method == "POST" and info.status is None and not fired:
+                fired.append(info)
+                change = {"PartitionKey": "p00", "RowKey": "d00001", **others}
+                await other.update_entity(change, mode=UpdateMode.MERGE)
+
+        async with table_on(server, "lost", event_hooks={"response": [meanwhile]}) as table:
+            await table.create_table()
+            await seed_docs(table, 20, 1)
+            inj.fail_next(FaultKind.DROP_AFTER, 1, methods=["POST"], table="lost")
+            changes = {"status": "new", "stamp": "bulk"}
+            if source == "class":
+                query: Any = Query(Doc, table).where(Doc.status == "old")
+                result = await update_where(query, changes, mode=mode, options=OPTIONS)
+            else:
+                result = await update_where(
+                    table, changes, filter="status eq 'old'", mode=mode, options=OPTIONS
+                )
+            rows = {e["RowKey"]: e async for e in table.list_entities()}
+    assert fired
+    assert inj.counters[FaultKind.DROP_AFTER] == 1
+    changed = rows["d00001"]
+    assert changed["writer"] == 7
+    selected = [rk for rk in rows if int(rk[1:]) % 10]
+    if "status" in others:  # not ours any more: reported, left as the other writer made it
+        [failure] = result.failures
+        assert (failure.row_key, failure.status, failure.ambiguous) == ("d00001", 412, False)
+        assert "no longer matches" in failure.message
+        assert (changed["status"], changed["stamp"]) == ("done", "bulk")
+        assert result.written == len(selected) - 1
+        return
+    assert result.ok, result.failures
+    assert result.written == result.read == len(selected) == 18
+    assert (changed["status"], changed["stamp"]) == ("new", "bulk")
+    assert all((rows[rk]["status"], rows[rk]["stamp"]) == ("new", "bulk") for rk in selected)
+
+
+async def test_a_lost_delete_then_the_entity_brought_back_is_reported() -> None:
+    # delete_where's transaction is applied, its answer lost; an entity of it is then
+    # brought back by someone else, with other values: the resend is refused (412) and
+    # the entity is neither gone nor selected: reported. The others are done.
+    inj = FaultInjector()
+    fired: list[ResponseInfo] = []
+    async with stub(faults=inj) as server, table_on(server, "lostdel") as other:
+
+        async def meanwhile(info: ResponseInfo) -> None:
+            if info.request.method == "POST" and info.status is None and not fired:
+                fired.append(info)
+                back = {"PartitionKey": "p00", "RowKey": "d00001", "status": "back"}
+                await other.upsert_entity(back)
+
+        async with table_on(server, "lostdel", event_hooks={"response": [meanwhile]}) as table:
+            await table.create_table()
+            await seed_docs(table, 20, 1)
+            inj.fail_next(FaultKind.DROP_AFTER, 1, methods=["POST"], table="lostdel")
+            result = await delete_where(Query(Doc, table).where(Doc.status == "old"))
+            rows = {e["RowKey"]: e async for e in table.list_entities()}
+    assert fired
+    assert sorted(rows) == ["d00000", "d00001", "d00010"]
+    assert rows["d00001"]["status"] == "back"
+    [failure] = result.failures
+    assert (failure.row_key, failure.status) == ("d00001", 412)
+    assert result.written == 17

@@ -178,3 +178,58 @@ async def test_a_failed_read_back_is_tried_again_after_a_lost_answer() -> None:
     assert result.ok
     assert result.resolved == 4
     assert got == expected(items)
+
+
+async def test_a_refusal_after_a_lost_answer_is_marked_ambiguous() -> None:
+    # Two conditional replaces in one transaction: it is applied, its answer lost; before
+    # the read-back, someone else changes r1. The read-back finds r0 as sent (done) and r1
+    # not; its resend is refused (412), which may be the consequence of our own write:
+    # the failure says so. A 412 on a first attempt is not marked.
+    inj = FaultInjector()
+    fired: list[azt.ResponseInfo] = []
+    async with stub(faults=inj) as server, table_on(server, "amb2") as other:
+
+        async def meanwhile(info: azt.ResponseInfo) -> None:
+            if info.request.method == "POST" and info.status is None and not fired:
+                fired.append(info)
+                await other.update_entity(
+                    {"PartitionKey": "p", "RowKey": "r1", "x": 9}, mode=azt.UpdateMode.MERGE
+                )
+
+        async with table_on(server, "amb2", event_hooks={"response": [meanwhile]}) as table:
+            await table.create_table()
+            etags = [
+                (await table.create_entity({"PartitionKey": "p", "RowKey": f"r{i}", "n": i})).etag
+                for i in range(3)
+            ]
+            await other.update_entity(
+                {"PartitionKey": "p", "RowKey": "r2", "x": 1}, mode=azt.UpdateMode.MERGE
+            )
+            ops = [
+                azt.BatchOperation(
+                    "update",
+                    {"PartitionKey": "p", "RowKey": f"r{i}", "n": 10 + i},
+                    mode=azt.UpdateMode.REPLACE,
+                    etag=etags[i],
+                )
+                for i in range(2)
+            ]
+            inj.fail_next(FaultKind.DROP_AFTER, 1, methods=["POST"], table="amb2")
+            result = await load(table, ops)
+            first = await load(
+                table,
+                [
+                    azt.BatchOperation(
+                        "update",
+                        {"PartitionKey": "p", "RowKey": "r2", "n": 12},
+                        mode=azt.UpdateMode.REPLACE,
+                        etag=etags[2],
+                    )
+                ],
+            )
+    assert fired
+    assert (result.written, result.resolved) == (1, 1)
+    [failure] = result.failures
+    assert (failure.row_key, failure.status, failure.ambiguous) == ("r1", 412, True)
+    [plain] = first.failures
+    assert (plain.row_key, plain.status, plain.ambiguous) == ("r2", 412, False)

@@ -428,6 +428,8 @@ class _Loader:
             wait = BackoffWait(self._policy, self._uniform).delay(send.attempts, exc)
         if may_have_been_applied(exc):
             send.uncertain = True
+            for entry in send.ops:
+                entry.ambiguous = True
             if self.options.ambiguous_outcome is AmbiguousOutcomePolicy.RAISE:
                 what = f"bulk transaction ({part.table.name!r}, PartitionKey={part.key[1]!r})"
                 error: AztError = exc
@@ -446,6 +448,9 @@ class _Loader:
         After a conflict, the others that would meet one too are reported at once
         (:meth:`_fail_predicted`), not found one transaction at a time."""
         inner = exc.error
+        if exc.earlier_attempt_may_have_applied:
+            for entry in send.ops:
+                entry.ambiguous = True
         flat = [(entry, k) for entry in send.ops for k in range(entry.count)]
         if exc.index is None or not 0 <= exc.index < len(flat):
             self._fail_all(part, send, exc)
@@ -575,11 +580,16 @@ class _Loader:
         send.ops = []
 
     def _fail_entry(self, entry: Op, part: Partition, exc: BaseException) -> None:
-        self._fail(entry.index, describe_op(entry, part), exc)
+        self._fail(entry.index, describe_op(entry, part), exc, ambiguous=entry.ambiguous)
         self._finish(entry)
 
     def _fail(
-        self, index: int, what: tuple[str, str | None, str | None, str], exc: BaseException
+        self,
+        index: int,
+        what: tuple[str, str | None, str | None, str],
+        exc: BaseException,
+        *,
+        ambiguous: bool = False,
     ) -> None:
         table, pk, rk, kind = what
         failure = BulkFailure(
@@ -592,6 +602,7 @@ class _Loader:
             code=getattr(exc, "code", None),
             message=str(getattr(exc, "message", None) or exc),
             error=exc,
+            ambiguous=ambiguous,
         )
         self.result.failures.append(failure)
         if self._on_result is not None:

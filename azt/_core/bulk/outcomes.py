@@ -128,6 +128,9 @@ class BulkFailure:
     """An input operation that was not applied: ``index`` (its 0-based position in the
     input), its table, keys and kind, the service's ``status`` and ``code`` (``None`` when
     refused before sending, e.g. invalid input), ``message`` and the ``error`` itself.
+    ``ambiguous``: an earlier attempt of it got no answer, so it may have been applied
+    after all (a ``412``/``404``/``409`` on the resend can be the consequence of our own
+    write, or of a change made after it).
 
     Example::
 
@@ -144,6 +147,7 @@ class BulkFailure:
     code: str | None
     message: str
     error: BaseException | None = attrs.field(eq=False, repr=False)
+    ambiguous: bool = False
 
 
 def describe_item(item: Any, table: str | None) -> tuple[str, str | None, str | None, str]:

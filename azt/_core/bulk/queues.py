@@ -39,10 +39,12 @@ class Op:
     """One input position: its operation and, for an entity object whose class declares
     secondary indexes, its index rows (and intent row), always sent in one transaction."""
 
-    __slots__ = ("count", "extra", "index", "prepared", "size")
+    __slots__ = ("ambiguous", "count", "extra", "index", "prepared", "size")
 
     def __init__(self, index: int, prepared: Prepared, extra: list[Prepared]) -> None:
         self.index = index
+        #: an attempt of it had no answer (it may have been applied), whatever came after
+        self.ambiguous = False
         self.prepared = prepared
         self.extra = extra
         self.count = 1 + len(extra)
