@@ -26,7 +26,8 @@ Why it is exactly once per row and safe next to live writers:
   of the migration's stale copy (every property, type and value): that write is taken
   for the copy, and the old row's last write copied over it. An old row the
   application deletes after the copy is deleted at the new keys too (where this run
-  never sent the old row's delete);
+  never sent the old row's delete, or a killed run never marked its journal row
+  deleting: :meth:`MoveJournal.orphans`);
 * the checkpoint (the scan's token, kept in the migration's record row) only moves past
   pages whose every row is written or found done, so after ``kill -9`` a run again
   resumes there, and reads what came after it again (finding the rows already done).
@@ -285,6 +286,12 @@ class _Run:
         self._tick(force=True)
         r = self.report
         if not self.dry_run:
+            if r.ok and self.journal is not None:  # a killed run's copy of a row deleted
+                for error in await self.journal.orphans(  # meanwhile goes too
+                    self.table, lambda new, etag: self._companions(new, None, "delete", etag)
+                ):
+                    self.report.failed += 1
+                    self.report.errors.append(error)
             if r.ok:
                 if self.journal is not None:
                     await self.journal.clear()  # every row moved: no move in flight
@@ -501,14 +508,23 @@ class _Run:
     # -- writing ---------------------------------------------------------------------------
 
     async def _write(self, units: list[Unit]) -> None:
-        by_partition: dict[str, list[Unit]] = {}
-        for u in units:
-            by_partition.setdefault(u.ops[0].partition_key, []).append(u)
-        await asyncio.gather(*(self._partition(us) for us in by_partition.values()))
+        """Write ``units``: every copy of a move across partitions first, then its
+        journal rows marked deleting (:meth:`MoveJournal.mark`), then the deletes."""
+        while units:
+            by_partition: dict[str, list[Unit]] = {}
+            for u in units:
+                by_partition.setdefault(u.ops[0].partition_key, []).append(u)
+            held: list[Unit] = []
+            await asyncio.gather(*(self._partition(us, held) for us in by_partition.values()))
+            if held and self.journal is not None:
+                await self.journal.mark([k for u in held for k in u.noted])
+            units = held
 
-    async def _partition(self, units: list[Unit]) -> None:
+    async def _partition(self, units: list[Unit], held: list[Unit]) -> None:
         """Send one partition's units, as many whole units per transaction as fit (a
-        row's index rows always share its transaction)."""
+        row's index rows always share its transaction); the deletes of moves across
+        partitions whose journal rows are not marked deleting yet go to ``held``."""
+        marked: set[str] = set() if self.journal is None else self.journal.marked
         while units:
             # a unit's operations share a partition; the units do not always (a move's
             # second half, the delete of the old row, is in the old row's partition)
@@ -525,7 +541,12 @@ class _Run:
                 group.append(u)
                 n += len(u.ops)
                 size += u.size
-            units = await self._send(group) + rest
+            for u in await self._send(group):
+                if u.noted and not marked.issuperset(u.noted) and u.ops is u.deleted:
+                    held.append(u)
+                else:
+                    rest.append(u)
+            units = rest
 
     async def _send(self, group: list[Unit]) -> list[Unit]:
         """Send one transaction of ``group``; returns the units to send again (the rest
@@ -537,6 +558,8 @@ class _Run:
                 u.sent = u.plan.entity
             elif u.deleted:  # the old row's delete is sent: if it is gone, moved
                 u.deleting = True
+                if u.noted and self.journal is not None:
+                    self.journal.sent.add(u.plan.old_keys)
         maybe = False  # an attempt of this transaction may have been applied
         attempts = 0
         while True:
@@ -667,6 +690,8 @@ class _Run:
         try:
             new = await retrying(lambda: self.table.get_entity(npk, nrk))
         except EntityNotFoundError:
+            if npk != pk:
+                await self._note([fresh])  # a copy of the row as it is now
             return [fresh]
         new_etag = new.metadata.etag or "*"
         ours, now = own_copy(u, new, new_etag), False
@@ -676,6 +701,7 @@ class _Run:
         if holds(new, entity) or now or not (ours or stamp(old) > stamp(new)):
             fresh.ops, fresh.then = fresh.deleted, []
             fresh.copied = new_etag if ours or holds(new, entity) else None
+            fresh.noted = u.noted
             return [fresh]
         replace = checked_operation(
             BatchOperation("update", entity, mode=UpdateMode.REPLACE, etag=new_etag), self.limits
@@ -726,7 +752,10 @@ class _Run:
         if self.journal is None:
             return
         moves = [(u.plan.old_keys, u.then[0].etag or "*", u.plan.entity) for u in units]
-        units[0].page.journal.append(await self.journal.note(moves))
+        rows = await self.journal.note(moves)
+        units[0].page.journal.extend(rows)
+        for u in units:
+            u.noted = tuple(rows)
 
     def _refused(self, row: TableEntity, exc: BaseException, page: Page | None = None) -> None:
         if page is not None:

@@ -33,6 +33,7 @@ class Unit:
         "copied",
         "deleted",
         "deleting",
+        "noted",
         "ops",
         "page",
         "plan",
@@ -59,6 +60,8 @@ class Unit:
         #: a move: the old row's delete was sent in a transaction that may have been
         #: applied (if the old row is gone, it may be this run's delete that took it)
         self.deleting = False
+        #: a move across partitions: the journal rows its copy was last noted in
+        self.noted: tuple[str, ...] = ()
         #: a generous estimate of the encoded size (a transaction stays under 4 MiB); set
         #: by the writers that group units themselves (the loader measures its own)
         self.size = 0

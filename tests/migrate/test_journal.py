@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import azt
-from azt._orm.migration_journal import MoveJournal
+from azt._orm.migration_journal import MoveJournal, content_digest
 from azt.edm import TableEntity
 from azt.migrate import MIGRATIONS_TABLE, Migration, rekey
 from azt.testing import stub_retry_policy
@@ -44,10 +44,10 @@ async def test_a_later_run_knows_the_copies_a_run_journalled(log: azt.TableClien
     stale (``True``) when the old row's ETag changed since, current (``False``) when not."""
     dead = MoveJournal(log, MIGRATION)
     moves = [(("p", f"{i:05d}"), f'W/"e{i}"', planned(i)) for i in range(1500)]
-    key = await dead.note(moves)
+    [key] = await dead.note(moves)
     [row] = await stored(log)
     assert (row["PartitionKey"], row["RowKey"], row["Moves"]) == ("things.0001_bucket", key, 1500)
-    assert sorted(k for k in row if k.startswith("M") and k[1:].isdigit()) == ["M0", "M1"]
+    assert sorted(k for k in row if k[:1] in "MK" and k[1:].isdigit()) == ["K0", "M0", "M1"]
     after = MoveJournal(log, MIGRATION)
     await after.load()
     for i in (0, 1364, 1365, 1499):
@@ -56,6 +56,13 @@ async def test_a_later_run_knows_the_copies_a_run_journalled(log: azt.TableClien
         assert after.earlier_copy(keys, 'W/"later"', planned(i)) is True  # changed since
         assert after.earlier_copy(keys, 'W/"later"', planned(i, n=1)) is None  # not the copy
     assert after.earlier_copy(("p", "99999"), 'W/"e"', planned(99999)) is None
+    # the row is not marked deleting: its old and new keys are read back, for each move
+    assert after.unsent[1499] == (("p", "01499"), ("b-p", "r-01499"), content_digest(planned(1499)))
+    assert (len(after.unsent), after.deleting) == (1500, set())
+    await dead.mark([key])
+    marked = MoveJournal(log, MIGRATION)
+    await marked.load()
+    assert (len(marked.deleting), marked.unsent) == (1500, [])
     await after.clear()
     assert await stored(log) == []
 
@@ -65,14 +72,14 @@ async def test_rows_of_pages_done_go_with_the_next_write(log: azt.TableClient) -
     write; a row listed as done that is gone already (an answer lost) fails that
     transaction: the write is made alone, and the row is left for clear()."""
     journal = MoveJournal(log, MIGRATION)
-    first = await journal.note([(("p", "1"), "e1", planned(1))])
-    second = await journal.note([(("p", "2"), "e2", planned(2))])
+    [first] = await journal.note([(("p", "1"), "e1", planned(1))])
+    [second] = await journal.note([(("p", "2"), "e2", planned(2))])
     journal.finished([first])
-    third = await journal.note([(("p", "3"), "e3", planned(3))])
+    [third] = await journal.note([(("p", "3"), "e3", planned(3))])
     assert sorted(e["RowKey"] for e in await stored(log)) == [second, third]
     await log.delete_entity("things.0001_bucket", second)  # gone: a lost answer's resend
     journal.finished([second, third])
-    fourth = await journal.note([(("p", "4"), "e4", planned(4))])
+    [fourth] = await journal.note([(("p", "4"), "e4", planned(4))])
     assert sorted(e["RowKey"] for e in await stored(log)) == [third, fourth]
     await journal.clear()
     assert await stored(log) == []

@@ -263,6 +263,69 @@ async def test_a_row_deleted_after_a_killed_runs_copy_is_not_brought_back(
     assert await journal_rows(service) == []
 
 
+@pytest.mark.parametrize("killed_after", ["copies", "deletes"])
+async def test_a_row_deleted_while_the_run_is_dead_after_its_copy_is_not_brought_back(
+    service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch, killed_after: str
+) -> None:
+    """``copies``: a run is killed once the copies of a page are inserted, before it marks
+    the page's journal row deleting (so before any delete is sent); while no run is
+    alive, the application deletes one old row (``If-Match``). The next run does not find
+    that row, but the unmarked journal row holds its keys: no run sent its delete, so the
+    application did, and the copy goes too, with its index rows; every other row is
+    moved exactly once. ``deletes``: the run is killed after its deletes are sent (the
+    journal row marked): the rows are taken as moved and their copies stay."""
+    table = await service.create_table("tickets")
+    tickets = EntityTable(Ticket, table)
+    for i in range(5):
+        await tickets.insert(Ticket("t", f"{i:03d}", status=f"s{i}"))
+    real = migration_runner._Run._send
+    killed = asyncio.Event()
+
+    async def kill(self: Any, group: list[Any]) -> list[Any]:
+        copying, deleting = any(u.then for u in group), any(u.ops is u.deleted for u in group)
+        later: list[Any] = await real(self, group)
+        if (killed_after == "copies" and copying) or (killed_after == "deletes" and deleting):
+            killed.set()
+            await asyncio.Event().wait()  # killed
+        return later
+
+    m = Migration("0001_bucket", "tickets", [rekey(bucketed(True), "b-")], entity=Ticket)
+    monkeypatch.setattr(migration_runner._Run, "_send", kill)
+    task = asyncio.create_task(run_migrations(service, [m]))
+    waiting = asyncio.create_task(killed.wait())
+    await asyncio.wait([task, waiting], timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    assert killed.is_set()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    monkeypatch.undo()
+    [journalled] = await journal_rows(service)
+    assert bool(journalled.get("Deleting")) is (killed_after == "deletes")
+    stored = await rows_of(table)
+    copies = [("b-t", f"r-{i:03d}") for i in range(5)]
+    if killed_after == "copies":
+        assert sorted(stored) == copies + [("t", f"{i:03d}") for i in range(5)]
+        await tickets.delete(await tickets.get("t", "001"))  # If-Match: the application's
+        gone = [("b-t", "r-001")]
+    else:
+        assert sorted(stored) == copies
+        gone = []
+    [r] = await run_migrations(service, [m])
+    assert (r.ok, r.failed) == (True, 0)
+    stored = await rows_of(table)
+    assert sorted(stored) == [k for k in copies if k not in gone]
+    assert {k: e["status"] for k, e in stored.items()} == {
+        ("b-t", f"r-{i:03d}"): f"s{i}" for i in range(5) if ("b-t", f"r-{i:03d}") not in gone
+    }
+    assert (await verify_index(table, Ticket)).consistent
+    index_rows = [
+        e async for e in table.list_entities() if (e["PartitionKey"], e["RowKey"]) not in stored
+    ]
+    assert len(index_rows) == len(stored)  # one by_status row each, none for the deleted row
+    assert await journal_rows(service) == []
+
+
 async def test_a_new_row_the_insert_was_refused_for_is_not_taken_for_the_copy(
     service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -322,13 +385,14 @@ async def test_a_lost_answer_to_the_delete_keeps_the_copy(
     assert (await verify_index(table, Ticket)).consistent
 
 
-async def test_a_move_nothing_raced_costs_one_journal_write_a_page(
+async def test_a_move_nothing_raced_costs_two_journal_writes_a_page(
     service: azt.TableServiceClient, azt_stub: StubServer
 ) -> None:
     """Moves that meet nobody cost the writes of the moves (a transaction of inserts, one
     of deletes, per partition and page, up to 100 rows each) as before the journal, and
-    for the journal one write before each page's inserts (deleting the rows of the pages
-    done since, in the same transaction) and one at the end: not one per row. A
+    for the journal two writes a page: one before its inserts, one marking it deleting
+    once they are all in and before its deletes are sent (each deleting the rows of the
+    pages done since, in the same transaction), and one at the end: not one per row. A
     migration that moves nothing writes no journal."""
     table = await service.create_table("things")
     async with table.batch_writer() as writer:
@@ -345,16 +409,16 @@ async def test_a_move_nothing_raced_costs_one_journal_write_a_page(
     stored = await rows_of(table)
     assert sorted(stored) == [("b-p", f"r-{i:03d}") for i in range(250)]
     # pages of 200 and 50 rows: inserts in transactions of 100 + 100 and 50, the deletes
-    # the same; a journal write for each page, and one clearing the journal
+    # the same; for each page a journal write and its mark, and one clearing the journal
     assert data_writes.seen == 2 * 3
     assert records.seen == 2  # the record: running, done
-    assert log_writes.seen - records.seen == 2 + 1
+    assert log_writes.seen - records.seen == 2 * 2 + 1
     assert await journal_rows(service) == []
     # a migration that does not move rows pays nothing for the journal
     renamed = Migration("0002_rename", "things", [azt.migrate.rename("N", "Number")])
     [r] = await run_migrations(service, [renamed], checkpoint_interval=60)
     assert (r.ok, r.written) == (True, 250)
-    assert log_writes.seen - records.seen == 2 + 1
+    assert log_writes.seen - records.seen == 2 * 2 + 1
 
 
 async def test_a_row_read_back_has_the_content_digest_of_the_row_as_planned(
