@@ -84,3 +84,29 @@ async def test_rows_of_pages_done_go_with_the_next_write(log: azt.TableClient) -
     await journal.clear()
     assert await stored(log) == []
     assert journal.rows == set()
+
+
+async def test_a_page_whose_keys_need_more_than_one_row_takes_more_rows(
+    log: azt.TableClient,
+) -> None:
+    """200 moves with keys of 700 characters (2.8 KB of keys a move, 560 KB a page): more
+    than a journal row holds (512 KiB), so the page takes two rows, written in one
+    transaction; a later run reads every move's keys back, and both rows are marked."""
+    journal = MoveJournal(log, MIGRATION)
+    long = "k" * 690
+    moves = [((f"p{long}", f"{i:05d}{long}"), f'W/"e{i}"', planned(i).copy()) for i in range(200)]
+    for _, _, new in moves:
+        new["PartitionKey"], new["RowKey"] = f"b{long}", f"r{new['RowKey']}{long}"
+    rows = await journal.note(moves)
+    assert len(rows) == 2
+    assert sorted(e["RowKey"] for e in await stored(log)) == sorted(rows)
+    assert sum(e["Moves"] for e in await stored(log)) == 200
+    after = MoveJournal(log, MIGRATION)
+    await after.load()
+    assert [(old, new) for old, new, _ in after.unsent] == [
+        (keys, (e["PartitionKey"], e["RowKey"])) for keys, _, e in moves
+    ]
+    await journal.mark(rows)
+    assert all(e["Deleting"] is True for e in await stored(log))
+    await journal.clear()
+    assert await stored(log) == []

@@ -263,7 +263,7 @@ async def test_a_row_deleted_after_a_killed_runs_copy_is_not_brought_back(
     assert await journal_rows(service) == []
 
 
-@pytest.mark.parametrize("killed_after", ["copies", "deletes"])
+@pytest.mark.parametrize("killed_after", ["copies", "copies, rewritten", "deletes"])
 async def test_a_row_deleted_while_the_run_is_dead_after_its_copy_is_not_brought_back(
     service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch, killed_after: str
 ) -> None:
@@ -272,8 +272,9 @@ async def test_a_row_deleted_while_the_run_is_dead_after_its_copy_is_not_brought
     alive, the application deletes one old row (``If-Match``). The next run does not find
     that row, but the unmarked journal row holds its keys: no run sent its delete, so the
     application did, and the copy goes too, with its index rows; every other row is
-    moved exactly once. ``deletes``: the run is killed after its deletes are sent (the
-    journal row marked): the rows are taken as moved and their copies stay."""
+    moved exactly once. ``copies, rewritten``: the application then wrote the new keys
+    itself: its row stands. ``deletes``: the run is killed after its deletes are sent
+    (the journal row marked): the rows are taken as moved and their copies stay."""
     table = await service.create_table("tickets")
     tickets = EntityTable(Ticket, table)
     for i in range(5):
@@ -284,7 +285,9 @@ async def test_a_row_deleted_while_the_run_is_dead_after_its_copy_is_not_brought
     async def kill(self: Any, group: list[Any]) -> list[Any]:
         copying, deleting = any(u.then for u in group), any(u.ops is u.deleted for u in group)
         later: list[Any] = await real(self, group)
-        if (killed_after == "copies" and copying) or (killed_after == "deletes" and deleting):
+        if (killed_after.startswith("copies") and copying) or (
+            killed_after == "deletes" and deleting
+        ):
             killed.set()
             await asyncio.Event().wait()  # killed
         return later
@@ -304,19 +307,26 @@ async def test_a_row_deleted_while_the_run_is_dead_after_its_copy_is_not_brought
     assert bool(journalled.get("Deleting")) is (killed_after == "deletes")
     stored = await rows_of(table)
     copies = [("b-t", f"r-{i:03d}") for i in range(5)]
-    if killed_after == "copies":
+    gone = []
+    if killed_after.startswith("copies"):
         assert sorted(stored) == copies + [("t", f"{i:03d}") for i in range(5)]
         await tickets.delete(await tickets.get("t", "001"))  # If-Match: the application's
-        gone = [("b-t", "r-001")]
+        if killed_after.endswith("rewritten"):
+            mine = await tickets.get("b-t", "r-001")
+            mine.status = "mine"
+            await tickets.save(mine)
+        else:
+            gone = [("b-t", "r-001")]
     else:
         assert sorted(stored) == copies
-        gone = []
     [r] = await run_migrations(service, [m])
     assert (r.ok, r.failed) == (True, 0)
     stored = await rows_of(table)
     assert sorted(stored) == [k for k in copies if k not in gone]
     assert {k: e["status"] for k, e in stored.items()} == {
-        ("b-t", f"r-{i:03d}"): f"s{i}" for i in range(5) if ("b-t", f"r-{i:03d}") not in gone
+        ("b-t", f"r-{i:03d}"): "mine" if i == 1 and "rewritten" in killed_after else f"s{i}"
+        for i in range(5)
+        if ("b-t", f"r-{i:03d}") not in gone
     }
     assert (await verify_index(table, Ticket)).consistent
     index_rows = [
