@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Coroutine, Mapping, MutableMapping
 from typing import Any, Literal
 
 from azt._core.batch import BatchOperation
@@ -161,6 +161,23 @@ class _ByQuery:
         self.rounds: dict[int, int] = {}
         self.waiting = 0
         self.wake = asyncio.Event()
+        # the checks and reads again in flight, held (the loop keeps only weak references
+        # to tasks) and cancelled if the run ends without them; the first one that failed
+        # otherwise than as expected ends the run with its error instead of leaving it
+        # waiting for an outcome that never comes
+        self.followups: set[asyncio.Task[None]] = set()
+        self.crashed: BaseException | None = None
+
+    def _follow_up(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.followups.add(task)
+        task.add_done_callback(self._followed_up)
+
+    def _followed_up(self, task: asyncio.Task[None]) -> None:
+        self.followups.discard(task)
+        if not task.cancelled() and task.exception() is not None and self.crashed is None:
+            self.crashed = task.exception()
+            self.wake.set()
 
     def _item(self, first: int, obj: Any) -> Any:
         self.origin.append(first)
@@ -216,8 +233,12 @@ class _ByQuery:
             self.pages.append((read, token))
         while True:  # entities to read again (412), until every outcome is known
             while self.again.empty() and len(self.outcome) + self.waiting < read:
+                if self.crashed is not None:
+                    raise self.crashed
                 self.wake.clear()
                 await self.wake.wait()
+            if self.crashed is not None:
+                raise self.crashed
             if self.again.empty() and not self.waiting:
                 return
             first, obj = await self.again.get()
@@ -235,7 +256,7 @@ class _ByQuery:
             # the refusal may be the consequence of our own write, whose answer was lost
             self.waiting += 1
             self.checked.add(index)
-            asyncio.get_running_loop().create_task(self._check(first, index, outcome))
+            self._follow_up(self._check(first, index, outcome))
             return
         if isinstance(outcome, BulkFailure) and isinstance(outcome.error, PreconditionFailedError):
             rounds = self.rounds.get(first, 0)
@@ -243,7 +264,7 @@ class _ByQuery:
                 self.rounds[first] = rounds + 1
                 self.retried.add(index)
                 self.waiting += 1
-                asyncio.get_running_loop().create_task(self._read_again(first, index))
+                self._follow_up(self._read_again(first, index))
                 return
         self.outcome[first] = isinstance(outcome, WriteResult)
         self.done.add(first)
@@ -352,7 +373,7 @@ class _ByQuery:
                 on_result=self.on_result,
             )
         finally:
-            await cancel_and_wait(saver)
+            await cancel_and_wait(saver, *self.followups)
         dropped = self.retried | self.absorbed  # read again, or found done after all
         complete = result.ok or not [f for f in result.failures if f.index not in dropped]
         await self.save(finished=complete and not self.reread_failures)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from azt import RequestInfo, ResponseInfo, TableClient, UpdateMode
+from azt._orm import bulk_query
 from azt.bulk import BulkOptions, FileCheckpoint, delete_where, load, update_where
 from azt.dynamic import DynamicEntity, column
 from azt.entity import Entity, Prop, prop
@@ -298,3 +299,38 @@ async def test_a_lost_delete_then_the_entity_brought_back_is_reported() -> None:
     [failure] = result.failures
     assert (failure.row_key, failure.status) == ("d00001", 412)
     assert result.written == 17
+
+
+async def test_a_read_again_that_fails_unexpectedly_ends_the_run_with_its_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An entity changed after its read is read again by a task of its own; when that read
+    # fails with an error it does not expect (here a bug stand-in), the update raises it
+    # instead of waiting forever for an outcome that never comes.
+    async def broken(self: Any, pk: str, rk: str, *, filtered: bool = True) -> list[Any]:
+        raise RuntimeError("the read again broke")
+
+    monkeypatch.setattr(bulk_query._ByQuery, "_find", broken)
+    async with stub() as server, table_on(server, "broken") as table:
+        await table.create_table()
+        await seed_docs(table, 30, 1)
+        read = asyncio.Event()
+        waiting = BulkOptions(linger=1.0, progress_interval=0.01)
+        task = asyncio.create_task(
+            update_where(
+                table,
+                {"stamp": "bulk"},
+                filter="status eq @s",
+                parameters={"s": "old"},
+                mode="replace",
+                options=waiting,
+                progress=lambda p: read.set() if p.read >= 27 else None,
+            )
+        )
+        await asyncio.wait_for(read.wait(), 10)
+        await table.update_entity(
+            {"PartitionKey": "p00", "RowKey": "d00001", "writer": 7}, mode=UpdateMode.MERGE
+        )
+        async with asyncio.timeout(20):
+            with pytest.raises(RuntimeError, match="the read again broke"):
+                await task
