@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 
 import client_bench as cb  # the bench's entity shapes and bare loop
@@ -87,28 +85,7 @@ def bare_batch(answer: Answer) -> Callable[[int], Awaitable[None]]:
 
     async def one(b: int) -> None:
         entities = [cb.make_entity(f"b{b}", i) for i in range(cb.BATCH_SIZE)]
-        boundary = f"batch_{uuid.uuid4()}"
-        changeset = f"changeset_{uuid.uuid4()}"
-        lines = [f"--{boundary}", f"Content-Type: multipart/mixed; boundary={changeset}", ""]
-        for n, entity in enumerate(entities, 1):
-            body = json.dumps(cb.wire_entity(entity))
-            lines += [
-                f"--{changeset}",
-                "Content-Type: application/http",
-                "Content-Transfer-Encoding: binary",
-                f"Content-ID: {n}",
-                "",
-                f"POST {url} HTTP/1.1",
-                "Content-Type: application/json",
-                "Accept: application/json;odata=minimalmetadata",
-                "Prefer: return-no-content",
-                "DataServiceVersion: 3.0",
-                f"Content-Length: {len(body.encode())}",
-                "",
-                body,
-            ]
-        lines += [f"--{changeset}--", f"--{boundary}--", ""]
-        payload = "\r\n".join(lines).encode()
+        payload, _ = cb.batch_body(url, entities)
         assert payload
         assert len(cb.batch_etags(headers["Content-Type"], answer_body)) == len(entities)
 

@@ -124,6 +124,33 @@ def batch_etags(content_type: str, body: bytes) -> list[str]:
     return etags
 
 
+def batch_body(url: str, entities: list[dict[str, Any]]) -> tuple[bytes, str]:
+    """The bare loop's transaction request, written by hand: its body (a change set of
+    one insert per entity, to ``url``) and its Content-Type."""
+    boundary = f"batch_{uuid.uuid4()}"
+    changeset = f"changeset_{uuid.uuid4()}"
+    lines = [f"--{boundary}", f"Content-Type: multipart/mixed; boundary={changeset}", ""]
+    for n, entity in enumerate(entities, 1):
+        body = json.dumps(wire_entity(entity))
+        lines += [
+            f"--{changeset}",
+            "Content-Type: application/http",
+            "Content-Transfer-Encoding: binary",
+            f"Content-ID: {n}",
+            "",
+            f"POST {url} HTTP/1.1",
+            "Content-Type: application/json",
+            "Accept: application/json;odata=minimalmetadata",
+            "Prefer: return-no-content",
+            "DataServiceVersion: 3.0",
+            f"Content-Length: {len(body.encode())}",
+            "",
+            body,
+        ]
+    lines += [f"--{changeset}--", f"--{boundary}--", ""]
+    return "\r\n".join(lines).encode(), f"multipart/mixed; boundary={boundary}"
+
+
 class Bare:
     """The least a correct client does (see the module docstring): sign, send, build the
     body from the dicts, read the ETags and typed values back."""
@@ -183,30 +210,7 @@ class Bare:
             return typed_row(json.loads(await resp.read()))
 
     async def batch(self, entities: list[dict[str, Any]]) -> list[str]:
-        boundary = f"batch_{uuid.uuid4()}"
-        changeset = f"changeset_{uuid.uuid4()}"
-        lines = [f"--{boundary}", f"Content-Type: multipart/mixed; boundary={changeset}", ""]
-        url = f"{self.endpoint}/{self.table}"
-        for n, entity in enumerate(entities, 1):
-            body = json.dumps(wire_entity(entity))
-            lines += [
-                f"--{changeset}",
-                "Content-Type: application/http",
-                "Content-Transfer-Encoding: binary",
-                f"Content-ID: {n}",
-                "",
-                f"POST {url} HTTP/1.1",
-                "Content-Type: application/json",
-                "Accept: application/json;odata=minimalmetadata",
-                "Prefer: return-no-content",
-                "DataServiceVersion: 3.0",
-                f"Content-Length: {len(body.encode())}",
-                "",
-                body,
-            ]
-        lines += [f"--{changeset}--", f"--{boundary}--", ""]
-        payload = "\r\n".join(lines).encode()
-        ctype = f"multipart/mixed; boundary={boundary}"
+        payload, ctype = batch_body(f"{self.endpoint}/{self.table}", entities)
         async with self.session.post(
             yarl.URL(self.endpoint + "/$batch", encoded=True),
             data=payload,
