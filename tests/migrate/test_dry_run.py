@@ -4,23 +4,10 @@ and nothing is written."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest
 
 import azt
 from azt.migrate import Migration, backfill, drop, rekey, rename, run_migrations
-from azt.testing import stub_retry_policy
-from azt_server_stub import StubServer
-
-
-@pytest.fixture
-async def service(azt_stub: StubServer) -> AsyncIterator[azt.TableServiceClient]:
-    async with azt.TableServiceClient.from_connection_string(
-        azt_stub.connection_string, retry=stub_retry_policy()
-    ) as client:
-        yield client
 
 
 def initials(row: Any) -> str | None:

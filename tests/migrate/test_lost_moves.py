@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,20 +26,11 @@ from azt.migrate import (
     upgrade,
     verify_migrations,
 )
-from azt.testing import stub_retry_policy
 from azt_server_stub import StubServer
 from azt_server_stub.realism.faults import FaultKind
 from tests.migrate.models import Customer, CustomerV1
 from tests.migrate.test_migrations import Ticket
 from tests.migrate.test_moves import bucketed, rows_of
-
-
-@pytest.fixture
-async def service(azt_stub: StubServer) -> AsyncIterator[azt.TableServiceClient]:
-    async with azt.TableServiceClient.from_connection_string(
-        azt_stub.connection_string, retry=stub_retry_policy()
-    ) as client:
-        yield client
 
 
 async def test_a_lost_insert_answer_does_not_drop_a_write_made_before_the_insert(

@@ -6,7 +6,6 @@ migrations."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -29,19 +28,9 @@ from azt.migrate import (
     upgrade,
     verify_migrations,
 )
-from azt.testing import stub_retry_policy
-from azt_server_stub import StubServer
 from azt_server_stub.realism.faults import FaultInjector, FaultKind, parse_fault
 from tests.bulk.support import stub
 from tests.migrate.models import Customer, CustomerV1
-
-
-@pytest.fixture
-async def service(azt_stub: StubServer) -> AsyncIterator[azt.TableServiceClient]:
-    async with azt.TableServiceClient.from_connection_string(
-        azt_stub.connection_string, retry=stub_retry_policy()
-    ) as client:
-        yield client
 
 
 async def rows_of(table: azt.TableClient) -> dict[tuple[str, str], TableEntity]:

@@ -5,7 +5,6 @@ write stands."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,17 +14,7 @@ from azt._orm import migration_runner
 from azt.entity import EntityTable
 from azt.indexes import is_index_row_key, verify_index
 from azt.migrate import Migration, rekey, run_migrations, verify_migrations
-from azt.testing import stub_retry_policy
-from azt_server_stub import StubServer
 from tests.migrate.test_migrations import Ticket
-
-
-@pytest.fixture
-async def service(azt_stub: StubServer) -> AsyncIterator[azt.TableServiceClient]:
-    async with azt.TableServiceClient.from_connection_string(
-        azt_stub.connection_string, retry=stub_retry_policy()
-    ) as client:
-        yield client
 
 
 def bucketed(across: bool) -> Any:

@@ -7,7 +7,6 @@ readers; the loader holding a partial transaction at most 20 ms (or the shorter
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,16 +17,6 @@ from azt._orm import migration_runner
 from azt._orm.scan import parallel_scan as real_scan
 from azt.bulk import BulkOptions
 from azt.migrate import Migration, rename, run_migrations
-from azt.testing import stub_retry_policy
-from azt_server_stub import StubServer
-
-
-@pytest.fixture
-async def service(azt_stub: StubServer) -> AsyncIterator[azt.TableServiceClient]:
-    async with azt.TableServiceClient.from_connection_string(
-        azt_stub.connection_string, retry=stub_retry_policy()
-    ) as client:
-        yield client
 
 
 async def fill(table: azt.TableClient, n: int) -> None:
