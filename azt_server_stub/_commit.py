@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from . import errors
-from .backend import Backend, GroupWrite, WriteResult
+from .backend import Backend, GroupWrite, WriteOp, WriteResult
 from .errors import StubError
 
 log = logging.getLogger("azt_server_stub")
@@ -101,6 +101,25 @@ class WriteCommitter:
         What :meth:`submit` does when :attr:`inline` (a caller may skip the coroutine)."""
         try:
             outcome = self._backend.commit_group([item])[0]
+        except StubError:  # the disk failed: nothing was applied
+            raise
+        except Exception:  # a stub bug: answer 500, keep serving
+            log.exception("stub bug while committing %d writes", 1)
+            raise errors.internal_error() from None
+        if isinstance(outcome, StubError):
+            raise outcome
+        return outcome
+
+    def insert_inline(self, account: str, table: str, op: WriteOp) -> WriteResult:
+        """:meth:`commit_inline` of one insert, without a group (a lone insert's path:
+        :meth:`Backend.insert_alone`); its result, or its error raised.
+
+        Example::
+
+            result = committer.insert_inline("devstoreaccount1", "t", WriteOp("insert", "p", "r"))
+        """
+        try:
+            outcome = self._backend.insert_alone(account, table, op)
         except StubError:  # the disk failed: nothing was applied
             raise
         except Exception:  # a stub bug: answer 500, keep serving

@@ -627,7 +627,8 @@ All commands in a batch must operate on same entity group.
         if len(items) == 1 and self._store is not None:
             item = items[0]
             if not item.batch and item.ops[0].kind == "insert":
-                return [self._insert_alone(item, self._store)]
+                outcome = self.insert_alone(item.account, item.table, item.ops[0])
+                return [outcome if isinstance(outcome, StubError) else [outcome]]
         with self._write_lock:
             outcomes: list[list[WriteResult] | StubError] = []
             overlay: _Overlay = {}
@@ -646,15 +647,23 @@ All commands in a batch must operate on same entity group.
                     tbl.rows.apply(key, new)
             return outcomes
 
-    def _insert_alone(self, item: GroupWrite, store: SqliteStore) -> list[WriteResult] | StubError:
-        """:meth:`commit_group` of one insert on disk: the same checks in the same order
-        (table, then the entity, then the key's absence), the key's absence checked by the
-        store's insert itself rather than by a read before it."""
-        op = item.ops[0]
+    def insert_alone(self, account: str, table: str, op: WriteOp) -> WriteResult | StubError:
+        """:meth:`commit_group` of one insert (``op``) on disk, without a group: the same
+        checks in the same order (table, then the entity, then the key's absence), the
+        key's absence checked by the store's insert itself rather than by a read before
+        it; the refusal returned, a disk failure raised (``500 InternalError``).
+
+        Example::
+
+            outcome = backend.insert_alone("devstoreaccount1", "t", WriteOp("insert", "p", "r"))
+        """
+        store = self._store
+        if store is None:
+            raise RuntimeError("insert_alone needs a durable store")
         with self._write_lock:
             with self._lock:
                 try:
-                    tbl = self._table(item.account, item.table)
+                    tbl = self._table(account, table)
                     new = apply_write(op, None, self._next_timestamp())
                 except StubError as exc:
                     return exc
@@ -665,7 +674,7 @@ All commands in a batch must operate on same entity group.
                 raise errors.internal_error() from exc
             if not stored:  # (stored: nothing to apply, the table's rows read the store)
                 return errors.entity_already_exists()
-            return [WriteResult(new, created=True)]
+            return WriteResult(new, created=True)
 
     def _read_inserts(self, items: Sequence[GroupWrite]) -> _Read:
         """What a durable group's single inserts find: one indexed read per partition two

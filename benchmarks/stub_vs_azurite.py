@@ -48,7 +48,10 @@ Usage::
     .venv/bin/python benchmarks/stub_vs_azurite.py [--rounds 3] [--seconds 1.0]
         [--store memory|disk|process|both|all]
         [--ops insert,insert16,read,read16,batch,batch16,page,range]
-        [--no-memory]
+        [--no-memory] [--stub-loop auto|asyncio|uvloop]
+
+The stub runs as ``azt-stub`` does: on uvloop when it is installed (the ``[stub]`` extra;
+``--stub-loop asyncio`` measures it on asyncio's own loop); the title names the loop.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from pathlib import Path
 from typing import Any
 
 import azt
+from azt_server_stub.__main__ import loop_factory
 
 ROOT = Path(__file__).resolve().parent.parent
 AZURITE_PREFIX = ROOT / ".cache" / "azurite"
@@ -172,8 +176,10 @@ def server_process(
             proc.wait()
 
 
-def stub_argv(port: int, location: Path | None, durability: str = "full") -> list[str]:
-    argv = [sys.executable, "-m", "azt_server_stub", "--port", str(port)]
+def stub_argv(
+    port: int, location: Path | None, durability: str = "full", loop: str = "auto"
+) -> list[str]:
+    argv = [sys.executable, "-m", "azt_server_stub", "--port", str(port), "--loop", loop]
     argv += ["--log-level", "WARNING"]  # no access log line per request (Azurite: none either)
     if location is not None:
         argv += ["--location", str(location), "--durability", durability]
@@ -549,7 +555,13 @@ def report(title: str, results: dict[str, Figures]) -> None:
 
 
 def run_store(
-    js: Path, store: str, ops: list[str], rounds: int, seconds: float, memory: bool = True
+    js: Path,
+    store: str,
+    ops: list[str],
+    rounds: int,
+    seconds: float,
+    memory: bool = True,
+    loop: str = "auto",
 ) -> dict[str, Figures]:
     with tempfile.TemporaryDirectory(prefix="azt-vs-azurite-") as tmp:
         work = Path(tmp)
@@ -562,7 +574,7 @@ def run_store(
         with (
             server_process(
                 "stub",
-                stub_argv(stub_port, stub_loc, "process" if store == "process" else "full"),
+                stub_argv(stub_port, stub_loc, "process" if store == "process" else "full", loop),
                 stub_port,
                 work,
             ) as stub,
@@ -622,6 +634,12 @@ def main() -> int:
         action="store_true",
         help="skip the memory per stored entity (in memory: 20,000 1.1 KB entities per server)",
     )
+    parser.add_argument(
+        "--stub-loop",
+        choices=["auto", "asyncio", "uvloop"],
+        default="auto",
+        help="azt-stub's --loop (auto: uvloop when installed, the [stub] extra)",
+    )
     args = parser.parse_args()
     ops = [op.strip() for op in args.ops.split(",") if op.strip()]
     unknown = [op for op in ops if op not in OPERATIONS]
@@ -635,7 +653,9 @@ def main() -> int:
         args.store, [args.store]
     )
     for store in stores:
-        results = run_store(js, store, ops, args.rounds, args.seconds, not args.no_memory)
+        results = run_store(
+            js, store, ops, args.rounds, args.seconds, not args.no_memory, args.stub_loop
+        )
         title = {
             "memory": "in memory: azt-stub vs azurite --inMemoryPersistence",
             "disk": "on disk: azt-stub --location (an fsync per acknowledged write) vs azurite"
@@ -643,7 +663,12 @@ def main() -> int:
             "process": "on disk: azt-stub --location --durability process (every acknowledged"
             " write survives kill -9) vs azurite --location (a kill loses up to 5 s)",
         }[store]
-        report(f"{title} ({args.rounds} rounds x {args.seconds:g} s, alternated)", results)
+        loop = args.stub_loop if args.stub_loop != "auto" else loop_factory("auto")[0]
+        report(
+            f"{title} ({args.rounds} rounds x {args.seconds:g} s, alternated; the stub on"
+            f" the {loop} event loop)",
+            results,
+        )
     return 0
 
 

@@ -11,7 +11,8 @@
 # (tests/packaging: builds the wheel, installs it with [testing] into a fresh venv outside
 # the repository, runs the getting-started programs, a user project's tests with the
 # fixtures and mypy --strict there; about 40 s; AZT_SKIP_PACKAGING=1 skips it, except in CI).
-# The data explorer's browser tests (tests/explorer) need headless Chromium:
+# tests/stub runs a second time on uvloop (azt-stub's loop when it is installed; AZT_SKIP_UVLOOP=1
+# skips it). The data explorer's browser tests (tests/explorer) need headless Chromium:
 # scripts/ensure-browser.sh installs Debian's chromium and chromium-driver when missing and
 # apt-get is usable, else prints a notice (the tests then skip with that reason; under
 # CI=true they fail).
@@ -39,5 +40,14 @@ if [ "${AZT_SKIP_DEPENDENCY_FLOOR:-0}" != "1" ]; then
   bash scripts/test-dependency-floor.sh
 else
   echo "note: skipping the dependency-floor leg (AZT_SKIP_DEPENDENCY_FLOOR=1)" >&2
+fi
+# The uvloop leg: azt-stub runs on uvloop when it is installed (the [stub] extra, in the
+# dev extra), so the stub's own tests run on it too (about 2.5 minutes); AZT_SKIP_UVLOOP=1
+# skips it. Its answers must be the same on both loops.
+# Under CI it is never skipped for want of uvloop (the dev extra installs it).
+if [ "${AZT_SKIP_UVLOOP:-0}" != "1" ] && { [ -n "${CI:-}" ] || .venv/bin/python -c "import uvloop" 2>/dev/null; }; then
+  AZT_TEST_LOOP=uvloop .venv/bin/python -m pytest tests/stub -q -p no:cacheprovider
+else
+  echo "note: skipping the uvloop leg (uvloop not installed, or AZT_SKIP_UVLOOP=1)" >&2
 fi
 exec .venv/bin/python -m pytest "$@"

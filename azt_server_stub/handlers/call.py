@@ -161,6 +161,8 @@ async def write_entity(call: Call, table: str, op: WriteOp) -> WriteResult:
     if committer is None:
         return call.backend.write(call.account, table, op)
     if committer.inline:  # committed at once: no coroutine
+        if op.kind == "insert":  # (a lone insert: no group to build and take apart)
+            return committer.insert_inline(call.account, table, op)
         return committer.commit_inline(GroupWrite(call.account, table, [op]))[0]
     return (await committer.submit(GroupWrite(call.account, table, [op])))[0]
 
