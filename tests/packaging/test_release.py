@@ -71,7 +71,7 @@ def test_the_distribution_name_and_the_import_names() -> None:
     assert wheel["packages"] == ["azt", "azt_server_stub"]
     assert project["entry-points"]["pytest11"] == {"azt": "azt.testing"}
     assert set(project["optional-dependencies"]) == {
-        "testing", "otel", "dev", "legacy-encryption", "arrow", "pandas", "polars", "dask",
+        "testing", "otel", "dev", "legacy-encryption", "arrow", "pandas", "polars", "dask", "stub",
     }  # fmt: skip
     for tool in ("build", "twine"):
         assert any(d.startswith(f"{tool}>=") for d in project["optional-dependencies"]["dev"])
@@ -200,7 +200,7 @@ def test_the_metadata(built: Built) -> None:
         urls[label] = url
     assert urls == PYPROJECT["project"]["urls"]
     assert set(meta.get_all("Provides-Extra", [])) == {
-        "testing", "otel", "dev", "legacy-encryption", "arrow", "pandas", "polars", "dask",
+        "testing", "otel", "dev", "legacy-encryption", "arrow", "pandas", "polars", "dask", "stub",
     }  # fmt: skip
     assert "Typing :: Typed" in meta.get_all("Classifier", [])
     files = _wheel_files(built.wheel)
