@@ -30,21 +30,26 @@ from azt import BatchOperation, TableClient, TableServiceClient, UpdateMode
 from azt._core import batch_writer as writer_module
 from azt._core.base import check_entity
 from azt._core.batch import (
+    Prepared,
     checked_operation,
     create_operation,
+    delete_operation,
     encode_operation,
+    operation_companions,
+    operation_source,
     prepare_operation,
     update_operation,
     upsert_operation,
 )
 from azt._core.batch_writer import BatchWriter
-from azt._core.bulk import loader as loader_module
 from azt._core.bulk.loader import _Loader
+from azt._core.bulk.queues import TableRef
 from azt._core.packing import EntityWrite
 from azt._core.results import WriteResult
 from azt._core.wire import atom as wire_atom
+from azt._core.wire import json as wire_json
 from azt._edm.validation import STORAGE_LIMITS, ServiceLimits
-from azt.bulk import BulkOptions, load
+from azt.bulk import BulkOptions, TableWrite, load
 from azt_server_stub import StubServer
 
 from ..indexes.models import Item
@@ -92,10 +97,38 @@ def _old_entity_write(
     return op, None, op.source, True
 
 
-def _old_checked(
-    op: BatchOperation, limits: ServiceLimits, valid_body: Any = None
-) -> tuple[BatchOperation, None]:
-    return checked_operation(op, limits), None
+def _old_operation(self: _Loader, item: Any) -> tuple[TableRef, list[Prepared]]:
+    """The loader's ``_operation`` before (its ``_take`` then encoded each operation, no
+    body: ``encode_operation``), as it was."""
+    table = self._default_table
+    if isinstance(item, TableWrite):
+        table, item = item.table, item.item
+    if table is None:
+        raise azt.ValidationError(
+            "no table: give table= to load(), a TableClient, or TableWrite(table, item)"
+        )
+    if isinstance(item, BatchOperation):
+        op = checked_operation(item)
+        where = self._table(table)
+        extra = operation_companions(op, operation_source(item), where.probe.limits)
+        return where, [encode_operation(where.probe, o) for o in (op, *extra)]
+    kind = self._kind
+    if kind == "insert":
+        op = create_operation(item)
+    elif kind == "upsert-merge":
+        op = upsert_operation(item, UpdateMode.MERGE)
+    elif kind == "upsert-replace":
+        op = upsert_operation(item, UpdateMode.REPLACE)
+    elif kind == "merge":
+        op = update_operation(item, UpdateMode.MERGE)
+    elif kind == "replace":
+        op = update_operation(item, UpdateMode.REPLACE)
+    else:
+        op = delete_operation(item)
+    where = self._table(table)
+    source = item if getattr(type(item), "__azt_entity__", None) else None
+    extra = operation_companions(op, source, where.probe.limits)
+    return where, [encode_operation(where.probe, o) for o in (op, *extra)]
 
 
 class _Clock:
@@ -113,8 +146,7 @@ def _route(monkeypatch: pytest.MonkeyPatch, new: bool) -> Iterator[None]:
         m.setattr(wire_atom, "datetime", _Clock)
         if not new:
             m.setattr(writer_module, "entity_write", _old_entity_write)
-            m.setattr(loader_module, "entity_write", _old_entity_write)
-            m.setattr(loader_module, "_checked_operation", _old_checked)
+            m.setattr(_Loader, "_operation", _old_operation)
         yield
 
 
@@ -368,7 +400,7 @@ def _as_operation(entity: Any, kind: str) -> BatchOperation:
     _writes(),
     st.sampled_from(_KINDS),
     st.sampled_from(sorted(_CLIENTS)),
-    st.lists(st.booleans(), min_size=5, max_size=5),
+    st.lists(st.booleans(), min_size=6, max_size=6),
 )
 def test_the_loader_queues_the_same_requests_by_either_route(
     monkeypatch: pytest.MonkeyPatch,
@@ -377,10 +409,14 @@ def test_the_loader_queues_the_same_requests_by_either_route(
     client: str,
     wrapped: list[bool],
 ) -> None:
-    items = [
+    items: list[Any] = [
         _as_operation(entity, kind) if w else entity
-        for (_, entity, _), w in zip(calls, wrapped, strict=False)
+        for (_, entity, _), w in zip(calls, wrapped[: len(calls)], strict=True)
     ]
+    if not items:
+        return
+    items[-1] = TableWrite("other", items[-1])  # another table: its first item, then known
+    items.append(TableWrite("other", items[0]))
     _both_loads(monkeypatch, items, kind, _CLIENTS[client])
 
 
@@ -401,6 +437,12 @@ def test_the_loader_refuses_and_indexes_alike(monkeypatch: pytest.MonkeyPatch) -
     assert all("1 MiB" in failures[k][5] for k in (0, 1, 3))
     assert [e[0] for e in queues[("typed", "p")]] == [0, 4, 5]
     assert len(queues[("typed", "p")][0][1]) == 1 + 3  # Item's row and its three index rows
+    stored = Item("p", "s", color="red", size=2, tag="t")
+    stored.__azt_written__(_ETAG, None)  # as written: its index rows are known
+    for kind, rows in (("delete", 1 + 3), ("replace", 1 + 1)):
+        queues, (failures, _) = _both_loads(monkeypatch, [stored], kind)
+        assert not failures
+        assert len(queues[("typed", "p")][0][1]) == rows  # (a replace: by_size holds a copy)
     queues, (failures, _) = _both_loads(monkeypatch, items[:1], "upsert-merge")
     assert "unconditional" in failures[0][5] or "If-Match" in failures[0][5]
     assert not queues
@@ -458,7 +500,8 @@ def _outcome(fn: Callable[[], Any]) -> Any:
 
 @pytest.fixture
 def checks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Each entity ``check_entity`` checks on its own (the second pass of the old route)."""
+    """Each entity ``check_entity`` checks on its own and each ``encode_entity`` encodes
+    (the two passes of the old route)."""
     seen: list[Any] = []
     real = check_entity
 
@@ -467,6 +510,13 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return real(entity, limits)
 
     monkeypatch.setattr("azt._core.batch.check_entity", spy)
+    real_encode = wire_json.encode_entity
+
+    def encode(entity: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(("encoded", entity))
+        return real_encode(entity, *args, **kwargs)
+
+    monkeypatch.setattr(wire_json, "encode_entity", encode)
     return seen
 
 
@@ -494,9 +544,10 @@ def test_the_writer_and_the_loader_check_in_one_pass(checks: list[Any]) -> None:
     # where the bodies are not Storage's JSON, the entities are checked on their own
     # (the loader's first entity of a table not seen yet is checked with its JSON body)
     asyncio.run(_write(calls[:1], _COSMOS))
-    assert len(checks) == 1
+    assert [type(c).__name__ for c in checks] == ["TableEntity", "tuple"]  # checked, encoded
+    del checks[:]
     asyncio.run(_take(items[:3], "insert", _ATOM))
-    assert len(checks) == 1 + 2
+    assert [type(c).__name__ for c in checks] == ["TableEntity", "TableEntity"]  # (AtomPub)
 
 
 # --- against the stub --------------------------------------------------------------------
