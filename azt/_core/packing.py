@@ -91,17 +91,19 @@ def group_fits(batch: TableBatch, prepared: Sequence[Prepared]) -> bool:
     pk = batch._partition_key
     size = cs.size
     n = len(cs)
-    seen = set(batch._row_keys)
+    rows = batch._row_keys
+    seen: set[str] = set()  # the group's own (not a copy of the batch's: one per entity)
     for p in prepared:
         op = p.operation
-        if (pk is not None and op.partition_key != pk) or op.row_key in seen:
+        rk = op.row_key
+        if (pk is not None and op.partition_key != pk) or rk in rows or rk in seen:
             return False
         cost = cs.cost(p.request) + (len(str(n + 1)) - len(str(len(cs) + 1)))
         if n + 1 > MAX_BATCH_OPERATIONS or size + cost > cs.max_bytes:
             return False
         size += cost
         n += 1
-        seen.add(op.row_key)
+        seen.add(rk)
     return True
 
 
