@@ -124,7 +124,7 @@ def entity_write(
     etag: str | None = None,
     allow_property_loss: bool = False,
     limits: ServiceLimits = STORAGE_LIMITS,
-    route: bool = True,
+    route: bool,
 ) -> EntityWrite:
     """A create, update or upsert of ``entity`` (a mapping or an entity object) checked
     against ``limits`` as :func:`~azt._core.batch.create_operation` and its siblings
@@ -138,7 +138,8 @@ def entity_write(
 
     Example::
 
-        >>> op, body, obj, more = entity_write("create", {"PartitionKey": "p", "RowKey": "r"})
+        >>> write = entity_write("create", {"PartitionKey": "p", "RowKey": "r"}, route=True)
+        >>> op, body, obj, more = write
         >>> op, body, obj, more
         (create(PartitionKey='p', RowKey='r'), b'{"PartitionKey":"p","RowKey":"r"}', None, False)
     """
@@ -172,7 +173,7 @@ def prepare_group(
 
     Example::
 
-        prepared = prepare_group(table.batch(), entity_write("create", movie))
+        prepared = prepare_group(table.batch(), entity_write("create", movie, route=True))
     """
     op, body, obj, more = write
     limits = probe.limits if limits is None else limits

@@ -294,8 +294,9 @@ def test_an_entity_over_1_mib_is_refused_alike_by_the_writer(
     assert len(outcomes) == 1
 
 
+@pytest.mark.parametrize("client", sorted(_CLIENTS))
 def test_an_indexed_objects_index_rows_come_alike_by_the_writer(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, client: str
 ) -> None:
     stored = Item("p", "c", color="green", size=1)
     stored.__azt_written__(_ETAG, None)  # as written: its indexed values are known
@@ -307,7 +308,7 @@ def test_an_indexed_objects_index_rows_come_alike_by_the_writer(
         ("upsert", Item("p", "d", color="red"), {}),  # unconditional: refused
         ("insert", Every("p", "\ufffdix;by_x;1"), {}),  # a reserved RowKey: refused
     ]
-    said, sent, _ = _both_writers(monkeypatch, calls)
+    said, sent, _ = _both_writers(monkeypatch, calls, _CLIENTS[client])
     assert said[:3] == ["ok", "ok", "ok"]
     assert said[3][0] == said[4][0] == "ValidationError"
     assert "reserved" in said[4][1]
@@ -440,9 +441,19 @@ def test_the_loader_refuses_and_indexes_alike(monkeypatch: pytest.MonkeyPatch) -
     stored = Item("p", "s", color="red", size=2, tag="t")
     stored.__azt_written__(_ETAG, None)  # as written: its index rows are known
     for kind, rows in (("delete", 1 + 3), ("replace", 1 + 1)):
-        queues, (failures, _) = _both_loads(monkeypatch, [stored], kind)
-        assert not failures
-        assert len(queues[("typed", "p")][0][1]) == rows  # (a replace: by_size holds a copy)
+        for client in _CLIENTS.values():  # (the second entity of a table: its JSON known)
+            queues, (failures, _) = _both_loads(monkeypatch, [stored, stored], kind, client)
+            assert [f[0] for f in failures] == []
+            assert [len(e[1]) for e in queues[("typed", "p")]] == [rows, rows]  # (by_size: a copy)
+    partial = Every.__azt_decode__(
+        azt.TableEntity(PartitionKey="p", RowKey="r", s="x"), frozenset({"s"})
+    )
+    for kind in ("upsert-replace", "replace"):
+        queues, (failures, _) = _both_loads(monkeypatch, [partial, partial], kind)
+        assert [(f[0], f[6].split("(")[0]) for f in failures] == [
+            (0, "PropertyLossError"),
+            (1, "PropertyLossError"),
+        ]
     queues, (failures, _) = _both_loads(monkeypatch, items[:1], "upsert-merge")
     assert "unconditional" in failures[0][5] or "If-Match" in failures[0][5]
     assert not queues
