@@ -454,6 +454,11 @@ def test_the_loader_refuses_and_indexes_alike(monkeypatch: pytest.MonkeyPatch) -
             (0, "PropertyLossError"),
             (1, "PropertyLossError"),
         ]
+    # a table that is not a str: the item's own refusal first, else the lookup's error
+    odd_table = [TableWrite(cast(Any, 5), over), TableWrite(cast(Any, 5), _sample("p", 3))]
+    queues, (failures, raised) = _both_loads(monkeypatch, odd_table, "insert")
+    assert [f[0] for f in failures] == [0]
+    assert [(i, e[0]) for i, e in raised] == [(1, "AttributeError")]
     queues, (failures, _) = _both_loads(monkeypatch, items[:1], "upsert-merge")
     assert "unconditional" in failures[0][5] or "If-Match" in failures[0][5]
     assert not queues

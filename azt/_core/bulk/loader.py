@@ -191,7 +191,8 @@ class _Loader:
             raise ValidationError(
                 "no table: give table= to load(), a TableClient, or TableWrite(table, item)"
             )
-        known = self._tables.get(table.lower())
+        # (a table not given as a str fails at its lookup, after the item's own checks)
+        known = self._tables.get(table.lower()) if isinstance(table, str) else None
         route = known is None or known.probe._plain
         if isinstance(item, BatchOperation):
             op, body = _checked_operation(item, STORAGE_LIMITS, encode_valid if route else None)
