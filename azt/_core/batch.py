@@ -721,20 +721,20 @@ def _empty(max_bytes: int) -> Changeset:
 
 
 def prepare_operation(batch: TableBatch, operation: BatchOperation) -> Prepared:
-    """``operation`` validated (as :meth:`TableBatch.add` does) and encoded by the client
-    ``batch`` is bound to (:meth:`TableClient.batch`). An operation too large for any
-    transaction raises :class:`azt.BatchValidationError` naming it."""
-    return encode_operation(batch, checked_operation(operation, batch.limits))
+    """``operation`` validated and encoded (as :meth:`TableBatch.add` does) by the client
+    ``batch`` is bound to; :class:`azt.BatchValidationError` when too large for any."""
+    return encode_operation(batch, *_checked_operation(operation, batch.limits, batch._valid_body))
 
 
-def encode_operation(batch: TableBatch, op: BatchOperation) -> Prepared:
-    """``op``, already checked (:func:`checked_operation`, or built by
-    :func:`create_operation` and its siblings), encoded once by the client ``batch`` is
-    bound to; :class:`azt.BatchValidationError` when it cannot fit any transaction."""
+def encode_operation(batch: TableBatch, op: BatchOperation, body: bytes | None = None) -> Prepared:
+    """``op``, checked (:func:`checked_operation`, :func:`create_operation`...), encoded
+    once by the client ``batch`` is bound to (``body``: its entity's, checked and encoded
+    in one pass, when ``batch._plain``); :class:`azt.BatchValidationError` when it cannot
+    fit any transaction."""
     encoder = batch._encoder
     if encoder is None:
         raise ValidationError("preparing operations needs a batch made by TableClient.batch()")
-    request = encoder(op)
+    request = encoder(op, body)
     max_bytes = batch.limits.max_batch_bytes
     if not _empty(max_bytes).fits(request):
         raise BatchValidationError(

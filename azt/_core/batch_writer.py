@@ -24,17 +24,21 @@ import attrs
 from azt._core.base import EntityArg, EntityObject, entity_source
 from azt._core.batch import (
     BatchOperation,
+    Prepared,
     TableBatch,
     add_prepared,
-    create_operation,
     delete_operation,
     droppable_companion,
     encode_operation,
     operation_companions,
-    update_operation,
-    upsert_operation,
 )
-from azt._core.packing import check_group_alone, group_fits
+from azt._core.packing import (
+    EntityWrite,
+    check_group_alone,
+    entity_write,
+    group_fits,
+    prepare_group,
+)
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.wire.batch import MAX_BATCH_OPERATIONS
 from azt._errors import AztError, TransactionError, ValidationError
@@ -211,6 +215,11 @@ class BatchWriter:
         self._transactions = 0
         self._closed = False
         self._probe = new_batch()
+        # how entity_write checks this writer's entities: against the client flavour's
+        # limits, in one pass with the body where its bodies are JSON checked against
+        # Azure Table storage's limits (the probe's _plain)
+        self._limits = self._probe.limits
+        self._route = self._probe._plain
 
     # -- operations -------------------------------------------------------------------------
 
@@ -224,7 +233,9 @@ class BatchWriter:
             await writer.insert({"PartitionKey": "p", "RowKey": "1", "n": 1})
             await writer.insert(Movie("Action", "Heat"))   # ETag, Timestamp set when sent
         """
-        await self._put(create_operation(entity, limits=self._probe.limits))
+        await self._put_write(
+            entity_write("create", entity, limits=self._limits, route=self._route)
+        )
 
     async def upsert(
         self,
@@ -242,9 +253,14 @@ class BatchWriter:
 
             await writer.upsert({"PartitionKey": "p", "RowKey": "1", "n": 2}, UpdateMode.REPLACE)
         """
-        await self._put(
-            upsert_operation(
-                entity, mode, allow_property_loss=allow_property_loss, limits=self._probe.limits
+        await self._put_write(
+            entity_write(
+                "upsert",
+                entity,
+                mode,
+                allow_property_loss=allow_property_loss,
+                limits=self._limits,
+                route=self._route,
             )
         )
 
@@ -267,13 +283,15 @@ class BatchWriter:
             hero.rating = 5.0
             await writer.update(hero)                # If-Match: hero.ETag
         """
-        await self._put(
-            update_operation(
+        await self._put_write(
+            entity_write(
+                "update",
                 entity,
                 mode,
                 etag=etag,
                 allow_property_loss=allow_property_loss,
-                limits=self._probe.limits,
+                limits=self._limits,
+                route=self._route,
             )
         )
 
@@ -312,6 +330,17 @@ class BatchWriter:
             source,
         )
 
+    async def _put_write(self, write: EntityWrite) -> None:
+        """Buffer a create, update or upsert (:func:`entity_write`: its entity checked and
+        encoded in one pass where the bodies are JSON checked against Azure Table
+        storage's limits; by an entity class's generated code for an entity object)."""
+        if self._closed:
+            raise ValidationError("this batch writer is closed; get a new one")
+        prepared = prepare_group(self._probe, write)
+        if len(prepared) > 1:
+            check_group_alone(self._new_batch, prepared, None)
+        await self._buffer(prepared)
+
     async def _put(self, operation: BatchOperation, source: EntityObject | None = None) -> None:
         if self._closed:
             raise ValidationError("this batch writer is closed; get a new one")
@@ -322,6 +351,9 @@ class BatchWriter:
         prepared = [encode_operation(self._probe, op) for op in (operation, *extra)]
         if extra:
             check_group_alone(self._new_batch, prepared, None)
+        await self._buffer(prepared)
+
+    async def _buffer(self, prepared: list[Prepared]) -> None:
         pk = prepared[0].operation.partition_key
         group = self._groups.get(pk)
         if group is not None and not group_fits(group.batch, prepared):

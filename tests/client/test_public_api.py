@@ -57,6 +57,7 @@ MODULES = [
     "azt._core.batch",
     "azt._core.batch_answer",
     "azt._core.intents",
+    "azt._core.packing",
     "azt._core.queries",
     "azt._core.spellings",
     "azt._core.results",

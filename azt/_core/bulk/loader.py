@@ -6,7 +6,8 @@ How it runs (:func:`load`):
 
 * **Reading** (one task): each input item gets its position; positions done by an
   earlier run (the checkpoint) are skipped; the rest are checked and encoded once
-  (:func:`azt._core.batch.encode_operation`) and queued on their partition (an indexed
+  (:func:`azt._core.packing.prepare_group`; an entity object's JSON body by its class's
+  generated code, in one pass with its checks) and queued on their partition (an indexed
   entity object with its index rows, in one transaction). An invalid item fails at once.
   The reader stops while ``window`` operations (or ``window_bytes``) are read but not
   finished, so memory stays bounded whatever the input's size.
@@ -40,15 +41,11 @@ from typing import Any
 from azt._core.base import write_back
 from azt._core.batch import (
     BatchOperation,
+    Prepared,
+    _checked_operation,
     add_prepared,
-    checked_operation,
-    create_operation,
     delete_operation,
-    encode_operation,
-    operation_companions,
     operation_source,
-    update_operation,
-    upsert_operation,
 )
 from azt._core.bulk.checkpoint import CheckpointStore, DonePositions, OrderedSaves
 from azt._core.bulk.outcomes import (
@@ -73,13 +70,15 @@ from azt._core.bulk.queues import (
 )
 from azt._core.bulk.settle import predicted_failure, read_back, reflects, stored_keys
 from azt._core.config import AmbiguousOutcomePolicy, RetryPolicy
-from azt._core.packing import check_group_alone
+from azt._core.packing import EntityWrite, check_group_alone, entity_write, prepare_group
 from azt._core.results import UpdateMode, WriteResult
 from azt._core.retry import BackoffWait, hinted_wait, is_retryable, may_have_been_applied
 from azt._core.service_client import TableServiceClient
 from azt._core.table_client import TableClient
 from azt._core.tasks import wait_until
+from azt._core.wire.writers import encode_valid
 from azt._edm.entity import TableEntity
+from azt._edm.validation import STORAGE_LIMITS
 from azt._errors import (
     AmbiguousOutcomeError,
     AuthenticationError,
@@ -98,6 +97,8 @@ from azt._errors import (
 __all__ = ["load"]
 
 ProgressCallback = Callable[[BulkProgress], object]
+#: the kinds of load that update stored entities (the upserts insert or update)
+_UPDATES = ("merge", "replace")
 ResultCallback = Callable[[int, WriteResult | BulkFailure], object]
 
 
@@ -176,10 +177,13 @@ class _Loader:
             found = self._tables[key] = TableRef(sender, reader)
         return found
 
-    def _operation(self, item: Any) -> tuple[TableRef, BatchOperation, list[BatchOperation]]:
-        """The item's table, operation and companion operations (the index rows of an
-        entity object whose class declares indexes, refused when they cannot be kept
-        exact: :func:`azt._core.batch.operation_companions`)."""
+    def _operation(self, item: Any) -> tuple[TableRef, list[Prepared]]:
+        """The item's table and its operation with the companion operations (the index
+        rows of an entity object whose class declares indexes, refused when they cannot
+        be kept exact: :func:`azt._core.batch.operation_companions`), encoded. Entities
+        are checked against Azure Table storage's limits (whatever the table's flavour),
+        in one pass with their JSON body (:func:`azt._core.packing.entity_write`) unless
+        the table is known to take other bodies."""
         table = self._default_table
         if isinstance(item, TableWrite):
             table, item = item.table, item.item
@@ -187,27 +191,28 @@ class _Loader:
             raise ValidationError(
                 "no table: give table= to load(), a TableClient, or TableWrite(table, item)"
             )
+        # (a table not given as a str fails at its lookup, after the item's own checks)
+        known = self._tables.get(table.lower()) if isinstance(table, str) else None
+        route = known is None or known.probe._plain
         if isinstance(item, BatchOperation):
-            op = checked_operation(item)
+            op, body = _checked_operation(item, STORAGE_LIMITS, encode_valid if route else None)
             where = self._table(table)
-            extra = operation_companions(op, operation_source(item), where.probe.limits)
-            return where, op, extra
-        kind = self._kind
-        if kind == "insert":
-            op = create_operation(item)
-        elif kind == "upsert-merge":
-            op = upsert_operation(item, UpdateMode.MERGE)
-        elif kind == "upsert-replace":
-            op = upsert_operation(item, UpdateMode.REPLACE)
-        elif kind == "merge":
-            op = update_operation(item, UpdateMode.MERGE)
-        elif kind == "replace":
-            op = update_operation(item, UpdateMode.REPLACE)
+            write: EntityWrite = (op, body, operation_source(item), True)
         else:
-            op = delete_operation(item)
-        where = self._table(table)
-        source = item if getattr(type(item), "__azt_entity__", None) else None
-        return where, op, operation_companions(op, source, where.probe.limits)
+            kind = self._kind
+            if kind == "delete":
+                op = delete_operation(item)
+                source = item if getattr(type(item), "__azt_entity__", None) else None
+                write = (op, None, source, True)
+            else:
+                write = entity_write(
+                    "create" if kind == "insert" else "update" if kind in _UPDATES else "upsert",
+                    item,
+                    UpdateMode.REPLACE if kind.endswith("replace") else UpdateMode.MERGE,
+                    route=route,
+                )
+            where = self._table(table)
+        return where, prepare_group(where.probe, write)
 
     async def _read(self, items: Iterable[Any] | AsyncIterable[Any]) -> None:
         try:
@@ -236,15 +241,14 @@ class _Loader:
             result.skipped += 1
             return
         try:
-            table, op, companions = self._operation(item)
-            prepared = encode_operation(table.probe, op)
-            extra = [encode_operation(table.probe, c) for c in companions]
-            if extra:
-                check_group_alone(table.sender.batch, [prepared, *extra], None)
+            table, group = self._operation(item)
+            if len(group) > 1:
+                check_group_alone(table.sender.batch, group, None)
         except ValidationError as exc:
             self._fail(index, describe_item(item, self._default_table), exc)
             return
-        entry = Op(index, prepared, extra)
+        op = group[0].operation
+        entry = Op(index, group[0], group[1:])
         opts = self.options
         while self._pending and (
             self._pending >= opts.window or self._pending_bytes + entry.size > opts.window_bytes
