@@ -47,12 +47,14 @@ from azt._orm.codec_hooks import (
     _known,
     _missing,
     _partial_markers,
+    _plain_store,
     _slot_setter,
     _stored_as,
     _struct_hook,
     _unstruct_hook,
     _wrong_type,
     converter,
+    layout_twin,
     make_converter,
     wire_type,
 )
@@ -318,15 +320,20 @@ def _constructor(
         "_miss": _missing,
         "_wrong": _wrong_type,
     }
+    twin = layout_twin(cls)  # filled by plain stores, then given its class
+    ns["_TW"] = cls if twin is None else twin
     params: list[str] = []
-    body = ["    _o = _new(_cls)"]
+    body = ["    _o = _new(_TW)"]
     # the keys' parameters (their Python names), for messages about the other properties
     key_attr = {p.wire: p.attr for p, _, _ in fields if p.is_key}
     pk_attr, rk_attr = key_attr.get("PartitionKey"), key_attr.get("RowKey")
     for i, (p, default, exact) in enumerate(fields):
         a = p.attr
-        s = f"_S{i}"
-        ns[s] = _slot_setter(cls, a)
+        if twin is not None and _plain_store(cls, twin, a):
+            put = f"_o.{a} = {a}"
+        else:
+            ns[f"_S{i}"] = _slot_setter(cls, a)
+            put = f"_S{i}(_o, {a})"
         t = f"_T{i}"
         ns[t] = exact
         wrong = f"_wrong(_cls, {a!r}, {t}, {a})"
@@ -357,10 +364,10 @@ def _constructor(
                     f"    if {a} is not _M and {a} is not None:",
                     f"        if {a}.__class__ is not {t}:",
                     f"            {a} = {wrong}",
-                    f"        {s}(_o, {a})",
+                    f"        {put}",
                 ]
             else:
-                body += [f"    if {a} is not _M:", f"        {s}(_o, {a})"]
+                body += [f"    if {a} is not _M:", f"        {put}"]
             continue
         else:
             ns[f"_D{i}"] = default
@@ -375,7 +382,9 @@ def _constructor(
                     f"    if {a}.__class__ is not {t}:",
                     f"        {a} = _D{i} if {a} is None else {wrong}",
                 ]
-        body.append(f"    {s}(_o, {a})")
+        body.append(f"    {put}")
+    if twin is not None:
+        body.append("    _o.__class__ = _cls")
     src = f"def {kind}(*, {', '.join(params)}):\n" + "\n".join(body) + "\n    return _o\n"
     exec(compile(src, f"<azt {kind} {cls.__qualname__}>", "exec"), ns)
     fn: Callable[..., Any] = ns[kind]

@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import base64
+import keyword
 import math
 import uuid
 from collections.abc import Callable, Mapping
@@ -36,6 +37,7 @@ __all__ = [
     "Form",
     "MissingPropertyError",
     "converter",
+    "layout_twin",
     "make_converter",
     "wire_type",
 ]
@@ -449,3 +451,95 @@ def _partial_markers(
             mark_one(obj, row)
 
     return mark_one, mark_rows
+
+
+# --------------------------------------------------------------------------------------------
+# Layout twins: slots filled by plain attribute stores
+# --------------------------------------------------------------------------------------------
+
+#: entity class -> its layout twin (None: it has none, its slots are filled by setters)
+_TWINS: dict[type, type | None] = {}
+
+
+def layout_twin(cls: type) -> type | None:
+    """A class with the memory layout of the entity class ``cls`` (the same base, the same
+    slots) whose instances take plain attribute stores (``object.__setattr__``, and the raw
+    slot under ``Timestamp``'s :class:`LazyTimestamp`), or ``None`` where none can be made.
+
+    An entity class's ``__setattr__`` is attrs' (each assignment checked), so a decoder
+    fills its slots through the slots' setters: a call each (about seven times the cost of
+    a store into a dict). A decoder instead makes the twin's instance, fills it by stores
+    the interpreter specialises to slot writes, and sets its ``__class__`` to ``cls`` (one
+    assignment, checked by Python for the same layout): the object is then exactly what
+    the setters make. Not made for a class some base of which defines
+    ``__init_subclass__`` (making the twin would call it); the twin is otherwise invisible
+    but for ``__subclasses__()`` of ``cls``'s base.
+
+    Example::
+
+        >>> o = object.__new__(layout_twin(Movie))
+        >>> o.rating = 4.5
+        >>> o.__class__ = Movie
+        >>> type(o).__name__, o.rating
+        ('Movie', 4.5)
+    """
+    if cls in _TWINS:
+        return _TWINS[cls]
+    twin = _make_twin(cls)
+    _TWINS[cls] = twin
+    return twin
+
+
+def _make_twin(cls: type) -> type | None:
+    mro = type.__getattribute__(cls, "__mro__")
+    own = type.__getattribute__(cls, "__dict__")
+    slots = own.get("__slots__")
+    if not isinstance(slots, tuple) or any(
+        "__init_subclass__" in type.__getattribute__(k, "__dict__") for k in mro[1:-1]
+    ):
+        return None
+    ns: dict[str, Any] = {
+        "__slots__": slots,
+        "__setattr__": object.__setattr__,
+        "__module__": own.get("__module__"),
+        "__qualname__": f"{type.__getattribute__(cls, '__qualname__')}.<azt layout twin>",
+    }
+    for klass in mro:
+        lazy = type.__getattribute__(klass, "__dict__").get("Timestamp")
+        if lazy is not None:
+            if isinstance(lazy, LazyTimestamp):
+                ns["Timestamp"] = lazy.slot
+            break
+    try:
+        twin: type = type.__new__(type(cls), type.__getattribute__(cls, "__name__"), mro[1:2], ns)
+        probe: Any = object.__new__(twin)
+        probe.__class__ = cls  # refused (TypeError) unless the layouts are the same
+    except TypeError:
+        return None
+    return twin
+
+
+def _plain_store(cls: type, twin: type, attr: str) -> bool:
+    """Whether ``o.<attr> = v`` on an instance of ``twin`` writes the slot
+    ``_slot_setter(cls, attr)`` writes: the name found first in the twin's classes is the
+    same slot (the twin's own slot of that name where ``cls`` has its own, else the same
+    descriptor, ``Timestamp``'s raw slot for its ``LazyTimestamp``)."""
+    if not attr.isidentifier() or keyword.iskeyword(attr) or attr.startswith("__"):
+        return False
+    want = _slot(cls, attr)
+    got = _slot(twin, attr)
+    if want is None or got is None:
+        return False
+    if got is want:
+        return True
+    own = type.__getattribute__(cls, "__dict__").get(attr)
+    return own is want and type.__getattribute__(twin, "__dict__").get(attr) is got
+
+
+def _slot(cls: type, attr: str) -> Any:
+    """The descriptor an instance's ``attr`` store meets (``LazyTimestamp``: its slot)."""
+    for klass in type.__getattribute__(cls, "__mro__"):
+        found = type.__getattribute__(klass, "__dict__").get(attr)
+        if found is not None:
+            return found.slot if isinstance(found, LazyTimestamp) else found
+    return None

@@ -8,6 +8,7 @@ forms must take the inline path (else these tests would pass with it switched of
 from __future__ import annotations
 
 import base64
+import json
 import uuid
 import weakref
 from datetime import UTC, datetime, timedelta
@@ -18,10 +19,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from azt._core.wire import json as wire_json
 from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import PARTIAL_ATTR
+from azt._orm import codec as codec_module
+from azt._orm import page_decoder as page_decoder_module
 from azt._orm.codec import codec_for
-from azt._orm.page_decoder import DATETIME_INLINE, INLINE_NAMES, layout_twin
+from azt._orm.codec_hooks import layout_twin
+from azt._orm.page_decoder import DATETIME_INLINE, INLINE_NAMES
 from azt.entity import Entity, EntityBase, Int64, Prop, prop
 
 _MISSING = object()
@@ -369,3 +374,53 @@ def test_no_twin_where_making_one_would_call_init_subclass() -> None:
     twin = layout_twin(Derived)
     assert twin is not None
     assert twin.__qualname__.endswith("<azt layout twin>")
+
+
+def _setter_codec(cls: type[Entity], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A codec of ``cls`` built as it was before layout twins: every slot filled by its
+    setter (not cached, so the twin codecs stay as they are)."""
+    with monkeypatch.context() as m:
+        m.setattr(codec_module, "layout_twin", lambda cls: None)
+        m.setattr(page_decoder_module, "layout_twin", lambda cls: None)
+        return codec_module._build(cls, None)
+
+
+@pytest.mark.parametrize("cls", [Every, Derived])
+def test_twin_objects_equal_setter_objects(
+    cls: type[Entity], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The twin codecs (page decoder, from_json, from_entity) against the same codecs
+    filling every slot by its setter: the same objects, slot by slot."""
+    old = _setter_codec(cls, monkeypatch)
+    new = codec_for(cls)
+    assert layout_twin(cls) is not None
+    rows = [
+        {
+            "odata.etag": 'W/"x"',
+            "PartitionKey": "p",
+            "RowKey": f"r{i}",
+            "Timestamp": _TS,
+            "Shared": "s",
+            "N@odata.type": "Edm.Int64",
+            "N": str(i),
+            "S": "t",
+            "I32": i,
+            "When@odata.type": "Edm.DateTime",
+            "When": "2024-02-29T01:02:03.45Z",
+            "G@odata.type": "Edm.Guid",
+            "G": str(uuid.UUID(int=i)),
+            "Bin@odata.type": "Edm.Binary",
+            "Bin": "AAEC",
+            **({"Undeclared": 1} if i == 2 else {}),
+        }
+        for i in range(4)
+    ]
+    assert [_slots(o) for o in new._decode_page(rows)] == [
+        _slots(o) for o in old._decode_page(rows)
+    ]
+    assert [_slots(new.from_json(r)) for r in rows] == [_slots(old.from_json(r)) for r in rows]
+    entities = wire_json.decode_feed(json.dumps({"value": rows}).encode())
+    assert [_slots(new.from_entity(e)) for e in entities] == [
+        _slots(old.from_entity(e)) for e in entities
+    ]
+    assert "Undeclared" in getattr(new._decode_page(rows)[2], PARTIAL_ATTR).missing
