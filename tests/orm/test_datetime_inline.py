@@ -424,3 +424,19 @@ def test_twin_objects_equal_setter_objects(
         _slots(old.from_entity(e)) for e in entities
     ]
     assert "Undeclared" in getattr(new._decode_page(rows)[2], PARTIAL_ATTR).missing
+
+
+class Made(Entity):
+    """Absent properties with a default value and with a factory, one after the other."""
+
+    before: Prop[int] = prop(name="Before", default=5)
+    tags: Prop[str] = prop(name="Tags", factory=lambda: "made")
+    after: Prop[str | None] = prop(name="After", default=None)
+
+
+def test_absent_defaults_and_factories() -> None:
+    rows = [{"PartitionKey": "p", "RowKey": "r"}, {"PartitionKey": "p", "RowKey": "s", "Tags": "t"}]
+    codec = codec_for(Made)
+    fast = codec._decode_page(rows)
+    assert [(o.before, o.tags, o.after) for o in fast] == [(5, "made", None), (5, "t", None)]
+    assert [_slots(o) for o in fast] == [_slots(o) for o in codec._decode_general(rows)]
