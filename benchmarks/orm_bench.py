@@ -217,7 +217,7 @@ def cattrs_through_init(cls: type[Entity]) -> Callable[[dict[str, Any]], Any]:
     import attrs
     from cattrs.gen import make_dict_structure_fn_from_attrs, override
 
-    from azt._orm.codec import _json_datetime, _struct_hook, converter
+    from azt._orm.codec_hooks import _json_datetime, _struct_hook, converter
     from azt.entity import entity_info
 
     info = entity_info(cls)

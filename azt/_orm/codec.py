@@ -1,8 +1,9 @@
-# Over 800 lines: value hooks and per-class code generation share one set of type tables.
 """Per-class encode/decode between entity objects and wire-shaped dicts, generated once
 per class (and per ``$select`` projection) with ``cattrs.gen`` and cached:
 ``from_json`` / ``decode_rows`` (the service's JSON rows, any metadata level, to objects),
-``from_entity`` (a ``TableEntity``), ``to_entity`` and ``to_json``.
+``from_entity`` (a ``TableEntity``), ``to_entity`` and ``to_json``. The value hooks and type
+tables they are built from are in ``azt._orm.codec_hooks``; the query path's page decoder
+in ``azt._orm.page_decoder``.
 
 A JSON ``null`` (the service never sends one) counts as an absent property: default, None
 or :class:`MissingPropertyError`. A value of another stored EDM type than the declared one
@@ -17,16 +18,11 @@ Example::
 
 from __future__ import annotations
 
-import base64
 import binascii
-import math
-import uuid
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
-from typing import Annotated, Any, Generic, Literal, Optional, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 import attrs
-import cattrs
 from cattrs.fns import identity
 from cattrs.gen import (
     make_dict_structure_fn_from_attrs,
@@ -34,13 +30,36 @@ from cattrs.gen import (
     override,
 )
 
-from azt._core.wire import WireDecodeError, decode_base64, decode_guid
+from azt._core.wire import WireDecodeError
 from azt._core.wire.writers import declared_writer
-from azt._edm.datetime import EdmDateTime
 from azt._edm.entity import PARTIAL_ATTR, PartialRead, SharedEdmTypes, TableEntity
 from azt._edm.types import EdmType
-from azt._errors import ValidationError
-from azt._orm.columns import EntityInfo, LazyTimestamp, Prop, entity_info
+from azt._orm.codec_hooks import (
+    _ANN,
+    _ANNOTATED,
+    _MISSING,
+    _PY_TYPE,
+    _READS,
+    ANNOTATED,
+    Form,
+    MissingPropertyError,
+    _json_type_check,
+    _known,
+    _missing,
+    _partial_markers,
+    _plain_store,
+    _slot_setter,
+    _stored_as,
+    _struct_hook,
+    _unstruct_hook,
+    _wrong_type,
+    converter,
+    layout_twin,
+    make_converter,
+    wire_type,
+)
+from azt._orm.columns import EntityInfo, Prop, entity_info
+from azt._orm.page_decoder import page_decoder
 
 E = TypeVar("E")
 
@@ -55,32 +74,6 @@ __all__ = [
     "wire_type",
 ]
 
-_b64decode = decode_base64  # strict: the wire codecs' own
-_b64encode = base64.b64encode
-_parse_dt = EdmDateTime.parse
-_from_dt = EdmDateTime.from_datetime
-_UUID = uuid.UUID
-_float = float
-_int = int
-#: read-path constructor argument default: "absent from the row"
-_MISSING: Any = object()
-_ANN = "@odata.type"
-
-
-class MissingPropertyError(ValidationError):
-    """A row lacks a property its entity class requires (no default, not Optional).
-
-    Example::
-
-        >>> issubclass(MissingPropertyError, ValidationError)
-        True
-    """
-
-
-# --------------------------------------------------------------------------------------------
-# Value conversions (the hooks)
-# --------------------------------------------------------------------------------------------
-
 
 def _meta(d: Mapping[str, Any]) -> tuple[Any, str | None, PartialRead | None]:
     """(Timestamp as text or datetime, ETag, what the row itself lacks) of a decoded row,
@@ -93,253 +86,6 @@ def _meta(d: Mapping[str, Any]) -> tuple[Any, str | None, PartialRead | None]:
             return meta.timestamp, meta.etag, getattr(d, PARTIAL_ATTR, None)
         return getattr(d, "_ts", None), getattr(d, "_etag", None), None
     return d.get("Timestamp"), d.get("odata.etag"), None
-
-
-_fast_uuid = decode_guid  # strict canonical form: the wire codecs' own
-
-
-# Structure hooks take (value, type) as cattrs calls them. JSON form: the value as JSON
-# carries it. Value form: a TableEntity's value, already a Python value, except with
-# nometadata reads, where unannotated Int64/DateTime/Guid/Binary arrive as JSON strings.
-
-
-def _not_a(edm: EdmType, v: Any) -> Any:
-    raise TypeError(f"a {type(v).__name__} is not an {edm} value")
-
-
-def _json_int64(v: Any, _: Any) -> int:
-    # Int64 travels as a string; an Int32 stored in the column is a JSON number. Never
-    # truncate a Double or read a Boolean as a number.
-    c = v.__class__
-    return _int(v) if c is str or c is int else _not_a(EdmType.INT64, v)
-
-
-def _json_double(v: Any, _: Any) -> float:
-    # finite doubles are JSON numbers (ints when integral); NaN/Infinity are strings
-    c = v.__class__
-    if c is float:
-        return v  # type: ignore[no-any-return]
-    return _float(v) if c is not bool else _not_a(EdmType.DOUBLE, v)
-
-
-def _json_datetime(v: Any, _: Any) -> EdmDateTime:
-    return _parse_dt(v)
-
-
-def _json_guid(v: Any, _: Any) -> uuid.UUID:
-    return _fast_uuid(v)
-
-
-def _json_binary(v: Any, _: Any) -> bytes:
-    return _b64decode(v)
-
-
-def _value_int64(v: Any, _: Any) -> int:
-    c = v.__class__
-    if c is int:
-        return v  # type: ignore[no-any-return]
-    return _int(v) if c is str else _not_a(EdmType.INT64, v)
-
-
-def _value_datetime(v: Any, _: Any) -> EdmDateTime:
-    if v.__class__ is EdmDateTime:
-        return v
-    if isinstance(v, str):
-        return _parse_dt(v)
-    return _from_dt(v) if isinstance(v, datetime) else _not_a(EdmType.DATETIME, v)
-
-
-def _value_guid(v: Any, _: Any) -> uuid.UUID:
-    if v.__class__ is _UUID:
-        return v
-    return _fast_uuid(v) if isinstance(v, str) else _not_a(EdmType.GUID, v)
-
-
-def _value_binary(v: Any, _: Any) -> bytes:
-    c = v.__class__
-    if c is bytes:
-        return v  # type: ignore[no-any-return]
-    if c is str:
-        return _b64decode(v)
-    return bytes(v) if isinstance(v, bytes | bytearray | memoryview) else _not_a(EdmType.BINARY, v)
-
-
-def _unstructure_datetime(v: datetime) -> str:
-    return (v if v.__class__ is EdmDateTime else _from_dt(v)).to_wire()
-
-
-def _unstructure_binary(v: bytes) -> str:
-    return _b64encode(v).decode("ascii")
-
-
-def _unstructure_double(v: float) -> Any:
-    if math.isfinite(v):
-        return v
-    return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
-
-
-# Optional properties: the same, with None passed through (it is dropped afterwards); one
-# function each rather than a None check wrapped around the hook, to save a call per value.
-
-
-def _unstructure_text_opt(v: Any) -> str | None:
-    return None if v is None else str(v)
-
-
-def _unstructure_datetime_opt(v: datetime | None) -> str | None:
-    if v is None:
-        return None
-    return (v if v.__class__ is EdmDateTime else _from_dt(v)).to_wire()
-
-
-def _unstructure_binary_opt(v: bytes | None) -> str | None:
-    return None if v is None else _b64encode(v).decode("ascii")
-
-
-def _unstructure_double_opt(v: float | None) -> Any:
-    if v is None or math.isfinite(v):
-        return v
-    return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
-
-
-Form = Literal["json", "value"]
-
-_PY_TYPE: dict[EdmType, type] = {
-    EdmType.STRING: str,
-    EdmType.INT32: int,
-    EdmType.INT64: int,
-    EdmType.DOUBLE: float,
-    EdmType.BOOLEAN: bool,
-    EdmType.DATETIME: datetime,
-    EdmType.GUID: uuid.UUID,
-    EdmType.BINARY: bytes,
-}
-#: the same Python value on both sides: no hook, the generated code copies the value
-_PASSTHROUGH = frozenset({EdmType.STRING, EdmType.INT32, EdmType.BOOLEAN})
-#: properties whose JSON value is annotated with ``@odata.type`` when written
-_ANNOTATED = frozenset(
-    {EdmType.INT64, EdmType.DOUBLE, EdmType.DATETIME, EdmType.GUID, EdmType.BINARY}
-)
-ANNOTATED = _ANNOTATED
-
-_STRUCTURE: dict[tuple[EdmType, Form], Callable[[Any, Any], Any]] = {
-    (EdmType.INT64, "json"): _json_int64,
-    (EdmType.DOUBLE, "json"): _json_double,
-    (EdmType.DATETIME, "json"): _json_datetime,
-    (EdmType.GUID, "json"): _json_guid,
-    (EdmType.BINARY, "json"): _json_binary,
-    (EdmType.INT64, "value"): _value_int64,
-    (EdmType.DOUBLE, "value"): _json_double,
-    (EdmType.DATETIME, "value"): _value_datetime,
-    (EdmType.GUID, "value"): _value_guid,
-    (EdmType.BINARY, "value"): _value_binary,
-}
-_UNSTRUCTURE: dict[tuple[EdmType, Form], Callable[[Any], Any]] = {
-    (EdmType.INT64, "json"): str,
-    (EdmType.DOUBLE, "json"): _unstructure_double,
-    (EdmType.DATETIME, "json"): _unstructure_datetime,
-    (EdmType.GUID, "json"): str,
-    (EdmType.BINARY, "json"): _unstructure_binary,
-}
-_UNSTRUCTURE_OPTIONAL: dict[tuple[EdmType, Form], Callable[[Any], Any]] = {
-    (EdmType.INT64, "json"): _unstructure_text_opt,
-    (EdmType.DOUBLE, "json"): _unstructure_double_opt,
-    (EdmType.DATETIME, "json"): _unstructure_datetime_opt,
-    (EdmType.GUID, "json"): _unstructure_text_opt,
-    (EdmType.BINARY, "json"): _unstructure_binary_opt,
-}
-
-
-#: declared EDM type -> the stored types it reads: its own, and the lossless widenings
-_READS: dict[EdmType, frozenset[EdmType]] = {
-    edm: frozenset({edm} | ({EdmType.INT32} if edm in (EdmType.INT64, EdmType.DOUBLE) else set()))
-    for edm in EdmType
-}
-
-
-def _stored_as(cls: type, attr: str, stored: Any, row: Mapping[str, Any]) -> None:
-    """Refuse a value whose stored EDM type (annotated in JSON, recorded in a TableEntity)
-    the property's declared type does not read."""
-    p = entity_info(cls).by_attr[attr]
-    hint = " (declare it Prop[Int64])" if p.edm is EdmType.INT32 and stored == "Edm.Int64" else ""
-    raise WireDecodeError(
-        f"row PartitionKey={row.get('PartitionKey')!r} RowKey={row.get('RowKey')!r}: property "
-        f"{p.wire!r} is stored as {getattr(stored, 'value', stored)}, but {cls.__name__}.{attr} "
-        f"is {p.edm}{hint}; map the row to another class with a resolver if it differs"
-    )
-
-
-def _json_type_check(info: EntityInfo) -> Callable[[Mapping[str, Any]], None]:
-    """A generated function refusing a JSON row whose ``@odata.type`` annotations name a
-    stored type a declared property does not read (straight-line code: one ``get`` per
-    property; rows without annotations, as at nometadata, pass)."""
-    ns: dict[str, Any] = {"_bad": _stored_as, "_cls": info.cls}
-    body = ["def check(row):", "    get = row.get"]
-    for p in info.data_props:
-        if p.is_key:
-            continue
-        ok = " and ".join(f"a != {t.value!r}" for t in sorted(_READS[p.edm]))
-        body += [
-            f"    a = get({p.wire + _ANN!r})",
-            f"    if a is not None and {ok}:",
-            f"        _bad(_cls, {p.attr!r}, a, row)",
-        ]
-    src = "\n".join(body) + "\n"
-    exec(compile(src, f"<azt type check {info.cls.__qualname__}>", "exec"), ns)
-    fn: Callable[[Mapping[str, Any]], None] = ns["check"]
-    return fn
-
-
-def wire_type(edm: EdmType, form: Form) -> Any:
-    """The type the converter's hooks for ``edm`` in wire ``form`` are registered under:
-    ``"json"`` is the value as a JSON body carries it, ``"value"`` a ``TableEntity`` value.
-
-    Example::
-
-        >>> t = wire_type(EdmType.INT64, "json")
-        >>> converter.get_structure_hook(t)("12345678901", t)
-        12345678901
-        >>> converter.get_unstructure_hook(t)(12345678901)
-        '12345678901'
-    """
-    return Annotated[_PY_TYPE[edm], edm, form]
-
-
-# One cattrs.Converter, detailed validation off, with a structure and an unstructure hook per
-# EDM type and wire form, keyed by wire_type(); String, Int32 and Boolean values are the same
-# on both sides and get no hook.
-def make_converter() -> cattrs.Converter:
-    """Build the configured converter: detailed validation off (the read path), a
-    structure and an unstructure hook per EDM type and wire form (see :func:`wire_type`).
-
-    Example::
-
-        >>> c = make_converter()
-        >>> t = wire_type(EdmType.GUID, "json")
-        >>> c.get_structure_hook(t)("c9da6455-213d-42c9-9a79-3e9149a57833", t).version
-        4
-    """
-    conv = cattrs.Converter(detailed_validation=False, prefer_attrib_converters=True)
-    for (edm, form), st in _STRUCTURE.items():
-        conv.register_structure_hook_func(_is(wire_type(edm, form)), st)
-    for (edm, form), un in _UNSTRUCTURE.items():
-        conv.register_unstructure_hook_func(_is(wire_type(edm, form)), un)
-    for (edm, form), un in _UNSTRUCTURE_OPTIONAL.items():
-        conv.register_unstructure_hook_func(_is(Optional[wire_type(edm, form)]), un)  # noqa: UP045
-    return conv
-
-
-def _is(key: Any) -> Callable[[Any], bool]:
-    """A cattrs dispatch predicate matching exactly one (``Annotated``) type."""
-
-    def predicate(t: Any) -> bool:
-        return bool(t == key)
-
-    return predicate
-
-
-#: The converter every codec is generated with.
-converter: cattrs.Converter = make_converter()
 
 
 # --------------------------------------------------------------------------------------------
@@ -552,74 +298,6 @@ def _evolving(plain: EntityCodec[E]) -> EntityCodec[E]:
     return codec
 
 
-def _slot_setter(cls: type, attr: str) -> Callable[[Any, Any], None]:
-    for klass in type.__getattribute__(cls, "__mro__"):
-        d = type.__getattribute__(klass, "__dict__")
-        if attr in d:
-            found = d[attr]
-            if isinstance(found, LazyTimestamp):
-                found = found.slot  # the service's text goes in raw, parsed on first read
-            setter = found.__set__
-            return setter  # type: ignore[no-any-return]
-    raise TypeError(f"{cls.__name__} has no slot {attr!r}")  # pragma: no cover
-
-
-def _missing(cls_name: str, attr: str, wire: str, pk: Any, rk: Any) -> None:
-    raise MissingPropertyError(
-        f"row PartitionKey={pk!r} RowKey={rk!r} has no property {wire!r}, which "
-        f"{cls_name}.{attr} requires (declare it Optional or give it a default, or map the "
-        "row to another class with a resolver)"
-    )
-
-
-def _struct_hook(p: Prop[Any], form: Form) -> Callable[[Any, Any], Any] | None:
-    """The structure hook of one property: its EDM type's hook, then its Converter."""
-    hook = None
-    if p.edm not in _PASSTHROUGH:
-        hook = converter.get_structure_hook(wire_type(p.edm, form))
-    conv = p.converter
-    if conv is None:
-        return hook
-    from_wire = conv.from_wire
-    if hook is None:
-        return lambda v, _t: from_wire(v)
-    edm_hook = hook
-    return lambda v, t: from_wire(edm_hook(v, t))
-
-
-def _unstruct_hook(p: Prop[Any], form: Form) -> Callable[[Any], Any]:
-    """The unstructure hook of one property: its Converter, then its EDM type's hook;
-    ``None`` passes through (it is dropped afterwards)."""
-    hook: Callable[[Any], Any] = identity
-    conv = p.converter
-    if p.edm not in _PASSTHROUGH and (p.edm, form) in _UNSTRUCTURE:
-        if p.optional and conv is None:
-            return converter.get_unstructure_hook(Optional[wire_type(p.edm, form)])  # noqa: UP045
-        hook = converter.get_unstructure_hook(wire_type(p.edm, form))
-    if conv is not None:
-        to_wire = conv.to_wire
-        if hook is identity:
-            hook = to_wire
-        else:
-            edm_hook = hook
-            hook = lambda v: edm_hook(to_wire(v))  # noqa: E731
-    if p.optional and hook is not identity:
-        inner = hook
-        hook = lambda v: None if v is None else inner(v)  # noqa: E731
-    return hook
-
-
-def _wrong_type(cls: type, attr: str, exact: type, v: Any) -> Any:
-    """The slow path of a value whose class is not exactly its property's: a subclass is
-    kept (an ``IntEnum`` handed to ``from_entity``, say), anything else refused."""
-    if isinstance(v, exact) and not (exact is int and isinstance(v, bool)):
-        return v
-    p = entity_info(cls).by_attr[attr]
-    raise TypeError(
-        f"{cls.__name__}.{attr} ({p.wire!r}) is {p.edm}, the row has {type(v).__name__} {v!r}"
-    )
-
-
 def _constructor(
     cls: type, fields: list[tuple[Prop[Any], Any, type | None]], kind: str
 ) -> Callable[..., Any]:
@@ -642,15 +320,20 @@ def _constructor(
         "_miss": _missing,
         "_wrong": _wrong_type,
     }
+    twin = layout_twin(cls)  # filled by plain stores, then given its class
+    ns["_TW"] = cls if twin is None else twin
     params: list[str] = []
-    body = ["    _o = _new(_cls)"]
+    body = ["    _o = _new(_TW)"]
     # the keys' parameters (their Python names), for messages about the other properties
     key_attr = {p.wire: p.attr for p, _, _ in fields if p.is_key}
     pk_attr, rk_attr = key_attr.get("PartitionKey"), key_attr.get("RowKey")
     for i, (p, default, exact) in enumerate(fields):
         a = p.attr
-        s = f"_S{i}"
-        ns[s] = _slot_setter(cls, a)
+        if twin is not None and _plain_store(cls, twin, a):
+            put = f"_o.{a} = {a}"
+        else:
+            ns[f"_S{i}"] = _slot_setter(cls, a)
+            put = f"_S{i}(_o, {a})"
         t = f"_T{i}"
         ns[t] = exact
         wrong = f"_wrong(_cls, {a!r}, {t}, {a})"
@@ -681,10 +364,10 @@ def _constructor(
                     f"    if {a} is not _M and {a} is not None:",
                     f"        if {a}.__class__ is not {t}:",
                     f"            {a} = {wrong}",
-                    f"        {s}(_o, {a})",
+                    f"        {put}",
                 ]
             else:
-                body += [f"    if {a} is not _M:", f"        {s}(_o, {a})"]
+                body += [f"    if {a} is not _M:", f"        {put}"]
             continue
         else:
             ns[f"_D{i}"] = default
@@ -699,7 +382,9 @@ def _constructor(
                     f"    if {a}.__class__ is not {t}:",
                     f"        {a} = _D{i} if {a} is None else {wrong}",
                 ]
-        body.append(f"    {s}(_o, {a})")
+        body.append(f"    {put}")
+    if twin is not None:
+        body.append("    _o.__class__ = _cls")
     src = f"def {kind}(*, {', '.join(params)}):\n" + "\n".join(body) + "\n    return _o\n"
     exec(compile(src, f"<azt {kind} {cls.__qualname__}>", "exec"), ns)
     fn: Callable[..., Any] = ns[kind]
@@ -787,73 +472,6 @@ def _unstructure_fn(
 
 
 #: JSON members that are not stored properties (metadata, at every level)
-_JSON_SYSTEM = frozenset(
-    {
-        "PartitionKey",
-        "RowKey",
-        "Timestamp",
-        "Timestamp@odata.type",
-        "odata.etag",
-        "odata.metadata",
-        "odata.type",
-        "odata.id",
-        "odata.editLink",
-    }
-)
-
-
-def _known(info: EntityInfo, select: frozenset[str] | None, form: Form) -> frozenset[str]:
-    """The members a row may have without holding a stored property the objects decoded
-    from it (with projection ``select``) have no place for."""
-    names = {p.wire for p in info.data_props if select is None or p.is_key or p.wire in select}
-    if info.evolution is not None:  # the shape marker is the class's own, never "lost"
-        names |= info.evolution.extra_names
-    if form == "json":
-        return frozenset(names | _JSON_SYSTEM | {n + _ANN for n in names})
-    return frozenset(names | {"Timestamp"})
-
-
-def _partial_markers(
-    cls: type, info: EntityInfo, select: frozenset[str] | None, form: Form
-) -> tuple[Callable[[Any, Mapping[str, Any]], None], Callable[[list[Any], list[Any]], None]]:
-    """(mark one object, mark a page's objects): record on each object the
-    :class:`PartialRead` of what its row held that the object does not, so that a
-    whole-entity replace of it can be refused (``azt.PropertyLossError``).
-
-    A projection's objects all carry one shared record (the declared properties it did not
-    select, and "maybe more"); a full read's object gets one only when its row has stored
-    properties the class does not declare. The common case, a row with nothing undeclared,
-    costs one ``frozenset.issuperset`` per row (a C loop over the row's keys)."""
-    known = _known(info, select, form)
-    base = None
-    if select is not None:
-        names = {p.wire for p in info.data_props if p.is_key or p.wire in select}
-        unselected = tuple(p.wire for p in info.data_props if p.wire not in names)
-        base = PartialRead(unselected, projection=True)
-    put = _slot_setter(cls, PARTIAL_ATTR)
-    covered = known.issuperset
-
-    def extra(row: Mapping[str, Any]) -> PartialRead | None:
-        found = tuple(
-            k for k in row if k not in known and not k.startswith("odata.") and "@odata." not in k
-        )
-        if not found:
-            return base
-        return (base or PartialRead()).with_missing(found)
-
-    def mark_one(obj: Any, row: Mapping[str, Any]) -> None:
-        if not covered(row):
-            put(obj, extra(row))
-        elif base is not None:
-            put(obj, base)
-
-    def mark_rows(rows: list[Any], objs: list[Any]) -> None:
-        if base is None and all(map(covered, rows)):
-            return
-        for row, obj in zip(rows, objs, strict=True):
-            mark_one(obj, row)
-
-    return mark_one, mark_rows
 
 
 # Built on cattrs (the project's dependency) rather than a hand-written generator
@@ -941,7 +559,7 @@ def _build(cls: type[E], select: frozenset[str] | None) -> EntityCodec[E]:
     codec.from_json = from_json
     codec._from_json_fast = from_json_fast
     codec._check_json = check_json
-    codec._decode_page = _page_decoder(cls, info, select)
+    codec._decode_page = page_decoder(cls, info, select)
     codec._mark_json = mark_json
     codec._mark_rows = mark_rows
     codec.from_entity = from_entity
@@ -1101,204 +719,6 @@ def object_encoder(cls: type[E], indexed: bool, reserved: str) -> Callable[[E], 
     src = "\n".join(body) + "\n"
     exec(compile(src, f"<azt encoded {info.cls.__qualname__}>", "exec"), ns)
     fn: Callable[[E], Any] = ns["encoded"]
-    return fn
-
-
-# --------------------------------------------------------------------------------------------
-# The query path's page decoder
-# --------------------------------------------------------------------------------------------
-
-
-class _Slow(Exception):
-    """Raised by a generated page decoder on anything but the plain case; the page is then
-    decoded by the general path (``from_json``), which gives the result or the error."""
-
-
-_fromiso = datetime.fromisoformat
-_dt_new = datetime.__new__
-_EDT = EdmDateTime
-_UTC = UTC
-_a2b = binascii.a2b_base64
-
-
-#: per EDM type without a Converter: the statements turning ``v`` (a JSON value, not None)
-#: into the property's value, raising on anything the general path might read otherwise
-_INLINE: dict[EdmType, tuple[str, ...]] = {
-    EdmType.STRING: ("if v.__class__ is not _str: raise _Slow",),
-    EdmType.INT32: ("if v.__class__ is not _int: raise _Slow",),
-    EdmType.BOOLEAN: ("if v.__class__ is not _bool: raise _Slow",),
-    EdmType.INT64: (
-        "c = v.__class__",
-        "if c is _str: v = _int(v)",
-        "elif c is not _int: raise _Slow",
-    ),
-    EdmType.DOUBLE: (
-        "c = v.__class__",
-        "if c is not _float:",
-        "    if c is _int or c is _str: v = _float(v)",
-        "    else: raise _Slow",
-    ),
-    EdmType.DATETIME: (  # EdmDateTime.parse's seven-digit case inline, the rest through it
-        "if (v.__class__ is _str and len(v) == 28 and v[27] == 'Z' and v[19] == '.'"
-        " and v[10] == 'T' and v[4] == '-' and v[7] == '-' and v[13] == ':'"
-        " and v[16] == ':' and v.isascii() and v[20:27].isdigit()):",
-        "    b = _fromiso(v[:19])",
-        "    w = _dt_new(_EDT, b.year, b.month, b.day, b.hour, b.minute, b.second,"
-        " _int(v[20:26]), _UTC)",
-        "    w._hns = ord(v[26]) - 48",
-        "    v = w",
-        "else:",
-        "    v = _dt(v)",
-    ),
-    EdmType.GUID: ("v = _guid(v)",),
-    EdmType.BINARY: ("v = _a2b(v, strict_mode=True)",),
-}
-
-
-def _page_decoder(
-    cls: type[E], info: EntityInfo, select: frozenset[str] | None
-) -> Callable[[list[Any]], list[E]]:
-    """The query path's decoder of a page of JSON rows, which also records on each object
-    what its row held beyond it (``_partial_markers``' ``mark_one``): per class and
-    projection, one generated function per row shape (its member names, in order) reads
-    each row's values by position (one unpacking of ``row.values()``, no lookups) straight
-    into the slots, while the rows keep that shape. A shape's members are known when its
-    function is generated, so an annotation or a property the shape lacks costs nothing per
-    row, and a shape with no member the class has no place for needs no partial-read check
-    per row. It handles the plain case only (values of their declared types, annotations
-    the declared types read, no nulls, required properties present) and raises on anything
-    else, leaving that page to the general path, so that it never reads a row otherwise
-    than ``from_json`` does."""
-    shapes: dict[tuple[Any, ...], Callable[[list[Any], int, list[Any]], int]] = {}
-    mark_one, _ = _partial_markers(cls, info, select, "json")
-    known = _known(info, select, "json")
-
-    def decode_page(rows: list[Any]) -> list[E]:
-        out: list[E] = []
-        i, n = 0, len(rows)
-        while i < n:
-            row = rows[i]
-            if row.__class__ is not dict:
-                raise _Slow
-            keys = tuple(row)
-            run = shapes.get(keys)
-            if run is None:
-                if len(shapes) >= _SHAPES_MAX:
-                    shapes.clear()
-                run = shapes[keys] = _shape_decoder(cls, info, select, keys, known, mark_one)
-            i = run(rows, i, out)
-        return out
-
-    return decode_page
-
-
-#: row shapes a class's page decoder keeps functions for (then it starts again)
-_SHAPES_MAX = 64
-
-
-def _shape_decoder(
-    cls: type[E],
-    info: EntityInfo,
-    select: frozenset[str] | None,
-    keys: tuple[Any, ...],
-    known: frozenset[str],
-    mark_one: Callable[[Any, Mapping[str, Any]], None],
-) -> Callable[[list[Any], int, list[Any]], int]:
-    """The generated function decoding ``rows[i:]`` into ``out`` while they have the
-    shape ``keys`` (``rows[i]`` has it); returns the index of the first row it left."""
-    fields = {a.name: a for a in attrs.fields(cast(Any, cls))}
-    at = {k: j for j, k in enumerate(keys)}
-    ns: dict[str, Any] = {
-        "_new": object.__new__,
-        "_cls": cls,
-        "_Slow": _Slow,
-        "_dict": dict,
-        "_SHAPE": keys,
-        "_mark": mark_one,
-        "_str": str,
-        "_int": int,
-        "_bool": bool,
-        "_float": float,
-        "_dt": _parse_dt,
-        "_fromiso": _fromiso,
-        "_dt_new": _dt_new,
-        "_EDT": _EDT,
-        "_UTC": _UTC,
-        "_guid": decode_guid,
-        "_a2b": _a2b,
-    }
-    unpack = "".join(f"v{j}, " for j in range(len(keys)))
-    body = [
-        "def run(rows, i, out):",
-        "    append = out.append",
-        "    n = len(rows)",
-        "    row = rows[i]",
-        "    while True:",
-        f"        ({unpack}) = row.values()" if keys else "        pass",
-        "        o = _new(_cls)",
-    ]
-    ind = " " * 8
-    for i, p in enumerate(info.props):
-        a = p.attr
-        s = f"_S{i}"
-        ns[s] = _slot_setter(cls, a)
-        default = fields[a].default
-        if a in ("Timestamp", "ETag"):
-            wire = "Timestamp" if a == "Timestamp" else "odata.etag"
-            if wire in at:
-                body.append(f"{ind}{s}(o, v{at[wire]})")
-            else:
-                ns[f"_D{i}"] = default
-                body.append(f"{ind}{s}(o, _D{i})")
-            continue
-        ann = p.wire + _ANN
-        if not p.is_key and ann in at:  # every declared property, as _json_type_check does
-            ok = " and ".join(f"t != {t.value!r}" for t in sorted(_READS[p.edm]))
-            body += [
-                f"{ind}t = v{at[ann]}",
-                f"{ind}if t is not None and {ok}: raise _Slow",
-            ]
-        if not (select is None or p.wire in select or p.is_key):
-            continue  # outside the projection: left unset
-        if default is attrs.NOTHING and p.optional:
-            default = None
-        elif default is attrs.NOTHING and select is not None and not p.is_key:
-            default = _MISSING
-        if default is attrs.NOTHING:
-            absent = ["raise _Slow"]  # the general path names the row and property
-        elif isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-            ns[f"_F{i}"] = default.factory
-            absent = [f"{s}(o, _F{i}())"]
-        elif default is _MISSING:
-            absent = ["pass"]  # projected but absent: left unset
-        else:
-            ns[f"_D{i}"] = default
-            absent = [f"{s}(o, _D{i})"]
-        if p.wire not in at:
-            body += [f"{ind}{line}" for line in absent]
-            continue
-        if p.converter is None:
-            convert = list(_INLINE[p.edm])
-        else:
-            ns[f"_H{i}"] = _struct_hook(p, "json")
-            convert = [f"v = _H{i}(v, None)"]
-        body += [f"{ind}v = v{at[p.wire]}", f"{ind}if v is None:"]
-        body += [f"{ind}    {line}" for line in absent]
-        body.append(f"{ind}else:")
-        body += [f"{ind}    {line}" for line in convert]
-        body.append(f"{ind}    {s}(o, v)")
-    body.append(f"{ind}append(o)")
-    if select is not None or not known.issuperset(keys):
-        body.append(f"{ind}_mark(o, row)")  # what the row had beyond the object
-    body += [
-        f"{ind}i += 1",
-        f"{ind}if i == n: return i",
-        f"{ind}row = rows[i]",
-        f"{ind}if row.__class__ is not _dict or tuple(row) != _SHAPE: return i",
-    ]
-    src = "\n".join(body) + "\n"
-    exec(compile(src, f"<azt page decoder {cls.__qualname__}>", "exec"), ns)
-    fn: Callable[[list[Any], int, list[Any]], int] = ns["run"]
     return fn
 
 

@@ -44,6 +44,8 @@ class Evolving(Entity):
         "azt._orm.columns",
         "azt._orm.entity",
         "azt._orm.codec",
+        "azt._orm.codec_hooks",
+        "azt._orm.page_decoder",
         "azt._orm.planner",
         "azt._orm.pages",
         "azt._orm.query",

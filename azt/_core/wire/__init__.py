@@ -53,18 +53,14 @@ def decode_guid(text: str) -> uuid.UUID:
         ...
         ValueError: not an 8-4-4-4-12 GUID: 'c9da_455-213d-42c9-9a79-3e9149a57833'
     """
-    if (
-        len(text) == 36
-        and text[8] == "-"
-        and text[13] == "-"
-        and text[18] == "-"
-        and text[23] == "-"
-    ):
+    # text[8:24:5]: the characters at 8, 13, 18 and 23. a2b_hex reads hex digits only (no
+    # sign, "_", space or "0x", unlike int(_, 16)), and ASCII only.
+    if len(text) == 36 and text[8:24:5] == "----":
         digits = text.replace("-", "")
-        if len(digits) == 32 and digits.isascii() and digits.isalnum():
+        if len(digits) == 32:
             try:
-                n = int(digits, 16)
-            except ValueError:
+                n = _from_bytes(_a2b_hex(digits))
+            except ValueError:  # (binascii.Error is one)
                 pass
             else:
                 u = _new_uuid(_UUID)
@@ -74,6 +70,8 @@ def decode_guid(text: str) -> uuid.UUID:
     raise ValueError(f"not an 8-4-4-4-12 GUID: {text!r}")
 
 
+_a2b_hex = binascii.a2b_hex
+_from_bytes = int.from_bytes  # big-endian by default
 _UUID = uuid.UUID
 _new_uuid = object.__new__
 _set_uuid_int = _UUID.__dict__["int"].__set__
