@@ -473,7 +473,8 @@ def layout_twin(cls: type) -> type | None:
     assignment, checked by Python for the same layout): the object is then exactly what
     the setters make. Not made for a class some base of which defines
     ``__init_subclass__`` (making the twin would call it); the twin is otherwise invisible
-    but for ``__subclasses__()`` of ``cls``'s base.
+    but for ``__subclasses__()`` of ``cls``'s base, where its ``__azt_layout_twin__`` is
+    True (docs/entities.md, "How query results become objects").
 
     Example::
 
@@ -501,6 +502,7 @@ def _make_twin(cls: type) -> type | None:
     ns: dict[str, Any] = {
         "__slots__": slots,
         "__setattr__": object.__setattr__,
+        "__azt_layout_twin__": True,  # (what code that walks __subclasses__() may skip)
         "__module__": own.get("__module__"),
         "__qualname__": f"{type.__getattribute__(cls, '__qualname__')}.<azt layout twin>",
     }

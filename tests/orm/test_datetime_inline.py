@@ -376,6 +376,20 @@ def test_no_twin_where_making_one_would_call_init_subclass() -> None:
     assert twin.__qualname__.endswith("<azt layout twin>")
 
 
+def test_a_twin_is_marked_where_subclasses_are_listed() -> None:
+    """The one place a twin shows: ``__subclasses__()`` of its class's base, marked there
+    so that code listing entity classes can skip it (docs/entities.md)."""
+    twin = layout_twin(Every)
+    assert twin is not None
+    base = Every.__mro__[1]
+    listed = base.__subclasses__()
+    assert Every in listed
+    assert twin in listed
+    assert getattr(twin, "__azt_layout_twin__", False) is True
+    assert getattr(Every, "__azt_layout_twin__", False) is False
+    assert [c for c in listed if not getattr(c, "__azt_layout_twin__", False)].count(Every) == 1
+
+
 def _setter_codec(cls: type[Entity], monkeypatch: pytest.MonkeyPatch) -> Any:
     """A codec of ``cls`` built as it was before layout twins: every slot filled by its
     setter (not cached, so the twin codecs stay as they are)."""
