@@ -99,16 +99,10 @@ class WriteCommitter:
     def commit_inline(self, item: GroupWrite) -> list[WriteResult]:
         """Commit one write request on this thread, now; its results, or its error raised.
         What :meth:`submit` does when :attr:`inline` (a caller may skip the coroutine)."""
-        try:
-            outcome = self._backend.commit_group([item])[0]
-        except StubError:  # the disk failed: nothing was applied
-            raise
-        except Exception:  # a stub bug: answer 500, keep serving
-            log.exception("stub bug while committing %d writes", 1)
-            raise errors.internal_error() from None
-        if isinstance(outcome, StubError):
-            raise outcome
-        return outcome
+        return _now(self._commit_one, item)
+
+    def _commit_one(self, item: GroupWrite) -> list[WriteResult] | StubError:
+        return self._backend.commit_group([item])[0]
 
     def insert_inline(self, account: str, table: str, op: WriteOp) -> WriteResult:
         """:meth:`commit_inline` of one insert, without a group (a lone insert's path:
@@ -118,16 +112,7 @@ class WriteCommitter:
 
             result = committer.insert_inline("devstoreaccount1", "t", WriteOp("insert", "p", "r"))
         """
-        try:
-            outcome = self._backend.insert_alone(account, table, op)
-        except StubError:  # the disk failed: nothing was applied
-            raise
-        except Exception:  # a stub bug: answer 500, keep serving
-            log.exception("stub bug while committing %d writes", 1)
-            raise errors.internal_error() from None
-        if isinstance(outcome, StubError):
-            raise outcome
-        return outcome
+        return _now(self._backend.insert_alone, account, table, op)
 
     def _turn_ended(self) -> None:
         self._turn_busy = False
@@ -171,6 +156,22 @@ class WriteCommitter:
 
 
 _Group = list[tuple[GroupWrite, "asyncio.Future[list[WriteResult]]"]]
+
+
+def _now(write: Callable[..., _T | StubError], *args: Any) -> _T:
+    """Run one write request's commit on this thread: its result; its refusal (the
+    ``StubError`` it returns) or a disk failure raised; any other exception (a stub bug)
+    logged and raised as ``500 InternalError``, so the stub keeps serving."""
+    try:
+        outcome = write(*args)
+    except StubError:  # the disk failed: nothing was applied
+        raise
+    except Exception:  # a stub bug: answer 500, keep serving
+        log.exception("stub bug while committing %d writes", 1)
+        raise errors.internal_error() from None
+    if isinstance(outcome, StubError):
+        raise outcome
+    return outcome
 
 
 def _fail(group: _Group, exc: Exception) -> None:

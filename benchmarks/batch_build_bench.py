@@ -25,16 +25,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import re
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import client_bench as cb  # the bench's entity shapes and bare loop
+from _callgrind import child_instructions
 
 import azt
 from azt._core.transport import HttpRequest, HttpResponse, MockTransport
@@ -50,7 +47,6 @@ Answer = tuple[int, dict[str, str], bytes]
 PATHS = ("batch", "writer", "loader")
 #: transactions of 100 a loader round writes (one load, one partition each)
 LOADER_PARTITIONS = 10
-_COLLECTED = re.compile(r"Collected\s*:\s*([0-9]+)")
 
 
 async def record_answer() -> Answer:
@@ -218,19 +214,7 @@ async def run(batches: int, rounds: int, only: str | None, paths: tuple[str, ...
 
 def instructions(name: str, batches: int) -> int:
     """The instructions callgrind counts in a child running ``batches`` rounds of ``name``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
-        command = [sys.executable, __file__, "--only", name, "--batches", str(batches)]
-        run = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    found = _COLLECTED.search(run.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count from callgrind: {run.stderr[-500:]}")
-    return int(found.group(1))
+    return child_instructions([sys.executable, __file__, "--only", name, "--batches", str(batches)])
 
 
 def count_instructions(extra: int, paths: tuple[str, ...]) -> None:

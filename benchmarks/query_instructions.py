@@ -17,17 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import client_bench as cb  # the contenders, the query partition and the stub starter
+from _callgrind import child_instructions
 
 CONTENDERS = ("bare", "azt", "typed")
-_COLLECTED = re.compile(r"Collected\s*:\s*([0-9]+)")
 
 
 async def _one(which: str, queries: int) -> None:
@@ -51,27 +47,7 @@ async def _one(which: str, queries: int) -> None:
 
 def instructions(which: str, queries: int) -> int:
     """The instructions callgrind counts in a child running ``queries`` queries."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
-        run = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={out}",
-                sys.executable,
-                __file__,
-                "--one",
-                which,
-                str(queries),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    found = _COLLECTED.search(run.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count from callgrind: {run.stderr[-500:]}")
-    return int(found.group(1))
+    return child_instructions([sys.executable, __file__, "--one", which, str(queries)])
 
 
 def main() -> None:

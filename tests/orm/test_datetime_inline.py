@@ -382,7 +382,7 @@ def test_a_twin_is_marked_where_subclasses_are_listed() -> None:
     twin = layout_twin(Every)
     assert twin is not None
     base = Every.__mro__[1]
-    listed = base.__subclasses__()
+    listed: list[type] = base.__subclasses__()
     assert Every in listed
     assert twin in listed
     assert getattr(twin, "__azt_layout_twin__", False) is True
