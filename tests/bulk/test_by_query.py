@@ -178,6 +178,27 @@ async def test_dynamic_entities_merge_and_delete_with_resume(tmp_path: Path) -> 
         assert len([e async for e in table.list_entities()]) == 540
 
 
+async def _lingering_update(table: Any) -> asyncio.Task[Any]:
+    """``update_where`` of the 30 seeded "old" documents (replace, ``stamp`` set), started
+    and left running once it has read 27 of them: it then lingers a second before writing
+    its page, so the test can change entities between its read and its writes."""
+    read = asyncio.Event()
+    waiting = BulkOptions(linger=1.0, progress_interval=0.01)
+    task = asyncio.create_task(
+        update_where(
+            table,
+            {"stamp": "bulk"},
+            filter="status eq @s",
+            parameters={"s": "old"},
+            mode="replace",
+            options=waiting,
+            progress=lambda p: read.set() if p.read >= 27 else None,
+        )
+    )
+    await asyncio.wait_for(read.wait(), 10)
+    return task
+
+
 async def test_an_entity_changed_after_its_read_is_read_again_or_reported() -> None:
     # The update reads a page, then waits (a long linger) before writing it; meanwhile
     # one entity changes but still matches (re-read and changed again, the other change
@@ -185,20 +206,7 @@ async def test_an_entity_changed_after_its_read_is_read_again_or_reported() -> N
     async with stub() as server, table_on(server, "race") as table:
         await table.create_table()
         await seed_docs(table, 30, 1)
-        read = asyncio.Event()
-        waiting = BulkOptions(linger=1.0, progress_interval=0.01)
-        task = asyncio.create_task(
-            update_where(
-                table,
-                {"stamp": "bulk"},
-                filter="status eq @s",
-                parameters={"s": "old"},
-                mode="replace",
-                options=waiting,
-                progress=lambda p: read.set() if p.read >= 27 else None,
-            )
-        )
-        await asyncio.wait_for(read.wait(), 10)
+        task = await _lingering_update(table)
         still = {"PartitionKey": "p00", "RowKey": "d00001", "writer": 7}
         await table.update_entity(still, mode=UpdateMode.MERGE)
         moved = {"PartitionKey": "p00", "RowKey": "d00002", "status": "done"}
@@ -314,20 +322,7 @@ async def test_a_read_again_that_fails_unexpectedly_ends_the_run_with_its_error(
     async with stub() as server, table_on(server, "broken") as table:
         await table.create_table()
         await seed_docs(table, 30, 1)
-        read = asyncio.Event()
-        waiting = BulkOptions(linger=1.0, progress_interval=0.01)
-        task = asyncio.create_task(
-            update_where(
-                table,
-                {"stamp": "bulk"},
-                filter="status eq @s",
-                parameters={"s": "old"},
-                mode="replace",
-                options=waiting,
-                progress=lambda p: read.set() if p.read >= 27 else None,
-            )
-        )
-        await asyncio.wait_for(read.wait(), 10)
+        task = await _lingering_update(table)
         await table.update_entity(
             {"PartitionKey": "p00", "RowKey": "d00001", "writer": 7}, mode=UpdateMode.MERGE
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import math
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -27,7 +27,6 @@ from azt._core.wire.writers import declared_writer, encode_valid
 from azt._edm.entity import TableEntity
 from azt._edm.validation import validate_entity
 from azt._orm.codec import codec_for
-from azt_server_stub import StubServer
 
 from ..indexes.models import Item
 
@@ -409,18 +408,7 @@ def test_a_reserved_rowkey_is_refused_alike_by_either_route(
     assert refused == _requests(monkeypatch, False, create)
 
 
-# --- against the stub --------------------------------------------------------------------
-
-
-@pytest.fixture
-async def table() -> AsyncIterator[TableClient]:
-    async with (
-        StubServer() as stub,
-        TableServiceClient.from_connection_string(
-            stub.connection_string, retry=azt.RetryPolicy.no_retries()
-        ) as service,
-    ):
-        yield await service.create_table("typedroute")
+# --- against the stub (tests/client/conftest.py's table) ---------------------------------
 
 
 def _sample(pk: str, i: int) -> Every:

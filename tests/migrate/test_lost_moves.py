@@ -85,6 +85,22 @@ async def journal_rows(service: azt.TableServiceClient) -> list[Any]:
     return [e async for e in log.list_entities() if "." in e["PartitionKey"]]
 
 
+async def run_until_killed(
+    service: azt.TableServiceClient, migration: Migration, killed: asyncio.Event
+) -> None:
+    """Run ``migration`` until the test's patched send sets ``killed`` (and then hangs, as a
+    dead run would), and cancel it there: a run killed at that point. The run must get
+    there (else the test's premise does not hold)."""
+    task = asyncio.create_task(run_migrations(service, [migration]))
+    kill = asyncio.create_task(killed.wait())
+    await asyncio.wait([task, kill], timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    kill.cancel()
+    assert killed.is_set(), "the run finished without reaching the point it is killed at"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
 @pytest.mark.parametrize("kills", [1, 2])
 async def test_a_run_killed_between_copy_and_delete_does_not_drop_a_write(
     service: azt.TableServiceClient, monkeypatch: pytest.MonkeyPatch, kills: int
@@ -131,14 +147,7 @@ async def test_a_run_killed_between_copy_and_delete_does_not_drop_a_write(
     for run in range(kills):
         killed.clear()
         monkeypatch.setattr(migration_runner._Run, "_send", send)
-        task = asyncio.create_task(run_migrations(service, [m]))
-        kill = asyncio.create_task(killed.wait())
-        await asyncio.wait([task, kill], timeout=60, return_when=asyncio.FIRST_COMPLETED)
-        kill.cancel()
-        assert killed.is_set(), "the run finished without the copy to kill it after"
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await run_until_killed(service, m, killed)
         monkeypatch.undo()
         races.pop(0)
         # both rows of the move are there, and the journal of the moves in flight: the
@@ -236,14 +245,7 @@ async def test_a_row_deleted_after_a_killed_runs_copy_is_not_brought_back(
 
     m = Migration("0001_bucket", "tickets", [rekey(bucketed(True), "b-")], entity=Ticket)
     monkeypatch.setattr(migration_runner._Run, "_send", kill_after_the_copy)
-    task = asyncio.create_task(run_migrations(service, [m]))
-    kill = asyncio.create_task(killed.wait())
-    await asyncio.wait([task, kill], timeout=60, return_when=asyncio.FIRST_COMPLETED)
-    kill.cancel()
-    assert killed.is_set()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await run_until_killed(service, m, killed)
     assert sorted(await rows_of(table)) == [("b-t", "r-000"), ("t", "000")]
     monkeypatch.setattr(migration_runner._Run, "_send", delete_before_the_insert)
     [r] = await run_migrations(service, [m])
@@ -284,14 +286,7 @@ async def test_a_row_deleted_while_the_run_is_dead_after_its_copy_is_not_brought
 
     m = Migration("0001_bucket", "tickets", [rekey(bucketed(True), "b-")], entity=Ticket)
     monkeypatch.setattr(migration_runner._Run, "_send", kill)
-    task = asyncio.create_task(run_migrations(service, [m]))
-    waiting = asyncio.create_task(killed.wait())
-    await asyncio.wait([task, waiting], timeout=60, return_when=asyncio.FIRST_COMPLETED)
-    waiting.cancel()
-    assert killed.is_set()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await run_until_killed(service, m, killed)
     monkeypatch.undo()
     [journalled] = await journal_rows(service)
     assert bool(journalled.get("Deleting")) is (killed_after == "deletes")
