@@ -726,6 +726,25 @@ def prepare_operation(batch: TableBatch, operation: BatchOperation) -> Prepared:
     return encode_operation(batch, *_checked_operation(operation, batch.limits, batch._valid_body))
 
 
+def checked_head(
+    batch: TableBatch, operation: BatchOperation, body: bytes | None = None
+) -> tuple[BatchOperation, bytes | None]:
+    """``operation`` checked for ``batch`` (:func:`checked_operation`) with its entity's body
+    for :meth:`TableBatch._add_group`: ``body`` when given (its entity checked and encoded
+    in one pass by the caller, as :meth:`TableBatch._valid_body` does: not checked again),
+    else the batch's own one-pass check and encoding where it has one (else ``None``).
+
+    Example::
+
+        op, body = checked_head(batch, BatchOperation("create", {"PartitionKey": "p",
+                                                                 "RowKey": "r"}))
+    """
+    if body is not None and batch._plain:
+        given = body
+        return _checked_operation(operation, batch.limits, lambda _: given)
+    return _checked_operation(operation, batch.limits, batch._valid_body)
+
+
 def encode_operation(batch: TableBatch, op: BatchOperation, body: bytes | None = None) -> Prepared:
     """``op``, checked (:func:`checked_operation`, :func:`create_operation`...), encoded
     once by the client ``batch`` is bound to (``body``: its entity's, checked and encoded

@@ -40,7 +40,7 @@ from azt._core.batch import (
     OperationEncoder,
     TableBatch,
     bound_batch,
-    checked_operation,
+    checked_head,
     companions,
     droppable_companion,
 )
@@ -390,7 +390,8 @@ class TableClient(ClientBase):
         if more:
             extra = companions(obj, "create", None, data, None, core.limits)
             if extra:
-                return await self._write_group(BatchOperation("create", data, source=obj), extra)
+                op = BatchOperation("create", data, source=obj)
+                return await self._write_group(op, extra, body)
         if body is None:
             body = self._encode(data)
         headers = dict(core.odata_write)
@@ -498,7 +499,7 @@ class TableClient(ClientBase):
         extra = companions(obj, "update", mode, data, etag, self._core.limits) if more else []
         if extra:
             op = BatchOperation("update", data, mode=mode, etag=etag, source=obj)
-            return await self._write_group(op, extra)
+            return await self._write_group(op, extra, body)
         core = self._core
         headers = dict(core.odata_write)
         headers["If-Match"] = etag
@@ -547,7 +548,7 @@ class TableClient(ClientBase):
         extra = companions(obj, "upsert", mode, data, None, self._core.limits) if more else []
         if extra:
             op = BatchOperation("upsert", data, mode=mode, source=obj)
-            return await self._write_group(op, extra)
+            return await self._write_group(op, extra, body)
         core = self._core
         headers = dict(core.odata_write)
         method = core.write_verb(mode is UpdateMode.MERGE, headers)
@@ -900,16 +901,21 @@ class TableClient(ClientBase):
         self._core.check_open()
         return BatchWriter(self.batch, self.submit_transaction, max_buffer_bytes=max_buffer_bytes)
 
-    async def _write_group(self, main: BatchOperation, extra: list[BatchOperation]) -> WriteResult:
+    async def _write_group(
+        self, main: BatchOperation, extra: list[BatchOperation], body: bytes | None = None
+    ) -> WriteResult:
         """Write ``main`` with the companion operations of its entity object (its index
         rows) in one entity group transaction; the result is ``main``'s. A companion
         delete whose row is already gone is dropped and the rest sent again. A failure of
         ``main`` itself raises its own error (``EntityAlreadyExistsError``, ...), as the
-        single-request write would."""
+        single-request write would. ``body``: ``main``'s entity body as the caller checked
+        and encoded it in one pass (:meth:`_checked_source`), taken as it is; without it
+        the entity is checked and encoded again, in one pass where the batch can."""
         operations = [main, *extra]
         while True:
             batch = self.batch()
-            batch._add_group(checked_operation(operations[0], batch.limits), operations[1:])
+            head, head_body = checked_head(batch, operations[0], body)
+            batch._add_group(head, operations[1:], head_body)
             try:
                 results = await self.submit_transaction(batch)
             except TransactionError as exc:

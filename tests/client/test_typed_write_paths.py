@@ -27,10 +27,13 @@ from hypothesis import strategies as st
 
 import azt
 from azt import BatchOperation, TableClient, TableServiceClient, UpdateMode
+from azt._core import batch as batch_module
 from azt._core import batch_writer as writer_module
+from azt._core import table_client as table_client_module
 from azt._core.base import check_entity
 from azt._core.batch import (
     Prepared,
+    checked_head,
     checked_operation,
     create_operation,
     delete_operation,
@@ -48,6 +51,7 @@ from azt._core.packing import EntityWrite
 from azt._core.results import WriteResult
 from azt._core.wire import atom as wire_atom
 from azt._core.wire import json as wire_json
+from azt._core.wire.writers import encode_valid
 from azt._edm.validation import STORAGE_LIMITS, ServiceLimits
 from azt.bulk import BulkOptions, TableWrite, load
 from azt_server_stub import StubServer
@@ -606,3 +610,108 @@ async def test_stored_entities_and_write_back_are_alike(
                 ]
     assert stored["wnew"] == stored["wold"] == stored["lnew"] == stored["lold"]
     assert len(stored["wnew"]) == 5
+
+
+# --- an indexed object's single writes (one transaction with its index rows) ------------
+
+
+def _old_checked_head(
+    batch: azt.TableBatch, operation: BatchOperation, body: bytes | None = None
+) -> tuple[BatchOperation, bytes | None]:
+    """``TableClient._write_group``'s first step before: the main operation checked again
+    (``check_entity``), no body (encoded from the entity by the encoder)."""
+    return checked_operation(operation, batch.limits), None
+
+
+async def _single_writes(client: TableClient) -> tuple[list[Any], list[Any]]:
+    """Insert, update and upsert of indexed objects through ``client`` (sending nothing):
+    each call's outcome and each transaction it submitted (its requests and operations)."""
+    sent: list[Any] = []
+
+    async def submit(batch: Any) -> list[WriteResult]:
+        assert batch._changeset is not None
+        # (each run writes objects of its own: their classes compared, not their ids)
+        ops = [(*_operation(op)[:-1], type(op.source).__name__) for op in batch.operations]
+        sent.append((list(batch._changeset._requests), ops))
+        return [WriteResult(etag=_ETAG, request_id=None, status=204) for _ in batch.operations]
+
+    stored = Item("p", "c", color="green", size=1)
+    stored.__azt_written__(_ETAG, None)  # as written: its indexed values are known
+    stored.color = "red"
+    again = Item("p", "e", color="blue", size=2)
+    again.__azt_written__(_ETAG, None)
+    again.size = 5
+    calls: Calls = [
+        ("insert_entity", Item("p", "a", color="red", size=3, tag="t"), {}),
+        ("insert_entity", Item("p", "b 'q'", color="blue", size=-1, note="é\U0001f600"), {}),
+        ("update_entity", stored, {"mode": UpdateMode.REPLACE}),
+        ("upsert_entity", again, {"mode": UpdateMode.MERGE}),
+        ("insert_entity", Item("p", "\ufffdix;by_x;1", color="x"), {}),  # a reserved RowKey
+    ]
+    said: list[Any] = []
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(client, "submit_transaction", submit)
+        for method, entity, options in calls:
+            try:
+                await getattr(client, method)(entity, **options)
+                said.append("ok")
+            except _ERRORS as exc:
+                said.append(_error(exc))
+    return said, sent
+
+
+@pytest.mark.parametrize("client", sorted(_CLIENTS))
+def test_an_indexed_objects_single_writes_send_alike(
+    monkeypatch: pytest.MonkeyPatch, client: str
+) -> None:
+    """``insert_entity``/``update_entity`` of an indexed object send the same transactions
+    (requests byte for byte, operations) and refuse alike (an upsert: unconditional) whether
+    the main entity's body is the one the call checked and encoded in one pass (now) or the
+    entity is checked again and encoded from scratch (before); on the JSON route the main
+    entity is neither checked nor encoded a second time."""
+    table = _CLIENTS[client]
+    checks: list[int] = []
+    real_check = check_entity
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        checks.append(1)
+        return real_check(*args, **kwargs)
+
+    encodes: list[int] = []
+    real_encode = encode_valid
+
+    def encode_counted(data: Any) -> Any:
+        encodes.append(1)
+        return real_encode(data)
+
+    monkeypatch.setattr(batch_module, "check_entity", counted)
+    monkeypatch.setattr(batch_module, "encode_valid", encode_counted)
+    with _route(monkeypatch, True):
+        new = asyncio.run(_single_writes(table))
+    checked_now, encoded_now = len(checks), len(encodes)
+    real_head = checked_head
+    with _route(monkeypatch, True), monkeypatch.context() as m:  # the call's body not taken
+        m.setattr(
+            table_client_module, "checked_head", lambda batch, op, body=None: real_head(batch, op)
+        )
+        assert asyncio.run(_single_writes(table)) == new
+    encoded_again = len(encodes) - encoded_now
+    checks.clear()
+    with _route(monkeypatch, False), monkeypatch.context() as m:
+        m.setattr(table_client_module, "checked_head", _old_checked_head)
+        old = asyncio.run(_single_writes(table))
+    checked_before = len(checks)
+    assert new == old
+    said, sent = new
+    assert said[:3] == ["ok", "ok", "ok"]
+    assert said[3][0] == said[4][0] == "ValidationError"
+    assert "unconditional" in said[3][1]
+    assert "reserved" in said[4][1]
+    # the rows and their by_color and by_size rows, a by_tag row; the update's row and the
+    # old and new rows of its by_color and by_size (the colour changed)
+    assert [len(requests) for requests, _ in sent] == [4, 3, 5]
+    if client == "json":  # the three main entities: checked once each before, now not again
+        assert checked_before - checked_now == 3
+        assert encoded_again - encoded_now == 3  # (their bodies are the calls' own)
+    else:  # check-then-encode both ways (AtomPub, Cosmos DB limits)
+        assert checked_before == checked_now
