@@ -259,9 +259,11 @@ def starts_next_head(
         return False
     if with_head:
         before = len(data) - body_bytes  # the head's bytes here, and any after the body
+        if before >= len(_END):  # (the usual case: the whole blank line in this arrival)
+            return not data.endswith(_END, 0, before)
         if before <= 0:
             return False
-        return data[max(0, before - len(_END)) : before] != _END[-min(before, len(_END)) :]
+        return data[:before] != _END[-before:]
     return len(data) > body_bytes
 
 
