@@ -158,13 +158,14 @@ async def write_entity(call: Call, table: str, op: WriteOp) -> WriteResult:
         result = await write_entity(call, table, WriteOp("delete", pk, rk, {}, "*"))
     """
     committer = call.services.committer
+    account = call.addr.account  # (call.account, without the property's call)
     if committer is None:
-        return call.backend.write(call.account, table, op)
+        return call.services.backend.write(account, table, op)
     if committer.inline:  # committed at once: no coroutine
         if op.kind == "insert":  # (a lone insert: no group to build and take apart)
-            return committer.insert_inline(call.account, table, op)
-        return committer.commit_inline(GroupWrite(call.account, table, [op]))[0]
-    return (await committer.submit(GroupWrite(call.account, table, [op])))[0]
+            return committer.insert_inline(account, table, op)
+        return committer.commit_inline(GroupWrite(account, table, [op]))[0]
+    return (await committer.submit(GroupWrite(account, table, [op])))[0]
 
 
 async def durable_call(call: Call, write: Callable[..., _T], *args: Any) -> _T:
@@ -369,7 +370,7 @@ def table_exists(call: Call, table: str) -> str:
 
         name = table_exists(call, table)
     """
-    name = call.backend.table_name(call.account, table)
+    name = call.services.backend.table_name(call.addr.account, table)  # (every operation)
     if name is None:
         flavor_of(call.request.app).table_naming.validate(table)
         raise errors.table_not_found()
