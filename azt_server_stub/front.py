@@ -421,7 +421,8 @@ class FrontProtocol(BaseProtocol):
         task = asyncio.current_task(loop)  # None while served in data_received on 3.11
         # the request only reads the protocol's transport (and cancels through it)
         request = server.request_factory(message, payload, self, writer, task)  # type: ignore[arg-type]
-        start = loop.time() if server.access_logger is not None else 0.0
+        access = server.access_logger
+        start = loop.time() if access is not None else 0.0
         self._current = request
         try:
             try:
@@ -450,8 +451,8 @@ class FrontProtocol(BaseProtocol):
             transport.write(head + body if body else head)
         else:
             keep_alive = await self._write(request, response, writer)
-        if server.access_logger is not None and server.access_logger.enabled:
-            server.access_logger.log(request, response, loop.time() - start)
+        if access is not None and access.enabled:
+            access.log(request, response, loop.time() - start)
         if not payload.is_eof():
             keep_alive = await self._linger(payload) and keep_alive
         payload.set_exception(RuntimeError("the request body was read after the answer"))
