@@ -24,7 +24,7 @@ from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
 from ..auth import Principal, RequestView
 from ..backend import Backend, GroupWrite, WriteOp, WriteResult
-from ..flavors import StubFlavor, flavor_of
+from ..flavors import StubFlavor
 from ..formats.negotiation import (
     Fmt,
     Negotiated,
@@ -58,21 +58,25 @@ _UNSUPPORTED_OPTIONS = ("$orderby", "$skip", "$expand", "$inlinecount", "$count"
 
 @dataclass(slots=True)
 class Call:
-    """One request being served.
+    """One request being served; ``flavor``: the service flavour the application answers
+    as (``flavors.flavor_of`` of the request's application, read once by ``dispatch``).
 
     Example::
 
         >>> from aiohttp.test_utils import make_mocked_request
         >>> from azt_server_stub.addressing import parse_resource, split_account
+        >>> from azt_server_stub.flavors import STORAGE
         >>> from azt_server_stub.request_state import parse_query
         >>> from azt_server_stub.auth import Authenticator
         >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
         >>> addr = split_account("127.0.0.1:10002", "/acct/t(PartitionKey='p',RowKey='r')")
         >>> call = Call(make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')"),
         ...             services, addr, parse_resource(addr.resource), "GET", "2019-02-02",
-        ...             "http://127.0.0.1:10002/acct", parse_query(""))
+        ...             "http://127.0.0.1:10002/acct", parse_query(""), STORAGE)
         >>> call.resource.kind, call.resource.table, call.resource.keys
         (<Kind.ENTITY: 'entity'>, 't', ('p', 'r'))
+        >>> call.flavor.name
+        'storage'
     """
 
     request: web.Request
@@ -83,6 +87,7 @@ class Call:
     version: str
     endpoint: str
     query: MultiDictProxy[str]  # the request's, per query_of
+    flavor: StubFlavor
     principal: Principal | None = None
 
     @property
@@ -93,6 +98,7 @@ class Call:
 
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.flavors import STORAGE
             >>> from azt_server_stub.request_state import parse_query
             >>> from azt_server_stub.auth import Authenticator
             >>> backend = Backend()
@@ -100,31 +106,11 @@ class Call:
             >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
             >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
             ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
-            ...             parse_query(""))
+            ...             parse_query(""), STORAGE)
             >>> call.backend is backend
             True
         """
         return self.services.backend
-
-    @property
-    def flavor(self) -> StubFlavor:
-        """The service flavour the application answers as (``flavors.flavor_of``).
-
-        Example::
-
-            >>> from aiohttp.test_utils import make_mocked_request
-            >>> from azt_server_stub.addressing import parse_resource, split_account
-            >>> from azt_server_stub.request_state import parse_query
-            >>> from azt_server_stub.auth import Authenticator
-            >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
-            >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
-            >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
-            ...             parse_query(""))
-            >>> call.flavor.name
-            'storage'
-        """
-        return flavor_of(self.request.app)
 
     @property
     def account(self) -> str:
@@ -134,13 +120,14 @@ class Call:
 
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
+            >>> from azt_server_stub.flavors import STORAGE
             >>> from azt_server_stub.request_state import parse_query
             >>> from azt_server_stub.auth import Authenticator
             >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct-secondary/Tables")
             >>> call = Call(make_mocked_request("GET", "/acct-secondary/Tables"), services, addr,
             ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
-            ...             parse_query(""))
+            ...             parse_query(""), STORAGE)
             >>> call.account, call.addr.secondary
             ('acct', True)
         """
@@ -372,7 +359,7 @@ def table_exists(call: Call, table: str) -> str:
     """
     name = call.services.backend.table_name(call.addr.account, table)  # (every operation)
     if name is None:
-        flavor_of(call.request.app).table_naming.validate(table)
+        call.flavor.table_naming.validate(table)
         raise errors.table_not_found()
     return name
 
