@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from aiohttp import hdrs, web
-from multidict import MultiDictProxy, istr
+from multidict import CIMultiDictProxy, MultiDictProxy, istr
 
 from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
@@ -59,7 +59,8 @@ _UNSUPPORTED_OPTIONS = ("$orderby", "$skip", "$expand", "$inlinecount", "$count"
 @dataclass(slots=True)
 class Call:
     """One request being served; ``flavor``: the service flavour the application answers
-    as (``flavors.flavor_of`` of the request's application, read once by ``dispatch``).
+    as (``flavors.flavor_of`` of the request's application), ``headers``: the request's
+    (``request.headers``); both read once by ``dispatch``, as the handlers read them often.
 
     Example::
 
@@ -70,9 +71,10 @@ class Call:
         >>> from azt_server_stub.auth import Authenticator
         >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
         >>> addr = split_account("127.0.0.1:10002", "/acct/t(PartitionKey='p',RowKey='r')")
-        >>> call = Call(make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')"),
-        ...             services, addr, parse_resource(addr.resource), "GET", "2019-02-02",
-        ...             "http://127.0.0.1:10002/acct", parse_query(""), STORAGE)
+        >>> request = make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')")
+        >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
+        ...             "2019-02-02", "http://127.0.0.1:10002/acct", parse_query(""), STORAGE,
+        ...             request.headers)
         >>> call.resource.kind, call.resource.table, call.resource.keys
         (<Kind.ENTITY: 'entity'>, 't', ('p', 'r'))
         >>> call.flavor.name
@@ -88,6 +90,7 @@ class Call:
     endpoint: str
     query: MultiDictProxy[str]  # the request's, per query_of
     flavor: StubFlavor
+    headers: CIMultiDictProxy[str]
     principal: Principal | None = None
 
     @property
@@ -104,9 +107,10 @@ class Call:
             >>> backend = Backend()
             >>> services = Services(backend, Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
-            >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
-            ...             parse_query(""), STORAGE)
+            >>> request = make_mocked_request("GET", "/acct/Tables")
+            >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
+            ...             "2019-02-02", "http://h/acct", parse_query(""), STORAGE,
+            ...             request.headers)
             >>> call.backend is backend
             True
         """
@@ -125,9 +129,10 @@ class Call:
             >>> from azt_server_stub.auth import Authenticator
             >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct-secondary/Tables")
-            >>> call = Call(make_mocked_request("GET", "/acct-secondary/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
-            ...             parse_query(""), STORAGE)
+            >>> request = make_mocked_request("GET", "/acct-secondary/Tables")
+            >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
+            ...             "2019-02-02", "http://h/acct", parse_query(""), STORAGE,
+            ...             request.headers)
             >>> call.account, call.addr.secondary
             ('acct', True)
         """
@@ -273,7 +278,7 @@ def authenticate(call: Call, raw_path: str, table: str | None) -> Principal:
     request = call.request
     if not addr.secondary:
         fast = authenticator.shared_key(
-            request.method, raw_path, call.query, request.headers, addr.account
+            request.method, raw_path, call.query, call.headers, addr.account
         )
         if fast is not None:
             call.principal = fast
@@ -292,9 +297,7 @@ def negotiate(call: Call) -> Fmt:
         fmt = negotiate(call)
     """
     request = call.request
-    fmt, style = _negotiated(
-        request.headers.get(hdrs.ACCEPT), call.query.get("$format"), call.version
-    )
+    fmt, style = _negotiated(call.headers.get(hdrs.ACCEPT), call.query.get("$format"), call.version)
     state_of(request)[ERR_STYLE] = style
     return fmt
 
@@ -310,7 +313,7 @@ def preference(call: Call) -> bool | None:
 
         prefer = preference(call)
     """
-    prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
+    prefer = parse_prefer(call.headers.get("Prefer"), call.version)
     if prefer is not None:
         applied = "return-content" if prefer else "return-no-content"
         state_of(call.request)[PREFERENCE_APPLIED] = applied

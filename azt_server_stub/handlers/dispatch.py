@@ -122,7 +122,16 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     effective = tunnelled_method(method, headers)
     endpoint = request.scheme + route.endpoint_tail
     call = Call(
-        request, services, addr, resource, effective, version, endpoint, query, flavor_of(app)
+        request,
+        services,
+        addr,
+        resource,
+        effective,
+        version,
+        endpoint,
+        query,
+        flavor_of(app),
+        headers,
     )
     comp = query.get("comp")
     restype = query.get("restype")
