@@ -348,7 +348,7 @@ class FrontProtocol(BaseProtocol):
         if messages:
             self._messages.extend(messages)
             message, payload = messages[-1]
-            self._watch.parsed(payload, data, chunked=bool(getattr(message, "chunked", False)))
+            self._watch.parsed(payload, data, message.chunked)
         elif self._refused is None:
             self._watch.received(data)
         if self.worker is not None or self._eager or self._closing:
