@@ -116,7 +116,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return preflight(request, services, addr)
     headers = request.headers
     version = versions.request_version(
-        headers.get(_X_MS_VERSION), query.get("sv"), lenient=services.lenient_versions
+        headers.get(_X_MS_VERSION), query.get("sv"), services.lenient_versions
     )
     state[VERSION] = version
     effective = tunnelled_method(method, headers)
