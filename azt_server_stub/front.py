@@ -447,10 +447,10 @@ class FrontProtocol(BaseProtocol):
         if transport is None:
             return False
         if not response.prepared and _plain(response):  # _write's plain answer, inline
-            head, body, keep_alive = render(request, response)  # type: ignore[arg-type]
+            head, body, keep_alive = render(message, response)  # type: ignore[arg-type]
             transport.write(head + body if body else head)
         else:
-            keep_alive = await self._write(request, response, writer)
+            keep_alive = await self._write(request, message, response, writer)
         if access is not None and access.enabled:
             access.log(request, response, loop.time() - start)
         if not payload.is_eof():
@@ -478,7 +478,7 @@ class FrontProtocol(BaseProtocol):
         factory = self._server.request_factory
         request = factory(_REFUSED, EMPTY_PAYLOAD, self, writer, task)  # type: ignore[arg-type]
         response = refusal_response(refusal_error(exc), self._server.flavor)
-        await self._write(request, response, writer)
+        await self._write(request, _REFUSED, response, writer)
         self._watch.cancel()
         transport = self.transport
         if transport is not None and not transport.is_closing():
@@ -521,16 +521,21 @@ class FrontProtocol(BaseProtocol):
     # -- writing ---------------------------------------------------------------
 
     async def _write(
-        self, request: BaseRequest, response: web.StreamResponse, writer: StreamWriter
+        self,
+        request: BaseRequest,
+        message: RawRequestMessage,
+        response: web.StreamResponse,
+        writer: StreamWriter,
     ) -> bool:
-        """Send ``response``; whether the connection may stay open."""
+        """Send ``response`` to ``request`` (parsed as ``message``); whether the connection
+        may stay open."""
         if response.prepared or not _plain(response):
             await response.prepare(request)
             await response.write_eof()
             return bool(response.keep_alive)
         transport = self.transport
         assert transport is not None
-        head, body, keep_alive = render(request, response)  # type: ignore[arg-type]
+        head, body, keep_alive = render(message, response)  # type: ignore[arg-type]
         transport.write(head + body if body else head)
         return keep_alive
 
