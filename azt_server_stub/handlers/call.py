@@ -38,7 +38,6 @@ from ..request_state import (
     PREFERENCE_APPLIED,
     Services,
     query_of,
-    state_of,
 )
 
 COMMON_HEADERS: tuple[tuple[str, str], ...] = (
@@ -60,21 +59,22 @@ _UNSUPPORTED_OPTIONS = ("$orderby", "$skip", "$expand", "$inlinecount", "$count"
 class Call:
     """One request being served; ``flavor``: the service flavour the application answers
     as (``flavors.flavor_of`` of the request's application), ``headers``: the request's
-    (``request.headers``); both read once by ``dispatch``, as the handlers read them often.
+    (``request.headers``), ``state``: its own storage (``request_state.state_of``); each
+    read once by ``dispatch``, as the handlers read them often.
 
     Example::
 
         >>> from aiohttp.test_utils import make_mocked_request
         >>> from azt_server_stub.addressing import parse_resource, split_account
         >>> from azt_server_stub.flavors import STORAGE
-        >>> from azt_server_stub.request_state import parse_query
+        >>> from azt_server_stub.request_state import parse_query, state_of
         >>> from azt_server_stub.auth import Authenticator
         >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
         >>> addr = split_account("127.0.0.1:10002", "/acct/t(PartitionKey='p',RowKey='r')")
         >>> request = make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')")
         >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
         ...             "2019-02-02", "http://127.0.0.1:10002/acct", parse_query(""), STORAGE,
-        ...             request.headers)
+        ...             request.headers, state_of(request))
         >>> call.resource.kind, call.resource.table, call.resource.keys
         (<Kind.ENTITY: 'entity'>, 't', ('p', 'r'))
         >>> call.flavor.name
@@ -91,6 +91,7 @@ class Call:
     query: MultiDictProxy[str]  # the request's, per query_of
     flavor: StubFlavor
     headers: CIMultiDictProxy[str]
+    state: dict[Any, Any]
     principal: Principal | None = None
 
     @property
@@ -102,7 +103,7 @@ class Call:
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
             >>> from azt_server_stub.flavors import STORAGE
-            >>> from azt_server_stub.request_state import parse_query
+            >>> from azt_server_stub.request_state import parse_query, state_of
             >>> from azt_server_stub.auth import Authenticator
             >>> backend = Backend()
             >>> services = Services(backend, Authenticator({}, lambda a, t: []))
@@ -110,7 +111,7 @@ class Call:
             >>> request = make_mocked_request("GET", "/acct/Tables")
             >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
             ...             "2019-02-02", "http://h/acct", parse_query(""), STORAGE,
-            ...             request.headers)
+            ...             request.headers, state_of(request))
             >>> call.backend is backend
             True
         """
@@ -125,14 +126,14 @@ class Call:
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
             >>> from azt_server_stub.flavors import STORAGE
-            >>> from azt_server_stub.request_state import parse_query
+            >>> from azt_server_stub.request_state import parse_query, state_of
             >>> from azt_server_stub.auth import Authenticator
             >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct-secondary/Tables")
             >>> request = make_mocked_request("GET", "/acct-secondary/Tables")
             >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
             ...             "2019-02-02", "http://h/acct", parse_query(""), STORAGE,
-            ...             request.headers)
+            ...             request.headers, state_of(request))
             >>> call.account, call.addr.secondary
             ('acct', True)
         """
@@ -296,9 +297,8 @@ def negotiate(call: Call) -> Fmt:
 
         fmt = negotiate(call)
     """
-    request = call.request
     fmt, style = _negotiated(call.headers.get(hdrs.ACCEPT), call.query.get("$format"), call.version)
-    state_of(request)[ERR_STYLE] = style
+    call.state[ERR_STYLE] = style
     return fmt
 
 
@@ -316,7 +316,7 @@ def preference(call: Call) -> bool | None:
     prefer = parse_prefer(call.headers.get("Prefer"), call.version)
     if prefer is not None:
         applied = "return-content" if prefer else "return-no-content"
-        state_of(call.request)[PREFERENCE_APPLIED] = applied
+        call.state[PREFERENCE_APPLIED] = applied
     return prefer
 
 

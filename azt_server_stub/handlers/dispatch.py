@@ -132,6 +132,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         query,
         flavor_of(app),
         headers,
+        state,
     )
     comp = query.get("comp")
     restype = query.get("restype")
