@@ -566,7 +566,16 @@ def _plain(response: web.StreamResponse) -> bool:
 
 
 #: The private attributes of aiohttp's objects that this module reads or sets.
-_RESPONSE_ATTRIBUTES = ("_body", "_chunked", "_compression", "_cookies", "_compressed_body")
+_RESPONSE_ATTRIBUTES = (
+    "_body",
+    "_chunked",
+    "_compression",
+    "_cookies",
+    "_compressed_body",
+    "_status",
+    "_reason",
+    "_headers",
+)
 
 #: A request whose parse :func:`_parser_fits` checks (a keep-alive GET and a POST with a body).
 _PROBE = (
@@ -578,14 +587,18 @@ _PROBE = (
 def _responses_fit() -> bool:
     """Whether ``web.Response``'s private attributes mean what ``_plain``/``render`` read.
 
-    Each is checked by its meaning, not its name: the body set, the flags that the
-    chunked, compressed, cookie and force-close calls turn on.
+    Each is checked by its meaning, not its name: the body set, the status and reason
+    (also as ``set_status`` changes them), the headers (``.headers`` itself), the flags
+    that the chunked, compressed, cookie and force-close calls turn on.
     """
     plain = web.Response(body=b"x")
     if not all(hasattr(plain, name) for name in (*_RESPONSE_ATTRIBUTES, "_keep_alive")):
         return False
     if not (
         plain._body == b"x"
+        and plain._status == 200
+        and plain._reason == "OK"
+        and plain._headers is plain.headers
         and plain._chunked is False
         and not plain._compression
         and not plain._cookies
@@ -601,8 +614,12 @@ def _responses_fit() -> bool:
     cookie.set_cookie("c", "v")
     closing = web.Response(body=b"x")
     closing.force_close()
+    gone = web.Response(status=201, reason="Made")
+    gone.set_status(410, "Gone")
     return (
-        chunked._chunked is True
+        gone._status == 410
+        and gone._reason == "Gone"
+        and chunked._chunked is True
         and bool(compressed._compression)
         and bool(cookie._cookies)
         and closing._keep_alive is False

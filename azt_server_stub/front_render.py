@@ -41,9 +41,11 @@ def render(message: RawRequestMessage, response: web.Response) -> tuple[bytes, b
         >>> b"Content-Length: 2" in head and b"Content-Type: application/octet-stream" in head
         True
     """
-    status = response.status
+    # (the response's attributes behind .status, .headers and .reason, read without the
+    # property calls; front._responses_fit checks that they mean that)
+    status = response._status
     method = message.method
-    headers = response.headers
+    headers = response._headers
     body = response._body
     assert body is None or isinstance(body, bytes)  # _plain
     empty = status in _EMPTY_BODY_STATUSES or method == hdrs.METH_HEAD
@@ -74,7 +76,7 @@ def render(message: RawRequestMessage, response: web.Response) -> tuple[bytes, b
                 headers[hdrs.CONNECTION] = "keep-alive"
         elif version == HttpVersion11:
             headers[hdrs.CONNECTION] = "close"
-    reason = response.reason
+    reason = response._reason
     status_line = _STATUS_LINES.get((version, status, reason))
     if status_line is None:
         status_line = f"HTTP/{version[0]}.{version[1]} {status} {reason}"
