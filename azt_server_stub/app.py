@@ -186,7 +186,7 @@ def check_header_text(headers: Mapping[str, str]) -> None:
 
 
 def _common_headers(
-    request: web.Request,
+    sent: Mapping[str, str],
     response: web.StreamResponse,
     rid: str,
     state: dict[Any, Any],
@@ -197,7 +197,7 @@ def _common_headers(
     version = state.get(VERSION) or BASELINE_VERSION
     if returns_version_header(version) and flavors.flavor_of(app).version_header:
         headers[_VERSION] = version
-    client_id = request.headers.get(_CLIENT_REQUEST_ID)
+    client_id = sent.get(_CLIENT_REQUEST_ID)
     if client_id is not None and (client_id.isascii() or _writable(client_id)):
         headers[_CLIENT_REQUEST_ID] = client_id
     headers[hdrs.SERVER] = SERVER_HEADER
@@ -257,8 +257,9 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
     """
     state = state_of(request)
     rid = state[REQUEST_ID] = new_guid()
+    sent = request.headers
     try:
-        check_header_text(request.headers)
+        check_header_text(sent)
         response = await handler(request)
     except StubError as err:
         response = error_response(request, err)
@@ -276,14 +277,14 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
         log.exception("stub bug while serving %s %s", request.method, request.rel_url)
         response = error_response(request, errors.internal_error())
     app = request.app
-    _common_headers(request, response, rid, state, app)
+    _common_headers(sent, response, rid, state, app)
     method = request.method
     account = None if method == "OPTIONS" else state.get(ACCOUNT)
     if account is not None:
         # Also without Origin: a GET/HEAD gets Vary: Origin when the account has CORS
         # rules (handlers/cors.py has the table).
         backend = app[BACKEND_KEY]
-        origin = request.headers.get(hdrs.ORIGIN) or None
+        origin = sent.get(hdrs.ORIGIN) or None
         try:
             extra = cors_response_headers(backend, account, origin, method)
         except StubError:

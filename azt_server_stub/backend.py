@@ -674,7 +674,7 @@ All commands in a batch must operate on same entity group.
                 raise errors.internal_error() from exc
             if not stored:  # (stored: nothing to apply, the table's rows read the store)
                 return errors.entity_already_exists()
-            return WriteResult(new, created=True)
+            return WriteResult(new, True)  # created
 
     def _read_inserts(self, items: Sequence[GroupWrite]) -> _Read:
         """What a durable group's single inserts find: one indexed read per partition two

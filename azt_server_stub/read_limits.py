@@ -126,19 +126,19 @@ class ReadWatch:
         body = self._body
         return None if body is None or body.is_eof() else body
 
-    def parsed(self, payload: StreamReader, data: bytes, *, chunked: bool = False) -> None:
+    def parsed(self, payload: StreamReader, data: bytes, chunked: bool = False) -> None:
         """``data`` completed a request head; ``payload`` is the last completed request's
         body (maybe still arriving; ``chunked``: sent in chunks).
 
         Example::
 
-            watch.parsed(payload, data, chunked=message.chunked)
+            watch.parsed(payload, data, message.chunked)
         """
         self._head_started = None
         if payload.is_eof():
             self._body = None
-            size = payload.total_bytes  # all in this arrival: its head came in it too
-            if starts_next_head(data, body_bytes=size, chunked=chunked, with_head=True):
+            # all in this arrival: its head came in it too
+            if _more_after_head(data, payload.total_bytes, chunked):
                 self._start_head()
             return
         self._body = payload
@@ -249,20 +249,35 @@ def starts_next_head(
         >>> starts_next_head(b"0\r\n\r\nPOST /x", body_bytes=0, chunked=True)
         True
     """
-    if chunked:
-        end = data.rfind(_END)
-        if end >= 0:
-            return len(data) > end + len(_END)
-        for n in (3, 2, 1):  # the blank line's last bytes, the rest came before
-            if data[:n] == _END[-n:]:
-                return len(data) > n
-        return False
     if with_head:
-        before = len(data) - body_bytes  # the head's bytes here, and any after the body
-        if before <= 0:
-            return False
-        return data[max(0, before - len(_END)) : before] != _END[-min(before, len(_END)) :]
+        return _more_after_head(data, body_bytes, chunked)
+    if chunked:
+        return _more_after_chunked(data)
     return len(data) > body_bytes
+
+
+def _more_after_head(data: bytes, body_bytes: int, chunked: bool) -> bool:
+    """:func:`starts_next_head` of an arrival that also ended the request's head
+    (positional: :meth:`ReadWatch.parsed` calls it for nearly every request)."""
+    if chunked:
+        return _more_after_chunked(data)
+    before = len(data) - body_bytes  # the head's bytes here, and any after the body
+    if before >= len(_END):  # (the usual case: the whole blank line in this arrival)
+        return not data.endswith(_END, 0, before)
+    if before <= 0:
+        return False
+    return data[:before] != _END[-before:]
+
+
+def _more_after_chunked(data: bytes) -> bool:
+    """:func:`starts_next_head` of an arrival that ended a chunked body."""
+    end = data.rfind(_END)
+    if end >= 0:
+        return len(data) > end + len(_END)
+    for n in (3, 2, 1):  # the blank line's last bytes, the rest came before
+        if data[:n] == _END[-n:]:
+            return len(data) > n
+    return False
 
 
 class Drain:

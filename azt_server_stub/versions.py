@@ -164,7 +164,7 @@ def resolve_version(value: str | None, *, lenient: bool = False) -> str:
 
 
 def request_version(
-    x_ms_version: str | None, sas_version: str | None = None, *, lenient: bool = False
+    x_ms_version: str | None, sas_version: str | None = None, lenient: bool = False
 ) -> str:
     """The version for a request: ``x-ms-version`` if sent, else the SAS ``sv``, else baseline.
 
@@ -180,6 +180,8 @@ def request_version(
         '2019-02-02'
     """
     if x_ms_version is not None:
+        if x_ms_version in _KNOWN_SET:  # (resolve_version's first answer, without its call)
+            return x_ms_version
         return resolve_version(x_ms_version, lenient=lenient)
     if sas_version:
         try:

@@ -17,7 +17,6 @@ from ..addressing import AccountAddress, Kind, Resource, parse_resource, split_a
 from ..auth import Operation, Principal
 from ..backend import WriteOp
 from ..errors import StubError
-from ..flavors import flavor_of
 from ..formats import atom as atom_fmt
 from ..formats import batch as batch_fmt
 from ..formats import json as json_fmt
@@ -191,7 +190,7 @@ def _answer_ids(call: Call, part: batch_fmt.BatchPart | None, index: int) -> _Id
     MIME part header (azure-data-tables, recorded 2020-2021). Cosmos numbers every part
     from 1, last among its headers, whatever the request said (recorded 2021).
     """
-    if flavor_of(call.request.app).numbers_batch_parts:
+    if call.flavor.numbers_batch_parts:
         return None, str(index + 1)
     return (part.headers.get("Content-ID") if part is not None else None), None
 
@@ -206,7 +205,7 @@ def _part_error(
         err = err.at(0)
     lead, tail = _answer_ids(call, part, err.index or 0)
     accept = part.headers.get("Accept") if part is not None else None
-    flavor = flavor_of(call.request.app)
+    flavor = call.flavor
     ctype, body = render_error(flavor, err, call.request[REQUEST_ID], style, accept, None)
     headers = list(COMMON_HEADERS)
     if part is not None and part.method == "POST" and "X-HTTP-Method" not in part.headers:
@@ -588,7 +587,7 @@ async def _plain_changeset(
     etag_line = ""
     last_pk: str | None = None
     pk_prefix = ""
-    numbered = flavor_of(call.request.app).numbers_batch_parts
+    numbered = call.flavor.numbers_batch_parts
     for i, (op, prefer, fmt, part, result) in enumerate(
         zip(ops, prefers, fmts, parts, results, strict=True)
     ):

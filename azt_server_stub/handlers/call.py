@@ -18,13 +18,13 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from aiohttp import hdrs, web
-from multidict import MultiDictProxy, istr
+from multidict import CIMultiDictProxy, MultiDictProxy, istr
 
 from .. import errors, versions
 from ..addressing import SECONDARY_SUFFIX, AccountAddress, Resource
 from ..auth import Principal, RequestView
 from ..backend import Backend, GroupWrite, WriteOp, WriteResult
-from ..flavors import StubFlavor, flavor_of
+from ..flavors import StubFlavor
 from ..formats.negotiation import (
     Fmt,
     Negotiated,
@@ -38,7 +38,6 @@ from ..request_state import (
     PREFERENCE_APPLIED,
     Services,
     query_of,
-    state_of,
 )
 
 COMMON_HEADERS: tuple[tuple[str, str], ...] = (
@@ -58,21 +57,28 @@ _UNSUPPORTED_OPTIONS = ("$orderby", "$skip", "$expand", "$inlinecount", "$count"
 
 @dataclass(slots=True)
 class Call:
-    """One request being served.
+    """One request being served; ``flavor``: the service flavour the application answers
+    as (``flavors.flavor_of`` of the request's application), ``headers``: the request's
+    (``request.headers``), ``state``: its own storage (``request_state.state_of``); each
+    read once by ``dispatch``, as the handlers read them often.
 
     Example::
 
         >>> from aiohttp.test_utils import make_mocked_request
         >>> from azt_server_stub.addressing import parse_resource, split_account
-        >>> from azt_server_stub.request_state import parse_query
+        >>> from azt_server_stub.flavors import STORAGE
+        >>> from azt_server_stub.request_state import parse_query, state_of
         >>> from azt_server_stub.auth import Authenticator
         >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
         >>> addr = split_account("127.0.0.1:10002", "/acct/t(PartitionKey='p',RowKey='r')")
-        >>> call = Call(make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')"),
-        ...             services, addr, parse_resource(addr.resource), "GET", "2019-02-02",
-        ...             "http://127.0.0.1:10002/acct", parse_query(""))
+        >>> request = make_mocked_request("GET", "/acct/t(PartitionKey='p',RowKey='r')")
+        >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
+        ...             "2019-02-02", "http://127.0.0.1:10002/acct", parse_query(""), STORAGE,
+        ...             request.headers, state_of(request))
         >>> call.resource.kind, call.resource.table, call.resource.keys
         (<Kind.ENTITY: 'entity'>, 't', ('p', 'r'))
+        >>> call.flavor.name
+        'storage'
     """
 
     request: web.Request
@@ -83,6 +89,9 @@ class Call:
     version: str
     endpoint: str
     query: MultiDictProxy[str]  # the request's, per query_of
+    flavor: StubFlavor
+    headers: CIMultiDictProxy[str]
+    state: dict[Any, Any]
     principal: Principal | None = None
 
     @property
@@ -93,38 +102,20 @@ class Call:
 
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
-            >>> from azt_server_stub.request_state import parse_query
+            >>> from azt_server_stub.flavors import STORAGE
+            >>> from azt_server_stub.request_state import parse_query, state_of
             >>> from azt_server_stub.auth import Authenticator
             >>> backend = Backend()
             >>> services = Services(backend, Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
-            >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
-            ...             parse_query(""))
+            >>> request = make_mocked_request("GET", "/acct/Tables")
+            >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
+            ...             "2019-02-02", "http://h/acct", parse_query(""), STORAGE,
+            ...             request.headers, state_of(request))
             >>> call.backend is backend
             True
         """
         return self.services.backend
-
-    @property
-    def flavor(self) -> StubFlavor:
-        """The service flavour the application answers as (``flavors.flavor_of``).
-
-        Example::
-
-            >>> from aiohttp.test_utils import make_mocked_request
-            >>> from azt_server_stub.addressing import parse_resource, split_account
-            >>> from azt_server_stub.request_state import parse_query
-            >>> from azt_server_stub.auth import Authenticator
-            >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
-            >>> addr = split_account("127.0.0.1:10002", "/acct/Tables")
-            >>> call = Call(make_mocked_request("GET", "/acct/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
-            ...             parse_query(""))
-            >>> call.flavor.name
-            'storage'
-        """
-        return flavor_of(self.request.app)
 
     @property
     def account(self) -> str:
@@ -134,13 +125,15 @@ class Call:
 
             >>> from aiohttp.test_utils import make_mocked_request
             >>> from azt_server_stub.addressing import parse_resource, split_account
-            >>> from azt_server_stub.request_state import parse_query
+            >>> from azt_server_stub.flavors import STORAGE
+            >>> from azt_server_stub.request_state import parse_query, state_of
             >>> from azt_server_stub.auth import Authenticator
             >>> services = Services(Backend(), Authenticator({}, lambda a, t: []))
             >>> addr = split_account("127.0.0.1:10002", "/acct-secondary/Tables")
-            >>> call = Call(make_mocked_request("GET", "/acct-secondary/Tables"), services, addr,
-            ...             parse_resource(addr.resource), "GET", "2019-02-02", "http://h/acct",
-            ...             parse_query(""))
+            >>> request = make_mocked_request("GET", "/acct-secondary/Tables")
+            >>> call = Call(request, services, addr, parse_resource(addr.resource), "GET",
+            ...             "2019-02-02", "http://h/acct", parse_query(""), STORAGE,
+            ...             request.headers, state_of(request))
             >>> call.account, call.addr.secondary
             ('acct', True)
         """
@@ -158,13 +151,14 @@ async def write_entity(call: Call, table: str, op: WriteOp) -> WriteResult:
         result = await write_entity(call, table, WriteOp("delete", pk, rk, {}, "*"))
     """
     committer = call.services.committer
+    account = call.addr.account  # (call.account, without the property's call)
     if committer is None:
-        return call.backend.write(call.account, table, op)
+        return call.services.backend.write(account, table, op)
     if committer.inline:  # committed at once: no coroutine
         if op.kind == "insert":  # (a lone insert: no group to build and take apart)
-            return committer.insert_inline(call.account, table, op)
-        return committer.commit_inline(GroupWrite(call.account, table, [op]))[0]
-    return (await committer.submit(GroupWrite(call.account, table, [op])))[0]
+            return committer.insert_inline(account, table, op)
+        return committer.commit_inline(GroupWrite(account, table, [op]))[0]
+    return (await committer.submit(GroupWrite(account, table, [op])))[0]
 
 
 async def durable_call(call: Call, write: Callable[..., _T], *args: Any) -> _T:
@@ -285,7 +279,7 @@ def authenticate(call: Call, raw_path: str, table: str | None) -> Principal:
     request = call.request
     if not addr.secondary:
         fast = authenticator.shared_key(
-            request.method, raw_path, call.query, request.headers, addr.account
+            request.method, raw_path, call.query, call.headers, addr.account
         )
         if fast is not None:
             call.principal = fast
@@ -303,11 +297,8 @@ def negotiate(call: Call) -> Fmt:
 
         fmt = negotiate(call)
     """
-    request = call.request
-    fmt, style = _negotiated(
-        request.headers.get(hdrs.ACCEPT), call.query.get("$format"), call.version
-    )
-    state_of(request)[ERR_STYLE] = style
+    fmt, style = _negotiated(call.headers.get(hdrs.ACCEPT), call.query.get("$format"), call.version)
+    call.state[ERR_STYLE] = style
     return fmt
 
 
@@ -322,10 +313,10 @@ def preference(call: Call) -> bool | None:
 
         prefer = preference(call)
     """
-    prefer = parse_prefer(call.request.headers.get("Prefer"), call.version)
+    prefer = parse_prefer(call.headers.get("Prefer"), call.version)
     if prefer is not None:
         applied = "return-content" if prefer else "return-no-content"
-        state_of(call.request)[PREFERENCE_APPLIED] = applied
+        call.state[PREFERENCE_APPLIED] = applied
     return prefer
 
 
@@ -369,9 +360,9 @@ def table_exists(call: Call, table: str) -> str:
 
         name = table_exists(call, table)
     """
-    name = call.backend.table_name(call.account, table)
+    name = call.services.backend.table_name(call.addr.account, table)  # (every operation)
     if name is None:
-        flavor_of(call.request.app).table_naming.validate(table)
+        call.flavor.table_naming.validate(table)
         raise errors.table_not_found()
     return name
 

@@ -18,6 +18,7 @@ from multidict import MultiDictProxy, istr
 
 from .. import errors, versions
 from ..addressing import AccountAddress, Kind, Resource, parse_resource, split_account
+from ..flavors import flavor_of
 from ..request_state import (
     ACCOUNT,
     ERR_STYLE,
@@ -93,7 +94,8 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
 
         app.router.add_route("*", "/{tail:.*}", dispatch)
     """
-    services = request.app[SERVICES_KEY]
+    app = request.app
+    services = app[SERVICES_KEY]
     raw_target = request.raw_path
     host = request.host
     method = request.method.upper()
@@ -114,12 +116,24 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return preflight(request, services, addr)
     headers = request.headers
     version = versions.request_version(
-        headers.get(_X_MS_VERSION), query.get("sv"), lenient=services.lenient_versions
+        headers.get(_X_MS_VERSION), query.get("sv"), services.lenient_versions
     )
     state[VERSION] = version
     effective = tunnelled_method(method, headers)
     endpoint = request.scheme + route.endpoint_tail
-    call = Call(request, services, addr, resource, effective, version, endpoint, query)
+    call = Call(
+        request,
+        services,
+        addr,
+        resource,
+        effective,
+        version,
+        endpoint,
+        query,
+        flavor_of(app),
+        headers,
+        state,
+    )
     comp = query.get("comp")
     restype = query.get("restype")
     if resource.kind is Kind.SERVICE:

@@ -237,13 +237,14 @@ async def read_body(request: web.Request) -> bytes:
     check_content_encoding(request.headers)
     try:
         body = _arrived_body(request)  # (its length is Content-Length's: checked below)
+        limit = request.client_max_size
         if body is None:
             length = request.content_length
             if length is not None and length > MAX_BODY_BYTES:
                 raise errors.request_body_too_large()
             body = await request.read()
-        elif request.client_max_size and len(body) > request.client_max_size:  # as read()
-            raise web.HTTPRequestEntityTooLarge(request.client_max_size, len(body))
+        elif limit and len(body) > limit:  # as read()
+            raise web.HTTPRequestEntityTooLarge(limit, len(body))
     except web.HTTPRequestEntityTooLarge:
         raise errors.request_body_too_large() from None
     except (web.RequestPayloadError, ConnectionError):

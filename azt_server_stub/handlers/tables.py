@@ -76,7 +76,7 @@ async def create_table(call: Call, raw_path: str) -> web.Response:
     prefer = preference(call)
     fmt = negotiate(call)
     body = await read_body(call.request)
-    req_fmt = request_format(call.request.headers.get("Content-Type"), call.version)
+    req_fmt = request_format(call.headers.get("Content-Type"), call.version)
     name = (
         atom_fmt.parse_table_name(body) if req_fmt is Fmt.ATOM else json_fmt.parse_table_name(body)
     )

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
+from multidict import CIMultiDict
 
 from azt_server_stub import front
 from azt_server_stub.app import StubConfig, create_app
@@ -110,6 +111,8 @@ def test_a_base_protocol_without_the_parser_does_not_fit(monkeypatch: pytest.Mon
         ("_keep_alive", lambda r: None),
         ("_body", lambda r: setattr(r, "_body", None)),
         ("_compressed_body", lambda r: setattr(r, "_compressed_body", b"")),
+        ("_status", lambda r: setattr(r, "_status", 0)),
+        ("_reason", lambda r: setattr(r, "_reason", "")),
     ],
 )
 def test_a_response_attribute_that_changed_meaning_does_not_fit(
@@ -131,6 +134,21 @@ def test_a_response_attribute_that_changed_meaning_does_not_fit(
             change(self)
 
         monkeypatch.setattr(web.Response, "__init__", init)
+    assert not front._responses_fit()
+
+
+@pytest.mark.parametrize(
+    ("name", "replacement"),
+    [
+        ("set_status", lambda self, status, reason=None: None),  # no longer sets _status
+        ("headers", property(lambda self: CIMultiDict())),  # not the _headers render writes
+    ],
+)
+def test_a_response_status_or_headers_elsewhere_does_not_fit(
+    monkeypatch: pytest.MonkeyPatch, name: str, replacement: Any
+) -> None:
+    assert front._responses_fit()
+    monkeypatch.setattr(web.Response, name, replacement)
     assert not front._responses_fit()
 
 

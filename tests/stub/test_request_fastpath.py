@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from multidict import CIMultiDict
 
-from azt_server_stub import addressing, flavors, model
+from azt_server_stub import addressing, flavors, model, read_limits
 from azt_server_stub.auth import _common
 from azt_server_stub.errors import StubError
 from azt_server_stub.formats import negotiation
@@ -336,3 +336,28 @@ def test_flavor_of_remembers_the_last_application_and_nothing_stale() -> None:
         gc.collect()
         fresh = web.Application()
         assert flavors.flavor_of(fresh) is flavors.STORAGE
+
+
+def ref_ends_head_with_more(data: bytes, body_bytes: int) -> bool:
+    """``starts_next_head(..., with_head=True)`` for a body of known length, as it was:
+    the bytes before the body's end do not end with (the arrival's share of) a blank line."""
+    end = b"\r\n\r\n"
+    before = len(data) - body_bytes
+    if before <= 0:
+        return False
+    return data[max(0, before - len(end)) : before] != end[-min(before, len(end)) :]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    hs.lists(hs.sampled_from([b"\r", b"\n", b"\r\n\r\n", b"G", b"x", b"{}"]), max_size=8),
+    hs.integers(0, 40),
+)
+def test_starts_next_head_with_the_head_matches_the_reference(
+    parts: list[bytes], body: int
+) -> None:
+    """The arrival that carried a whole request: a next head follows it exactly when the
+    reference says so, for every split of the blank line and every body length."""
+    data = b"".join(parts)
+    got = read_limits.starts_next_head(data, body_bytes=body, chunked=False, with_head=True)
+    assert got == ref_ends_head_with_more(data, body)
