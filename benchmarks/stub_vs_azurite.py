@@ -374,7 +374,8 @@ async def measure(target: Target, op: str, seconds: float) -> tuple[float, float
     units, elapsed = await run_op(target, op, seconds)
     cpu_after = cpu_seconds(target.pid)
     cpu = None
-    if cpu_before is not None and cpu_after is not None and units:
+    # (no clock tick counted while the server answered units: no reading, not zero)
+    if cpu_before is not None and cpu_after is not None and units and cpu_after > cpu_before:
         cpu = (cpu_after - cpu_before) * 1000 / units
     return units / elapsed, cpu
 
