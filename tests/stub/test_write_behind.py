@@ -1,6 +1,7 @@
 """The write-behind log of ``--durability process`` (``azt_server_stub._writelog``).
 
-A write is acknowledged once its record is in the log (one ``os.write``); its statements
+A write is acknowledged once its record is in the log (a copy into the log's mapped file,
+or one ``os.write`` where it is not mapped: both are tested); its statements
 run in one open SQLite transaction, committed in groups later. These tests hold the
 commits off (a flush delay of an hour) and check: reads see logged writes at once
 (point reads, queries, continuations); a crash (the store's connections dropped, its
@@ -12,6 +13,7 @@ nothing applied; replaying twice changes nothing. The SIGKILL of a writing proce
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -22,7 +24,17 @@ import pytest
 
 from azt_server_stub import _store, _writelog
 from azt_server_stub._store import DB_FILE, key_blob, key_text
-from azt_server_stub._writelog import LOG_FILE, decode_records, encode_insert, encode_record
+from azt_server_stub._writelog import (
+    LOG_FILE,
+    MAP_RESERVE,
+    MAPPABLE_FILESYSTEMS,
+    WriteLog,
+    decode_records,
+    encode_insert,
+    encode_record,
+    filesystem_type,
+    mount_type,
+)
 from azt_server_stub.backend import Backend, WriteOp
 from azt_server_stub.errors import StubError
 from azt_server_stub.model import Edm, TypedValue
@@ -124,7 +136,17 @@ def test_a_write_checks_against_logged_writes(tmp_path: Path) -> None:
         assert b.get_entity(ACCOUNT, TABLE, "p", "r").props["X"] == (Edm.INT32, 1)
 
 
-def test_a_crash_loses_no_logged_write(tmp_path: Path) -> None:
+@pytest.fixture(params=["mapped", "written"])
+def log_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The store's log as a memory map of its file (where this filesystem allows it) or
+    written with ``os.write``."""
+    kind = str(request.param)
+    if kind == "written":
+        monkeypatch.setattr(_writelog, "_MAPPING", False)
+    return kind
+
+
+def test_a_crash_loses_no_logged_write(tmp_path: Path, log_kind: str) -> None:
     with Backend() as memory:
         _writes(memory)
         expected = _state(memory)
@@ -132,6 +154,9 @@ def test_a_crash_loses_no_logged_write(tmp_path: Path) -> None:
     _writes(b)
     assert b._store is not None
     assert b._store._pending
+    assert b._store._log is not None
+    mappable = filesystem_type(tmp_path) in MAPPABLE_FILESYSTEMS
+    assert b._store._log.mapped is (log_kind == "mapped" and mappable)
     _crash(b)
     assert len(decode_records((tmp_path / LOG_FILE).read_bytes())[0]) == 10
     with Backend(tmp_path, durability="process") as again:
@@ -325,3 +350,95 @@ def test_records_round_trip() -> None:
     assert encode_insert(rows[0], 5) == encode_record(rows[:1], [], 5)
     assert decode_records(record[:-1]) == ([], 0)
     assert decode_records(b"") == ([], 0)
+
+
+# --- the log file itself: mapped and written ---------------------------------------------
+
+
+def _record(n: int, size: int = 40) -> bytes:
+    row = (1, key_blob("p"), key_blob(f"r{n}"), n, "x" * size, n, 0)
+    return encode_record([row], [], n)
+
+
+_MAPS = pytest.mark.skipif(not _writelog._MAPPING, reason="no mmap + posix_fallocate here")
+
+
+@pytest.mark.parametrize("mapped", [pytest.param(True, marks=_MAPS), False])
+def test_the_log_holds_its_records_until_emptied(tmp_path: Path, mapped: bool) -> None:
+    """Appended records are in the file at once (read by another handle, as after a kill);
+    emptied, none is; a record above the first reservation grows a mapped log; closed
+    without removal, the file is exactly its records."""
+    path = tmp_path / LOG_FILE
+    log = WriteLog(path, mapped=mapped)
+    assert log.mapped is mapped
+    first = [_record(n) for n in range(3)]
+    for record in first:
+        log.append(record)
+    assert (log.size, log.records) == (sum(map(len, first)), 3)
+    assert decode_records(path.read_bytes()) == decode_records(b"".join(first))
+    log.reset()
+    assert (log.size, log.records) == (0, 0)
+    assert decode_records(path.read_bytes()) == ([], 0)
+    big = _record(7, MAP_RESERVE + 1000)  # more than the first reservation
+    later = [_record(5), big, _record(6)]
+    for record in later:
+        log.append(record)
+    assert decode_records(path.read_bytes())[0] == decode_records(b"".join(later))[0]
+    log.close(remove=False)
+    assert path.read_bytes() == b"".join(later)
+
+
+def _no_space(*args: object) -> None:
+    raise OSError(28, "No space left on device")
+
+
+@_MAPS
+def test_a_full_disk_refuses_a_mapped_record_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record past the mapped log's reservation when the disk is full: ``OSError`` and
+    nothing copied (the records before it intact); once there is space, it is taken. An
+    emptied log that cannot reserve again refuses the next record the same way."""
+    path = tmp_path / LOG_FILE
+    log = WriteLog(path, mapped=True)
+    kept = _record(1)
+    log.append(kept)
+    big = _record(2, MAP_RESERVE)
+    with monkeypatch.context() as m:
+        m.setattr(os, "posix_fallocate", _no_space)
+        with pytest.raises(OSError):
+            log.append(big)
+        assert (log.size, log.records) == (len(kept), 1)
+        assert decode_records(path.read_bytes()) == ([decode_records(kept)[0][0]], len(kept))
+        log.append(_record(3))  # (within the reservation: taken)
+    log.append(big)
+    assert log.records == 3
+    with monkeypatch.context() as m:
+        m.setattr(os, "posix_fallocate", _no_space)
+        log.reset()  # committed: the file is cut, its reservation refused
+        with pytest.raises(OSError):
+            log.append(_record(4))
+        assert (log.size, log.records) == (0, 0)
+        assert path.read_bytes() == b""
+    log.append(_record(5))
+    assert decode_records(path.read_bytes())[0] == decode_records(_record(5))[0]
+    log.close(remove=True)
+    assert not path.exists()
+
+
+def test_the_mount_of_a_path_is_the_deepest_latest() -> None:
+    lines = [
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw",
+        "30 22 0:5 / /data rw shared:2 - btrfs /dev/vdb rw",
+        "31 30 0:6 / /data/fast rw shared:3 - xfs /dev/vdc rw",
+        "32 22 0:7 / /data rw shared:4 - tmpfs tmpfs rw",  # mounted over /data later
+        "33 22 0:8 / /my\\040dir rw - overlay overlay rw",
+        "bad line",
+    ]
+    assert mount_type(lines, "/data/x") == "tmpfs"
+    assert mount_type(lines, "/data/fast/x") == "xfs"
+    assert mount_type(lines, "/datax") == "ext4"
+    assert mount_type(lines, "/my dir/log") == "overlay"
+    assert mount_type(lines[:2], "/data") == "btrfs"
+    assert mount_type([], "/x") is None
+    assert not {"btrfs", "zfs"} & MAPPABLE_FILESYSTEMS
