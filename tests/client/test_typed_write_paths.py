@@ -173,6 +173,18 @@ def _error(exc: BaseException) -> tuple[str, str, Any]:
     return type(exc).__name__, str(exc), getattr(exc, "index", None)
 
 
+async def _outcomes(target: Any, calls: Calls) -> list[Any]:
+    """Each call on ``target`` (a writer, a client): ``"ok"`` or its error."""
+    said: list[Any] = []
+    for method, entity, options in calls:
+        try:
+            await getattr(target, method)(entity, **options)
+            said.append("ok")
+        except _ERRORS as exc:
+            said.append(_error(exc))
+    return said
+
+
 # --- entities ----------------------------------------------------------------------------
 
 
@@ -234,13 +246,7 @@ async def _write(
         return [WriteResult(etag=_ETAG, request_id=None, status=204) for _ in batch.operations]
 
     writer = BatchWriter(client.batch, submit)
-    said: list[Any] = []
-    for method, entity, options in calls:
-        try:
-            await getattr(writer, method)(entity, **options)
-            said.append("ok")
-        except _ERRORS as exc:
-            said.append(_error(exc))
+    said = await _outcomes(writer, calls)
     await writer.flush()
     outcomes = [(o.index, _operation(o.operation), o.ok, o.batch) for o in writer.results]
     return said, sent, outcomes
@@ -648,15 +654,9 @@ async def _single_writes(client: TableClient) -> tuple[list[Any], list[Any]]:
         ("upsert_entity", again, {"mode": UpdateMode.MERGE}),
         ("insert_entity", Item("p", "\ufffdix;by_x;1", color="x"), {}),  # a reserved RowKey
     ]
-    said: list[Any] = []
     with pytest.MonkeyPatch.context() as m:
         m.setattr(client, "submit_transaction", submit)
-        for method, entity, options in calls:
-            try:
-                await getattr(client, method)(entity, **options)
-                said.append("ok")
-            except _ERRORS as exc:
-                said.append(_error(exc))
+        said = await _outcomes(client, calls)
     return said, sent
 
 
