@@ -729,15 +729,13 @@ def prepare_operation(batch: TableBatch, operation: BatchOperation) -> Prepared:
 def checked_head(
     batch: TableBatch, operation: BatchOperation, body: bytes | None = None
 ) -> tuple[BatchOperation, bytes | None]:
-    """``operation`` checked for ``batch`` (:func:`checked_operation`) with its entity's body
-    for :meth:`TableBatch._add_group`: ``body`` when given (its entity checked and encoded
-    in one pass by the caller, as :meth:`TableBatch._valid_body` does: not checked again),
-    else the batch's own one-pass check and encoding where it has one (else ``None``).
+    """``operation`` checked (:func:`checked_operation`) with its entity's body for
+    :meth:`TableBatch._add_group`: ``body`` if given (checked and encoded by the caller in
+    one pass, as by :meth:`TableBatch._valid_body`), else the batch's own one-pass body.
 
     Example::
 
-        op, body = checked_head(batch, BatchOperation("create", {"PartitionKey": "p",
-                                                                 "RowKey": "r"}))
+        op, body = checked_head(batch, BatchOperation("create", entity))
     """
     if body is not None and batch._plain:
         given = body
