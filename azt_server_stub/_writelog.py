@@ -8,9 +8,9 @@ inside one long SQLite transaction and appends the write's rows to this log befo
 answers: the log is what survives a kill. On filesystems that write a reserved block in
 place (:data:`MAPPABLE_FILESYSTEMS`, Linux) the log is a shared memory map of its file,
 its blocks reserved ahead (``posix_fallocate``), and an append is a copy into the pages
-the file is made of, with no system call: a ``write`` also updates the file's times and
-the filesystem's journal, about 3.5 us of system time of a lone insert's ~115 us of stub
-CPU. Elsewhere each record is one ``os.write``. Either way the bytes are the kernel's once
+the file is made of, with no system call (a ``write`` also updates the file's times and
+the filesystem's journal, system time on every write). Elsewhere each record is one
+``os.write``. Either way the bytes are the kernel's once
 copied, so a kill of the stub loses none of them. The open transaction
 is committed in groups later (:class:`Flusher`: after :data:`FLUSH_DELAY`, past
 :data:`FLUSH_RECORDS` writes or :data:`FLUSH_BYTES` of log, before a read of the
