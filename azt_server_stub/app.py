@@ -36,6 +36,7 @@ from .handlers.cors import cors_response_headers
 from .handlers.dispatch import dispatch
 from .handlers.error_payload import request_error
 from .handlers.parsing import MAX_BODY_BYTES
+from .lined import LinedResponse
 from .model import new_guid
 from .read_limits import READ_LIMITS, ReadLimits
 from .realism import fault_middleware, partitions, throttle_middleware
@@ -194,13 +195,59 @@ def _common_headers(
 ) -> None:
     headers = response.headers
     headers[_REQUEST_ID] = rid
-    version = state.get(VERSION) or BASELINE_VERSION
-    if returns_version_header(version) and flavors.flavor_of(app).version_header:
+    version = _answered_version(state, app)
+    if version is not None:
         headers[_VERSION] = version
     client_id = sent.get(_CLIENT_REQUEST_ID)
     if client_id is not None and (client_id.isascii() or _writable(client_id)):
         headers[_CLIENT_REQUEST_ID] = client_id
     headers[hdrs.SERVER] = SERVER_HEADER
+
+
+def _common_lines(
+    sent: Mapping[str, str],
+    response: LinedResponse,
+    rid: str,
+    state: dict[Any, Any],
+    app: web.Application,
+) -> None:
+    """:func:`_common_headers` for an answer whose headers are still text: the same
+    headers, appended as lines in the same order."""
+    text = response.lines
+    assert text is not None
+    text += "\r\nx-ms-request-id: " + rid
+    version = _answered_version(state, app)
+    if version is not None:
+        text += "\r\nx-ms-version: " + version
+    client_id = sent.get(_CLIENT_REQUEST_ID)
+    if client_id is not None:
+        if not client_id.isascii() or "\r" in client_id or "\n" in client_id:
+            response.request_id = rid
+            response.lines = text  # (the mapping, then the general rules for the rest)
+            headers = response.headers
+            if _writable(client_id):
+                headers[_CLIENT_REQUEST_ID] = client_id
+            headers[hdrs.SERVER] = SERVER_HEADER
+            return
+        text += "\r\nx-ms-client-request-id: " + client_id
+    response.lines = text + "\r\nServer: " + SERVER_HEADER
+    response.request_id = rid
+
+
+def _answered_version(state: dict[Any, Any], app: web.Application) -> str | None:
+    """The ``x-ms-version`` an answer carries (the request's version), or None."""
+    version: str = state.get(VERSION) or BASELINE_VERSION
+    answered = _VERSION_ANSWERED.get(version)
+    if answered is None:
+        answered = returns_version_header(version)
+        if len(_VERSION_ANSWERED) < 64:
+            _VERSION_ANSWERED[version] = answered
+    return version if answered and flavors.flavor_of(app).version_header else None
+
+
+#: Whether an answer to a request of this version carries ``x-ms-version``, by version
+#: (``returns_version_header``; bounded: a request may name any version).
+_VERSION_ANSWERED: dict[str, bool] = {}
 
 
 def error_response(request: web.Request, err: StubError) -> web.Response:
@@ -277,7 +324,10 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
         log.exception("stub bug while serving %s %s", request.method, request.rel_url)
         response = error_response(request, errors.internal_error())
     app = request.app
-    _common_headers(sent, response, rid, state, app)
+    if type(response) is LinedResponse and response.lines is not None:
+        _common_lines(sent, response, rid, state, app)
+    else:
+        _common_headers(sent, response, rid, state, app)
     method = request.method
     account = None if method == "OPTIONS" else state.get(ACCOUNT)
     if account is not None:

@@ -56,7 +56,8 @@ from . import errors
 from ._eager import start_eagerly
 from .connection import SERVES_WITHOUT_TASK, ServiceAppRunner, refusal_error, refusal_response
 from .flavors import flavor_of
-from .front_render import render, web_server_software
+from .front_render import render, render_lined, web_server_software
+from .lined import LinedResponse
 from .read_limits import Drain, ReadWatch, limits_of
 
 log = logging.getLogger("azt_server_stub")
@@ -457,7 +458,11 @@ class FrontProtocol(BaseProtocol):
         transport = self.transport
         if transport is None:
             return False
-        if not response.prepared and _plain(response):  # _write's plain answer, inline
+        lined = render_lined(message, response) if type(response) is LinedResponse else None
+        if lined is not None:  # (an answer that has its head as text: lined.py)
+            transport.write(lined)
+            keep_alive = True
+        elif not response.prepared and _plain(response):  # _write's plain answer, inline
             head, body, keep_alive = render(message, response)  # type: ignore[arg-type]
             transport.write(head + body if body else head)
         else:
@@ -553,7 +558,7 @@ class FrontProtocol(BaseProtocol):
 
 def _plain(response: web.StreamResponse) -> bool:
     """Whether ``render`` answers exactly as aiohttp's writer would."""
-    if type(response) is not web.Response:
+    if type(response) is not web.Response and type(response) is not LinedResponse:
         return False
     body = response._body
     return (

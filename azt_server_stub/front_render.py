@@ -12,6 +12,8 @@ from aiohttp.helpers import rfc822_formatted_time
 from aiohttp.http import HttpVersion, HttpVersion10, HttpVersion11
 from aiohttp.http_parser import RawRequestMessage
 
+from .lined import LinedResponse
+
 #: Statuses whose answers carry no body (RFC 9110: 1xx, 204, 304).
 _EMPTY_BODY_STATUSES = frozenset({204, 304, *range(100, 200)})
 
@@ -76,14 +78,7 @@ def render(message: RawRequestMessage, response: web.Response) -> tuple[bytes, b
                 headers[hdrs.CONNECTION] = "keep-alive"
         elif version == HttpVersion11:
             headers[hdrs.CONNECTION] = "close"
-    reason = response._reason
-    status_line = _STATUS_LINES.get((version, status, reason))
-    if status_line is None:
-        status_line = f"HTTP/{version[0]}.{version[1]} {status} {reason}"
-        if "\n" in status_line or "\r" in status_line:  # aiohttp refuses too
-            raise ValueError("Newline or carriage return character detected in a header")
-        if len(_STATUS_LINES) < 256:
-            _STATUS_LINES[version, status, reason] = status_line
+    status_line = _status_line(version, status, response._reason)
     if headers:
         try:
             lines = list(map(": ".join, headers.items()))
@@ -101,6 +96,57 @@ def render(message: RawRequestMessage, response: web.Response) -> tuple[bytes, b
     except UnicodeEncodeError:  # a lone surrogate (undecodable request bytes): as received
         head = _encode_head(text + "\r\n\r\n")
     return head, (b"" if empty or not body else body), bool(keep_alive)
+
+
+def render_lined(message: RawRequestMessage, response: LinedResponse) -> bytes | None:
+    """The head aiohttp would send for a :class:`~azt_server_stub.lined.LinedResponse`
+    whose headers are still text, answering the usual request (HTTP/1.1, kept alive): its
+    status line, its lines, ``Date``, and ``Server`` when none was given (:func:`render`'s
+    rules for a bodiless answer, which adds nothing else there). None for anything else
+    (then the caller renders it as any answer, its headers read as a mapping).
+
+    Example::
+
+        >>> from aiohttp.http import HttpVersion11
+        >>> from multidict import CIMultiDict, CIMultiDictProxy
+        >>> from yarl import URL
+        >>> message = RawRequestMessage("POST", "/a/t", HttpVersion11,
+        ...     CIMultiDictProxy(CIMultiDict()), (), False, None, False, False, URL("/a/t"))
+        >>> head = render_lined(message, LinedResponse(204, "ETag: x\\r\\nServer: s"))
+        >>> head.split(b"\\r\\n")[:3]
+        [b'HTTP/1.1 204 No Content', b'ETag: x', b'Server: s']
+    """
+    text = response.lines
+    status = response._status
+    if (
+        text is None
+        or status not in _EMPTY_BODY_STATUSES
+        or message.version != HttpVersion11
+        or message.should_close
+        or response._keep_alive is not None
+        or response._body is not None
+    ):
+        return None
+    status_line = _status_line(HttpVersion11, status, response._reason)
+    head = f"{status_line}\r\n{text}\r\nDate: {rfc822_formatted_time()}"
+    if "\r\nServer: " not in text and not text.startswith("Server: "):
+        head += "\r\nServer: " + web_server_software()
+    try:
+        return (head + "\r\n\r\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+def _status_line(version: HttpVersion, status: int, reason: str) -> str:
+    """``HTTP/1.1 204 No Content``; remembered (bounded); a line break refused as aiohttp does."""
+    status_line = _STATUS_LINES.get((version, status, reason))
+    if status_line is None:
+        status_line = f"HTTP/{version[0]}.{version[1]} {status} {reason}"
+        if "\n" in status_line or "\r" in status_line:  # aiohttp refuses too
+            raise ValueError("Newline or carriage return character detected in a header")
+        if len(_STATUS_LINES) < 256:
+            _STATUS_LINES[version, status, reason] = status_line
+    return status_line
 
 
 def _encode_head(text: str) -> bytes:
@@ -132,4 +178,4 @@ def web_server_software() -> str:
     return str(SERVER_SOFTWARE)
 
 
-__all__ = ["render", "web_server_software"]
+__all__ = ["render", "render_lined", "web_server_software"]

@@ -30,6 +30,7 @@ from aiohttp.web import BaseRequest, StreamResponse
 from multidict import istr
 
 from ..access_log import AccessLogger, redact_query
+from ..lined import LinedResponse
 from ..realism.faults import FaultInjector, parse_fault
 from ..realism.partitions import PartitionLayout, RangeLayout
 from ..realism.throttle import Throttle, ThrottleLimits
@@ -60,7 +61,8 @@ class RecentRequests:
     """
 
     def __init__(self, size: int = 500) -> None:
-        self._entries: collections.deque[tuple[int, Recorded]] = collections.deque(maxlen=size)
+        #: (number, *recorded): one flat tuple per request
+        self._entries: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=size)
         self.last = 0
 
     def add(self, entry: Recorded) -> None:
@@ -72,7 +74,7 @@ class RecentRequests:
             1
         """
         self.last += 1
-        self._entries.append((self.last, entry))
+        self._entries.append((self.last, *entry))
 
     def since(self, seq: int) -> list[dict[str, Any]]:
         """The entries numbered above ``seq``, oldest first, as JSON-ready dicts.
@@ -96,7 +98,7 @@ class RecentRequests:
                 "error": error or "",
                 "request_id": request_id or "",
             }
-            for number, (when, method, target, status, taken, error, request_id) in list(
+            for number, when, method, target, status, taken, error, request_id in list(
                 self._entries
             )
             if number > seq
@@ -141,16 +143,26 @@ class RecordingAccessLogger(AccessLogger):
                 super().log(request, response, time_taken)
             return
         if recent is not None:
-            headers = response.headers
-            recent.add(
+            status = response.status
+            if type(response) is LinedResponse and response.lines is not None:
+                request_id = response.request_id  # (its headers stay text: lined.py)
+                error = None  # (a lined answer is a success: no error code)
+            else:
+                headers = response.headers
+                request_id = headers.get(_REQUEST_ID)
+                error = headers.get(_ERROR_CODE) if status >= 400 else None
+            # (RecentRequests.add, inline: this runs for every request)
+            recent.last += 1
+            recent._entries.append(
                 (
+                    recent.last,
                     time.time(),
                     request.method,
                     target,
-                    response.status,
+                    status,
                     time_taken,
-                    headers.get(_ERROR_CODE),
-                    headers.get(_REQUEST_ID),
+                    error,
+                    request_id,
                 )
             )
         if self.logger.isEnabledFor(logging.INFO):

@@ -32,6 +32,7 @@ from ..formats.negotiation import (
     negotiate_response,
     parse_prefer,
 )
+from ..lined import LinedResponse
 from ..request_state import (
     ERR_STYLE,
     ODATA_XML,
@@ -47,6 +48,8 @@ COMMON_HEADERS: tuple[tuple[str, str], ...] = (
 
 
 COMMON: dict[str, str] = dict(COMMON_HEADERS)
+#: :data:`COMMON` as the head's lines (a :class:`~azt_server_stub.lined.LinedResponse`'s text)
+_COMMON_TEXT = "\r\n".join(map(": ".join, COMMON_HEADERS))
 
 
 _DSV: str = istr("DataServiceVersion")
@@ -243,10 +246,11 @@ def no_content(extra: dict[str, str] | None = None) -> web.Response:
         >>> no_content({"ETag": "x"}).status
         204
     """
+    if not extra:
+        return LinedResponse(204, _COMMON_TEXT)
     headers = dict(COMMON)
-    if extra:
-        headers.update(extra)
-    return web.Response(status=204, headers=headers)
+    headers.update(extra)
+    return LinedResponse(204, "\r\n".join(map(": ".join, headers.items())))
 
 
 def request_view(request: web.Request, raw_path: str) -> RequestView:

@@ -25,6 +25,7 @@ from ..formats import json_feed
 from ..formats.json_feed import entity_etag, layout_for
 from ..formats.json_form import JsonForm
 from ..formats.negotiation import Fmt, request_format
+from ..lined import LinedResponse
 from ..model import Entity, etag_for, key_places
 from ..realism import partitions
 from .batch_plain import plain_entity
@@ -366,22 +367,33 @@ async def insert_entity(call: Call, raw_path: str) -> web.Response:
     entity = result.entity
     assert entity is not None
     location = entity_location(call.endpoint, table, pk, rk)
-    if prefer is False:  # no_content's headers, in one step
-        no_content_headers = {
-            **COMMON,
-            "Preference-Applied": "return-no-content",
-            "DataServiceVersion": "3.0;",
-            "Location": location,
-            "DataServiceId": location,
-            "ETag": etag_for(entity.timestamp),
-        }
-        return web.Response(status=204, headers=no_content_headers)
+    if prefer is False:  # no_content's answer, its text in one step
+        text = (
+            f"{_NO_CONTENT_HEAD}{location}\r\nDataServiceId: {location}"
+            f"\r\nETag: {etag_for(entity.timestamp)}"
+        )
+        return LinedResponse(204, text)
     headers = odata_headers(fmt)
     if prefer is True:
         headers["Preference-Applied"] = "return-content"
     headers["Location"] = location
     headers["ETag"] = etag_for(entity.timestamp)
     return web.Response(status=201, body=_entity_body(call, table, entity, fmt), headers=headers)
+
+
+#: The lines of an Insert Entity's ``204`` before its ``Location`` value: :data:`COMMON`,
+#: ``Preference-Applied`` and ``DataServiceVersion`` (then ``DataServiceId`` and ``ETag``).
+_NO_CONTENT_HEAD = (
+    "".join(
+        f"{name}: {value}\r\n"
+        for name, value in {
+            **COMMON,
+            "Preference-Applied": "return-no-content",
+            "DataServiceVersion": "3.0;",
+        }.items()
+    )
+    + "Location: "
+)
 
 
 def write_kind_and_operation(

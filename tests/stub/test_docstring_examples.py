@@ -21,6 +21,7 @@ MODULES = [
     "azt_server_stub.connection",
     "azt_server_stub.front",
     "azt_server_stub.front_render",
+    "azt_server_stub.lined",
     "azt_server_stub.read_limits",
     "azt_server_stub.flavors",
     "azt_server_stub.handlers.batch_plain",

@@ -105,6 +105,7 @@ JSON = "application/json"
 CREATE = request("POST", TABLES, b'{"TableName":"fronttable"}', content_type=JSON)
 ENTITY = json.dumps({"PartitionKey": "p", "RowKey": "r", "Value": 1}).encode()
 POINT = f"{TABLE}(PartitionKey='p',RowKey='r')"
+NO_CONTENT = "Prefer: return-no-content\r\n"
 
 
 def chunked(body: bytes) -> bytes:
@@ -123,6 +124,57 @@ CASES: dict[str, list[bytes]] = {
         request("POST", TABLE, ENTITY, content_type=JSON),
         request("DELETE", POINT, extra="If-Match: *\r\n"),
         request("GET", POINT, close=True),
+    ],
+    "inserts answered 204 (a lined answer), pipelined, then a delete": [
+        CREATE
+        + request(
+            "POST",
+            TABLE,
+            ENTITY,
+            extra=NO_CONTENT + "x-ms-client-request-id: c-1\r\n",
+            content_type=JSON,
+        )
+        + request("POST", TABLE, ENTITY, extra=NO_CONTENT, content_type=JSON)
+        + request("DELETE", POINT, extra="If-Match: *\r\n", close=True)
+    ],
+    "an update, a merge and a table created, each answered 204": [
+        CREATE
+        + request("POST", TABLE, ENTITY, content_type=JSON)
+        + request("PUT", POINT, ENTITY, extra="If-Match: *\r\n", content_type=JSON)
+        + request("MERGE", POINT, ENTITY, extra="If-Match: *\r\n", content_type=JSON)
+        + request(
+            "POST",
+            TABLES,
+            b'{"TableName":"fronttable2"}',
+            extra=NO_CONTENT,
+            content_type=JSON,
+            close=True,
+        )
+    ],
+    "an insert answered 204 with Connection: close": [
+        CREATE + request("POST", TABLE, ENTITY, extra=NO_CONTENT, content_type=JSON, close=True)
+    ],
+    "an insert answered 204 over HTTP/1.0 kept alive": [
+        CREATE,
+        request(
+            "POST",
+            TABLE,
+            ENTITY,
+            extra=NO_CONTENT + "Connection: keep-alive\r\n",
+            content_type=JSON,
+        ).replace(b" HTTP/1.1\r\n", b" HTTP/1.0\r\n", 1),
+        request("GET", TABLES, close=True),
+    ],
+    "an insert answered 204 echoing a client request id that is not ASCII": [
+        CREATE
+        + request(
+            "POST",
+            TABLE,
+            ENTITY,
+            extra=NO_CONTENT + "x-ms-client-request-id: caf\u00e9\r\n",
+            content_type=JSON,
+            close=True,
+        )
     ],
     "HEAD": [CREATE, request("HEAD", TABLES, close=True)],
     "HTTP/1.0, closed after the answer": [
