@@ -30,7 +30,7 @@ from . import errors, explorer, flavors
 from ._commit import WriteCommitter
 from .auth import Authenticator, AuthOptions, www_authenticate
 from .backend import Backend, SignedIdentifier
-from .connection import SERVER_HEADER, SERVES_WITHOUT_TASK, handler_args
+from .connection import ASCII_HEAD, SERVER_HEADER, SERVES_WITHOUT_TASK, handler_args
 from .errors import StubError
 from .handlers.cors import cors_response_headers
 from .handlers.dispatch import dispatch
@@ -306,7 +306,8 @@ async def service_middleware(request: web.Request, handler: _Handler) -> web.Str
     rid = state[REQUEST_ID] = new_guid()
     sent = request.headers
     try:
-        check_header_text(sent)
+        if not state.get(ASCII_HEAD):  # (else the front end saw the head's bytes: ASCII)
+            check_header_text(sent)
         response = await handler(request)
     except StubError as err:
         response = error_response(request, err)

@@ -47,6 +47,11 @@ from .request_state import STORAGE_XML
 #: ``create_app`` sets it for the stub's own application; leave it unset for any other.
 SERVES_WITHOUT_TASK = web.AppKey("azt.serves_without_task", bool)
 
+#: Set on a request (to True) by a connection front end that saw every byte of the
+#: connection so far, the request's head included, be ASCII: its header values then need
+#: no check for text that cannot be written back (``app.check_header_text``).
+ASCII_HEAD = web.RequestKey("azt.ascii_head", bool)
+
 #: The ``Server`` header of every response.
 SERVER_HEADER = "Windows-Azure-Table/1.0 azt-stub/0.1"
 

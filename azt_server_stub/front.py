@@ -54,7 +54,13 @@ from yarl import URL
 
 from . import errors
 from ._eager import start_eagerly
-from .connection import SERVES_WITHOUT_TASK, ServiceAppRunner, refusal_error, refusal_response
+from .connection import (
+    ASCII_HEAD,
+    SERVES_WITHOUT_TASK,
+    ServiceAppRunner,
+    refusal_error,
+    refusal_response,
+)
 from .flavors import flavor_of
 from .front_render import render, render_lined, web_server_software
 from .lined import LinedResponse
@@ -240,6 +246,9 @@ class FrontProtocol(BaseProtocol):
         self._idle_since = loop.time()
         self._watch = ReadWatch(loop, server.read_limits, self._read_timed_out)
         self._drain: Drain | None = None
+        #: whether every byte received so far was ASCII (False for good from the first
+        #: that was not): then the heads of the requests parsed so far were
+        self._ascii = True
         # what aiohttp's requests read from their protocol, fixed for the connection
         self.ssl_context: Any = None
         self.peername: Any = None
@@ -352,6 +361,8 @@ class FrontProtocol(BaseProtocol):
             if self._drain is not None:  # refused and answered: dropped, up to a bound
                 self._drain.dropped(len(data))
             return  # (closing: the request in progress may still be reading its body)
+        if self._ascii and not data.isascii():
+            self._ascii = False
         try:
             messages, _upgraded, _tail = parser.feed_data(data)
         except HttpProcessingError as exc:
@@ -433,6 +444,8 @@ class FrontProtocol(BaseProtocol):
         task = asyncio.current_task(loop)  # None while served in data_received on 3.11
         # the request only reads the protocol's transport (and cancels through it)
         request = server.request_factory(message, payload, self, writer, task)  # type: ignore[arg-type]
+        if self._ascii:
+            request._state[ASCII_HEAD] = True  # (state_of's dict, set without a call)
         access = server.access_logger
         start = loop.time() if access is not None else 0.0
         self._current = request

@@ -76,6 +76,28 @@ async def test_a_readable_non_ascii_client_request_id_is_echoed() -> None:
         assert "x-ms-client-request-id: café".encode() in reply
 
 
+async def test_an_undecodable_header_is_refused_after_plain_requests_on_its_connection() -> None:
+    """The front end skips the header check while every byte of a connection was ASCII:
+    the first byte that is not turns the check back on, for the request it arrives in."""
+    async with StubServer() as stub:
+        reader, writer = await asyncio.open_connection(stub.host, stub.port)
+        try:
+            writer.write(signed_head("GET", "/devstoreaccount1/Tables", "\r\n"))
+            first = await asyncio.wait_for(reader.readuntil(b"}"), timeout=30)
+            assert status_of(first) == 200
+            writer.write(
+                signed_head("GET", "/devstoreaccount1/Tables", "Connection: close\r\n")
+                + BAD_ID
+                + b"\r\n"
+            )
+            second = await asyncio.wait_for(reader.read(), timeout=30)
+        finally:
+            writer.close()
+            await writer.wait_closed()
+        assert status_of(second) == 400
+        assert b"x-ms-error-code: InvalidHeaderValue" in second
+
+
 # -- 14: a refusal sent before the body is read -------------------------------------------------
 
 
