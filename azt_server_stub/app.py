@@ -215,23 +215,32 @@ def _common_lines(
     headers, appended as lines in the same order."""
     text = response.lines
     assert text is not None
-    text += "\r\nx-ms-request-id: " + rid
     version = _answered_version(state, app)
+    client_id = sent.get(_CLIENT_REQUEST_ID)
+    response.request_id = rid
+    if client_id is not None and (
+        not client_id.isascii() or "\r" in client_id or "\n" in client_id
+    ):  # (the mapping, then _common_headers' rules for the rest)
+        response.lines = text + "\r\nx-ms-request-id: " + rid
+        headers = response.headers
+        if version is not None:
+            headers[_VERSION] = version
+        if _writable(client_id):
+            headers[_CLIENT_REQUEST_ID] = client_id
+        headers[hdrs.SERVER] = SERVER_HEADER
+        return
+    if version is not None and client_id is not None:  # (the usual answer: one copy)
+        response.lines = (
+            f"{text}\r\nx-ms-request-id: {rid}\r\nx-ms-version: {version}"
+            f"\r\nx-ms-client-request-id: {client_id}\r\nServer: {SERVER_HEADER}"
+        )
+        return
+    text += "\r\nx-ms-request-id: " + rid
     if version is not None:
         text += "\r\nx-ms-version: " + version
-    client_id = sent.get(_CLIENT_REQUEST_ID)
     if client_id is not None:
-        if not client_id.isascii() or "\r" in client_id or "\n" in client_id:
-            response.request_id = rid
-            response.lines = text  # (the mapping, then the general rules for the rest)
-            headers = response.headers
-            if _writable(client_id):
-                headers[_CLIENT_REQUEST_ID] = client_id
-            headers[hdrs.SERVER] = SERVER_HEADER
-            return
         text += "\r\nx-ms-client-request-id: " + client_id
     response.lines = text + "\r\nServer: " + SERVER_HEADER
-    response.request_id = rid
 
 
 def _answered_version(state: dict[Any, Any], app: web.Application) -> str | None:

@@ -128,11 +128,12 @@ def render_lined(message: RawRequestMessage, response: LinedResponse) -> bytes |
     ):
         return None
     status_line = _status_line(HttpVersion11, status, response._reason)
-    head = f"{status_line}\r\n{text}\r\nDate: {rfc822_formatted_time()}"
+    server = ""
     if "\r\nServer: " not in text and not text.startswith("Server: "):
-        head += "\r\nServer: " + web_server_software()
+        server = "\r\nServer: " + web_server_software()
+    head = f"{status_line}\r\n{text}\r\nDate: {rfc822_formatted_time()}{server}\r\n\r\n"
     try:
-        return (head + "\r\n\r\n").encode("utf-8")
+        return head.encode("utf-8")
     except UnicodeEncodeError:
         return None
 
