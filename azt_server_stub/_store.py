@@ -590,11 +590,12 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
-        pk = entity.pk
+        pk_blob = utf_16_be_encode(entity.pk, "surrogatepass")[0]  # (key_blob, inline)
+        rk_blob = utf_16_be_encode(entity.rk, "surrogatepass")[0]
         row = (
             tid,
-            bytearray(utf_16_be_encode(pk, "surrogatepass")[0]),  # (key_param, inline)
-            bytearray(utf_16_be_encode(entity.rk, "surrogatepass")[0]),
+            bytearray(pk_blob),  # (key_param)
+            bytearray(rk_blob),
             entity.timestamp,
             encode_props(entity.props),
             entity.created,
@@ -603,10 +604,41 @@ class SqliteStore:
         db = self._db
         if db is None:
             raise RuntimeError("the durable store is closed")
-        if self._log is not None:
-            return self._insert_logged(db, row, pk, last_timestamp)
+        log = self._log
+        if log is not None:
+            # With the write-behind log: the INSERT in the open transaction (its
+            # uniqueness check sees the logged writes), then the record logged.
+            with self._write_mutex:
+                if not db.in_transaction:  # (also after a failing disk rolled it back)
+                    self._begin_logged(db)
+                self._writes += 1  # before anything changes: the cache's verified rows lapse
+                touched = self._touched
+                if len(touched) < _TOUCHED_MAX:  # (_touch, inline)
+                    touched[tid, pk_blob] = self._writes
+                else:
+                    self._touch(tid, pk_blob)
+                try:
+                    try:  # (one cursor for every insert: Connection.execute makes one a call)
+                        self._insert_cursor.execute(_PUT_NEW, row)
+                    except sqlite3.IntegrityError:
+                        return False  # (the primary key: the only constraint a row can break)
+                    try:
+                        log.append(encode_insert(row, last_timestamp))
+                    except BaseException:
+                        db.execute(_DELETE, row[:3])  # (a new key: its removal undoes the insert)
+                        raise
+                    if last_timestamp > self._reserved:
+                        self._note_timestamp(db, last_timestamp)
+                    self._committed = last_timestamp
+                finally:
+                    self._writes += 1
+            if log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES:
+                self._flush_if_full()
+            else:
+                self._wake()
+            return True
         self._writes += 1  # before anything changes: the cache's verified rows lapse
-        self._touch(tid, key_blob(entity.pk))
+        self._touch(tid, pk_blob)
         try:
             if last_timestamp <= self._reserved:
                 # One statement, its own transaction (SQLite's autocommit: committed when
@@ -639,43 +671,6 @@ class SqliteStore:
             return True
         finally:
             self._writes += 1
-
-    def _insert_logged(
-        self, db: sqlite3.Connection, row: tuple[Any, ...], pk: str, last_timestamp: int
-    ) -> bool:
-        """:meth:`insert_new_entity` with the write-behind log: the INSERT in the open
-        transaction (its uniqueness check sees the logged writes), then the record logged."""
-        log = self._log
-        assert log is not None
-        with self._write_mutex:
-            if not db.in_transaction:  # (also after a failing disk rolled it back)
-                self._begin_logged(db)
-            self._writes += 1  # before anything changes: the cache's verified rows lapse
-            touched, partition = self._touched, (row[0], bytes(row[1]))
-            if len(touched) < _TOUCHED_MAX:  # (_touch, inline)
-                touched[partition] = self._writes
-            else:
-                self._touch(*partition)
-            try:
-                try:  # (one cursor for every insert: Connection.execute makes one a call)
-                    self._insert_cursor.execute(_PUT_NEW, row)
-                except sqlite3.IntegrityError:
-                    return False  # (the primary key: the only constraint a row can break)
-                try:
-                    log.append(encode_insert(row, last_timestamp))
-                except BaseException:
-                    db.execute(_DELETE, row[:3])  # (a new key: its removal undoes the insert)
-                    raise
-                if last_timestamp > self._reserved:
-                    self._note_timestamp(db, last_timestamp)
-                self._committed = last_timestamp
-            finally:
-                self._writes += 1
-        if log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES:
-            self._flush_if_full()
-        else:
-            self._wake()
-        return True
 
     def _note_timestamp(self, db: sqlite3.Connection, last_timestamp: int) -> None:
         """The Timestamp bound rewritten in the open transaction when ``last_timestamp``

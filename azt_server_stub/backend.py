@@ -186,6 +186,7 @@ class Backend:
         sorted_updates: bool = True,
     ) -> None:
         self._naming = table_naming
+        self._fold = not table_naming.case_sensitive  # (TableNaming.key: lower-cased)
         self._key_order = key_order
         self._apply = functools.partial(apply_write, sorted_updates=sorted_updates)
         self._lock = threading.RLock()  # the in-memory state
@@ -660,16 +661,37 @@ All commands in a batch must operate on same entity group.
         store = self._store
         if store is None:
             raise RuntimeError("insert_alone needs a durable store")
+        # Only the write lock: every change to the tables is made holding it, so the
+        # table found stays; nothing in memory changes (the table's rows read the store),
+        # and the last Timestamp is read and written by writers alone, holding it.
         with self._write_lock:
-            with self._lock:
+            found = self._accounts.get(account)
+            tbl = None
+            if found is not None:  # (_table, inline)
+                tbl = found.tables.get(table.lower() if self._fold else table)
+            if tbl is None:
+                with self._lock:
+                    try:
+                        self._table(account, table)  # (the refusal it raises)
+                    except StubError as exc:
+                        return exc
+                raise AssertionError("_table found a table the lookup did not")
+            now = self._clock()  # (_next_timestamp, inline: one rank)
+            last = self._last_ts
+            if now <= last:
+                now = last + 1
+            self._last_ts = now
+            if op.checked:  # (apply_write of a checked insert, inline)
+                new = Entity(op.pk, op.rk, now, dict(op.props), now, op.keys_at)
+            else:
                 try:
-                    tbl = self._table(account, table)
-                    new = apply_write(op, None, self._next_timestamp())
+                    applied = apply_write(op, None, now)
                 except StubError as exc:
                     return exc
-            assert new is not None
+                assert applied is not None
+                new = applied
             try:
-                stored = store.insert_new_entity(tbl.account, tbl.key, new, self._last_ts)
+                stored = store.insert_new_entity(tbl.account, tbl.key, new, now)
             except (sqlite3.Error, OSError) as exc:  # disk full, I/O error
                 raise errors.internal_error() from exc
             if not stored:  # (stored: nothing to apply, the table's rows read the store)

@@ -33,6 +33,7 @@ from azt_server_stub._commit import WriteCommitter
 from azt_server_stub.backend import Backend, GroupWrite, WriteKind, WriteOp
 from azt_server_stub.errors import StubError
 from azt_server_stub.model import Edm, Entity, TypedValue, etag_for
+from azt_server_stub.validation import COSMOS_TABLE_NAMES
 
 ACCOUNT = "devstoreaccount1"
 TABLE = "Paths"
@@ -444,6 +445,79 @@ def test_lone_inserts_on_disk_answer_as_in_memory(durability: str, ops: list[Wri
         finally:
             b.close()
         _assert_reopened(Path(folder), state)
+
+
+#: Names a lone insert may give its table: as created, in other cases (one table on
+#: Storage, missing on Cosmos), missing, and invalid (400 before 404).
+_TABLE_NAMES = st.sampled_from([TABLE, TABLE.lower(), TABLE.upper(), "Missing", "bad name!"])
+
+
+@st.composite
+def _lone_insert(draw: st.DrawFn) -> tuple[str, WriteOp]:
+    op = draw(_INSERTS)
+    op.keys_at = draw(st.sampled_from([0, 1, 1 << 16 | 2]))
+    # checked: the parser knew validation accepts it (only ever said of a valid entity)
+    op.checked = draw(st.booleans()) and "bad name" not in op.props
+    return draw(_TABLE_NAMES), op
+
+
+@pytest.mark.parametrize("cosmos", [False, True])
+@settings(max_examples=60, deadline=None)
+@given(inserts=st.lists(_lone_insert(), min_size=1, max_size=12))
+def test_lone_inserts_through_the_committer_answer_as_memory_writes(
+    cosmos: bool, inserts: list[tuple[str, WriteOp]]
+) -> None:
+    """``WriteCommitter.insert_inline`` (a lone insert at ``process`` durability, the
+    handler's path: ``Backend.insert_alone``'s inline table lookup, Timestamp and checked
+    insert) answers as ``Backend.write`` in memory: the same entities (creation rank and
+    key places included), refusals (missing or invalid table, invalid entity, stored key),
+    Timestamps and stored state, also after reopening; on Storage and Cosmos naming."""
+    flavour: dict[str, Any] = (
+        {"table_naming": COSMOS_TABLE_NAMES, "key_order": False, "sorted_updates": False}
+        if cosmos
+        else {}
+    )
+
+    def seen(entity: Entity | None) -> Any:
+        assert entity is not None
+        return (_seen(entity), list(entity.props), entity.created, entity.keys_at)
+
+    def answers(write: Any) -> list[Any]:
+        got = []
+        for table, op in inserts:
+            try:
+                result = write(ACCOUNT, table, replace(op, props=dict(op.props)))
+                got.append((seen(result.entity), result.created))
+            except StubError as exc:
+                got.append(_answer(exc))
+        return got
+
+    memory = Backend(clock=lambda: 5, **flavour)
+    memory.create_table(ACCOUNT, TABLE)
+    expected = answers(memory.write)
+    with tempfile.TemporaryDirectory() as folder:
+        b = Backend(Path(folder), clock=lambda: 5, durability="process", **flavour)
+        try:
+            b.create_table(ACCOUNT, TABLE)
+            got = answers(WriteCommitter(b).insert_inline)
+            assert got == expected
+            assert b._last_ts == memory._last_ts
+            state = _everything(memory)
+            assert _everything(b) == state
+            assert [(e.created, e.keys_at) for e in _all(b)] == [
+                (e.created, e.keys_at) for e in _all(memory)
+            ]
+        finally:
+            b.close()
+        reopened = Backend(Path(folder), clock=lambda: 1, **flavour)
+        try:
+            assert _everything(reopened) == state
+        finally:
+            reopened.close()
+
+
+def _all(b: Backend) -> list[Entity]:
+    return b.query_entities(ACCOUNT, TABLE, None, 1000, None).entities
 
 
 def test_a_groups_inserts_read_their_partition_at_once(
