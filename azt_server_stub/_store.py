@@ -608,7 +608,9 @@ class SqliteStore:
         if log is not None:
             # With the write-behind log: the INSERT in the open transaction (its
             # uniqueness check sees the logged writes), then the record logged.
-            with self._write_mutex:
+            mutex = self._write_mutex  # (acquire and release: cheaper than a with)
+            mutex.acquire()
+            try:
                 if not db.in_transaction:  # (also after a failing disk rolled it back)
                     self._begin_logged(db)
                 self._writes += 1  # before anything changes: the cache's verified rows lapse
@@ -632,6 +634,8 @@ class SqliteStore:
                     self._committed = last_timestamp
                 finally:
                     self._writes += 1
+            finally:
+                mutex.release()
             if log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES:
                 self._flush_if_full()
             else:

@@ -556,13 +556,38 @@ does not exist.
         """
         if self._store is None:
             # commit_group's checks and change for one write, without its bookkeeping
-            with self._write_lock, self._lock:
-                tbl = self._table(account, table)
-                key = sort_key(op.pk, op.rk)
-                current = tbl.rows.get(key)
-                new = self._apply(op, current, self._next_timestamp())
-                tbl.rows.apply(key, new)
-                return WriteResult(new, created=current is None and new is not None)
+            # (acquire and release: a with statement's look-ups and __exit__ call cost twice)
+            write_lock, lock = self._write_lock, self._lock
+            write_lock.acquire()
+            try:
+                lock.acquire()
+                try:
+                    found = self._accounts.get(account)
+                    tbl = None
+                    if found is not None:  # (_table, inline)
+                        tbl = found.tables.get(table.lower() if self._fold else table)
+                    if tbl is None:
+                        tbl = self._table(account, table)  # (its refusal)
+                    key = sort_key(op.pk, op.rk)
+                    rows = tbl.rows
+                    current = rows.get(key)
+                    now = self._clock()  # (_next_timestamp, inline: one rank)
+                    last = self._last_ts
+                    if now <= last:
+                        now = last + 1
+                    self._last_ts = now
+                    if op.kind != "insert":
+                        new = self._apply(op, current, now)
+                    elif op.checked and current is None:  # (apply_write, inline)
+                        new = Entity(op.pk, op.rk, now, dict(op.props), now, op.keys_at)
+                    else:  # (sorted_updates concerns replaces and merges)
+                        new = apply_write(op, current, now)
+                    rows.apply(key, new)
+                finally:
+                    lock.release()
+            finally:
+                write_lock.release()
+            return WriteResult(new, current is None and new is not None)
         outcome = self.commit_group([GroupWrite(account, table, [op], batch=False)])[0]
         if isinstance(outcome, StubError):
             raise outcome
@@ -664,7 +689,10 @@ All commands in a batch must operate on same entity group.
         # Only the write lock: every change to the tables is made holding it, so the
         # table found stays; nothing in memory changes (the table's rows read the store),
         # and the last Timestamp is read and written by writers alone, holding it.
-        with self._write_lock:
+        # (acquire and release: a with statement's look-ups and __exit__ call cost twice)
+        lock = self._write_lock
+        lock.acquire()
+        try:
             found = self._accounts.get(account)
             tbl = None
             if found is not None:  # (_table, inline)
@@ -694,9 +722,11 @@ All commands in a batch must operate on same entity group.
                 stored = store.insert_new_entity(tbl.account, tbl.key, new, now)
             except (sqlite3.Error, OSError) as exc:  # disk full, I/O error
                 raise errors.internal_error() from exc
-            if not stored:  # (stored: nothing to apply, the table's rows read the store)
-                return errors.entity_already_exists()
-            return WriteResult(new, True)  # created
+        finally:
+            lock.release()
+        if not stored:  # (stored: nothing to apply, the table's rows read the store)
+            return errors.entity_already_exists()
+        return WriteResult(new, True)  # created
 
     def _read_inserts(self, items: Sequence[GroupWrite]) -> _Read:
         """What a durable group's single inserts find: one indexed read per partition two

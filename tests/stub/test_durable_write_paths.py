@@ -516,6 +516,52 @@ def test_lone_inserts_through_the_committer_answer_as_memory_writes(
             reopened.close()
 
 
+@pytest.mark.parametrize("cosmos", [False, True])
+@settings(max_examples=100, deadline=None)
+@given(writes=st.lists(_lone_insert() | st.tuples(_TABLE_NAMES, _op()), min_size=1, max_size=12))
+def test_memory_writes_answer_as_a_group_of_one(
+    cosmos: bool, writes: list[tuple[str, WriteOp]]
+) -> None:
+    """``Backend.write`` in memory (its inline table lookup, Timestamp and checked insert)
+    answers as ``commit_group``'s general path: the same entities (creation rank and key
+    places included), refusals, Timestamps and state; tables named in other cases, missing
+    or invalid; on Storage and Cosmos naming."""
+    flavour: dict[str, Any] = (
+        {"table_naming": COSMOS_TABLE_NAMES, "key_order": False, "sorted_updates": False}
+        if cosmos
+        else {}
+    )
+    direct, grouped = Backend(clock=lambda: 3, **flavour), Backend(clock=lambda: 3, **flavour)
+    for b in (direct, grouped):
+        b.create_table(ACCOUNT, TABLE)
+
+    def seen(results: Any) -> Any:
+        if isinstance(results, StubError):
+            return _answer(results)
+        return [
+            (_seen(r.entity), r.created)
+            + (
+                ()
+                if r.entity is None
+                else (list(r.entity.props), r.entity.created, r.entity.keys_at)
+            )
+            for r in results
+        ]
+
+    for table, op in writes:
+        try:
+            mine = seen([direct.write(ACCOUNT, table, replace(op, props=dict(op.props)))])
+        except StubError as exc:
+            mine = seen(exc)
+        item = GroupWrite(ACCOUNT, table, [replace(op, props=dict(op.props))])
+        assert mine == seen(grouped.commit_group([item])[0])
+        assert direct._last_ts == grouped._last_ts
+    assert [(e.created, e.keys_at) for e in _all(direct)] == [
+        (e.created, e.keys_at) for e in _all(grouped)
+    ]
+    assert _everything(direct) == _everything(grouped)
+
+
 def _all(b: Backend) -> list[Entity]:
     return b.query_entities(ACCOUNT, TABLE, None, 1000, None).entities
 
