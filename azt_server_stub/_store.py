@@ -156,6 +156,8 @@ class SqliteStore:
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.RLock()
         self._tids: dict[tuple[str, str], int] = {}
+        #: PartitionKey -> its key's blob and statement parameter (see :meth:`_pk_param`).
+        self._pk_params: dict[str, tuple[bytes, bytearray]] = {}
         self._cache = RowCache(cache_bytes)  # used with the read lock held
         #: Write transactions begun and ended (odd: one is open); see _rowcache.
         self._writes = 0
@@ -590,12 +592,15 @@ class SqliteStore:
         tid = self._tids.get((account, lname))
         if tid is None:
             raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
-        pk_blob = utf_16_be_encode(entity.pk, "surrogatepass")[0]  # (key_blob, inline)
-        rk_blob = utf_16_be_encode(entity.rk, "surrogatepass")[0]
+        pk = entity.pk
+        keys = self._pk_params.get(pk)  # (a partition's inserts share its key's blob)
+        if keys is None:
+            keys = self._pk_param(pk)
+        pk_blob = keys[0]
         row = (
             tid,
-            bytearray(pk_blob),  # (key_param)
-            bytearray(rk_blob),
+            keys[1],
+            bytearray(utf_16_be_encode(entity.rk, "surrogatepass")[0]),  # (key_param, inline)
             entity.timestamp,
             encode_props(entity.props),
             entity.created,
@@ -675,6 +680,17 @@ class SqliteStore:
             return True
         finally:
             self._writes += 1
+
+    def _pk_param(self, pk: str) -> tuple[bytes, bytearray]:
+        """A PartitionKey's :func:`key_blob` and :func:`key_param` (the same bytes: the
+        parameter is only bound, which copies it), remembered for the partition's next
+        inserts (at most :data:`_PK_PARAMS_MAX` keys)."""
+        pk_params = self._pk_params
+        if len(pk_params) >= _PK_PARAMS_MAX:
+            pk_params.clear()
+        blob = key_blob(pk)
+        keys = pk_params[pk] = (blob, bytearray(blob))
+        return keys
 
     def _note_timestamp(self, db: sqlite3.Connection, last_timestamp: int) -> None:
         """The Timestamp bound rewritten in the open transaction when ``last_timestamp``
@@ -782,6 +798,9 @@ def _no_flusher() -> None:
 
 #: Most partitions :meth:`SqliteStore._touch` remembers (about 2 MiB of keys).
 _TOUCHED_MAX = 16_384
+#: Most PartitionKeys whose statement parameters :meth:`SqliteStore.insert_new_entity`
+#: keeps for the next insert into the partition (a key is at most 1 KiB).
+_PK_PARAMS_MAX = 1024
 
 
 __all__ = [
