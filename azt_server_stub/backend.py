@@ -423,9 +423,15 @@ class Backend:
             >>> Backend().table_name("acct", "Missing") is None
             True
         """
-        with self._lock:
-            table = self._account(account).tables.get(self._naming.key(name))
-            return None if table is None else table.name
+        # Every request asks, so no lock: two dict look-ups, each atomic, and no write
+        # ever removes an account, so the answer is the table as some moment's state
+        # holds it, as under the lock (a table made or deleted meanwhile is seen or not, as
+        # the lock would let it be). No account is made for a miss.
+        found = self._accounts.get(account)
+        if found is None:
+            return None
+        table = found.tables.get(name.lower() if self._fold else name)
+        return None if table is None else table.name
 
     def query_tables(
         self,

@@ -304,7 +304,7 @@ def etag_for(timestamp_ticks: int) -> str:
         if len(_ETAG_HEADS) >= 4096:
             _ETAG_HEADS.clear()
         _ETAG_HEADS[seconds] = head
-    return f"{head}{frac:07d}Z'\""
+    return f"{head}{'%07d' % frac}Z'\""  # noqa: UP031 (%: half what a format spec costs)
 
 
 #: Whole seconds -> the ETag text up to the fraction of a Timestamp in that second
