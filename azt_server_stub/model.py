@@ -155,7 +155,13 @@ def parse_datetime(text: str) -> int:
     # digits, or none and no point) whose whole seconds were parsed before: the cached
     # ticks of those seconds plus the fraction's.
     size = len(text)
-    if 20 <= size <= 28 and text[-1] == "Z":
+    if size == 28 and text[27] == "Z":  # seven digits (.NET's and azt's form), in fewer steps
+        base = _SECOND_TICKS.get(text[:19])
+        if base is not None:
+            frac = text[20:27]
+            if text[19] == "." and frac.isascii() and frac.isdigit():
+                return base + int(frac)
+    elif 20 <= size < 28 and text[-1] == "Z":
         base = _SECOND_TICKS.get(text[:19])
         if base is not None:
             if size == 20:
