@@ -574,7 +574,8 @@ does not exist.
                         tbl = found.tables.get(table.lower() if self._fold else table)
                     if tbl is None:
                         tbl = self._table(account, table)  # (its refusal)
-                    key = sort_key(op.pk, op.rk)
+                    pk, rk = op.pk, op.rk  # (sort_key: an ASCII key is its own)
+                    key = (pk, rk) if pk.isascii() and rk.isascii() else sort_key(pk, rk)
                     rows = tbl.rows
                     current = rows.get(key)
                     now = self._clock()  # (_next_timestamp, inline: one rank)

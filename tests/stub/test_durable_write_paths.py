@@ -39,7 +39,7 @@ ACCOUNT = "devstoreaccount1"
 TABLE = "Paths"
 
 _PKS = st.sampled_from(["p", "q"])
-_RKS = st.sampled_from(["a", "b", "c", "\U0001f600"])
+_RKS = st.sampled_from(["a", "b", "c", "\U0001f600", "\uffff"])  # (UTF-16 order: \U0001f600 first)
 _PROPS: st.SearchStrategy[dict[str, TypedValue]] = st.dictionaries(
     st.sampled_from(["A", "B"]),
     st.one_of(
