@@ -59,7 +59,9 @@ from ._sql import (
     key_text,
     lock_directory,
     migrate_v1,
+    partition_params,
 )
+from ._sql import PARTITIONS as _PARTITIONS
 from ._sql import PUT as _PUT
 from ._sql import PUT_NEW as _PUT_NEW
 from ._sql import SCHEMA as _SCHEMA
@@ -156,8 +158,7 @@ class SqliteStore:
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.RLock()
         self._tids: dict[tuple[str, str], int] = {}
-        #: PartitionKey -> its key's blob and statement parameter (see :meth:`_pk_param`).
-        self._pk_params: dict[str, tuple[bytes, bytearray]] = {}
+        self._partitions = _PARTITIONS  # (imported, its get() would make a bound method)
         self._cache = RowCache(cache_bytes)  # used with the read lock held
         #: Write transactions begun and ended (odd: one is open); see _rowcache.
         self._writes = 0
@@ -593,10 +594,9 @@ class SqliteStore:
         if tid is None:
             raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
         pk = entity.pk
-        keys = self._pk_params.get(pk)  # (a partition's inserts share its key's blob)
+        keys = self._partitions.get(pk)  # (a partition's inserts share its key's blob)
         if keys is None:
-            keys = self._pk_param(pk)
-        pk_blob = keys[0]
+            keys = partition_params(pk)
         row = (
             tid,
             keys[1],
@@ -611,8 +611,7 @@ class SqliteStore:
             raise RuntimeError("the durable store is closed")
         log = self._log
         if log is not None:
-            # With the write-behind log: the INSERT in the open transaction (its
-            # uniqueness check sees the logged writes), then the record logged.
+            # The INSERT in the open transaction (it sees the logged writes), then logged.
             mutex = self._write_mutex  # (acquire and release: cheaper than a with)
             mutex.acquire()
             try:
@@ -621,9 +620,9 @@ class SqliteStore:
                 self._writes += 1  # before anything changes: the cache's verified rows lapse
                 touched = self._touched
                 if len(touched) < _TOUCHED_MAX:  # (_touch, inline)
-                    touched[tid, pk_blob] = self._writes
+                    touched[tid, keys[0]] = self._writes
                 else:
-                    self._touch(tid, pk_blob)
+                    self._touch(tid, keys[0])
                 try:
                     try:  # (one cursor for every insert: Connection.execute makes one a call)
                         self._insert_cursor.execute(_PUT_NEW, row)
@@ -647,13 +646,10 @@ class SqliteStore:
                 self._wake()
             return True
         self._writes += 1  # before anything changes: the cache's verified rows lapse
-        self._touch(tid, pk_blob)
+        self._touch(tid, keys[0])
         try:
             if last_timestamp <= self._reserved:
-                # One statement, its own transaction (SQLite's autocommit: committed when
-                # the statement ends, rolled back whole when it fails): what BEGIN, the
-                # INSERT and COMMIT below do when the bound needs no rewrite, in one
-                # statement instead of three.
+                # One autocommitted statement does what BEGIN, INSERT and COMMIT below do.
                 try:
                     db.execute(_PUT_NEW, row)
                 except sqlite3.IntegrityError:
@@ -680,17 +676,6 @@ class SqliteStore:
             return True
         finally:
             self._writes += 1
-
-    def _pk_param(self, pk: str) -> tuple[bytes, bytearray]:
-        """A PartitionKey's :func:`key_blob` and :func:`key_param` (the same bytes: the
-        parameter is only bound, which copies it), remembered for the partition's next
-        inserts (at most :data:`_PK_PARAMS_MAX` keys)."""
-        pk_params = self._pk_params
-        if len(pk_params) >= _PK_PARAMS_MAX:
-            pk_params.clear()
-        blob = key_blob(pk)
-        keys = pk_params[pk] = (blob, bytearray(blob))
-        return keys
 
     def _note_timestamp(self, db: sqlite3.Connection, last_timestamp: int) -> None:
         """The Timestamp bound rewritten in the open transaction when ``last_timestamp``
@@ -798,9 +783,6 @@ def _no_flusher() -> None:
 
 #: Most partitions :meth:`SqliteStore._touch` remembers (about 2 MiB of keys).
 _TOUCHED_MAX = 16_384
-#: Most PartitionKeys whose statement parameters :meth:`SqliteStore.insert_new_entity`
-#: keeps for the next insert into the partition (a key is at most 1 KiB).
-_PK_PARAMS_MAX = 1024
 
 
 __all__ = [

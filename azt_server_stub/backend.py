@@ -146,6 +146,10 @@ class _Account:
 #   apply, across the disk commit); the in-memory state has its own lock, which a write
 #   holds only to check and to apply. Readers never wait for an fsync: until a group is
 #   applied (and only then acknowledged) they see the state before it, never half of it.
+#   Every change to the tables is made holding both, so a writer's checks read them under
+#   the write lock alone where nothing in memory changes (a lone insert on disk:
+#   insert_alone), and table_name's single look-up takes no lock. Hot paths take a lock
+#   with acquire and release: a with statement's look-ups and __exit__ call cost as much.
 
 
 class Backend:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from azt_server_stub import _store, _writelog
+from azt_server_stub import _sql, _store, _writelog
 from azt_server_stub._store import DB_FILE, key_blob, key_text
 from azt_server_stub._writelog import (
     LOG_FILE,
@@ -174,18 +174,17 @@ def test_a_crash_loses_no_logged_write(tmp_path: Path, log_kind: str) -> None:
 def test_lone_inserts_log_each_partitions_key_as_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A lone insert takes its PartitionKey's blob and statement parameter from the store's
-    bounded map of them (a partition's inserts share them): every row, in SQLite and in the
-    log, carries its own key's blob, across more partitions than the map keeps, lone
-    surrogates and astral characters included, and a crash loses none of them."""
-    monkeypatch.setattr(_store, "_PK_PARAMS_MAX", 2)
+    """A lone insert takes its PartitionKey's blob and statement parameter from the bounded
+    map of them (``_sql.PARTITIONS``: a partition's inserts share them): every row, in
+    SQLite and in the log, carries its own key's blob, across more partitions than the map
+    keeps, lone surrogates and astral characters included, and a crash loses none of them."""
+    monkeypatch.setattr(_sql, "PARTITIONS_MAX", 2)
     pks = ["p", "q", "\ud800", "\U0001f600", "p", "r", "\ud800", "q", "p"]
     b = Backend(tmp_path, durability="process")
     b.create_table(ACCOUNT, TABLE)
     for n, pk in enumerate(pks):
         b.write(ACCOUNT, TABLE, WriteOp("insert", pk, f"{n}", _props(n), checked=True))
-        assert b._store is not None
-        assert len(b._store._pk_params) <= 2
+        assert len(_sql.PARTITIONS) <= 2
     _crash(b)
     records, _ = decode_records((tmp_path / LOG_FILE).read_bytes())
     assert [(row[1], row[2]) for _, puts, _ in records for row in puts] == [
