@@ -179,6 +179,7 @@ def test_lone_inserts_log_each_partitions_key_as_stored(
     SQLite and in the log, carries its own key's blob, across more partitions than the map
     keeps, lone surrogates and astral characters included, and a crash loses none of them."""
     monkeypatch.setattr(_sql, "PARTITIONS_MAX", 2)
+    _sql.PARTITIONS.clear()  # (a cache shared by every store: other tests' keys out)
     pks = ["p", "q", "\ud800", "\U0001f600", "p", "r", "\ud800", "q", "p"]
     b = Backend(tmp_path, durability="process")
     b.create_table(ACCOUNT, TABLE)
