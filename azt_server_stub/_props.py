@@ -93,7 +93,7 @@ def _compile_encoder(names: tuple[str, ...], sample: dict[str, TypedValue]) -> _
             x = f"esc({v})"
         elif t is int and edm in _INT_CODED:
             lines.append(f"if {e} is not {EDM_NAMES[edm]} or type({v}) is not int: return None")
-            x = v  # an exact int: formatted as its repr
+            x = f"{v}!r"  # an exact int: its repr (format() would reach it by way of str())
         elif t is bool and edm is Edm.BOOLEAN:
             lines.append(f"if {e} is not BOOLEAN or type({v}) is not bool: return None")
             x = f'"true" if {v} else "false"'
@@ -101,7 +101,7 @@ def _compile_encoder(names: tuple[str, ...], sample: dict[str, TypedValue]) -> _
             lines.append(
                 f"if {e} is not DOUBLE or type({v}) is not float or {v} - {v} != 0.0: return None"
             )
-            x = v  # an exact finite float: formatted as float.__repr__
+            x = f"{v}!r"  # an exact finite float: float.__repr__ (what format() writes)
         elif t is uuid.UUID and edm is Edm.GUID:
             lines.append(f"if {e} is not GUID or type({v}) is not uuid.UUID: return None")
             x = f"q}}{{{v}.hex}}{{q"  # the hex digits, quoted (q: a default argument)

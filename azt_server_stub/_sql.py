@@ -21,6 +21,8 @@ from typing import IO
 __all__ = [
     "DELETE",
     "LOCK_FILE",
+    "PARTITIONS",
+    "PARTITIONS_MAX",
     "PUT",
     "PUT_NEW",
     "SCHEMA",
@@ -34,6 +36,7 @@ __all__ = [
     "key_text",
     "lock_directory",
     "migrate_v1",
+    "partition_params",
     "read_last",
     "write_last",
 ]
@@ -103,6 +106,29 @@ def key_param(key: str) -> bytearray:
         True
     """
     return bytearray(utf_16_be_encode(key, "surrogatepass")[0])
+
+
+def partition_params(pk: str) -> tuple[bytes, bytearray]:
+    """A PartitionKey's :func:`key_blob` and :func:`key_param` (the same bytes: a parameter
+    is only bound, which copies it), kept in :data:`PARTITIONS` for the partition's next
+    inserts, which look them up there first (at most :data:`PARTITIONS_MAX` keys).
+
+    Example::
+
+        >>> partition_params("p") == (key_blob("p"), key_param("p")) == PARTITIONS["p"]
+        True
+    """
+    if len(PARTITIONS) >= PARTITIONS_MAX:
+        PARTITIONS.clear()
+    blob = key_blob(pk)
+    params = PARTITIONS[pk] = (blob, bytearray(blob))
+    return params
+
+
+#: PartitionKey -> its :func:`partition_params` (a key is at most 1 KiB).
+PARTITIONS: dict[str, tuple[bytes, bytearray]] = {}
+#: Most PartitionKeys :data:`PARTITIONS` holds.
+PARTITIONS_MAX = 1024
 
 
 def key_text(blob: bytes) -> str:

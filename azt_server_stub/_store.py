@@ -59,7 +59,9 @@ from ._sql import (
     key_text,
     lock_directory,
     migrate_v1,
+    partition_params,
 )
+from ._sql import PARTITIONS as _PARTITIONS
 from ._sql import PUT as _PUT
 from ._sql import PUT_NEW as _PUT_NEW
 from ._sql import SCHEMA as _SCHEMA
@@ -156,6 +158,7 @@ class SqliteStore:
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.RLock()
         self._tids: dict[tuple[str, str], int] = {}
+        self._partitions = _PARTITIONS  # (imported, its get() would make a bound method)
         self._cache = RowCache(cache_bytes)  # used with the read lock held
         #: Write transactions begun and ended (odd: one is open); see _rowcache.
         self._writes = 0
@@ -591,10 +594,13 @@ class SqliteStore:
         if tid is None:
             raise RuntimeError(f"no stored table {lname!r} in account {account!r}")
         pk = entity.pk
+        keys = self._partitions.get(pk)  # (a partition's inserts share its key's blob)
+        if keys is None:
+            keys = partition_params(pk)
         row = (
             tid,
-            bytearray(utf_16_be_encode(pk, "surrogatepass")[0]),  # (key_param, inline)
-            bytearray(utf_16_be_encode(entity.rk, "surrogatepass")[0]),
+            keys[1],
+            bytearray(utf_16_be_encode(entity.rk, "surrogatepass")[0]),  # (key_param, inline)
             entity.timestamp,
             encode_props(entity.props),
             entity.created,
@@ -603,16 +609,47 @@ class SqliteStore:
         db = self._db
         if db is None:
             raise RuntimeError("the durable store is closed")
-        if self._log is not None:
-            return self._insert_logged(db, row, pk, last_timestamp)
+        log = self._log
+        if log is not None:
+            # The INSERT in the open transaction (it sees the logged writes), then logged.
+            mutex = self._write_mutex  # (acquire and release: cheaper than a with)
+            mutex.acquire()
+            try:
+                if not db.in_transaction:  # (also after a failing disk rolled it back)
+                    self._begin_logged(db)
+                self._writes += 1  # before anything changes: the cache's verified rows lapse
+                touched = self._touched
+                if len(touched) < _TOUCHED_MAX:  # (_touch, inline)
+                    touched[tid, keys[0]] = self._writes
+                else:
+                    self._touch(tid, keys[0])
+                try:
+                    try:  # (one cursor for every insert: Connection.execute makes one a call)
+                        self._insert_cursor.execute(_PUT_NEW, row)
+                    except sqlite3.IntegrityError:
+                        return False  # (the primary key: the only constraint a row can break)
+                    try:
+                        log.append(encode_insert(row, last_timestamp))
+                    except BaseException:
+                        db.execute(_DELETE, row[:3])  # (a new key: its removal undoes the insert)
+                        raise
+                    if last_timestamp > self._reserved:
+                        self._note_timestamp(db, last_timestamp)
+                    self._committed = last_timestamp
+                finally:
+                    self._writes += 1
+            finally:
+                mutex.release()
+            if log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES:
+                self._flush_if_full()
+            else:
+                self._wake()
+            return True
         self._writes += 1  # before anything changes: the cache's verified rows lapse
-        self._touch(tid, key_blob(entity.pk))
+        self._touch(tid, keys[0])
         try:
             if last_timestamp <= self._reserved:
-                # One statement, its own transaction (SQLite's autocommit: committed when
-                # the statement ends, rolled back whole when it fails): what BEGIN, the
-                # INSERT and COMMIT below do when the bound needs no rewrite, in one
-                # statement instead of three.
+                # One autocommitted statement does what BEGIN, INSERT and COMMIT below do.
                 try:
                     db.execute(_PUT_NEW, row)
                 except sqlite3.IntegrityError:
@@ -639,43 +676,6 @@ class SqliteStore:
             return True
         finally:
             self._writes += 1
-
-    def _insert_logged(
-        self, db: sqlite3.Connection, row: tuple[Any, ...], pk: str, last_timestamp: int
-    ) -> bool:
-        """:meth:`insert_new_entity` with the write-behind log: the INSERT in the open
-        transaction (its uniqueness check sees the logged writes), then the record logged."""
-        log = self._log
-        assert log is not None
-        with self._write_mutex:
-            if not db.in_transaction:  # (also after a failing disk rolled it back)
-                self._begin_logged(db)
-            self._writes += 1  # before anything changes: the cache's verified rows lapse
-            touched, partition = self._touched, (row[0], bytes(row[1]))
-            if len(touched) < _TOUCHED_MAX:  # (_touch, inline)
-                touched[partition] = self._writes
-            else:
-                self._touch(*partition)
-            try:
-                try:  # (one cursor for every insert: Connection.execute makes one a call)
-                    self._insert_cursor.execute(_PUT_NEW, row)
-                except sqlite3.IntegrityError:
-                    return False  # (the primary key: the only constraint a row can break)
-                try:
-                    log.append(encode_insert(row, last_timestamp))
-                except BaseException:
-                    db.execute(_DELETE, row[:3])  # (a new key: its removal undoes the insert)
-                    raise
-                if last_timestamp > self._reserved:
-                    self._note_timestamp(db, last_timestamp)
-                self._committed = last_timestamp
-            finally:
-                self._writes += 1
-        if log.records >= FLUSH_RECORDS or log.size >= FLUSH_BYTES:
-            self._flush_if_full()
-        else:
-            self._wake()
-        return True
 
     def _note_timestamp(self, db: sqlite3.Connection, last_timestamp: int) -> None:
         """The Timestamp bound rewritten in the open transaction when ``last_timestamp``

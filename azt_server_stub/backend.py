@@ -146,6 +146,10 @@ class _Account:
 #   apply, across the disk commit); the in-memory state has its own lock, which a write
 #   holds only to check and to apply. Readers never wait for an fsync: until a group is
 #   applied (and only then acknowledged) they see the state before it, never half of it.
+#   Every change to the tables is made holding both, so a writer's checks read them under
+#   the write lock alone where nothing in memory changes (a lone insert on disk:
+#   insert_alone), and table_name's single look-up takes no lock. Hot paths take a lock
+#   with acquire and release: a with statement's look-ups and __exit__ call cost as much.
 
 
 class Backend:
@@ -186,6 +190,7 @@ class Backend:
         sorted_updates: bool = True,
     ) -> None:
         self._naming = table_naming
+        self._fold = not table_naming.case_sensitive  # (TableNaming.key: lower-cased)
         self._key_order = key_order
         self._apply = functools.partial(apply_write, sorted_updates=sorted_updates)
         self._lock = threading.RLock()  # the in-memory state
@@ -422,9 +427,15 @@ class Backend:
             >>> Backend().table_name("acct", "Missing") is None
             True
         """
-        with self._lock:
-            table = self._account(account).tables.get(self._naming.key(name))
-            return None if table is None else table.name
+        # Every request asks, so no lock: two dict look-ups, each atomic, and no write
+        # ever removes an account, so the answer is the table as some moment's state
+        # holds it, as under the lock (a table made or deleted meanwhile is seen or not, as
+        # the lock would let it be). No account is made for a miss.
+        found = self._accounts.get(account)
+        if found is None:
+            return None
+        table = found.tables.get(name.lower() if self._fold else name)
+        return None if table is None else table.name
 
     def query_tables(
         self,
@@ -555,13 +566,39 @@ does not exist.
         """
         if self._store is None:
             # commit_group's checks and change for one write, without its bookkeeping
-            with self._write_lock, self._lock:
-                tbl = self._table(account, table)
-                key = sort_key(op.pk, op.rk)
-                current = tbl.rows.get(key)
-                new = self._apply(op, current, self._next_timestamp())
-                tbl.rows.apply(key, new)
-                return WriteResult(new, created=current is None and new is not None)
+            # (acquire and release: a with statement's look-ups and __exit__ call cost twice)
+            write_lock, lock = self._write_lock, self._lock
+            write_lock.acquire()
+            try:
+                lock.acquire()
+                try:
+                    found = self._accounts.get(account)
+                    tbl = None
+                    if found is not None:  # (_table, inline)
+                        tbl = found.tables.get(table.lower() if self._fold else table)
+                    if tbl is None:
+                        tbl = self._table(account, table)  # (its refusal)
+                    pk, rk = op.pk, op.rk  # (sort_key: an ASCII key is its own)
+                    key = (pk, rk) if pk.isascii() and rk.isascii() else sort_key(pk, rk)
+                    rows = tbl.rows
+                    current = rows.get(key)
+                    now = self._clock()  # (_next_timestamp, inline: one rank)
+                    last = self._last_ts
+                    if now <= last:
+                        now = last + 1
+                    self._last_ts = now
+                    if op.kind != "insert":
+                        new = self._apply(op, current, now)
+                    elif op.checked and current is None:  # (apply_write, inline)
+                        new = Entity(op.pk, op.rk, now, dict(op.props), now, op.keys_at)
+                    else:  # (sorted_updates concerns replaces and merges)
+                        new = apply_write(op, current, now)
+                    rows.apply(key, new)
+                finally:
+                    lock.release()
+            finally:
+                write_lock.release()
+            return WriteResult(new, current is None and new is not None)
         outcome = self.commit_group([GroupWrite(account, table, [op], batch=False)])[0]
         if isinstance(outcome, StubError):
             raise outcome
@@ -660,21 +697,47 @@ All commands in a batch must operate on same entity group.
         store = self._store
         if store is None:
             raise RuntimeError("insert_alone needs a durable store")
-        with self._write_lock:
-            with self._lock:
+        # Only the write lock: every change to the tables is made holding it, so the
+        # table found stays; nothing in memory changes (the table's rows read the store),
+        # and the last Timestamp is read and written by writers alone, holding it.
+        # (acquire and release: a with statement's look-ups and __exit__ call cost twice)
+        lock = self._write_lock
+        lock.acquire()
+        try:
+            found = self._accounts.get(account)
+            tbl = None
+            if found is not None:  # (_table, inline)
+                tbl = found.tables.get(table.lower() if self._fold else table)
+            if tbl is None:
+                with self._lock:
+                    try:
+                        self._table(account, table)  # (the refusal it raises)
+                    except StubError as exc:
+                        return exc
+                raise AssertionError("_table found a table the lookup did not")
+            now = self._clock()  # (_next_timestamp, inline: one rank)
+            last = self._last_ts
+            if now <= last:
+                now = last + 1
+            self._last_ts = now
+            if op.checked:  # (apply_write of a checked insert, inline)
+                new = Entity(op.pk, op.rk, now, dict(op.props), now, op.keys_at)
+            else:
                 try:
-                    tbl = self._table(account, table)
-                    new = apply_write(op, None, self._next_timestamp())
+                    applied = apply_write(op, None, now)
                 except StubError as exc:
                     return exc
-            assert new is not None
+                assert applied is not None
+                new = applied
             try:
-                stored = store.insert_new_entity(tbl.account, tbl.key, new, self._last_ts)
+                stored = store.insert_new_entity(tbl.account, tbl.key, new, now)
             except (sqlite3.Error, OSError) as exc:  # disk full, I/O error
                 raise errors.internal_error() from exc
-            if not stored:  # (stored: nothing to apply, the table's rows read the store)
-                return errors.entity_already_exists()
-            return WriteResult(new, True)  # created
+        finally:
+            lock.release()
+        if not stored:  # (stored: nothing to apply, the table's rows read the store)
+            return errors.entity_already_exists()
+        return WriteResult(new, True)  # created
 
     def _read_inserts(self, items: Sequence[GroupWrite]) -> _Read:
         """What a durable group's single inserts find: one indexed read per partition two

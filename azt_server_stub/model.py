@@ -155,7 +155,13 @@ def parse_datetime(text: str) -> int:
     # digits, or none and no point) whose whole seconds were parsed before: the cached
     # ticks of those seconds plus the fraction's.
     size = len(text)
-    if 20 <= size <= 28 and text[-1] == "Z":
+    if size == 28 and text[27] == "Z":  # seven digits (.NET's and azt's form), in fewer steps
+        base = _SECOND_TICKS.get(text[:19])
+        if base is not None:
+            frac = text[20:27]
+            if text[19] == "." and frac.isascii() and frac.isdigit():
+                return base + int(frac)
+    elif 20 <= size < 28 and text[-1] == "Z":
         base = _SECOND_TICKS.get(text[:19])
         if base is not None:
             if size == 20:
@@ -304,7 +310,7 @@ def etag_for(timestamp_ticks: int) -> str:
         if len(_ETAG_HEADS) >= 4096:
             _ETAG_HEADS.clear()
         _ETAG_HEADS[seconds] = head
-    return f"{head}{frac:07d}Z'\""
+    return f"{head}{'%07d' % frac}Z'\""  # noqa: UP031 (%: half what a format spec costs)
 
 
 #: Whole seconds -> the ETag text up to the fraction of a Timestamp in that second
@@ -475,20 +481,30 @@ _GUIDS: list[str] = []
 _GUID_BATCH = 256
 
 
-#: The RFC 4122 variant nibble (``10xx``) from any hex digit, as ``uuid.uuid4`` sets it.
-_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+#: Byte 6 of a GUID as ``uuid.uuid4`` sets its version (``0100xxxx``), byte 8 as it sets
+#: the RFC 4122 variant (``10xxxxxx``): tables for ``bytes.translate``.
+_VERSION_BYTE = bytes(byte & 0x0F | 0x40 for byte in range(256))
+_VARIANT_BYTE = bytes(byte & 0x3F | 0x80 for byte in range(256))
 
 
 def _guid_batch() -> list[str]:
     """``_GUID_BATCH`` random version-4 GUIDs, exactly what ``str(uuid.uuid4())`` makes of
     the same random bytes, from one read of the system's random source."""
-    text = os.urandom(16 * _GUID_BATCH).hex()
-    variant = _VARIANT
-    return [
-        f"{text[i : i + 8]}-{text[i + 8 : i + 12]}-4{text[i + 13 : i + 16]}-"
-        f"{variant[text[i + 16]]}{text[i + 17 : i + 20]}-{text[i + 20 : i + 32]}"
-        for i in range(0, 32 * _GUID_BATCH, 32)
-    ]
+    # All in C, for the whole batch at once (slicing each GUID out of one hex text cost
+    # eight thousand instructions a GUID): the version and variant bits set, the hex
+    # digits in groups of four, each GUID's "xxxx-xxxx-...-xxxx-" (40 characters) cut to
+    # "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n" by deleting its 8th, 7th and 1st dashes (the
+    # later first: a deletion shortens every GUID before the next), then split.
+    raw = bytearray(os.urandom(16 * _GUID_BATCH))
+    raw[6::16] = raw[6::16].translate(_VERSION_BYTE)
+    raw[8::16] = raw[8::16].translate(_VARIANT_BYTE)
+    text = bytearray(raw.hex("-", 2), "ascii")
+    text += b"-"
+    del text[34::40]
+    del text[29::39]
+    del text[4::38]
+    text[36::37] = b"\n" * _GUID_BATCH
+    return text.decode("ascii").splitlines()
 
 
 def new_guid() -> str:

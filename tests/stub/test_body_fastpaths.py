@@ -166,6 +166,9 @@ def _ticks(text: str) -> int | str:
 @example("2024-01-01T12:00:00.313000Z", "2024-01-01T12:00:00Z")
 @example("2024-01-01T12:00:00.Z", "2024-01-01T12:00:00.1Z")
 @example("2024-01-01T12:00:00.12345678Z", "2024-01-01T12:00:00Z")
+@example("2024-01-01T12:00:00.1234567Z", "2024-01-01T12:00:00.0000001Z")  # seven digits
+@example("2024-01-01T12:00:00.000000\u0663Z", "2024-01-01T12:00:00.1234567Z")  # not ASCII
+@example("2024-01-01T12:00:00.12345-7Z", "2024-01-01T12:00:00Z")
 def test_datetime_ticks_do_not_depend_on_the_seconds_cache(text: str, other: str) -> None:
     """A DateTime reads the same whether its whole seconds were cached (by itself or by
     another text of the same second) or not."""

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import os
 import re
 import uuid
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
+from random import Random
 from typing import Any
 
 import pytest
@@ -141,6 +143,24 @@ def test_new_guid_is_a_random_uuid4_string() -> None:
 def test_guid_batch_formats_like_uuid() -> None:
     for text in model._guid_batch():
         assert str(uuid.UUID(text, version=4)) == text
+
+
+@settings(max_examples=50, deadline=None)
+@given(hs.sampled_from([b"\0", b"\xff", b"\x0f\xf0"]) | hs.integers(0, 2**64))
+def test_guid_batch_is_what_uuid4_makes_of_the_same_bytes(seed: bytes | int) -> None:
+    """Each GUID of a batch is ``str(uuid.UUID(bytes=..., version=4))`` of its 16 random
+    bytes, in order (the batch's version and variant bits and dashes are set in C)."""
+    size = 16 * model._GUID_BATCH
+    if isinstance(seed, bytes):  # every byte the same few: the bits' edges
+        random = (seed * size)[:size]
+    else:
+        random = Random(seed).randbytes(size)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "urandom", lambda size: random[:size])
+        batch = model._guid_batch()
+    assert batch == [
+        str(uuid.UUID(bytes=random[at : at + 16], version=4)) for at in range(0, len(random), 16)
+    ]
 
 
 # --- OData version headers ----------------------------------------------------------------

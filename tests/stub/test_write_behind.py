@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from azt_server_stub import _store, _writelog
+from azt_server_stub import _sql, _store, _writelog
 from azt_server_stub._store import DB_FILE, key_blob, key_text
 from azt_server_stub._writelog import (
     LOG_FILE,
@@ -169,6 +169,32 @@ def test_a_crash_loses_no_logged_write(tmp_path: Path, log_kind: str) -> None:
         later = third.write(ACCOUNT, TABLE, WriteOp("insert", "z", "z")).entity
     assert later is not None
     assert later.timestamp > max(ts for ts, _ in got.values())
+
+
+def test_lone_inserts_log_each_partitions_key_as_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone insert takes its PartitionKey's blob and statement parameter from the bounded
+    map of them (``_sql.PARTITIONS``: a partition's inserts share them): every row, in
+    SQLite and in the log, carries its own key's blob, across more partitions than the map
+    keeps, lone surrogates and astral characters included, and a crash loses none of them."""
+    monkeypatch.setattr(_sql, "PARTITIONS_MAX", 2)
+    _sql.PARTITIONS.clear()  # (a cache shared by every store: other tests' keys out)
+    pks = ["p", "q", "\ud800", "\U0001f600", "p", "r", "\ud800", "q", "p"]
+    b = Backend(tmp_path, durability="process")
+    b.create_table(ACCOUNT, TABLE)
+    for n, pk in enumerate(pks):
+        b.write(ACCOUNT, TABLE, WriteOp("insert", pk, f"{n}", _props(n), checked=True))
+        assert len(_sql.PARTITIONS) <= 2
+    _crash(b)
+    records, _ = decode_records((tmp_path / LOG_FILE).read_bytes())
+    assert [(row[1], row[2]) for _, puts, _ in records for row in puts] == [
+        (key_blob(pk), key_blob(f"{n}")) for n, pk in enumerate(pks)
+    ]
+    with Backend(tmp_path, durability="process") as again:
+        got = _state(again)
+    assert sorted(got) == sorted((pk, f"{n}") for n, pk in enumerate(pks))
+    assert all(props == _props(int(rk)) for (_, rk), (_, props) in got.items())
 
 
 def _log_after_crash(tmp_path: Path) -> tuple[bytes, list[int]]:
