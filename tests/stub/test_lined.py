@@ -19,6 +19,7 @@ from aiohttp.test_utils import make_mocked_request
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
+from azt_server_stub import lined as lined_module
 from azt_server_stub.explorer.live import RecentRequests, RecordingAccessLogger
 from azt_server_stub.front_render import render, render_lined
 from azt_server_stub.handlers.call import no_content
@@ -140,3 +141,35 @@ def test_the_explorer_records_a_lined_answer_without_reading_its_headers() -> No
     assert response.lines is not None
     (entry,) = recent.since(0)
     assert (entry["status"], entry["request_id"], entry["error"]) == (204, "rid-1", "")
+
+
+def test_later_answers_copy_what_aiohttp_s_init_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lined_module, "_MADE", {})
+    first = LinedResponse(204, "ETag: a")  # made by aiohttp's __init__
+    second = LinedResponse(204, "ETag: b")  # copied
+    assert lined_module._MADE[204]  # (copyable with this aiohttp)
+    mine = {"lines", "request_id", "_state", "_mapping"}
+    assert {k: v for k, v in vars(first).items() if k not in mine} == {
+        k: v for k, v in vars(second).items() if k not in mine
+    }
+    assert set(vars(first)) == set(vars(second))
+    assert second._state == {}
+    assert second._state is not first._state
+    assert second.headers is not first.headers
+    assert dict(second.headers) == {"ETag": "b"}
+
+
+def test_an_init_that_sets_something_mutable_is_called_for_every_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plain_init = web.Response.__init__
+
+    def init(self: web.Response, **kwargs: object) -> None:
+        plain_init(self, **kwargs)  # type: ignore[arg-type]
+        self._listeners = []  # type: ignore[attr-defined]  # (a later aiohttp, say)
+
+    monkeypatch.setattr(web.Response, "__init__", init)
+    monkeypatch.setattr(lined_module, "_MADE", {})
+    first, second = LinedResponse(204, "ETag: a"), LinedResponse(204, "ETag: b")
+    assert lined_module._MADE[204] == {}
+    assert first._listeners is not second._listeners  # type: ignore[attr-defined]
