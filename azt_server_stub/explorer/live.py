@@ -136,14 +136,15 @@ class RecordingAccessLogger(AccessLogger):
         recent = self._recent
         if recent is None:
             recent = self._recent = _recent_of(request)
-        target = request.raw_path
+        message = request._message  # (raw_path and method without their property calls)
+        target = message.path
         if target.startswith(PREFIX):
             # the page's own calls (it polls while a live view is open): in the log at DEBUG
             if self.logger.isEnabledFor(logging.DEBUG):
                 super().log(request, response, time_taken)
             return
         if recent is not None:
-            status = response.status
+            status = response._status  # (.status, without its property call)
             if type(response) is LinedResponse and response.lines is not None:
                 request_id = response.request_id  # (its headers stay text: lined.py)
                 error = None  # (a lined answer is a success: no error code)
@@ -157,7 +158,7 @@ class RecordingAccessLogger(AccessLogger):
                 (
                     recent.last,
                     time.time(),
-                    request.method,
+                    message.method,
                     target,
                     status,
                     time_taken,
