@@ -109,7 +109,7 @@ def _fast_object(body: bytes) -> dict[str, Any] | None:
     twice their number; a repeated member name adds a name (and perhaps a string value)
     that msgspec's dict no longer holds, so the count tells duplicates apart exactly.
     """
-    if b"\\" in body:
+    if 92 in body:  # a backslash (an int needle: one memchr, where a bytes one costs 6x)
         return None
     try:
         value = _FLAT_DECODE(body)
