@@ -112,16 +112,7 @@ class WriteCommitter:
 
             result = committer.insert_inline("devstoreaccount1", "t", WriteOp("insert", "p", "r"))
         """
-        try:  # (_now, inline)
-            outcome = self._backend.insert_alone(account, table, op)
-        except StubError:  # the disk failed: nothing was applied
-            raise
-        except Exception:  # a stub bug: answer 500, keep serving
-            log.exception("stub bug while committing %d writes", 1)
-            raise errors.internal_error() from None
-        if isinstance(outcome, StubError):
-            raise outcome
-        return outcome
+        return _now(self._backend.insert_alone, account, table, op)
 
     def _turn_ended(self) -> None:
         self._turn_busy = False

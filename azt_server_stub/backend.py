@@ -301,6 +301,15 @@ class Backend:
             raise errors.table_not_found()
         return table
 
+    def _found_table(self, account: str, name: str) -> _Table | None:
+        """The table, or None (:meth:`_table`'s look-up, without its refusal and without
+        making the account: the write paths and ``table_name`` read it unlocked, see the
+        storage-model comment above ``Backend``)."""
+        found = self._accounts.get(account)
+        if found is None:
+            return None
+        return found.tables.get(name.lower() if self._fold else name)
+
     def _acl_table(self, account: str, name: str) -> _Table:
         """The table an ACL operation names, or 404 ResourceNotFound: the ACL operations
         are plain-XML storage operations and answer a missing table with the storage
@@ -431,10 +440,7 @@ class Backend:
         # ever removes an account, so the answer is the table as some moment's state
         # holds it, as under the lock (a table made or deleted meanwhile is seen or not, as
         # the lock would let it be). No account is made for a miss.
-        found = self._accounts.get(account)
-        if found is None:
-            return None
-        table = found.tables.get(name.lower() if self._fold else name)
+        table = self._found_table(account, name)
         return None if table is None else table.name
 
     def query_tables(
@@ -572,21 +578,12 @@ does not exist.
             try:
                 lock.acquire()
                 try:
-                    found = self._accounts.get(account)
-                    tbl = None
-                    if found is not None:  # (_table, inline)
-                        tbl = found.tables.get(table.lower() if self._fold else table)
-                    if tbl is None:
-                        tbl = self._table(account, table)  # (its refusal)
+                    tbl = self._found_table(account, table) or self._table(account, table)
                     pk, rk = op.pk, op.rk  # (sort_key: an ASCII key is its own)
                     key = (pk, rk) if pk.isascii() and rk.isascii() else sort_key(pk, rk)
                     rows = tbl.rows
                     current = rows.get(key)
-                    now = self._clock()  # (_next_timestamp, inline: one rank)
-                    last = self._last_ts
-                    if now <= last:
-                        now = last + 1
-                    self._last_ts = now
+                    now = self._next_timestamp()
                     if op.kind != "insert":
                         new = self._apply(op, current, now)
                     elif op.checked and current is None:  # (apply_write, inline)
@@ -704,10 +701,7 @@ All commands in a batch must operate on same entity group.
         lock = self._write_lock
         lock.acquire()
         try:
-            found = self._accounts.get(account)
-            tbl = None
-            if found is not None:  # (_table, inline)
-                tbl = found.tables.get(table.lower() if self._fold else table)
+            tbl = self._found_table(account, table)
             if tbl is None:
                 with self._lock:
                     try:
@@ -715,11 +709,7 @@ All commands in a batch must operate on same entity group.
                     except StubError as exc:
                         return exc
                 raise AssertionError("_table found a table the lookup did not")
-            now = self._clock()  # (_next_timestamp, inline: one rank)
-            last = self._last_ts
-            if now <= last:
-                now = last + 1
-            self._last_ts = now
+            now = self._next_timestamp()
             if op.checked:  # (apply_write of a checked insert, inline)
                 new = Entity(op.pk, op.rk, now, dict(op.props), now, op.keys_at)
             else:
