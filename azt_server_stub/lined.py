@@ -5,14 +5,16 @@ A successful entity write answers ``204 No Content`` with a dozen headers. Built
 middleware sets four more into it, and the connection front end reads them all back out
 and joins them to write the head: most of the answer's cost. A :class:`LinedResponse`
 keeps them as ``Name: value`` lines (joined by CRLF, in order); the service middleware
-appends its own lines (:meth:`LinedResponse.append_line`), and the front end writes the
-head from the text (:func:`~azt_server_stub.front_render.render_lined`).
+appends its own lines to the text (``app._common_lines``; other code may use
+:meth:`LinedResponse.append_line`), and the front end writes the head from the text
+(:func:`~azt_server_stub.front_render.render_lined`).
 
 Anything that reads the headers as a mapping (``response.headers``, aiohttp's writer,
 ``content_type``, a user's middleware) reads them through ``_headers``, which first turns
 the text into the ``CIMultiDict`` a ``web.Response`` built with the same headers would
-hold (same names, values and order; tests/stub/test_lined.py compares the bytes written
-both ways). From then on the answer is an ordinary ``web.Response``.
+hold (same names, values and order; tests/stub/test_front.py compares the bytes the front
+end writes with those aiohttp's own writer writes from the mapping). From then on the
+answer is an ordinary ``web.Response``.
 
 Example::
 
@@ -112,7 +114,7 @@ _FRESH = frozenset({"_state", "_mapping"})
 
 def _made_by_init(response: LinedResponse, status: int) -> None:
     """Run aiohttp's ``__init__`` on ``response`` and keep what it set, for the next answers
-    of this status to copy instead of running it (about 5k instructions): only when every
+    of this status to copy instead of running it (about 12k instructions): only when every
     attribute but the fresh ones (:data:`_FRESH`) is an immutable value (the copies then
     share nothing). Anything else (a later aiohttp setting a list, say) keeps the call."""
     web.Response.__init__(response, status=status)
