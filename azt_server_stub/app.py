@@ -215,20 +215,14 @@ def _common_lines(
     headers, appended as lines in the same order."""
     text = response.lines
     assert text is not None
-    version = _answered_version(state, app)
     client_id = sent.get(_CLIENT_REQUEST_ID)
     response.request_id = rid
     if client_id is not None and (
         not client_id.isascii() or "\r" in client_id or "\n" in client_id
-    ):  # (the mapping, then _common_headers' rules for the rest)
-        response.lines = text + "\r\nx-ms-request-id: " + rid
-        headers = response.headers
-        if version is not None:
-            headers[_VERSION] = version
-        if _writable(client_id):
-            headers[_CLIENT_REQUEST_ID] = client_id
-        headers[hdrs.SERVER] = SERVER_HEADER
+    ):  # (its rules for such a value, on the headers read as a mapping)
+        _common_headers(sent, response, rid, state, app)
         return
+    version = _answered_version(state, app)
     if version is not None and client_id is not None:  # (the usual answer: one copy)
         response.lines = (
             f"{text}\r\nx-ms-request-id: {rid}\r\nx-ms-version: {version}"

@@ -5,9 +5,8 @@ A successful entity write answers ``204 No Content`` with a dozen headers. Built
 middleware sets four more into it, and the connection front end reads them all back out
 and joins them to write the head: most of the answer's cost. A :class:`LinedResponse`
 keeps them as ``Name: value`` lines (joined by CRLF, in order); the service middleware
-appends its own lines to the text (``app._common_lines``; other code may use
-:meth:`LinedResponse.append_line`), and the front end writes the head from the text
-(:func:`~azt_server_stub.front_render.render_lined`).
+appends its own lines to the text (``app._common_lines``), and the front end writes the
+head from the text (:func:`~azt_server_stub.front_render.render_lined`).
 
 Anything that reads the headers as a mapping (``response.headers``, aiohttp's writer,
 ``content_type``, a user's middleware) reads them through ``_headers``, which first turns
@@ -19,9 +18,8 @@ answer is an ordinary ``web.Response``.
 Example::
 
     >>> response = LinedResponse(204, "Cache-Control: no-cache\\r\\nETag: x")
-    >>> response.append_line("Server", "s")
     >>> response.lines
-    'Cache-Control: no-cache\\r\\nETag: x\\r\\nServer: s'
+    'Cache-Control: no-cache\\r\\nETag: x'
     >>> response.headers["etag"], response.lines
     ('x', None)
 """
@@ -86,22 +84,6 @@ class LinedResponse(web.Response):
     @_headers.setter
     def _headers(self, value: CIMultiDict[str]) -> None:
         self.__dict__["_mapping"] = value
-
-    def append_line(self, name: str, value: str) -> None:
-        """Add one header after the others (as text while the headers are text).
-
-        Example::
-
-            >>> response = LinedResponse(204, "ETag: x")
-            >>> response.append_line("x-ms-version", "2019-02-02")
-            >>> response.headers.getall("x-ms-version")
-            ['2019-02-02']
-        """
-        text = self.lines
-        if text is None:
-            self._headers.add(name, value)
-        else:
-            self.lines = text + "\r\n" + name + ": " + value
 
 
 #: By status: the attributes ``web.Response(status=...)``'s ``__init__`` sets, when they

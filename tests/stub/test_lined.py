@@ -67,15 +67,11 @@ def _date_masked(head: bytes) -> bytes:
 
 
 def test_the_headers_read_as_a_mapping_are_a_web_responses() -> None:
-    response = lined()
-    for name, value in APPENDED:
-        response.append_line(name, value)
+    response = lined(headers=HEADERS + APPENDED)
     assert text_of(response) is not None  # still text: nothing read them
     plain = web.Response(status=204, headers=HEADERS + APPENDED)
     assert list(response.headers.items()) == list(plain.headers.items())
     assert text_of(response) is None
-    response.append_line("x-ms-client-request-id", "c")  # now into the mapping
-    assert response.headers.getall("x-ms-client-request-id") == ["c"]
 
 
 def test_aiohttp_reading_the_headers_itself_sees_them_all() -> None:
@@ -134,8 +130,7 @@ def test_the_explorer_records_a_lined_answer_without_reading_its_headers() -> No
     recent = RecentRequests()
     logger = RecordingAccessLogger(logging.getLogger("azt_server_stub.access.test"), "%a")
     logger._recent = recent
-    response = lined()
-    response.append_line("x-ms-request-id", "rid-1")
+    response = lined(headers=[*HEADERS, ("x-ms-request-id", "rid-1")])
     response.request_id = "rid-1"
     logger.log(make_mocked_request("POST", "/devstoreaccount1/t"), response, 0.001)
     assert response.lines is not None
