@@ -15,8 +15,10 @@ from __future__ import annotations
 import sqlite3
 import sys
 from codecs import utf_16_be_decode, utf_16_be_encode
+from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 __all__ = [
     "DELETE",
@@ -37,6 +39,7 @@ __all__ = [
     "lock_directory",
     "migrate_v1",
     "partition_params",
+    "put_rows",
     "read_last",
     "write_last",
 ]
@@ -64,6 +67,47 @@ PUT_NEW = "INSERT INTO entity_rows " + COLUMNS
 DELETE = "DELETE FROM entity_rows WHERE tid = ? AND pk = ? AND rk = ?"
 SET_LAST = "UPDATE meta SET v = ? WHERE k = 'last_timestamp'"
 INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
+#: The most rows :func:`put_rows` writes with one statement (seven parameters a row: 700,
+#: within the 999 variables of SQLite builds before 3.32).
+PUT_CHUNK = 100
+#: Row count -> :data:`PUT` of that many rows in one ``VALUES`` list (the counts
+#: :func:`put_rows` uses: PUT_CHUNK and the powers of two below it).
+_PUT_ROWS: dict[int, str] = {}
+
+
+def put_rows(db: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """``db.executemany(PUT, rows)`` in as few statements as the rows allow: one
+    multi-row ``INSERT OR REPLACE`` of up to :data:`PUT_CHUNK` rows at a time (the
+    remainder by powers of two, so a handful of statement texts serve every count).
+    The same rows end up stored: a multi-row insert writes its rows in order, a later
+    row of a key replacing the earlier as the next statement's would. A change set's
+    hundred rows cost about a third less than a statement run per row (the step, its
+    reset and the GIL's release and return, per row).
+
+    Example::
+
+        >>> db = sqlite3.connect(":memory:"); db.executescript(SCHEMA) and None
+        >>> rows = [(1, b"p", bytes([r]), 1, "[]", 1, 0) for r in range(5)]
+        >>> put_rows(db, rows + [(1, b"p", bytes([4]), 2, "[]", 2, 0)])
+        >>> db.execute("SELECT count(*), max(ts) FROM entity_rows").fetchone()
+        (5, 2)
+    """
+    n = len(rows)
+    at = 0
+    while at < n:
+        left = n - at
+        size = PUT_CHUNK if left >= PUT_CHUNK else 1 << (left.bit_length() - 1)
+        sql = _PUT_ROWS.get(size)
+        if sql is None:
+            values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * size)
+            sql = _PUT_ROWS[size] = "INSERT OR REPLACE INTO entity_rows " + COLUMNS.replace(
+                "(?, ?, ?, ?, ?, ?, ?)", values
+            )
+        chunk = rows if size == n else rows[at : at + size]
+        db.execute(sql, list(chain.from_iterable(chunk)))
+        at += size
+
+
 #: How far ahead of the last Timestamp issued the stored bound is set (ticks of 100 ns:
 #: 0.1 s). Every Timestamp issued stays at or below the stored bound, which a restart
 #: continues from, so Timestamps keep increasing across restarts, a crash included;

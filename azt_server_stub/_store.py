@@ -60,9 +60,9 @@ from ._sql import (
     lock_directory,
     migrate_v1,
     partition_params,
+    put_rows,
 )
 from ._sql import PARTITIONS as _PARTITIONS
-from ._sql import PUT as _PUT
 from ._sql import PUT_NEW as _PUT_NEW
 from ._sql import SCHEMA as _SCHEMA
 from ._sql import SET_LAST as _SET_LAST
@@ -733,7 +733,7 @@ class SqliteStore:
                     for pk in partitions:  # once per partition (a change set: one)
                         self._touch(tid, key_blob(pk))
                     if rows:
-                        db.executemany(_PUT, rows)
+                        put_rows(db, rows)
                     if removed:
                         db.executemany(_DELETE, removed)
                     if logged:

@@ -53,7 +53,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from ._sql import DELETE, PUT, TIMESTAMP_RESERVE, read_last, write_last
+from ._sql import DELETE, TIMESTAMP_RESERVE, put_rows, read_last, write_last
 
 log = logging.getLogger("azt_server_stub")
 
@@ -221,7 +221,7 @@ def replay(db: sqlite3.Connection, path: Path) -> int:
     try:
         bound = read_last(db)
         for last, puts, deletes in records:
-            db.executemany(PUT, [row for row in puts if row[0] in tids])
+            put_rows(db, [row for row in puts if row[0] in tids])
             db.executemany(DELETE, [key for key in deletes if key[0] in tids])
             if last > bound:  # as the write's own commit would have moved it
                 bound = last + TIMESTAMP_RESERVE
