@@ -70,13 +70,15 @@ INSERT_LAST = "INSERT INTO meta (k, v) VALUES ('last_timestamp', ?)"
 #: The most rows :func:`put_rows` writes with one statement (seven parameters a row: 700,
 #: within the 999 variables of SQLite builds before 3.32).
 PUT_CHUNK = 100
-#: Row count -> :data:`PUT` of that many rows in one ``VALUES`` list (the counts
-#: :func:`put_rows` uses: PUT_CHUNK and the powers of two below it).
-_PUT_ROWS: dict[int, str] = {}
+#: (Row count, new) -> :data:`PUT` (new: :data:`PUT_NEW`) of that many rows in one
+#: ``VALUES`` list (the counts :func:`put_rows` uses: PUT_CHUNK and the powers of two
+#: below it).
+_PUT_ROWS: dict[tuple[int, bool], str] = {}
 
 
-def put_rows(db: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """``db.executemany(PUT, rows)`` in as few statements as the rows allow: one
+def put_rows(db: sqlite3.Connection, rows: Sequence[tuple[Any, ...]], *, new: bool = False) -> None:
+    """``db.executemany(PUT, rows)`` (``new``: :data:`PUT_NEW`, the keys not stored yet,
+    ``sqlite3.IntegrityError`` where one is) in as few statements as the rows allow: one
     multi-row ``INSERT OR REPLACE`` of up to :data:`PUT_CHUNK` rows at a time (the
     remainder by powers of two, so a handful of statement texts serve every count).
     The same rows end up stored: a multi-row insert writes its rows in order, a later
@@ -97,10 +99,10 @@ def put_rows(db: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
     while at < n:
         left = n - at
         size = PUT_CHUNK if left >= PUT_CHUNK else 1 << (left.bit_length() - 1)
-        sql = _PUT_ROWS.get(size)
+        sql = _PUT_ROWS.get((size, new))
         if sql is None:
             values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * size)
-            sql = _PUT_ROWS[size] = "INSERT OR REPLACE INTO entity_rows " + COLUMNS.replace(
+            sql = _PUT_ROWS[size, new] = (PUT_NEW if new else PUT).replace(
                 "(?, ?, ?, ?, ?, ?, ?)", values
             )
         chunk = rows if size == n else rows[at : at + size]

@@ -86,9 +86,7 @@ DB_FILE = "azt-stub.sqlite3"
 _ROW = "SELECT pk, rk, ts, props, created, keys_at FROM entity_rows WHERE tid = ? AND "
 _GET = _ROW + "pk = ? AND rk = ?"
 _GET_ROWS = _ROW + "pk = ? AND rk IN ({})"
-_ANY_ROW_BETWEEN = (
-    "SELECT 1 FROM entity_rows WHERE tid = ? AND pk = ? AND rk BETWEEN ? AND ? LIMIT 1"
-)
+_ANY_ROW_BETWEEN = "SELECT 1 FROM entity_rows WHERE tid=? AND pk=? AND rk BETWEEN ? AND ? LIMIT 1"
 #: Most RowKeys one read of :meth:`SqliteStore.get_rows` asks for (SQLite's parameter limit).
 _ROWS_PER_READ = 500
 _SCAN = _ROW + "(pk, rk) {op} (?, ?)"
@@ -690,10 +688,12 @@ class SqliteStore:
         self,
         groups: Iterable[tuple[str, str, Iterable[Entity], Iterable[tuple[str, str]]]],
         last_timestamp: int,
+        *,
+        new: bool = False,
     ) -> None:
         """Store and remove entities of several tables ``(account, lname, puts, deletes)``
-        in one transaction (one fsync: the backend's group commit). A key appears at most
-        once per table across puts and deletes."""
+        in one transaction (one fsync: the backend's group commit); a key at most once a
+        table. ``new``: no put's key is stored (else ``sqlite3.IntegrityError``, no change)."""
         # What transaction() does, spelled out: this runs for every write request.
         db = self.db
         logged = self._log is not None
@@ -733,7 +733,7 @@ class SqliteStore:
                     for pk in partitions:  # once per partition (a change set: one)
                         self._touch(tid, key_blob(pk))
                     if rows:
-                        put_rows(db, rows)
+                        put_rows(db, rows, new=new)
                     if removed:
                         db.executemany(_DELETE, removed)
                     if logged:

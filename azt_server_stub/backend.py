@@ -663,6 +663,10 @@ All commands in a batch must operate on same entity group.
             if not item.batch and item.ops[0].kind == "insert":
                 outcome = self.insert_alone(item.account, item.table, item.ops[0])
                 return [outcome if isinstance(outcome, StubError) else [outcome]]
+            if item.batch:
+                inserted = self.inserts_alone(item.account, item.table, item.ops)
+                if inserted is not None:
+                    return [inserted]
         with self._write_lock:
             outcomes: list[list[WriteResult] | StubError] = []
             overlay: _Overlay = {}
@@ -728,6 +732,56 @@ All commands in a batch must operate on same entity group.
         if not stored:  # (stored: nothing to apply, the table's rows read the store)
             return errors.entity_already_exists()
         return WriteResult(new, True)  # created
+
+    def inserts_alone(
+        self, account: str, table: str, ops: Sequence[WriteOp]
+    ) -> list[WriteResult] | None:
+        """:meth:`commit_group` of one change set of new entities on disk, without a
+        group, or None: the change set is not one this path takes (anything but checked
+        inserts into one partition with distinct RowKeys, at most :data:`MAX_BATCH`; a
+        table not found) or one of its keys is stored already, and nothing was changed;
+        the general path then decides the answer (the refusal and its index). The keys'
+        absence is checked by the store's inserts themselves, not by a read before them
+        (as :meth:`insert_alone`); the entities are what :meth:`_change_set` makes of
+        them. A disk failure raises ``500 InternalError``.
+
+        Example::
+
+            results = backend.inserts_alone("devstoreaccount1", "t", change_set_ops)
+        """
+        store = self._store
+        if store is None or not 0 < len(ops) <= MAX_BATCH:
+            return None
+        pk = ops[0].pk
+        for op in ops:
+            if op.kind != "insert" or not op.checked or op.pk != pk:
+                return None
+        if len({op.rk for op in ops}) != len(ops):
+            return None
+        lock = self._write_lock
+        lock.acquire()
+        try:
+            tbl = self._found_table(account, table)
+            if tbl is None:
+                return None
+            last = self._last_ts
+            now = self._next_timestamp(len(ops))
+            entities = [
+                Entity(op.pk, op.rk, now, dict(op.props), now + i, op.keys_at)
+                for i, op in enumerate(ops)
+            ]
+            try:
+                store.write_entity_groups(
+                    [(tbl.account, tbl.key, entities, ())], self._last_ts, new=True
+                )
+            except sqlite3.IntegrityError:  # a key stored already: rolled back
+                self._last_ts = last  # (nothing issued: the general path's Timestamps)
+                return None
+            except (sqlite3.Error, OSError) as exc:  # disk full, I/O error
+                raise errors.internal_error() from exc
+        finally:
+            lock.release()
+        return [WriteResult(entity, True) for entity in entities]
 
     def _read_inserts(self, items: Sequence[GroupWrite]) -> _Read:
         """What a durable group's single inserts find: one indexed read per partition two
