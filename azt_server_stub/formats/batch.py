@@ -19,7 +19,6 @@ Example::
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -27,6 +26,7 @@ from http import HTTPStatus
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from .. import errors
+from ..model import new_guid
 
 _CRLF = b"\r\n"
 
@@ -620,12 +620,12 @@ def build_response(
         >>> ctype.startswith("multipart/mixed; boundary=batchresponse_")
         True
     """
-    batch_b = f"batchresponse_{uuid.uuid4()}".encode("ascii")
+    batch_b = f"batchresponse_{new_guid()}".encode("ascii")
     if changeset and all(type(resp) is str for resp in responses):
         return _text_change_set(batch_b.decode("ascii"), responses)  # type: ignore[arg-type]
     out = bytearray()
     if changeset:
-        cs_b = f"changesetresponse_{uuid.uuid4()}".encode("ascii")
+        cs_b = f"changesetresponse_{new_guid()}".encode("ascii")
         out += b"--" + batch_b + _CRLF
         out += b"Content-Type: multipart/mixed; boundary=" + cs_b + _CRLF + _CRLF
         for resp in responses:
@@ -651,7 +651,7 @@ def _encoded(resp: PartResponse | bytes | str) -> bytes:
 def _text_change_set(batch_b: str, texts: Sequence[str]) -> tuple[str, bytes]:
     """:func:`build_response` of a change set whose parts are all text: one join, one
     encode (the same bytes as encoding part by part)."""
-    cs_b = f"changesetresponse_{uuid.uuid4()}"
+    cs_b = f"changesetresponse_{new_guid()}"
     delimiter = "--" + cs_b + "\r\n"
     pieces = ["--" + batch_b + "\r\nContent-Type: multipart/mixed; boundary=" + cs_b + "\r\n\r\n"]
     for text in texts:
