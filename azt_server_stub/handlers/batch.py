@@ -587,6 +587,7 @@ async def _plain_changeset(
     etag_line = ""
     last_pk: str | None = None
     pk_prefix = ""
+    prefix_safe = False
     numbered = call.flavor.numbers_batch_parts
     for i, (op, prefer, fmt, part, result) in enumerate(
         zip(ops, prefers, fmts, parts, results, strict=True)
@@ -601,9 +602,14 @@ async def _plain_changeset(
             if pk is not last_pk:
                 last_pk = pk
                 pk_prefix = prefix + (pk.replace("'", "''") if "'" in pk else pk) + "',RowKey='"
+                prefix_safe = header_safe(pk_prefix) is pk_prefix  # (answered as it is)
             if "'" in rk:
                 rk = rk.replace("'", "''")
-            location = header_safe(pk_prefix + rk + "')")
+            location = pk_prefix + rk + "')"
+            # header_safe's test is of each character: a safe prefix and RowKey make a
+            # safe URL, so only the RowKey is read (the prefix once a PartitionKey)
+            if not (prefix_safe and rk.isascii() and rk.isprintable() and " " not in rk):
+                location = header_safe(location)
             content_id = ids[1]
             answers.append(
                 "".join(
