@@ -599,7 +599,7 @@ async def _plain_changeset(
                 last_timestamp = entity.timestamp
                 etag_line = "\r\nETag: " + memo.etag(last_timestamp) + "\r\n"
             pk, rk = op.pk, op.rk
-            if pk is not last_pk:
+            if pk != last_pk:  # (equal, not the same: each part has its own)
                 last_pk = pk
                 pk_prefix = prefix + (pk.replace("'", "''") if "'" in pk else pk) + "',RowKey='"
                 prefix_safe = header_safe(pk_prefix) is pk_prefix  # (answered as it is)
