@@ -375,7 +375,7 @@ class StoredRows:
             while True:
                 entities = store.scan(account, lname, lo, hi, chunk, after=after)
                 for entity in entities:
-                    if entity.pk is not last_pk:  # rows of a partition share its key object
+                    if entity.pk != last_pk:  # (a run of rows: one key object, or equal ones)
                         last_pk, sort_pk = entity.pk, sort_str(entity.pk)
                     yield (sort_pk, sort_str(entity.rk)), entity
                 if len(entities) < chunk:
@@ -414,7 +414,7 @@ class StoredRows:
         while True:
             entities = store.scan_created(account, lname, at, chunk, after=after)
             for entity in entities:
-                if entity.pk is not last_pk:  # rows of a partition share its key object
+                if entity.pk != last_pk:  # (a run of rows: one key object, or equal ones)
                     last_pk, sort_pk = entity.pk, sort_str(entity.pk)
                 yield (sort_pk, sort_str(entity.rk)), entity
             if len(entities) < chunk:
