@@ -20,19 +20,12 @@ from hypothesis import strategies as st
 
 from azt_server_stub.backend import Backend, GroupWrite, WriteKind, WriteOp
 from azt_server_stub.errors import StubError
-from azt_server_stub.model import Edm, Entity, TypedValue
+from azt_server_stub.model import Edm, Entity
+from tests.stub.test_durable_write_paths import _PROPS  # (the same property values)
 
 ACCOUNT = "devstoreaccount1"
 TABLE = "Alone"
 
-_PROPS: st.SearchStrategy[dict[str, TypedValue]] = st.dictionaries(
-    st.sampled_from(["A", "B"]),
-    st.one_of(
-        st.tuples(st.just(Edm.STRING), st.text(max_size=3)),
-        st.tuples(st.just(Edm.INT64), st.integers(-(2**63), 2**63 - 1)),
-    ),
-    max_size=2,
-)
 #: "\ud83d\ude00" (two code points) is stored as the key "\U0001f600" (one): the same row.
 _RKS = st.sampled_from(["a", "b", "c", "\U0001f600", "\ud83d\ude00"])
 

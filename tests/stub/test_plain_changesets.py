@@ -550,9 +550,8 @@ def test_change_sets_answer_as_the_general_path_on_disk(
     _compare(disk_pair, *case)
 
 
-def test_the_benchmark_change_set_takes_the_plain_loop(
-    memory_pair: _Pair, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _plain_loop_answers(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each run of the plain loop answered (True) or left it to the general loop."""
     taken: list[bool] = []
     plain_loop = hb._plain_changeset
 
@@ -562,6 +561,13 @@ def test_the_benchmark_change_set_takes_the_plain_loop(
         return answer
 
     monkeypatch.setattr(hb, "_plain_changeset", spy)
+    return taken
+
+
+def test_the_benchmark_change_set_takes_the_plain_loop(
+    memory_pair: _Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = _plain_loop_answers(monkeypatch)
     body = json.dumps({"PartitionKey": "p", "RowKey": "{RK}", "N": 1, "S": "x" * 40})
     headers = {
         "DataServiceVersion": "3.0",
@@ -583,15 +589,7 @@ def test_no_content_inserts_locate_any_keys_as_the_general_path(
     """The Location of an insert answered without content, whatever its keys hold that
     may not travel in a header as they are (non-ASCII, a space, a quote, a character
     that is not printable): the plain loop's is the general loop's."""
-    taken: list[bool] = []
-    plain_loop = hb._plain_changeset
-
-    async def spy(*args: Any) -> Any:
-        answer = await plain_loop(*args)
-        taken.append(answer is not None)
-        return answer
-
-    monkeypatch.setattr(hb, "_plain_changeset", spy)
+    taken = _plain_loop_answers(monkeypatch)
     headers = {
         "DataServiceVersion": "3.0",
         "Prefer": "return-no-content",
