@@ -137,8 +137,8 @@ def _split_strict(body: bytes, delim: bytes) -> list[bytes] | None:
     text between CRLFs is the count of the delimiters the split took with a CRLF on
     either side (non-overlapping: each part holds something or its two CRLFs). That one
     count shows all the middle delimiters are lines (a split on ``CRLF--boundary`` then
-    a count of the bare text over the body cost a fifth more; checking each part's two
-    ends, as much again).
+    a count of the bare text over the body cost a sixth more on a 100-part change set;
+    checking each part's two ends instead of the count, an eighth more).
     """
     chunks = body.split(delim)
     last = len(chunks) - 1
